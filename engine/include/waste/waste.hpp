@@ -1,0 +1,193 @@
+// libwaste public C++ API.
+//
+// One Model = one open container + one generation session (like a conversation).
+// A Model is not thread-safe: one thread drives it (the app's EngineWorker does).
+// Only cancel() may be called from another thread.
+//
+// Errors are reported by throwing waste::Error, whose message is one line that names
+// the file or record at fault and, where it helps, what to do.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace waste {
+
+inline constexpr const char *kVersion = "0.1.0";
+
+enum class ErrorCode { Io, Format, RamBudget, OutOfMemory, Argument, Unsupported, Cancelled };
+
+class Error : public std::runtime_error {
+public:
+    Error(ErrorCode code, const std::string &message) : std::runtime_error(message), m_code(code) {}
+    ErrorCode code() const noexcept { return m_code; }
+
+private:
+    ErrorCode m_code;
+};
+
+// What the RAM planner computes from the manifest alone (no weights read).
+// Field names follow the reference CLI's `plan --json`.
+struct MemoryPlan {
+    int64_t ctx = 0;
+    int64_t trunk_bytes = 0;       // resident trunk tensors
+    int64_t state_bytes = 0;       // KDA recurrent state + conv rings + MLA latent cache for ctx
+    int64_t scratch_bytes = 0;     // activations, LUTs, read buffers
+    int64_t min_expert_cache = 0;  // two layers' worth of expert records
+    int64_t vision_bytes = 0;      // vision tower when the container has one
+    int64_t floor_bytes = 0;       // below this the engine refuses to open
+    int64_t recommended_bytes = 0; // default budget (floor + k working sets under 7/8 RAM)
+    int64_t working_set_bytes = 0; // one token's expert records: record bytes * top_k * moe layers
+    int64_t physical_ram_bytes = 0;
+    int64_t usable_ram_bytes = 0;  // min(physical, cgroup limit)
+};
+
+// Reads the manifest and returns the plan for `ctx_tokens` positions.
+MemoryPlan planMemory(const std::string &containerPath, int ctxTokens = 4096);
+int64_t physicalRam();
+int64_t usableRam();
+// Parses "8G", "512M", "1024K", "123" (bytes); throws Error(Argument) on junk.
+int64_t parseSize(std::string_view text);
+
+struct OpenOptions {
+    int64_t ramBudget = 0;      // 0: the engine chooses the default budget
+    int ctxTokens = 4096;       // hard bound on positions
+    int threads = 0;            // 0: one per core
+    bool directIo = true;       // bypass the page cache for expert reads
+    bool verifyRecords = false; // crc32 of every expert payload read
+    bool readAhead = true;      // issue a layer's misses at once, consume in arrival order
+    bool lookahead = true;      // prefetch the next layer's likely experts (WASTE_LOOKAHEAD=0 disables)
+    bool expertCache = true;    // false: every expert is read from disk every time
+    bool vision = true;         // allow loading the vision tower when an image is given
+    std::string usagePath;      // --learn record; empty: <container>/usage.waste
+    bool warmFromUsage = true;  // preload the cache from the usage record if present
+    // Called during open with 0..1; return false to cancel (Error Cancelled).
+    std::function<bool(double)> progress;
+};
+
+struct ModelInfo {
+    std::string arch;         // "kimi-linear", "kimi-k3"
+    int layers = 0;
+    int experts = 0;
+    int topK = 0;
+    int hidden = 0;
+    int vocab = 0;
+    int ctxMax = 0;
+    int64_t paramsTotal = 0;
+    int64_t paramsActive = 0;
+    std::string quantization; // e.g. "experts VQ3R, trunk Q4G/Q8G/F32"
+    int64_t expertCacheBytes = 0;
+    int64_t budgetBytes = 0;
+    bool hasVision = false;
+    bool hasChatTemplate = false;
+    int32_t bosId = -1;
+    int32_t eosId = -1;
+};
+
+// Cumulative counters since open (or since resetStats()).
+struct Stats {
+    int64_t tokensGenerated = 0;
+    int64_t tokensPrefilled = 0;
+    int64_t demandHits = 0;
+    int64_t demandMisses = 0;
+    int64_t speculativeFills = 0;   // records fetched by router lookahead
+    int64_t lookaheadUseful = 0;    // speculative fills later demanded
+    int64_t bytesRead = 0;
+    double secondsTotal = 0;
+    double secondsIoWait = 0;
+    bool directIo = false;          // true only when every bank bypasses the page cache
+};
+
+struct TokenEvent {
+    int index = 0;       // 0-based index of the generated token
+    int32_t token = 0;
+    std::string text;    // UTF-8 text this token completes (may be empty mid-codepoint)
+    float logprob = 0;
+    Stats stats;         // cumulative
+};
+
+// Masks tokens that cannot continue a valid output (JSON, schema, tool call).
+// allowed() fills mask[v] = true for tokens that may come next; accept() advances.
+class TokenConstraint {
+public:
+    virtual ~TokenConstraint() = default;
+    virtual void allowed(std::vector<bool> &mask) = 0;
+    virtual void accept(int32_t token) = 0;
+    virtual bool complete() const = 0; // a valid document is finished: generation may stop
+};
+
+struct GenParams {
+    float temperature = 0.0f; // 0: greedy
+    float topP = 1.0f;
+    int topK = 0;
+    uint64_t seed = 0;
+    int maxTokens = 256;
+    std::vector<std::string> stopStrings;
+    std::vector<int32_t> stopTokens; // EOS is always a stop token
+    std::shared_ptr<TokenConstraint> constraint;
+};
+
+enum class FinishReason { Stop, Length, Cancelled, ContextFull };
+
+struct GenResult {
+    std::vector<int32_t> tokens;
+    std::string text;
+    FinishReason finish = FinishReason::Stop;
+    int promptTokens = 0;
+    Stats stats;
+};
+
+// Per-token callback; return false to stop.
+using TokenCallback = std::function<bool(const TokenEvent &)>;
+// Progress over prompt positions during prefill: (done, total); return false to stop.
+using PrefillCallback = std::function<bool(int, int)>;
+
+class Model {
+public:
+    virtual ~Model() = default;
+
+    static std::unique_ptr<Model> open(const std::string &containerPath, const OpenOptions &options = {});
+
+    virtual const ModelInfo &info() const = 0;
+    virtual MemoryPlan memoryPlan() const = 0;
+
+    // Tokenizer. plain: special markers in text stay ordinary text.
+    // markup: specials from specials.json are resolved (for templates only).
+    virtual std::vector<int32_t> tokenize(std::string_view text, bool markup = false) const = 0;
+    virtual std::string detokenize(std::span<const int32_t> ids) const = 0;
+    virtual std::string tokenText(int32_t id) const = 0;
+
+    // Feeds tokens into the session (chunked prefill) and returns the logits after the last.
+    virtual std::vector<float> eval(std::span<const int32_t> tokens, const PrefillCallback &progress = {}) = 0;
+    // Feeds the prompt then samples until a stop; the prompt may be empty to continue.
+    virtual GenResult generate(std::span<const int32_t> prompt, const GenParams &params,
+                               const TokenCallback &onToken = {}, const PrefillCallback &progress = {}) = 0;
+
+    // Images: encodes a file now and returns how many prompt positions it takes.
+    // The next eval/generate replaces each image placeholder token with those positions.
+    virtual int addImage(const std::string &path) = 0;
+    virtual void clearImages() = 0;
+
+    // Session state.
+    virtual int position() const = 0;
+    virtual void resetState() = 0;
+    virtual void saveState(const std::string &path) const = 0;
+    virtual void loadState(const std::string &path) = 0;
+
+    virtual Stats stats() const = 0;
+    virtual void saveUsage() = 0; // --learn: record resident experts for the next open
+
+    // Thread-safe: makes the running eval/generate stop at the next token or layer.
+    virtual void cancel() = 0;
+};
+
+std::string buildInfo(); // "WASTE Studio 0.1.0 (container v0, backend AVX2, x86_64)"
+
+} // namespace waste

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages that building, running and testing WASTE Studio need.
+# Idempotent: it only calls apt-get when something is missing, and is quiet then.
+set -euo pipefail
+
+# Build and runtime (Qt 6.4 from Debian; websockets-dev is a missing dependency of httpserver-dev).
+BUILD_PKGS=(
+  cmake ninja-build g++ pkg-config
+  qt6-base-dev qt6-declarative-dev qt6-httpserver-dev qt6-websockets-dev qt6-charts-dev
+  qml6-module-qtquick qml6-module-qtquick-controls qml6-module-qtquick-layouts
+  qml6-module-qtquick-window qml6-module-qtquick-templates qml6-module-qtqml-workerscript
+  qml6-module-qtqml qml6-module-qtqml-models qml6-module-qtquick-dialogs
+  qml6-module-qt-labs-folderlistmodel qml6-module-qt-labs-settings qml6-module-qtcharts
+  qml6-module-qttest libqt6sql6-sqlite libqt6svg6 qt6-image-formats-plugins
+  libstb-dev nlohmann-json3-dev libgl-dev libxkbcommon-dev
+  fonts-dejavu-core libgl1-mesa-dri
+)
+# Tests only: reference computations, fixtures, packaging checks.
+TEST_PKGS=( libgtest-dev python3-numpy curl imagemagick dpkg-dev file )
+
+want=("${BUILD_PKGS[@]}")
+[ "${1:-}" = "--with-tests" ] && want+=("${TEST_PKGS[@]}")
+
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+echo "installing ${#missing[@]} Debian packages: ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq >/dev/null
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

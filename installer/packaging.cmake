@@ -1,0 +1,1 @@
+# Filled in with the install rules and CPack (DEB + TGZ) configuration.
