@@ -1,0 +1,244 @@
+#include "cache/expert_cache.hpp"
+
+#include <waste/waste.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <new>
+#include <string>
+
+namespace waste::cache {
+
+namespace {
+constexpr int64_t kAlign = 4096;
+}
+
+ExpertCache::ExpertCache(const CacheConfig &config) : m_config(config)
+{
+    if (config.slots <= 0 || config.layers <= 0 || config.experts <= 0 || config.recordBytes < 0)
+        throw Error(ErrorCode::Argument, "expert cache: slots, layers and experts must be positive (got " +
+                                             std::to_string(config.slots) + " slots, " + std::to_string(config.layers) +
+                                             " layers, " + std::to_string(config.experts) + " experts)");
+    m_slotBytes = (config.recordBytes + kAlign - 1) / kAlign * kAlign;
+    if (config.allocate && m_slotBytes > 0) {
+        // One block; pages are committed as slots are first filled, so an idle slot costs
+        // address space only.
+        size_t total = size_t(m_slotBytes) * size_t(config.slots);
+        m_memory = static_cast<uint8_t *>(std::aligned_alloc(kAlign, total));
+        if (!m_memory)
+            throw Error(ErrorCode::OutOfMemory, "expert cache: cannot allocate " + std::to_string(total) +
+                                                    " bytes for " + std::to_string(config.slots) + " slots; lower --budget");
+    }
+    m_policy = makePolicy(config.policy, {config.slots, config.layers, config.experts});
+    m_slots.resize(config.slots);
+    m_where.assign(size_t(config.layers) * size_t(config.experts), -1);
+    m_empty.reserve(config.slots);
+    for (int s = config.slots - 1; s >= 0; --s)
+        m_empty.push_back(s);
+}
+
+ExpertCache::~ExpertCache() { std::free(m_memory); }
+
+int ExpertCache::keyOf(int layer, int expert) const
+{
+    if (layer < 0 || layer >= m_config.layers || expert < 0 || expert >= m_config.experts)
+        throw Error(ErrorCode::Argument, "expert cache: record (layer " + std::to_string(layer) + ", expert " +
+                                             std::to_string(expert) + ") is outside the cache's " +
+                                             std::to_string(m_config.layers) + " x " + std::to_string(m_config.experts));
+    return layer * m_config.experts + expert;
+}
+
+void ExpertCache::beginToken()
+{
+    std::lock_guard lock(m_mutex);
+    m_policy->beginToken();
+}
+
+void ExpertCache::updateEvictableLocked(int slot)
+{
+    const Slot &s = m_slots[slot];
+    m_policy->setEvictable(slot, s.pins == 0 && s.key >= 0 && s.state != State::InFlight);
+}
+
+int ExpertCache::claimSlotLocked(int key, bool demand)
+{
+    int slot;
+    if (!m_empty.empty()) {
+        slot = m_empty.back();
+        m_empty.pop_back();
+    } else {
+        slot = m_policy->victim();
+        if (slot < 0)
+            return -1;
+        Slot &old = m_slots[slot];
+        m_where[old.key] = -1;
+        ++m_stats.evictions;
+    }
+    Slot &s = m_slots[slot];
+    s.key = key;
+    s.state = State::InFlight;
+    s.pins = 1; // the read's pin, dropped by filled()
+    s.speculative = !demand;
+    s.speculativePin = false;
+    m_where[key] = slot;
+    m_policy->setEvictable(slot, false);
+    m_policy->filled(slot, key, demand);
+    return slot;
+}
+
+ExpertCache::Ref ExpertCache::acquire(int layer, int expert)
+{
+    const int key = keyOf(layer, expert);
+    std::lock_guard lock(m_mutex);
+    m_policy->atLayer(layer);
+    Ref ref;
+    int slot = m_where[key];
+    if (slot >= 0 && m_slots[slot].state != State::Failed) {
+        Slot &s = m_slots[slot];
+        ++m_stats.demandHits;
+        if (s.speculative) {
+            ++m_stats.speculativeUsed;
+            s.speculative = false;
+        }
+        ++s.pins;
+        m_policy->used(slot, key);
+        updateEvictableLocked(slot);
+        ref.slot = slot;
+        ref.hit = true;
+    } else {
+        if (slot >= 0) { // a failed earlier read: try again in the same slot
+            Slot &s = m_slots[slot];
+            s.state = State::InFlight;
+            s.pins += 1;
+            s.speculative = false;
+            m_policy->used(slot, key);
+            updateEvictableLocked(slot);
+        } else {
+            slot = claimSlotLocked(key, true);
+            if (slot < 0)
+                throw Error(ErrorCode::OutOfMemory,
+                            "expert cache: all " + std::to_string(m_config.slots) +
+                                " slots are pinned; the budget is too small for this layer (raise --budget)");
+        }
+        ++m_stats.demandMisses;
+        ++m_slots[slot].pins; // the caller's pin, next to the read's pin
+        ref.slot = slot;
+        ref.mustRead = true;
+    }
+    ref.data = m_memory ? m_memory + int64_t(ref.slot) * m_slotBytes : nullptr;
+    return ref;
+}
+
+ExpertCache::Ref ExpertCache::prefetch(int layer, int expert)
+{
+    const int key = keyOf(layer, expert);
+    std::lock_guard lock(m_mutex);
+    Ref ref;
+    if (m_where[key] >= 0)
+        return ref;
+    int slot = claimSlotLocked(key, false);
+    if (slot < 0)
+        return ref;
+    Slot &s = m_slots[slot];
+    ++s.pins; // the speculative pin, held until releaseSpeculative()
+    s.speculativePin = true;
+    m_specPinned.push_back(slot);
+    ++m_stats.speculativeFills;
+    ref.slot = slot;
+    ref.mustRead = true;
+    ref.data = m_memory ? m_memory + int64_t(slot) * m_slotBytes : nullptr;
+    return ref;
+}
+
+void ExpertCache::filled(int slot, bool ok, int64_t bytes)
+{
+    {
+        std::lock_guard lock(m_mutex);
+        Slot &s = m_slots[slot];
+        s.state = ok ? State::Ready : State::Failed;
+        --s.pins;
+        m_stats.bytesRead += bytes;
+        updateEvictableLocked(slot);
+    }
+    m_ready.notify_all();
+}
+
+bool ExpertCache::waitReady(int slot)
+{
+    std::unique_lock lock(m_mutex);
+    if (m_slots[slot].state == State::InFlight) {
+        auto t0 = std::chrono::steady_clock::now();
+        m_ready.wait(lock, [&] { return m_slots[slot].state != State::InFlight; });
+        m_stats.ioWaitSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    return m_slots[slot].state == State::Ready;
+}
+
+void ExpertCache::release(int slot)
+{
+    std::lock_guard lock(m_mutex);
+    Slot &s = m_slots[slot];
+    if (s.pins > 0)
+        --s.pins;
+    if (s.state == State::Failed && s.pins == 0) { // never serve a failed record: forget it
+        m_where[s.key] = -1;
+        m_policy->setEvictable(slot, false);
+        s = Slot{};
+        m_empty.push_back(slot);
+        return;
+    }
+    updateEvictableLocked(slot);
+}
+
+void ExpertCache::releaseSpeculative()
+{
+    std::lock_guard lock(m_mutex);
+    for (int slot : m_specPinned) {
+        Slot &s = m_slots[slot];
+        if (s.speculativePin) {
+            s.speculativePin = false;
+            --s.pins;
+            updateEvictableLocked(slot);
+        }
+    }
+    m_specPinned.clear();
+}
+
+void ExpertCache::seedUses(int layer, int expert, double uses)
+{
+    const int key = keyOf(layer, expert);
+    std::lock_guard lock(m_mutex);
+    m_policy->seedUses(key, uses);
+}
+
+std::vector<std::pair<int, int>> ExpertCache::residentRecords() const
+{
+    std::lock_guard lock(m_mutex);
+    std::vector<std::pair<int, int>> out;
+    for (const Slot &s : m_slots)
+        if (s.key >= 0 && s.state == State::Ready)
+            out.emplace_back(s.key / m_config.experts, s.key % m_config.experts);
+    return out;
+}
+
+bool ExpertCache::resident(int layer, int expert) const
+{
+    const int key = keyOf(layer, expert);
+    std::lock_guard lock(m_mutex);
+    int slot = m_where[key];
+    return slot >= 0 && m_slots[slot].state == State::Ready;
+}
+
+CacheStats ExpertCache::stats() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_stats;
+}
+
+void ExpertCache::resetStats()
+{
+    std::lock_guard lock(m_mutex);
+    m_stats = {};
+}
+
+} // namespace waste::cache

@@ -1,0 +1,117 @@
+// The expert cache: a fixed number of equal slots, each holding one expert record.
+//
+// States: Empty -> InFlight (a reader fills it) -> Ready, or Failed on a bad read.
+// A slot is pinned while a caller uses it (acquire/release) and while it is in flight;
+// pinned slots are never victims. Speculative fills (router lookahead) hold a pin until
+// the caller drops them with releaseSpeculative(), so a prediction survives until the
+// layer it was made for has run.
+//
+// Accounting (comparable across versions, as in the reference): demand hits and misses
+// count only accesses the real router made; speculative fills count separately and
+// never as misses; a demand access that finds a speculatively filled record is a hit and
+// counts as a useful speculation.
+//
+// Thread-safe: one mutex; readers call filled() from their own threads.
+#pragma once
+
+#include "cache/eviction_policy.hpp"
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace waste::cache {
+
+struct CacheConfig {
+    int slots = 0;
+    int64_t recordBytes = 0; // slot stride; rounded up to 4 KiB
+    int layers = 0;          // MoE layers
+    int experts = 0;         // experts per MoE layer
+    PolicyKind policy = PolicyKind::LayerFreq;
+    bool allocate = true;    // false: bookkeeping only (trace replay)
+};
+
+struct CacheStats {
+    int64_t demandHits = 0;
+    int64_t demandMisses = 0;
+    int64_t speculativeFills = 0;
+    int64_t speculativeUsed = 0; // speculative fills a demand access later found
+    int64_t bytesRead = 0;
+    double ioWaitSeconds = 0;    // time demand callers spent blocked on in-flight reads
+    int64_t evictions = 0;
+};
+
+class ExpertCache {
+public:
+    enum class State : uint8_t { Empty, InFlight, Ready, Failed };
+
+    struct Ref {
+        int slot = -1;
+        bool hit = false;       // resident (or already in flight) when asked
+        bool mustRead = false;  // the caller owns the read: fill data, then call filled()
+        uint8_t *data = nullptr;
+    };
+
+    explicit ExpertCache(const CacheConfig &config);
+    ~ExpertCache();
+    ExpertCache(const ExpertCache &) = delete;
+    ExpertCache &operator=(const ExpertCache &) = delete;
+
+    const CacheConfig &config() const { return m_config; }
+    int slots() const { return m_config.slots; }
+    int64_t slotBytes() const { return m_slotBytes; }
+
+    // A forward pass (a decode token, a prefill chunk) starts: ages frequencies.
+    void beginToken();
+
+    // Demand access (the router chose it). The slot comes back pinned: release() it.
+    // Throws waste::Error(OutOfMemory) if every slot is pinned.
+    Ref acquire(int layer, int expert);
+    // Speculative access: claims a slot only if the record is absent and a victim exists.
+    // Returns a Ref with mustRead set when the caller should read it; slot -1 otherwise.
+    Ref prefetch(int layer, int expert);
+    // A reader finished the slot's read (ok = record read and checked).
+    void filled(int slot, bool ok, int64_t bytes);
+    // Blocks until the slot is no longer in flight; false if its read failed.
+    bool waitReady(int slot);
+    void release(int slot);
+    // Drops the pins that prefetch() took (the predicted layer has been consumed).
+    void releaseSpeculative();
+
+    // Warm start: counts as past use for the policy; no I/O, no statistics.
+    void seedUses(int layer, int expert, double uses);
+    // Resident records (layer, expert) in slot order, for --learn records.
+    std::vector<std::pair<int, int>> residentRecords() const;
+    bool resident(int layer, int expert) const;
+
+    CacheStats stats() const;
+    void resetStats();
+
+private:
+    struct Slot {
+        int key = -1;
+        State state = State::Empty;
+        int pins = 0;
+        bool speculative = false;     // filled by prefetch and not yet demanded
+        bool speculativePin = false;  // holds one of the pins until releaseSpeculative()
+    };
+    int keyOf(int layer, int expert) const;
+    int claimSlotLocked(int key, bool demand);
+    void updateEvictableLocked(int slot);
+
+    CacheConfig m_config;
+    int64_t m_slotBytes = 0;
+    uint8_t *m_memory = nullptr;
+    std::unique_ptr<EvictionPolicy> m_policy;
+    std::vector<Slot> m_slots;
+    std::vector<int> m_where; // record key -> slot, -1 absent
+    std::vector<int> m_empty; // empty slots, used before any eviction
+    std::vector<int> m_specPinned;
+    CacheStats m_stats;
+    mutable std::mutex m_mutex;
+    std::condition_variable m_ready;
+};
+
+} // namespace waste::cache
