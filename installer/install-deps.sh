@@ -16,7 +16,7 @@ BUILD_PKGS=(
   fonts-dejavu-core libgl1-mesa-dri
 )
 # Tests only: reference computations, fixtures, packaging checks.
-TEST_PKGS=( libgtest-dev python3-numpy curl imagemagick dpkg-dev file )
+TEST_PKGS=( libgtest-dev python3-numpy curl imagemagick dpkg-dev file fio )
 
 want=("${BUILD_PKGS[@]}")
 [ "${1:-}" = "--with-tests" ] && want+=("${TEST_PKGS[@]}")

@@ -1,0 +1,27 @@
+// Disk speed for the planner and the GUI's "Measure disk speed": reads a file with the
+// same direct I/O the engine uses and reports GB/s, labelled honestly when the page
+// cache could not be bypassed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace waste::io {
+
+struct DiskSpeed {
+    double gbPerSecond = 0; // 1e9 bytes per second
+    int64_t bytes = 0;
+    double seconds = 0;
+    bool directIo = false;  // false: the figure is (partly) RAM, not the disk
+    std::string warning;
+};
+
+// Sequential reads of `chunkBytes` (4 KiB-aligned) with `threads` in flight, up to
+// `maxBytes` of `path` (0: the whole file).
+DiskSpeed probeSequential(const std::string &path, int64_t maxBytes = 0, int64_t chunkBytes = 8 << 20,
+                          int threads = 4);
+// Random whole-record reads, the engine's pattern: `records` reads of `recordBytes` at
+// record-aligned offsets chosen by a fixed-seed generator.
+DiskSpeed probeRecords(const std::string &path, int64_t recordBytes, int records, int threads = 8);
+
+} // namespace waste::io

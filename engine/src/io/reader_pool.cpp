@@ -1,0 +1,121 @@
+#include "io/reader_pool.hpp"
+
+#include <waste/waste.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+
+namespace waste::io {
+
+ReaderPool::ReaderPool(int threads)
+{
+    for (int i = 0; i < threads; ++i)
+        m_threads.emplace_back([this] { run(); });
+}
+
+ReaderPool::~ReaderPool()
+{
+    {
+        std::lock_guard lock(m_mutex);
+        m_stop = true;
+        m_queue.clear();
+    }
+    m_work.notify_all();
+    for (auto &t : m_threads)
+        t.join();
+}
+
+int ReaderPool::threadsFromEnv(int fallback)
+{
+    int n = fallback;
+    if (const char *v = std::getenv("WASTE_IO_THREADS"))
+        n = std::atoi(v);
+    return std::clamp(n, 0, 64);
+}
+
+ReadDone ReaderPool::execute(const ReadJob &job)
+{
+    ReadDone d;
+    d.tag = job.tag;
+    auto t0 = std::chrono::steady_clock::now();
+    try {
+        d.bytes = job.file->readAt(job.dst, job.bytes, job.offset);
+        d.ok = d.bytes == job.bytes;
+        if (!d.ok)
+            d.error = job.file->path() + ": short read at offset " + std::to_string(job.offset) + " (" +
+                      std::to_string(d.bytes) + " of " + std::to_string(job.bytes) + " bytes): truncated file?";
+    } catch (const std::exception &e) {
+        d.ok = false;
+        d.error = e.what();
+    }
+    d.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return d;
+}
+
+void ReaderPool::submit(const ReadJob &job)
+{
+    if (m_threads.empty()) {
+        ReadDone d = execute(job);
+        std::lock_guard lock(m_mutex);
+        m_done.push_back(std::move(d));
+        return;
+    }
+    {
+        std::lock_guard lock(m_mutex);
+        m_queue.push_back(job);
+        ++m_inFlight;
+    }
+    m_work.notify_one();
+}
+
+void ReaderPool::run()
+{
+    for (;;) {
+        ReadJob job;
+        {
+            std::unique_lock lock(m_mutex);
+            m_work.wait(lock, [&] { return m_stop || !m_queue.empty(); });
+            if (m_stop)
+                return;
+            job = m_queue.front();
+            m_queue.pop_front();
+        }
+        ReadDone d = execute(job);
+        {
+            std::lock_guard lock(m_mutex);
+            m_done.push_back(std::move(d));
+            --m_inFlight;
+        }
+        m_finished.notify_all();
+    }
+}
+
+std::optional<ReadDone> ReaderPool::next()
+{
+    std::unique_lock lock(m_mutex);
+    m_finished.wait(lock, [&] { return !m_done.empty() || m_inFlight == 0; });
+    if (m_done.empty())
+        return std::nullopt;
+    ReadDone d = std::move(m_done.front());
+    m_done.pop_front();
+    return d;
+}
+
+std::optional<ReadDone> ReaderPool::poll()
+{
+    std::lock_guard lock(m_mutex);
+    if (m_done.empty())
+        return std::nullopt;
+    ReadDone d = std::move(m_done.front());
+    m_done.pop_front();
+    return d;
+}
+
+int ReaderPool::outstanding() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_inFlight + int(m_done.size());
+}
+
+} // namespace waste::io

@@ -1,0 +1,71 @@
+// Reader threads: one blocking positional read per job, as many jobs in flight as there
+// are threads, completions handed back in the order they finish (not the order issued),
+// so compute can start on whichever expert arrived first.
+//
+// The threads are not on the compute pool (they block in the kernel) and are stopped
+// and joined before any file they read may close: destroy the pool before the files.
+#pragma once
+
+#include "io/direct_file.hpp"
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace waste::io {
+
+struct ReadJob {
+    const DirectFile *file = nullptr;
+    int64_t offset = 0;
+    int64_t bytes = 0;
+    uint8_t *dst = nullptr;
+    uint64_t tag = 0; // the caller's id for the job (e.g. the cache slot)
+};
+
+struct ReadDone {
+    uint64_t tag = 0;
+    int64_t bytes = 0;   // bytes read; < job bytes on a short read
+    bool ok = false;
+    std::string error;   // one line naming the file and offset when !ok
+    double seconds = 0;  // time the read itself took
+};
+
+class ReaderPool {
+public:
+    // threads <= 0: read synchronously in submit() (still completes through next()).
+    explicit ReaderPool(int threads);
+    ~ReaderPool();
+    ReaderPool(const ReaderPool &) = delete;
+    ReaderPool &operator=(const ReaderPool &) = delete;
+
+    int threads() const { return int(m_threads.size()); }
+    void submit(const ReadJob &job);
+    // Blocks for the next finished read; nullopt when nothing is queued or in flight.
+    std::optional<ReadDone> next();
+    // Returns a finished read without blocking, if there is one.
+    std::optional<ReadDone> poll();
+    int outstanding() const;
+
+    // WASTE_IO_THREADS, else `fallback`; clamped to [0, 64].
+    static int threadsFromEnv(int fallback);
+
+private:
+    void run();
+    static ReadDone execute(const ReadJob &job);
+
+    std::vector<std::thread> m_threads;
+    std::deque<ReadJob> m_queue;
+    std::deque<ReadDone> m_done;
+    int m_inFlight = 0;
+    bool m_stop = false;
+    mutable std::mutex m_mutex;
+    std::condition_variable m_work;
+    std::condition_variable m_finished;
+};
+
+} // namespace waste::io
