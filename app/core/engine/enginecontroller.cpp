@@ -1,0 +1,173 @@
+#include "enginecontroller.h"
+
+#include <QDir>
+#include <QFileInfo>
+
+namespace {
+EngineController *s_instance = nullptr;
+}
+
+EngineController::EngineController(QObject *parent) : QObject(parent)
+{
+    if (!s_instance)
+        s_instance = this;
+    m_thread.setObjectName(QStringLiteral("EngineWorker"));
+    m_worker = new EngineWorker;
+    m_worker->moveToThread(&m_thread);
+    connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
+
+    connect(m_worker, &EngineWorker::loadProgress, this, [this](double f) {
+        m_loadProgress = f;
+        Q_EMIT loadProgressChanged();
+    });
+    connect(m_worker, &EngineWorker::modelOpened, this, [this](const QString &path, const QVariantMap &info) {
+        m_modelPath = path;
+        m_info = info;
+        setState(Ready);
+        Q_EMIT modelChanged();
+    });
+    connect(m_worker, &EngineWorker::modelOpenFailed, this, [this](const QString &path, const QString &message) {
+        m_modelPath.clear();
+        m_info.clear();
+        setState(Failed, message);
+        Q_EMIT modelChanged();
+        Q_EMIT modelOpenFailed(path, message);
+    });
+    connect(m_worker, &EngineWorker::modelClosed, this, [this] {
+        m_modelPath.clear();
+        m_info.clear();
+        setState(NoModel);
+        Q_EMIT modelChanged();
+    });
+    connect(m_worker, &EngineWorker::generationStarted, this, &EngineController::generationStarted);
+    connect(m_worker, &EngineWorker::prefillProgress, this, &EngineController::prefillProgress);
+    connect(m_worker, &EngineWorker::tokensCounted, this, &EngineController::tokensCounted);
+    connect(m_worker, &EngineWorker::tokensReady, this,
+            [this](quint64 id, const QString &text, const GenerationStats &stats) {
+                m_lastTokensPerSecond = stats.tokensPerSecond;
+                m_lastHitRate = stats.hitRate;
+                Q_EMIT statsChanged();
+                Q_EMIT tokensReady(id, text, stats);
+            });
+    connect(m_worker, &EngineWorker::generationFinished, this, [this](quint64 id, const GenerationResult &r) {
+        if (r.stats.completionTokens > 0) {
+            m_lastTokensPerSecond = r.stats.tokensPerSecond;
+            m_lastHitRate = r.stats.hitRate;
+            Q_EMIT statsChanged();
+        }
+        requestDone();
+        Q_EMIT generationFinished(id, r);
+    });
+    connect(m_worker, &EngineWorker::generationFailed, this, [this](quint64 id, const QString &message) {
+        requestDone();
+        Q_EMIT generationFailed(id, message);
+    });
+    m_thread.start();
+}
+
+EngineController::~EngineController()
+{
+    m_worker->cancelAll();
+    m_thread.quit();
+    m_thread.wait();
+    if (s_instance == this)
+        s_instance = nullptr;
+}
+
+EngineController *EngineController::create(QQmlEngine *, QJSEngine *)
+{
+    if (!s_instance)
+        s_instance = new EngineController(nullptr);
+    QJSEngine::setObjectOwnership(s_instance, QJSEngine::CppOwnership);
+    return s_instance;
+}
+
+EngineController *EngineController::instance()
+{
+    return s_instance;
+}
+
+QString EngineController::stateText() const
+{
+    switch (m_state) {
+    case NoModel:
+        return tr("no model");
+    case Loading:
+        return tr("loading %1%").arg(int(m_loadProgress * 100));
+    case Ready:
+        return tr("ready");
+    case Generating:
+        return tr("generating");
+    case Failed:
+        return tr("error");
+    }
+    return {};
+}
+
+QString EngineController::modelName() const
+{
+    if (m_modelPath.isEmpty())
+        return {};
+    QString name = QFileInfo(QDir::cleanPath(m_modelPath)).fileName();
+    if (name.endsWith(QStringLiteral(".waste")))
+        name.chop(6);
+    return name;
+}
+
+void EngineController::setState(State s, const QString &error)
+{
+    if (m_state == s && m_error == error)
+        return;
+    m_state = s;
+    m_error = error;
+    Q_EMIT stateChanged();
+}
+
+void EngineController::openModel(const QString &path, qint64 budgetBytes, int ctxTokens)
+{
+    m_loadProgress = 0;
+    m_ctxTokens = ctxTokens;
+    Q_EMIT loadProgressChanged();
+    setState(Loading);
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, path, budgetBytes, ctxTokens] {
+        w->openModel(path, budgetBytes, ctxTokens);
+    }, Qt::QueuedConnection);
+}
+
+void EngineController::closeModel()
+{
+    m_worker->requestCancel(0);
+    QMetaObject::invokeMethod(m_worker, &EngineWorker::closeModel, Qt::QueuedConnection);
+}
+
+void EngineController::cancel(quint64 id)
+{
+    m_worker->requestCancel(id);
+}
+
+quint64 EngineController::generate(GenerationRequest request)
+{
+    request.id = m_nextId++;
+    ++m_active;
+    Q_EMIT activeRequestsChanged();
+    if (m_state == Ready)
+        setState(Generating);
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, request] { w->generate(request); }, Qt::QueuedConnection);
+    return request.id;
+}
+
+quint64 EngineController::countTokens(const QList<PromptSegment> &segments)
+{
+    const quint64 id = m_nextId++;
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, id, segments] { w->countTokens(id, segments); },
+                              Qt::QueuedConnection);
+    return id;
+}
+
+void EngineController::requestDone()
+{
+    m_active = qMax(0, m_active - 1);
+    Q_EMIT activeRequestsChanged();
+    if (m_active == 0 && m_state == Generating)
+        setState(Ready);
+}

@@ -1,0 +1,101 @@
+// EngineController: the GUI-thread face of the engine. It owns the EngineWorker's thread,
+// forwards requests to it as queued calls, and mirrors its state in properties that QML and
+// the status bar bind to. It never blocks: every answer comes back as a signal.
+#pragma once
+
+#include "engineworker.h"
+
+#include <QObject>
+#include <QQmlEngine>
+#include <QThread>
+#include <QVariantMap>
+
+class EngineController : public QObject {
+    Q_OBJECT
+    QML_ELEMENT
+    QML_SINGLETON
+    Q_PROPERTY(State state READ state NOTIFY stateChanged)
+    Q_PROPERTY(QString stateText READ stateText NOTIFY stateChanged)
+    Q_PROPERTY(QString modelPath READ modelPath NOTIFY modelChanged)
+    Q_PROPERTY(QString modelName READ modelName NOTIFY modelChanged)
+    Q_PROPERTY(QVariantMap modelInfo READ modelInfo NOTIFY modelChanged)
+    Q_PROPERTY(bool hasVision READ hasVision NOTIFY modelChanged)
+    Q_PROPERTY(double loadProgress READ loadProgress NOTIFY loadProgressChanged)
+    Q_PROPERTY(QString errorString READ errorString NOTIFY stateChanged)
+    Q_PROPERTY(qint64 budgetBytes READ budgetBytes NOTIFY modelChanged)
+    Q_PROPERTY(qint64 expertCacheBytes READ expertCacheBytes NOTIFY modelChanged)
+    Q_PROPERTY(int contextTokens READ contextTokens NOTIFY modelChanged)
+    Q_PROPERTY(double lastTokensPerSecond READ lastTokensPerSecond NOTIFY statsChanged)
+    Q_PROPERTY(double lastHitRate READ lastHitRate NOTIFY statsChanged)
+    Q_PROPERTY(int activeRequests READ activeRequests NOTIFY activeRequestsChanged)
+
+public:
+    enum State { NoModel, Loading, Ready, Generating, Failed };
+    Q_ENUM(State)
+
+    // No default argument: Qt 6.4 prefers a default constructor over create() for QML singletons.
+    explicit EngineController(QObject *parent);
+    ~EngineController() override;
+
+    // QML singleton: the application's controller (created in C++ before QML loads).
+    static EngineController *create(QQmlEngine *, QJSEngine *);
+    static EngineController *instance();
+
+    State state() const { return m_state; }
+    QString stateText() const;
+    QString modelPath() const { return m_modelPath; }
+    QString modelName() const;
+    QVariantMap modelInfo() const { return m_info; }
+    bool hasVision() const { return m_info.value(QStringLiteral("hasVision")).toBool(); }
+    double loadProgress() const { return m_loadProgress; }
+    QString errorString() const { return m_error; }
+    qint64 budgetBytes() const { return m_info.value(QStringLiteral("budgetBytes")).toLongLong(); }
+    qint64 expertCacheBytes() const { return m_info.value(QStringLiteral("expertCacheBytes")).toLongLong(); }
+    int contextTokens() const { return m_ctxTokens; }
+    double lastTokensPerSecond() const { return m_lastTokensPerSecond; }
+    double lastHitRate() const { return m_lastHitRate; }
+    int activeRequests() const { return m_active; }
+
+    Q_INVOKABLE void openModel(const QString &path, qint64 budgetBytes = 0, int ctxTokens = 4096);
+    Q_INVOKABLE void closeModel();
+    // Cancels the load in progress (id 0) or one request.
+    Q_INVOKABLE void cancel(quint64 id = 0);
+
+    // Queues a generation; returns its id. Results arrive through the signals below.
+    quint64 generate(GenerationRequest request);
+    quint64 countTokens(const QList<PromptSegment> &segments);
+
+    EngineWorker *worker() const { return m_worker; }
+
+Q_SIGNALS:
+    void stateChanged();
+    void modelChanged();
+    void loadProgressChanged();
+    void statsChanged();
+    void activeRequestsChanged();
+    void modelOpenFailed(const QString &path, const QString &message);
+
+    void generationStarted(quint64 id, int promptTokens, int reusedTokens);
+    void prefillProgress(quint64 id, int done, int total);
+    void tokensReady(quint64 id, const QString &text, const GenerationStats &stats);
+    void generationFinished(quint64 id, const GenerationResult &result);
+    void generationFailed(quint64 id, const QString &message);
+    void tokensCounted(quint64 id, int tokens);
+
+private:
+    void setState(State s, const QString &error = {});
+    void requestDone();
+
+    QThread m_thread;
+    EngineWorker *m_worker = nullptr;
+    State m_state = NoModel;
+    QString m_modelPath;
+    QString m_error;
+    QVariantMap m_info;
+    double m_loadProgress = 0;
+    int m_ctxTokens = 0;
+    double m_lastTokensPerSecond = 0;
+    double m_lastHitRate = 0;
+    int m_active = 0;
+    quint64 m_nextId = 1;
+};

@@ -1,0 +1,68 @@
+// Value types that travel between the EngineWorker thread and its clients (chat, API server).
+#pragma once
+
+#include <waste/waste.hpp>
+
+#include <QList>
+#include <QMetaType>
+#include <QString>
+#include <QStringList>
+#include <QtQml/qqmlregistration.h>
+
+// One piece of a rendered prompt. Markup segments may contain special markers (they come
+// from a template); text segments are tokenised as plain text so user text can never forge
+// markup. Segments are tokenised one by one and never joined (BPE is not associative).
+struct PromptSegment {
+    QString text;
+    bool markup = false;
+};
+
+struct GenerationRequest {
+    quint64 id = 0;
+    QList<PromptSegment> segments;
+    QStringList imagePaths;
+    waste::GenParams params;
+    // Keep the engine state when the new prompt extends what is already in it.
+    bool reuseState = true;
+};
+
+// Live figures about one generation, cumulative since it started.
+struct GenerationStats {
+    Q_GADGET
+    QML_VALUE_TYPE(generationStats)
+    Q_PROPERTY(int promptTokens MEMBER promptTokens)
+    Q_PROPERTY(int reusedTokens MEMBER reusedTokens)
+    Q_PROPERTY(int completionTokens MEMBER completionTokens)
+    Q_PROPERTY(double prefillSeconds MEMBER prefillSeconds)
+    Q_PROPERTY(double decodeSeconds MEMBER decodeSeconds)
+    Q_PROPERTY(double tokensPerSecond MEMBER tokensPerSecond)
+    Q_PROPERTY(double hitRate MEMBER hitRate)
+    Q_PROPERTY(qint64 bytesRead MEMBER bytesRead)
+public:
+    int promptTokens = 0;
+    int reusedTokens = 0; // prompt tokens already in the engine state (not recomputed)
+    int completionTokens = 0;
+    double prefillSeconds = 0;
+    double decodeSeconds = 0;
+    double tokensPerSecond = 0;
+    double hitRate = 0; // demand hits / (hits + misses) during this generation
+    qint64 bytesRead = 0;
+    bool operator==(const GenerationStats &) const = default;
+};
+
+struct GenerationResult {
+    Q_GADGET
+    QML_VALUE_TYPE(generationResult)
+    Q_PROPERTY(QString text MEMBER text)
+    Q_PROPERTY(QString finishReason MEMBER finishReason)
+    Q_PROPERTY(GenerationStats stats MEMBER stats)
+public:
+    QString text;
+    QString finishReason; // "stop", "length", "cancelled", "context_full"
+    GenerationStats stats;
+    QList<int> tokens;
+    bool operator==(const GenerationResult &) const = default;
+};
+
+Q_DECLARE_METATYPE(PromptSegment)
+Q_DECLARE_METATYPE(GenerationRequest)

@@ -1,0 +1,69 @@
+#include "studioapplication.h"
+
+#include "engine/enginecontroller.h"
+#include "settings/appsettings.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QIcon>
+#include <QQmlApplicationEngine>
+#include <QQuickStyle>
+#include <QTimer>
+
+#include <cstdio>
+#include <QtQml/QQmlExtensionPlugin>
+
+Q_IMPORT_QML_PLUGIN(WasteStudioPlugin)
+Q_IMPORT_QML_PLUGIN(WasteStudio_CorePlugin)
+
+void StudioApplication::configure()
+{
+    QCoreApplication::setApplicationName(QStringLiteral("WASTE Studio"));
+    QCoreApplication::setOrganizationName(QStringLiteral("WASTE Studio"));
+    QCoreApplication::setOrganizationDomain(QStringLiteral("waste.studio"));
+    QGuiApplication::setDesktopFileName(QStringLiteral("studio.waste.WasteStudio"));
+    // Basic renders identically offscreen (software scenegraph) and on a GPU; our Theme
+    // singleton styles it.
+    if (qEnvironmentVariableIsEmpty("QT_QUICK_CONTROLS_STYLE"))
+        QQuickStyle::setStyle(QStringLiteral("Basic"));
+}
+
+std::unique_ptr<StudioServices> StudioApplication::createServices()
+{
+    auto s = std::make_unique<StudioServices>();
+    s->settings = std::make_unique<AppSettings>(nullptr);
+    s->engine = std::make_unique<EngineController>(nullptr);
+    return s;
+}
+
+bool StudioApplication::loadMainWindow(QQmlApplicationEngine &engine)
+{
+    engine.load(QUrl(QStringLiteral("qrc:/qt/qml/WasteStudio/Main.qml")));
+    return !engine.rootObjects().isEmpty();
+}
+
+int StudioApplication::run(int argc, char **argv)
+{
+    // QApplication (not QGuiApplication): Qt Charts draws through QGraphicsScene.
+    QApplication app(argc, argv);
+    configure();
+    app.setWindowIcon(QIcon(QStringLiteral(":/qt/qml/WasteStudio/icons/waste-studio.svg")));
+
+    auto services = createServices();
+    QQmlApplicationEngine engine;
+    if (!loadMainWindow(engine))
+        return 1;
+    // --self-test: start, show the window, quit. Used to check an installed package starts.
+    if (app.arguments().contains(QStringLiteral("--self-test"))) {
+        QTimer::singleShot(500, &app, [] {
+            std::fprintf(stdout, "waste-studio: started\n");
+            QCoreApplication::exit(0);
+        });
+        return app.exec();
+    }
+
+    const QString last = services->settings->lastModelPath();
+    if (!last.isEmpty() && QDir(last).exists())
+        services->engine->openModel(last, services->settings->budgetBytes(), services->settings->contextTokens());
+    return app.exec();
+}

@@ -1,0 +1,70 @@
+// The left rail: one button per page, Ctrl+1…5, readable by screen readers.
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import WasteStudio
+
+Rectangle {
+    id: rail
+    property var pages: []
+    property int currentIndex: 3
+    implicitWidth: 92
+    color: Theme.surface
+    border.color: Theme.border
+
+    readonly property var glyphs: ({ "Models": "⤓", "Convert": "⇄", "Planner": "▤", "Chat": "✎", "Server": "⇅" })
+
+    ColumnLayout {
+        anchors.fill: parent
+        anchors.topMargin: Theme.padding
+        spacing: Theme.unit
+
+        Label {
+            Layout.alignment: Qt.AlignHCenter
+            Layout.bottomMargin: Theme.padding
+            text: "WASTE"
+            font.bold: true
+            font.letterSpacing: 1.5
+            color: Theme.accent
+        }
+
+        Repeater {
+            model: rail.pages
+            delegate: ItemDelegate {
+                id: entry
+                required property string modelData
+                required property int index
+                Layout.fillWidth: true
+                Layout.leftMargin: Theme.unit
+                Layout.rightMargin: Theme.unit
+                implicitHeight: 64
+                highlighted: rail.currentIndex === index
+                focusPolicy: Qt.StrongFocus
+                Accessible.name: modelData + " page"
+                Accessible.role: Accessible.PageTab
+                onClicked: rail.currentIndex = index
+                background: Rectangle {
+                    radius: Theme.radius
+                    color: entry.highlighted ? Theme.surfaceAlt : "transparent"
+                    border.color: entry.activeFocus ? Theme.accent : "transparent"
+                }
+                contentItem: Column {
+                    spacing: 2
+                    Label {
+                        anchors.horizontalCenter: parent.horizontalCenter
+                        text: rail.glyphs[entry.modelData] || "•"
+                        font.pixelSize: Theme.fontTitle
+                        color: entry.highlighted ? Theme.accent : Theme.textMuted
+                    }
+                    Label {
+                        anchors.horizontalCenter: parent.horizontalCenter
+                        text: entry.modelData
+                        font.pixelSize: Theme.fontSmall
+                        color: entry.highlighted ? Theme.text : Theme.textMuted
+                    }
+                }
+            }
+        }
+        Item { Layout.fillHeight: true }
+    }
+}

@@ -1,0 +1,66 @@
+// The status bar: always true. Open model, budget and cache, engine state, last speed and hit rate.
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import WasteStudio
+import WasteStudio.Core
+
+Rectangle {
+    id: bar
+    implicitHeight: 30
+    color: Theme.surface
+    border.color: Theme.border
+
+    readonly property color stateColor: {
+        switch (EngineController.state) {
+        case EngineController.Failed: return Theme.danger
+        case EngineController.Loading: return Theme.warning
+        case EngineController.Ready:
+        case EngineController.Generating: return Theme.ok
+        default: return Theme.textMuted
+        }
+    }
+
+    RowLayout {
+        anchors.fill: parent
+        anchors.leftMargin: Theme.padding
+        anchors.rightMargin: Theme.padding
+        spacing: Theme.spacing
+
+        Label {
+            objectName: "statusModel"
+            text: EngineController.modelName || qsTr("no model open")
+            font.bold: EngineController.modelName !== ""
+            color: Theme.text
+        }
+        Label { text: "·"; color: Theme.textMuted; visible: EngineController.budgetBytes > 0 }
+        Label {
+            visible: EngineController.budgetBytes > 0
+            text: qsTr("budget %1 (cache %2)").arg(Theme.bytes(EngineController.budgetBytes))
+                                             .arg(Theme.bytes(EngineController.expertCacheBytes))
+            color: Theme.textMuted
+        }
+        Label { text: "·"; color: Theme.textMuted }
+        Rectangle { width: 8; height: 8; radius: 4; color: bar.stateColor }
+        Label {
+            objectName: "statusState"
+            text: EngineController.stateText
+            color: EngineController.state === EngineController.Failed ? Theme.danger : Theme.text
+            Accessible.name: qsTr("Engine state: %1").arg(text)
+        }
+        Label {
+            visible: EngineController.lastTokensPerSecond > 0
+            text: qsTr("· %1 tok/s · hit %2%").arg(EngineController.lastTokensPerSecond.toFixed(1))
+                                               .arg(Math.round(EngineController.lastHitRate * 100))
+            color: Theme.textMuted
+        }
+        Item { Layout.fillWidth: true }
+        Label {
+            visible: EngineController.state === EngineController.Failed
+            text: EngineController.errorString
+            color: Theme.danger
+            elide: Text.ElideRight
+            Layout.maximumWidth: bar.width / 2
+        }
+    }
+}

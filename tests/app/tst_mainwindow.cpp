@@ -1,0 +1,96 @@
+// The main window: loads without a QML warning, every page is reachable, and a screenshot
+// of each page (light and dark) is written to <build>/screenshots for people to look at.
+#include "studioapplication.h"
+
+#include "engine/enginecontroller.h"
+#include "settings/appsettings.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QQmlApplicationEngine>
+#include <QQuickItem>
+#include <QQuickWindow>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTest>
+
+namespace {
+QStringList g_warnings;
+QtMessageHandler g_previous = nullptr;
+
+void collectWarnings(QtMsgType type, const QMessageLogContext &ctx, const QString &msg)
+{
+    if (type != QtDebugMsg && type != QtInfoMsg && !msg.contains(QLatin1String("propagateSizeHints")))
+        g_warnings << msg;
+    if (g_previous)
+        g_previous(type, ctx, msg);
+}
+} // namespace
+
+class TestMainWindow : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        StudioApplication::configure();
+        g_previous = qInstallMessageHandler(collectWarnings);
+    }
+
+    void loadsEveryPageWithoutWarnings()
+    {
+        auto services = StudioApplication::createServices();
+        QQmlApplicationEngine engine;
+        QVERIFY(StudioApplication::loadMainWindow(engine));
+        auto *window = qobject_cast<QQuickWindow *>(engine.rootObjects().first());
+        QVERIFY(window);
+        QVERIFY(QTest::qWaitForWindowExposed(window));
+
+        QDir().mkpath(QStringLiteral(WASTE_SCREENSHOT_DIR));
+        const QStringList pages = window->property("pageNames").toStringList();
+        QCOMPARE(pages.size(), 5);
+        for (const QString theme : {QStringLiteral("light"), QStringLiteral("dark")}) {
+            services->settings->setTheme(theme);
+            for (int i = 0; i < pages.size(); ++i) {
+                window->setProperty("currentPage", i);
+                QTest::qWait(50);
+                auto *stack = window->findChild<QQuickItem *>(QStringLiteral("pages"));
+                QVERIFY(stack);
+                QCOMPARE(stack->property("currentIndex").toInt(), i);
+                const QImage shot = window->grabWindow();
+                QVERIFY(!shot.isNull());
+                const QString file = QStringLiteral(WASTE_SCREENSHOT_DIR "/%1-%2.png").arg(pages[i].toLower(), theme);
+                QVERIFY2(shot.save(file), qPrintable(file));
+            }
+        }
+        QVERIFY2(g_warnings.isEmpty(), qPrintable(g_warnings.join(QLatin1Char('\n'))));
+    }
+
+    void statusBarShowsEngineState()
+    {
+        auto services = StudioApplication::createServices();
+        QQmlApplicationEngine engine;
+        QVERIFY(StudioApplication::loadMainWindow(engine));
+        auto *root = engine.rootObjects().first();
+        auto *state = root->findChild<QObject *>(QStringLiteral("statusState"));
+        QVERIFY(state);
+        QCOMPARE(state->property("text").toString(), QStringLiteral("no model"));
+
+        // A container that does not exist: the engine thread reports a readable error.
+        QSignalSpy failed(services->engine.get(), &EngineController::modelOpenFailed);
+        services->engine->openModel(QStringLiteral("/nonexistent/model.waste"));
+        QVERIFY(failed.wait(10000));
+        QCOMPARE(services->engine->state(), EngineController::Failed);
+        QVERIFY(!services->engine->errorString().isEmpty());
+        QCOMPARE(state->property("text").toString(), QStringLiteral("error"));
+    }
+};
+
+int main(int argc, char **argv)
+{
+    QApplication app(argc, argv);
+    TestMainWindow t;
+    return QTest::qExec(&t, argc, argv);
+}
+
+#include "tst_mainwindow.moc"
