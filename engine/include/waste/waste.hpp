@@ -47,7 +47,49 @@ struct MemoryPlan {
     int64_t working_set_bytes = 0; // one token's expert records: record bytes * top_k * moe layers
     int64_t physical_ram_bytes = 0;
     int64_t usable_ram_bytes = 0;  // min(physical, cgroup limit)
+    // Beyond the reference:
+    int64_t cap_bytes = 0;             // 7/8 of usable RAM: the default budget stays under it
+    int64_t other_process_bytes = 0;   // RAM other processes hold right now
+    int64_t cliff_bytes = 0;           // budgets above this are likely to page (see plan/budget.cpp)
+    int64_t max_record_bytes = 0;      // expert cache slot size
+    int64_t moe_layers = 0;
+    int64_t top_k = 0;
+    int64_t expert_bytes_total = 0;    // every expert record of the container
+    std::string container;             // where the plan was read from
 };
+
+// A budget resolved against a plan (reference waste_open rules, ARCHITECTURE.md §5).
+struct BudgetChoice {
+    int64_t budget_bytes = 0;
+    int64_t expert_cache_bytes = 0;    // budget - floor + min_expert_cache
+    int64_t cache_slots = 0;           // expert_cache_bytes / max_record_bytes
+    bool chosen_by_engine = false;     // no --budget: floor + 3, 2 or 1 working sets
+    std::vector<std::string> warnings; // over 7/8 of usable RAM, past the paging cliff
+};
+// requested 0: the default. Throws Error(RamBudget) with the floor in the message when
+// a requested budget is below the floor (before anything is allocated).
+BudgetChoice resolveBudget(const MemoryPlan &plan, int64_t requestedBytes);
+
+// What a budget is predicted to give.
+struct BudgetForecast {
+    int64_t budget_bytes = 0;
+    int64_t cache_slots = 0;
+    double hit_rate = 0;              // demand hit rate
+    double io_seconds_per_token = 0;  // misses x record bytes / disk speed
+    double compute_seconds_per_token = 0; // 0 when not measured
+    double tok_per_s = 0;             // with read-ahead: 1 / max(io, compute); / 8 past the cliff
+    bool past_cliff = false;
+};
+struct Forecast {
+    std::string hit_model;   // "replay:<file>" or the stated model
+    double disk_gbps = 0;
+    std::vector<BudgetForecast> budgets;
+};
+// Hit rates replay the routing a --learn run recorded (<container>/usage.routing.jsonl)
+// through the real cache policy when present; otherwise they follow the stated model
+// in plan/forecast.cpp. diskGBps <= 0: measured on the first expert bank.
+Forecast forecastBudgets(const MemoryPlan &plan, const std::vector<int64_t> &budgets, double diskGBps = 0,
+                         double computeSecondsPerToken = 0);
 
 // Reads the manifest and returns the plan for `ctx_tokens` positions.
 MemoryPlan planMemory(const std::string &containerPath, int ctxTokens = 4096);

@@ -1,0 +1,94 @@
+#include "plan/budget.hpp"
+
+#include <waste/waste.hpp>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace waste {
+
+namespace {
+
+std::string gb(int64_t bytes)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f GB", double(bytes) / 1e9);
+    return buf;
+}
+
+} // namespace
+
+namespace plan {
+
+// The paging cliff.
+//
+// What the reference measured (waste-engine.md §4.3, K3 on a 64 GB machine, 27.3 GB
+// trunk): 46 GiB budgets run at 0.63 tok/s, 52 GiB at 0.07-0.09 — an eightfold collapse
+// while the reported hit rate rises — and earlier sweeps put the knee anywhere from
+// 52 to 58 GiB depending on what else was running. The engine stays inside its budget;
+// the machine does not: budget + everything else resident + what the OS keeps for
+// itself exceeded physical RAM, so the OS compressed or paged the cache and every
+// "hit" became a page fault. The 7/8 rule (56 GiB there) sits above the knee, so it
+// cannot be the warning line.
+//
+// Model: cliff = min(physical - other - reserve, usable) - slack, where
+//   other   = RAM other processes hold now (MemTotal - MemAvailable - our own RSS),
+//   reserve = max(1 GiB, physical / 16): kernel, file cache the desktop needs to stay
+//             responsive, compressor headroom,
+//   slack   = what the engine may hold beyond its budget (kRssSlackBytes).
+// On that 64 GB machine with ~10 GiB held by the OS and apps this gives
+// 64 - 10 - 4 - 0.5 = 49.5 GiB, between the measured good (46) and bad (52) rows.
+// Under a cgroup limit the limit itself is the wall (memory.high throttles, memory.max
+// reclaims or kills), so the cliff is never above usable RAM minus the slack.
+int64_t pagingCliff(int64_t physical, int64_t usable, int64_t other)
+{
+    const int64_t reserve = std::max<int64_t>(int64_t(1) << 30, physical / 16);
+    int64_t cliff = std::min(physical - other - reserve, usable) - kRssSlackBytes;
+    return std::max<int64_t>(cliff, 0);
+}
+
+} // namespace plan
+
+BudgetChoice resolveBudget(const MemoryPlan &plan, int64_t requested)
+{
+    BudgetChoice c;
+    const int64_t cap = plan.cap_bytes > 0 ? plan.cap_bytes : plan.usable_ram_bytes - plan.usable_ram_bytes / 8;
+    if (requested < 0)
+        throw Error(ErrorCode::Argument, "budget must not be negative");
+    if (requested == 0) {
+        // Whole working sets only: a cache between working sets buys little hit rate and
+        // the remainder is better left to the OS (reference §4.2).
+        c.chosen_by_engine = true;
+        const int64_t ws = (plan.recommended_bytes - plan.floor_bytes) / 3;
+        c.budget_bytes = plan.floor_bytes;
+        for (int n = 3; n >= 1; --n)
+            if (plan.floor_bytes + n * ws <= cap) {
+                c.budget_bytes = plan.floor_bytes + n * ws;
+                break;
+            }
+        if (c.budget_bytes == plan.floor_bytes && plan.floor_bytes > cap)
+            c.warnings.push_back("the RAM floor " + gb(plan.floor_bytes) + " is above 7/8 of the " +
+                                 gb(plan.usable_ram_bytes) + " this process may use; the OS will page and "
+                                 "throughput collapses (use a machine with more RAM or a smaller --ctx)");
+    } else {
+        if (requested < plan.floor_bytes)
+            throw Error(ErrorCode::RamBudget, "budget " + std::to_string(requested) + " bytes (" + gb(requested) +
+                                                  ") is below the RAM floor of " + std::to_string(plan.floor_bytes) +
+                                                  " bytes (" + gb(plan.floor_bytes) + ") for ctx " +
+                                                  std::to_string(plan.ctx) + "; run `waste plan MODEL` to see the floor");
+        c.budget_bytes = requested; // a contract: used exactly as given
+        if (requested > cap)
+            c.warnings.push_back("budget " + gb(requested) + " leaves under 12% of the " + gb(plan.usable_ram_bytes) +
+                                 " this process may use; the OS will page out the expert cache and throughput collapses");
+    }
+    if (plan.cliff_bytes > 0 && c.budget_bytes > plan.cliff_bytes)
+        c.warnings.push_back("budget " + gb(c.budget_bytes) + " is past the paging cliff at " + gb(plan.cliff_bytes) +
+                             " (physical " + gb(plan.physical_ram_bytes) + " - " + gb(plan.other_process_bytes) +
+                             " held by other processes - OS reserve - " + gb(plan::kRssSlackBytes) +
+                             " engine slack): expect the cache to be paged and tokens/s to drop several-fold");
+    c.expert_cache_bytes = c.budget_bytes - plan.floor_bytes + plan.min_expert_cache;
+    c.cache_slots = plan.max_record_bytes > 0 ? c.expert_cache_bytes / plan.max_record_bytes : 0;
+    return c;
+}
+
+} // namespace waste

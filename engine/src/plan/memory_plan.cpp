@@ -1,0 +1,40 @@
+// waste::planMemory: the plan from the manifest plus what the machine offers.
+#include "plan/budget.hpp"
+#include "plan/floor.hpp"
+#include "plan/plan_inputs.hpp"
+#include "plan/system_memory.hpp"
+
+#include <waste/waste.hpp>
+
+namespace waste {
+
+MemoryPlan planMemory(const std::string &containerPath, int ctxTokens)
+{
+    if (ctxTokens <= 0 || ctxTokens > (1 << 24))
+        throw Error(ErrorCode::Argument, "ctx must be between 1 and 16777216 tokens (got " + std::to_string(ctxTokens) + ")");
+    const plan::PlanInputs in = plan::readPlanInputs(containerPath);
+    const plan::FloorTerms f = plan::computeFloor(in, ctxTokens);
+    MemoryPlan p;
+    p.ctx = ctxTokens;
+    p.trunk_bytes = f.trunk;
+    p.state_bytes = f.state;
+    p.scratch_bytes = f.scratch;
+    p.min_expert_cache = f.minExpertCache;
+    p.vision_bytes = f.vision;
+    p.floor_bytes = f.floor();
+    p.recommended_bytes = f.recommended();
+    p.working_set_bytes = f.workingSet;
+    p.physical_ram_bytes = physicalRam();
+    p.usable_ram_bytes = usableRam();
+    p.cap_bytes = p.usable_ram_bytes - p.usable_ram_bytes / 8;
+    p.other_process_bytes = plan::otherProcessesBytes();
+    p.cliff_bytes = plan::pagingCliff(p.physical_ram_bytes, p.usable_ram_bytes, p.other_process_bytes);
+    p.max_record_bytes = in.maxRecordBytes;
+    p.moe_layers = in.moeLayers;
+    p.top_k = in.topK;
+    p.expert_bytes_total = in.expertBytesTotal;
+    p.container = containerPath;
+    return p;
+}
+
+} // namespace waste

@@ -1,0 +1,51 @@
+// The numbers the RAM planner needs, read from a container's manifest alone.
+//
+// The planner reads `manifest.config` directly with its own defaults (they differ from
+// the loader's in places: e.g. top-k defaults to 8, a missing conv kernel to 4), takes
+// trunk sizes from the entries' `bytes` fields, and the record size from the first
+// member of `layers`, exactly as the reference's waste_plan_memory does, so that
+// `plan --json` agrees with the reference byte for byte.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace waste::plan {
+
+struct PlanInputs {
+    // config (planner defaults in comments)
+    int64_t layers = 0;         // num_hidden_layers
+    int64_t hidden = 0;         // hidden_size
+    int64_t heads = 0;          // num_attention_heads
+    int64_t kvLora = 0;         // kv_lora_rank (dc)
+    int64_t qkRope = 0;         // qk_rope_head_dim (dr)
+    int64_t kdaHeads = 0;       // linear_attn_config.num_heads
+    int64_t kdaDim = 0;         // linear_attn_config.head_dim
+    int64_t convKernel = 4;     // linear_attn_config.short_conv_kernel_size
+    int64_t kdaLayers = 0;      // entries of linear_attn_config.kda_layers
+    int64_t moeInter = 0;       // moe_intermediate_size
+    int64_t inter = 0;          // intermediate_size [moeInter]
+    int64_t vocab = 0;          // vocab_size
+    int64_t expertWidth = 0;    // routed_expert_hidden_size [hidden]
+    int64_t sharedExperts = 1;  // max(num_shared_experts [1], 1)
+    int64_t attnResBlock = 0;   // attn_res_block_size
+    int64_t experts = 0;        // num_experts
+    int64_t topK = 8;           // num_experts_per_token
+    // expert_quant
+    int64_t stages = 3, vecDim = 8, entries = 256;
+    // sizes
+    int64_t trunkBytes = 0;        // resident trunk (quantized embed_tokens stays on disk)
+    int64_t visionWeightBytes = 0; // tensors outside a non-empty tensor_prefix
+    int64_t recordBytes = 0;       // first bank's bytes / experts
+    int64_t maxRecordBytes = 0;    // largest record of any bank (the cache slot size)
+    int64_t moeLayers = 0;         // banks in the manifest
+    int64_t expertBytesTotal = 0;  // all banks
+    std::string firstBankPath;     // for the disk probe
+    // vision.json (defaults if absent); textHidden 0 = config hidden_size
+    int64_t vtHidden = 1024, vtQkv = 1536, vtInter = 4096, posH = 64, posW = 64, maxPatches = 1024, textHidden = 0;
+};
+
+// Throws waste::Error(Format/Io) naming manifest.json on missing or malformed input.
+PlanInputs readPlanInputs(const std::string &containerPath);
+
+} // namespace waste::plan

@@ -1,0 +1,213 @@
+// The RAM planner: the reference's numbers byte for byte, the budget rules, refusal below
+// the floor, cgroup limits, sizes, and the cliff/forecast additions.
+#include "plan/budget.hpp"
+#include "plan/floor.hpp"
+#include "plan/plan_inputs.hpp"
+#include "plan/system_memory.hpp"
+
+#include <waste/waste.hpp>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+json readJson(const std::string &p)
+{
+    std::ifstream f(p);
+    return json::parse(f);
+}
+
+void expectMatchesReference(const std::string &container, const std::string &reference)
+{
+    auto ref = readJson(std::string(WASTE_FIXTURES_DIR) + "/" + reference);
+    auto p = waste::planMemory(std::string(WASTE_FIXTURES_DIR) + "/" + container, 4096);
+    EXPECT_EQ(p.ctx, ref["ctx"].get<int64_t>());
+    EXPECT_EQ(p.trunk_bytes, ref["trunk_bytes"].get<int64_t>());
+    EXPECT_EQ(p.state_bytes, ref["state_bytes"].get<int64_t>());
+    EXPECT_EQ(p.scratch_bytes, ref["scratch_bytes"].get<int64_t>());
+    EXPECT_EQ(p.min_expert_cache, ref["min_expert_cache"].get<int64_t>());
+    EXPECT_EQ(p.floor_bytes, ref["floor_bytes"].get<int64_t>());
+    EXPECT_EQ(p.recommended_bytes, ref["recommended_bytes"].get<int64_t>());
+    EXPECT_EQ(p.vision_bytes, ref.value("vision_bytes", int64_t(0)));
+    if (ref.contains("budget_bytes")) {
+        auto c = waste::resolveBudget(p, ref["budget_bytes"].get<int64_t>());
+        EXPECT_EQ(c.expert_cache_bytes, ref["expert_cache_bytes"].get<int64_t>());
+    }
+}
+
+waste::MemoryPlan fakePlan(int64_t floor, int64_t ws, int64_t usable)
+{
+    waste::MemoryPlan p;
+    p.ctx = 4096;
+    p.floor_bytes = floor;
+    p.recommended_bytes = floor + 3 * ws;
+    p.min_expert_cache = 100;
+    p.max_record_bytes = 10;
+    p.physical_ram_bytes = usable;
+    p.usable_ram_bytes = usable;
+    p.cap_bytes = usable - usable / 8;
+    return p;
+}
+
+} // namespace
+
+TEST(Planner, ReproducesTheReferenceKimiLinearPlan)
+{
+    expectMatchesReference("reference-container/r3.waste", "reference-container/r3.plan.json");
+}
+
+TEST(Planner, ReproducesTheReferenceK3PlanWithVision)
+{
+    expectMatchesReference("k3-container/k3s1.waste", "k3-container/k3s1.plan.json");
+}
+
+TEST(Planner, StateGrowsWithContextOnMlaLayersOnly)
+{
+    const std::string c = std::string(WASTE_FIXTURES_DIR) + "/reference-container/r3.waste";
+    auto a = waste::planMemory(c, 4096), b = waste::planMemory(c, 8192);
+    // r3: one MLA layer, latent 32 + rope 8, f32
+    EXPECT_EQ(b.state_bytes - a.state_bytes, 4096 * 40 * 4);
+    EXPECT_THROW(waste::planMemory(c, 0), waste::Error);
+}
+
+TEST(Planner, DefaultBudgetTakesWholeWorkingSetsUnderSevenEighths)
+{
+    const int64_t G = int64_t(1) << 30;
+    // floor 29 GiB, ws 17 GiB: on 64 GiB (cap 56) -> floor + 1 ws, on 128 GiB -> + 3 ws
+    auto p = fakePlan(29 * G, 17 * G, 64 * G);
+    EXPECT_EQ(waste::resolveBudget(p, 0).budget_bytes, 46 * G);
+    p = fakePlan(29 * G, 17 * G, 128 * G);
+    EXPECT_EQ(waste::resolveBudget(p, 0).budget_bytes, 80 * G);
+    p = fakePlan(29 * G, 17 * G, 80 * G); // cap 70: + 2 ws = 63
+    EXPECT_EQ(waste::resolveBudget(p, 0).budget_bytes, 63 * G);
+    p = fakePlan(29 * G, 17 * G, 32 * G); // nothing fits: the floor, with a warning
+    auto c = waste::resolveBudget(p, 0);
+    EXPECT_EQ(c.budget_bytes, 29 * G);
+    EXPECT_FALSE(c.warnings.empty());
+    EXPECT_EQ(c.expert_cache_bytes, 100);
+}
+
+TEST(Planner, BudgetBelowTheFloorIsRefusedWithTheFloorInTheMessage)
+{
+    auto p = fakePlan(1000000, 5000, int64_t(8) << 30);
+    try {
+        waste::resolveBudget(p, 999999);
+        FAIL() << "accepted a budget below the floor";
+    } catch (const waste::Error &e) {
+        EXPECT_EQ(e.code(), waste::ErrorCode::RamBudget);
+        EXPECT_NE(std::string(e.what()).find("1000000"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("floor"), std::string::npos);
+    }
+    auto c = waste::resolveBudget(p, 1000000); // exactly the floor is fine, used as given
+    EXPECT_EQ(c.budget_bytes, 1000000);
+    EXPECT_EQ(c.cache_slots, 10);
+}
+
+TEST(Planner, BudgetPastTheCliffOrCapWarnsWithNumbers)
+{
+    const int64_t G = int64_t(1) << 30;
+    auto p = fakePlan(2 * G, G, 64 * G);
+    p.other_process_bytes = 10 * G;
+    p.cliff_bytes = waste::plan::pagingCliff(64 * G, 64 * G, 10 * G);
+    // 64 - 10 - 4 - 0.5
+    EXPECT_EQ(p.cliff_bytes, 64 * G - 10 * G - 4 * G - (G / 2));
+    EXPECT_TRUE(waste::resolveBudget(p, 46 * G).warnings.empty());
+    auto c = waste::resolveBudget(p, 52 * G);
+    ASSERT_EQ(c.warnings.size(), 1u);
+    EXPECT_NE(c.warnings[0].find("cliff"), std::string::npos);
+    EXPECT_NE(c.warnings[0].find("GB"), std::string::npos);
+    EXPECT_EQ(waste::resolveBudget(p, 60 * G).warnings.size(), 2u); // past the cap too
+    // a cgroup limit is a wall
+    EXPECT_EQ(waste::plan::pagingCliff(64 * G, 8 * G, 0), 8 * G - (G / 2));
+}
+
+TEST(Planner, MachineFiguresAreSane)
+{
+    auto p = waste::planMemory(std::string(WASTE_FIXTURES_DIR) + "/reference-container/r3.waste");
+    EXPECT_GT(p.physical_ram_bytes, 0);
+    EXPECT_LE(p.usable_ram_bytes, p.physical_ram_bytes);
+    EXPECT_GE(p.other_process_bytes, 0);
+    EXPECT_LT(p.other_process_bytes, p.physical_ram_bytes);
+    EXPECT_GT(p.cliff_bytes, 0);
+    EXPECT_LT(p.cliff_bytes, p.physical_ram_bytes);
+    EXPECT_EQ(p.cap_bytes, p.usable_ram_bytes - p.usable_ram_bytes / 8);
+}
+
+TEST(Planner, CgroupLimitsAreTheSmallestFiniteAncestor)
+{
+    fs::path root = fs::path(WASTE_TEST_OUTPUT_DIR) / "fake-cgroup";
+    fs::remove_all(root);
+    fs::create_directories(root / "user.slice" / "app");
+    auto put = [](const fs::path &p, const std::string &v) { std::ofstream(p) << v << "\n"; };
+    put(root / "user.slice" / "memory.max", "6442450944");
+    put(root / "user.slice" / "app" / "memory.max", "max");
+    put(root / "user.slice" / "app" / "memory.high", "8589934592");
+    const std::string mountinfo = "30 25 0:26 / " + root.string() + " rw,nosuid - cgroup2 cgroup2 rw\n";
+    EXPECT_EQ(waste::plan::cgroupMemoryLimit("0::/user.slice/app\n", mountinfo), 6442450944);
+    put(root / "user.slice" / "memory.max", "max");
+    EXPECT_EQ(waste::plan::cgroupMemoryLimit("0::/user.slice/app\n", mountinfo), 8589934592);
+    put(root / "user.slice" / "app" / "memory.high", "max");
+    EXPECT_EQ(waste::plan::cgroupMemoryLimit("0::/user.slice/app\n", mountinfo), -1);
+
+    // cgroup v1: memory controller hierarchy, unlimited written as ~2^63
+    fs::path v1 = fs::path(WASTE_TEST_OUTPUT_DIR) / "fake-cgroup-v1";
+    fs::remove_all(v1);
+    fs::create_directories(v1 / "docker" / "abc");
+    put(v1 / "memory.limit_in_bytes", "9223372036854771712");
+    put(v1 / "docker" / "abc" / "memory.limit_in_bytes", "2147483648");
+    const std::string mi1 = "40 25 0:33 / " + v1.string() + " rw - cgroup cgroup rw,memory\n";
+    EXPECT_EQ(waste::plan::cgroupMemoryLimit("4:memory:/docker/abc\n", mi1), 2147483648);
+    EXPECT_EQ(waste::plan::cgroupMemoryLimit("4:cpu:/docker/abc\n", mi1), -1);
+}
+
+TEST(Planner, ParseSize)
+{
+    EXPECT_EQ(waste::parseSize("8G"), int64_t(8) << 30);
+    EXPECT_EQ(waste::parseSize("512M"), int64_t(512) << 20);
+    EXPECT_EQ(waste::parseSize("1024K"), int64_t(1) << 20);
+    EXPECT_EQ(waste::parseSize("123"), 123);
+    EXPECT_EQ(waste::parseSize("1.5G"), int64_t(3) << 29);
+    EXPECT_EQ(waste::parseSize("2GiB"), int64_t(2) << 30);
+    EXPECT_EQ(waste::parseSize("1g"), int64_t(1) << 30);
+    for (const char *junk : {"", "G", "12Q", "1..2G", "-5G", "1.5"})
+        EXPECT_THROW(waste::parseSize(junk), waste::Error) << junk;
+}
+
+TEST(Planner, ForecastUsesTheModelOrARecordedReplay)
+{
+    const std::string src = std::string(WASTE_FIXTURES_DIR) + "/reference-container/r3.waste";
+    auto p = waste::planMemory(src);
+    std::vector<int64_t> budgets = {p.floor_bytes, p.recommended_bytes, p.recommended_bytes * 2};
+    auto f = waste::forecastBudgets(p, budgets, 2.0, 0);
+    ASSERT_EQ(f.budgets.size(), 3u);
+    EXPECT_NE(f.hit_model.find("reference"), std::string::npos);
+    EXPECT_LE(f.budgets[0].hit_rate, f.budgets[1].hit_rate);
+    EXPECT_GT(f.budgets[0].tok_per_s, 0);
+    EXPECT_EQ(f.budgets[2].hit_rate, 1.0) << "every record fits";
+
+    // With recorded routing the forecast replays it through the real policy.
+    fs::path copy = fs::path(WASTE_TEST_OUTPUT_DIR) / "planner-r3";
+    fs::remove_all(copy);
+    fs::copy(src, copy, fs::copy_options::recursive);
+    {
+        std::ofstream r(copy / "usage.routing.jsonl");
+        for (int t = 0; t < 20; ++t)
+            r << "{\"tok\":" << t << ",\"layers\":[[0,1],[2,3],[4,5]]}\n";
+    }
+    auto q = waste::planMemory(copy.string());
+    auto g = waste::forecastBudgets(q, {q.floor_bytes, q.recommended_bytes}, 2.0, 0.01);
+    EXPECT_NE(g.hit_model.find("replay"), std::string::npos);
+    // floor: 4 slots for 6 distinct records cycling; recommended: all 6 fit -> 114 of 120 hit
+    EXPECT_NEAR(g.budgets[1].hit_rate, 114.0 / 120.0, 1e-9);
+    EXPECT_NEAR(g.budgets[1].tok_per_s, 100.0, 1e-6) << "compute-bound at 10 ms/token";
+    // a measured disk speed when none is given
+    auto m = waste::forecastBudgets(q, {q.floor_bytes}, 0, 0);
+    EXPECT_GT(m.disk_gbps, 0);
+}
