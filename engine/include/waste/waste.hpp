@@ -165,6 +165,20 @@ public:
     virtual bool complete() const = 0; // a valid document is finished: generation may stop
 };
 
+class Model;
+
+// Constrained decoding for response_format and forced tool calls (engine/src/text).
+// The constraint keeps the output a JSON document that matches `schemaJson` (a JSON
+// Schema: the OpenAI strict subset, anyOf, $ref; empty: any JSON object) and that
+// closes within `maxTokens` generated tokens, EOS included. Throws Error(Unsupported)
+// for schema keywords it cannot enforce.
+std::shared_ptr<TokenConstraint> makeJsonConstraint(const Model &model, std::string_view schemaJson,
+                                                    int maxTokens);
+// Forced tool call: the output is {"name": <tool>, "arguments": {...}} for one of the
+// functions of `toolsJson` (an OpenAI "tools" array), or only `functionName` if given.
+std::shared_ptr<TokenConstraint> makeToolCallConstraint(const Model &model, std::string_view toolsJson,
+                                                        std::string_view functionName, int maxTokens);
+
 struct GenParams {
     float temperature = 0.0f; // 0: greedy
     float topP = 1.0f;
