@@ -244,6 +244,15 @@ public:
     virtual void cancel() = 0;
 };
 
+// The next-token distribution as `waste eval` reports it: softmax over the whole
+// vocabulary in double precision, the k largest logits, equal logits lowest id first.
+struct TopToken {
+    int32_t id = 0;
+    float logit = 0;
+    double prob = 0;
+};
+std::vector<TopToken> topTokens(std::span<const float> logits, int k);
+
 std::string buildInfo(); // "WASTE Studio 0.1.0 (container v0, backend AVX2, x86_64)"
 
 } // namespace waste

@@ -1,0 +1,78 @@
+#include "format/expert_record.hpp"
+
+#include "format/crc32.hpp"
+#include "format/f16.hpp"
+#include "waste/waste.hpp"
+
+namespace waste::format {
+
+ExpertHeader parseExpertHeader(const uint8_t *p)
+{
+    ExpertHeader h;
+    h.magic = loadU32(p);
+    h.layer = loadU16(p + 4);
+    h.expertId = loadU16(p + 6);
+    h.fmt = p[8];
+    h.flags = p[9];
+    h.codebookId = loadU16(p + 10);
+    h.lowrankId = loadU16(p + 12);
+    h.rec4kBlocks = loadU32(p + 16);
+    h.gateOff = loadU32(p + 20);
+    h.upOff = loadU32(p + 24);
+    h.downOff = loadU32(p + 28);
+    h.scaleOff = loadU32(p + 32);
+    h.crc32 = loadU32(p + 36);
+    return h;
+}
+
+int64_t indexBytes(int64_t rows, int64_t cols, int stages, int indexBits)
+{
+    const int64_t blocks = (rows + kIndexBlockRows - 1) / kIndexBlockRows;
+    const int64_t perRow = indexBits == 6 ? 3 : stages;
+    return blocks * (cols / 8) * kIndexBlockRows * perRow;
+}
+
+ExpertHeader checkExpertRecord(const uint8_t *record, const RecordShape &s, int expert, const std::string &file,
+                               bool verifyCrc)
+{
+    const ExpertHeader h = parseExpertHeader(record);
+    const std::string where = file + ": record of expert " + std::to_string(expert) + " (layer " + std::to_string(s.layer) + ")";
+    auto bad = [&](const std::string &what) {
+        throw Error(ErrorCode::Format, where + ": " + what + "; the bank is damaged, re-convert or re-download it");
+    };
+    if (h.magic != kExpertMagic)
+        bad("bad magic");
+    if (h.layer != s.layer)
+        bad("header says layer " + std::to_string(h.layer));
+    if (h.expertId != expert)
+        bad("header says expert " + std::to_string(h.expertId));
+    const bool fmtOk = s.indexBits == 6 ? h.fmt == kFmtVQ4P : (h.fmt == kFmtVQ3R || h.fmt == kFmtVQ2R);
+    if (!fmtOk)
+        bad("format id " + std::to_string(h.fmt) + " disagrees with the manifest's index_bits " + std::to_string(s.indexBits));
+    if (h.lowrankId != 0)
+        bad("lowrank_id must be 0");
+    if (int64_t(h.rec4kBlocks) * 4096 != s.recordBytes)
+        bad("record size " + std::to_string(int64_t(h.rec4kBlocks) * 4096) + " differs from the bank stride " +
+            std::to_string(s.recordBytes));
+    if (int64_t(h.codebookId) + 3 * int64_t(s.stages) > s.codebooks)
+        bad("codebook range " + std::to_string(h.codebookId) + "+" + std::to_string(3 * s.stages) + " exceeds the " +
+            std::to_string(s.codebooks) + " codebooks");
+    if (h.gateOff != kRecordHeaderBytes || !(h.upOff > h.gateOff) || !(h.downOff > h.upOff) || !(h.scaleOff > h.downOff))
+        bad("matrix offsets are out of order");
+    const int64_t scaleEnd = int64_t(h.scaleOff) + 2 * (int64_t(s.inter) * 2 + s.width);
+    if (scaleEnd > s.recordBytes)
+        bad("row scales run past the record end");
+    // Memory safety beyond WASTE's checks: every index payload must fit before the next part.
+    if (int64_t(h.gateOff) + indexBytes(s.inter, s.width, s.stages, s.indexBits) > h.upOff ||
+        int64_t(h.upOff) + indexBytes(s.inter, s.width, s.stages, s.indexBits) > h.downOff ||
+        int64_t(h.downOff) + indexBytes(s.width, s.inter, s.stages, s.indexBits) > h.scaleOff)
+        bad("an index payload overlaps the next matrix");
+    if (verifyCrc) {
+        const uint32_t crc = crc32(record + kRecordHeaderBytes, static_cast<size_t>(scaleEnd - kRecordHeaderBytes));
+        if (crc != h.crc32)
+            bad("checksum mismatch");
+    }
+    return h;
+}
+
+} // namespace waste::format

@@ -1,0 +1,99 @@
+// manifest.json of a WASTE v0 container, parsed as untrusted input.
+// Every dimension is bounded here; offsets are checked against file sizes by the
+// loaders (trunk.cpp, expert_bank.cpp) once the files are open.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace waste::format {
+
+// How a trunk tensor's bytes are to be decoded. WASTE decodes every nonzero format id
+// other than 3 and 7 as Q8G; real half precision needs our optional "encoding" key.
+enum class TrunkFormat { F32, Q8G, Q4G, Q3G, F16, BF16 };
+
+const char *trunkFormatName(TrunkFormat f);
+
+struct TrunkEntry {
+    std::string name;
+    int rawFmt = 0;
+    TrunkFormat format = TrunkFormat::F32;
+    int64_t off = 0;
+    int64_t scaleOff = 0;
+    std::vector<int64_t> shape;
+    int64_t rows = 0;   // product of all dimensions but the last
+    int64_t cols = 0;   // last dimension (N)
+    int64_t group = 128;
+    int64_t elements() const { return rows * cols; }
+};
+
+struct ModelConfig {
+    std::string arch; // "kimi-linear", "kimi-k3", or the architectures string
+    int layers = 0, hidden = 0, vocab = 0, heads = 0;
+    int experts = 0, topK = 0, moeInter = 0, sharedExperts = 0, firstDense = 0, inter = 0;
+    int kvLora = 0, qLora = 0, qkNope = 0, qkRope = 0, vHead = 0;
+    float eps = 1e-5f;
+    float routedScale = 1.0f;
+    bool renormalize = false;
+    int64_t eosId = 0;
+    int kdaHeads = 0, kdaDim = 0, convK = 4;
+    std::vector<bool> isKda; // per layer
+    // Kimi K3 switches (absent on Kimi-Linear).
+    int latentMoe = 0;
+    bool latentNorm = false;
+    int attnResBlock = 0;
+    bool mlaOutputGate = false;
+    bool situ = false;
+    float situBeta = 1.0f, situLinearBeta = 0.0f;
+    bool fullRankGate = false;
+    float gateLowerBound = 0.0f;
+
+    int kdaLayerCount() const;
+    int expertWidth() const { return latentMoe > 0 ? latentMoe : hidden; }
+};
+
+struct ExpertQuant {
+    std::string fmtName = "VQ3R";
+    int stages = 3, vecDim = 8, entries = 256, indexBits = 8;
+};
+
+struct BankEntry {
+    int layer = 0;
+    std::string file;
+    int experts = 0;
+    int64_t bytes = 0;
+    int64_t recordBytes = 0;
+    int64_t codebookBase = 0;
+};
+
+struct Manifest {
+    std::string prefix;
+    ModelConfig config;
+    ExpertQuant quant;
+    std::map<int, BankEntry> banks; // keyed by layer
+    std::vector<TrunkEntry> trunk;
+
+    const TrunkEntry *find(const std::string &nameWithoutPrefix) const;
+};
+
+// Limits that keep an untrusted manifest from asking for absurd allocations.
+struct Limits {
+    static constexpr int kMaxLayers = 128;
+    static constexpr int kMaxHidden = 1 << 16;
+    static constexpr int kMaxVocab = 1 << 22;
+    static constexpr int kMaxHeads = 1024;
+    static constexpr int kMaxHeadDim = 4096;
+    static constexpr int kMaxExperts = 65535;
+    static constexpr int kMaxTopK = 64;
+    static constexpr int kMaxInter = 1 << 20;
+    static constexpr int kMaxConvK = 64;
+    static constexpr int64_t kMaxGroup = 1 << 20;
+    static constexpr int kMaxTrunkEntries = 1 << 20;
+};
+
+// Parses the manifest text; `where` names the file in error messages.
+Manifest parseManifest(const std::string &text, const std::string &where);
+
+} // namespace waste::format

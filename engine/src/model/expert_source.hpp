@@ -1,0 +1,47 @@
+// Where routed-expert records come from. The forward pass asks, per layer, for the
+// experts it selected and receives each record (header already checked) through a
+// callback, in whatever order they become available. A cache / read-ahead layer plugs
+// in here without touching the math: the math sums in selection order regardless.
+#pragma once
+
+#include "format/expert_bank.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace waste::model {
+
+struct ExpertFetchStats {
+    int64_t hits = 0, misses = 0, bytesRead = 0;
+    double secondsIo = 0;
+};
+
+class ExpertSource {
+public:
+    virtual ~ExpertSource() = default;
+    using Consumer = std::function<void(size_t index, const uint8_t *record)>;
+    // Delivers the record of every id in `experts` (index = position in `experts`).
+    // The pointer is valid only during the call.
+    virtual void fetch(int layer, std::span<const int> experts, const Consumer &consume) = 0;
+    virtual ExpertFetchStats stats() const = 0;
+};
+
+// The plain path: one pread per record into one aligned buffer, no cache.
+class PreadExpertSource : public ExpertSource {
+public:
+    PreadExpertSource(std::map<int, std::shared_ptr<format::ExpertBank>> banks, bool verifyCrc);
+    void fetch(int layer, std::span<const int> experts, const Consumer &consume) override;
+    ExpertFetchStats stats() const override { return m_stats; }
+
+private:
+    std::map<int, std::shared_ptr<format::ExpertBank>> m_banks;
+    bool m_verify;
+    std::vector<uint8_t> m_buffer;
+    ExpertFetchStats m_stats;
+};
+
+} // namespace waste::model

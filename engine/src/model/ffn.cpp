@@ -1,0 +1,35 @@
+// Gated feed-forward blocks: the dense FFN of the first layers and the shared experts.
+#include "model/forward.hpp"
+#include "model/ops.hpp"
+#include "quant/trunk_matvec.hpp"
+
+#include <cmath>
+
+namespace waste::model {
+
+// silu(g)·u, or K3's SiTU-GLU when the config says hidden_act = "situ".
+void Forward::activate(const float *g, const float *u, float *out, int64_t n) const
+{
+    if (!m_c.situ) {
+        for (int64_t i = 0; i < n; ++i)
+            out[i] = silu(g[i]) * u[i];
+        return;
+    }
+    const float b = m_c.situBeta, l = m_c.situLinearBeta;
+    for (int64_t i = 0; i < n; ++i) {
+        const float gs = b * std::tanh(g[i] / b) * sigmoid(g[i]);
+        const float us = l > 0.0f ? l * std::tanh(u[i] / l) : u[i];
+        out[i] = gs * us;
+    }
+}
+
+void Forward::denseFfn(const FfnWeights &w, const float *x, float *out, int64_t width)
+{
+    Vec g(width), u(width);
+    quant::matvec(*w.gate, x, g.data());
+    quant::matvec(*w.up, x, u.data());
+    activate(g.data(), u.data(), g.data(), width);
+    quant::matvec(*w.down, g.data(), out);
+}
+
+} // namespace waste::model

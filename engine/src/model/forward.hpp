@@ -1,0 +1,49 @@
+// The Kimi-Linear forward pass over a chunk of tokens. A chunk of n tokens gives the
+// logits of n single-token steps bit for bit: every token's arithmetic is the same code
+// in the same order; chunking only shares expert reads and lookup-table work.
+#pragma once
+
+#include "format/codebooks.hpp"
+#include "format/manifest.hpp"
+#include "model/expert_source.hpp"
+#include "model/state.hpp"
+#include "model/weights.hpp"
+#include "quant/lut.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace waste::model {
+
+class Forward {
+public:
+    Forward(const format::Manifest &manifest, const Weights &weights, const format::Codebooks &books);
+
+    // Runs `tokens` at positions state.pos... and leaves the last token's logits in
+    // state.lastLogits. Throws Error(Cancelled) when `cancel` becomes true between layers.
+    void run(std::span<const int32_t> tokens, State &state, ExpertSource &experts, const std::atomic<bool> *cancel);
+
+    static constexpr int kMaxChunk = 64;
+
+private:
+    using Vec = std::vector<float>;
+    void embed(int32_t token, float *out) const;
+    void kda(int layer, const float *a, float *out, LayerState &st);
+    void mla(int layer, const float *a, float *out, LayerState &st, int pos);
+    void denseFfn(const FfnWeights &w, const float *x, float *out, int64_t width);
+    void moe(int layer, int n, const float *b, float *out, ExpertSource &experts);
+    void activate(const float *g, const float *u, float *out, int64_t n) const;
+
+    const format::Manifest &m_manifest;
+    const format::ModelConfig &m_c;
+    const Weights &m_w;
+    const format::Codebooks &m_books;
+    // Scratch, sized once.
+    Vec m_t1, m_t2, m_t3, m_t4, m_t5, m_t6;
+    std::vector<quant::Lut> m_gateLut, m_upLut;
+    quant::Lut m_downLut;
+};
+
+} // namespace waste::model

@@ -1,0 +1,49 @@
+#include "model/state.hpp"
+
+#include <algorithm>
+
+namespace waste::model {
+
+void State::allocate(const format::ModelConfig &c, int ctxTokens)
+{
+    ctx = ctxTokens;
+    layers.assign(static_cast<size_t>(c.layers), {});
+    for (int L = 0; L < c.layers; ++L) {
+        LayerState &s = layers[static_cast<size_t>(L)];
+        if (c.isKda[static_cast<size_t>(L)]) {
+            const size_t C = size_t(c.kdaHeads) * size_t(c.kdaDim);
+            s.S.assign(size_t(c.kdaHeads) * size_t(c.kdaDim) * size_t(c.kdaDim), 0.0f);
+            const size_t ring = C * size_t(std::max(c.convK - 1, 0));
+            s.convQ.assign(ring, 0.0f);
+            s.convK.assign(ring, 0.0f);
+            s.convV.assign(ring, 0.0f);
+        } else {
+            s.latent.assign(size_t(ctxTokens) * size_t(c.kvLora + c.qkRope), 0.0f);
+        }
+    }
+    pos = 0;
+    lastLogits.clear();
+}
+
+void State::reset()
+{
+    for (LayerState &s : layers) {
+        std::fill(s.S.begin(), s.S.end(), 0.0f);
+        std::fill(s.convQ.begin(), s.convQ.end(), 0.0f);
+        std::fill(s.convK.begin(), s.convK.end(), 0.0f);
+        std::fill(s.convV.begin(), s.convV.end(), 0.0f);
+        std::fill(s.latent.begin(), s.latent.end(), 0.0f);
+    }
+    pos = 0;
+    lastLogits.clear();
+}
+
+int64_t State::bytes() const
+{
+    int64_t n = 0;
+    for (const LayerState &s : layers)
+        n += int64_t(s.S.size() + s.convQ.size() + s.convK.size() + s.convV.size() + s.latent.size()) * 4;
+    return n;
+}
+
+} // namespace waste::model

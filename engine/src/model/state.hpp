@@ -1,0 +1,29 @@
+// The recurrent / cached state of one session: KDA matrices and conv rings, the MLA
+// latent cache, the position, and the logits of the last evaluated token.
+#pragma once
+
+#include "format/manifest.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace waste::model {
+
+struct LayerState {
+    std::vector<float> S;                   // KDA: heads × D × D (row = key dim)
+    std::vector<float> convQ, convK, convV; // KDA: C × (Kc−1), oldest first
+    std::vector<float> latent;              // MLA: ctx × (dc + dr)
+};
+
+struct State {
+    int pos = 0;
+    int ctx = 0;
+    std::vector<LayerState> layers;
+    std::vector<float> lastLogits; // after the last evaluated token (empty at pos 0)
+
+    void allocate(const format::ModelConfig &c, int ctxTokens);
+    void reset();
+    int64_t bytes() const;
+};
+
+} // namespace waste::model

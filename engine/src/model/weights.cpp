@@ -1,0 +1,154 @@
+#include "model/weights.hpp"
+
+#include "waste/waste.hpp"
+
+namespace waste::model {
+namespace {
+
+class Loader {
+public:
+    Loader(const format::Manifest &m, const format::Trunk &t, Weights &w) : m_m(m), m_t(t), m_w(w) {}
+
+    [[noreturn]] void refuse(const std::string &name, const std::string &what) const
+    {
+        throw Error(ErrorCode::Format, m_t.file().path() + ": tensor " + m_m.prefix + name + " " + what +
+                                           " (the container does not match its config; re-convert it)");
+    }
+
+    TensorPtr optional(const std::string &name, bool resident = true)
+    {
+        TensorPtr t = m_t.load(name, resident);
+        if (t)
+            m_w.residentBytes += t->residentBytes();
+        return t;
+    }
+
+    // A matrix [out, in], any trunk format.
+    TensorPtr mat(const std::string &name, int64_t out, int64_t in, bool resident = true)
+    {
+        TensorPtr t = optional(name, resident);
+        if (!t)
+            refuse(name, "is missing");
+        if (t->shape.size() != 2 || t->rows != out || t->cols != in)
+            refuse(name, "has shape " + shapeText(*t) + ", expected [" + std::to_string(out) + ", " + std::to_string(in) + "]");
+        return t;
+    }
+
+    // A raw f32 array read as at least n values; must be stored as F32.
+    TensorPtr vec(const std::string &name, int64_t n)
+    {
+        TensorPtr t = optional(name);
+        if (!t)
+            refuse(name, "is missing");
+        if (t->format != format::TrunkFormat::F32)
+            refuse(name, "must be stored as F32");
+        if (t->rows * t->cols < n)
+            refuse(name, "has " + std::to_string(t->rows * t->cols) + " values, needs " + std::to_string(n));
+        return t;
+    }
+
+    static std::string shapeText(const format::TrunkTensor &t)
+    {
+        std::string s = "[";
+        for (size_t i = 0; i < t.shape.size(); ++i)
+            s += (i ? ", " : "") + std::to_string(t.shape[i]);
+        return s + "]";
+    }
+
+private:
+    const format::Manifest &m_m;
+    const format::Trunk &m_t;
+    Weights &m_w;
+};
+
+} // namespace
+
+Weights loadWeights(const format::Manifest &m, const format::Trunk &trunk)
+{
+    const format::ModelConfig &c = m.config;
+    Weights w;
+    Loader ld(m, trunk, w);
+    const int64_t Hd = c.hidden, V = c.vocab;
+    w.embed = ld.mat("model.embed_tokens.weight", V, Hd, /*resident=*/false);
+    w.norm = ld.vec("model.norm.weight", Hd);
+    w.head = ld.mat("lm_head.weight", V, Hd);
+    w.layers.resize(static_cast<size_t>(c.layers));
+    for (int L = 0; L < c.layers; ++L) {
+        LayerWeights &lw = w.layers[static_cast<size_t>(L)];
+        const std::string p = "model.layers." + std::to_string(L) + ".";
+        lw.inNorm = ld.vec(p + "input_layernorm.weight", Hd);
+        lw.postNorm = ld.vec(p + "post_attention_layernorm.weight", Hd);
+        lw.kda = c.isKda[static_cast<size_t>(L)];
+        if (lw.kda) {
+            const int64_t H = c.kdaHeads, D = c.kdaDim, C = H * D, K = c.convK;
+            KdaWeights &k = lw.k;
+            const std::string a = p + "self_attn.";
+            k.q = ld.mat(a + "q_proj.weight", C, Hd);
+            k.k = ld.mat(a + "k_proj.weight", C, Hd);
+            k.v = ld.mat(a + "v_proj.weight", C, Hd);
+            k.qConv = ld.vec(a + "q_conv1d.weight", C * K);
+            k.kConv = ld.vec(a + "k_conv1d.weight", C * K);
+            k.vConv = ld.vec(a + "v_conv1d.weight", C * K);
+            k.fa = ld.mat(a + "f_a_proj.weight", D, Hd);
+            k.fb = ld.mat(a + "f_b_proj.weight", C, D);
+            k.b = ld.mat(a + "b_proj.weight", H, Hd);
+            k.aLog = ld.vec(a + "A_log", H);
+            k.dtBias = ld.vec(a + "dt_bias", C);
+            if (c.fullRankGate) {
+                k.g = ld.mat(a + "g_proj.weight", C, Hd);
+            } else {
+                k.ga = ld.mat(a + "g_a_proj.weight", D, Hd);
+                k.gb = ld.mat(a + "g_b_proj.weight", C, D);
+            }
+            k.oNorm = ld.vec(a + "o_norm.weight", D);
+            k.o = ld.mat(a + "o_proj.weight", Hd, C);
+        } else {
+            const int64_t nh = c.heads, dq = c.qkNope + c.qkRope;
+            MlaWeights &q = lw.m;
+            const std::string a = p + "self_attn.";
+            if (c.qLora > 0) {
+                q.qa = ld.mat(a + "q_a_proj.weight", c.qLora, Hd);
+                q.qaNorm = ld.vec(a + "q_a_layernorm.weight", c.qLora);
+                q.qb = ld.mat(a + "q_b_proj.weight", nh * dq, c.qLora);
+            } else {
+                q.q = ld.mat(a + "q_proj.weight", nh * dq, Hd);
+            }
+            q.kva = ld.mat(a + "kv_a_proj_with_mqa.weight", c.kvLora + c.qkRope, Hd);
+            q.kvaNorm = ld.vec(a + "kv_a_layernorm.weight", c.kvLora);
+            q.kvb = ld.mat(a + "kv_b_proj.weight", nh * (c.qkNope + c.vHead), c.kvLora);
+            q.o = ld.mat(a + "o_proj.weight", Hd, nh * c.vHead);
+            if (c.mlaOutputGate)
+                q.g = ld.mat(a + "g_proj.weight", nh * c.vHead, Hd);
+        }
+        lw.moe = c.experts > 0 && L >= c.firstDense;
+        if (lw.moe) {
+            MoeWeights &e = lw.moeW;
+            const std::string a = p + "block_sparse_moe.";
+            const int64_t Ms = int64_t(c.moeInter) * (c.sharedExperts > 1 ? c.sharedExperts : 1);
+            e.router = ld.mat(a + "gate.weight", c.experts, Hd);
+            e.bias = ld.optional(a + "gate.e_score_correction_bias");
+            if (e.bias && (e.bias->format != format::TrunkFormat::F32 || e.bias->rows * e.bias->cols < c.experts))
+                e.bias = nullptr; // WASTE treats a missing or non-F32 bias as zeros
+            e.shared.gate = ld.mat(a + "shared_experts.gate_proj.weight", Ms, Hd);
+            e.shared.up = ld.mat(a + "shared_experts.up_proj.weight", Ms, Hd);
+            e.shared.down = ld.mat(a + "shared_experts.down_proj.weight", Hd, Ms);
+            if (c.latentMoe > 0) {
+                e.latentDown = ld.mat(p + "mlp.routed_expert_down_proj.weight", c.latentMoe, Hd);
+                e.latentUp = ld.mat(p + "mlp.routed_expert_up_proj.weight", Hd, c.latentMoe);
+                if (c.latentNorm)
+                    e.latentNorm = ld.vec(p + "mlp.routed_expert_norm.weight", c.latentMoe);
+            }
+            if (!m.banks.count(L))
+                throw Error(ErrorCode::Format, "manifest.json: MoE layer " + std::to_string(L) +
+                                                   " has no expert bank in 'layers'; the container is incomplete");
+        } else {
+            const std::string a = p + "mlp.";
+            lw.dense.gate = ld.mat(a + "gate_proj.weight", c.inter, Hd);
+            lw.dense.up = ld.mat(a + "up_proj.weight", c.inter, Hd);
+            lw.dense.down = ld.mat(a + "down_proj.weight", Hd, c.inter);
+        }
+    }
+    return w;
+}
+
+} // namespace waste::model

@@ -1,0 +1,52 @@
+// The trunk tensors a Kimi-Linear (or K3 text) forward pass reads, loaded and shape-checked.
+#pragma once
+
+#include "format/codebooks.hpp"
+#include "format/manifest.hpp"
+#include "format/trunk.hpp"
+
+#include <memory>
+#include <vector>
+
+namespace waste::model {
+
+using TensorPtr = std::shared_ptr<format::TrunkTensor>;
+
+struct FfnWeights {
+    TensorPtr gate, up, down;
+};
+
+struct KdaWeights {
+    TensorPtr q, k, v, qConv, kConv, vConv, fa, fb, b, aLog, dtBias, ga, gb, g, oNorm, o;
+};
+
+struct MlaWeights {
+    TensorPtr q, qa, qaNorm, qb, kva, kvaNorm, kvb, o, g;
+};
+
+struct MoeWeights {
+    TensorPtr router, bias; // bias: F32 e_score_correction_bias or null (zeros)
+    FfnWeights shared;
+    TensorPtr latentDown, latentUp, latentNorm; // K3 latent MoE
+};
+
+struct LayerWeights {
+    bool kda = false;
+    bool moe = false;
+    TensorPtr inNorm, postNorm;
+    KdaWeights k;
+    MlaWeights m;
+    FfnWeights dense;
+    MoeWeights moeW;
+};
+
+struct Weights {
+    TensorPtr embed, norm, head;
+    std::vector<LayerWeights> layers;
+    int64_t residentBytes = 0;
+};
+
+// Loads every tensor the text path needs; throws Error(Format) naming the first bad one.
+Weights loadWeights(const format::Manifest &m, const format::Trunk &trunk);
+
+} // namespace waste::model

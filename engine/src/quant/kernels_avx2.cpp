@@ -1,0 +1,119 @@
+// AVX2 + FMA kernels, compiled per function (target attribute) and chosen at run time.
+#include "quant/simd.hpp"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define WASTE_AVX2 __attribute__((target("avx2,fma")))
+
+namespace waste::quant {
+namespace {
+
+WASTE_AVX2 inline float hsum(__m256 v)
+{
+    __m128 lo = _mm256_castps256_ps128(v);
+    __m128 hi = _mm256_extractf128_ps(v, 1);
+    lo = _mm_add_ps(lo, hi);
+    lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
+    lo = _mm_add_ss(lo, _mm_shuffle_ps(lo, lo, 1));
+    return _mm_cvtss_f32(lo);
+}
+
+WASTE_AVX2 float dotF32(const float *a, const float *b, int64_t n)
+{
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
+    }
+    for (; i + 8 <= n; i += 8)
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+    float s = hsum(_mm256_add_ps(s0, s1));
+    for (; i < n; ++i)
+        s += a[i] * b[i];
+    return s;
+}
+
+WASTE_AVX2 float rowQ8(const uint8_t *q, const float *scale, const float *x, int64_t n, int64_t g)
+{
+    float acc = 0.0f;
+    for (int64_t k = 0, i0 = 0; i0 < n; ++k, i0 += g) {
+        const int64_t i1 = i0 + g < n ? i0 + g : n;
+        __m256 s = _mm256_setzero_ps();
+        int64_t i = i0;
+        for (; i + 8 <= i1; i += 8) {
+            const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(q + i));
+            const __m256 w = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b));
+            s = _mm256_fmadd_ps(w, _mm256_loadu_ps(x + i), s);
+        }
+        float inner = hsum(s);
+        for (; i < i1; ++i)
+            inner += static_cast<float>(static_cast<int8_t>(q[i])) * x[i];
+        acc += scale[k] * inner;
+    }
+    return acc;
+}
+
+WASTE_AVX2 float rowQ4(const uint8_t *q, const float *scale, const float *x, int64_t n, int64_t g)
+{
+    float acc = 0.0f;
+    const __m128i mask = _mm_set1_epi8(0x0f), eight = _mm_set1_epi8(8);
+    for (int64_t k = 0, i0 = 0; i0 < n; ++k, i0 += g) {
+        const int64_t i1 = i0 + g < n ? i0 + g : n;
+        __m256 s = _mm256_setzero_ps();
+        int64_t i = i0;
+        // i0 is even (groups of an even padded row), so byte boundaries line up.
+        if ((i0 & 1) == 0) {
+            for (; i + 16 <= i1; i += 16) {
+                const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(q + (i >> 1)));
+                const __m128i lo = _mm_and_si128(b, mask);
+                const __m128i hi = _mm_and_si128(_mm_srli_epi16(b, 4), mask);
+                const __m128i v = _mm_sub_epi8(_mm_unpacklo_epi8(lo, hi), eight);
+                const __m256 w0 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(v));
+                const __m256 w1 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(v, 8)));
+                s = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x + i), s);
+                s = _mm256_fmadd_ps(w1, _mm256_loadu_ps(x + i + 8), s);
+            }
+        }
+        float inner = hsum(s);
+        for (; i < i1; ++i) {
+            const uint8_t b = q[i >> 1];
+            inner += static_cast<float>(((i & 1) ? (b >> 4) : (b & 0x0f)) - 8) * x[i];
+        }
+        acc += scale[k] * inner;
+    }
+    return acc;
+}
+
+WASTE_AVX2 void lutRow(const float *x8, const float *bookT, int paddedEntries, float *out)
+{
+    __m256 xd[8];
+    for (int d = 0; d < 8; ++d)
+        xd[d] = _mm256_set1_ps(x8[d]);
+    for (int c = 0; c < paddedEntries; c += 16) {
+        const float *blk = bookT + (c / 16) * 128;
+        __m256 a = _mm256_mul_ps(xd[0], _mm256_loadu_ps(blk));
+        __m256 b = _mm256_mul_ps(xd[0], _mm256_loadu_ps(blk + 8));
+        for (int d = 1; d < 8; ++d) {
+            a = _mm256_fmadd_ps(xd[d], _mm256_loadu_ps(blk + d * 16), a);
+            b = _mm256_fmadd_ps(xd[d], _mm256_loadu_ps(blk + d * 16 + 8), b);
+        }
+        _mm256_storeu_ps(out + c, a);
+        _mm256_storeu_ps(out + c + 8, b);
+    }
+}
+
+const Kernels kAvx2{dotF32, rowQ8, rowQ4, lutRow};
+
+} // namespace
+
+const Kernels *avx2Kernels() { return &kAvx2; }
+
+} // namespace waste::quant
+
+#else
+namespace waste::quant {
+const Kernels *avx2Kernels() { return nullptr; }
+} // namespace waste::quant
+#endif

@@ -1,0 +1,68 @@
+#include "quant/simd.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+namespace waste::quant {
+namespace {
+
+std::atomic<int> g_active{-1};
+
+} // namespace
+
+SimdLevel detectSimd()
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    if (avx512Kernels() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma"))
+        return SimdLevel::Avx512;
+    if (avx2Kernels() && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return SimdLevel::Avx2;
+#endif
+    return SimdLevel::Scalar;
+}
+
+SimdLevel activeSimd()
+{
+    int v = g_active.load(std::memory_order_relaxed);
+    if (v < 0) {
+        const char *env = std::getenv("WASTE_BACKEND");
+        const SimdLevel lvl = (env && std::strcmp(env, "cpu") == 0) ? SimdLevel::Scalar : detectSimd();
+        v = static_cast<int>(lvl);
+        g_active.store(v, std::memory_order_relaxed);
+    }
+    return static_cast<SimdLevel>(v);
+}
+
+void setActiveSimd(SimdLevel lvl)
+{
+    const SimdLevel best = detectSimd();
+    if (static_cast<int>(lvl) > static_cast<int>(best))
+        lvl = best;
+    g_active.store(static_cast<int>(lvl), std::memory_order_relaxed);
+}
+
+const char *simdName(SimdLevel lvl)
+{
+    switch (lvl) {
+    case SimdLevel::Avx512: return "AVX-512";
+    case SimdLevel::Avx2: return "AVX2";
+    case SimdLevel::Scalar: return "scalar";
+    }
+    return "scalar";
+}
+
+const Kernels &kernelsFor(SimdLevel lvl)
+{
+    if (lvl == SimdLevel::Avx512 && avx512Kernels())
+        return *avx512Kernels();
+    if (lvl == SimdLevel::Avx2 && avx2Kernels())
+        return *avx2Kernels();
+    return scalarKernels();
+}
+
+const Kernels &kernels() { return kernelsFor(activeSimd()); }
+
+} // namespace waste::quant

@@ -1,0 +1,34 @@
+// Run-time choice of SIMD kernels (AVX-512, AVX2, scalar). Each kernel set is compiled
+// with per-function target attributes, so the library runs on any x86-64 (or other) CPU.
+#pragma once
+
+#include <cstdint>
+
+namespace waste::quant {
+
+enum class SimdLevel { Scalar, Avx2, Avx512 };
+
+struct Kernels {
+    // Σ a[i]*b[i] over n floats.
+    float (*dotF32)(const float *a, const float *b, int64_t n);
+    // Grouped rows: Σ_k scale[k] * (Σ_{i in group k} q_i * x_i), n inputs, group size g.
+    float (*rowQ8)(const uint8_t *q, const float *scale, const float *x, int64_t n, int64_t g);
+    float (*rowQ4)(const uint8_t *q, const float *scale, const float *x, int64_t n, int64_t g);
+    // Table row for one 8-input vector: out[c] = Σ_d x8[d] * Cb[c][d] for c < padded entries,
+    // from the book transposed in blocks of 16 entries ([c/16][d][16]).
+    void (*lutRow)(const float *x8, const float *bookT, int paddedEntries, float *out);
+};
+
+SimdLevel detectSimd();            // best level this CPU (and OS) supports
+SimdLevel activeSimd();            // level in use (detected, or WASTE_BACKEND=cpu -> scalar)
+void setActiveSimd(SimdLevel lvl); // tests and benchmarks; clamps to what the CPU supports
+const char *simdName(SimdLevel lvl);
+const Kernels &kernels();                // active set
+const Kernels &kernelsFor(SimdLevel lvl); // a specific set (must be supported)
+
+// The per-ISA sets (defined in kernels_*.cpp).
+const Kernels &scalarKernels();
+const Kernels *avx2Kernels();   // nullptr where not compiled
+const Kernels *avx512Kernels(); // nullptr where not compiled
+
+} // namespace waste::quant

@@ -1,0 +1,53 @@
+#include "quant/trunk_matvec.hpp"
+
+#include "quant/simd.hpp"
+#include "waste/waste.hpp"
+
+#include <vector>
+
+namespace waste::quant {
+
+float rowDot(const format::TrunkTensor &w, int64_t r, const float *x)
+{
+    const Kernels &k = kernels();
+    using format::TrunkFormat;
+    if (!w.f32.empty())
+        return k.dotF32(w.f32.data() + r * w.cols, x, w.cols);
+    if (w.onDisk) {
+        std::vector<float> row(static_cast<size_t>(w.cols));
+        w.readRow(r, row.data());
+        return k.dotF32(row.data(), x, w.cols);
+    }
+    const uint8_t *q = w.payload.data() + r * w.rowBytes;
+    const float *sc = w.scales.data() + r * w.groups;
+    switch (w.format) {
+    case TrunkFormat::Q8G: return k.rowQ8(q, sc, x, w.cols, w.group);
+    case TrunkFormat::Q4G: return k.rowQ4(q, sc, x, w.cols, w.group);
+    case TrunkFormat::Q3G: {
+        float acc = 0.0f;
+        for (int64_t g = 0, i0 = 0; i0 < w.cols; ++g, i0 += w.group) {
+            const int64_t i1 = i0 + w.group < w.cols ? i0 + w.group : w.cols;
+            float inner = 0.0f;
+            for (int64_t i = i0; i < i1; ++i) {
+                const int64_t bit = 3 * i;
+                const unsigned v = static_cast<unsigned>(q[bit >> 3]) | (static_cast<unsigned>(q[(bit >> 3) + 1]) << 8);
+                inner += static_cast<float>(static_cast<int>((v >> (bit & 7)) & 7u) - 4) * x[i];
+            }
+            acc += sc[g] * inner;
+        }
+        return acc;
+    }
+    default: break;
+    }
+    throw Error(ErrorCode::Format, w.name + ": unsupported trunk format");
+}
+
+void matvecRows(const format::TrunkTensor &w, const float *x, float *y, int64_t r0, int64_t r1)
+{
+    for (int64_t r = r0; r < r1; ++r)
+        y[r - r0] = rowDot(w, r, x);
+}
+
+void matvec(const format::TrunkTensor &w, const float *x, float *y) { matvecRows(w, x, y, 0, w.rows); }
+
+} // namespace waste::quant

@@ -1,0 +1,18 @@
+// y = W x for trunk tensors, f32 arithmetic over the stored (quantized) weights:
+// per row, each group contributes scale * Σ q*x, groups summed in f32.
+#pragma once
+
+#include "format/trunk.hpp"
+
+#include <cstdint>
+
+namespace waste::quant {
+
+// Row r of W times x (x has W.cols elements).
+float rowDot(const format::TrunkTensor &w, int64_t r, const float *x);
+// y[0..rows) = W x.
+void matvec(const format::TrunkTensor &w, const float *x, float *y);
+// Rows [r0, r1) only.
+void matvecRows(const format::TrunkTensor &w, const float *x, float *y, int64_t r0, int64_t r1);
+
+} // namespace waste::quant

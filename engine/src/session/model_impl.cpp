@@ -1,0 +1,297 @@
+#include "session/model_impl.hpp"
+
+#include "format/expert_bank.hpp"
+#include "format/file.hpp"
+#include "session/basic_plan.hpp"
+#include "session/state_file.hpp"
+#include "text/output_stream.hpp"
+#include "text/sampler.hpp"
+
+#include <algorithm>
+#include <set>
+#include <sys/stat.h>
+
+namespace waste::session {
+namespace {
+
+bool isDirectory(const std::string &p)
+{
+    struct stat st{};
+    return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string expertFormatName(const format::ExpertQuant &q)
+{
+    if (q.indexBits == 6)
+        return "VQ4P";
+    return "VQ" + std::to_string(q.stages) + "R";
+}
+
+} // namespace
+
+ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options) : m_dir(path), m_opts(options)
+{
+    while (m_dir.size() > 1 && m_dir.back() == '/')
+        m_dir.pop_back();
+    if (!isDirectory(m_dir))
+        throw Error(ErrorCode::Io, m_dir + ": not a container directory (expected manifest.json, trunk.bin, ... inside)");
+    if (m_opts.ctxTokens < 1 || m_opts.ctxTokens > (1 << 20))
+        throw Error(ErrorCode::Argument, "context of " + std::to_string(m_opts.ctxTokens) + " tokens is out of range [1, 1048576]");
+    auto step = [&](double f) {
+        if (m_opts.progress && !m_opts.progress(f))
+            throw Error(ErrorCode::Cancelled, m_dir + ": open cancelled");
+    };
+    step(0.0);
+    const std::string manifestPath = m_dir + "/manifest.json";
+    m_manifest = format::parseManifest(format::readWholeFile(manifestPath, int64_t(256) << 20), manifestPath);
+    const format::ModelConfig &c = m_manifest.config;
+
+    int64_t budget = 0, cache = 0;
+    m_plan = basicPlan(m_manifest, m_opts.ctxTokens, m_opts.ramBudget, budget, cache);
+
+    m_trunk = std::make_unique<format::Trunk>(m_dir + "/trunk.bin", m_manifest);
+    step(0.1);
+    std::map<int, std::shared_ptr<format::ExpertBank>> banks;
+    if (c.experts > 0) {
+        m_books = format::Codebooks(m_dir + "/codebooks.bin", m_manifest.quant);
+        for (const auto &[layer, entry] : m_manifest.banks) {
+            if (layer < c.firstDense)
+                continue;
+            if (entry.codebookBase + 3 * int64_t(m_manifest.quant.stages) > m_books.count())
+                throw Error(ErrorCode::Format, manifestPath + ": layer " + std::to_string(layer) + " codebook_base " +
+                                                   std::to_string(entry.codebookBase) + " is beyond the " +
+                                                   std::to_string(m_books.count()) + " codebooks in codebooks.bin");
+            format::RecordShape shape;
+            shape.layer = layer;
+            shape.recordBytes = entry.recordBytes;
+            shape.inter = c.moeInter;
+            shape.width = c.expertWidth();
+            shape.stages = m_manifest.quant.stages;
+            shape.indexBits = m_manifest.quant.indexBits;
+            shape.codebooks = m_books.count();
+            const int64_t minBytes = format::kRecordHeaderBytes +
+                                     2 * format::indexBytes(shape.inter, shape.width, shape.stages, shape.indexBits) +
+                                     format::indexBytes(shape.width, shape.inter, shape.stages, shape.indexBits) +
+                                     2 * (2 * int64_t(shape.inter) + shape.width);
+            if (entry.recordBytes < minBytes)
+                throw Error(ErrorCode::Format, manifestPath + ": layer " + std::to_string(layer) + " records of " +
+                                                   std::to_string(entry.recordBytes) + " bytes cannot hold an expert of this shape");
+            banks[layer] = std::make_shared<format::ExpertBank>(m_dir, entry, shape);
+        }
+    }
+    step(0.2);
+    m_weights = model::loadWeights(m_manifest, *m_trunk);
+    step(0.9);
+    m_experts = std::make_unique<model::PreadExpertSource>(std::move(banks), m_opts.verifyRecords);
+    m_forward = std::make_unique<model::Forward>(m_manifest, m_weights, m_books);
+    m_state.allocate(c, m_opts.ctxTokens);
+
+    if (format::fileExists(m_dir + "/tokenizer.model") || format::fileExists(m_dir + "/tiktoken.model"))
+        m_tokenizer = text::Tokenizer::load(m_dir, -1, c.eosId > 0 ? static_cast<int32_t>(c.eosId) : -1);
+
+    // Info, with the reference's counting rules.
+    m_info.arch = c.arch;
+    m_info.layers = c.layers;
+    m_info.experts = c.experts;
+    m_info.topK = c.topK;
+    m_info.hidden = c.hidden;
+    m_info.vocab = c.vocab;
+    m_info.ctxMax = m_opts.ctxTokens;
+    const int64_t expertParams = 3 * int64_t(c.expertWidth()) * c.moeInter * (c.layers - c.firstDense);
+    int64_t trunkParams = 0, embedParams = 0;
+    std::set<int, std::greater<int>> fmts;
+    for (const format::TrunkEntry &e : m_manifest.trunk) {
+        if (!m_manifest.prefix.empty() && e.name.rfind(m_manifest.prefix, 0) != 0)
+            continue;
+        trunkParams += e.elements();
+        if (e.name == m_manifest.prefix + "model.embed_tokens.weight")
+            embedParams += e.elements();
+        fmts.insert(static_cast<int>(e.format));
+    }
+    m_info.paramsTotal = expertParams * c.experts + trunkParams;
+    m_info.paramsActive = expertParams * c.topK + trunkParams - embedParams;
+    // Trunk formats listed as the reference does: Q3G, Q4G, Q8G, F32 (then our F16/BF16).
+    std::string trunkFmts;
+    for (format::TrunkFormat f : {format::TrunkFormat::Q3G, format::TrunkFormat::Q4G, format::TrunkFormat::Q8G,
+                                  format::TrunkFormat::F32, format::TrunkFormat::F16, format::TrunkFormat::BF16})
+        if (fmts.count(static_cast<int>(f)))
+            trunkFmts += (trunkFmts.empty() ? "" : "/") + std::string(format::trunkFormatName(f));
+    m_info.quantization = (c.experts > 0 ? "experts " + expertFormatName(m_manifest.quant) + ", " : std::string()) +
+                          "trunk " + trunkFmts;
+    m_info.expertCacheBytes = cache;
+    m_info.budgetBytes = budget;
+    m_info.hasVision = format::fileExists(m_dir + "/vision.json");
+    m_info.hasChatTemplate = format::fileExists(m_dir + "/chat.json") || format::fileExists(m_dir + "/chat_template.jinja");
+    if (m_tokenizer) {
+        m_info.bosId = m_tokenizer->bosId();
+        m_info.eosId = m_tokenizer->eosId();
+    } else if (c.eosId > 0) {
+        m_info.eosId = static_cast<int32_t>(c.eosId);
+    }
+    m_stats.directIo = false;
+    step(1.0);
+}
+
+const text::Tokenizer &ModelImpl::tokenizer() const
+{
+    if (!m_tokenizer)
+        throw Error(ErrorCode::Unsupported, m_dir + ": the container has no tokenizer.model; copy the model's tokenizer into it");
+    return *m_tokenizer;
+}
+
+std::vector<int32_t> ModelImpl::tokenize(std::string_view text, bool markup) const { return tokenizer().encode(text, markup); }
+
+std::string ModelImpl::detokenize(std::span<const int32_t> ids) const { return tokenizer().decode(ids); }
+
+std::string ModelImpl::tokenText(int32_t id) const { return std::string(tokenizer().piece(id)); }
+
+void ModelImpl::feed(std::span<const int32_t> tokens, const PrefillCallback &progress)
+{
+    const auto t0 = std::chrono::steady_clock::now();
+    const size_t chunk = model::Forward::kMaxChunk;
+    for (size_t done = 0; done < tokens.size(); done += chunk) {
+        const size_t n = std::min(chunk, tokens.size() - done);
+        m_forward->run(tokens.subspan(done, n), m_state, *m_experts, &m_cancel);
+        if (progress && !progress(static_cast<int>(done + n), static_cast<int>(tokens.size())))
+            throw Error(ErrorCode::Cancelled, "prefill stopped by the caller");
+    }
+    m_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::vector<float> ModelImpl::eval(std::span<const int32_t> tokens, const PrefillCallback &progress)
+{
+    m_cancel.store(false);
+    if (tokens.empty()) {
+        if (m_state.lastLogits.empty())
+            throw Error(ErrorCode::Argument, "eval needs at least one token");
+        return m_state.lastLogits;
+    }
+    feed(tokens, progress);
+    m_stats.tokensPrefilled += static_cast<int64_t>(tokens.size());
+    return m_state.lastLogits;
+}
+
+GenResult ModelImpl::generate(std::span<const int32_t> prompt, const GenParams &params, const TokenCallback &onToken,
+                              const PrefillCallback &progress)
+{
+    m_cancel.store(false);
+    const text::Tokenizer &tok = tokenizer();
+    GenResult res;
+    res.promptTokens = static_cast<int>(prompt.size());
+    if (!prompt.empty()) {
+        if (m_state.pos + int64_t(prompt.size()) > m_state.ctx && m_manifest.config.kdaLayerCount() < m_manifest.config.layers)
+            throw Error(ErrorCode::Argument, "prompt of " + std::to_string(prompt.size()) + " tokens does not fit the " +
+                                                 std::to_string(m_state.ctx - m_state.pos) + " positions left in the context");
+        feed(prompt, progress);
+        m_stats.tokensPrefilled += static_cast<int64_t>(prompt.size());
+    } else if (m_state.lastLogits.empty()) {
+        throw Error(ErrorCode::Argument, "generate needs a prompt on a fresh session");
+    }
+    text::SamplerParams sp;
+    sp.temperature = params.temperature;
+    sp.topP = params.topP;
+    sp.topK = params.topK;
+    sp.seed = params.seed;
+    text::Sampler sampler(sp);
+    text::OutputStream out(tok, params, tok.eosId());
+    const bool hasMla = m_manifest.config.kdaLayerCount() < m_manifest.config.layers;
+    std::vector<bool> mask;
+    for (int i = 0;; ++i) {
+        const std::vector<float> &logits = m_state.lastLogits;
+        const std::vector<bool> *maskPtr = nullptr;
+        if (params.constraint) {
+            mask.assign(logits.size(), false);
+            params.constraint->allowed(mask);
+            maskPtr = &mask;
+        }
+        const int32_t id = sampler.sample(logits, maskPtr);
+        const float lp = text::Sampler::logProb(logits, id, maskPtr);
+        if (params.constraint)
+            params.constraint->accept(id);
+        res.tokens.push_back(id);
+        m_stats.tokensGenerated += 1;
+        text::OutputStream::Step st = out.push(id);
+        bool done = st.done;
+        res.finish = st.finish;
+        if (!done && params.constraint && params.constraint->complete()) {
+            st.text += out.finish();
+            done = true;
+            res.finish = FinishReason::Stop;
+        }
+        TokenEvent ev;
+        ev.index = i;
+        ev.token = id;
+        ev.text = st.text;
+        ev.logprob = lp;
+        ev.stats = stats();
+        const bool keepGoing = onToken ? onToken(ev) : true;
+        if (!done && !keepGoing) {
+            out.finish();
+            res.finish = FinishReason::Cancelled;
+            break;
+        }
+        if (done && res.finish != FinishReason::Length)
+            break;
+        if (hasMla && m_state.pos >= m_state.ctx) {
+            out.finish();
+            res.finish = done ? res.finish : FinishReason::ContextFull;
+            break;
+        }
+        // Feed the token (also after a length stop, so the session can continue).
+        try {
+            feed(std::span<const int32_t>(&res.tokens.back(), 1), {});
+        } catch (const Error &e) {
+            if (e.code() != ErrorCode::Cancelled)
+                throw;
+            out.finish();
+            res.finish = FinishReason::Cancelled;
+            break;
+        }
+        if (done)
+            break;
+    }
+    res.text = out.text();
+    res.stats = stats();
+    return res;
+}
+
+int ModelImpl::addImage(const std::string &path)
+{
+    throw Error(ErrorCode::Unsupported, path + ": image input is not wired into this engine build yet");
+}
+
+void ModelImpl::clearImages() {}
+
+void ModelImpl::resetState() { m_state.reset(); }
+
+void ModelImpl::saveState(const std::string &path) const { session::saveState(path, m_manifest.config, m_state); }
+
+void ModelImpl::loadState(const std::string &path) { session::loadState(path, m_manifest.config, m_state); }
+
+Stats ModelImpl::stats() const
+{
+    Stats s = m_stats;
+    const model::ExpertFetchStats f = m_experts->stats();
+    s.demandHits = f.hits;
+    s.demandMisses = f.misses;
+    s.bytesRead = f.bytesRead;
+    s.secondsIoWait = f.secondsIo;
+    s.secondsTotal = m_seconds;
+    return s;
+}
+
+void ModelImpl::saveUsage()
+{
+    throw Error(ErrorCode::Unsupported, m_dir + ": usage recording needs the expert cache, which this build does not use yet");
+}
+
+} // namespace waste::session
+
+namespace waste {
+
+std::unique_ptr<Model> Model::open(const std::string &containerPath, const OpenOptions &options)
+{
+    return std::make_unique<session::ModelImpl>(containerPath, options);
+}
+
+} // namespace waste

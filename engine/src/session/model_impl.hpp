@@ -1,0 +1,69 @@
+// waste::Model for WASTE v0 containers: opens and validates the container, owns the
+// forward pass, the session state, the tokenizer and the generation loop.
+#pragma once
+
+#include "format/codebooks.hpp"
+#include "format/manifest.hpp"
+#include "format/trunk.hpp"
+#include "model/expert_source.hpp"
+#include "model/forward.hpp"
+#include "model/state.hpp"
+#include "model/weights.hpp"
+#include "text/tokenizer.hpp"
+#include "waste/waste.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+
+namespace waste::session {
+
+class ModelImpl final : public Model {
+public:
+    ModelImpl(const std::string &path, const OpenOptions &options);
+
+    const ModelInfo &info() const override { return m_info; }
+    MemoryPlan memoryPlan() const override { return m_plan; }
+    std::vector<int32_t> tokenize(std::string_view text, bool markup) const override;
+    std::string detokenize(std::span<const int32_t> ids) const override;
+    std::string tokenText(int32_t id) const override;
+    std::vector<float> eval(std::span<const int32_t> tokens, const PrefillCallback &progress) override;
+    GenResult generate(std::span<const int32_t> prompt, const GenParams &params, const TokenCallback &onToken,
+                       const PrefillCallback &progress) override;
+    int addImage(const std::string &path) override;
+    void clearImages() override;
+    int position() const override { return m_state.pos; }
+    void resetState() override;
+    void saveState(const std::string &path) const override;
+    void loadState(const std::string &path) override;
+    Stats stats() const override;
+    void saveUsage() override;
+    void cancel() override { m_cancel.store(true); }
+
+    // Engine internals for tests and tools.
+    const format::Manifest &manifest() const { return m_manifest; }
+    const std::vector<float> &lastLogits() const { return m_state.lastLogits; }
+
+private:
+    const text::Tokenizer &tokenizer() const;
+    void feed(std::span<const int32_t> tokens, const PrefillCallback &progress);
+
+    std::string m_dir;
+    OpenOptions m_opts;
+    format::Manifest m_manifest;
+    std::unique_ptr<format::Trunk> m_trunk;
+    format::Codebooks m_books;
+    model::Weights m_weights;
+    std::unique_ptr<model::ExpertSource> m_experts;
+    std::unique_ptr<model::Forward> m_forward;
+    model::State m_state;
+    std::optional<text::Tokenizer> m_tokenizer;
+    ModelInfo m_info;
+    MemoryPlan m_plan;
+    Stats m_stats;
+    double m_seconds = 0;
+    std::atomic<bool> m_cancel{false};
+};
+
+} // namespace waste::session

@@ -1,0 +1,74 @@
+// The reference container r3.waste: our eval gives the reference engine's top-10 ids
+// and logits (within 1e-3) on the "hello" and "fox" prompts, and `info` matches.
+#include <gtest/gtest.h>
+
+#include "waste/waste.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+namespace {
+
+const std::string kDir = std::string(WASTE_FIXTURES_DIR) + "/reference-container/";
+
+nlohmann::json readJson(const std::string &path)
+{
+    std::ifstream in(path);
+    return nlohmann::json::parse(in);
+}
+
+std::vector<int32_t> ids(const std::string &name)
+{
+    return readJson(kDir + "r3.tok." + name + ".json")["ids"].get<std::vector<int32_t>>();
+}
+
+void checkEval(const std::string &name)
+{
+    auto model = waste::Model::open(kDir + "r3.waste");
+    const nlohmann::json ref = readJson(kDir + "r3.eval." + name + ".json");
+    const std::vector<int32_t> prompt = ids(name);
+    ASSERT_EQ(static_cast<int>(prompt.size()), ref["prompt_tokens"].get<int>());
+    const std::vector<float> logits = model->eval(prompt);
+    ASSERT_EQ(static_cast<int>(logits.size()), ref["vocab"].get<int>());
+    const auto top = waste::topTokens(logits, 10);
+    ASSERT_EQ(top.size(), ref["top"].size());
+    for (size_t i = 0; i < top.size(); ++i) {
+        EXPECT_EQ(top[i].id, ref["top"][i]["id"].get<int>()) << name << " rank " << i;
+        EXPECT_NEAR(top[i].logit, ref["top"][i]["logit"].get<double>(), 1e-3) << name << " rank " << i;
+        EXPECT_NEAR(top[i].prob, ref["top"][i]["prob"].get<double>(), 1e-4) << name << " rank " << i;
+    }
+}
+
+} // namespace
+
+TEST(ReferenceEval, Hello) { checkEval("hello"); }
+
+TEST(ReferenceEval, Fox) { checkEval("fox"); }
+
+TEST(ReferenceEval, TokenizerMatchesReferenceIds)
+{
+    auto model = waste::Model::open(kDir + "r3.waste");
+    EXPECT_EQ(model->tokenize("Hello there", true), ids("hello"));
+    std::string fox;
+    for (int i = 0; i < 5; ++i)
+        fox += (i ? " " : "") + std::string("The quick brown fox jumps over the lazy dog.");
+    EXPECT_EQ(model->tokenize(fox, true), ids("fox"));
+}
+
+TEST(ReferenceEval, InfoMatchesReference)
+{
+    auto model = waste::Model::open(kDir + "r3.waste");
+    const nlohmann::json ref = readJson(kDir + "r3.info.json");
+    const waste::ModelInfo &info = model->info();
+    EXPECT_EQ(info.arch, ref["arch"].get<std::string>());
+    EXPECT_EQ(info.layers, ref["layers"].get<int>());
+    EXPECT_EQ(info.experts, ref["experts"].get<int>());
+    EXPECT_EQ(info.topK, ref["top_k"].get<int>());
+    EXPECT_EQ(info.hidden, ref["hidden"].get<int>());
+    EXPECT_EQ(info.paramsTotal, ref["params_total"].get<int64_t>());
+    EXPECT_EQ(info.paramsActive, ref["params_active"].get<int64_t>());
+    EXPECT_EQ(info.quantization, ref["quantization"].get<std::string>());
+    // The cache is budget-dependent; on a machine with room for 3 working sets it is this.
+    EXPECT_EQ(info.expertCacheBytes, ref["expert_cache_bytes"].get<int64_t>());
+}
