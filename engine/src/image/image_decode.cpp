@@ -1,6 +1,8 @@
 #include "image/image_decode.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -11,6 +13,49 @@
 #include "waste/waste.hpp"
 
 namespace waste::image {
+namespace {
+
+// Feeds stb from memory through its callback interface so we learn whether the decoder ever
+// asked for bytes past the end of the file. stb fills such reads with zeros and may report
+// success, so this is how a truncated BMP, TGA or PSD is told from a whole one.
+struct BoundedReader {
+    const uint8_t *data = nullptr;
+    size_t size = 0;
+    size_t pos = 0;
+    bool overrun = false;
+
+    static int read(void *user, char *out, int n)
+    {
+        auto *r = static_cast<BoundedReader *>(user);
+        if (n <= 0) return 0;
+        if (r->pos >= r->size) {
+            r->overrun = true;
+            return 0;
+        }
+        const size_t k = std::min(size_t(n), r->size - r->pos);
+        std::memcpy(out, r->data + r->pos, k);
+        r->pos += k;
+        return int(k);
+    }
+    static void skip(void *user, int n)
+    {
+        auto *r = static_cast<BoundedReader *>(user);
+        if (n <= 0) return;
+        if (size_t(n) > r->size - r->pos) {
+            r->overrun = true;
+            r->pos = r->size;
+        } else {
+            r->pos += size_t(n);
+        }
+    }
+    static int eof(void *user)
+    {
+        auto *r = static_cast<BoundedReader *>(user);
+        return r->pos >= r->size ? 1 : 0;
+    }
+};
+
+} // namespace
 
 RgbImage decodeImage(std::span<const uint8_t> bytes, const std::string &name, const DecodeOptions &options)
 {
@@ -32,8 +77,12 @@ RgbImage decodeImage(std::span<const uint8_t> bytes, const std::string &name, co
                                                 std::to_string(options.maxPixels) + "-pixel limit");
 
     int dw = 0, dh = 0, dc = 0;
-    std::unique_ptr<stbi_uc, void (*)(void *)> pixels(stbi_load_from_memory(data, len, &dw, &dh, &dc, 3),
+    BoundedReader reader{bytes.data(), bytes.size()};
+    const stbi_io_callbacks io{&BoundedReader::read, &BoundedReader::skip, &BoundedReader::eof};
+    std::unique_ptr<stbi_uc, void (*)(void *)> pixels(stbi_load_from_callbacks(&io, &reader, &dw, &dh, &dc, 3),
                                                       stbi_image_free);
+    if (reader.overrun)
+        throw Error(ErrorCode::Format, name + ": the image data is truncated (the file ends before the picture does)");
     if (!pixels) {
         const char *why = stbi_failure_reason();
         throw Error(ErrorCode::Format, name + ": cannot decode the image (" + (why ? why : "unknown reason") +
