@@ -214,8 +214,11 @@ TEST(HostileImages, RandomBytesNeverCrash)
 {
     // Random buffers and randomly damaged real files: refused with waste::Error or decoded,
     // never a crash or an out-of-bounds access (ASan).
+    // WASTE_FUZZ_ROUNDS raises the count for a longer local campaign.
+    const char *env = std::getenv("WASTE_FUZZ_ROUNDS");
+    const int rounds = env ? std::max(1, std::atoi(env)) : 1;
     std::mt19937 rng(1234);
-    for (int i = 0; i < 300; ++i) {
+    for (int i = 0; i < 300 * rounds; ++i) {
         std::vector<uint8_t> junk(size_t(rng() % 2048));
         for (auto &b : junk) b = uint8_t(rng());
         try {
@@ -225,7 +228,7 @@ TEST(HostileImages, RandomBytesNeverCrash)
     }
     for (const char *name : {"pic.png", "pic24.bmp", "pic.gif", "pic.psd", "pic-topdown.tga", "grad.jpg"}) {
         const std::vector<uint8_t> whole = readBytes(kDir + name);
-        for (int i = 0; i < 60; ++i) {
+        for (int i = 0; i < 60 * rounds; ++i) {
             std::vector<uint8_t> damaged = whole;
             for (int k = 0; k < 4; ++k) damaged[rng() % damaged.size()] = uint8_t(rng());
             try {

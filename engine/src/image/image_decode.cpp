@@ -10,6 +10,7 @@
 #include <stb_image.h>
 
 #include "image/exif_orientation.hpp"
+#include "image/jpeg_guard.hpp"
 #include "waste/waste.hpp"
 
 namespace waste::image {
@@ -65,6 +66,9 @@ RgbImage decodeImage(std::span<const uint8_t> bytes, const std::string &name, co
                                                 " bytes)");
     const auto *data = reinterpret_cast<const stbi_uc *>(bytes.data());
     const int len = int(bytes.size());
+
+    if (const std::string why = jpegGuardProblem(bytes); !why.empty())
+        throw Error(ErrorCode::Format, name + ": damaged image (" + why + ")");
 
     // Header probe: no pixel memory is allocated until the dimensions are known to be sane.
     int w = 0, h = 0, comp = 0;
