@@ -210,6 +210,23 @@ TEST(HostileImages, NonImagesAreRefused)
     EXPECT_EQ(refusalCode({reinterpret_cast<const uint8_t *>(ppm.data()), ppm.size()}, &msg), ErrorCode::Format);
 }
 
+TEST(HostileImages, OversizedJpegHuffmanTableRefused)
+{
+    // stb 2.27 writes past its code-size table for a DHT with more than 256 codes.
+    std::vector<uint8_t> jpg = readBytes(kDir + "grad.jpg");
+    size_t at = 0;
+    for (size_t i = 2; i + 1 < jpg.size(); ++i)
+        if (jpg[i] == 0xFF && jpg[i + 1] == 0xC4) {
+            at = i;
+            break;
+        }
+    ASSERT_GT(at, 0u);
+    for (size_t k = 0; k < 16; ++k) jpg[at + 5 + k] = 20; // 320 codes
+    std::string msg;
+    EXPECT_EQ(refusalCode(jpg, &msg), ErrorCode::Format);
+    EXPECT_NE(msg.find("Huffman"), std::string::npos) << msg;
+}
+
 TEST(HostileImages, RandomBytesNeverCrash)
 {
     // Random buffers and randomly damaged real files: refused with waste::Error or decoded,
