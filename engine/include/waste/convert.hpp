@@ -1,0 +1,97 @@
+// libwaste converter API: Hugging Face safetensors -> streaming container (format v0),
+// and the tiny-model generator used by tests, benchmarks and the app's demo model.
+//
+// A conversion is resumable per layer: rerunning with the same source, output folder
+// and options continues after the last finished layer and produces the same bytes as an
+// uninterrupted run. Nothing in the output folder looks finished (no manifest.json)
+// until everything is. Errors are thrown as waste::Error with a one-line message.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace waste {
+
+struct ConvertOptions {
+    int jobs = 0;            // worker threads (k-means, expert encoding); 0: one per core
+    int trunkBits = 4;       // 4: Q4G trunk (Q8G embed/head); 8: everything Q8G
+    bool reclaim = false;    // delete each source shard once every tensor in it is converted
+    uint64_t seed = 0x5741535445ull; // k-means seed; same seed, same bytes
+    int codebookExperts = 12;        // experts sampled per layer to fit codebooks
+    int codebookVectors = 300000;    // training vectors per (layer, matrix kind)
+    int kmeansIterations = 10;
+    bool checkFreeSpace = true;
+    // Testing: after this many output bytes, writes fail as if the disk were full (-1: off).
+    int64_t failAfterBytes = -1;
+};
+
+struct ConvertProgress {
+    enum class Phase { Planning, Trunk, Codebooks, Experts, Finishing, Done };
+    Phase phase = Phase::Planning;
+    int unit = 0;              // 0: embeddings/head/globals, 1..layers: model layer unit-1
+    int units = 0;
+    int layer = -1;            // model layer being converted (-1 for the globals unit)
+    std::string tensor;        // tensor or "experts 12/256"
+    int64_t sourceBytesDone = 0;
+    int64_t sourceBytesTotal = 0;
+    int64_t outputBytes = 0;   // bytes written to the container so far (this run)
+    double elapsedSeconds = 0;
+    double etaSeconds = -1;    // -1: unknown yet
+    bool resumed = false;      // this run continues an interrupted one
+};
+
+using ConvertProgressCallback = std::function<void(const ConvertProgress &)>;
+
+// What a conversion will make, computed from headers only (the GUI shows it first).
+struct ConvertPlan {
+    std::string arch;
+    int layers = 0;
+    int moeLayers = 0;
+    int experts = 0;
+    int64_t sourceBytes = 0;
+    int64_t outputBytes = 0;          // whole container
+    int64_t remainingOutputBytes = 0; // still to write (less when resuming)
+    int64_t freeBytes = 0;            // on the output filesystem
+    int unitsTotal = 0;
+    int unitsDone = 0;                // finished units found in the output folder
+    bool alreadyComplete = false;     // the output folder already holds this conversion
+    int64_t recordBytes = 0;          // one expert record
+};
+
+ConvertPlan planConversion(const std::string &sourceDir, const std::string &outDir, const ConvertOptions &options = {});
+
+struct ConvertResult {
+    ConvertPlan plan;
+    int unitsResumed = 0;     // units skipped because an earlier run finished them
+    int64_t sourceBytesRead = 0;
+    double seconds = 0;
+    int shardsReclaimed = 0;
+};
+
+// Converts sourceDir (config.json, *.safetensors [+ index], tiktoken.model,
+// tokenizer_config.json) into the container folder outDir. `cancel`, when set,
+// stops at the next expert or tensor with Error(Cancelled); the run can be resumed.
+ConvertResult convertModel(const std::string &sourceDir, const std::string &outDir, const ConvertOptions &options = {},
+                           const ConvertProgressCallback &progress = {}, const std::atomic<bool> *cancel = nullptr);
+
+struct TinyModelOptions {
+    uint64_t seed = 1;
+    bool vision = false;     // include a tiny vision tower (K3-style) and vision.json
+    int64_t targetBytes = 0; // 0: the tiny default; else scale the model to about this many source bytes
+    int jobs = 0;
+    int trunkBits = 4;       // for makeTinyContainer
+};
+
+// Writes a Kimi-Linear-shaped model in the Hugging Face layout: config.json, sharded
+// model-0000x-of-0000y.safetensors + model.safetensors.index.json, tiktoken.model,
+// tokenizer_config.json. Deterministic from the seed.
+void makeTinyHf(const std::string &outDir, const TinyModelOptions &options = {});
+
+// Writes the same model straight into a container; byte-identical to makeTinyHf
+// followed by convertModel with the same seed and trunk bits.
+void makeTinyContainer(const std::string &outDir, const TinyModelOptions &options = {},
+                       const ConvertProgressCallback &progress = {}, const std::atomic<bool> *cancel = nullptr);
+
+} // namespace waste

@@ -1,0 +1,45 @@
+#include "convert/crc32.hpp"
+
+#include <array>
+
+namespace waste::convert {
+namespace {
+
+using Tables = std::array<std::array<uint32_t, 256>, 8>;
+
+Tables makeTables() {
+    Tables t{};
+    for (uint32_t i = 0; i < 256; ++i) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; ++k) c = (c & 1u) ? (0xEDB88320u ^ (c >> 1)) : (c >> 1);
+        t[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; ++i)
+        for (size_t s = 1; s < 8; ++s) t[s][i] = (t[s - 1][i] >> 8) ^ t[0][t[s - 1][i] & 0xffu];
+    return t;
+}
+
+const Tables &tables() {
+    static const Tables t = makeTables();
+    return t;
+}
+
+} // namespace
+
+uint32_t crc32(const void *data, size_t size, uint32_t crc) {
+    const Tables &t = tables();
+    const auto *p = static_cast<const uint8_t *>(data);
+    uint32_t c = ~crc;
+    while (size >= 8) {
+        const uint32_t lo = c ^ (static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
+                                 static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24);
+        c = t[7][lo & 0xff] ^ t[6][(lo >> 8) & 0xff] ^ t[5][(lo >> 16) & 0xff] ^ t[4][lo >> 24] ^
+            t[3][p[4]] ^ t[2][p[5]] ^ t[1][p[6]] ^ t[0][p[7]];
+        p += 8;
+        size -= 8;
+    }
+    while (size--) c = t[0][(c ^ *p++) & 0xffu] ^ (c >> 8);
+    return ~c;
+}
+
+} // namespace waste::convert

@@ -1,0 +1,276 @@
+#include "convert/tiny_model.hpp"
+
+#include "convert/converter.hpp"
+#include "convert/file_io.hpp"
+#include "convert/half.hpp"
+#include "convert/parallel.hpp"
+#include "convert/random.hpp"
+#include "convert/safetensors.hpp"
+
+#include <waste/waste.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace waste::convert {
+
+using ojson = nlohmann::ordered_json;
+
+namespace {
+constexpr int kMerges = 240;
+const char *kSpecials[] = {"[BOS]", "[EOS]", "<|im_end|>", "<|im_user|>", "<|im_assistant|>", "<|im_system|>",
+                           "<|im_middle|>", "<|end_of_msg|>", "<|open|>", "<|close|>", "<|sep|>", "<|media_begin|>",
+                           "<|media_content|>", "<|media_pad|>", "<|media_end|>", "<|kimi_image_placeholder|>"};
+constexpr int kSpecialCount = sizeof(kSpecials) / sizeof(kSpecials[0]);
+
+const char *kChatTemplate =
+    "{%- for message in messages -%}"
+    "{%- if message['role'] == 'system' -%}<|im_system|>system<|im_middle|>"
+    "{%- elif message['role'] == 'user' -%}<|im_user|>user<|im_middle|>"
+    "{%- else -%}<|im_assistant|>assistant<|im_middle|>{%- endif -%}"
+    "{{ message['content'] }}<|im_end|>"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt -%}<|im_assistant|>assistant<|im_middle|>{%- endif -%}";
+} // namespace
+
+TinyDims tinyDimsFor(const TinyModelOptions &o) {
+    TinyDims d;
+    d.vision = o.vision;
+    if (o.targetBytes > 0) {
+        // Benchmark scale: wider, 8 layers (MLA at 4 and 8), experts added until the
+        // source reaches about the requested size.
+        d.hidden = 512;
+        d.inter = 1024;
+        d.moeInter = 512;
+        d.kdaHeadDim = 128;
+        d.mlaHeads = 8;
+        d.layers = 8;
+        d.kdaLayers = {1, 2, 3, 5, 6, 7};
+        d.fullAttnLayers = {4, 8};
+        const int64_t perExpert = 3ll * d.moeInter * d.hidden * 2;
+        const int64_t moeLayers = d.layers - d.firstDense;
+        const int64_t e = o.targetBytes / (perExpert * moeLayers);
+        d.experts = static_cast<int>(std::clamp<int64_t>(e, 8, 4096));
+        d.topK = 4;
+    }
+    return d;
+}
+
+void TinySource::add(const std::string &name, std::vector<int64_t> shape, Init init) {
+    Tensor t;
+    t.info.name = name;
+    t.info.dtype = DType::BF16;
+    t.info.shape = std::move(shape);
+    t.info.bytes = t.info.elements() * 2;
+    t.init = init;
+    t.key = mix64(m_options.seed ^ hashString(name));
+    m_totalBytes += t.info.bytes;
+    m_order.push_back(name);
+    m_tensors[name] = std::move(t);
+}
+
+TinySource::TinySource(const TinyModelOptions &options) : m_options(options), m_dims(tinyDimsFor(options)) {
+    const TinyDims &d = m_dims;
+    const TinyVocabulary vocab = learnTinyVocabulary(kMerges);
+    const int nTokens = static_cast<int>(vocab.tokens.size());
+    const int vocabSize = (nTokens + kSpecialCount + 15) / 16 * 16;
+    const int C = d.kdaHeads * d.kdaHeadDim, H = d.hidden, E = d.experts;
+
+    add("model.embed_tokens.weight", {vocabSize, H}, Init::Embedding);
+    for (int L = 0; L < d.layers; ++L) {
+        const std::string p = "model.layers." + std::to_string(L) + ".";
+        add(p + "input_layernorm.weight", {H}, Init::Norm);
+        const bool kda = std::find(d.kdaLayers.begin(), d.kdaLayers.end(), L + 1) != d.kdaLayers.end();
+        if (kda) {
+            for (const char *x : {"q", "k", "v"}) add(p + "self_attn." + x + "_proj.weight", {C, H}, Init::Matrix);
+            for (const char *x : {"q", "k", "v"}) add(p + "self_attn." + x + "_conv1d.weight", {C, 1, d.convKernel}, Init::Conv);
+            add(p + "self_attn.f_a_proj.weight", {d.kdaHeadDim, H}, Init::Matrix);
+            add(p + "self_attn.f_b_proj.weight", {C, d.kdaHeadDim}, Init::Matrix);
+            add(p + "self_attn.b_proj.weight", {d.kdaHeads, H}, Init::Matrix);
+            add(p + "self_attn.A_log", {1, 1, d.kdaHeads, 1}, Init::ALog);
+            add(p + "self_attn.dt_bias", {C}, Init::DtBias);
+            add(p + "self_attn.g_a_proj.weight", {d.kdaHeadDim, H}, Init::Matrix);
+            add(p + "self_attn.g_b_proj.weight", {C, d.kdaHeadDim}, Init::Matrix);
+            add(p + "self_attn.o_norm.weight", {d.kdaHeadDim}, Init::Norm);
+            add(p + "self_attn.o_proj.weight", {H, C}, Init::Matrix);
+        } else {
+            add(p + "self_attn.q_proj.weight", {d.mlaHeads * (d.qkNope + d.qkRope), H}, Init::Matrix);
+            add(p + "self_attn.kv_a_proj_with_mqa.weight", {d.kvLora + d.qkRope, H}, Init::Matrix);
+            add(p + "self_attn.kv_a_layernorm.weight", {d.kvLora}, Init::Norm);
+            add(p + "self_attn.kv_b_proj.weight", {d.mlaHeads * (d.qkNope + d.vHead), d.kvLora}, Init::Matrix);
+            add(p + "self_attn.o_proj.weight", {H, d.mlaHeads * d.vHead}, Init::Matrix);
+        }
+        add(p + "post_attention_layernorm.weight", {H}, Init::Norm);
+        if (L < d.firstDense) {
+            add(p + "mlp.gate_proj.weight", {d.inter, H}, Init::Matrix);
+            add(p + "mlp.up_proj.weight", {d.inter, H}, Init::Matrix);
+            add(p + "mlp.down_proj.weight", {H, d.inter}, Init::Matrix);
+        } else {
+            add(p + "block_sparse_moe.gate.weight", {E, H}, Init::Matrix);
+            add(p + "block_sparse_moe.gate.e_score_correction_bias", {E}, Init::Bias);
+            const int ms = d.moeInter * std::max(1, d.shared);
+            add(p + "block_sparse_moe.shared_experts.gate_proj.weight", {ms, H}, Init::Matrix);
+            add(p + "block_sparse_moe.shared_experts.up_proj.weight", {ms, H}, Init::Matrix);
+            add(p + "block_sparse_moe.shared_experts.down_proj.weight", {H, ms}, Init::Matrix);
+            for (int e = 0; e < E; ++e) {
+                const std::string q = p + "block_sparse_moe.experts." + std::to_string(e) + ".";
+                add(q + "w1.weight", {d.moeInter, H}, Init::Matrix);
+                add(q + "w2.weight", {H, d.moeInter}, Init::Matrix);
+                add(q + "w3.weight", {d.moeInter, H}, Init::Matrix);
+            }
+        }
+    }
+    add("model.norm.weight", {H}, Init::Norm);
+    add("lm_head.weight", {vocabSize, H}, Init::Matrix);
+    if (d.vision) {
+        const int D = d.vtHidden, Q = d.vtQkv, I = d.vtInter;
+        add("vision_tower.patch_embed.proj.weight", {D, 3, 14, 14}, Init::Matrix);
+        add("vision_tower.patch_embed.pos_emb.weight", {d.vtGrid, d.vtGrid, D}, Init::Embedding);
+        for (int b = 0; b < d.vtLayers; ++b) {
+            const std::string p = "vision_tower.encoder.blocks." + std::to_string(b) + ".";
+            add(p + "norm0.weight", {D}, Init::Norm);
+            add(p + "wqkv.weight", {3 * Q, D}, Init::Matrix);
+            add(p + "wo.weight", {D, Q}, Init::Matrix);
+            add(p + "norm1.weight", {D}, Init::Norm);
+            add(p + "mlp.fc0.weight", {I, D}, Init::Matrix);
+            add(p + "mlp.fc1.weight", {D, I}, Init::Matrix);
+        }
+        add("vision_tower.encoder.final_layernorm.weight", {D}, Init::Norm);
+        add("mm_projector.proj.0.weight", {4 * D, 4 * D}, Init::Matrix);
+        add("mm_projector.proj.2.weight", {H, 4 * D}, Init::Matrix);
+        add("mm_projector.post_norm.weight", {H}, Init::Norm);
+    }
+
+    // config.json in Kimi-Linear's shape.
+    const int bos = nTokens, eos = nTokens + 2;
+    ojson c;
+    c["architectures"] = {"KimiLinearForCausalLM"};
+    c["model_type"] = "kimi_linear";
+    c["bos_token_id"] = bos;
+    c["eos_token_id"] = eos;
+    c["pad_token_id"] = nTokens + 1;
+    c["first_k_dense_replace"] = d.firstDense;
+    c["head_dim"] = d.qkNope + d.qkRope;
+    c["hidden_act"] = "silu";
+    c["hidden_size"] = H;
+    c["initializer_range"] = 0.02;
+    c["intermediate_size"] = d.inter;
+    c["kv_lora_rank"] = d.kvLora;
+    c["linear_attn_config"] = {{"full_attn_layers", d.fullAttnLayers},
+                               {"head_dim", d.kdaHeadDim},
+                               {"kda_layers", d.kdaLayers},
+                               {"num_heads", d.kdaHeads},
+                               {"short_conv_kernel_size", d.convKernel}};
+    c["mla_use_nope"] = true;
+    c["model_max_length"] = 1048576;
+    c["moe_intermediate_size"] = d.moeInter;
+    c["moe_layer_freq"] = 1;
+    c["moe_renormalize"] = true;
+    c["moe_router_activation_func"] = "sigmoid";
+    c["num_attention_heads"] = d.mlaHeads;
+    c["num_expert_group"] = 1;
+    c["num_experts"] = E;
+    c["num_experts_per_token"] = d.topK;
+    c["num_hidden_layers"] = d.layers;
+    c["num_key_value_heads"] = d.mlaHeads;
+    c["num_nextn_predict_layers"] = 0;
+    c["num_shared_experts"] = d.shared;
+    c["q_lora_rank"] = nullptr;
+    c["qk_nope_head_dim"] = d.qkNope;
+    c["qk_rope_head_dim"] = d.qkRope;
+    c["rms_norm_eps"] = 1e-05;
+    c["rope_scaling"] = nullptr;
+    c["rope_theta"] = 10000.0;
+    c["routed_scaling_factor"] = 2.446;
+    c["tie_word_embeddings"] = false;
+    c["topk_group"] = 1;
+    c["torch_dtype"] = "bfloat16";
+    c["use_cache"] = true;
+    c["use_grouped_topk"] = true;
+    c["v_head_dim"] = d.vHead;
+    c["vocab_size"] = vocabSize;
+    if (d.vision) {
+        c["media_placeholder_token_id"] = nTokens + 13; // <|media_pad|>
+        c["vision_config"] = {{"patch_size", 14},
+                              {"init_pos_emb_height", d.vtGrid},
+                              {"init_pos_emb_width", d.vtGrid},
+                              {"vt_hidden_size", d.vtHidden},
+                              {"vt_num_attention_heads", d.vtHeads},
+                              {"qkv_hidden_size", d.vtQkv},
+                              {"vt_intermediate_size", d.vtInter},
+                              {"vt_num_hidden_layers", d.vtLayers},
+                              {"merge_kernel_size", {2, 2}},
+                              {"vt_rms_eps", 1.1920928955078125e-07},
+                              {"max_patches", 64}};
+        ojson pre;
+        pre["media_proc_cfg"] = {{"image_mean", {0.5, 0.5, 0.5}}, {"image_std", {0.5, 0.5, 0.5}}, {"patch_size", 14}};
+        m_files["preprocessor_config.json"] = pre.dump(2) + "\n";
+    }
+    m_config = c.dump(2) + "\n";
+
+    m_files["tiktoken.model"] = vocab.rankFile;
+    ojson tc;
+    ojson added = ojson::object();
+    for (int i = 0; i < kSpecialCount; ++i)
+        added[std::to_string(nTokens + i)] = {{"content", kSpecials[i]}, {"lstrip", false}, {"normalized", false},
+                                              {"rstrip", false}, {"single_word", false}, {"special", true}};
+    tc["added_tokens_decoder"] = added;
+    tc["bos_token"] = "[BOS]";
+    tc["eos_token"] = "<|im_end|>";
+    tc["pad_token"] = "[EOS]";
+    tc["chat_template"] = kChatTemplate;
+    tc["model_max_length"] = 1048576;
+    tc["tokenizer_class"] = "TikTokenTokenizer";
+    m_files["tokenizer_config.json"] = tc.dump(2) + "\n";
+}
+
+std::optional<std::string> TinySource::sideFile(const std::string &name) const {
+    auto it = m_files.find(name);
+    if (it == m_files.end()) return std::nullopt;
+    return it->second;
+}
+
+std::vector<std::string> TinySource::tensorNames() const {
+    std::vector<std::string> names;
+    for (const auto &[n, t] : m_tensors) names.push_back(n);
+    return names;
+}
+
+SourceTensor TinySource::info(const std::string &name) const {
+    auto it = m_tensors.find(name);
+    if (it == m_tensors.end()) throw Error(ErrorCode::Format, "tiny model has no tensor '" + name + "'");
+    return it->second.info;
+}
+
+std::string TinySource::identity() const { return sourceIdentity(m_config, m_totalBytes, tensorNames()); }
+
+void TinySource::readRows(const SourceTensor &st, int64_t row0, int64_t rows, float *out) const {
+    const Tensor &t = m_tensors.at(st.name);
+    const int64_t n = st.rowLength();
+    const int64_t first = row0 * n, count = rows * n;
+    const double fan = static_cast<double>(t.info.shape.size() >= 2 ? n : 1);
+    for (int64_t i = 0; i < count; ++i) {
+        const uint64_t idx = static_cast<uint64_t>(first + i);
+        // Box-Muller pairs: elements 2k and 2k+1 share their two uniforms (cos / sin).
+        const uint64_t pair = idx >> 1;
+        const double u1 = uniform01(t.key, 2 * pair), u2 = uniform01(t.key, 2 * pair + 1);
+        const double r = std::sqrt(-2.0 * std::log(u1));
+        const double g = (idx & 1) ? r * std::sin(6.283185307179586 * u2) : r * std::cos(6.283185307179586 * u2);
+        double v = 0;
+        switch (t.init) {
+        case Init::Matrix: v = g / std::sqrt(fan); break;
+        case Init::Embedding: v = g; break;
+        case Init::Norm: v = 1.0 + 0.1 * g; break;
+        case Init::ALog: v = std::log(1.0 + 15.0 * u1); break;
+        case Init::DtBias: v = -3.0 + 0.5 * g; break;
+        case Init::Conv: v = 0.5 * g; break;
+        case Init::Bias: v = 0.05 * g; break;
+        }
+        out[i] = bf16ToFloat(floatToBf16(static_cast<float>(v))); // the checkpoint's precision
+    }
+}
+
+} // namespace waste::convert

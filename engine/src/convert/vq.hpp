@@ -1,0 +1,69 @@
+// Residual vector quantization of routed experts (VQ3R, waste-engine.md §2.4–2.6,
+// §3.7): each row is divided by its amax (stored as an f16 scale), cut into 8-wide
+// vectors, and each vector is coded by `stages` greedy nearest-neighbour picks from
+// per-(layer, matrix kind) codebooks of 256 entries fitted by k-means on residuals.
+// Index bytes are blocked by 64 rows: [row_block][vector][row_in_block][stage].
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace waste::convert {
+
+struct VqGeometry {
+    int stages = 3;
+    int entries = 256;
+    int dim = 8;
+    int block = 64;
+};
+
+// One codebook: entries x dim values, kept both as stored f16 bits and as the floats
+// a reader decodes from them (subnormals flushed, as the reference does).
+struct Codebook {
+    std::vector<uint16_t> half;
+    std::vector<float> value;
+};
+
+struct KMeansOptions {
+    int iterations = 10;
+    int threads = 1;
+    uint64_t seed = 0;
+};
+
+// Fits `geom.stages` residual codebooks to `count` vectors of geom.dim floats.
+// Deterministic for a given seed whatever the thread count.
+std::vector<Codebook> fitResidualCodebooks(std::span<const float> vectors, const VqGeometry &geom,
+                                           const KMeansOptions &options);
+
+// Row scale of a matrix row: the f16 of its amax (0 for an all-zero row).
+uint16_t rowScaleHalf(const float *row, int64_t n);
+
+// Payload bytes of one matrix's indices (rows padded to whole blocks).
+int64_t vqIndexBytes(int64_t rows, int64_t cols, const VqGeometry &geom);
+
+// Encodes a [rows, cols] matrix: blocked index bytes into `indices` (vqIndexBytes),
+// per-row f16 scales into `scales` (rows values). `books` are the matrix kind's stages.
+void vqEncodeMatrix(const float *w, int64_t rows, int64_t cols, const std::vector<Codebook> &books,
+                    const VqGeometry &geom, uint8_t *indices, uint16_t *scales);
+
+// Reconstruction, for checks: rows*cols floats.
+void vqDecodeMatrix(const uint8_t *indices, const uint16_t *scales, int64_t rows, int64_t cols,
+                    const std::vector<Codebook> &books, const VqGeometry &geom, float *out);
+
+// Nearest-entry search shared by training and encoding: returns the entry index and
+// writes the squared distance.
+class NearestSearch {
+public:
+    // allowSimd=false forces the portable kernel (tests check both pick the same entries).
+    NearestSearch(const std::vector<float> &centroids, int entries, int dim, bool allowSimd = true);
+    int nearest(const float *x, float *distance) const;
+
+private:
+    int m_entries, m_dim;
+    bool m_simd;
+    std::vector<float> m_m2;   // [dim][entries] = -2 * centroid
+    std::vector<float> m_norm; // [entries] = |centroid|^2
+};
+
+} // namespace waste::convert
