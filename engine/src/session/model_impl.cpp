@@ -2,7 +2,6 @@
 
 #include "format/expert_bank.hpp"
 #include "format/file.hpp"
-#include "session/basic_plan.hpp"
 #include "session/state_file.hpp"
 #include "text/output_stream.hpp"
 #include "text/sampler.hpp"
@@ -46,8 +45,11 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options) : m_di
     m_manifest = format::parseManifest(format::readWholeFile(manifestPath, int64_t(256) << 20), manifestPath);
     const format::ModelConfig &c = m_manifest.config;
 
-    int64_t budget = 0, cache = 0;
-    m_plan = basicPlan(m_manifest, m_opts.ctxTokens, m_opts.ramBudget, budget, cache);
+    // The planner reads the manifest on its own; a budget below the floor is refused here,
+    // before any weight is loaded.
+    m_plan = planMemory(m_dir, m_opts.ctxTokens);
+    const BudgetChoice choice = resolveBudget(m_plan, m_opts.ramBudget);
+    const int64_t budget = choice.budget_bytes, cache = choice.expert_cache_bytes;
 
     m_trunk = std::make_unique<format::Trunk>(m_dir + "/trunk.bin", m_manifest);
     step(0.1);
