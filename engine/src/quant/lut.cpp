@@ -57,24 +57,41 @@ void buildLut(Lut &lut, const float *x, int64_t n, const format::Codebooks &book
     }
 }
 
+// Both applies walk the index payload in its stored order (block of 64 rows, then vector
+// position, then row) with 64 row accumulators, so the table row of a position stays hot.
+// Every row still sums its stages first and its positions in increasing order.
 void applyLut8(const Lut &lut, const uint8_t *indices, const uint8_t *rowScalesF16, int64_t rows, float *y)
 {
     const int64_t nv = lut.positions;
     const int S = lut.stages;
     const int64_t stride = lut.stride;
     const float *T = lut.table.data();
-    for (int64_t r = 0; r < rows; ++r) {
-        const uint8_t *base = indices + ((r / B) * nv * B + (r % B)) * S;
-        float acc = 0.0f;
+    float acc[B];
+    for (int64_t r0 = 0; r0 < rows; r0 += B) {
+        const int64_t nr = std::min<int64_t>(B, rows - r0);
+        std::fill(acc, acc + B, 0.0f);
+        const uint8_t *blk = indices + (r0 / B) * nv * B * S;
         for (int64_t v = 0; v < nv; ++v) {
-            const uint8_t *ix = base + v * B * S;
+            const uint8_t *ix = blk + v * B * S;
             const float *tv = T + v * S * stride;
-            float st = tv[ix[0]];
-            for (int s = 1; s < S; ++s)
-                st += tv[s * stride + ix[s]];
-            acc += st;
+            if (S == 3) {
+                const float *t1 = tv + stride, *t2 = tv + 2 * stride;
+                for (int64_t r = 0; r < nr; ++r) {
+                    const uint8_t *p = ix + r * 3;
+                    acc[r] += (tv[p[0]] + t1[p[1]]) + t2[p[2]];
+                }
+            } else {
+                for (int64_t r = 0; r < nr; ++r) {
+                    const uint8_t *p = ix + r * S;
+                    float st = tv[p[0]];
+                    for (int s = 1; s < S; ++s)
+                        st += tv[s * stride + p[s]];
+                    acc[r] += st;
+                }
+            }
         }
-        y[r] = format::f16ToFloat(format::loadU16(rowScalesF16 + 2 * r)) * acc;
+        for (int64_t r = 0; r < nr; ++r)
+            y[r0 + r] = format::f16ToFloat(format::loadU16(rowScalesF16 + 2 * (r0 + r))) * acc[r];
     }
 }
 
@@ -83,23 +100,32 @@ void applyLut4p(const Lut &lut, const uint8_t *indices, const uint8_t *rowScales
     const int64_t nv = lut.positions;
     const int64_t stride = lut.stride;
     const int8_t *Q = lut.q8.data();
-    for (int64_t r = 0; r < rows; ++r) {
-        const uint8_t *base = indices + ((r / B) * nv * B + (r % B)) * 3;
-        float acc = 0.0f;
-        for (int64_t v0 = 0, blk = 0; v0 < nv; v0 += kLutBlock, ++blk) {
+    float acc[B];
+    int32_t isum[B];
+    for (int64_t r0 = 0; r0 < rows; r0 += B) {
+        const int64_t nr = std::min<int64_t>(B, rows - r0);
+        std::fill(acc, acc + B, 0.0f);
+        const uint8_t *blk = indices + (r0 / B) * nv * B * 3;
+        for (int64_t v0 = 0, lb = 0; v0 < nv; v0 += kLutBlock, ++lb) {
             const int64_t v1 = std::min(nv, v0 + kLutBlock);
-            int32_t isum = 0;
+            std::fill(isum, isum + B, 0);
             for (int64_t v = v0; v < v1; ++v) {
-                const uint8_t *p = base + v * B * 3;
-                const unsigned b0 = p[0], b1 = p[1], b2 = p[2];
-                const unsigned i0 = b0 & 63u, i1 = ((b0 >> 6) | (b1 << 2)) & 63u, i2 = ((b1 >> 4) | (b2 << 4)) & 63u,
-                               i3 = b2 >> 2;
+                const uint8_t *ix = blk + v * B * 3;
                 const int8_t *qv = Q + v * 4 * stride;
-                isum += qv[i0] + qv[stride + i1] + qv[2 * stride + i2] + qv[3 * stride + i3];
+                for (int64_t r = 0; r < nr; ++r) {
+                    const uint8_t *p = ix + r * 3;
+                    const unsigned b0 = p[0], b1 = p[1], b2 = p[2];
+                    const unsigned i0 = b0 & 63u, i1 = ((b0 >> 6) | (b1 << 2)) & 63u,
+                                   i2 = ((b1 >> 4) | (b2 << 4)) & 63u, i3 = b2 >> 2;
+                    isum[r] += qv[i0] + qv[stride + i1] + qv[2 * stride + i2] + qv[3 * stride + i3];
+                }
             }
-            acc += lut.blockScale[static_cast<size_t>(blk)] * static_cast<float>(isum);
+            const float sigma = lut.blockScale[static_cast<size_t>(lb)];
+            for (int64_t r = 0; r < nr; ++r)
+                acc[r] += sigma * static_cast<float>(isum[r]);
         }
-        y[r] = format::f16ToFloat(format::loadU16(rowScalesF16 + 2 * r)) * acc;
+        for (int64_t r = 0; r < nr; ++r)
+            y[r0 + r] = format::f16ToFloat(format::loadU16(rowScalesF16 + 2 * (r0 + r))) * acc[r];
     }
 }
 
