@@ -1,0 +1,44 @@
+// `waste mktiny OUT_DIR`: a tiny, deterministic Kimi-Linear-shaped model for tests,
+// benchmarks and the first-run demo, in the Hugging Face layout or as a container.
+#include "verb.h"
+
+#include <waste/convert.hpp>
+#include <waste/waste.hpp>
+
+#include <cstdio>
+
+namespace {
+
+int runMktiny(const cli::Args &args)
+{
+    waste::TinyModelOptions o;
+    o.seed = static_cast<uint64_t>(args.integer("--seed", 1));
+    o.vision = args.flag("--vision");
+    o.jobs = static_cast<int>(args.integer("--jobs", 0));
+    o.trunkBits = static_cast<int>(args.integer("--trunk-bits", 4));
+    if (auto size = args.value("--size")) o.targetBytes = waste::parseSize(*size);
+    if (args.flag("--hf") && args.flag("--container")) throw cli::UsageError("choose one of --hf and --container");
+    const std::string out = args.positional(0);
+    if (args.flag("--hf")) {
+        waste::makeTinyHf(out, o);
+        std::fprintf(stderr, "wrote a tiny Kimi-Linear model (Hugging Face layout) to %s\n", out.c_str());
+    } else {
+        waste::makeTinyContainer(out, o);
+        std::fprintf(stderr, "wrote a tiny Kimi-Linear container to %s\n", out.c_str());
+    }
+    return 0;
+}
+
+} // namespace
+
+WASTE_CLI_VERB({"mktiny", "OUT_DIR [--hf | --container] [--vision] [--seed N] [--size SIZE]",
+                "write a tiny deterministic Kimi-Linear-shaped model (container by default)",
+                {{{"--hf", cli::OptionKind::Flag, "Hugging Face layout (safetensors shards, config, tokenizer)"},
+                  {"--container", cli::OptionKind::Flag, "a streaming container (the default)"},
+                  {"--vision", cli::OptionKind::Flag, "include a tiny vision tower"},
+                  {"--seed", cli::OptionKind::Value, "N  weights seed (default 1)"},
+                  {"--size", cli::OptionKind::Value, "SIZE  scale the model to about SIZE of weights (e.g. 2G)"},
+                  {"--trunk-bits", cli::OptionKind::Value, "4|8  trunk format of a container"},
+                  {"--jobs", cli::OptionKind::Value, "N  worker threads"}},
+                 1, 1},
+                &runMktiny});
