@@ -109,3 +109,17 @@ TEST(SessionState, LoadRefusesDamagedFile)
     EXPECT_THROW(m->loadState(path), waste::Error);
     EXPECT_EQ(m->position(), 0); // untouched
 }
+
+TEST(Prefill, K3ChunkedEqualsSequentialBitForBit)
+{
+    // Attention Residuals, latent MoE, SiTU, q_lora, both output gates: still the same bits.
+    const std::string dir = std::string(WASTE_FIXTURES_DIR) + "/k3-container/";
+    std::ifstream in(dir + "k3s1.tok.fox.json");
+    const auto ids = nlohmann::json::parse(in)["ids"].get<std::vector<int32_t>>();
+    const std::vector<float> a = waste::Model::open(dir + "k3s1.waste")->eval(ids);
+    auto single = waste::Model::open(dir + "k3s1.waste");
+    std::vector<float> b;
+    for (int32_t id : ids)
+        b = single->eval(std::span<const int32_t>(&id, 1));
+    EXPECT_TRUE(sameBits(a, b));
+}

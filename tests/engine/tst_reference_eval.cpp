@@ -1,5 +1,6 @@
-// The reference container r3.waste: our eval gives the reference engine's top-10 ids
-// and logits (within 1e-3) on the "hello" and "fox" prompts, and `info` matches.
+// The reference containers (Kimi-Linear r3.waste, Kimi K3 k3s1.waste): our eval gives the
+// reference engine's top-10 ids and logits (within 1e-3) on the "hello" and "fox"
+// prompts, the tokenizer its ids, and `info` its fields.
 #include <gtest/gtest.h>
 
 #include "waste/waste.hpp"
@@ -10,7 +11,11 @@
 
 namespace {
 
-const std::string kDir = std::string(WASTE_FIXTURES_DIR) + "/reference-container/";
+struct Fixture {
+    std::string dir, name;
+};
+const Fixture kR3{std::string(WASTE_FIXTURES_DIR) + "/reference-container/", "r3"};
+const Fixture kK3{std::string(WASTE_FIXTURES_DIR) + "/k3-container/", "k3s1"};
 
 nlohmann::json readJson(const std::string &path)
 {
@@ -18,16 +23,16 @@ nlohmann::json readJson(const std::string &path)
     return nlohmann::json::parse(in);
 }
 
-std::vector<int32_t> ids(const std::string &name)
+std::vector<int32_t> ids(const Fixture &f, const std::string &name)
 {
-    return readJson(kDir + "r3.tok." + name + ".json")["ids"].get<std::vector<int32_t>>();
+    return readJson(f.dir + f.name + ".tok." + name + ".json")["ids"].get<std::vector<int32_t>>();
 }
 
-void checkEval(const std::string &name)
+void checkEval(const Fixture &f, const std::string &name)
 {
-    auto model = waste::Model::open(kDir + "r3.waste");
-    const nlohmann::json ref = readJson(kDir + "r3.eval." + name + ".json");
-    const std::vector<int32_t> prompt = ids(name);
+    auto model = waste::Model::open(f.dir + f.name + ".waste");
+    const nlohmann::json ref = readJson(f.dir + f.name + ".eval." + name + ".json");
+    const std::vector<int32_t> prompt = ids(f, name);
     ASSERT_EQ(static_cast<int>(prompt.size()), ref["prompt_tokens"].get<int>());
     const std::vector<float> logits = model->eval(prompt);
     ASSERT_EQ(static_cast<int>(logits.size()), ref["vocab"].get<int>());
@@ -42,24 +47,34 @@ void checkEval(const std::string &name)
 
 } // namespace
 
-TEST(ReferenceEval, Hello) { checkEval("hello"); }
+TEST(ReferenceEval, KimiLinearHello) { checkEval(kR3, "hello"); }
 
-TEST(ReferenceEval, Fox) { checkEval("fox"); }
+TEST(ReferenceEval, KimiLinearFox) { checkEval(kR3, "fox"); }
 
-TEST(ReferenceEval, TokenizerMatchesReferenceIds)
+TEST(ReferenceEval, K3Hello) { checkEval(kK3, "hello"); }
+
+TEST(ReferenceEval, K3Fox) { checkEval(kK3, "fox"); }
+
+void checkTokenizer(const Fixture &f)
 {
-    auto model = waste::Model::open(kDir + "r3.waste");
-    EXPECT_EQ(model->tokenize("Hello there", true), ids("hello"));
+    auto model = waste::Model::open(f.dir + f.name + ".waste");
+    EXPECT_EQ(model->tokenize("Hello there", true), ids(f, "hello"));
     std::string fox;
     for (int i = 0; i < 5; ++i)
         fox += (i ? " " : "") + std::string("The quick brown fox jumps over the lazy dog.");
-    EXPECT_EQ(model->tokenize(fox, true), ids("fox"));
+    EXPECT_EQ(model->tokenize(fox, true), ids(f, "fox"));
 }
 
-TEST(ReferenceEval, InfoMatchesReference)
+TEST(ReferenceEval, TokenizerMatchesReferenceIds)
 {
-    auto model = waste::Model::open(kDir + "r3.waste");
-    const nlohmann::json ref = readJson(kDir + "r3.info.json");
+    checkTokenizer(kR3);
+    checkTokenizer(kK3);
+}
+
+void checkInfo(const Fixture &f)
+{
+    auto model = waste::Model::open(f.dir + f.name + ".waste");
+    const nlohmann::json ref = readJson(f.dir + f.name + ".info.json");
     const waste::ModelInfo &info = model->info();
     EXPECT_EQ(info.arch, ref["arch"].get<std::string>());
     EXPECT_EQ(info.layers, ref["layers"].get<int>());
@@ -71,4 +86,10 @@ TEST(ReferenceEval, InfoMatchesReference)
     EXPECT_EQ(info.quantization, ref["quantization"].get<std::string>());
     // The cache is budget-dependent; on a machine with room for 3 working sets it is this.
     EXPECT_EQ(info.expertCacheBytes, ref["expert_cache_bytes"].get<int64_t>());
+}
+
+TEST(ReferenceEval, InfoMatchesReference)
+{
+    checkInfo(kR3);
+    checkInfo(kK3);
 }

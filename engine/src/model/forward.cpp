@@ -5,6 +5,7 @@
 #include "waste/waste.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace waste::model {
 
@@ -14,6 +15,135 @@ Forward::Forward(const format::Manifest &manifest, const Weights &weights, const
 }
 
 void Forward::embed(int32_t token, float *out) const { m_w.embed->readRow(token, out); }
+
+// The attention sub-layer for n tokens at positions pos0.. (strictly in order).
+void Forward::attention(int layer, int n, const float *a, float *out, LayerState &st, int pos0)
+{
+    const int64_t Hd = m_c.hidden;
+    for (int t = 0; t < n; ++t) {
+        if (m_w.layers[static_cast<size_t>(layer)].kda)
+            kda(layer, a + t * Hd, out + t * Hd, st);
+        else
+            mla(layer, a + t * Hd, out + t * Hd, st, pos0 + t);
+    }
+}
+
+void Forward::feedForward(int layer, int n, const float *b, float *out, ExpertSource &experts)
+{
+    const LayerWeights &lw = m_w.layers[static_cast<size_t>(layer)];
+    const int64_t Hd = m_c.hidden;
+    if (lw.moe) {
+        moe(layer, n, b, out, experts);
+    } else {
+        for (int t = 0; t < n; ++t)
+            denseFfn(lw.dense, b + t * Hd, out + t * Hd, m_c.inter);
+    }
+}
+
+// Kimi-Linear's plain residual stream: h += attn(norm h); h += ffn(norm h).
+void Forward::runResidual(int n, float *h, State &state, ExpertSource &experts, const std::atomic<bool> *cancel)
+{
+    const int64_t Hd = m_c.hidden;
+    Vec a(static_cast<size_t>(n * Hd)), o(static_cast<size_t>(n * Hd));
+    for (int L = 0; L < m_c.layers; ++L) {
+        if (cancel && cancel->load(std::memory_order_relaxed))
+            throw Error(ErrorCode::Cancelled, "cancelled");
+        const LayerWeights &lw = m_w.layers[static_cast<size_t>(L)];
+        for (int t = 0; t < n; ++t)
+            rmsNorm(h + t * Hd, lw.inNorm->f32.data(), a.data() + t * Hd, Hd, m_c.eps);
+        attention(L, n, a.data(), o.data(), state.layers[static_cast<size_t>(L)], state.pos);
+        for (int64_t i = 0; i < n * Hd; ++i)
+            h[i] = h[i] + o[i];
+        for (int t = 0; t < n; ++t)
+            rmsNorm(h + t * Hd, lw.postNorm->f32.data(), a.data() + t * Hd, Hd, m_c.eps);
+        feedForward(L, n, a.data(), o.data(), experts);
+        for (int64_t i = 0; i < n * Hd; ++i)
+            h[i] = h[i] + o[i];
+    }
+}
+
+namespace {
+
+// AR(R; c; wn, wp): softmax over RMS-normalised candidates scored against wn ⊙ wp,
+// then the unnormalised candidates averaged (k3-math §2.1). out may not alias R.
+void attnResMix(const std::vector<std::vector<float>> &R, const float *c, const float *wn, const float *wp,
+                float *out, int64_t Hd, float eps)
+{
+    const size_t n = R.size();
+    std::vector<float> s(n + 1);
+    for (size_t i = 0; i <= n; ++i) {
+        const float *v = i < n ? R[i].data() : c;
+        float ss = 0.0f;
+        for (int64_t j = 0; j < Hd; ++j)
+            ss += v[j] * v[j];
+        const float rho = 1.0f / std::sqrt(ss / static_cast<float>(Hd) + eps);
+        float d = 0.0f;
+        for (int64_t j = 0; j < Hd; ++j)
+            d += v[j] * rho * wn[j] * wp[j];
+        s[i] = d;
+    }
+    const float mx = *std::max_element(s.begin(), s.end());
+    float sum = 0.0f;
+    for (float &v : s) {
+        v = std::exp(v - mx);
+        sum += v;
+    }
+    const float an = s[n] / sum;
+    std::vector<float> acc(static_cast<size_t>(Hd));
+    for (int64_t j = 0; j < Hd; ++j)
+        acc[j] = an * c[j];
+    for (size_t i = 0; i < n; ++i) {
+        const float ai = s[i] / sum;
+        for (int64_t j = 0; j < Hd; ++j)
+            acc[j] += ai * R[i][j];
+    }
+    std::copy(acc.begin(), acc.end(), out);
+}
+
+} // namespace
+
+// K3's Attention Residuals (k3-math §2.2): per token, a block history R and a partial
+// sum P replace the plain residual stream. On return h holds the final aggregation.
+void Forward::runAttnRes(int n, float *h, State &state, ExpertSource &experts, const std::atomic<bool> *cancel)
+{
+    const int64_t Hd = m_c.hidden;
+    const int B = m_c.attnResBlock;
+    std::vector<std::vector<std::vector<float>>> R(static_cast<size_t>(n));
+    Vec P(h, h + n * Hd), x(h, h + n * Hd), a(static_cast<size_t>(n * Hd)), r(static_cast<size_t>(n * Hd));
+    bool pEmpty = false;
+    for (int L = 0; L < m_c.layers; ++L) {
+        if (cancel && cancel->load(std::memory_order_relaxed))
+            throw Error(ErrorCode::Cancelled, "cancelled");
+        const LayerWeights &lw = m_w.layers[static_cast<size_t>(L)];
+        for (int t = 0; t < n; ++t) {
+            float *xt = x.data() + t * Hd, *pt = P.data() + t * Hd;
+            std::copy(xt, xt + Hd, pt); // P ← x (a no-op after layer 0)
+            if (!R[t].empty())
+                attnResMix(R[t], pt, lw.attnResNorm->f32.data(), lw.attnResProj->f32.data(), xt, Hd, m_c.eps);
+            if (L % B == 0)
+                R[t].emplace_back(pt, pt + Hd);
+            rmsNorm(xt, lw.inNorm->f32.data(), a.data() + t * Hd, Hd, m_c.eps);
+        }
+        pEmpty = (L % B == 0);
+        attention(L, n, a.data(), r.data(), state.layers[static_cast<size_t>(L)], state.pos);
+        for (int t = 0; t < n; ++t) {
+            float *xt = x.data() + t * Hd, *pt = P.data() + t * Hd;
+            const float *rt = r.data() + t * Hd;
+            for (int64_t i = 0; i < Hd; ++i)
+                pt[i] = pEmpty ? rt[i] : pt[i] + rt[i];
+            attnResMix(R[t], pt, lw.mlpResNorm->f32.data(), lw.mlpResProj->f32.data(), xt, Hd, m_c.eps);
+            rmsNorm(xt, lw.postNorm->f32.data(), a.data() + t * Hd, Hd, m_c.eps);
+        }
+        feedForward(L, n, a.data(), r.data(), experts);
+        for (int64_t i = 0; i < n * Hd; ++i) {
+            P[i] = P[i] + r[i];
+            x[i] = P[i];
+        }
+    }
+    for (int t = 0; t < n; ++t)
+        attnResMix(R[t], x.data() + t * Hd, m_w.outResNorm->f32.data(), m_w.outResProj->f32.data(), h + t * Hd, Hd,
+                   m_c.eps);
+}
 
 void Forward::run(std::span<const int32_t> tokens, State &state, ExpertSource &experts, const std::atomic<bool> *cancel)
 {
@@ -27,40 +157,16 @@ void Forward::run(std::span<const int32_t> tokens, State &state, ExpertSource &e
         throw Error(ErrorCode::Argument, "context of " + std::to_string(state.ctx) + " tokens is full at position " +
                                              std::to_string(state.pos) + " (asked for " + std::to_string(tokens.size()) +
                                              " more); reset the session or open with a larger context");
-    Vec h, a, o;
+    Vec h;
     for (size_t c0 = 0; c0 < tokens.size(); c0 += kMaxChunk) {
         const int n = static_cast<int>(std::min<size_t>(kMaxChunk, tokens.size() - c0));
         h.assign(static_cast<size_t>(n * Hd), 0.0f);
-        a.assign(static_cast<size_t>(n * Hd), 0.0f);
-        o.assign(static_cast<size_t>(n * Hd), 0.0f);
         for (int t = 0; t < n; ++t)
             embed(tokens[c0 + t], h.data() + t * Hd);
-        for (int L = 0; L < m_c.layers; ++L) {
-            if (cancel && cancel->load(std::memory_order_relaxed))
-                throw Error(ErrorCode::Cancelled, "cancelled");
-            const LayerWeights &lw = m_w.layers[static_cast<size_t>(L)];
-            LayerState &ls = state.layers[static_cast<size_t>(L)];
-            for (int t = 0; t < n; ++t) {
-                float *ht = h.data() + t * Hd;
-                rmsNorm(ht, lw.inNorm->f32.data(), a.data() + t * Hd, Hd, m_c.eps);
-                if (lw.kda)
-                    kda(L, a.data() + t * Hd, o.data() + t * Hd, ls);
-                else
-                    mla(L, a.data() + t * Hd, o.data() + t * Hd, ls, state.pos + t);
-                for (int64_t i = 0; i < Hd; ++i)
-                    ht[i] = ht[i] + o[t * Hd + i];
-            }
-            for (int t = 0; t < n; ++t)
-                rmsNorm(h.data() + t * Hd, lw.postNorm->f32.data(), a.data() + t * Hd, Hd, m_c.eps);
-            if (lw.moe) {
-                moe(L, n, a.data(), o.data(), experts);
-            } else {
-                for (int t = 0; t < n; ++t)
-                    denseFfn(lw.dense, a.data() + t * Hd, o.data() + t * Hd, m_c.inter);
-            }
-            for (int64_t i = 0; i < n * Hd; ++i)
-                h[i] = h[i] + o[i];
-        }
+        if (m_c.attnResBlock > 0)
+            runAttnRes(n, h.data(), state, experts, cancel);
+        else
+            runResidual(n, h.data(), state, experts, cancel);
         state.pos += n;
         if (c0 + n == tokens.size()) {
             const float *last = h.data() + (n - 1) * Hd;

@@ -30,6 +30,10 @@ public:
 private:
     using Vec = std::vector<float>;
     void embed(int32_t token, float *out) const;
+    void attention(int layer, int n, const float *a, float *out, LayerState &st, int pos0);
+    void feedForward(int layer, int n, const float *b, float *out, ExpertSource &experts);
+    void runResidual(int n, float *h, State &state, ExpertSource &experts, const std::atomic<bool> *cancel);
+    void runAttnRes(int n, float *h, State &state, ExpertSource &experts, const std::atomic<bool> *cancel);
     void kda(int layer, const float *a, float *out, LayerState &st);
     void mla(int layer, const float *a, float *out, LayerState &st, int pos);
     void denseFfn(const FfnWeights &w, const float *x, float *out, int64_t width);

@@ -72,12 +72,22 @@ Weights loadWeights(const format::Manifest &m, const format::Trunk &trunk)
     w.embed = ld.mat("model.embed_tokens.weight", V, Hd, /*resident=*/false);
     w.norm = ld.vec("model.norm.weight", Hd);
     w.head = ld.mat("lm_head.weight", V, Hd);
+    if (c.attnResBlock > 0) {
+        w.outResNorm = ld.vec("model.output_attn_res_norm.weight", Hd);
+        w.outResProj = ld.vec("model.output_attn_res_proj.weight", Hd);
+    }
     w.layers.resize(static_cast<size_t>(c.layers));
     for (int L = 0; L < c.layers; ++L) {
         LayerWeights &lw = w.layers[static_cast<size_t>(L)];
         const std::string p = "model.layers." + std::to_string(L) + ".";
         lw.inNorm = ld.vec(p + "input_layernorm.weight", Hd);
         lw.postNorm = ld.vec(p + "post_attention_layernorm.weight", Hd);
+        if (c.attnResBlock > 0) {
+            lw.attnResNorm = ld.vec(p + "self_attention_res_norm.weight", Hd);
+            lw.attnResProj = ld.vec(p + "self_attention_res_proj.weight", Hd);
+            lw.mlpResNorm = ld.vec(p + "mlp_res_norm.weight", Hd);
+            lw.mlpResProj = ld.vec(p + "mlp_res_proj.weight", Hd);
+        }
         lw.kda = c.isKda[static_cast<size_t>(L)];
         if (lw.kda) {
             const int64_t H = c.kdaHeads, D = c.kdaDim, C = H * D, K = c.convK;
@@ -133,10 +143,10 @@ Weights loadWeights(const format::Manifest &m, const format::Trunk &trunk)
             e.shared.up = ld.mat(a + "shared_experts.up_proj.weight", Ms, Hd);
             e.shared.down = ld.mat(a + "shared_experts.down_proj.weight", Hd, Ms);
             if (c.latentMoe > 0) {
-                e.latentDown = ld.mat(p + "mlp.routed_expert_down_proj.weight", c.latentMoe, Hd);
-                e.latentUp = ld.mat(p + "mlp.routed_expert_up_proj.weight", Hd, c.latentMoe);
+                e.latentDown = ld.mat(a + "routed_expert_down_proj.weight", c.latentMoe, Hd);
+                e.latentUp = ld.mat(a + "routed_expert_up_proj.weight", Hd, c.latentMoe);
                 if (c.latentNorm)
-                    e.latentNorm = ld.vec(p + "mlp.routed_expert_norm.weight", c.latentMoe);
+                    e.latentNorm = ld.vec(a + "routed_expert_norm.weight", c.latentMoe);
             }
             if (!m.banks.count(L))
                 throw Error(ErrorCode::Format, "manifest.json: MoE layer " + std::to_string(L) +

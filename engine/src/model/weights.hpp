@@ -34,6 +34,7 @@ struct LayerWeights {
     bool kda = false;
     bool moe = false;
     TensorPtr inNorm, postNorm;
+    TensorPtr attnResNorm, attnResProj, mlpResNorm, mlpResProj; // K3 Attention Residuals
     KdaWeights k;
     MlaWeights m;
     FfnWeights dense;
@@ -42,6 +43,7 @@ struct LayerWeights {
 
 struct Weights {
     TensorPtr embed, norm, head;
+    TensorPtr outResNorm, outResProj; // K3 Attention Residuals: final aggregation
     std::vector<LayerWeights> layers;
     int64_t residentBytes = 0;
 };
