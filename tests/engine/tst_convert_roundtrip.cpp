@@ -8,6 +8,7 @@
 #include "format/expert_record.hpp"
 #include "format/manifest.hpp"
 #include "format/trunk.hpp"
+#include "model/vision_runtime.hpp"
 
 #include <waste/convert.hpp>
 #include <waste/waste.hpp>
@@ -134,4 +135,32 @@ TEST(ConvertRoundTrip, ModelOpensTokenizesAndEvaluates) {
     waste::makeTinyContainer(direct, t);
     auto model2 = waste::Model::open(direct, o);
     EXPECT_EQ(model2->eval(ids), logits);
+}
+
+TEST(ConvertRoundTrip, TinyVisionTowerLoadsInTheEngineAndEncodesAnImage) {
+    const std::string base = std::string(WASTE_TEST_OUTPUT_DIR) + "/convert-roundtrip-vision";
+    fs::remove_all(base);
+    const std::string hf = base + "/hf", out = base + "/out";
+    waste::TinyModelOptions t;
+    t.vision = true;
+    waste::makeTinyHf(hf, t);
+    EXPECT_TRUE(fs::exists(hf + "/preprocessor_config.json"));
+    waste::convertModel(hf, out);
+    ASSERT_TRUE(fs::exists(out + "/vision.json"));
+    const auto manifest = waste::format::parseManifest(slurp(out + "/manifest.json"), "manifest.json");
+    ASSERT_TRUE(manifest.find("vision_tower.patch_embed.proj.weight"));
+    ASSERT_TRUE(manifest.find("mm_projector.proj.2.weight"));
+    waste::vision::VisionRuntime rt(out, manifest.config.hidden, manifest.config.vocab, 2);
+    ASSERT_TRUE(rt.available());
+    const int positions = rt.addImage(std::string(WASTE_FIXTURES_DIR) + "/vision-container/img_a.png");
+    EXPECT_GT(positions, 0);
+    std::vector<float> row(static_cast<size_t>(manifest.config.hidden));
+    const int pad = 496 + 13; // <|media_pad|>
+    ASSERT_TRUE(rt.rows().take(pad, row.data()));
+    for (float v : row) ASSERT_TRUE(std::isfinite(v));
+    // The text path of a vision container is the plain tiny model's.
+    waste::OpenOptions o;
+    o.directIo = false;
+    auto model = waste::Model::open(out, o);
+    EXPECT_EQ(model->tokenize("<|media_pad|>", true), std::vector<int32_t>{pad});
 }

@@ -55,13 +55,13 @@ void vqDecodeMatrix(const uint8_t *indices, const uint16_t *scales, int64_t rows
 // writes the squared distance.
 class NearestSearch {
 public:
-    // allowSimd=false forces the portable kernel (tests check both pick the same entries).
-    NearestSearch(const std::vector<float> &centroids, int entries, int dim, bool allowSimd = true);
+    // maxSimd caps the kernel: 0 portable, 1 AVX2, 2 AVX-512 (tests check all pick the same entries).
+    NearestSearch(const std::vector<float> &centroids, int entries, int dim, int maxSimd = 2);
     int nearest(const float *x, float *distance) const;
 
 private:
     int m_entries, m_dim;
-    bool m_simd;
+    int m_simd;
     std::vector<float> m_m2;   // [dim][entries] = -2 * centroid
     std::vector<float> m_norm; // [entries] = |centroid|^2
 };
