@@ -77,7 +77,7 @@ struct BudgetForecast {
     double hit_rate = 0;              // demand hit rate
     double io_seconds_per_token = 0;  // misses x record bytes / disk speed
     double compute_seconds_per_token = 0; // 0 when not measured
-    double tok_per_s = 0;             // with read-ahead: 1 / max(io, compute); / 8 past the cliff
+    double tok_per_s = 0;             // with read-ahead: 1 / max(io, compute); / 8 past the cliff; 0: unknown
     bool past_cliff = false;
 };
 struct Forecast {

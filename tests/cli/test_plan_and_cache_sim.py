@@ -1,0 +1,71 @@
+"""`waste plan` and `waste cache-sim` end to end: reference fields and numbers, refusal
+below the floor, usage errors, and the cache replay against Belady."""
+import json
+import subprocess
+import sys
+
+WASTE, FIX = sys.argv[1], sys.argv[2]
+failures = []
+
+
+def run(*args):
+    p = subprocess.run([WASTE, *args], capture_output=True, text=True, timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+# plan: the reference's numbers on both fixture containers
+for container, ref in (("reference-container/r3.waste", "reference-container/r3.plan.json"),
+                       ("k3-container/k3s1.waste", "k3-container/k3s1.plan.json")):
+    rc, out, err = run("plan", f"{FIX}/{container}", "--json", "--disk-gbps", "2")
+    check(rc == 0, f"plan {container} exit {rc}: {err}")
+    got = json.loads(out)
+    want = json.load(open(f"{FIX}/{ref}"))
+    for key in ("ctx", "trunk_bytes", "state_bytes", "scratch_bytes", "min_expert_cache",
+                "floor_bytes", "recommended_bytes", "vision_bytes"):
+        if key in want:
+            check(got.get(key) == want[key], f"{container} {key}: {got.get(key)} != {want[key]}")
+    for key in ("physical_ram_bytes", "usable_ram_bytes", "other_process_bytes", "cliff_bytes", "forecast"):
+        check(key in got, f"{container}: no {key}")
+    check(got["usable_ram_bytes"] <= got["physical_ram_bytes"], "usable > physical")
+    check(len(got["forecast"]["budgets"]) >= 4, "forecast ladder too short")
+
+# plan --budget: the reference's expert_cache_bytes
+rc, out, err = run("plan", f"{FIX}/reference-container/r3.waste", "--budget", "1G", "--json", "--disk-gbps", "2")
+got = json.loads(out)
+check(rc == 0 and got["budget_bytes"] == 1073741824 and got["expert_cache_bytes"] == 1063080896,
+      f"plan --budget 1G: {rc} {out}")
+
+# a budget below the floor: exit 1, one line naming the floor
+rc, out, err = run("plan", f"{FIX}/reference-container/r3.waste", "--budget", "1M", "--json", "--disk-gbps", "2")
+check(rc == 1, f"below floor exit {rc}")
+check(json.loads(out)["expert_cache_bytes"] == -1, "below floor: expert_cache_bytes must be -1")
+check("10710080" in err and "floor" in err, f"below floor message: {err!r}")
+
+rc, out, err = run("plan", f"{FIX}/reference-container/r3.waste", "--budget", "lots")
+check(rc != 0 and "lots" in err, f"bad size accepted: {rc} {err!r}")
+rc, out, err = run("plan", f"{FIX}/no-such-container")
+check(rc == 1 and "manifest.json" in err, f"missing container: {rc} {err!r}")
+
+# cache-sim
+trace = f"{FIX}/traces/olmoe_299.jsonl"
+rc, out, err = run("cache-sim", trace, "--ws", "1", "--json")
+check(rc == 0, f"cache-sim exit {rc}: {err}")
+got = json.loads(out)
+check(list(got) == ["accesses", "hits", "hit_rate", "opt_hit_rate", "policy", "slots"], f"fields {list(got)}")
+check(got["accesses"] == 299 * 16 * 8 and got["slots"] == 128 and got["policy"] == "layerfreq", str(got))
+check(0 < got["hit_rate"] <= got["opt_hit_rate"] <= 1, str(got))
+rc, out, err = run("cache-sim", trace, "--slots", "64", "--policy", "lru", "--json")
+check(rc == 0 and json.loads(out)["hits"] == 0, f"LRU below one working set should collapse: {out}")
+rc, out, err = run("cache-sim", trace, "--slots", "64", "--ws", "1")
+check(rc == 2, f"--slots with --ws: {rc}")
+rc, out, err = run("cache-sim", trace, "--ws", "1", "--policy", "fifo")
+check(rc == 1 and "fifo" in err, f"unknown policy: {rc} {err!r}")
+
+for f in failures:
+    print("FAIL:", f)
+sys.exit(1 if failures else 0)
