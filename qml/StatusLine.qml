@@ -62,5 +62,12 @@ Rectangle {
             elide: Text.ElideRight
             Layout.maximumWidth: bar.width / 2
         }
+        Label {
+            objectName: "statusServer"
+            visible: ApiServer.running
+            text: qsTr("server :%1").arg(ApiServer.boundPort)
+            color: Theme.text
+            Accessible.name: qsTr("API server listening on port %1").arg(ApiServer.boundPort)
+        }
     }
 }

@@ -1,6 +1,7 @@
 #include "studioapplication.h"
 
 #include "engine/enginecontroller.h"
+#include "server/apiserver.h"
 #include "settings/appsettings.h"
 
 #include <QApplication>
@@ -33,6 +34,8 @@ std::unique_ptr<StudioServices> StudioApplication::createServices()
     auto s = std::make_unique<StudioServices>();
     s->settings = std::make_unique<AppSettings>(nullptr);
     s->engine = std::make_unique<EngineController>(nullptr);
+    s->server = std::make_unique<ApiServer>(s->engine.get(), nullptr);
+    s->server->persistSettings();
     return s;
 }
 

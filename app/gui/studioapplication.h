@@ -2,6 +2,8 @@
 // QML engine with Main.qml, and the first-run demo model. Tests reuse createServices().
 #pragma once
 
+#include "server/apiserver.h"
+
 #include <QObject>
 #include <memory>
 
@@ -12,6 +14,7 @@ class AppSettings;
 struct StudioServices {
     std::unique_ptr<AppSettings> settings;
     std::unique_ptr<EngineController> engine;
+    std::unique_ptr<ApiServer> server; // declared after engine: destroyed before it
 };
 
 class StudioApplication {

@@ -174,6 +174,10 @@ void EngineWorker::generate(const GenerationRequest &request)
         for (const QString &path : request.imagePaths)
             m_model->addImage(path.toStdString());
 
+        waste::GenParams params = request.params;
+        if (request.makeConstraint)
+            params.constraint = request.makeConstraint(*m_model, params.maxTokens);
+
         Q_EMIT generationStarted(id, int(prompt.size()), int(reused));
         const std::span<const int32_t> toFeed(prompt.data() + reused, prompt.size() - reused);
         const waste::Stats before = m_model->stats();
@@ -214,7 +218,7 @@ void EngineWorker::generate(const GenerationRequest &request)
             return !isCancelled(id);
         };
 
-        waste::GenResult r = m_model->generate(toFeed, request.params, onToken, onPrefill);
+        waste::GenResult r = m_model->generate(toFeed, params, onToken, onPrefill);
         if (!pending.isEmpty())
             Q_EMIT tokensReady(id, pending, live);
 

@@ -9,6 +9,9 @@
 #include <QStringList>
 #include <QtQml/qqmlregistration.h>
 
+#include <functional>
+#include <memory>
+
 // One piece of a rendered prompt. Markup segments may contain special markers (they come
 // from a template); text segments are tokenised as plain text so user text can never forge
 // markup. Segments are tokenised one by one and never joined (BPE is not associative).
@@ -17,6 +20,10 @@ struct PromptSegment {
     bool markup = false;
 };
 
+// Builds a request's decoding constraint on the engine thread, where the model is
+// (maxTokens: the request's limit, so the document can close in time).
+using ConstraintFactory = std::function<std::shared_ptr<waste::TokenConstraint>(const waste::Model &, int maxTokens)>;
+
 struct GenerationRequest {
     quint64 id = 0;
     QList<PromptSegment> segments;
@@ -24,6 +31,8 @@ struct GenerationRequest {
     waste::GenParams params;
     // Keep the engine state when the new prompt extends what is already in it.
     bool reuseState = true;
+    // Constrained decoding (API response_format / forced tool calls); empty: none.
+    ConstraintFactory makeConstraint;
 };
 
 // Live figures about one generation, cumulative since it started.

@@ -1,0 +1,133 @@
+// ApiServer: the OpenAI-compatible HTTP API over the open model (GET /health, GET /v1/models,
+// POST /v1/chat/completions, POST /v1/completions; SSE streaming). Runs on the GUI thread;
+// requests reach the engine through EngineController (queued, one model, served in turn) and
+// a client that disconnects cancels its request. No socket is open while it is stopped.
+// Binds 127.0.0.1 by default; any other address requires an API key. CORS is off unless
+// origins are allowed explicitly.
+#pragma once
+
+#include "requestlogmodel.h"
+
+#include <QElapsedTimer>
+#include <QHash>
+#include <QObject>
+#include <QQmlEngine>
+#include <QStringList>
+
+#include <memory>
+
+class EngineController;
+class HttpExchange;
+class QHttpServer;
+class QHttpServerRequest;
+class QHttpServerResponder;
+class QTcpServer;
+struct ApiRequest;
+struct GenerationResult;
+struct GenerationStats;
+
+class ApiServer : public QObject {
+    Q_OBJECT
+    QML_ELEMENT
+    QML_SINGLETON
+    Q_PROPERTY(bool running READ running NOTIFY runningChanged)
+    Q_PROPERTY(QString host READ host WRITE setHost NOTIFY settingsChanged)
+    Q_PROPERTY(int port READ port WRITE setPort NOTIFY settingsChanged)
+    Q_PROPERTY(QString apiKey READ apiKey WRITE setApiKey NOTIFY settingsChanged)
+    Q_PROPERTY(QStringList corsOrigins READ corsOrigins WRITE setCorsOrigins NOTIFY settingsChanged)
+    Q_PROPERTY(bool allowLocalImages READ allowLocalImages WRITE setAllowLocalImages NOTIFY settingsChanged)
+    Q_PROPERTY(bool hostIsLoopback READ hostIsLoopback NOTIFY settingsChanged)
+    Q_PROPERTY(int boundPort READ boundPort NOTIFY runningChanged)
+    Q_PROPERTY(QString url READ url NOTIFY runningChanged)
+    Q_PROPERTY(QString errorString READ errorString NOTIFY errorStringChanged)
+    Q_PROPERTY(int activeRequests READ activeRequests NOTIFY activeRequestsChanged)
+    Q_PROPERTY(RequestLogModel *log READ log CONSTANT)
+
+public:
+    // No default argument: Qt 6.4 prefers a default constructor over create() for QML singletons.
+    explicit ApiServer(EngineController *engine, QObject *parent);
+    ~ApiServer() override;
+
+    static ApiServer *create(QQmlEngine *, QJSEngine *);
+    static ApiServer *instance();
+
+    bool running() const;
+    QString host() const { return m_host; }
+    void setHost(const QString &host);
+    int port() const { return m_port; }
+    void setPort(int port);
+    QString apiKey() const { return m_apiKey; }
+    void setApiKey(const QString &key);
+    QStringList corsOrigins() const { return m_corsOrigins; }
+    void setCorsOrigins(const QStringList &origins);
+    bool allowLocalImages() const { return m_allowLocalImages; }
+    void setAllowLocalImages(bool allow);
+    bool hostIsLoopback() const;
+    int boundPort() const { return m_boundPort; }
+    QString url() const;
+    QString errorString() const { return m_error; }
+    int activeRequests() const { return int(m_jobs.size()); }
+    RequestLogModel *log() const { return m_log; }
+
+    // Bodies larger than this are refused with 413 (default 64 MB).
+    void setMaxBodyBytes(qint64 bytes) { m_maxBodyBytes = bytes; }
+    qint64 maxBodyBytes() const { return m_maxBodyBytes; }
+    // max_tokens when a request gives none (clamped to the context).
+    void setDefaultMaxTokens(int n) { m_defaultMaxTokens = n; }
+    // The id /v1/models shows; empty: the container's name.
+    void setModelId(const QString &id) { m_modelId = id; }
+    QString modelId() const;
+
+    // Loads host, port, key, CORS list and image setting from QSettings and saves changes.
+    void persistSettings();
+
+    // Starts listening; false with errorString() set when it cannot.
+    Q_INVOKABLE bool start();
+    Q_INVOKABLE void stop();
+    Q_INVOKABLE void setRunning(bool on);
+    // A fresh random key ("sk-waste-" + 40 characters); does not set it.
+    Q_INVOKABLE QString generateApiKey() const;
+
+Q_SIGNALS:
+    void runningChanged();
+    void settingsChanged();
+    void errorStringChanged();
+    void activeRequestsChanged();
+
+private:
+    struct Job;
+
+    void setError(const QString &error);
+    void handle(const QHttpServerRequest &request, QHttpServerResponder &&responder);
+    void answerHealth(HttpExchange &ex);
+    void answerModels(HttpExchange &ex, const QString &id);
+    void startCompletion(const std::shared_ptr<HttpExchange> &ex, ApiRequest request, quint64 logKey,
+                         QElapsedTimer clock);
+    void finishLog(quint64 logKey, const HttpExchange &ex, int tokens, const QElapsedTimer &clock);
+
+    void onStarted(quint64 id, int promptTokens);
+    void onTokens(quint64 id, const QString &text);
+    void onFinished(quint64 id, const GenerationResult &result);
+    void onFailed(quint64 id, const QString &message);
+    void beginStream(Job &job);
+    void endJob(quint64 id);
+
+    EngineController *m_engine;
+    RequestLogModel *m_log;
+    std::unique_ptr<QHttpServer> m_http;
+    QTcpServer *m_tcp = nullptr; // owned by m_http once bound
+    QHash<quint64, std::shared_ptr<Job>> m_jobs;
+
+    QString m_host = QStringLiteral("127.0.0.1");
+    int m_port = 8080;
+    QString m_apiKey;
+    QStringList m_corsOrigins;
+    bool m_allowLocalImages = false;
+    int m_boundPort = 0;
+    QString m_error;
+    QString m_modelId;
+    qint64 m_maxBodyBytes = 64ll * 1024 * 1024;
+    int m_defaultMaxTokens = 4096;
+    bool m_persist = false;
+    QElapsedTimer m_uptime;
+};

@@ -1,0 +1,170 @@
+#include "openaijson.h"
+
+#include "generationtypes.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QRandomGenerator>
+
+namespace openai {
+
+QString newId(const QString &prefix)
+{
+    QString id = prefix + QLatin1Char('-');
+    for (int i = 0; i < 24; ++i)
+        id += QLatin1Char("0123456789abcdef"[QRandomGenerator::global()->bounded(16)]);
+    return id;
+}
+
+QJsonObject usage(int promptTokens, int completionTokens)
+{
+    return {{QStringLiteral("prompt_tokens"), promptTokens},
+            {QStringLiteral("completion_tokens"), completionTokens},
+            {QStringLiteral("total_tokens"), promptTokens + completionTokens}};
+}
+
+QJsonObject wasteStats(const GenerationStats &s, qint64 ms)
+{
+    return {{QStringLiteral("tokens_generated"), s.completionTokens},
+            {QStringLiteral("prompt_tokens_reused"), s.reusedTokens},
+            {QStringLiteral("expert_hit_rate"), s.hitRate},
+            {QStringLiteral("bytes_read"), double(s.bytesRead)},
+            {QStringLiteral("tokens_per_second"), s.tokensPerSecond},
+            {QStringLiteral("ms"), double(ms)}};
+}
+
+QJsonArray toolCallsJson(const QList<ToolCall> &calls, bool withIndex)
+{
+    QJsonArray arr;
+    for (qsizetype i = 0; i < calls.size(); ++i) {
+        QJsonObject c{{QStringLiteral("id"), calls[i].id},
+                      {QStringLiteral("type"), QStringLiteral("function")},
+                      {QStringLiteral("function"), QJsonObject{{QStringLiteral("name"), calls[i].name},
+                                                               {QStringLiteral("arguments"), calls[i].arguments}}}};
+        if (withIndex)
+            c.insert(QStringLiteral("index"), int(i));
+        arr.append(c);
+    }
+    return arr;
+}
+
+static QJsonValue reasonValue(const QString &finishReason)
+{
+    return finishReason.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(finishReason);
+}
+
+QJsonObject chatCompletion(const QString &id, qint64 created, const QString &model, const ParsedReply &reply,
+                           const QString &finishReason, const QJsonObject &usage)
+{
+    QJsonObject message{{QStringLiteral("role"), QStringLiteral("assistant")}};
+    if (reply.toolCalls.isEmpty() || !reply.content.isEmpty())
+        message.insert(QStringLiteral("content"), reply.content);
+    else
+        message.insert(QStringLiteral("content"), QJsonValue(QJsonValue::Null));
+    if (!reply.toolCalls.isEmpty())
+        message.insert(QStringLiteral("tool_calls"), toolCallsJson(reply.toolCalls, false));
+    const QJsonObject choice{{QStringLiteral("index"), 0},
+                             {QStringLiteral("message"), message},
+                             {QStringLiteral("logprobs"), QJsonValue(QJsonValue::Null)},
+                             {QStringLiteral("finish_reason"), reasonValue(finishReason)}};
+    return {{QStringLiteral("id"), id},
+            {QStringLiteral("object"), QStringLiteral("chat.completion")},
+            {QStringLiteral("created"), double(created)},
+            {QStringLiteral("model"), model},
+            {QStringLiteral("system_fingerprint"), QStringLiteral("waste-studio")},
+            {QStringLiteral("choices"), QJsonArray{choice}},
+            {QStringLiteral("usage"), usage}};
+}
+
+QJsonObject textCompletion(const QString &id, qint64 created, const QString &model, const QString &text,
+                           const QString &finishReason, const QJsonObject &usage)
+{
+    const QJsonObject choice{{QStringLiteral("index"), 0},
+                             {QStringLiteral("text"), text},
+                             {QStringLiteral("logprobs"), QJsonValue(QJsonValue::Null)},
+                             {QStringLiteral("finish_reason"), reasonValue(finishReason)}};
+    return {{QStringLiteral("id"), id},
+            {QStringLiteral("object"), QStringLiteral("text_completion")},
+            {QStringLiteral("created"), double(created)},
+            {QStringLiteral("model"), model},
+            {QStringLiteral("system_fingerprint"), QStringLiteral("waste-studio")},
+            {QStringLiteral("choices"), QJsonArray{choice}},
+            {QStringLiteral("usage"), usage}};
+}
+
+QJsonObject chatChunk(const QString &id, qint64 created, const QString &model, const QJsonObject &delta,
+                      const QString &finishReason, bool usageNull)
+{
+    const QJsonObject choice{{QStringLiteral("index"), 0},
+                             {QStringLiteral("delta"), delta},
+                             {QStringLiteral("logprobs"), QJsonValue(QJsonValue::Null)},
+                             {QStringLiteral("finish_reason"), reasonValue(finishReason)}};
+    QJsonObject o{{QStringLiteral("id"), id},
+                  {QStringLiteral("object"), QStringLiteral("chat.completion.chunk")},
+                  {QStringLiteral("created"), double(created)},
+                  {QStringLiteral("model"), model},
+                  {QStringLiteral("system_fingerprint"), QStringLiteral("waste-studio")},
+                  {QStringLiteral("choices"), QJsonArray{choice}}};
+    if (usageNull)
+        o.insert(QStringLiteral("usage"), QJsonValue(QJsonValue::Null));
+    return o;
+}
+
+QJsonObject textChunk(const QString &id, qint64 created, const QString &model, const QString &text,
+                      const QString &finishReason, bool usageNull)
+{
+    const QJsonObject choice{{QStringLiteral("index"), 0},
+                             {QStringLiteral("text"), text},
+                             {QStringLiteral("logprobs"), QJsonValue(QJsonValue::Null)},
+                             {QStringLiteral("finish_reason"), reasonValue(finishReason)}};
+    QJsonObject o{{QStringLiteral("id"), id},
+                  {QStringLiteral("object"), QStringLiteral("text_completion")},
+                  {QStringLiteral("created"), double(created)},
+                  {QStringLiteral("model"), model},
+                  {QStringLiteral("system_fingerprint"), QStringLiteral("waste-studio")},
+                  {QStringLiteral("choices"), QJsonArray{choice}}};
+    if (usageNull)
+        o.insert(QStringLiteral("usage"), QJsonValue(QJsonValue::Null));
+    return o;
+}
+
+QJsonObject usageChunk(const QString &object, const QString &id, qint64 created, const QString &model,
+                       const QJsonObject &usage)
+{
+    return {{QStringLiteral("id"), id},
+            {QStringLiteral("object"), object},
+            {QStringLiteral("created"), double(created)},
+            {QStringLiteral("model"), model},
+            {QStringLiteral("system_fingerprint"), QStringLiteral("waste-studio")},
+            {QStringLiteral("choices"), QJsonArray{}},
+            {QStringLiteral("usage"), usage}};
+}
+
+QJsonObject modelObject(const QString &id, qint64 created, const QVariantMap &info)
+{
+    QJsonObject details;
+    for (auto it = info.cbegin(); it != info.cend(); ++it)
+        details.insert(it.key(), QJsonValue::fromVariant(it.value()));
+    return {{QStringLiteral("id"), id},
+            {QStringLiteral("object"), QStringLiteral("model")},
+            {QStringLiteral("created"), double(created)},
+            {QStringLiteral("owned_by"), QStringLiteral("waste-studio")},
+            {QStringLiteral("waste"), details}};
+}
+
+QByteArray sseEvent(const QJsonObject &payload)
+{
+    return "data: " + QJsonDocument(payload).toJson(QJsonDocument::Compact) + "\n\n";
+}
+
+QByteArray sseDone()
+{
+    return QByteArrayLiteral("data: [DONE]\n\n");
+}
+
+QByteArray httpChunk(const QByteArray &payload)
+{
+    return QByteArray::number(payload.size(), 16) + "\r\n" + payload + "\r\n";
+}
+
+} // namespace openai

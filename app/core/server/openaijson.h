@@ -1,0 +1,48 @@
+// The JSON shapes of OpenAI's API that this server answers with, and their SSE framing.
+#pragma once
+
+#include "toolcallparser.h"
+
+#include <QByteArray>
+#include <QJsonObject>
+#include <QString>
+#include <QVariantMap>
+
+struct GenerationStats;
+
+namespace openai {
+
+// "chatcmpl-<hex>" / "cmpl-<hex>"
+QString newId(const QString &prefix);
+
+QJsonObject usage(int promptTokens, int completionTokens);
+// WASTE's own figures for one generation, under the top-level "waste" key.
+QJsonObject wasteStats(const GenerationStats &stats, qint64 ms);
+
+QJsonArray toolCallsJson(const QList<ToolCall> &calls, bool withIndex);
+
+// Non-streaming replies.
+QJsonObject chatCompletion(const QString &id, qint64 created, const QString &model, const ParsedReply &reply,
+                           const QString &finishReason, const QJsonObject &usage);
+QJsonObject textCompletion(const QString &id, qint64 created, const QString &model, const QString &text,
+                           const QString &finishReason, const QJsonObject &usage);
+
+// Streaming chunks. finishReason empty: null. usageNull adds "usage": null (include_usage).
+QJsonObject chatChunk(const QString &id, qint64 created, const QString &model, const QJsonObject &delta,
+                      const QString &finishReason, bool usageNull);
+QJsonObject textChunk(const QString &id, qint64 created, const QString &model, const QString &text,
+                      const QString &finishReason, bool usageNull);
+// The last chunk when include_usage is set: no choices, the usage.
+QJsonObject usageChunk(const QString &object, const QString &id, qint64 created, const QString &model,
+                       const QJsonObject &usage);
+
+// /v1/models entries.
+QJsonObject modelObject(const QString &id, qint64 created, const QVariantMap &info);
+
+// Server-Sent Events: "data: <compact json>\n\n" and the terminating "data: [DONE]\n\n".
+QByteArray sseEvent(const QJsonObject &payload);
+QByteArray sseDone();
+// One HTTP/1.1 chunk: "<hex size>\r\n<payload>\r\n"; the empty payload is the last chunk.
+QByteArray httpChunk(const QByteArray &payload);
+
+} // namespace openai

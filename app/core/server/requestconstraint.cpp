@@ -1,0 +1,31 @@
+#include "requestconstraint.h"
+
+#include <QJsonDocument>
+
+#include <string>
+
+ConstraintFactory constraintFor(const ApiRequest &request)
+{
+    if (request.kind == ApiRequest::Chat && request.toolCallForced()) {
+        const std::string tools = QJsonDocument(request.tools).toJson(QJsonDocument::Compact).toStdString();
+        const std::string name = request.toolChoice == ToolChoice::Named ? request.toolName.toStdString() : std::string();
+        return [tools, name](const waste::Model &model, int maxTokens) {
+            return waste::makeToolCallConstraint(model, tools, name, maxTokens);
+        };
+    }
+    switch (request.responseFormat) {
+    case ResponseFormat::Text:
+        return {};
+    case ResponseFormat::JsonObject:
+        return [](const waste::Model &model, int maxTokens) {
+            return waste::makeJsonConstraint(model, std::string_view(), maxTokens);
+        };
+    case ResponseFormat::JsonSchema: {
+        const std::string schema = QJsonDocument(request.schema).toJson(QJsonDocument::Compact).toStdString();
+        return [schema](const waste::Model &model, int maxTokens) {
+            return waste::makeJsonConstraint(model, schema, maxTokens);
+        };
+    }
+    }
+    return {};
+}
