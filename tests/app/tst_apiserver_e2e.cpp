@@ -282,7 +282,7 @@ private Q_SLOTS:
         const int logRows = m_server->log()->rowCount();
         QNetworkReply *reply = m_client->start(
             "POST", "/v1/completions",
-            QJsonDocument(QJsonObject{{"prompt", "Count forever:"}, {"max_tokens", 1500}, {"temperature", 1.0},
+            QJsonDocument(QJsonObject{{"prompt", "Count forever:"}, {"max_tokens", 1500}, {"temperature", 1.0}, {"seed", 5},
                                       {"stream", true}})
                 .toJson());
         bool gotData = false;
@@ -424,6 +424,15 @@ private Q_SLOTS:
                 QCOMPARE(ch.value("finish_reason").toString(), QStringLiteral("tool_calls"));
         }
         QVERIFY(sawCall);
+    }
+
+    void promptLongerThanTheContextIs400()
+    {
+        const HttpResult r = m_client->post("/v1/completions",
+                                            {{"prompt", QString("many words ").repeated(1500)}, {"max_tokens", 4}});
+        QCOMPARE(r.status, 400);
+        QCOMPARE(r.json().value("error").toObject().value("code").toString(), QStringLiteral("context_length_exceeded"));
+        QCOMPARE(m_client->post("/v1/completions", {{"prompt", "short"}, {"max_tokens", 2}}).status, 200);
     }
 
     void imagesNeedAVisionModel()

@@ -654,8 +654,7 @@ void ApiServer::onFinished(quint64 id, const GenerationResult &result)
             ex.endStream();
         else if (ex.isOpen())
             ex.sendJson(503, ApiError::noModel(tr("The request was cancelled.")).toJson());
-        m_log->finish(job->logKey, ex.isOpen() || ex.answered() ? (ex.status() ? ex.status() : 499) : 499,
-                      promptTokens + completionTokens, job->clock.elapsed());
+        m_log->finish(job->logKey, 499, promptTokens + completionTokens, job->clock.elapsed());
         endJob(id);
         return;
     }
@@ -720,6 +719,8 @@ void ApiServer::onFailed(quint64 id, const QString &message)
     const bool ready = m_engine->state() == EngineController::Ready || m_engine->state() == EngineController::Generating;
     if (!ready)
         e = ApiError::noModel(message);
+    else if (message.contains(QLatin1String("does not fit")) && message.contains(QLatin1String("context")))
+        e = ApiError::invalid(QStringLiteral("messages"), message, QStringLiteral("context_length_exceeded"));
     else if (!job->started)
         e = ApiError::invalid(QString(), message); // refused before generating: the prompt, an image, a schema
     else
