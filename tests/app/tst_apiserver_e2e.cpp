@@ -6,7 +6,9 @@
 #include "enginecontroller.h"
 #include "httptestclient.h"
 
+#include <QDir>
 #include <QProcess>
+#include <QTemporaryDir>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -433,6 +435,52 @@ private Q_SLOTS:
         QCOMPARE(r.status, 400);
         QCOMPARE(r.json().value("error").toObject().value("code").toString(), QStringLiteral("context_length_exceeded"));
         QCOMPARE(m_client->post("/v1/completions", {{"prompt", "short"}, {"max_tokens", 2}}).status, 200);
+    }
+
+    void modelsWithATemplateUseIt()
+    {
+        // r3 ships no chat template; a copy that has one is served in the engine's ChatML format.
+        QTemporaryDir dir;
+        const QString copy = dir.filePath("r3chat.waste");
+        QVERIFY(QDir().mkpath(copy));
+        for (const QFileInfo &f : QDir(kModel).entryInfoList(QDir::Files))
+            QVERIFY(QFile::copy(f.absoluteFilePath(), copy + "/" + f.fileName()));
+        QFile t(copy + "/chat_template.jinja");
+        QVERIFY(t.open(QIODevice::WriteOnly));
+        t.write("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}");
+        t.close();
+        EngineController engine(nullptr);
+        ApiServer server(&engine, nullptr);
+        server.setPort(0);
+        QVERIFY(server.start());
+        engine.openModel(copy, 0, 1024);
+        QTRY_VERIFY_WITH_TIMEOUT(engine.state() == EngineController::Ready || engine.state() == EngineController::Failed,
+                                 30000);
+        QVERIFY2(engine.state() == EngineController::Ready, qPrintable(engine.errorString()));
+        HttpTestClient client(server.boundPort());
+        QVERIFY(client.get("/v1/models").json().value("data").toArray().at(0).toObject().value("waste").toObject()
+                    .value("hasChatTemplate").toBool());
+        const QJsonObject body = chat("Hello", 10);
+        const HttpResult templated = client.post("/v1/chat/completions", body);
+        QCOMPARE(templated.status, 200);
+        const HttpResult raw = m_client->post("/v1/chat/completions", body);
+        QCOMPARE(raw.status, 200);
+        // Same weights, other prompt: the ChatML markers make it longer than raw mode's.
+        QVERIFY(templated.json().value("usage").toObject().value("prompt_tokens").toInt()
+                > raw.json().value("usage").toObject().value("prompt_tokens").toInt());
+        const Stream s = readStream(client, "/v1/chat/completions", body);
+        QVERIFY(s.done);
+        QCOMPARE(s.text, templated.json().value("choices").toArray().at(0).toObject().value("message").toObject()
+                             .value("content").toString());
+        // Forced tool calls work through the template too.
+        QJsonObject tools = chat("Weather in Rome?", 100, 1.0);
+        tools["tools"] = kTools;
+        tools["tool_choice"] = "required";
+        tools["seed"] = 9;
+        const HttpResult call = client.post("/v1/chat/completions", tools);
+        QCOMPARE(call.status, 200);
+        QCOMPARE(call.json().value("choices").toArray().at(0).toObject().value("finish_reason").toString(),
+                 QStringLiteral("tool_calls"));
     }
 
     void imagesNeedAVisionModel()

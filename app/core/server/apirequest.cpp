@@ -453,6 +453,7 @@ ApiRequest parseChatRequest(const QJsonObject &body, const ParseOptions &options
         r.messages.append(readMessage(arr[i], int(i), options));
     readTools(body, r);
     readResponseFormat(body, r);
+    r.body = body;
     return r;
 }
 

@@ -59,6 +59,8 @@ struct ApiRequest {
     QJsonObject schema; // JsonSchema: the schema itself
     QString schemaName;
 
+    QJsonObject body; // the chat request as sent: chat templates read it whole
+
     bool hasImages() const;
     // Tool calls are possible in the reply (tools given and tool_choice is not none).
     bool toolsActive() const { return !tools.isEmpty() && toolChoice != ToolChoice::None; }

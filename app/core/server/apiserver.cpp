@@ -3,6 +3,7 @@
 #include "apiserver.h"
 
 #include "apirequest.h"
+#include "chatformat.h"
 #include "enginecontroller.h"
 #include "httpexchange.h"
 #include "imageprobe.h"
@@ -118,7 +119,8 @@ struct ApiServer::Job {
     bool includeUsage = false;
     bool bufferContent = false; // stream: tool calls possible, so the reply is sent when complete
     bool toolsActive = false;
-    QJsonArray tools;
+    ChatFormat format = ChatFormat::Raw;
+    ApiRequest request; // chat: what the reply parser needs (tools, tool_choice)
     QString id;
     QString model;
     qint64 created = 0;
@@ -534,7 +536,7 @@ void ApiServer::startCompletion(const std::shared_ptr<HttpExchange> &ex, ApiRequ
     job->includeUsage = request.stream && request.includeUsage;
     job->toolsActive = request.kind == ApiRequest::Chat && request.toolsActive();
     job->bufferContent = request.stream && job->toolsActive;
-    job->tools = request.tools;
+    job->format = chatFormatFor(m_engine->modelInfo());
     job->id = openai::newId(request.kind == ApiRequest::Chat ? QStringLiteral("chatcmpl") : QStringLiteral("cmpl"));
     job->model = modelId();
     job->created = QDateTime::currentSecsSinceEpoch();
@@ -571,7 +573,16 @@ void ApiServer::startCompletion(const std::shared_ptr<HttpExchange> &ex, ApiRequ
                 .arg(size.width())
                 .arg(size.height());
         };
-        gen.segments = renderRawChat(request, images);
+        if (job->format == ChatFormat::Raw) {
+            gen.segments = renderRawChat(request, images);
+        } else {
+            QStringList prompts;
+            for (const ChatMessage &m : std::as_const(request.messages))
+                for (const ContentPart &part : m.parts)
+                    if (part.kind == ContentPart::Image)
+                        prompts << images(part);
+            gen.segments = renderTemplatedChat(job->format, request, prompts);
+        }
     } else {
         gen.segments = renderCompletion(request);
     }
@@ -586,6 +597,8 @@ void ApiServer::startCompletion(const std::shared_ptr<HttpExchange> &ex, ApiRequ
     for (const QString &s : std::as_const(request.stop))
         p.stopStrings.push_back(s.toStdString());
     gen.makeConstraint = constraintFor(request);
+    if (request.kind == ApiRequest::Chat)
+        job->request = std::move(request);
 
     job->engineId = m_engine->generate(std::move(gen));
     if (QTcpSocket *sock = ex->socket()) {
@@ -661,8 +674,8 @@ void ApiServer::onFinished(quint64 id, const GenerationResult &result)
 
     QString finish = mapFinishReason(result.finishReason);
     ParsedReply reply;
-    if (job->toolsActive)
-        reply = parseToolCalls(result.text, job->tools);
+    if (job->kind == ApiRequest::Chat)
+        reply = parseChatReply(job->format, result.text, job->request);
     else
         reply.content = result.text;
     if (!reply.toolCalls.isEmpty())
@@ -678,6 +691,10 @@ void ApiServer::onFinished(quint64 id, const GenerationResult &result)
     } else {
         beginStream(*job);
         if (job->kind == ApiRequest::Chat) {
+            if (job->bufferContent && !reply.reasoning.isEmpty())
+                ex.send(openai::sseEvent(openai::chatChunk(job->id, job->created, job->model,
+                                                           {{QStringLiteral("reasoning_content"), reply.reasoning}},
+                                                           {}, job->includeUsage)));
             if (job->bufferContent && !reply.content.isEmpty())
                 ex.send(openai::sseEvent(openai::chatChunk(job->id, job->created, job->model,
                                                            {{QStringLiteral("content"), reply.content}}, {},

@@ -63,6 +63,8 @@ QJsonObject chatCompletion(const QString &id, qint64 created, const QString &mod
         message.insert(QStringLiteral("content"), QJsonValue(QJsonValue::Null));
     if (!reply.toolCalls.isEmpty())
         message.insert(QStringLiteral("tool_calls"), toolCallsJson(reply.toolCalls, false));
+    if (!reply.reasoning.isEmpty())
+        message.insert(QStringLiteral("reasoning_content"), reply.reasoning);
     const QJsonObject choice{{QStringLiteral("index"), 0},
                              {QStringLiteral("message"), message},
                              {QStringLiteral("logprobs"), QJsonValue(QJsonValue::Null)},

@@ -17,6 +17,7 @@ struct ToolCall {
 struct ParsedReply {
     QString content; // text outside tool calls (trimmed), may be empty
     QList<ToolCall> toolCalls;
+    QString reasoning; // a thinking model's reasoning, apart from the answer
 };
 
 ParsedReply parseToolCalls(const QString &reply, const QJsonArray &tools);
