@@ -123,3 +123,14 @@ TEST(Prefill, K3ChunkedEqualsSequentialBitForBit)
         b = single->eval(std::span<const int32_t>(&id, 1));
     EXPECT_TRUE(sameBits(a, b));
 }
+
+TEST(Prefill, CancelStopsBetweenChunksAndLeavesAConsistentSession)
+{
+    const std::vector<int32_t> ids = foxIds();
+    const std::vector<float> full = waste::Model::open(kDir + "r3.waste")->eval(ids);
+    auto m = waste::Model::open(kDir + "r3.waste");
+    EXPECT_THROW(m->eval(ids, [](int done, int) { return done < 64; }), waste::Error);
+    ASSERT_EQ(m->position(), 64);
+    const std::vector<float> rest = m->eval(std::span<const int32_t>(ids.data() + 64, ids.size() - 64));
+    EXPECT_TRUE(sameBits(full, rest));
+}

@@ -41,13 +41,11 @@ void Forward::feedForward(int layer, int n, const float *b, float *out, ExpertSo
 }
 
 // Kimi-Linear's plain residual stream: h += attn(norm h); h += ffn(norm h).
-void Forward::runResidual(int n, float *h, State &state, ExpertSource &experts, const std::atomic<bool> *cancel)
+void Forward::runResidual(int n, float *h, State &state, ExpertSource &experts)
 {
     const int64_t Hd = m_c.hidden;
     Vec a(static_cast<size_t>(n * Hd)), o(static_cast<size_t>(n * Hd));
     for (int L = 0; L < m_c.layers; ++L) {
-        if (cancel && cancel->load(std::memory_order_relaxed))
-            throw Error(ErrorCode::Cancelled, "cancelled");
         const LayerWeights &lw = m_w.layers[static_cast<size_t>(L)];
         for (int t = 0; t < n; ++t)
             rmsNorm(h + t * Hd, lw.inNorm->f32.data(), a.data() + t * Hd, Hd, m_c.eps);
@@ -104,7 +102,7 @@ void attnResMix(const std::vector<std::vector<float>> &R, const float *c, const 
 
 // K3's Attention Residuals (k3-math §2.2): per token, a block history R and a partial
 // sum P replace the plain residual stream. On return h holds the final aggregation.
-void Forward::runAttnRes(int n, float *h, State &state, ExpertSource &experts, const std::atomic<bool> *cancel)
+void Forward::runAttnRes(int n, float *h, State &state, ExpertSource &experts)
 {
     const int64_t Hd = m_c.hidden;
     const int B = m_c.attnResBlock;
@@ -112,8 +110,6 @@ void Forward::runAttnRes(int n, float *h, State &state, ExpertSource &experts, c
     Vec P(h, h + n * Hd), x(h, h + n * Hd), a(static_cast<size_t>(n * Hd)), r(static_cast<size_t>(n * Hd));
     bool pEmpty = false;
     for (int L = 0; L < m_c.layers; ++L) {
-        if (cancel && cancel->load(std::memory_order_relaxed))
-            throw Error(ErrorCode::Cancelled, "cancelled");
         const LayerWeights &lw = m_w.layers[static_cast<size_t>(L)];
         for (int t = 0; t < n; ++t) {
             float *xt = x.data() + t * Hd, *pt = P.data() + t * Hd;
@@ -160,13 +156,17 @@ void Forward::run(std::span<const int32_t> tokens, State &state, ExpertSource &e
     Vec h;
     for (size_t c0 = 0; c0 < tokens.size(); c0 += kMaxChunk) {
         const int n = static_cast<int>(std::min<size_t>(kMaxChunk, tokens.size() - c0));
+        // Cancel between chunks only: a chunk either runs whole or not at all, so the
+        // session state is never left half-updated.
+        if (cancel && cancel->load(std::memory_order_relaxed))
+            throw Error(ErrorCode::Cancelled, "cancelled");
         h.assign(static_cast<size_t>(n * Hd), 0.0f);
         for (int t = 0; t < n; ++t)
             embed(tokens[c0 + t], h.data() + t * Hd);
         if (m_c.attnResBlock > 0)
-            runAttnRes(n, h.data(), state, experts, cancel);
+            runAttnRes(n, h.data(), state, experts);
         else
-            runResidual(n, h.data(), state, experts, cancel);
+            runResidual(n, h.data(), state, experts);
         state.pos += n;
         if (c0 + n == tokens.size()) {
             const float *last = h.data() + (n - 1) * Hd;

@@ -22,7 +22,8 @@ public:
     Forward(const format::Manifest &manifest, const Weights &weights, const format::Codebooks &books);
 
     // Runs `tokens` at positions state.pos... and leaves the last token's logits in
-    // state.lastLogits. Throws Error(Cancelled) when `cancel` becomes true between layers.
+    // state.lastLogits. Throws Error(Cancelled), before touching the state, when `cancel`
+    // is set at the start of a chunk (of up to 64 tokens).
     void run(std::span<const int32_t> tokens, State &state, ExpertSource &experts, const std::atomic<bool> *cancel);
 
     static constexpr int kMaxChunk = 64;
@@ -32,8 +33,8 @@ private:
     void embed(int32_t token, float *out) const;
     void attention(int layer, int n, const float *a, float *out, LayerState &st, int pos0);
     void feedForward(int layer, int n, const float *b, float *out, ExpertSource &experts);
-    void runResidual(int n, float *h, State &state, ExpertSource &experts, const std::atomic<bool> *cancel);
-    void runAttnRes(int n, float *h, State &state, ExpertSource &experts, const std::atomic<bool> *cancel);
+    void runResidual(int n, float *h, State &state, ExpertSource &experts);
+    void runAttnRes(int n, float *h, State &state, ExpertSource &experts);
     void kda(int layer, const float *a, float *out, LayerState &st);
     void mla(int layer, const float *a, float *out, LayerState &st, int pos);
     void denseFfn(const FfnWeights &w, const float *x, float *out, int64_t width);
