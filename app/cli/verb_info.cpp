@@ -1,0 +1,46 @@
+// waste info MODEL [--json]: architecture, size, quantization and the expert cache size.
+#include "model_options.h"
+#include "verb.h"
+
+#include <cstdio>
+
+namespace {
+
+int runInfo(const cli::Args &args)
+{
+    auto model = cli::openModel(args);
+    const waste::ModelInfo &i = model->info();
+    if (args.flag("--json")) {
+        std::printf("{\"engine\":%s,\"arch\":%s,\"layers\":%d,\"experts\":%d,\"top_k\":%d,\"hidden\":%d,"
+                    "\"params_total\":%lld,\"params_active\":%lld,\"quantization\":%s,\"expert_cache_bytes\":%lld,"
+                    "\"vocab\":%d,\"ctx_max\":%d,\"budget_bytes\":%lld,\"build\":%s}\n",
+                    cli::jsonString(waste::kVersion).c_str(), cli::jsonString(i.arch).c_str(), i.layers, i.experts,
+                    i.topK, i.hidden, static_cast<long long>(i.paramsTotal), static_cast<long long>(i.paramsActive),
+                    cli::jsonString(i.quantization).c_str(), static_cast<long long>(i.expertCacheBytes), i.vocab,
+                    i.ctxMax, static_cast<long long>(i.budgetBytes), cli::jsonString(waste::buildInfo()).c_str());
+        return 0;
+    }
+    auto gib = [](int64_t b) { return static_cast<double>(b) / double(1 << 30); };
+    std::printf("%s\n", waste::buildInfo().c_str());
+    std::printf("arch          %s\n", i.arch.c_str());
+    std::printf("layers        %d\n", i.layers);
+    std::printf("experts       %d (top-%d)\n", i.experts, i.topK);
+    std::printf("hidden        %d\n", i.hidden);
+    std::printf("vocab         %d\n", i.vocab);
+    std::printf("params        %.3f B total, %.3f B active\n", double(i.paramsTotal) / 1e9, double(i.paramsActive) / 1e9);
+    std::printf("quantization  %s\n", i.quantization.c_str());
+    std::printf("budget        %.2f GB (expert cache %.2f GB)\n", gib(i.budgetBytes), gib(i.expertCacheBytes));
+    return 0;
+}
+
+std::vector<cli::OptionSpec> options()
+{
+    auto o = cli::modelOptions();
+    o.push_back({"--json", cli::OptionKind::Flag, "      one JSON object on stdout"});
+    return o;
+}
+
+} // namespace
+
+WASTE_CLI_VERB({"info", "MODEL [--json]", "Show a container's architecture, size and quantization",
+                {options(), 1, 1}, &runInfo});

@@ -1,0 +1,45 @@
+// waste run MODEL PROMPT [-n N] [--temp F] [--top-p F] [--top-k K] [--seed N] [--budget SIZE]:
+// one generation, text streamed to stdout, a stats line on stderr.
+#include "generation_options.h"
+#include "model_options.h"
+#include "verb.h"
+
+#include <chrono>
+#include <cstdio>
+
+namespace {
+
+int runRun(const cli::Args &args)
+{
+    const std::string text = cli::readPrompt(args, 1);
+    if (!args.values("--image").empty())
+        throw waste::Error(waste::ErrorCode::Unsupported, "--image: image input is not wired into this engine build yet");
+    const waste::GenParams params = cli::genParams(args);
+    auto model = cli::openModel(args);
+    if (!args.value("--budget"))
+        std::fprintf(stderr, "waste: no --budget, using %.2f GB (expert cache %.2f GB)\n",
+                     double(model->info().budgetBytes) / double(1 << 30),
+                     double(model->info().expertCacheBytes) / double(1 << 30));
+    const std::vector<int32_t> ids = model->tokenize(text, /*markup=*/true);
+    if (ids.empty())
+        throw cli::UsageError("the prompt has no tokens");
+    const bool quiet = args.flag("-q") || args.flag("--quiet");
+    const auto t0 = std::chrono::steady_clock::now();
+    const waste::GenResult r = model->generate(ids, params, [&](const waste::TokenEvent &ev) {
+        if (!quiet) {
+            std::fwrite(ev.text.data(), 1, ev.text.size(), stdout);
+            std::fflush(stdout);
+        }
+        return true;
+    });
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!quiet)
+        std::printf("\n");
+    cli::printStatsLine(r.stats, static_cast<int>(r.tokens.size()), secs);
+    return 0;
+}
+
+} // namespace
+
+WASTE_CLI_VERB({"run", "MODEL PROMPT [-n N] [--temp F] [--top-p F] [--top-k K] [--seed N] [--budget SIZE]",
+                "Generate text from a prompt", {cli::runOptions(), 1, 2}, &runRun});
