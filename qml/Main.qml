@@ -16,6 +16,26 @@ ApplicationWindow {
     color: Theme.background
     font.pixelSize: Theme.fontBody
 
+    // The Basic style draws every control from the palette: one place for light and dark.
+    palette.window: Theme.background
+    palette.windowText: Theme.text
+    palette.base: Theme.surface
+    palette.alternateBase: Theme.surfaceAlt
+    palette.text: Theme.text
+    palette.button: Theme.surfaceAlt
+    palette.buttonText: Theme.text
+    palette.brightText: Theme.accentText
+    palette.highlight: Theme.accent
+    palette.highlightedText: Theme.accentText
+    palette.dark: Theme.accent
+    palette.mid: Theme.border
+    palette.midlight: Theme.surfaceAlt
+    palette.light: Theme.surface
+    palette.shadow: Theme.border
+    palette.placeholderText: Theme.textMuted
+    palette.toolTipBase: Theme.surface
+    palette.toolTipText: Theme.text
+
     property alias currentPage: rail.currentIndex
     readonly property var pageNames: ["Models", "Convert", "Planner", "Chat", "Server"]
 
@@ -29,6 +49,17 @@ ApplicationWindow {
     Shortcut { sequence: "Ctrl+3"; onActivated: rail.currentIndex = 2 }
     Shortcut { sequence: "Ctrl+4"; onActivated: rail.currentIndex = 3 }
     Shortcut { sequence: "Ctrl+5"; onActivated: rail.currentIndex = 4 }
+    Shortcut {
+        sequence: "Ctrl+N"
+        onActivated: { ChatController.newConversation(); window.showPage("Chat"); chatPage.focusComposer() }
+    }
+    // Esc stops the answer wherever the focus is (dialogs and editors take Esc first).
+    Shortcut {
+        sequence: "Esc"
+        enabled: ChatController.generating
+        onActivated: ChatController.stop()
+    }
+    Shortcut { sequence: "Ctrl+,"; onActivated: settingsDialog.open() }
 
     ColumnLayout {
         anchors.fill: parent
@@ -43,6 +74,7 @@ ApplicationWindow {
                 id: rail
                 Layout.fillHeight: true
                 pages: window.pageNames
+                onSettingsRequested: settingsDialog.open()
             }
 
             StackLayout {
@@ -55,7 +87,11 @@ ApplicationWindow {
                 ModelsPage { objectName: "modelsPage" }
                 ConvertPage { objectName: "convertPage" }
                 PlannerPage { objectName: "plannerPage" }
-                ChatPage { objectName: "chatPage" }
+                ChatPage {
+                    id: chatPage
+                    objectName: "chatPage"
+                    onShowModels: window.showPage("Models")
+                }
                 ServerPage { objectName: "serverPage" }
             }
         }
@@ -63,5 +99,42 @@ ApplicationWindow {
         StatusLine {
             Layout.fillWidth: true
         }
+    }
+
+    // Files dropped anywhere on the window are attachments for the chat.
+    DropArea {
+        id: drop
+        objectName: "windowDropArea"
+        anchors.fill: parent
+        keys: ["text/uri-list"]
+        onEntered: (drag) => drag.accept(Qt.CopyAction)
+        onDropped: (drop) => {
+            if (drop.hasUrls) {
+                window.showPage("Chat")
+                ChatController.addAttachments(drop.urls)
+                drop.accept(Qt.CopyAction)
+            }
+        }
+        Rectangle {
+            anchors.fill: parent
+            anchors.margins: Theme.spacing
+            visible: drop.containsDrag
+            radius: Theme.radius * 2
+            color: Theme.dropZone
+            border.color: Theme.accent
+            border.width: 2
+            Label {
+                anchors.centerIn: parent
+                text: EngineController.modelName && !EngineController.hasVision
+                      ? qsTr("%1 cannot read images").arg(EngineController.modelName)
+                      : qsTr("Drop images to attach them to your message")
+                font.pixelSize: Theme.fontTitle
+                color: Theme.text
+            }
+        }
+    }
+
+    SettingsDialog {
+        id: settingsDialog
     }
 }

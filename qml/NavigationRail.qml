@@ -8,6 +8,7 @@ Rectangle {
     id: rail
     property var pages: []
     property int currentIndex: 3
+    signal settingsRequested()
     implicitWidth: 92
     color: Theme.surface
     border.color: Theme.border
@@ -66,5 +67,38 @@ Rectangle {
             }
         }
         Item { Layout.fillHeight: true }
+
+        ItemDelegate {
+            id: settingsEntry
+            objectName: "settingsButton"
+            Layout.fillWidth: true
+            Layout.leftMargin: Theme.unit
+            Layout.rightMargin: Theme.unit
+            Layout.bottomMargin: Theme.spacing
+            implicitHeight: 56
+            focusPolicy: Qt.StrongFocus
+            Accessible.name: qsTr("Settings (Ctrl+,)")
+            onClicked: rail.settingsRequested()
+            background: Rectangle {
+                radius: Theme.radius
+                color: settingsEntry.hovered ? Theme.surfaceAlt : "transparent"
+                border.color: settingsEntry.activeFocus ? Theme.accent : "transparent"
+            }
+            contentItem: Column {
+                spacing: 2
+                Label {
+                    anchors.horizontalCenter: parent.horizontalCenter
+                    text: "⚙"
+                    font.pixelSize: Theme.fontTitle
+                    color: Theme.textMuted
+                }
+                Label {
+                    anchors.horizontalCenter: parent.horizontalCenter
+                    text: qsTr("Settings")
+                    font.pixelSize: Theme.fontSmall
+                    color: Theme.textMuted
+                }
+            }
+        }
     }
 }

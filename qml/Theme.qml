@@ -19,7 +19,9 @@ QtObject {
     readonly property color text: dark ? "#e8eaed" : "#1d2127"
     readonly property color textMuted: dark ? "#9aa3ad" : "#5d6773"
     readonly property color accent: dark ? "#6ea8fe" : "#2f6fdf"
-    readonly property color accentText: "#ffffff"
+    readonly property color accentText: dark ? "#0d1b2e" : "#ffffff"
+    readonly property color codeBackground: dark ? "#1b1e22" : "#f3f4f6"
+    readonly property color dropZone: dark ? "#cc202328" : "#ddffffff"
 
     // State colours: always paired with words, never alone.
     readonly property color ok: dark ? "#4cc38a" : "#1f8a4c"

@@ -3,6 +3,10 @@
 #include "engine/enginecontroller.h"
 #include "server/apiserver.h"
 #include "settings/appsettings.h"
+#include "chat/chatcontroller.h"
+#include "demo/demomodel.h"
+#include "planner/engineplansource.h"
+#include "planner/plannercontroller.h"
 
 #include <QApplication>
 #include <QDir>
@@ -29,6 +33,18 @@ void StudioApplication::configure()
         QQuickStyle::setStyle(QStringLiteral("Basic"));
 }
 
+StudioServices::StudioServices() = default;
+
+StudioServices::~StudioServices()
+{
+    demo.reset();
+    planner.reset();
+    chat.reset();
+    server.reset();
+    engine.reset();
+    settings.reset();
+}
+
 std::unique_ptr<StudioServices> StudioApplication::createServices()
 {
     auto s = std::make_unique<StudioServices>();
@@ -36,6 +52,24 @@ std::unique_ptr<StudioServices> StudioApplication::createServices()
     s->engine = std::make_unique<EngineController>(nullptr);
     s->server = std::make_unique<ApiServer>(s->engine.get(), nullptr);
     s->server->persistSettings();
+    s->chat = std::make_unique<ChatController>(
+        s->engine.get(), s->settings->dataFolder() + QStringLiteral("/conversations.sqlite"), nullptr);
+    s->planner = std::make_unique<PlannerController>(std::make_shared<EnginePlanSource>(), nullptr);
+    // The planner follows the open model (or the last one when none is open yet).
+    QObject::connect(s->engine.get(), &EngineController::modelChanged, s->planner.get(),
+                     [e = s->engine.get(), p = s->planner.get()] {
+                         if (!e->modelPath().isEmpty())
+                             p->setContainer(e->modelPath());
+                     });
+    if (!s->settings->lastModelPath().isEmpty())
+        s->planner->setContainer(s->settings->lastModelPath());
+    s->demo = std::make_unique<DemoModel>(s->engine.get(), s->settings.get(), nullptr);
+    // A real model that opened is the one to reopen next time; the demo never is.
+    QObject::connect(s->engine.get(), &EngineController::modelChanged, s->settings.get(),
+                     [e = s->engine.get(), st = s->settings.get(), d = s->demo.get()] {
+                         if (e->state() == EngineController::Ready && !e->modelPath().isEmpty() && !d->active())
+                             st->setLastModelPath(e->modelPath());
+                     });
     return s;
 }
 
@@ -65,8 +99,15 @@ int StudioApplication::run(int argc, char **argv)
         return app.exec();
     }
 
-    const QString last = services->settings->lastModelPath();
-    if (!last.isEmpty() && QDir(last).exists())
-        services->engine->openModel(last, services->settings->budgetBytes(), services->settings->contextTokens());
+    openStartupModel(*services);
     return app.exec();
+}
+
+void StudioApplication::openStartupModel(StudioServices &services)
+{
+    const QString last = services.settings->lastModelPath();
+    if (!last.isEmpty() && QDir(last).exists())
+        services.engine->openModel(last, services.settings->budgetBytes(), services.settings->contextTokens());
+    else if (services.demo->needed())
+        services.demo->openDemo();
 }

@@ -10,11 +10,19 @@
 class QQmlApplicationEngine;
 class EngineController;
 class AppSettings;
+class ChatController;
+class PlannerController;
+class DemoModel;
 
 struct StudioServices {
     std::unique_ptr<AppSettings> settings;
     std::unique_ptr<EngineController> engine;
     std::unique_ptr<ApiServer> server; // declared after engine: destroyed before it
+    std::unique_ptr<ChatController> chat;
+    std::unique_ptr<PlannerController> planner;
+    std::unique_ptr<DemoModel> demo;
+    StudioServices();
+    ~StudioServices(); // chat and planner go first: they hold on to the engine
 };
 
 class StudioApplication {
@@ -25,4 +33,6 @@ public:
     static std::unique_ptr<StudioServices> createServices();
     // Loads Main.qml; returns false (with the errors on stderr) if it failed.
     static bool loadMainWindow(QQmlApplicationEngine &engine);
+    // Opens the last model, or on first run writes and opens the demo model.
+    static void openStartupModel(StudioServices &services);
 };

@@ -4,9 +4,12 @@
 
 #include "engine/enginecontroller.h"
 #include "settings/appsettings.h"
+#include "chat/chatcontroller.h"
+#include "planner/plannercontroller.h"
 
 #include <QApplication>
 #include <QDir>
+#include <QFile>
 #include <QQmlApplicationEngine>
 #include <QQuickItem>
 #include <QQuickWindow>
@@ -34,6 +37,9 @@ private Q_SLOTS:
     {
         QStandardPaths::setTestModeEnabled(true);
         StudioApplication::configure();
+        // A fresh data folder: no chats or settings left from an earlier run.
+        QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).removeRecursively();
+        QFile::remove(QStandardPaths::writableLocation(QStandardPaths::AppConfigLocation) + QStringLiteral(".conf"));
         g_previous = qInstallMessageHandler(collectWarnings);
     }
 
@@ -46,6 +52,21 @@ private Q_SLOTS:
         QVERIFY(window);
         QVERIFY(QTest::qWaitForWindowExposed(window));
 
+        // A model open and a short conversation, so the pages show real content.
+        QSignalSpy planned(services->planner.get(), &PlannerController::planChanged);
+        services->engine->openModel(QStringLiteral(WASTE_FIXTURES_DIR "/reference-container/r3.waste"), 0, 4096);
+        QTRY_COMPARE_WITH_TIMEOUT(services->engine->state(), EngineController::Ready, 30000);
+        ChatController *chat = services->chat.get();
+        chat->setMaxTokens(48);
+        QSignalSpy saved(chat, &ChatController::answerSaved);
+        QVERIFY2(chat->send(QStringLiteral("Hello! What can you do?")), qPrintable(chat->notice()));
+        QVERIFY(saved.wait(30000));
+        QVERIFY(chat->send(QStringLiteral("Write a short C function that adds two numbers.")));
+        QVERIFY(saved.wait(30000));
+        QCOMPARE(chat->messages()->rowCount(), 4);
+        QTRY_VERIFY_WITH_TIMEOUT(services->planner->ready(), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(chat->contextUsed() > 0, 10000);
+
         QDir().mkpath(QStringLiteral(WASTE_SCREENSHOT_DIR));
         const QStringList pages = window->property("pageNames").toStringList();
         QCOMPARE(pages.size(), 5);
@@ -53,7 +74,7 @@ private Q_SLOTS:
             services->settings->setTheme(theme);
             for (int i = 0; i < pages.size(); ++i) {
                 window->setProperty("currentPage", i);
-                QTest::qWait(50);
+                QTest::qWait(150);
                 auto *stack = window->findChild<QQuickItem *>(QStringLiteral("pages"));
                 QVERIFY(stack);
                 QCOMPARE(stack->property("currentIndex").toInt(), i);

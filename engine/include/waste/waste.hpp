@@ -91,6 +91,11 @@ struct Forecast {
 Forecast forecastBudgets(const MemoryPlan &plan, const std::vector<int64_t> &budgets, double diskGBps = 0,
                          double computeSecondsPerToken = 0);
 
+// The budget above which the OS is likely to page the expert cache on a machine with this
+// much physical and usable RAM while other processes hold `otherProcessBytes` (the rule
+// behind MemoryPlan::cliff_bytes; public so a planner can be shown another machine).
+int64_t pagingCliff(int64_t physicalBytes, int64_t usableBytes, int64_t otherProcessBytes);
+
 // Reads the manifest and returns the plan for `ctx_tokens` positions.
 MemoryPlan planMemory(const std::string &containerPath, int ctxTokens = 4096);
 int64_t physicalRam();

@@ -49,6 +49,11 @@ int64_t pagingCliff(int64_t physical, int64_t usable, int64_t other)
 
 } // namespace plan
 
+int64_t pagingCliff(int64_t physicalBytes, int64_t usableBytes, int64_t otherProcessBytes)
+{
+    return plan::pagingCliff(physicalBytes, usableBytes, otherProcessBytes);
+}
+
 BudgetChoice resolveBudget(const MemoryPlan &plan, int64_t requested)
 {
     BudgetChoice c;

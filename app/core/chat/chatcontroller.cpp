@@ -1,0 +1,554 @@
+#include "chatcontroller.h"
+
+#include "enginecontroller.h"
+#include "imagecheck.h"
+#include "promptbuilder.h"
+
+#include <QFileInfo>
+#include <QRandomGenerator>
+
+#include <exception>
+
+namespace {
+
+ChatController *s_instance = nullptr;
+
+QString titleFrom(const QString &text)
+{
+    QString t = text.simplified();
+    if (t.size() > 48) {
+        t.truncate(47);
+        const qsizetype space = t.lastIndexOf(QLatin1Char(' '));
+        if (space > 24)
+            t.truncate(space);
+        t += QChar(0x2026);
+    }
+    return t.isEmpty() ? QObject::tr("New chat") : t;
+}
+
+} // namespace
+
+ChatController::ChatController(EngineController *engine, const QString &databasePath, QObject *parent)
+    : QObject(parent), m_engine(engine)
+{
+    if (!s_instance)
+        s_instance = this;
+    try {
+        m_store = std::make_unique<ConversationStore>(databasePath);
+    } catch (const std::exception &e) {
+        // The chat still works for this session; the page says why nothing is kept.
+        m_storeError = QString::fromStdString(e.what());
+    }
+    connect(m_engine, &EngineController::tokensReady, this, &ChatController::onTokens);
+    connect(m_engine, &EngineController::generationFinished, this, &ChatController::onFinished);
+    connect(m_engine, &EngineController::generationFailed, this, &ChatController::onFailed);
+    connect(m_engine, &EngineController::tokensCounted, this, &ChatController::onCounted);
+    connect(m_engine, &EngineController::generationStarted, this, [this](quint64 id, int, int) {
+        if (m_run && m_run->id == id) {
+            m_run->prefill = 0;
+            Q_EMIT prefillProgressChanged();
+        }
+    });
+    connect(m_engine, &EngineController::prefillProgress, this, [this](quint64 id, int done, int total) {
+        if (m_run && m_run->id == id && total > 0) {
+            m_run->prefill = double(done) / total;
+            Q_EMIT prefillProgressChanged();
+        }
+    });
+    connect(m_engine, &EngineController::modelChanged, this, [this] {
+        recount();
+        Q_EMIT contextChanged();
+    });
+    refreshList();
+}
+
+ChatController::~ChatController()
+{
+    if (m_run)
+        m_engine->cancel(m_run->id);
+    if (s_instance == this)
+        s_instance = nullptr;
+}
+
+ChatController *ChatController::create(QQmlEngine *, QJSEngine *)
+{
+    QJSEngine::setObjectOwnership(s_instance, QJSEngine::CppOwnership);
+    return s_instance;
+}
+
+ChatController *ChatController::instance()
+{
+    return s_instance;
+}
+
+void ChatController::refreshList()
+{
+    m_conversations.setConversations(m_store ? m_store->conversations(m_search) : QList<Conversation>{});
+}
+
+void ChatController::setSearch(const QString &text)
+{
+    if (text == m_search)
+        return;
+    m_search = text;
+    refreshList();
+    Q_EMIT searchChanged();
+}
+
+void ChatController::setNotice(const QString &text)
+{
+    if (text == m_notice)
+        return;
+    m_notice = text;
+    Q_EMIT noticeChanged();
+}
+
+void ChatController::clearNotice()
+{
+    setNotice({});
+}
+
+// ---- conversations ----
+
+void ChatController::newConversation()
+{
+    m_current = Conversation{};
+    m_settings = ConversationSettings{};
+    m_messages.setMessages({});
+    m_attachments.clear();
+    m_draft.clear();
+    setNotice({});
+    Q_EMIT attachmentsChanged();
+    Q_EMIT currentChanged();
+    Q_EMIT settingsChanged();
+    recount();
+}
+
+void ChatController::openConversation(qint64 id)
+{
+    if (!m_store || id == m_current.id)
+        return;
+    const Conversation c = m_store->conversation(id);
+    if (c.id == 0)
+        return;
+    m_current = c;
+    m_settings = c.settings;
+    QList<ChatMessage> list = m_store->messages(id);
+    // An answer still arriving for this conversation is shown live.
+    if (m_run && m_run->conversationId == id)
+        list << m_run->message;
+    m_messages.setMessages(list);
+    setNotice({});
+    Q_EMIT currentChanged();
+    Q_EMIT settingsChanged();
+    recount();
+}
+
+void ChatController::renameConversation(qint64 id, const QString &title)
+{
+    const QString t = title.simplified();
+    if (!m_store || t.isEmpty())
+        return;
+    m_store->renameConversation(id, t);
+    if (id == m_current.id) {
+        m_current.title = t;
+        Q_EMIT currentChanged();
+    }
+    refreshList();
+}
+
+void ChatController::deleteConversation(qint64 id)
+{
+    if (!m_store)
+        return;
+    if (m_run && m_run->conversationId == id) {
+        m_engine->cancel(m_run->id);
+        m_run->conversationId = 0; // nothing left to save it into
+    }
+    m_store->deleteConversation(id);
+    if (id == m_current.id)
+        newConversation();
+    refreshList();
+}
+
+// ---- settings ----
+
+void ChatController::saveSettings()
+{
+    if (m_store && m_current.id != 0)
+        m_store->setSettings(m_current.id, m_settings);
+    Q_EMIT settingsChanged();
+}
+
+void ChatController::setSystemPrompt(const QString &v)
+{
+    if (v == m_settings.systemPrompt)
+        return;
+    m_settings.systemPrompt = v;
+    saveSettings();
+    recount();
+}
+
+void ChatController::setTemperature(double v)
+{
+    v = qBound(0.0, v, 2.0);
+    if (qFuzzyCompare(v + 1, m_settings.temperature + 1))
+        return;
+    m_settings.temperature = v;
+    saveSettings();
+}
+
+void ChatController::setTopP(double v)
+{
+    v = qBound(0.05, v, 1.0);
+    if (qFuzzyCompare(v + 1, m_settings.topP + 1))
+        return;
+    m_settings.topP = v;
+    saveSettings();
+}
+
+void ChatController::setMaxTokens(int v)
+{
+    v = qBound(16, v, 32768);
+    if (v == m_settings.maxTokens)
+        return;
+    m_settings.maxTokens = v;
+    saveSettings();
+    Q_EMIT contextChanged();
+}
+
+void ChatController::setThinking(bool v)
+{
+    if (v == m_settings.thinking)
+        return;
+    m_settings.thinking = v;
+    saveSettings();
+}
+
+// ---- attachments ----
+
+QString ChatController::firstProblemForImage(const QString &path) const
+{
+    if (const QString p = imageProblem(path); !p.isEmpty())
+        return p;
+    // With no model open the image is kept: a vision model may be opened before sending.
+    if (m_engine->state() != EngineController::NoModel && !m_engine->modelName().isEmpty() && !m_engine->hasVision())
+        return tr("%1 has no vision tower, so it cannot read %2. Open a model with vision (Kimi K3) to ask about images.")
+            .arg(m_engine->modelName(), QFileInfo(path).fileName());
+    return {};
+}
+
+bool ChatController::addAttachment(const QUrl &url)
+{
+    if (!url.isLocalFile()) {
+        setNotice(tr("Only files on this computer can be attached (%1 is not one).").arg(url.toDisplayString()));
+        return false;
+    }
+    const QString path = QFileInfo(url.toLocalFile()).absoluteFilePath();
+    if (const QString problem = firstProblemForImage(path); !problem.isEmpty()) {
+        setNotice(problem);
+        return false;
+    }
+    if (!m_attachments.contains(path)) {
+        m_attachments << path;
+        Q_EMIT attachmentsChanged();
+    }
+    setNotice({});
+    return true;
+}
+
+int ChatController::addAttachments(const QList<QUrl> &urls)
+{
+    int accepted = 0;
+    QString lastProblem;
+    for (const QUrl &u : urls) {
+        if (addAttachment(u))
+            ++accepted;
+        else
+            lastProblem = m_notice;
+    }
+    // A refusal stays visible even when another file of the same drop was accepted.
+    if (!lastProblem.isEmpty())
+        setNotice(lastProblem);
+    return accepted;
+}
+
+void ChatController::removeAttachment(int index)
+{
+    if (index < 0 || index >= m_attachments.size())
+        return;
+    m_attachments.removeAt(index);
+    Q_EMIT attachmentsChanged();
+}
+
+// ---- sending and answering ----
+
+bool ChatController::send(const QString &text)
+{
+    const QString body = text.trimmed();
+    if (m_run) {
+        setNotice(tr("Wait for the answer to finish, or press Esc to stop it."));
+        return false;
+    }
+    if (body.isEmpty() && m_attachments.isEmpty())
+        return false;
+    if (m_engine->state() != EngineController::Ready) {
+        setNotice(m_engine->state() == EngineController::Loading
+                      ? tr("The model is still loading; send again when the status bar says ready.")
+                      : tr("No model is open. Open one on the Models page, then send again."));
+        return false;
+    }
+    for (const QString &path : std::as_const(m_attachments))
+        if (const QString problem = firstProblemForImage(path); !problem.isEmpty()) {
+            setNotice(problem);
+            return false;
+        }
+
+    if (m_current.id == 0) {
+        if (m_store) {
+            m_current = m_store->createConversation(titleFrom(body), m_settings);
+        } else {
+            m_current.title = titleFrom(body);
+            m_current.created = QDateTime::currentDateTime();
+        }
+        Q_EMIT currentChanged();
+    }
+    ChatMessage user;
+    user.role = QStringLiteral("user");
+    user.text = body;
+    user.imagePaths = m_attachments;
+    user.created = QDateTime::currentDateTime();
+    if (m_store)
+        user.id = m_store->saveMessage(m_current.id, user);
+    m_messages.append(user);
+    m_attachments.clear();
+    m_draft.clear();
+    Q_EMIT attachmentsChanged();
+    setNotice({});
+    refreshList();
+    return startAnswer();
+}
+
+bool ChatController::startAnswer()
+{
+    const QList<ChatMessage> history = m_messages.messages();
+    if (history.isEmpty() || history.last().role != QLatin1String("user"))
+        return false;
+
+    PromptOptions options;
+    options.systemPrompt = m_settings.systemPrompt;
+    options.thinking = m_settings.thinking;
+    options.firstMessage = firstMessageThatFits(history, m_contextUsed, m_settings.maxTokens, contextLimit());
+
+    GenerationRequest request;
+    request.segments = buildPrompt(history, options);
+    for (int i = options.firstMessage; i < history.size(); ++i)
+        request.imagePaths << history.at(i).imagePaths;
+    request.params.temperature = float(m_settings.temperature);
+    request.params.topP = float(m_settings.topP);
+    request.params.maxTokens = m_settings.maxTokens;
+    request.params.seed = QRandomGenerator::global()->generate64();
+
+    Run run;
+    run.conversationId = m_current.id;
+    run.message.role = QStringLiteral("assistant");
+    run.message.streaming = true;
+    run.message.created = QDateTime::currentDateTime();
+    run.clock.start();
+    m_run = std::move(run);
+    m_messages.append(m_run->message);
+    m_run->id = m_engine->generate(request);
+    if (options.firstMessage > 0)
+        setNotice(tr("The oldest %n message(s) no longer fit the context and were left out of this answer.", nullptr,
+                     options.firstMessage));
+    Q_EMIT generatingChanged();
+    return true;
+}
+
+int ChatController::runRow() const
+{
+    if (!m_run || m_run->conversationId != m_current.id)
+        return -1;
+    const int last = m_messages.rowCount() - 1;
+    return last >= 0 && m_messages.at(last).streaming ? last : -1;
+}
+
+void ChatController::applySplit(Run &run)
+{
+    run.message.thinking = run.splitter.thinking();
+    run.message.text = run.splitter.answer();
+    const double now = run.clock.elapsed() / 1000.0;
+    if (run.splitter.sawThinking()) {
+        if (run.thinkingStarted < 0)
+            run.thinkingStarted = now;
+        if (run.splitter.inThinking())
+            run.message.thinkingSeconds = now - run.thinkingStarted;
+    }
+}
+
+void ChatController::onTokens(quint64 id, const QString &text, const GenerationStats &stats)
+{
+    if (!m_run || m_run->id != id)
+        return;
+    if (m_run->prefilling) {
+        m_run->prefilling = false;
+        Q_EMIT generatingChanged();
+    }
+    m_run->splitter.feed(text);
+    applySplit(*m_run);
+    m_run->message.tokens = stats.completionTokens;
+    m_run->message.tokensPerSecond = stats.tokensPerSecond;
+    m_run->message.hitRate = stats.hitRate;
+    if (const int row = runRow(); row >= 0)
+        m_messages.replace(row, m_run->message);
+}
+
+void ChatController::onFinished(quint64 id, const GenerationResult &result)
+{
+    if (m_run && m_run->id == id)
+        finishRun(&result, {});
+}
+
+void ChatController::onFailed(quint64 id, const QString &message)
+{
+    if (m_run && m_run->id == id)
+        finishRun(nullptr, message);
+}
+
+void ChatController::finishRun(const GenerationResult *result, const QString &error)
+{
+    Run &run = *m_run;
+    if (result) {
+        // The final text is authoritative: split it once more from the start.
+        ThinkingSplitter whole;
+        whole.feed(result->text);
+        whole.finish();
+        if (!result->text.isEmpty() || run.message.text.isEmpty()) {
+            run.message.text = whole.answer();
+            run.message.thinking = whole.thinking();
+        }
+        run.message.finishReason = result->finishReason;
+        run.message.tokens = result->stats.completionTokens;
+        run.message.tokensPerSecond = result->stats.tokensPerSecond;
+        run.message.hitRate = result->stats.hitRate;
+    } else {
+        run.splitter.finish();
+        applySplit(run);
+        run.message.error = error;
+        run.message.finishReason = QStringLiteral("error");
+    }
+    run.message.streaming = false;
+    const int row = runRow();
+    if (m_store && run.conversationId != 0)
+        run.message.id = m_store->saveMessage(run.conversationId, run.message);
+    if (row >= 0)
+        m_messages.replace(row, run.message);
+    const qint64 conversation = run.conversationId;
+    m_run.reset();
+    Q_EMIT generatingChanged();
+    refreshList();
+    recount();
+    if (conversation != 0)
+        Q_EMIT answerSaved(conversation);
+}
+
+void ChatController::stop()
+{
+    if (m_run)
+        m_engine->cancel(m_run->id);
+}
+
+bool ChatController::regenerate()
+{
+    if (m_run || m_engine->state() != EngineController::Ready)
+        return false;
+    int last = m_messages.rowCount() - 1;
+    if (last >= 0 && m_messages.at(last).role == QLatin1String("assistant")) {
+        if (m_store && m_messages.at(last).id != 0)
+            m_store->deleteMessage(m_messages.at(last).id);
+        m_messages.truncate(last);
+    }
+    return startAnswer();
+}
+
+bool ChatController::editAndResend(int row, const QString &text)
+{
+    if (m_run || row < 0 || row >= m_messages.rowCount() || m_messages.at(row).role != QLatin1String("user"))
+        return false;
+    if (m_engine->state() != EngineController::Ready) {
+        setNotice(tr("No model is open. Open one on the Models page, then send again."));
+        return false;
+    }
+    ChatMessage edited = m_messages.at(row);
+    for (int i = m_messages.rowCount() - 1; i > row; --i)
+        if (m_store && m_messages.at(i).id != 0)
+            m_store->deleteMessage(m_messages.at(i).id);
+    m_messages.truncate(row + 1);
+    edited.text = text.trimmed();
+    if (m_store)
+        edited.id = m_store->saveMessage(m_current.id, edited);
+    m_messages.replace(row, edited);
+    return startAnswer();
+}
+
+// ---- context meter ----
+
+int ChatController::contextLimit() const
+{
+    return m_engine->state() == EngineController::NoModel || m_engine->modelName().isEmpty() ? 0
+                                                                                              : m_engine->contextTokens();
+}
+
+QString ChatController::contextWarning() const
+{
+    const int limit = contextLimit();
+    if (limit <= 0 || m_contextUsed <= 0)
+        return {};
+    if (m_contextUsed + m_settings.maxTokens <= limit)
+        return {};
+    return tr("%1 of %2 tokens used: with up to %3 more for the answer, the start of this conversation will be "
+              "left out. Start a new chat to keep it all, or lower Max tokens.")
+        .arg(m_contextUsed)
+        .arg(limit)
+        .arg(m_settings.maxTokens);
+}
+
+void ChatController::setDraft(const QString &text)
+{
+    if (text == m_draft)
+        return;
+    m_draft = text;
+    recount();
+}
+
+void ChatController::recount()
+{
+    if (m_engine->state() != EngineController::Ready && m_engine->state() != EngineController::Generating) {
+        if (m_contextUsed != 0) {
+            m_contextUsed = 0;
+            Q_EMIT contextChanged();
+        }
+        return;
+    }
+    QList<ChatMessage> list = m_messages.messages();
+    if (!list.isEmpty() && list.last().streaming)
+        list.removeLast();
+    if (!m_draft.trimmed().isEmpty()) {
+        ChatMessage draft;
+        draft.role = QStringLiteral("user");
+        draft.text = m_draft.trimmed();
+        list << draft;
+    }
+    PromptOptions options;
+    options.systemPrompt = m_settings.systemPrompt;
+    options.thinking = m_settings.thinking;
+    m_countId = m_engine->countTokens(buildPrompt(list, options));
+}
+
+void ChatController::onCounted(quint64 id, int tokens)
+{
+    if (id != m_countId)
+        return;
+    m_contextUsed = qMax(0, tokens);
+    Q_EMIT contextChanged();
+}

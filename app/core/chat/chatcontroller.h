@@ -1,0 +1,164 @@
+// ChatController: the chat page's logic. Owns the conversation store and the two list
+// models, turns a conversation into a generation request for the EngineController and
+// applies the streamed batches to the message model on the GUI thread. Every message is
+// written to the store when it is sent and when its answer ends (finished, stopped or
+// failed). A generation keeps going (and is saved) when the user opens another
+// conversation meanwhile.
+#pragma once
+
+#include "chatmessage.h"
+#include "conversationlistmodel.h"
+#include "conversationstore.h"
+#include "generationtypes.h"
+#include "messagemodel.h"
+#include "thinkingsplitter.h"
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QQmlEngine>
+#include <QUrl>
+
+#include <memory>
+#include <optional>
+
+class EngineController;
+
+class ChatController : public QObject {
+    Q_OBJECT
+    QML_ELEMENT
+    QML_SINGLETON
+    Q_PROPERTY(ConversationListModel *conversations READ conversations CONSTANT)
+    Q_PROPERTY(MessageModel *messages READ messages CONSTANT)
+    Q_PROPERTY(qint64 currentId READ currentId NOTIFY currentChanged)
+    Q_PROPERTY(QString currentTitle READ currentTitle NOTIFY currentChanged)
+    Q_PROPERTY(QString search READ search WRITE setSearch NOTIFY searchChanged)
+    Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
+    Q_PROPERTY(bool prefilling READ prefilling NOTIFY generatingChanged)
+    Q_PROPERTY(double prefillProgress READ prefillProgress NOTIFY prefillProgressChanged)
+    Q_PROPERTY(QStringList attachments READ attachments NOTIFY attachmentsChanged)
+    Q_PROPERTY(QString notice READ notice NOTIFY noticeChanged)
+    Q_PROPERTY(QString storeError READ storeError CONSTANT)
+    // Per-conversation settings (the drawer); they apply to the next answer.
+    Q_PROPERTY(QString systemPrompt READ systemPrompt WRITE setSystemPrompt NOTIFY settingsChanged)
+    Q_PROPERTY(double temperature READ temperature WRITE setTemperature NOTIFY settingsChanged)
+    Q_PROPERTY(double topP READ topP WRITE setTopP NOTIFY settingsChanged)
+    Q_PROPERTY(int maxTokens READ maxTokens WRITE setMaxTokens NOTIFY settingsChanged)
+    Q_PROPERTY(bool thinking READ thinking WRITE setThinking NOTIFY settingsChanged)
+    // Context meter: tokens the conversation (and the draft) take, of the open context.
+    Q_PROPERTY(int contextUsed READ contextUsed NOTIFY contextChanged)
+    Q_PROPERTY(int contextLimit READ contextLimit NOTIFY contextChanged)
+    Q_PROPERTY(QString contextWarning READ contextWarning NOTIFY contextChanged)
+
+public:
+    // No default argument: Qt 6.4 prefers a default constructor over create() for QML singletons.
+    ChatController(EngineController *engine, const QString &databasePath, QObject *parent);
+    ~ChatController() override;
+
+    static ChatController *create(QQmlEngine *, QJSEngine *);
+    static ChatController *instance();
+
+    ConversationListModel *conversations() { return &m_conversations; }
+    MessageModel *messages() { return &m_messages; }
+    qint64 currentId() const { return m_current.id; }
+    QString currentTitle() const { return m_current.title; }
+    QString search() const { return m_search; }
+    void setSearch(const QString &text);
+    bool generating() const { return m_run.has_value(); }
+    bool prefilling() const { return m_run && m_run->prefilling; }
+    double prefillProgress() const { return m_run ? m_run->prefill : 0; }
+    QStringList attachments() const { return m_attachments; }
+    QString notice() const { return m_notice; }
+    QString storeError() const { return m_storeError; }
+
+    QString systemPrompt() const { return m_settings.systemPrompt; }
+    void setSystemPrompt(const QString &v);
+    double temperature() const { return m_settings.temperature; }
+    void setTemperature(double v);
+    double topP() const { return m_settings.topP; }
+    void setTopP(double v);
+    int maxTokens() const { return m_settings.maxTokens; }
+    void setMaxTokens(int v);
+    bool thinking() const { return m_settings.thinking; }
+    void setThinking(bool v);
+
+    int contextUsed() const { return m_contextUsed; }
+    int contextLimit() const;
+    QString contextWarning() const;
+
+    Q_INVOKABLE void newConversation();
+    Q_INVOKABLE void openConversation(qint64 id);
+    Q_INVOKABLE void renameConversation(qint64 id, const QString &title);
+    Q_INVOKABLE void deleteConversation(qint64 id);
+
+    // Sends the text (and the attachments) as a user message and starts the answer.
+    // Returns false with a notice when it cannot (no model, already answering, empty).
+    Q_INVOKABLE bool send(const QString &text);
+    Q_INVOKABLE void stop();
+    // Answers the last user message again (drops the last answer).
+    Q_INVOKABLE bool regenerate();
+    // Replaces the user message at `row`, drops everything after it, and answers again.
+    Q_INVOKABLE bool editAndResend(int row, const QString &text);
+
+    // Attachments: local image files only. Refused with a notice when the file is not an
+    // image or the open model has no vision tower. Returns how many were accepted.
+    Q_INVOKABLE int addAttachments(const QList<QUrl> &urls);
+    Q_INVOKABLE bool addAttachment(const QUrl &url);
+    Q_INVOKABLE void removeAttachment(int index);
+    Q_INVOKABLE void clearNotice();
+    // The composer's text, counted (debounced by the view) for the context meter.
+    Q_INVOKABLE void setDraft(const QString &text);
+
+Q_SIGNALS:
+    void currentChanged();
+    void searchChanged();
+    void generatingChanged();
+    void prefillProgressChanged();
+    void attachmentsChanged();
+    void noticeChanged();
+    void settingsChanged();
+    void contextChanged();
+    // An answer ended (finished, stopped or failed) and was saved.
+    void answerSaved(qint64 conversationId);
+
+private:
+    struct Run {
+        quint64 id = 0;
+        qint64 conversationId = 0;
+        ChatMessage message;
+        ThinkingSplitter splitter;
+        QElapsedTimer clock;
+        double thinkingStarted = -1;
+        bool prefilling = true;
+        double prefill = 0;
+    };
+
+    void refreshList();
+    void setNotice(const QString &text);
+    void saveSettings();
+    bool startAnswer();
+    int runRow() const; // row of the streaming answer in the open conversation, or -1
+    void applySplit(Run &run);
+    void finishRun(const GenerationResult *result, const QString &error);
+    void recount();
+    QString firstProblemForImage(const QString &path) const;
+
+    void onTokens(quint64 id, const QString &text, const GenerationStats &stats);
+    void onFinished(quint64 id, const GenerationResult &result);
+    void onFailed(quint64 id, const QString &message);
+    void onCounted(quint64 id, int tokens);
+
+    EngineController *m_engine;
+    std::unique_ptr<ConversationStore> m_store;
+    QString m_storeError;
+    ConversationListModel m_conversations;
+    MessageModel m_messages;
+    Conversation m_current;
+    ConversationSettings m_settings;
+    QString m_search;
+    QStringList m_attachments;
+    QString m_notice;
+    QString m_draft;
+    std::optional<Run> m_run;
+    quint64 m_countId = 0;
+    int m_contextUsed = 0;
+};

@@ -1,0 +1,41 @@
+// Value types of the chat: one message, one conversation and its per-conversation settings.
+// Plain values so the store, the models and the controller can pass them around freely.
+#pragma once
+
+#include <QDateTime>
+#include <QString>
+#include <QStringList>
+
+struct ConversationSettings {
+    QString systemPrompt;
+    double temperature = 0.7;
+    double topP = 0.95;
+    int maxTokens = 1024;
+    bool thinking = true;
+    bool operator==(const ConversationSettings &) const = default;
+};
+
+struct Conversation {
+    qint64 id = 0;
+    QString title;
+    QDateTime created;
+    QDateTime updated;
+    ConversationSettings settings;
+};
+
+struct ChatMessage {
+    qint64 id = 0;     // row id in the store; 0 until saved
+    QString role;      // "user" or "assistant"
+    QString text;      // the answer (assistant) or what the user wrote
+    QString thinking;  // the thinking channel, when the model produced one
+    double thinkingSeconds = 0;
+    QStringList imagePaths;
+    int tokens = 0;    // tokens this message takes in the prompt (0: not counted yet)
+    // Figures under an answer.
+    double tokensPerSecond = 0;
+    double hitRate = 0;
+    QString finishReason;
+    QString error;     // why the answer failed, in words
+    QDateTime created;
+    bool streaming = false; // not stored: the answer is still arriving
+};

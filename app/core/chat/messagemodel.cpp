@@ -1,0 +1,125 @@
+#include "messagemodel.h"
+
+MessageModel::MessageModel(QObject *parent) : QAbstractListModel(parent) {}
+
+int MessageModel::rowCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : int(m_messages.size());
+}
+
+QVariant MessageModel::data(const QModelIndex &index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
+    const ChatMessage &m = m_messages.at(index.row());
+    switch (role) {
+    case Qt::DisplayRole:
+    case TextRole:
+        return m.text;
+    case RoleRole:
+        return m.role;
+    case ThinkingRole:
+        return m.thinking;
+    case ThinkingSecondsRole:
+        return m.thinkingSeconds;
+    case ImagesRole:
+        return m.imagePaths;
+    case TokensRole:
+        return m.tokens;
+    case TokensPerSecondRole:
+        return m.tokensPerSecond;
+    case HitRateRole:
+        return m.hitRate;
+    case FinishReasonRole:
+        return m.finishReason;
+    case ErrorRole:
+        return m.error;
+    case StreamingRole:
+        return m.streaming;
+    case CreatedRole:
+        return m.created;
+    default:
+        return {};
+    }
+}
+
+QHash<int, QByteArray> MessageModel::roleNames() const
+{
+    return {
+        {RoleRole, "role"},
+        {TextRole, "text"},
+        {ThinkingRole, "thinking"},
+        {ThinkingSecondsRole, "thinkingSeconds"},
+        {ImagesRole, "images"},
+        {TokensRole, "tokens"},
+        {TokensPerSecondRole, "tokensPerSecond"},
+        {HitRateRole, "hitRate"},
+        {FinishReasonRole, "finishReason"},
+        {ErrorRole, "error"},
+        {StreamingRole, "streaming"},
+        {CreatedRole, "created"},
+    };
+}
+
+void MessageModel::setMessages(const QList<ChatMessage> &messages)
+{
+    beginResetModel();
+    m_messages = messages;
+    endResetModel();
+    Q_EMIT countChanged();
+}
+
+void MessageModel::append(const ChatMessage &message)
+{
+    const int row = int(m_messages.size());
+    beginInsertRows({}, row, row);
+    m_messages.append(message);
+    endInsertRows();
+    Q_EMIT countChanged();
+}
+
+void MessageModel::replace(int row, const ChatMessage &m)
+{
+    if (row < 0 || row >= m_messages.size())
+        return;
+    const ChatMessage old = m_messages.at(row);
+    m_messages[row] = m;
+    QList<int> roles;
+    if (old.text != m.text)
+        roles << TextRole << Qt::DisplayRole;
+    if (old.role != m.role)
+        roles << RoleRole;
+    if (old.thinking != m.thinking)
+        roles << ThinkingRole;
+    if (old.thinkingSeconds != m.thinkingSeconds)
+        roles << ThinkingSecondsRole;
+    if (old.imagePaths != m.imagePaths)
+        roles << ImagesRole;
+    if (old.tokens != m.tokens)
+        roles << TokensRole;
+    if (old.tokensPerSecond != m.tokensPerSecond)
+        roles << TokensPerSecondRole;
+    if (old.hitRate != m.hitRate)
+        roles << HitRateRole;
+    if (old.finishReason != m.finishReason)
+        roles << FinishReasonRole;
+    if (old.error != m.error)
+        roles << ErrorRole;
+    if (old.streaming != m.streaming)
+        roles << StreamingRole;
+    if (old.created != m.created)
+        roles << CreatedRole;
+    if (!roles.isEmpty())
+        Q_EMIT dataChanged(index(row), index(row), roles);
+}
+
+void MessageModel::truncate(int row)
+{
+    row = qMax(0, row);
+    if (row >= m_messages.size())
+        return;
+    beginRemoveRows({}, row, int(m_messages.size()) - 1);
+    m_messages.erase(m_messages.begin() + row, m_messages.end());
+    endRemoveRows();
+    Q_EMIT countChanged();
+}

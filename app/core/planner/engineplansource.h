@@ -1,0 +1,28 @@
+// EnginePlanSource: the planner page's numbers from the engine's own planner
+// (waste::planMemory, resolveBudget, forecastBudgets). A machine override shows the plan
+// for another computer (tests use a fake 64 GB machine); the model's side stays real.
+#pragma once
+
+#include "planfacts.h"
+
+#include <optional>
+
+struct MachineOverride {
+    qint64 physical = 0;
+    qint64 usable = 0;  // 0: same as physical
+    qint64 other = 0;   // RAM other programs hold
+    double diskGBps = 0; // > 0: use instead of measuring
+};
+
+class EnginePlanSource : public PlanSource {
+public:
+    explicit EnginePlanSource(std::optional<MachineOverride> machine = std::nullopt);
+
+    PlanFacts plan(const QString &container, int ctxTokens) override;
+    QList<ForecastPoint> forecast(const QString &container, const PlanFacts &facts, const QList<qint64> &budgets,
+                                  double diskGBps) override;
+    DiskMeasurement measureDisk(const QString &container) override;
+
+private:
+    std::optional<MachineOverride> m_machine;
+};

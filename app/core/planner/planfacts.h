@@ -1,0 +1,52 @@
+// What the planner page shows, as plain numbers: the model's fixed costs for one context
+// length, what the machine offers, and the predicted speed for a row of budgets. Filled
+// from the engine's planner (waste::planMemory / forecastBudgets) or, in tests, from a
+// fake machine.
+#pragma once
+
+#include <QList>
+#include <QString>
+
+struct PlanFacts {
+    qint64 ctx = 0;
+    qint64 trunk = 0;
+    qint64 state = 0;         // attention state (KDA + MLA latent cache) for ctx
+    qint64 scratch = 0;
+    qint64 minExpertCache = 0;
+    qint64 vision = 0;
+    qint64 floor = 0;         // below: the engine refuses to open
+    qint64 recommended = 0;   // floor + 3 working sets
+    qint64 workingSet = 0;
+    qint64 defaultBudget = 0; // what the engine picks with no budget given
+    qint64 physical = 0;
+    qint64 usable = 0;
+    qint64 cap = 0;           // 7/8 of usable: the engine warns above it
+    qint64 other = 0;         // RAM other programs hold now
+    qint64 cliff = 0;         // budgets above this are likely to be paged
+    qint64 maxRecord = 0;     // one expert cache slot
+};
+
+struct ForecastPoint {
+    qint64 budget = 0;
+    double tokensPerSecond = 0;
+    double hitRate = 0;
+    bool pastCliff = false;
+};
+
+struct DiskMeasurement {
+    double gbPerSecond = 0;
+    QString disk;    // the device the model lives on
+    QString warning; // why there is no figure
+};
+
+// Where the numbers come from. The engine's planner in the app; a fake machine in tests.
+// Called off the GUI thread: implementations must not touch QObjects.
+class PlanSource {
+public:
+    virtual ~PlanSource() = default;
+    virtual PlanFacts plan(const QString &container, int ctxTokens) = 0;
+    // diskGBps <= 0: the source measures or assumes a speed itself.
+    virtual QList<ForecastPoint> forecast(const QString &container, const PlanFacts &facts,
+                                          const QList<qint64> &budgets, double diskGBps) = 0;
+    virtual DiskMeasurement measureDisk(const QString &container) = 0;
+};

@@ -1,0 +1,51 @@
+// How much of the context the conversation (and the draft) takes, with a warning in
+// words before the start of the conversation would be left out.
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import WasteStudio
+import WasteStudio.Core
+
+ColumnLayout {
+    id: meter
+    spacing: 2
+    readonly property real fraction: ChatController.contextLimit > 0
+                                     ? Math.min(1, ChatController.contextUsed / ChatController.contextLimit) : 0
+    readonly property bool warn: ChatController.contextWarning !== ""
+    visible: ChatController.contextLimit > 0
+
+    RowLayout {
+        spacing: Theme.spacing
+        Rectangle {
+            Layout.preferredWidth: 120
+            height: 6
+            radius: 3
+            color: Theme.surfaceAlt
+            border.color: Theme.border
+            Rectangle {
+                width: parent.width * meter.fraction
+                height: parent.height
+                radius: 3
+                color: meter.warn ? Theme.warning : Theme.accent
+            }
+        }
+        Label {
+            objectName: "contextMeterText"
+            text: qsTr("%1 / %2 tokens").arg(ChatController.contextUsed.toLocaleString(Qt.locale(), 'f', 0))
+                                         .arg(ChatController.contextLimit.toLocaleString(Qt.locale(), 'f', 0))
+            color: meter.warn ? Theme.warning : Theme.textMuted
+            font.pixelSize: Theme.fontSmall
+            font.family: Theme.monoFamily
+            Accessible.name: qsTr("Context used: %1").arg(text)
+        }
+    }
+    Label {
+        objectName: "contextWarning"
+        Layout.fillWidth: true
+        visible: meter.warn
+        text: "⚠ " + ChatController.contextWarning
+        wrapMode: Text.WordWrap
+        color: Theme.warning
+        font.pixelSize: Theme.fontSmall
+    }
+}

@@ -1,0 +1,302 @@
+// One message of the chat. User messages sit in a tinted box on the right; answers use
+// the full width: thinking (collapsed), Markdown prose, code blocks with Copy, and a small
+// line of figures (tokens, tok/s, hit rate).
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import WasteStudio
+import WasteStudio.Core
+
+Item {
+    id: view
+    required property int index
+    required property string role
+    required property string text
+    required property string thinking
+    required property double thinkingSeconds
+    required property var images
+    required property int tokens
+    required property double tokensPerSecond
+    required property double hitRate
+    required property string finishReason
+    required property string error
+    required property bool streaming
+    property bool isLast: false
+    property bool editing: false
+
+    readonly property bool isUser: role === "user"
+    width: ListView.view ? ListView.view.width : 600
+    implicitHeight: column.implicitHeight + Theme.padding
+
+    Accessible.role: Accessible.ListItem
+    Accessible.name: (isUser ? qsTr("You: ") : qsTr("Answer: ")) + text
+
+    ColumnLayout {
+        id: column
+        anchors.top: parent.top
+        anchors.right: view.isUser ? parent.right : undefined
+        anchors.left: view.isUser ? undefined : parent.left
+        width: view.isUser ? Math.min(view.width * 0.78, Math.max(userBody.implicitWidth, 200) + 2 * Theme.padding)
+                           : Math.min(view.width, 860)
+        spacing: Theme.unit
+
+        // Images as thumbnails
+        Flow {
+            Layout.fillWidth: true
+            visible: view.images.length > 0
+            spacing: Theme.unit
+            layoutDirection: view.isUser ? Qt.RightToLeft : Qt.LeftToRight
+            Repeater {
+                model: view.images
+                delegate: Rectangle {
+                    required property string modelData
+                    width: 112; height: 84
+                    radius: Theme.radius
+                    color: Theme.surfaceAlt
+                    border.color: Theme.border
+                    clip: true
+                    Image {
+                        anchors.fill: parent
+                        anchors.margins: 1
+                        source: GuiHelpers.fileUrl(parent.modelData)
+                        sourceSize.width: 224
+                        fillMode: Image.PreserveAspectCrop
+                        asynchronous: true
+                        Accessible.role: Accessible.Graphic
+                        Accessible.name: qsTr("Attached image %1").arg(GuiHelpers.fileName(parent.modelData))
+                    }
+                }
+            }
+        }
+
+        // The user's message (or its editor)
+        Rectangle {
+            visible: view.isUser
+            Layout.fillWidth: true
+            implicitHeight: (view.editing ? editor.implicitHeight + editRow.implicitHeight + Theme.spacing
+                                          : userBody.implicitHeight) + 2 * Theme.spacing + 4
+            radius: Theme.radius * 2
+            color: Theme.surfaceAlt
+            border.color: view.editing ? Theme.accent : "transparent"
+
+            TextEdit {
+                id: userBody
+                visible: !view.editing
+                anchors.fill: parent
+                anchors.margins: Theme.spacing + 2
+                anchors.leftMargin: Theme.padding
+                anchors.rightMargin: Theme.padding
+                text: view.text
+                textFormat: TextEdit.PlainText
+                wrapMode: TextEdit.Wrap
+                readOnly: true
+                selectByMouse: true
+                color: Theme.text
+                selectionColor: Theme.accent
+                font.pixelSize: Theme.fontBody
+                Accessible.name: qsTr("Your message")
+            }
+            ColumnLayout {
+                visible: view.editing
+                anchors.fill: parent
+                anchors.margins: Theme.spacing
+                TextArea {
+                    id: editor
+                    Layout.fillWidth: true
+                    wrapMode: TextEdit.Wrap
+                    Accessible.name: qsTr("Edit your message")
+                    Keys.onPressed: (event) => {
+                        if ((event.key === Qt.Key_Return || event.key === Qt.Key_Enter) && !(event.modifiers & Qt.ShiftModifier)) {
+                            event.accepted = true
+                            if (ChatController.editAndResend(view.index, editor.text)) view.editing = false
+                        } else if (event.key === Qt.Key_Escape) {
+                            event.accepted = true
+                            view.editing = false
+                        }
+                    }
+                }
+                RowLayout {
+                    id: editRow
+                    Layout.alignment: Qt.AlignRight
+                    Button {
+                        text: qsTr("Cancel")
+                        flat: true
+                        Accessible.name: qsTr("Cancel editing")
+                        onClicked: view.editing = false
+                    }
+                    Button {
+                        text: qsTr("Send again")
+                        highlighted: true
+                        Accessible.name: qsTr("Send the edited message again")
+                        onClicked: if (ChatController.editAndResend(view.index, editor.text)) view.editing = false
+                    }
+                }
+            }
+        }
+
+        // Thinking, collapsed by default
+        ColumnLayout {
+            visible: !view.isUser && view.thinking !== ""
+            Layout.fillWidth: true
+            spacing: Theme.unit
+            ToolButton {
+                id: thoughtToggle
+                checkable: true
+                padding: 2
+                text: (checked ? "▾ " : "▸ ")
+                      + (view.streaming && view.text === ""
+                         ? qsTr("Thinking… %1 s").arg(Math.round(view.thinkingSeconds))
+                         : qsTr("Thought for %1 s").arg(Math.max(1, Math.round(view.thinkingSeconds))))
+                font.pixelSize: Theme.fontSmall
+                Accessible.name: checked ? qsTr("Hide the model's thinking") : qsTr("Show the model's thinking")
+                contentItem: Label {
+                    text: thoughtToggle.text
+                    color: Theme.textMuted
+                    font: thoughtToggle.font
+                }
+                background: Item { }
+            }
+            Label {
+                visible: thoughtToggle.checked
+                Layout.fillWidth: true
+                Layout.leftMargin: Theme.padding
+                text: view.thinking
+                wrapMode: Text.Wrap
+                color: Theme.textMuted
+                font.pixelSize: Theme.fontSmall
+                textFormat: Text.PlainText
+            }
+        }
+
+        // The answer: prose blocks as Markdown, code blocks framed with Copy
+        Repeater {
+            model: view.isUser ? [] : GuiHelpers.markdownBlocks(view.text)
+            delegate: Loader {
+                required property var modelData
+                Layout.fillWidth: true
+                sourceComponent: modelData.code ? codeBlock : proseBlock
+                property var block: modelData
+            }
+        }
+
+        Label {
+            visible: !view.isUser && view.streaming && view.text === "" && view.thinking === ""
+            text: ChatController.prefilling
+                  ? qsTr("Reading the prompt… %1%").arg(Math.round(ChatController.prefillProgress * 100))
+                  : qsTr("Writing…")
+            color: Theme.textMuted
+        }
+
+        // What went wrong, and the action that fixes it
+        Label {
+            visible: view.error !== ""
+            Layout.fillWidth: true
+            wrapMode: Text.Wrap
+            color: Theme.danger
+            text: qsTr("The answer failed: %1").arg(view.error)
+        }
+
+        // Figures and actions
+        RowLayout {
+            visible: !view.streaming
+            spacing: Theme.unit
+            layoutDirection: view.isUser ? Qt.RightToLeft : Qt.LeftToRight
+            Label {
+                visible: !view.isUser && view.tokens > 0
+                text: qsTr("%1 tokens · %2 tok/s · hit %3%").arg(view.tokens)
+                        .arg(view.tokensPerSecond.toFixed(1)).arg(Math.round(view.hitRate * 100))
+                      + (view.finishReason === "cancelled" ? qsTr(" · stopped")
+                         : view.finishReason === "length" ? qsTr(" · reached Max tokens")
+                         : view.finishReason === "context_full" ? qsTr(" · context full") : "")
+                color: Theme.textMuted
+                font.pixelSize: Theme.fontSmall
+                font.family: Theme.monoFamily
+                Accessible.name: text
+            }
+            QuietButton {
+                text: qsTr("Copy")
+                Accessible.name: view.isUser ? qsTr("Copy your message") : qsTr("Copy the answer")
+                onClicked: GuiHelpers.copyText(view.text)
+            }
+            QuietButton {
+                visible: view.isUser && !ChatController.generating
+                text: qsTr("Edit")
+                Accessible.name: qsTr("Edit and send again")
+                onClicked: { editor.text = view.text; view.editing = true; editor.forceActiveFocus() }
+            }
+            QuietButton {
+                visible: !view.isUser && view.isLast && !ChatController.generating
+                text: qsTr("Regenerate")
+                Accessible.name: qsTr("Answer again")
+                onClicked: ChatController.regenerate()
+            }
+        }
+    }
+
+    Component {
+        id: proseBlock
+        TextEdit {
+            // Created inside a Loader: the block comes from it.
+            readonly property var block: parent && parent.block ? parent.block : ({ text: "", language: "" })
+            text: block.text
+            textFormat: TextEdit.MarkdownText
+            wrapMode: TextEdit.Wrap
+            readOnly: true
+            selectByMouse: true
+            color: Theme.text
+            selectionColor: Theme.accent
+            font.pixelSize: Theme.fontBody
+            Accessible.role: Accessible.StaticText
+            Accessible.name: block.text
+            onLinkActivated: (link) => Qt.openUrlExternally(link)
+        }
+    }
+
+    Component {
+        id: codeBlock
+        Rectangle {
+            id: codeRoot
+            readonly property var block: parent && parent.block ? parent.block : ({ text: "", language: "" })
+            implicitHeight: codeColumn.implicitHeight + Theme.spacing * 2
+            radius: Theme.radius
+            color: Theme.codeBackground
+            border.color: Theme.border
+            ColumnLayout {
+                id: codeColumn
+                anchors.fill: parent
+                anchors.margins: Theme.spacing
+                spacing: Theme.unit
+                RowLayout {
+                    Layout.fillWidth: true
+                    Label {
+                        text: codeRoot.block.language
+                        color: Theme.textMuted
+                        font.pixelSize: Theme.fontSmall
+                        Layout.fillWidth: true
+                    }
+                    QuietButton {
+                        id: copyCode
+                        text: copied ? qsTr("Copied") : qsTr("Copy")
+                        property bool copied: false
+                        Accessible.name: qsTr("Copy this code")
+                        onClicked: { GuiHelpers.copyText(codeRoot.block.text); copied = true; copiedReset.restart() }
+                        Timer { id: copiedReset; interval: 1500; onTriggered: copyCode.copied = false }
+                    }
+                }
+                TextEdit {
+                    Layout.fillWidth: true
+                    text: codeRoot.block.text
+                    textFormat: TextEdit.PlainText
+                    wrapMode: TextEdit.WrapAnywhere
+                    readOnly: true
+                    selectByMouse: true
+                    color: Theme.text
+                    selectionColor: Theme.accent
+                    font.family: Theme.monoFamily
+                    font.pixelSize: Theme.fontSmall + 1
+                    Accessible.name: qsTr("Code: %1").arg(codeRoot.block.text)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,317 @@
+// The chat's parts: the SQLite store (and that it survives a restart), the list models
+// under QAbstractItemModelTester, the thinking splitter, Markdown blocks, the prompt and
+// its context cut, and attachments (a PNG is accepted, a non-image is refused).
+#include "chat/chatcontroller.h"
+#include "chat/conversationstore.h"
+#include "chat/markdownblocks.h"
+#include "chat/promptbuilder.h"
+#include "chat/thinkingsplitter.h"
+#include "engine/enginecontroller.h"
+
+#include <QAbstractItemModelTester>
+#include <QFile>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+class TestChat : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir m_dir;
+    QString dbPath(const QString &name) const { return m_dir.filePath(name); }
+
+private Q_SLOTS:
+    void storeKeepsConversationsAcrossRestart()
+    {
+        const QString path = dbPath(QStringLiteral("restart.sqlite"));
+        qint64 id = 0;
+        {
+            ConversationStore store(path);
+            ConversationSettings s;
+            s.systemPrompt = QStringLiteral("Be brief.");
+            s.temperature = 0.3;
+            s.maxTokens = 200;
+            s.thinking = false;
+            id = store.createConversation(QStringLiteral("Rust lifetimes"), s).id;
+            ChatMessage user;
+            user.role = QStringLiteral("user");
+            user.text = QStringLiteral("What is a lifetime?");
+            user.imagePaths = {QStringLiteral("/tmp/a.png")};
+            store.saveMessage(id, user);
+            ChatMessage answer;
+            answer.role = QStringLiteral("assistant");
+            answer.text = QStringLiteral("A **region** of code.");
+            answer.thinking = QStringLiteral("The user asks about Rust.");
+            answer.thinkingSeconds = 12.5;
+            answer.tokens = 7;
+            answer.tokensPerSecond = 4.5;
+            answer.hitRate = 0.61;
+            answer.finishReason = QStringLiteral("stop");
+            store.saveMessage(id, answer);
+            store.createConversation(QStringLiteral("Other"), {});
+            // No explicit save or close: everything must already be on disk.
+        }
+        ConversationStore reopened(path);
+        const QList<Conversation> list = reopened.conversations();
+        QCOMPARE(list.size(), 2);
+        const Conversation c = reopened.conversation(id);
+        QCOMPARE(c.title, QStringLiteral("Rust lifetimes"));
+        QCOMPARE(c.settings.systemPrompt, QStringLiteral("Be brief."));
+        QCOMPARE(c.settings.maxTokens, 200);
+        QCOMPARE(c.settings.thinking, false);
+        const QList<ChatMessage> msgs = reopened.messages(id);
+        QCOMPARE(msgs.size(), 2);
+        QCOMPARE(msgs[0].imagePaths, QStringList{QStringLiteral("/tmp/a.png")});
+        QCOMPARE(msgs[1].thinking, QStringLiteral("The user asks about Rust."));
+        QCOMPARE(msgs[1].thinkingSeconds, 12.5);
+        QCOMPARE(msgs[1].hitRate, 0.61);
+
+        // Search matches titles and message text, case-insensitively; wildcards are literal.
+        QCOMPARE(reopened.conversations(QStringLiteral("REGION")).size(), 1);
+        QCOMPARE(reopened.conversations(QStringLiteral("lifetimes")).size(), 1);
+        QCOMPARE(reopened.conversations(QStringLiteral("%")).size(), 0);
+        reopened.renameConversation(id, QStringLiteral("Lifetimes"));
+        QCOMPARE(reopened.conversation(id).title, QStringLiteral("Lifetimes"));
+        reopened.deleteConversation(id);
+        QCOMPARE(reopened.conversations().size(), 1);
+        QCOMPARE(reopened.messages(id).size(), 0); // cascaded
+    }
+
+    void controllerListsAndOpensStoredConversations()
+    {
+        const QString path = dbPath(QStringLiteral("controller.sqlite"));
+        qint64 id = 0;
+        {
+            ConversationStore store(path);
+            id = store.createConversation(QStringLiteral("Saved chat"), {}).id;
+            ChatMessage m;
+            m.role = QStringLiteral("user");
+            m.text = QStringLiteral("hello");
+            store.saveMessage(id, m);
+        }
+        EngineController engine(nullptr);
+        ChatController chat(&engine, path, nullptr);
+        QAbstractItemModelTester listTester(chat.conversations(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester messageTester(chat.messages(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(chat.conversations()->rowCount(), 1);
+        chat.openConversation(id);
+        QCOMPARE(chat.currentTitle(), QStringLiteral("Saved chat"));
+        QCOMPARE(chat.messages()->rowCount(), 1);
+        QCOMPARE(chat.messages()->data(chat.messages()->index(0), MessageModel::TextRole).toString(), QStringLiteral("hello"));
+
+        chat.renameConversation(id, QStringLiteral("  Renamed   chat "));
+        QCOMPARE(chat.currentTitle(), QStringLiteral("Renamed chat"));
+        chat.setSearch(QStringLiteral("nothing like this"));
+        QCOMPARE(chat.conversations()->rowCount(), 0);
+        chat.setSearch(QString());
+        QCOMPARE(chat.conversations()->rowCount(), 1);
+
+        // Settings are per conversation and saved at once.
+        chat.setTemperature(0.2);
+        chat.setSystemPrompt(QStringLiteral("Answer in French."));
+        {
+            ConversationStore check(path);
+            QCOMPARE(check.conversation(id).settings.systemPrompt, QStringLiteral("Answer in French."));
+            QCOMPARE(check.conversation(id).settings.temperature, 0.2);
+        }
+        // Sending without a model is refused in words, and nothing is stored.
+        QVERIFY(!chat.send(QStringLiteral("are you there?")));
+        QVERIFY(chat.notice().contains(QStringLiteral("No model is open")));
+        QCOMPARE(chat.messages()->rowCount(), 1);
+
+        chat.deleteConversation(id);
+        QCOMPARE(chat.currentId(), 0);
+        QCOMPARE(chat.conversations()->rowCount(), 0);
+        QCOMPARE(chat.messages()->rowCount(), 0);
+    }
+
+    void realModelConversationSurvivesRestart()
+    {
+        const QString path = dbPath(QStringLiteral("real.sqlite"));
+        EngineController engine(nullptr);
+        engine.openModel(QStringLiteral(WASTE_FIXTURES_DIR "/reference-container/r3.waste"), 0, 4096);
+        QTRY_COMPARE_WITH_TIMEOUT(engine.state(), EngineController::Ready, 30000);
+        qint64 conversation = 0;
+        QString editedAnswer;
+        {
+            ChatController chat(&engine, path, nullptr);
+            QAbstractItemModelTester tester(chat.messages(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+            chat.setMaxTokens(24);
+            QSignalSpy saved(&chat, &ChatController::answerSaved);
+
+            // r3 has no vision tower: an image is refused in words.
+            QVERIFY(!chat.addAttachment(QUrl::fromLocalFile(QStringLiteral(WASTE_FIXTURES_DIR "/vision-container/img_a.png"))));
+            QVERIFY2(chat.notice().contains(QStringLiteral("has no vision tower")), qPrintable(chat.notice()));
+
+            QVERIFY2(chat.send(QStringLiteral("Hello there")), qPrintable(chat.notice()));
+            QVERIFY(chat.generating());
+            QVERIFY(!chat.send(QStringLiteral("too soon"))); // one answer at a time
+            QVERIFY(saved.wait(30000));
+            QVERIFY(!chat.generating());
+            conversation = chat.currentId();
+            QVERIFY(conversation != 0);
+            QCOMPARE(chat.messages()->rowCount(), 2);
+            const QModelIndex answer = chat.messages()->index(1);
+            QCOMPARE(answer.data(MessageModel::RoleRole).toString(), QStringLiteral("assistant"));
+            QVERIFY(answer.data(MessageModel::TokensRole).toInt() > 0);
+            QVERIFY(answer.data(MessageModel::TokensPerSecondRole).toDouble() > 0);
+            QVERIFY(!answer.data(MessageModel::StreamingRole).toBool());
+            QTRY_VERIFY_WITH_TIMEOUT(chat.contextUsed() > 0, 10000);
+            QCOMPARE(chat.contextLimit(), 4096);
+
+            // Regenerate replaces the answer; edit-and-resend replaces the question and the answer.
+            QVERIFY(chat.regenerate());
+            QVERIFY(saved.wait(30000));
+            QCOMPARE(chat.messages()->rowCount(), 2);
+            QVERIFY(chat.editAndResend(0, QStringLiteral("Hello again")));
+            QVERIFY(saved.wait(30000));
+            QCOMPARE(chat.messages()->rowCount(), 2);
+            QCOMPARE(chat.messages()->index(0).data(MessageModel::TextRole).toString(), QStringLiteral("Hello again"));
+            editedAnswer = chat.messages()->index(1).data(MessageModel::TextRole).toString();
+
+            // Stop: the request is cancelled before the worker reaches it.
+            chat.setMaxTokens(2000);
+            QVERIFY(chat.send(QStringLiteral("Tell me a long story")));
+            chat.stop();
+            QVERIFY(saved.wait(30000));
+            QCOMPARE(chat.messages()->rowCount(), 4);
+            QCOMPARE(chat.messages()->index(3).data(MessageModel::FinishReasonRole).toString(), QStringLiteral("cancelled"));
+        }
+        // "Restart": a new controller on the same file finds everything.
+        ChatController again(&engine, path, nullptr);
+        QCOMPARE(again.conversations()->rowCount(), 1);
+        again.openConversation(conversation);
+        QCOMPARE(again.messages()->rowCount(), 4);
+        QCOMPARE(again.messages()->index(0).data(MessageModel::TextRole).toString(), QStringLiteral("Hello again"));
+        QCOMPARE(again.messages()->index(1).data(MessageModel::TextRole).toString(), editedAnswer);
+        QCOMPARE(again.currentTitle(), QStringLiteral("Hello there"));
+    }
+
+    void messageModelPassesTheTester()
+    {
+        MessageModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+        ChatMessage m;
+        m.role = QStringLiteral("user");
+        m.text = QStringLiteral("a");
+        model.append(m);
+        m.role = QStringLiteral("assistant");
+        m.streaming = true;
+        model.append(m);
+        m.text = QStringLiteral("ab");
+        model.replace(1, m);
+        QCOMPARE(changed.size(), 1);
+        QVERIFY(changed.first().at(2).value<QList<int>>().contains(MessageModel::TextRole));
+        model.replace(1, m); // no change, no signal
+        QCOMPARE(changed.size(), 1);
+        model.truncate(1);
+        QCOMPARE(model.rowCount(), 1);
+        model.setMessages({m, m, m});
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(model.roleNames().value(MessageModel::ThinkingSecondsRole), QByteArray("thinkingSeconds"));
+    }
+
+    void attachmentsAcceptImagesAndRefuseOthers()
+    {
+        EngineController engine(nullptr);
+        ChatController chat(&engine, dbPath(QStringLiteral("attach.sqlite")), nullptr);
+        // A PNG dropped on the window (QML hands the controller its URL).
+        const QString png = QStringLiteral(WASTE_FIXTURES_DIR "/vision-container/img_a.png");
+        const QString jpg = QStringLiteral(WASTE_FIXTURES_DIR "/vision-container/img_b.jpg");
+        QSignalSpy attached(&chat, &ChatController::attachmentsChanged);
+        QCOMPARE(chat.addAttachments({QUrl::fromLocalFile(png), QUrl::fromLocalFile(jpg)}), 2);
+        QCOMPARE(chat.attachments().size(), 2);
+        QVERIFY(chat.notice().isEmpty());
+        QVERIFY(attached.size() >= 1);
+
+        // A text file, even one named .png, is refused with a sentence naming it.
+        const QString fake = dbPath(QStringLiteral("notes.png"));
+        {
+            QFile f(fake);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("just some notes, not pixels\n");
+        }
+        QVERIFY(!chat.addAttachment(QUrl::fromLocalFile(fake)));
+        QVERIFY2(chat.notice().contains(QStringLiteral("notes.png is not an image")), qPrintable(chat.notice()));
+        QCOMPARE(chat.attachments().size(), 2);
+        QVERIFY(!chat.addAttachment(QUrl::fromLocalFile(dbPath(QStringLiteral("missing.png")))));
+        QVERIFY(chat.notice().contains(QStringLiteral("could not be found")));
+        QVERIFY(!chat.addAttachment(QUrl(QStringLiteral("https://example.com/cat.png"))));
+        QVERIFY(chat.notice().contains(QStringLiteral("Only files on this computer")));
+
+        chat.removeAttachment(0);
+        QCOMPARE(chat.attachments(), QStringList{jpg});
+    }
+
+    void thinkingIsSplitFromTheAnswerAcrossChunks()
+    {
+        ThinkingSplitter s;
+        for (const char *chunk : {"<th", "ink>The user", " wants X.</thi", "nk>\n\nHere", " is X."})
+            s.feed(QString::fromUtf8(chunk));
+        s.finish();
+        QCOMPARE(s.thinking(), QStringLiteral("The user wants X."));
+        QCOMPARE(s.answer(), QStringLiteral("Here is X."));
+
+        ThinkingSplitter plain;
+        plain.feed(QStringLiteral("Hello <think> is literal here"));
+        plain.finish();
+        QVERIFY(!plain.sawThinking());
+        QCOMPARE(plain.answer(), QStringLiteral("Hello <think> is literal here"));
+
+        // K3: the template opened the channel, the model closes it.
+        ThinkingSplitter k3(true);
+        k3.feed(QStringLiteral("Plan.<|close|>think"));
+        QVERIFY(k3.inThinking());
+        k3.feed(QStringLiteral("<|sep|>Answer."));
+        k3.finish();
+        QCOMPARE(k3.thinking(), QStringLiteral("Plan."));
+        QCOMPARE(k3.answer(), QStringLiteral("Answer."));
+    }
+
+    void markdownCodeBlocksAreSeparated()
+    {
+        const auto blocks = splitMarkdownBlocks(QStringLiteral("Try this:\n\n```cpp\nint main() {}\n```\nDone.\n```py\nprint(1)"));
+        QCOMPARE(blocks.size(), 4);
+        QVERIFY(!blocks[0].code);
+        QVERIFY(blocks[1].code);
+        QCOMPARE(blocks[1].language, QStringLiteral("cpp"));
+        QCOMPARE(blocks[1].text, QStringLiteral("int main() {}"));
+        QCOMPARE(blocks[2].text, QStringLiteral("Done."));
+        QVERIFY(blocks[3].code); // still streaming: unclosed fence
+        QCOMPARE(blocks[3].text, QStringLiteral("print(1)"));
+    }
+
+    void promptIsDeterministicAndCutFromTheStart()
+    {
+        QList<ChatMessage> msgs;
+        for (int i = 0; i < 10; ++i) {
+            ChatMessage m;
+            m.role = i % 2 == 0 ? QStringLiteral("user") : QStringLiteral("assistant");
+            m.text = QString(100, QLatin1Char('a' + i));
+            msgs << m;
+        }
+        PromptOptions o;
+        o.systemPrompt = QStringLiteral("Be kind.");
+        const auto a = buildPrompt(msgs, o);
+        const auto b = buildPrompt(msgs, o);
+        QCOMPARE(a.size(), b.size());
+        for (int i = 0; i < a.size(); ++i) {
+            QCOMPARE(a[i].text, b[i].text);
+            QVERIFY(!a[i].markup); // user text can never forge markup
+        }
+        QCOMPARE(a.first().text, QStringLiteral("Be kind.\n\n"));
+        // The whole thing fits: nothing is cut.
+        QCOMPARE(firstMessageThatFits(msgs, 300, 100, 4096), 0);
+        // 1000 counted tokens, 500 context, 100 reserved: the oldest go, starting on a user turn.
+        const int first = firstMessageThatFits(msgs, 1000, 100, 500);
+        QVERIFY(first > 0);
+        QVERIFY(first < msgs.size());
+        QCOMPARE(msgs[first].role, QStringLiteral("user"));
+        // The rest is estimated to fit.
+        QVERIFY((msgs.size() - first) * 100 <= 400);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestChat)
+#include "tst_chat.moc"

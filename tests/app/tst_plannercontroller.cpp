@@ -1,0 +1,216 @@
+// The planner controller on a fake 64 GB machine running a K3-sized model (the
+// reference's worked figures, waste-engine.md §4.1-§4.3): the cliff is marked at the
+// budget the machine model gives, the sentence for each budget says what it means, the
+// floor refuses, and the chosen budget is written to the settings.
+#include "planner/engineplansource.h"
+#include "planner/plannercontroller.h"
+#include "settings/appsettings.h"
+
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTest>
+
+namespace {
+
+constexpr qint64 GiB = qint64(1) << 30;
+
+// A machine that does not exist: 64 GiB physical, 10 GiB held by other programs, no
+// cgroup limit, and a model with K3's fixed costs at a 4K context.
+class FakeMachine : public PlanSource {
+public:
+    int planCalls = 0;
+    PlanFacts plan(const QString &, int ctx) override
+    {
+        ++planCalls;
+        PlanFacts f;
+        f.ctx = ctx;
+        f.trunk = qint64(27.28 * GiB);
+        f.state = 659 * (qint64(1) << 20);
+        f.minExpertCache = qint64(0.37 * GiB);
+        f.scratch = qint64(0.75 * GiB);
+        f.floor = f.trunk + f.state + f.scratch + f.minExpertCache;
+        f.workingSet = qint64(17.19 * GiB);
+        f.recommended = f.floor + 3 * f.workingSet;
+        f.physical = 64 * GiB;
+        f.usable = 64 * GiB;
+        f.cap = f.usable - f.usable / 8;
+        f.other = 10 * GiB;
+        // The machine's paging model: physical - other - max(1 GiB, physical/16) - 512 MiB engine slack.
+        f.cliff = f.physical - f.other - std::max<qint64>(GiB, f.physical / 16) - 512 * (qint64(1) << 20);
+        f.defaultBudget = f.floor + f.workingSet; // floor + 1 ws fits under 7/8 of 64 GiB
+        f.maxRecord = qint64(11.83 * (1 << 20));
+        return f;
+    }
+    QList<ForecastPoint> forecast(const QString &, const PlanFacts &f, const QList<qint64> &budgets, double) override
+    {
+        QList<ForecastPoint> out;
+        for (qint64 b : budgets) {
+            ForecastPoint p;
+            p.budget = b;
+            p.hitRate = std::min(0.95, 0.29 + 0.1 * double(b - f.floor) / double(f.workingSet));
+            p.pastCliff = b > f.cliff;
+            p.tokensPerSecond = (p.pastCliff ? 0.63 / 8 : 0.63) * (0.9 + 0.1 * p.hitRate);
+            out << p;
+        }
+        return out;
+    }
+    DiskMeasurement measureDisk(const QString &) override
+    {
+        DiskMeasurement d;
+        d.gbPerSecond = 5.1;
+        d.disk = QStringLiteral("nvme0n1");
+        return d;
+    }
+};
+
+} // namespace
+
+class TestPlanner : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+    void marksTheCliffOnAFake64GBMachine()
+    {
+        AppSettings settings(nullptr);
+        settings.setBudgetBytes(0);
+        auto machine = std::make_shared<FakeMachine>();
+        PlannerController planner(machine, nullptr);
+        QSignalSpy planned(&planner, &PlannerController::planChanged);
+        planner.setContainer(QStringLiteral("/models/kimi-k3.waste"));
+        QVERIFY(planned.wait(10000));
+        QVERIFY(planner.ready());
+
+        // 64 - 10 - 4 - 0.5 = 49.5 GiB: between the measured good (46) and bad (52) budgets.
+        QCOMPARE(planner.cliffBytes(), qint64(49.5 * GiB));
+        QCOMPARE(planner.capBytes(), 56 * GiB);
+        QVERIFY(planner.floorBytes() > 29 * GiB && planner.floorBytes() < 30 * GiB);
+        QVERIFY(planner.axisMinBytes() < planner.floorBytes());
+        QVERIFY(planner.axisMaxBytes() >= 64 * GiB);
+        // The slider starts at the engine's default, which is left of the cliff.
+        QCOMPARE(planner.budget(), planner.defaultBytes());
+        QCOMPARE(planner.budgetLevel(), 0);
+        QVERIFY(planner.budgetSentence().startsWith(QStringLiteral("The engine's default.")));
+
+        // Forecast points exist on both sides of the cliff, and the cliff point itself is on the curve.
+        bool before = false, after = false, atCliff = false;
+        for (const ForecastPoint &p : planner.forecast()) {
+            QVERIFY(p.budget >= planner.floorBytes());
+            before = before || !p.pastCliff;
+            after = after || p.pastCliff;
+            atCliff = atCliff || p.budget == planner.cliffBytes();
+        }
+        QVERIFY(before && after && atCliff);
+
+        // 46 GB: fine. 52 GB: past the cliff, said in words with the numbers.
+        planner.setBudget(46 * GiB);
+        QCOMPARE(planner.budgetLevel(), 0);
+        QVERIFY(!planner.budgetSentence().contains(QStringLiteral("page")));
+        planner.setBudget(52 * GiB);
+        QCOMPARE(planner.budgetLevel(), 2);
+        const QString s = planner.budgetSentence();
+        QVERIFY2(s.startsWith(QStringLiteral("Past 49.5 GB on this 64.0 GB machine the OS will page the expert cache: "
+                                             "expect about 8× slower")),
+                 qPrintable(s));
+        QVERIFY(s.contains(QStringLiteral("Other programs hold 10.0 GB now")));
+        QVERIFY(planner.predictionAt(52 * GiB).value(QStringLiteral("pastCliff")).toBool());
+        QVERIFY(!planner.predictionAt(49 * GiB).value(QStringLiteral("pastCliff")).toBool());
+        // Speed is never interpolated across the cliff.
+        QVERIFY(planner.predictionAt(qint64(49.4 * GiB)).value(QStringLiteral("tokensPerSecond")).toDouble() > 0.5);
+
+        // Below the floor: refused, and the sentence names the floor.
+        planner.setBudget(20 * GiB);
+        QCOMPARE(planner.budgetLevel(), 2);
+        QVERIFY(planner.describe(20 * GiB).startsWith(QStringLiteral("Below the floor of 29.")));
+
+        // Applying writes the budget for the next open; the default is stored as 0.
+        planner.setBudget(46 * GiB);
+        QVERIFY(!planner.budgetApplied());
+        planner.applyBudget();
+        QCOMPARE(settings.budgetBytes(), 46 * GiB);
+        QVERIFY(planner.budgetApplied());
+        planner.useDefaultBudget();
+        planner.applyBudget();
+        QCOMPARE(settings.budgetBytes(), 0);
+    }
+
+    void engineMarksTheCliffForK3OnA64GBMachine();
+    void engineFloorForTheReferenceContainer();
+
+    void contextAndDiskSpeedReplan()
+    {
+        AppSettings settings(nullptr);
+        auto machine = std::make_shared<FakeMachine>();
+        PlannerController planner(machine, nullptr);
+        QSignalSpy planned(&planner, &PlannerController::planChanged);
+        planner.setContainer(QStringLiteral("/models/kimi-k3.waste"));
+        QVERIFY(planned.wait(10000));
+        const int calls = machine->planCalls;
+        planner.setContextTokens(131072);
+        QVERIFY(planned.wait(10000));
+        QVERIFY(machine->planCalls > calls);
+        QCOMPARE(planner.facts().ctx, 131072);
+
+        const qsizetype plansBefore = planned.size();
+        planner.measureDisk();
+        QVERIFY(planner.measuringDisk());
+        QTRY_VERIFY_WITH_TIMEOUT(!planner.measuringDisk(), 10000);
+        QCOMPARE(planner.diskGBps(), 5.1);
+        QVERIFY(planner.diskText().contains(QStringLiteral("nvme0n1 reads 5.10 GB/s with the engine's own expert reads")));
+        QTRY_VERIFY_WITH_TIMEOUT(planned.size() > plansBefore, 10000); // the forecast follows the measured speed
+    }
+};
+
+// The same questions through the engine's real planner on the full-size K3 manifest, shown
+// on a fake 64 GB machine: the floor, the default and the cliff come from the engine.
+void TestPlanner::engineMarksTheCliffForK3OnA64GBMachine()
+{
+    AppSettings settings(nullptr);
+    MachineOverride machine;
+    machine.physical = 64 * GiB;
+    machine.other = 10 * GiB;
+    machine.diskGBps = 6.0; // a manifest has no expert bank to measure
+    PlannerController planner(std::make_shared<EnginePlanSource>(machine), nullptr);
+    QSignalSpy planned(&planner, &PlannerController::planChanged);
+    planner.setContainer(QStringLiteral(WASTE_FIXTURES_DIR "/k3-full-manifest"));
+    QVERIFY(planned.wait(20000));
+    QVERIFY2(planner.ready(), qPrintable(planner.error()));
+    // Reference (GiB): floor 29.06 at 4K, default floor + 1 working set = 46.25 on 64 GB.
+    QVERIFY(std::abs(double(planner.floorBytes()) / GiB - 29.06) / 29.06 < 0.01);
+    QVERIFY(std::abs(double(planner.defaultBytes()) / GiB - 46.25) / 46.25 < 0.01);
+    QCOMPARE(planner.cliffBytes(), qint64(49.5 * GiB));
+    QVERIFY(planner.defaultBytes() < planner.cliffBytes());
+    planner.setBudget(52 * GiB);
+    QCOMPARE(planner.budgetLevel(), 2);
+    QVERIFY2(planner.budgetSentence().startsWith(QStringLiteral("Past 49.5 GB on this 64.0 GB machine")),
+             qPrintable(planner.budgetSentence()));
+    // The engine's forecast divides past the cliff: the speed there is far lower.
+    const double before = planner.predictionAt(46 * GiB).value(QStringLiteral("tokensPerSecond")).toDouble();
+    const double after = planner.predictionAt(52 * GiB).value(QStringLiteral("tokensPerSecond")).toDouble();
+    QVERIFY(before > 0);
+    QVERIFY(after < before / 4);
+}
+
+// On this machine, a real container: the floor is the reference's figure for r3.
+void TestPlanner::engineFloorForTheReferenceContainer()
+{
+    AppSettings settings(nullptr);
+    PlannerController planner(std::make_shared<EnginePlanSource>(), nullptr);
+    QSignalSpy planned(&planner, &PlannerController::planChanged);
+    planner.setContainer(QStringLiteral(WASTE_FIXTURES_DIR "/reference-container/r3.waste"));
+    QVERIFY(planned.wait(20000));
+    QVERIFY2(planner.ready(), qPrintable(planner.error()));
+    QCOMPARE(planner.floorBytes(), qint64(10710080));
+    QCOMPARE(planner.trunkBytes(), qint64(360672));
+    QVERIFY(planner.physicalBytes() > 0);
+    QVERIFY(planner.cliffBytes() > 0 && planner.cliffBytes() <= planner.physicalBytes());
+    QVERIFY(!planner.forecast().isEmpty());
+
+    QSignalSpy disk(&planner, &PlannerController::diskChanged);
+    planner.measureDisk();
+    QTRY_VERIFY_WITH_TIMEOUT(!planner.measuringDisk(), 20000);
+    QVERIFY2(planner.diskGBps() > 0, qPrintable(planner.diskText()));
+}
+
+QTEST_GUILESS_MAIN(TestPlanner)
+#include "tst_plannercontroller.moc"
