@@ -1,0 +1,104 @@
+// `waste template`: renders an OpenAI-style chat request into the prompt segments the
+// engine tokenizes ([text, is_markup]; markup may hold special tokens, text never does).
+// Lets anyone check a chat format against a reference encoder without loading weights.
+#include "verb.h"
+
+#include "text/chatml_template.hpp"
+#include "text/k3_template.hpp"
+#include "text/tokenizer.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <stdexcept>
+
+namespace {
+
+std::string readAll(const std::string &path)
+{
+    if (path == "-")
+        return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw std::runtime_error(path + ": cannot open the request file");
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::string visible(const std::string &s)
+{
+    std::string out;
+    for (char c : s) {
+        if (c == '\n')
+            out += "\\n";
+        else if (c == '\t')
+            out += "\\t";
+        else
+            out += c;
+    }
+    return out;
+}
+
+int runTemplate(const cli::Args &args)
+{
+    const auto requestPath = args.value("--request");
+    if (!requestPath)
+        throw cli::UsageError("--request FILE.json is required");
+    std::string format = args.text("--format", "");
+    if (format.empty()) {
+        // With a container, its vocabulary decides; without one, K3.
+        format = "k3";
+        if (!args.positionals().empty()) {
+            const auto tok = waste::text::Tokenizer::load(args.positional(0));
+            format = waste::text::detectChatFormat(tok) == waste::text::ChatFormat::K3 ? "k3" : "chatml";
+        }
+    }
+    // FILE.json, or FILE.json#/json/pointer to pick a request inside a larger document.
+    std::string path = *requestPath, pointer;
+    if (const size_t hash = path.find("#/"); hash != std::string::npos) {
+        pointer = path.substr(hash + 1);
+        path.resize(hash);
+    }
+    nlohmann::ordered_json request;
+    try {
+        request = nlohmann::ordered_json::parse(readAll(path));
+        if (!pointer.empty())
+            request = request.at(nlohmann::ordered_json::json_pointer(pointer));
+    } catch (const nlohmann::json::exception &e) {
+        throw std::runtime_error(*requestPath + ": not a valid JSON request (" + e.what() + ")");
+    }
+    waste::text::Segments segments;
+    if (format == "k3")
+        segments = waste::text::renderK3(request);
+    else if (format == "chatml")
+        segments = waste::text::renderChatMl(request);
+    else
+        throw cli::UsageError("--format must be k3 or chatml, not '" + format + "'");
+
+    if (args.flag("--json")) {
+        nlohmann::ordered_json out;
+        out["format"] = format;
+        out["segments"] = nlohmann::ordered_json::array();
+        for (const auto &s : segments)
+            out["segments"].push_back({s.text, s.markup});
+        std::cout << out.dump() << "\n";
+    } else {
+        for (const auto &s : segments)
+            std::cout << (s.markup ? "markup " : "text   ") << visible(s.text) << "\n";
+    }
+    return 0;
+}
+
+WASTE_CLI_VERB({"template",
+                "[MODEL] --request FILE.json [--format k3|chatml] [--json]",
+                "render a chat request into prompt segments (markup vs ordinary text)",
+                {{{"--request", cli::OptionKind::Value, "FILE[#/pointer]  OpenAI-style chat request (- for stdin)"},
+                  {"--format", cli::OptionKind::Value, "NAME  k3 or chatml (default: from MODEL, else k3)"},
+                  {"--json", cli::OptionKind::Flag, "print {\"segments\": [[text, is_markup], ...]}"}},
+                 0,
+                 1},
+                &runTemplate});
+
+} // namespace
