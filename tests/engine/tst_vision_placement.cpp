@@ -1,11 +1,10 @@
 // Placement of image rows in the prompt (media block text, placeholder expansion, row queue)
-// and what the tower adds to the memory plan (k3-vision-math §8-§9), on the fixture container.
+// on the fixture container (k3-vision-math §8).
 #include <gtest/gtest.h>
 
 #include <fstream>
 
 #include "f32_file.hpp"
-#include "model/vision_memory.hpp"
 #include "model/vision_placement.hpp"
 #include "model/vision_runtime.hpp"
 #include "waste/waste.hpp"
@@ -103,15 +102,4 @@ TEST(VisionRuntime, ContainerWithoutVisionJsonHasNoTower)
     VisionRuntime rt(std::string(WASTE_FIXTURES_DIR) + "/reference-container/r3.waste", 128, 316);
     EXPECT_FALSE(rt.available());
     EXPECT_THROW(rt.addImage(kDir + "img_a.png"), Error);
-}
-
-TEST(VisionMemory, MatchesThePlannerFormula)
-{
-    const VisionMemory m = visionMemory(kDir + "v1.waste");
-    // Weights: the manifest bytes of the 12 vision_tower.* and 3 mm_projector.* entries.
-    EXPECT_EQ(m.weightBytes, 20800 + 8320 + 2 * (128 + 128 + 12480 + 4160 + 8320 + 4160) + 128 + 16640 + 16640 + 512);
-    const int64_t Lp = 64, D = 32, Q = 32, I = 64, T = 128;
-    const int64_t queue = 32 * 16 * T * 4, pixels = Lp * 588 * 4;
-    const int64_t tower = 4 * (3 * Lp * D + 3 * Lp * Q + Lp * Q + Lp * I + Lp + 8 * 8 * D + 2 * Lp * D);
-    EXPECT_EQ(m.workingBytes, 2 * queue + pixels + tower + 67108864LL * 3);
 }

@@ -235,6 +235,10 @@ public:
     // The next eval/generate replaces each image placeholder token with those positions.
     virtual int addImage(const std::string &path) = 0;
     virtual void clearImages() = 0;
+    // The media blocks of the images added since the last evaluation, as markup text
+    // ("<|media_begin|>image WxH<|media_content|><|media_pad|><|media_end|>" each): tokenize
+    // it with markup=true and put it before the words of the prompt. Empty when none.
+    virtual std::string pendingImageMarkup() const { return {}; }
 
     // Session state.
     virtual int position() const = 0;

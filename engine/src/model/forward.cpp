@@ -162,7 +162,8 @@ void Forward::run(std::span<const int32_t> tokens, State &state, ExpertSource &e
             throw Error(ErrorCode::Cancelled, "cancelled");
         h.assign(static_cast<size_t>(n * Hd), 0.0f);
         for (int t = 0; t < n; ++t)
-            embed(tokens[c0 + t], h.data() + t * Hd);
+            if (!m_media || !m_media->take(tokens[c0 + t], h.data() + t * Hd)) // image rows first
+                embed(tokens[c0 + t], h.data() + t * Hd);
         if (m_c.attnResBlock > 0)
             runAttnRes(n, h.data(), state, experts);
         else

@@ -7,6 +7,7 @@
 #include "format/manifest.hpp"
 #include "model/expert_source.hpp"
 #include "model/state.hpp"
+#include "model/vision_placement.hpp"
 #include "model/weights.hpp"
 #include "quant/lut.hpp"
 
@@ -28,6 +29,9 @@ public:
 
     static constexpr int kMaxChunk = 64;
 
+    // Image rows that stand in for the embedding of media-token positions; null: none.
+    void setMediaRows(vision::MediaRowQueue *rows) { m_media = rows; }
+
 private:
     using Vec = std::vector<float>;
     void embed(int32_t token, float *out) const;
@@ -45,6 +49,7 @@ private:
     const format::ModelConfig &m_c;
     const Weights &m_w;
     const format::Codebooks &m_books;
+    vision::MediaRowQueue *m_media = nullptr;
     // Scratch, sized once.
     Vec m_t1, m_t2, m_t3, m_t4, m_t5, m_t6;
     std::vector<quant::Lut> m_gateLut, m_upLut;

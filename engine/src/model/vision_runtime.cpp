@@ -11,8 +11,21 @@ VisionRuntime::VisionRuntime(const std::string &containerDir, int textHidden, in
 {
     if (!readVisionConfig(containerDir, m_cfg)) return;
     m_source = openContainerTensors(containerDir);
+    init(textHidden, vocabSize);
+}
+
+VisionRuntime::VisionRuntime(std::unique_ptr<TensorSource> source, int threads)
+    : m_dir(source->containerDir()), m_threads(threads), m_source(std::move(source))
+{
+    if (!readVisionConfig(m_dir, m_cfg)) return;
+    init(m_source->textHidden(), m_source->vocabSize());
+}
+
+void VisionRuntime::init(int textHidden, int vocabSize)
+{
+    // No patch embedding: the container carries no usable tower, whatever vision.json says.
     if (!m_source->find("vision_tower.patch_embed.proj.weight")) return;
-    validateVisionConfig(m_cfg, textHidden, vocabSize, containerDir);
+    validateVisionConfig(m_cfg, textHidden, vocabSize, m_dir);
     m_available = true;
     m_rows.reset(int32_t(m_cfg.mediaTokenId), m_cfg.textHidden);
 }

@@ -25,6 +25,8 @@ public:
     // Reads vision.json and checks it against the text model. A container without vision.json
     // or without the patch-embedding tensor has no tower (available() is false).
     VisionRuntime(const std::string &containerDir, int textHidden, int vocabSize, int threads = 0);
+    // The same over tensors the caller already indexed (an open model's manifest and trunk).
+    explicit VisionRuntime(std::unique_ptr<TensorSource> source, int threads = 0);
 
     bool available() const { return m_available; }
     const VisionConfig &config() const { return m_cfg; }
@@ -46,6 +48,8 @@ public:
     image::DecodeOptions &decodeOptions() { return m_decode; }
 
 private:
+    void init(int textHidden, int vocabSize);
+
     std::string m_dir;
     bool m_available = false;
     VisionConfig m_cfg;

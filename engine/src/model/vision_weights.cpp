@@ -8,6 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "format/f16.hpp"
+#include "format/file.hpp"
+#include "format/manifest.hpp"
 #include "image/image_preprocess.hpp"
 #include "waste/waste.hpp"
 
@@ -65,6 +68,10 @@ public:
             t.scaleOff = intOf("scale_off", 0);
             t.group = intOf("group", 128);
             t.bytes = intOf("bytes", 0);
+            if (t.fmt == 1 && e.contains("encoding") && e["encoding"].is_string()) {
+                const std::string enc = e["encoding"].get<std::string>();
+                t.halfEncoding = enc == "f16" ? 1 : enc == "bf16" ? 2 : 0;
+            }
             if (e.contains("shape") && e["shape"].is_array()) {
                 for (const auto &d : e["shape"]) {
                     const double v = d.is_number() ? d.get<double>() : -1;
@@ -113,6 +120,49 @@ private:
     int m_hidden = 0, m_vocab = 0;
 };
 
+class ManifestTensors final : public TensorSource {
+public:
+    ManifestTensors(const format::Manifest &m, const format::File &trunk, const std::string &dir)
+        : m_trunk(trunk), m_dir(dir), m_hidden(m.config.hidden), m_vocab(m.config.vocab)
+    {
+        // Vision names are absolute (never prefixed): index the entries by their full name.
+        for (const format::TrunkEntry &e : m.trunk) {
+            if (e.name.rfind("vision_tower.", 0) != 0 && e.name.rfind("mm_projector.", 0) != 0) continue;
+            TensorInfo t;
+            t.name = e.name;
+            t.fmt = e.rawFmt;
+            t.halfEncoding = e.format == format::TrunkFormat::F16 ? 1 : e.format == format::TrunkFormat::BF16 ? 2 : 0;
+            t.shape = e.shape;
+            t.group = e.group;
+            t.off = e.off;
+            t.scaleOff = e.scaleOff;
+            m_index[t.name] = std::move(t);
+        }
+    }
+    const TensorInfo *find(const std::string &name) const override
+    {
+        auto it = m_index.find(name);
+        return it == m_index.end() ? nullptr : &it->second;
+    }
+    void read(int64_t offset, int64_t size, void *dst) const override
+    {
+        if (offset < 0 || size < 0 || offset > m_trunk.size() || size > m_trunk.size() - offset)
+            throw Error(ErrorCode::Format, m_trunk.path() + ": tensor data at " + std::to_string(offset) +
+                                               " lies outside the file");
+        m_trunk.readAt(dst, size, offset);
+    }
+    int64_t trunkBytes() const override { return m_trunk.size(); }
+    int textHidden() const override { return m_hidden; }
+    int vocabSize() const override { return m_vocab; }
+    const std::string &containerDir() const override { return m_dir; }
+
+private:
+    const format::File &m_trunk;
+    std::string m_dir;
+    std::map<std::string, TensorInfo> m_index;
+    int m_hidden = 0, m_vocab = 0;
+};
+
 [[noreturn]] void badTensor(const TensorSource &src, const std::string &name, const std::string &what)
 {
     throw Error(ErrorCode::Format, src.containerDir() + ": vision tensor " + name + " " + what +
@@ -140,12 +190,13 @@ std::unique_ptr<TensorSource> openContainerTensors(const std::string &containerD
     return std::make_unique<ContainerTensors>(containerDir);
 }
 
-float f16ToF32(uint16_t h)
+std::unique_ptr<TensorSource> manifestTensors(const format::Manifest &manifest, const format::File &trunk,
+                                              const std::string &containerDir)
 {
-    const int s = h >> 15, e = (h >> 10) & 31, m = h & 1023;
-    const float v = e == 0 ? std::ldexp(float(m), -24) : std::ldexp(1.0f + float(m) / 1024.0f, e - 15);
-    return s ? -v : v;
+    return std::make_unique<ManifestTensors>(manifest, trunk, containerDir);
 }
+
+float f16ToF32(uint16_t h) { return format::f16ToFloat(h); }
 
 WeightMatrix WeightMatrix::load(const TensorSource &src, const std::string &name, int rows, int cols,
                                 bool anyShapeF32)
@@ -157,6 +208,18 @@ WeightMatrix WeightMatrix::load(const TensorSource &src, const std::string &name
     const int64_t n = int64_t(rows) * cols;
     const std::string want = "[" + std::to_string(rows) + ", " + std::to_string(cols) + "]";
     if (t.shape.empty()) badTensor(src, name, "has no shape");
+    if (t.halfEncoding != 0) { // real half precision (our manifest extension): widened to f32 once
+        const bool ok = anyShapeF32 ? t.elements() == n : (t.shape.back() == cols && t.elements() == n);
+        if (!ok) badTensor(src, name, "has the wrong shape (want " + want + ")");
+        needBytes(src, name, t.off, n * 2);
+        std::vector<uint16_t> half(static_cast<size_t>(n));
+        src.read(t.off, n * 2, half.data());
+        w.m_fmt = 0;
+        w.m_f32.resize(static_cast<size_t>(n));
+        for (size_t i = 0; i < half.size(); ++i)
+            w.m_f32[i] = t.halfEncoding == 1 ? format::f16ToFloat(half[i]) : format::bf16ToFloat(half[i]);
+        return w;
+    }
     if (t.fmt == 0) {
         const bool ok = anyShapeF32 ? t.elements() == n
                                     : (t.shape.back() == cols && t.elements() == n);
@@ -188,7 +251,7 @@ WeightMatrix WeightMatrix::load(const TensorSource &src, const std::string &name
 std::vector<float> WeightMatrix::loadF32Vector(const TensorSource &src, const std::string &name, int n)
 {
     const TensorInfo &t = need(src, name);
-    if (t.fmt != 0) badTensor(src, name, "must be stored F32");
+    if (t.fmt != 0 || t.halfEncoding != 0) badTensor(src, name, "must be stored F32");
     if (t.elements() != n) badTensor(src, name, "must have " + std::to_string(n) + " elements");
     needBytes(src, name, t.off, int64_t(n) * 4);
     std::vector<float> v(static_cast<size_t>(n));
@@ -245,7 +308,7 @@ std::unique_ptr<VisionWeights> loadVisionWeights(const TensorSource &src, const 
     const TensorInfo &pos = need(src, posName);
     const int64_t cells = int64_t(cfg.posHeight) * cfg.posWidth;
     if (cells * D > (int64_t(1) << 31)) badTensor(src, posName, "is too large");
-    if (pos.fmt == 0) {
+    if (pos.fmt == 0 && pos.halfEncoding == 0) {
         if (pos.elements() < cells * D) badTensor(src, posName, "has fewer than PH*PW*D values");
         needBytes(src, posName, pos.off, cells * D * 4);
         w->posGrid.resize(size_t(cells * D));

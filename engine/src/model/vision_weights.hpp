@@ -16,6 +16,7 @@ namespace waste::vision {
 struct TensorInfo {
     std::string name;
     int fmt = 0;                 // 0 F32, 2 Q8G, 3 Q4G, 7 Q3G; other nonzero values read as Q8G
+    int halfEncoding = 0;        // fmt 1 with the manifest's "encoding": 1 = f16, 2 = bf16 values
     std::vector<int64_t> shape;
     int64_t group = 128;
     int64_t off = 0;
@@ -40,6 +41,19 @@ public:
 
 // Reads manifest.json's trunk index (names, formats, shapes, offsets) and opens trunk.bin.
 std::unique_ptr<TensorSource> openContainerTensors(const std::string &containerDir);
+
+} // namespace waste::vision
+
+namespace waste::format {
+struct Manifest;
+class File;
+} // namespace waste::format
+
+namespace waste::vision {
+
+// The same over an open container's parsed manifest and trunk file (both must outlive it).
+std::unique_ptr<TensorSource> manifestTensors(const format::Manifest &manifest, const format::File &trunk,
+                                              const std::string &containerDir);
 
 // IEEE binary16 as the container stores scales: subnormals honoured, exponent 31 an ordinary
 // exponent (never inf/NaN).

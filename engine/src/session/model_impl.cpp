@@ -168,8 +168,14 @@ std::vector<float> ModelImpl::eval(std::span<const int32_t> tokens, const Prefil
             throw Error(ErrorCode::Argument, "eval needs at least one token");
         return m_state.lastLogits;
     }
-    feed(tokens, progress);
-    m_stats.tokensPrefilled += static_cast<int64_t>(tokens.size());
+    // Images are used by this evaluation only; their positions then live in the state.
+    struct ClearImages {
+        ModelImpl *m;
+        ~ClearImages() { m->clearImages(); }
+    } clearAfter{this};
+    const std::vector<int32_t> placed = placeImages(tokens);
+    feed(placed, progress);
+    m_stats.tokensPrefilled += static_cast<int64_t>(placed.size());
     return m_state.lastLogits;
 }
 
@@ -179,6 +185,12 @@ GenResult ModelImpl::generate(std::span<const int32_t> prompt, const GenParams &
     m_cancel.store(false);
     const text::Tokenizer &tok = tokenizer();
     GenResult res;
+    struct ClearImages {
+        ModelImpl *m;
+        ~ClearImages() { m->clearImages(); }
+    } clearAfter{this};
+    const std::vector<int32_t> placedPrompt = placeImages(prompt);
+    prompt = placedPrompt;
     res.promptTokens = static_cast<int>(prompt.size());
     if (!prompt.empty()) {
         if (m_state.pos + int64_t(prompt.size()) > m_state.ctx && m_manifest.config.kdaLayerCount() < m_manifest.config.layers)
@@ -259,10 +271,30 @@ GenResult ModelImpl::generate(std::span<const int32_t> prompt, const GenParams &
 
 int ModelImpl::addImage(const std::string &path)
 {
-    throw Error(ErrorCode::Unsupported, path + ": image input is not wired into this engine build yet");
+    if (!m_opts.vision)
+        throw Error(ErrorCode::Unsupported, path + ": images are disabled for this model (OpenOptions::vision)");
+    if (!m_vision) {
+        m_vision = std::make_unique<vision::VisionRuntime>(vision::manifestTensors(m_manifest, m_trunk->file(), m_dir),
+                                                           m_opts.threads);
+        m_forward->setMediaRows(&m_vision->rows());
+    }
+    return m_vision->addImage(path);
 }
 
-void ModelImpl::clearImages() {}
+void ModelImpl::clearImages()
+{
+    if (m_vision)
+        m_vision->clearImages();
+}
+
+std::string ModelImpl::pendingImageMarkup() const { return m_vision ? m_vision->markup() : std::string(); }
+
+std::vector<int32_t> ModelImpl::placeImages(std::span<const int32_t> tokens) const
+{
+    if (!m_vision || !m_vision->available())
+        return std::vector<int32_t>(tokens.begin(), tokens.end());
+    return m_vision->expand(tokens);
+}
 
 void ModelImpl::resetState() { m_state.reset(); }
 

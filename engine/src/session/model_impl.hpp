@@ -8,6 +8,7 @@
 #include "model/expert_source.hpp"
 #include "model/forward.hpp"
 #include "model/state.hpp"
+#include "model/vision_runtime.hpp"
 #include "model/weights.hpp"
 #include "text/tokenizer.hpp"
 #include "waste/waste.hpp"
@@ -33,6 +34,7 @@ public:
                        const PrefillCallback &progress) override;
     int addImage(const std::string &path) override;
     void clearImages() override;
+    std::string pendingImageMarkup() const override;
     int position() const override { return m_state.pos; }
     void resetState() override;
     void saveState(const std::string &path) const override;
@@ -48,6 +50,8 @@ public:
 private:
     const text::Tokenizer &tokenizer() const;
     void feed(std::span<const int32_t> tokens, const PrefillCallback &progress);
+    // Expands each media token into its image's positions (vision/vision_placement.hpp).
+    std::vector<int32_t> placeImages(std::span<const int32_t> tokens) const;
 
     std::string m_dir;
     OpenOptions m_opts;
@@ -58,6 +62,7 @@ private:
     std::unique_ptr<model::ExpertSource> m_experts;
     std::unique_ptr<model::Forward> m_forward;
     model::State m_state;
+    std::unique_ptr<vision::VisionRuntime> m_vision; // created by the first addImage
     std::optional<text::Tokenizer> m_tokenizer;
     ModelInfo m_info;
     MemoryPlan m_plan;
