@@ -55,7 +55,12 @@ TEST(VisionEval, FixtureCasesMatchReferenceLogits)
         const Prepared p = prepare(*model, c["images"].get<std::vector<std::string>>(), c["prompt"].get<std::string>());
         EXPECT_EQ(int(p.expanded.size()), c["prompt_tokens"].get<int>());
         EXPECT_EQ(p.expanded, readNumbers<int32_t>(kDir + c["ids"].get<std::string>()));
-        const std::vector<float> logits = model->eval(p.tokens);
+        // The shared front-end path builds the same prompt (and leaves the images pending).
+        std::vector<std::string> paths;
+        for (const auto &im : c["images"]) paths.push_back(kDir + im.get<std::string>());
+        const std::vector<int32_t> viaHelper = promptWithImages(*model, paths, c["prompt"].get<std::string>());
+        EXPECT_EQ(viaHelper, p.tokens);
+        const std::vector<float> logits = model->eval(viaHelper);
         const auto want = readNumbers<double>(kDir + c["logits"].get<std::string>());
         ASSERT_EQ(logits.size(), want.size());
         double maxDiff = 0;
@@ -107,6 +112,13 @@ TEST(VisionEval, GenerateCountsImagePositionsInThePrompt)
     const GenResult r = model->generate(p.tokens, g);
     EXPECT_EQ(r.promptTokens, int(p.expanded.size()));
     EXPECT_EQ(r.tokens.size(), 3u);
+}
+
+TEST(VisionEval, RefusedImageLeavesNothingPending)
+{
+    auto model = Model::open(kDir + "v1.waste");
+    EXPECT_THROW(promptWithImages(*model, {kDir + "img_a.png", kDir + "README.md"}, "A"), Error);
+    EXPECT_TRUE(model->pendingImageMarkup().empty());
 }
 
 TEST(VisionEval, TextOnlyContainerRefusesImages)

@@ -262,6 +262,13 @@ struct TopToken {
 };
 std::vector<TopToken> topTokens(std::span<const float> logits, int k);
 
+// Builds a prompt with images, the same way for every front end: clears pending images, adds
+// `images` in order (each encoded now), then returns the media blocks (markup) followed by
+// `text` (markup or plain). eval/generate then expand each block's placeholder into the
+// image's positions. A refused image leaves no image pending.
+std::vector<int32_t> promptWithImages(Model &model, const std::vector<std::string> &images, std::string_view text,
+                                      bool textMarkup = true);
+
 std::string buildInfo(); // "WASTE Studio 0.1.0 (container v0, backend AVX2, x86_64)"
 
 } // namespace waste

@@ -1,0 +1,23 @@
+// The one way every front end (CLI eval/run, chat, API server, GUI) builds a prompt with
+// images: add the images in order, then the media blocks (markup) before the words.
+#include "waste/waste.hpp"
+
+namespace waste {
+
+std::vector<int32_t> promptWithImages(Model &model, const std::vector<std::string> &images, std::string_view text,
+                                      bool textMarkup)
+{
+    model.clearImages();
+    try {
+        for (const std::string &path : images) model.addImage(path);
+        std::vector<int32_t> ids = model.tokenize(model.pendingImageMarkup(), true);
+        const std::vector<int32_t> words = model.tokenize(text, textMarkup);
+        ids.insert(ids.end(), words.begin(), words.end());
+        return ids;
+    } catch (...) {
+        model.clearImages(); // nothing half-added survives a refused image
+        throw;
+    }
+}
+
+} // namespace waste
