@@ -1,0 +1,268 @@
+#include "downloadmanager.h"
+
+#include "appsettings.h"
+
+#include <QDir>
+#include <QSettings>
+#include <QStandardPaths>
+
+namespace {
+DownloadManager *s_instance = nullptr;
+
+QString appDataFolder()
+{
+    if (AppSettings *a = AppSettings::instance())
+        return a->dataFolder();
+    const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+    QDir().mkpath(dir);
+    return dir;
+}
+} // namespace
+
+DownloadManager::DownloadManager(QObject *parent) : QObject(parent)
+{
+    Config c;
+    c.queuePath = appDataFolder() + QStringLiteral("/downloads.json");
+    c.modelsFolder = AppSettings::instance() ? AppSettings::instance()->modelsFolder() : appDataFolder() + QStringLiteral("/models");
+    c.useSettings = true;
+    init(c);
+}
+
+DownloadManager::DownloadManager(const Config &config, QObject *parent) : QObject(parent)
+{
+    init(config);
+}
+
+void DownloadManager::init(const Config &config)
+{
+    if (!s_instance)
+        s_instance = this;
+    qRegisterMetaType<DownloadSnapshot>();
+    qRegisterMetaType<JobSpec>();
+    m_files = new DownloadFileModel(this);
+    m_modelsFolder = config.modelsFolder;
+    m_useSettings = config.useSettings;
+    DownloadOptions options = config.options;
+    m_endpoint = config.endpoint;
+    m_savedToken = config.token;
+    if (m_useSettings) {
+        QSettings s;
+        m_endpoint = s.value(QStringLiteral("download/endpoint"), m_endpoint).toString();
+        m_savedToken = s.value(QStringLiteral("download/token"), m_savedToken).toString();
+        options.parallelFiles = s.value(QStringLiteral("download/parallel"), options.parallelFiles).toInt();
+        options.bandwidthLimit = s.value(QStringLiteral("download/limit"), options.bandwidthLimit).toLongLong();
+    }
+    options = options.clamped();
+    m_parallel = options.parallelFiles;
+    m_limit = options.bandwidthLimit;
+
+    m_worker = new DownloadWorker(options, config.queuePath, HubEndpoint::resolveToken(m_savedToken));
+    m_worker->moveToThread(&m_thread);
+    m_thread.setObjectName(QStringLiteral("download"));
+    connect(m_worker, &DownloadWorker::snapshotReady, this, &DownloadManager::onSnapshot);
+    connect(m_worker, &DownloadWorker::event, this, &DownloadManager::event);
+    connect(m_worker, &DownloadWorker::jobEnded, this, [this](bool ok, const QString &summary) {
+        if (ok)
+            m_lastFinished = m_snap.dest;
+        Q_EMIT changed();
+        Q_EMIT finished(ok, summary);
+    });
+    m_thread.start();
+    const bool autoResume = config.autoResume;
+    DownloadWorker *w = m_worker;
+    QMetaObject::invokeMethod(w, [w, autoResume] { w->initialize(autoResume); }, Qt::QueuedConnection);
+}
+
+DownloadManager::~DownloadManager()
+{
+    DownloadWorker *w = m_worker;
+    // Stop transfers and save the queue on the worker's own thread, then end it: the only
+    // wait on this thread, at exit, and short (no network round trip).
+    QMetaObject::invokeMethod(w, [w] {
+        w->shutdown();
+        delete w;
+    }, Qt::BlockingQueuedConnection);
+    m_thread.quit();
+    m_thread.wait();
+    if (s_instance == this)
+        s_instance = nullptr;
+}
+
+DownloadManager *DownloadManager::create(QQmlEngine *, QJSEngine *)
+{
+    if (!s_instance)
+        s_instance = new DownloadManager(nullptr);
+    QJSEngine::setObjectOwnership(s_instance, QJSEngine::CppOwnership);
+    return s_instance;
+}
+
+DownloadManager *DownloadManager::instance()
+{
+    return s_instance;
+}
+
+QVariantList DownloadManager::presets() const
+{
+    // Sizes are what the hub lists for the bf16 safetensors; the listing gives the exact figure.
+    return {
+        QVariantMap{{QStringLiteral("name"), QStringLiteral("Kimi-Linear-48B-A3B-Instruct")},
+                    {QStringLiteral("repo"), QStringLiteral("moonshotai/Kimi-Linear-48B-A3B-Instruct")},
+                    {QStringLiteral("approxBytes"), qint64(98) * 1000 * 1000 * 1000},
+                    {QStringLiteral("sizeText"), QStringLiteral("about 98 GB")},
+                    {QStringLiteral("note"), QStringLiteral("48B total, 3B active; about 98 GB of bf16 safetensors")}},
+        QVariantMap{{QStringLiteral("name"), QStringLiteral("Kimi K3")},
+                    {QStringLiteral("repo"), QStringLiteral("moonshotai/Kimi-K3")},
+                    {QStringLiteral("approxBytes"), qint64(1400) * 1000 * 1000 * 1000},
+                    {QStringLiteral("sizeText"), QStringLiteral("about 1.4 TB")},
+                    {QStringLiteral("note"), QStringLiteral("about 1.4 TB; text and images")}},
+    };
+}
+
+QString DownloadManager::defaultDestination(const QString &repo) const
+{
+    const QString folder = AppSettings::instance() && m_useSettings ? AppSettings::instance()->modelsFolder() : m_modelsFolder;
+    const QString id = HubEndpoint::normalizeRepo(repo);
+    return QDir::cleanPath(folder + QLatin1Char('/') + HubEndpoint::folderName(id.isEmpty() ? repo : id));
+}
+
+JobSpec DownloadManager::specFor(const QString &repoText, const QString &revision, const QString &dest, bool *ok)
+{
+    JobSpec spec;
+    spec.repo = HubEndpoint::normalizeRepo(repoText);
+    *ok = !spec.repo.isEmpty();
+    if (!*ok) {
+        Q_EMIT refused(tr("'%1' is not a repository: use owner/name, e.g. moonshotai/Kimi-Linear-48B-A3B-Instruct").arg(repoText));
+        return spec;
+    }
+    spec.revision = revision.trimmed().isEmpty() ? QStringLiteral("main") : revision.trimmed();
+    spec.endpoint = HubEndpoint::resolve(m_endpoint);
+    spec.dest = dest.isEmpty() ? defaultDestination(spec.repo) : dest;
+    return spec;
+}
+
+void DownloadManager::check(const QString &repoText, const QString &revision)
+{
+    bool ok = false;
+    const JobSpec spec = specFor(repoText, revision, {}, &ok);
+    if (!ok)
+        return;
+    DownloadWorker *w = m_worker;
+    QMetaObject::invokeMethod(w, [w, spec] { w->prepare(spec, false); }, Qt::QueuedConnection);
+}
+
+void DownloadManager::start(const QString &repoText, const QString &revision, const QString &dest)
+{
+    bool ok = false;
+    const JobSpec spec = specFor(repoText, revision, dest, &ok);
+    if (ok)
+        startJob(spec);
+}
+
+void DownloadManager::startJob(const JobSpec &spec)
+{
+    DownloadWorker *w = m_worker;
+    QMetaObject::invokeMethod(w, [w, spec] { w->prepare(spec, true); }, Qt::QueuedConnection);
+}
+
+void DownloadManager::pause()
+{
+    DownloadWorker *w = m_worker;
+    QMetaObject::invokeMethod(w, [w] { w->pause(); }, Qt::QueuedConnection);
+}
+
+void DownloadManager::resume()
+{
+    DownloadWorker *w = m_worker;
+    QMetaObject::invokeMethod(w, [w] { w->startJob(); }, Qt::QueuedConnection);
+}
+
+void DownloadManager::cancel()
+{
+    DownloadWorker *w = m_worker;
+    QMetaObject::invokeMethod(w, [w] { w->cancel(); }, Qt::QueuedConnection);
+}
+
+void DownloadManager::retryFailed()
+{
+    DownloadWorker *w = m_worker;
+    QMetaObject::invokeMethod(w, [w] { w->retryFailed(); }, Qt::QueuedConnection);
+}
+
+void DownloadManager::setEndpoint(const QString &endpoint)
+{
+    if (endpoint == m_endpoint)
+        return;
+    m_endpoint = endpoint.trimmed();
+    if (m_useSettings)
+        QSettings().setValue(QStringLiteral("download/endpoint"), m_endpoint);
+    Q_EMIT settingsChanged();
+}
+
+void DownloadManager::setParallelFiles(int n)
+{
+    n = qBound(1, n, 4);
+    if (n == m_parallel)
+        return;
+    m_parallel = n;
+    if (m_useSettings)
+        QSettings().setValue(QStringLiteral("download/parallel"), n);
+    DownloadWorker *w = m_worker;
+    QMetaObject::invokeMethod(w, [w, n] { w->setParallel(n); }, Qt::QueuedConnection);
+    Q_EMIT settingsChanged();
+}
+
+void DownloadManager::setBandwidthLimit(qint64 bytesPerSecond)
+{
+    bytesPerSecond = qMax<qint64>(0, bytesPerSecond);
+    if (bytesPerSecond == m_limit)
+        return;
+    m_limit = bytesPerSecond;
+    if (m_useSettings)
+        QSettings().setValue(QStringLiteral("download/limit"), bytesPerSecond);
+    DownloadWorker *w = m_worker;
+    QMetaObject::invokeMethod(w, [w, bytesPerSecond] { w->setBandwidthLimit(bytesPerSecond); }, Qt::QueuedConnection);
+    Q_EMIT settingsChanged();
+}
+
+QString DownloadManager::tokenSource() const
+{
+    if (!qEnvironmentVariable("HF_TOKEN").trimmed().isEmpty())
+        return QStringLiteral("HF_TOKEN");
+    return m_savedToken.trimmed().isEmpty() ? QString() : QStringLiteral("settings");
+}
+
+void DownloadManager::setAccessToken(const QString &token)
+{
+    m_savedToken = token.trimmed();
+    if (m_useSettings)
+        QSettings().setValue(QStringLiteral("download/token"), m_savedToken);
+    const QString effective = HubEndpoint::resolveToken(m_savedToken);
+    DownloadWorker *w = m_worker;
+    QMetaObject::invokeMethod(w, [w, effective] { w->setToken(effective); }, Qt::QueuedConnection);
+    Q_EMIT settingsChanged();
+}
+
+void DownloadManager::onSnapshot(const DownloadSnapshot &s)
+{
+    m_snap = s;
+    m_files->apply(s.files);
+    m_active.clear();
+    for (const FileSnapshot &f : s.files) {
+        if (f.state != QLatin1String("active") && f.state != QLatin1String("verifying"))
+            continue;
+        m_active.append(QVariantMap{{QStringLiteral("path"), f.path},
+                                    {QStringLiteral("size"), f.size},
+                                    {QStringLiteral("state"), f.state},
+                                    {QStringLiteral("onDisk"), f.onDisk},
+                                    {QStringLiteral("verified"), f.verified},
+                                    {QStringLiteral("progress"), f.size > 0 ? double(f.state == QLatin1String("verifying") ? f.verified : f.onDisk) / f.size : 0.0},
+                                    {QStringLiteral("speed"), f.speed},
+                                    {QStringLiteral("eta"), f.etaSeconds},
+                                    {QStringLiteral("retries"), f.retries},
+                                    {QStringLiteral("reason"), f.reason},
+                                    {QStringLiteral("detail"), f.detail}});
+    }
+    if (s.state == QLatin1String("done"))
+        m_lastFinished = s.dest;
+    Q_EMIT changed();
+}
