@@ -1,4 +1,4 @@
-// Models: get a model (downloads) and the local library.
+// Models: get a model from the hub (resumable, verified downloads) and manage the local library.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -6,25 +6,584 @@ import WasteStudio
 import WasteStudio.Core
 
 PageFrame {
+    id: page
     title: qsTr("Models")
     subtitle: qsTr("Download a model, or open a container you already have")
 
-    ColumnLayout {
-        anchors.fill: parent
-        spacing: Theme.spacing
-        Label {
-            Layout.fillWidth: true
-            wrapMode: Text.WordWrap
-            color: Theme.textMuted
-            text: EngineController.modelName
-                  ? qsTr("Open now: %1 (%2, %3 layers, %4 experts, top-%5).")
-                        .arg(EngineController.modelName)
-                        .arg(EngineController.modelInfo.arch || "")
-                        .arg(EngineController.modelInfo.layers || 0)
-                        .arg(EngineController.modelInfo.experts || 0)
-                        .arg(EngineController.modelInfo.topK || 0)
-                  : qsTr("No model is open yet.")
+    readonly property string jobState: DownloadManager.state
+    readonly property bool jobBusy: jobState === "listing" || jobState === "running"
+    // The first-run demo lives in the app's data folder (outside the models folder).
+    readonly property bool demoOpen: EngineController.modelPath !== ""
+        && ((EngineController.modelPath.indexOf(AppSettings.dataFolder) === 0
+             && EngineController.modelPath.indexOf(AppSettings.modelsFolder) !== 0)
+            || /demo|tiny/i.test(EngineController.modelName))
+    property string libraryMessage: ""
+    property bool libraryScanning: false
+
+    function showConvert() {
+        const w = ApplicationWindow.window
+        if (w && w.showPage)
+            w.showPage("Convert")
+    }
+
+    function rate(bytesPerSecond) {
+        return bytesPerSecond > 0 ? Theme.bytes(bytesPerSecond) + "/s" : "–"
+    }
+
+    function duration(seconds) {
+        if (seconds === undefined || seconds < 0) return ""
+        if (seconds < 60) return qsTr("%1 s").arg(seconds)
+        if (seconds < 3600) return qsTr("%1 min").arg(Math.round(seconds / 60))
+        if (seconds < 86400) return qsTr("%1 h %2 min").arg(Math.floor(seconds / 3600)).arg(Math.round((seconds % 3600) / 60))
+        return qsTr("%1 d %2 h").arg(Math.floor(seconds / 86400)).arg(Math.round((seconds % 86400) / 3600))
+    }
+
+    function stateColor(state) {
+        if (state === "done") return Theme.ok
+        if (state === "failed") return Theme.danger
+        if (state === "paused") return Theme.warning
+        if (state === "active" || state === "verifying") return Theme.accent
+        return Theme.textMuted
+    }
+
+    function stateWords(state) {
+        switch (state) {
+        case "pending": return qsTr("waiting")
+        case "active": return qsTr("downloading")
+        case "verifying": return qsTr("checking")
+        case "done": return qsTr("verified")
+        case "paused": return qsTr("paused")
+        case "failed": return qsTr("failed")
         }
-        Item { Layout.fillHeight: true }
+        return state
+    }
+
+    function jobWords() {
+        switch (jobState) {
+        case "idle": return qsTr("Nothing is downloading.")
+        case "listing": return qsTr("Reading the file list of %1…").arg(DownloadManager.repo)
+        case "ready": return qsTr("%1: %2 files, %3. Ready to download.").arg(DownloadManager.repo)
+                             .arg(DownloadManager.fileCount).arg(Theme.bytes(DownloadManager.totalBytes))
+        case "running": return qsTr("Downloading %1").arg(DownloadManager.repo)
+        case "paused": return qsTr("Paused: %1 (the partial files are kept; Resume continues where it stopped)").arg(DownloadManager.repo)
+        case "done": return qsTr("%1: all %2 files verified.").arg(DownloadManager.repo).arg(DownloadManager.fileCount)
+        case "failed": return DownloadManager.fileCount > 0
+                              ? qsTr("%1: stopped, %2 of %3 files failed.").arg(DownloadManager.repo).arg(DownloadManager.failedFiles).arg(DownloadManager.fileCount)
+                              : qsTr("%1: could not start.").arg(DownloadManager.repo)
+        }
+        return jobState
+    }
+
+    ModelLibrary {
+        id: library
+        folder: AppSettings.modelsFolder
+        onBusyChanged: page.libraryScanning = busy
+        onRemoved: (path, bytesFreed, error) => {
+            page.libraryMessage = error !== "" ? error
+                                               : qsTr("Deleted %1 and freed %2.").arg(path).arg(Theme.bytes(bytesFreed))
+        }
+    }
+
+    Connections {
+        target: DownloadManager
+        function onFinished(ok, summary) { library.refresh() }
+        function onRefused(message) { refusedLabel.text = message }
+    }
+
+    ScrollView {
+        id: scroll
+        anchors.fill: parent
+        contentWidth: availableWidth
+        clip: true
+
+        ColumnLayout {
+            width: scroll.availableWidth
+            spacing: Theme.padding
+
+            // First run: what the demo is and how to get a real model.
+            Rectangle {
+                objectName: "firstRunHelp"
+                Layout.fillWidth: true
+                visible: page.demoOpen || EngineController.modelPath === ""
+                color: Theme.surfaceAlt
+                radius: Theme.radius
+                implicitHeight: helpColumn.implicitHeight + 2 * Theme.padding
+                ColumnLayout {
+                    id: helpColumn
+                    anchors.fill: parent
+                    anchors.margins: Theme.padding
+                    spacing: Theme.unit
+                    Label {
+                        text: page.demoOpen ? qsTr("You are running the tiny demo model") : qsTr("No model is open yet")
+                        font.bold: true
+                        color: Theme.text
+                    }
+                    Label {
+                        Layout.fillWidth: true
+                        wrapMode: Text.WordWrap
+                        color: Theme.text
+                        text: (page.demoOpen
+                               ? qsTr("The demo shows how the app works; its answers are noise. ")
+                               : "")
+                              + qsTr("To run a real model: 1. pick Kimi-Linear 48B below (about 98 GB) and press Download — "
+                                     + "it resumes after any interruption and checks every file; "
+                                     + "2. when it is verified, press Convert to make a streaming container (about the same size again); "
+                                     + "3. open the container from the library at the bottom of this page.")
+                    }
+                }
+            }
+
+            // ---- Download -------------------------------------------------------------
+            Label {
+                text: qsTr("Download from the hub")
+                font.pixelSize: Theme.fontLarge
+                font.bold: true
+                color: Theme.text
+                Accessible.role: Accessible.Heading
+            }
+
+            RowLayout {
+                Layout.fillWidth: true
+                spacing: Theme.spacing
+                TextField {
+                    id: repoField
+                    objectName: "repoField"
+                    Layout.fillWidth: true
+                    placeholderText: qsTr("owner/name or a hub address, e.g. moonshotai/Kimi-Linear-48B-A3B-Instruct")
+                    text: DownloadManager.repo !== "" ? DownloadManager.repo : "moonshotai/Kimi-Linear-48B-A3B-Instruct"
+                    selectByMouse: true
+                    Accessible.name: qsTr("Repository")
+                    onAccepted: DownloadManager.check(text, revisionField.text)
+                }
+                TextField {
+                    id: revisionField
+                    Layout.preferredWidth: 110
+                    text: DownloadManager.revision !== "" ? DownloadManager.revision : "main"
+                    selectByMouse: true
+                    Accessible.name: qsTr("Revision")
+                    ToolTip.visible: hovered
+                    ToolTip.text: qsTr("Branch, tag or commit")
+                }
+                Button {
+                    text: qsTr("Check files")
+                    enabled: !page.jobBusy
+                    Accessible.name: qsTr("Check the files and the space needed")
+                    onClicked: DownloadManager.check(repoField.text, revisionField.text)
+                }
+                Button {
+                    objectName: "startButton"
+                    text: qsTr("Download")
+                    highlighted: true
+                    enabled: !page.jobBusy
+                    Accessible.name: qsTr("Start the download")
+                    onClicked: DownloadManager.start(repoField.text, revisionField.text)
+                }
+            }
+
+            Flow {
+                Layout.fillWidth: true
+                spacing: Theme.spacing
+                Label {
+                    text: qsTr("Presets:")
+                    color: Theme.textMuted
+                    height: presetRepeater.count > 0 ? 40 : implicitHeight
+                    verticalAlignment: Text.AlignVCenter
+                }
+                Repeater {
+                    id: presetRepeater
+                    model: DownloadManager.presets
+                    delegate: Button {
+                        required property var modelData
+                        flat: true
+                        text: modelData.name + " · " + modelData.sizeText
+                        Accessible.name: qsTr("Preset %1, %2").arg(modelData.name).arg(modelData.sizeText)
+                        ToolTip.visible: hovered
+                        ToolTip.text: modelData.repo + " — " + modelData.note
+                        onClicked: {
+                            repoField.text = modelData.repo
+                            if (!page.jobBusy)
+                                DownloadManager.check(modelData.repo, revisionField.text)
+                        }
+                    }
+                }
+            }
+
+            Label {
+                id: refusedLabel
+                Layout.fillWidth: true
+                visible: text !== ""
+                wrapMode: Text.WordWrap
+                color: Theme.danger
+            }
+
+            Label {
+                Layout.fillWidth: true
+                elide: Text.ElideMiddle
+                color: Theme.textMuted
+                font.family: Theme.monoFamily
+                text: qsTr("Saves to %1").arg(DownloadManager.destination !== ""
+                                              ? DownloadManager.destination
+                                              : DownloadManager.defaultDestination(repoField.text))
+            }
+
+            // The disk line: download + container against the free space of that disk.
+            Label {
+                objectName: "diskLine"
+                Layout.fillWidth: true
+                visible: DownloadManager.hasJob && DownloadManager.freeBytes >= 0 && DownloadManager.fileCount > 0
+                wrapMode: Text.WordWrap
+                color: DownloadManager.spaceOk ? Theme.text : Theme.danger
+                text: (DownloadManager.spaceOk ? "" : qsTr("Not enough space: "))
+                      + qsTr("needs %1%2; %3 free on %4")
+                        .arg(Theme.bytes(DownloadManager.downloadBytesNeeded))
+                        .arg(DownloadManager.containerBytesNeeded > 0
+                             ? qsTr(" + %1 for the container (about the source size)").arg(Theme.bytes(DownloadManager.containerBytesNeeded))
+                             : "")
+                        .arg(Theme.bytes(DownloadManager.freeBytes))
+                        .arg(DownloadManager.volume)
+            }
+
+            // State, actions and the total progress.
+            RowLayout {
+                Layout.fillWidth: true
+                visible: DownloadManager.hasJob
+                spacing: Theme.spacing
+                Label {
+                    objectName: "jobState"
+                    Layout.fillWidth: true
+                    wrapMode: Text.WordWrap
+                    color: Theme.text
+                    text: page.jobWords()
+                }
+                Button {
+                    text: qsTr("Pause")
+                    visible: page.jobState === "running"
+                    Accessible.name: qsTr("Pause the download (keeps the partial files)")
+                    onClicked: DownloadManager.pause()
+                }
+                Button {
+                    text: page.jobState === "ready" ? qsTr("Start") : qsTr("Resume")
+                    visible: page.jobState === "paused" || page.jobState === "ready"
+                             || (page.jobState === "failed" && DownloadManager.fileCount > 0 && DownloadManager.failedFiles === 0)
+                    highlighted: true
+                    Accessible.name: text + qsTr(" the download")
+                    onClicked: DownloadManager.resume()
+                }
+                Button {
+                    text: qsTr("Retry failed")
+                    visible: DownloadManager.failedFiles > 0 && page.jobState !== "running"
+                    Accessible.name: qsTr("Retry the files that failed")
+                    onClicked: DownloadManager.retryFailed()
+                }
+                Button {
+                    objectName: "convertButton"
+                    text: qsTr("Convert")
+                    visible: page.jobState === "done"
+                    highlighted: true
+                    Accessible.name: qsTr("Convert the downloaded model into a container")
+                    onClicked: page.showConvert()
+                }
+                Button {
+                    text: page.jobState === "done" ? qsTr("Clear") : qsTr("Cancel")
+                    Accessible.name: page.jobState === "done" ? qsTr("Clear the finished download from the list")
+                                                              : qsTr("Cancel the download and delete its partial files")
+                    onClicked: DownloadManager.cancel()
+                }
+            }
+
+            ProgressBar {
+                objectName: "totalProgress"
+                Layout.fillWidth: true
+                visible: DownloadManager.hasJob && DownloadManager.fileCount > 0
+                from: 0
+                to: 1
+                value: DownloadManager.progress
+                indeterminate: page.jobState === "listing"
+                Accessible.name: qsTr("Total progress")
+            }
+            Label {
+                Layout.fillWidth: true
+                visible: DownloadManager.hasJob && DownloadManager.fileCount > 0
+                color: Theme.textMuted
+                font.family: Theme.monoFamily
+                text: qsTr("%1 of %2 · %3 of %4 files")
+                          .arg(Theme.bytes(DownloadManager.doneBytes)).arg(Theme.bytes(DownloadManager.totalBytes))
+                          .arg(DownloadManager.doneFiles).arg(DownloadManager.fileCount)
+                      + (page.jobState === "running" ? qsTr(" · %1").arg(page.rate(DownloadManager.speed)) : "")
+                      + (page.jobState === "running" && DownloadManager.etaSeconds >= 0
+                         ? qsTr(" · %1 left").arg(page.duration(DownloadManager.etaSeconds)) : "")
+                      + (DownloadManager.retries > 0 ? qsTr(" · %1 retries").arg(DownloadManager.retries) : "")
+            }
+
+            Label {
+                objectName: "jobReason"
+                Layout.fillWidth: true
+                visible: DownloadManager.reason !== ""
+                wrapMode: Text.WordWrap
+                color: page.jobState === "paused" ? Theme.warning : Theme.danger
+                text: DownloadManager.reason
+            }
+
+            // One bar per active file.
+            Repeater {
+                model: DownloadManager.activeFiles
+                delegate: ColumnLayout {
+                    required property var modelData
+                    Layout.fillWidth: true
+                    spacing: 2
+                    RowLayout {
+                        Layout.fillWidth: true
+                        Label {
+                            Layout.fillWidth: true
+                            text: modelData.path
+                            elide: Text.ElideMiddle
+                            font.family: Theme.monoFamily
+                            color: Theme.text
+                        }
+                        Label {
+                            color: Theme.textMuted
+                            font.family: Theme.monoFamily
+                            text: modelData.state === "verifying"
+                                  ? qsTr("checking %1 of %2").arg(Theme.bytes(modelData.verified)).arg(Theme.bytes(modelData.size))
+                                  : Theme.bytes(modelData.onDisk) + " / " + Theme.bytes(modelData.size)
+                                    + " · " + page.rate(modelData.speed)
+                                    + (modelData.eta >= 0 ? " · " + qsTr("%1 left").arg(page.duration(modelData.eta)) : "")
+                                    + (modelData.retries > 0 ? " · " + qsTr("%1 retries").arg(modelData.retries) : "")
+                        }
+                    }
+                    ProgressBar {
+                        Layout.fillWidth: true
+                        from: 0
+                        to: 1
+                        value: modelData.progress
+                        Accessible.name: qsTr("Progress of %1").arg(modelData.path)
+                    }
+                    Label {
+                        Layout.fillWidth: true
+                        visible: modelData.detail !== ""
+                        text: modelData.detail
+                        elide: Text.ElideRight
+                        color: modelData.detail.indexOf("retry") === 0 ? Theme.warning : Theme.textMuted
+                        font.pixelSize: Theme.fontSmall
+                    }
+                }
+            }
+
+            // Every file with its size and state (and the reason when it failed).
+            ListView {
+                id: fileList
+                objectName: "fileList"
+                Layout.fillWidth: true
+                Layout.preferredHeight: Math.min(contentHeight, 260)
+                visible: count > 0
+                clip: true
+                model: DownloadManager.files
+                keyNavigationEnabled: true
+                activeFocusOnTab: true
+                Accessible.name: qsTr("Files of the download")
+                ScrollBar.vertical: ScrollBar {}
+                delegate: Rectangle {
+                    required property int index
+                    required property string path
+                    required property var size
+                    required property string fileState
+                    required property string reason
+                    width: fileList.width
+                    implicitHeight: fileRow.implicitHeight + Theme.unit * 2
+                    color: index % 2 ? Theme.surface : Theme.surfaceAlt
+                    RowLayout {
+                        id: fileRow
+                        anchors.fill: parent
+                        anchors.leftMargin: Theme.spacing
+                        anchors.rightMargin: Theme.spacing
+                        spacing: Theme.spacing
+                        Label {
+                            Layout.fillWidth: true
+                            text: path
+                            elide: Text.ElideMiddle
+                            font.family: Theme.monoFamily
+                            color: Theme.text
+                        }
+                        Label {
+                            Layout.preferredWidth: 80
+                            horizontalAlignment: Text.AlignRight
+                            text: Theme.bytes(size)
+                            font.family: Theme.monoFamily
+                            color: Theme.textMuted
+                        }
+                        Label {
+                            Layout.preferredWidth: 220
+                            text: page.stateWords(fileState) + (reason !== "" && fileState !== "done" ? ": " + reason : "")
+                            elide: Text.ElideRight
+                            color: page.stateColor(fileState)
+                            ToolTip.visible: reason !== "" && hoverArea.containsMouse
+                            ToolTip.text: reason
+                            MouseArea { id: hoverArea; anchors.fill: parent; hoverEnabled: true }
+                        }
+                    }
+                }
+            }
+
+            // ---- Settings for downloads ------------------------------------------------
+            RowLayout {
+                Layout.fillWidth: true
+                spacing: Theme.spacing
+                Label { text: qsTr("Files at once"); color: Theme.textMuted }
+                SpinBox {
+                    from: 1
+                    to: 4
+                    value: DownloadManager.parallelFiles
+                    editable: true
+                    Accessible.name: qsTr("Files downloaded at once")
+                    onValueModified: DownloadManager.parallelFiles = value
+                }
+                Label { text: qsTr("Limit (MB/s, 0 = none)"); color: Theme.textMuted }
+                SpinBox {
+                    from: 0
+                    to: 10000
+                    value: Math.round(DownloadManager.bandwidthLimit / 1048576)
+                    editable: true
+                    Accessible.name: qsTr("Bandwidth limit in megabytes per second")
+                    onValueModified: DownloadManager.bandwidthLimit = value * 1048576
+                }
+                Item { Layout.fillWidth: true }
+                TextField {
+                    id: tokenField
+                    Layout.preferredWidth: 220
+                    echoMode: TextInput.Password
+                    placeholderText: DownloadManager.tokenSource === "HF_TOKEN" ? qsTr("token from HF_TOKEN")
+                                     : DownloadManager.hasToken ? qsTr("token saved") : qsTr("access token (gated models)")
+                    Accessible.name: qsTr("Hub access token")
+                    onAccepted: { DownloadManager.setAccessToken(text); text = "" }
+                }
+                Button {
+                    text: qsTr("Save token")
+                    enabled: tokenField.text !== ""
+                    Accessible.name: qsTr("Save the access token")
+                    onClicked: { DownloadManager.setAccessToken(tokenField.text); tokenField.text = "" }
+                }
+            }
+
+            // ---- Library ---------------------------------------------------------------
+            RowLayout {
+                Layout.fillWidth: true
+                Label {
+                    text: qsTr("On this computer")
+                    font.pixelSize: Theme.fontLarge
+                    font.bold: true
+                    color: Theme.text
+                    Accessible.role: Accessible.Heading
+                }
+                Label {
+                    Layout.fillWidth: true
+                    text: AppSettings.modelsFolder
+                    elide: Text.ElideMiddle
+                    color: Theme.textMuted
+                    font.family: Theme.monoFamily
+                }
+                Button {
+                    text: qsTr("Refresh")
+                    Accessible.name: qsTr("Look for models again")
+                    onClicked: library.refresh()
+                }
+            }
+            Label {
+                Layout.fillWidth: true
+                visible: library.count === 0
+                color: Theme.textMuted
+                wrapMode: Text.WordWrap
+                text: page.libraryScanning ? qsTr("Looking for models…")
+                                   : qsTr("No models yet — download one above. Downloads and containers in %1 appear here.").arg(AppSettings.modelsFolder)
+            }
+            Label {
+                Layout.fillWidth: true
+                visible: page.libraryMessage !== ""
+                wrapMode: Text.WordWrap
+                color: page.libraryMessage.indexOf(qsTr("Deleted")) === 0 ? Theme.ok : Theme.danger
+                text: page.libraryMessage
+            }
+            Repeater {
+                model: library
+                delegate: Rectangle {
+                    required property string name
+                    required property string path
+                    required property string kind
+                    required property var bytes
+                    required property bool canOpen
+                    required property bool canConvert
+                    Layout.fillWidth: true
+                    implicitHeight: libRow.implicitHeight + Theme.spacing * 2
+                    color: Theme.surface
+                    border.color: Theme.border
+                    radius: Theme.radius
+                    RowLayout {
+                        id: libRow
+                        anchors.fill: parent
+                        anchors.margins: Theme.spacing
+                        spacing: Theme.spacing
+                        ColumnLayout {
+                            Layout.fillWidth: true
+                            spacing: 0
+                            Label { text: name; font.bold: true; color: Theme.text; elide: Text.ElideRight; Layout.fillWidth: true }
+                            Label {
+                                text: kind + " · " + Theme.bytes(bytes)
+                                color: kind === "partial download" ? Theme.warning : Theme.textMuted
+                            }
+                        }
+                        Button {
+                            text: qsTr("Open")
+                            visible: canOpen
+                            Accessible.name: qsTr("Open %1").arg(name)
+                            onClicked: EngineController.openModel(path, AppSettings.budgetBytes, AppSettings.contextTokens)
+                        }
+                        Button {
+                            text: qsTr("Convert")
+                            visible: canConvert
+                            Accessible.name: qsTr("Convert %1").arg(name)
+                            onClicked: page.showConvert()
+                        }
+                        Button {
+                            text: qsTr("Show in folder")
+                            Accessible.name: qsTr("Show %1 in the file manager").arg(name)
+                            onClicked: Qt.openUrlExternally("file://" + path)
+                        }
+                        Button {
+                            text: qsTr("Delete")
+                            Accessible.name: qsTr("Delete %1").arg(name)
+                            onClicked: {
+                                deleteDialog.targetPath = path
+                                deleteDialog.targetName = name
+                                deleteDialog.targetBytes = bytes
+                                deleteDialog.blocker = library.removeBlocker(path)
+                                deleteDialog.open()
+                            }
+                        }
+                    }
+                }
+            }
+            Item { Layout.preferredHeight: Theme.padding }
+        }
+    }
+
+    Dialog {
+        id: deleteDialog
+        property string targetPath
+        property string targetName
+        property var targetBytes: 0
+        property string blocker
+        anchors.centerIn: parent
+        modal: true
+        title: qsTr("Delete %1?").arg(targetName)
+        standardButtons: blocker === "" ? (Dialog.Ok | Dialog.Cancel) : Dialog.Close
+        Label {
+            width: 420
+            wrapMode: Text.WordWrap
+            color: Theme.text
+            text: deleteDialog.blocker !== ""
+                  ? deleteDialog.blocker
+                  : qsTr("This deletes %1 and frees %2. It cannot be undone.")
+                    .arg(deleteDialog.targetPath).arg(Theme.bytes(deleteDialog.targetBytes))
+        }
+        onAccepted: library.remove(targetPath)
     }
 }

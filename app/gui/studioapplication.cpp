@@ -1,5 +1,6 @@
 #include "studioapplication.h"
 
+#include "download/downloadmanager.h"
 #include "engine/enginecontroller.h"
 #include "server/apiserver.h"
 #include "settings/appsettings.h"
@@ -37,6 +38,7 @@ StudioServices::StudioServices() = default;
 
 StudioServices::~StudioServices()
 {
+    downloads.reset();
     demo.reset();
     planner.reset();
     chat.reset();
@@ -70,6 +72,9 @@ std::unique_ptr<StudioServices> StudioApplication::createServices()
                          if (e->state() == EngineController::Ready && !e->modelPath().isEmpty() && !d->active())
                              st->setLastModelPath(e->modelPath());
                      });
+    // The download queue in the data folder; a download that was running when the app quit
+    // (or crashed) resumes by itself.
+    s->downloads = std::make_unique<DownloadManager>(nullptr);
     return s;
 }
 

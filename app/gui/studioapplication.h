@@ -13,6 +13,7 @@ class AppSettings;
 class ChatController;
 class PlannerController;
 class DemoModel;
+class DownloadManager;
 
 struct StudioServices {
     std::unique_ptr<AppSettings> settings;
@@ -21,6 +22,7 @@ struct StudioServices {
     std::unique_ptr<ChatController> chat;
     std::unique_ptr<PlannerController> planner;
     std::unique_ptr<DemoModel> demo;
+    std::unique_ptr<DownloadManager> downloads;
     StudioServices();
     ~StudioServices(); // chat and planner go first: they hold on to the engine
 };

@@ -33,7 +33,7 @@ QVariant DownloadFileModel::data(const QModelIndex &index, int role) const
 
 QHash<int, QByteArray> DownloadFileModel::roleNames() const
 {
-    return {{PathRole, "path"},         {SizeRole, "size"},       {StateRole, "state"},
+    return {{PathRole, "path"},         {SizeRole, "size"},       {StateRole, "fileState"},
             {ReasonRole, "reason"},     {DetailRole, "detail"},   {ChecksumRole, "checksum"},
             {OnDiskRole, "onDisk"},     {TransferredRole, "transferred"}, {VerifiedRole, "verified"},
             {ProgressRole, "progress"}, {SpeedRole, "speed"},     {EtaRole, "eta"},

@@ -16,11 +16,14 @@ constexpr int kTickMs = 250;
 // The nearest existing folder at or above path: QStorageInfo needs something that exists.
 QString existingAncestor(const QString &path)
 {
-    QDir d(QDir::cleanPath(QDir::current().absoluteFilePath(path)));
-    while (!d.exists() && !d.isRoot())
-        if (!d.cdUp())
+    QString p = QDir::cleanPath(QDir::current().absoluteFilePath(path));
+    while (!QFileInfo::exists(p)) {
+        const QString parent = QFileInfo(p).path();
+        if (parent == p)
             break;
-    return d.absolutePath();
+        p = parent;
+    }
+    return p;
 }
 } // namespace
 
