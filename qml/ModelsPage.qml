@@ -153,7 +153,7 @@ PageFrame {
                     text: DownloadManager.repo !== "" ? DownloadManager.repo : "moonshotai/Kimi-Linear-48B-A3B-Instruct"
                     selectByMouse: true
                     Accessible.name: qsTr("Repository")
-                    onAccepted: DownloadManager.check(text, revisionField.text)
+                    onAccepted: { refusedLabel.text = ""; DownloadManager.check(text, revisionField.text) }
                 }
                 TextField {
                     id: revisionField
@@ -168,7 +168,7 @@ PageFrame {
                     text: qsTr("Check files")
                     enabled: !page.jobBusy
                     Accessible.name: qsTr("Check the files and the space needed")
-                    onClicked: DownloadManager.check(repoField.text, revisionField.text)
+                    onClicked: { refusedLabel.text = ""; DownloadManager.check(repoField.text, revisionField.text) }
                 }
                 Button {
                     objectName: "startButton"
@@ -176,7 +176,7 @@ PageFrame {
                     highlighted: true
                     enabled: !page.jobBusy
                     Accessible.name: qsTr("Start the download")
-                    onClicked: DownloadManager.start(repoField.text, revisionField.text)
+                    onClicked: { refusedLabel.text = ""; DownloadManager.start(repoField.text, revisionField.text) }
                 }
             }
 

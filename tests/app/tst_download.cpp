@@ -7,6 +7,7 @@
 #include "filetransfer.h"
 
 #include <QAbstractItemModelTester>
+#include <QDir>
 #include <QCryptographicHash>
 #include <QDirIterator>
 #include <QElapsedTimer>
@@ -484,6 +485,37 @@ private Q_SLOTS:
         QVERIFY(hub.logFor(QStringLiteral("x.bin")).isEmpty()); // hashed, matched, not fetched
         QCOMPARE(hub.logFor(QStringLiteral("y.bin")).size(), 1); // damaged: fetched again
         QCOMPARE(readAll(s.dest + QStringLiteral("/y.bin")), hub.content(kRepo, QStringLiteral("y.bin")));
+    }
+
+    // Killed after the last byte but before the rename: the complete .part is checked and moved
+    // into place without a request; a .part that is already too long is discarded.
+    void completePartIsVerifiedWithoutARequest()
+    {
+        FaultyHub hub;
+        QVERIFY(hub.start());
+        const QByteArray whole = FaultyHub::randomContent(250000, 121);
+        const QByteArray other = FaultyHub::randomContent(1000, 122);
+        hub.addFile(kRepo, QStringLiteral("whole.bin"), whole);
+        hub.addFile(kRepo, QStringLiteral("other.bin"), other);
+        const JobSpec s = spec(hub, QStringLiteral("wholepart"));
+        QDir().mkpath(s.dest);
+        {
+            QFile part(FileTransfer::partPathFor(s.dest, QStringLiteral("whole.bin")));
+            QVERIFY(part.open(QIODevice::WriteOnly));
+            part.write(whole);
+            QFile longer(FileTransfer::partPathFor(s.dest, QStringLiteral("other.bin")));
+            QVERIFY(longer.open(QIODevice::WriteOnly));
+            longer.write(other + "trailing garbage");
+        }
+        DownloadManager m(config(QStringLiteral("wholepart")), nullptr);
+        const Run r = runJob(m, s, 10000);
+        QVERIFY2(r.ok, qPrintable(r.summary));
+        QVERIFY(hub.logFor(QStringLiteral("whole.bin")).isEmpty());
+        QCOMPARE(readAll(s.dest + QStringLiteral("/whole.bin")), whole);
+        QCOMPARE(hub.logFor(QStringLiteral("other.bin")).size(), 1);
+        QCOMPARE(hub.logFor(QStringLiteral("other.bin")).first().rangeStart, 0);
+        QCOMPARE(readAll(s.dest + QStringLiteral("/other.bin")), other);
+        QVERIFY(partFiles(s.dest).isEmpty());
     }
 
     void bandwidthLimitHolds()

@@ -138,8 +138,10 @@ void DownloadWorker::prepare(const JobSpec &spec, bool andStart)
     m_job = std::move(next);
     m_job->state = JobState::Listing;
     m_job->reason.clear();
-    if (m_lister)
+    if (m_lister) {
+        m_lister->disconnect(this);
         m_lister->deleteLater();
+    }
     m_lister = new HubLister(m_nam, m_endpoint, m_job->repo, m_job->revision, m_options, &m_rng, this);
     connect(m_lister, &HubLister::listed, this, [this, andStart](const QList<HubFile> &files) { onListed(files, andStart); });
     connect(m_lister, &HubLister::failed, this, [this](const QString &reason) {
@@ -386,10 +388,11 @@ void DownloadWorker::endJob(JobState state, const QString &reason, bool ok)
 
 void DownloadWorker::stopTransfers()
 {
+    // deleteLater: this may run inside one of the transfers' own signals (a write failure).
     for (FileTransfer *t : std::as_const(m_transfers)) {
         t->disconnect(this);
         t->stop();
-        delete t;
+        t->deleteLater();
     }
     m_transfers.clear();
 }
@@ -414,8 +417,10 @@ void DownloadWorker::pause()
 
 void DownloadWorker::cancel()
 {
-    if (m_lister)
+    if (m_lister) {
+        m_lister->disconnect(this);
         m_lister->deleteLater();
+    }
     stopTransfers();
     m_tick.stop();
     if (m_job)
@@ -508,8 +513,8 @@ void DownloadWorker::emitSnapshot(bool updateRates)
     const double dt = updateRates ? qMax<qint64>(1, m_tickClock.restart()) / 1000.0 : 0;
     s.hasJob = true;
     s.state = jobStateName(m_job->state);
-    if (!m_job->reason.isEmpty())
-        s.reason = m_job->reason;
+    if (m_notice.isEmpty())
+        s.reason = m_job->reason; // a refusal of the last action (the notice) is shown first
     s.repo = m_job->repo;
     s.revision = m_job->revision;
     s.endpoint = m_job->endpoint;
