@@ -12,11 +12,8 @@ PageFrame {
 
     readonly property string jobState: DownloadManager.state
     readonly property bool jobBusy: jobState === "listing" || jobState === "running"
-    // The first-run demo lives in the app's data folder (outside the models folder).
-    readonly property bool demoOpen: EngineController.modelPath !== ""
-        && ((EngineController.modelPath.indexOf(AppSettings.dataFolder) === 0
-             && EngineController.modelPath.indexOf(AppSettings.modelsFolder) !== 0)
-            || /demo|tiny/i.test(EngineController.modelName))
+    // The first-run demo (DemoModel) is open: say what it is and how to get a real model.
+    readonly property bool demoOpen: DemoModel.active
     property string libraryMessage: ""
     property bool libraryScanning: false
 
