@@ -80,7 +80,7 @@ double engineReader(const std::string &path, int64_t rec, int inflight, const st
     auto t0 = std::chrono::steady_clock::now();
     size_t issued = 0;
     for (; issued < offs.size() && int(issued) < inflight; ++issued)
-        pool.submit({&f, offs[issued], rec, bufs[issued].data(), issued});
+        pool.submit(readJob(&f, offs[issued], rec, bufs[issued].data(), issued));
     int64_t bytes = 0;
     while (auto d = pool.next()) {
         if (!d->ok) {
@@ -89,7 +89,7 @@ double engineReader(const std::string &path, int64_t rec, int inflight, const st
         }
         bytes += d->bytes;
         if (issued < offs.size())
-            pool.submit({&f, offs[issued++], rec, bufs[d->tag].data(), d->tag});
+            pool.submit(readJob(&f, offs[issued++], rec, bufs[d->tag].data(), d->tag));
     }
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return double(bytes) / s / 1e9;

@@ -106,7 +106,7 @@ TEST(ReaderPool, EveryJobCompletesOnceWithItsData)
         for (int r = 0; r < 16; ++r)
             bufs.emplace_back(kRec);
         for (int r = 15; r >= 0; --r)
-            pool.submit({&f, r * kRec, kRec, bufs[r].data(), uint64_t(r)});
+            pool.submit(readJob(&f, r * kRec, kRec, bufs[r].data(), uint64_t(r)));
         std::set<uint64_t> seen;
         while (auto d = pool.next()) {
             EXPECT_TRUE(d->ok) << d->error;
@@ -124,7 +124,7 @@ TEST(ReaderPool, ShortReadIsAFailureNamingTheFile)
     DirectFile f(path);
     ReaderPool pool(2);
     AlignedBuffer buf(kRec);
-    pool.submit({&f, 2 * kRec, kRec, buf.data(), 7}); // past the end
+    pool.submit(readJob(&f, 2 * kRec, kRec, buf.data(), 7)); // past the end
     auto d = pool.next();
     ASSERT_TRUE(d);
     EXPECT_FALSE(d->ok);

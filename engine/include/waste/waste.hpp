@@ -136,6 +136,7 @@ struct ModelInfo {
     bool hasChatTemplate = false;
     int32_t bosId = -1;
     int32_t eosId = -1;
+    std::vector<std::string> warnings; // said once at open: page cache not bypassed, budget past the cliff...
 };
 
 // Cumulative counters since open (or since resetStats()).
@@ -146,6 +147,8 @@ struct Stats {
     int64_t demandMisses = 0;
     int64_t speculativeFills = 0;   // records fetched by router lookahead
     int64_t lookaheadUseful = 0;    // speculative fills later demanded
+    int64_t lookaheadPredicted = 0; // expert ids the lookahead predicted
+    int64_t lookaheadCorrect = 0;   // of those, ids the real router then chose (accuracy = correct / predicted)
     int64_t bytesRead = 0;
     double secondsTotal = 0;
     double secondsIoWait = 0;

@@ -90,6 +90,18 @@ ExpertCache::Ref ExpertCache::acquire(int layer, int expert)
 {
     const int key = keyOf(layer, expert);
     std::lock_guard lock(m_mutex);
+    return acquireLocked(layer, key, false);
+}
+
+ExpertCache::Ref ExpertCache::tryAcquire(int layer, int expert)
+{
+    const int key = keyOf(layer, expert);
+    std::lock_guard lock(m_mutex);
+    return acquireLocked(layer, key, true);
+}
+
+ExpertCache::Ref ExpertCache::acquireLocked(int layer, int key, bool mayFail)
+{
     m_policy->atLayer(layer);
     Ref ref;
     int slot = m_where[key];
@@ -115,10 +127,13 @@ ExpertCache::Ref ExpertCache::acquire(int layer, int expert)
             updateEvictableLocked(slot);
         } else {
             slot = claimSlotLocked(key, true);
-            if (slot < 0)
+            if (slot < 0) {
+                if (mayFail)
+                    return ref;
                 throw Error(ErrorCode::OutOfMemory,
                             "expert cache: all " + std::to_string(m_config.slots) +
                                 " slots are pinned; the budget is too small for this layer (raise --budget)");
+            }
         }
         ++m_stats.demandMisses;
         ++m_slots[slot].pins; // the caller's pin, next to the read's pin
@@ -129,7 +144,7 @@ ExpertCache::Ref ExpertCache::acquire(int layer, int expert)
     return ref;
 }
 
-ExpertCache::Ref ExpertCache::prefetch(int layer, int expert)
+ExpertCache::Ref ExpertCache::prefetch(int layer, int expert, bool countAsSpeculative)
 {
     const int key = keyOf(layer, expert);
     std::lock_guard lock(m_mutex);
@@ -142,8 +157,10 @@ ExpertCache::Ref ExpertCache::prefetch(int layer, int expert)
     Slot &s = m_slots[slot];
     ++s.pins; // the speculative pin, held until releaseSpeculative()
     s.speculativePin = true;
+    s.speculative = countAsSpeculative;
     m_specPinned.push_back(slot);
-    ++m_stats.speculativeFills;
+    if (countAsSpeculative)
+        ++m_stats.speculativeFills;
     ref.slot = slot;
     ref.mustRead = true;
     ref.data = m_memory ? m_memory + int64_t(slot) * m_slotBytes : nullptr;
@@ -158,7 +175,10 @@ void ExpertCache::filled(int slot, bool ok, int64_t bytes)
         s.state = ok ? State::Ready : State::Failed;
         --s.pins;
         m_stats.bytesRead += bytes;
-        updateEvictableLocked(slot);
+        if (s.pins == 0 && (s.state == State::Failed || !m_config.retain))
+            forgetLocked(slot);
+        else
+            updateEvictableLocked(slot);
     }
     m_ready.notify_all();
 }
@@ -180,14 +200,20 @@ void ExpertCache::release(int slot)
     Slot &s = m_slots[slot];
     if (s.pins > 0)
         --s.pins;
-    if (s.state == State::Failed && s.pins == 0) { // never serve a failed record: forget it
-        m_where[s.key] = -1;
-        m_policy->setEvictable(slot, false);
-        s = Slot{};
-        m_empty.push_back(slot);
+    if (s.pins == 0 && (s.state == State::Failed || !m_config.retain)) { // never serve a failed record
+        forgetLocked(slot);
         return;
     }
     updateEvictableLocked(slot);
+}
+
+void ExpertCache::forgetLocked(int slot)
+{
+    Slot &s = m_slots[slot];
+    m_where[s.key] = -1;
+    m_policy->setEvictable(slot, false);
+    s = Slot{};
+    m_empty.push_back(slot);
 }
 
 void ExpertCache::releaseSpeculative()
@@ -198,7 +224,10 @@ void ExpertCache::releaseSpeculative()
         if (s.speculativePin) {
             s.speculativePin = false;
             --s.pins;
-            updateEvictableLocked(slot);
+            if (s.pins == 0 && (s.state == State::Failed || !m_config.retain))
+                forgetLocked(slot);
+            else
+                updateEvictableLocked(slot);
         }
     }
     m_specPinned.clear();

@@ -31,6 +31,7 @@ struct CacheConfig {
     int experts = 0;         // experts per MoE layer
     PolicyKind policy = PolicyKind::LayerFreq;
     bool allocate = true;    // false: bookkeeping only (trace replay)
+    bool retain = true;      // false: a record leaves the cache as soon as nobody uses it (cache off)
 };
 
 struct CacheStats {
@@ -71,7 +72,10 @@ public:
     Ref acquire(int layer, int expert);
     // Speculative access: claims a slot only if the record is absent and a victim exists.
     // Returns a Ref with mustRead set when the caller should read it; slot -1 otherwise.
-    Ref prefetch(int layer, int expert);
+    // Ref tryAcquire: as acquire(), but slot -1 (nothing counted) when every slot is pinned.
+    Ref tryAcquire(int layer, int expert);
+    // countAsSpeculative = false: a warm-start fill (no statistics).
+    Ref prefetch(int layer, int expert, bool countAsSpeculative = true);
     // A reader finished the slot's read (ok = record read and checked).
     void filled(int slot, bool ok, int64_t bytes);
     // Blocks until the slot is no longer in flight; false if its read failed.
@@ -99,6 +103,8 @@ private:
     };
     int keyOf(int layer, int expert) const;
     int claimSlotLocked(int key, bool demand);
+    Ref acquireLocked(int layer, int key, bool mayFail);
+    void forgetLocked(int slot);
     void updateEvictableLocked(int slot);
 
     CacheConfig m_config;

@@ -28,15 +28,15 @@ DiskSpeed timeReads(const DirectFile &file, const std::vector<int64_t> &offsets,
     auto t0 = std::chrono::steady_clock::now();
     size_t issued = 0;
     for (; issued < offsets.size() && int(issued) < threads; ++issued)
-        pool.submit({&file, offsets[issued], bytes, buffers[issued].data(), issued});
+        pool.submit(readJob(&file, offsets[issued], bytes, buffers[issued].data(), issued));
     while (auto d = pool.next()) {
         if (!d->ok)
             throw Error(ErrorCode::Io, d->error);
         s.bytes += d->bytes;
         if (issued < offsets.size()) {
             // reuse the finished job's buffer
-            pool.submit({&file, offsets[issued], bytes, buffers[d->tag % uint64_t(threads)].data(),
-                         d->tag % uint64_t(threads)});
+            pool.submit(readJob(&file, offsets[issued], bytes, buffers[d->tag % uint64_t(threads)].data(),
+                         d->tag % uint64_t(threads)));
             ++issued;
         }
     }

@@ -50,6 +50,14 @@ ReadDone ReaderPool::execute(const ReadJob &job)
         d.error = e.what();
     }
     d.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (job.finish) {
+        try {
+            job.finish(d);
+        } catch (const std::exception &e) {
+            d.ok = false;
+            d.error = e.what();
+        }
+    }
     return d;
 }
 
@@ -57,14 +65,17 @@ void ReaderPool::submit(const ReadJob &job)
 {
     if (m_threads.empty()) {
         ReadDone d = execute(job);
-        std::lock_guard lock(m_mutex);
-        m_done.push_back(std::move(d));
+        if (job.report) {
+            std::lock_guard lock(m_mutex);
+            m_done.push_back(std::move(d));
+        }
         return;
     }
     {
         std::lock_guard lock(m_mutex);
         m_queue.push_back(job);
-        ++m_inFlight;
+        if (job.report)
+            ++m_inFlight;
     }
     m_work.notify_one();
 }
@@ -82,6 +93,8 @@ void ReaderPool::run()
             m_queue.pop_front();
         }
         ReadDone d = execute(job);
+        if (!job.report)
+            continue;
         {
             std::lock_guard lock(m_mutex);
             m_done.push_back(std::move(d));

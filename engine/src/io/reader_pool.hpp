@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -19,13 +20,30 @@
 
 namespace waste::io {
 
+struct ReadDone;
+
 struct ReadJob {
     const DirectFile *file = nullptr;
     int64_t offset = 0;
     int64_t bytes = 0;
     uint8_t *dst = nullptr;
     uint64_t tag = 0; // the caller's id for the job (e.g. the cache slot)
+    // Runs on the reader thread right after the read (e.g. check the record, mark the
+    // cache slot ready) and may turn the result into a failure.
+    std::function<void(ReadDone &)> finish;
+    bool report = true; // false: fire and forget (speculative reads); next() never sees it
 };
+
+inline ReadJob readJob(const DirectFile *file, int64_t offset, int64_t bytes, uint8_t *dst, uint64_t tag)
+{
+    ReadJob j;
+    j.file = file;
+    j.offset = offset;
+    j.bytes = bytes;
+    j.dst = dst;
+    j.tag = tag;
+    return j;
+}
 
 struct ReadDone {
     uint64_t tag = 0;

@@ -18,6 +18,9 @@ namespace waste::model {
 struct ExpertFetchStats {
     int64_t hits = 0, misses = 0, bytesRead = 0;
     double secondsIo = 0;
+    int64_t speculativeFills = 0, speculativeUsed = 0;  // router lookahead reads, and those later demanded
+    int64_t lookaheadPredicted = 0, lookaheadCorrect = 0; // predicted ids, and those the router then chose
+    bool directIo = false;
 };
 
 class ExpertSource {
@@ -28,6 +31,11 @@ public:
     // The pointer is valid only during the call.
     virtual void fetch(int layer, std::span<const int> experts, const Consumer &consume) = 0;
     virtual ExpertFetchStats stats() const = 0;
+    // Router lookahead: how many experts to predict for the next MoE layer (0: off), and
+    // the prediction itself. A prediction only moves reads earlier; fetch() still
+    // delivers exactly what the real router chose.
+    virtual int lookaheadWidth() const { return 0; }
+    virtual void prefetch(int /*layer*/, std::span<const int> /*experts*/) {}
 };
 
 // The plain path: one pread per record into one aligned buffer, no cache.

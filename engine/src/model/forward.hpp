@@ -43,6 +43,9 @@ private:
     void mla(int layer, const float *a, float *out, LayerState &st, int pos);
     void denseFfn(const FfnWeights &w, const float *x, float *out, int64_t width);
     void moe(int layer, int n, const float *b, float *out, ExpertSource &experts);
+    // Router lookahead (decode): predicts the next MoE layer's experts from this layer's
+    // MoE input and lets the source read them early. Reads only; changes no state.
+    void lookahead(int layer, const float *b, ExpertSource &experts);
     void activate(const float *g, const float *u, float *out, int64_t n) const;
 
     const format::Manifest &m_manifest;

@@ -1,5 +1,6 @@
 #include "session/model_impl.hpp"
 
+#include "cache/streamed_expert_source.hpp"
 #include "format/expert_bank.hpp"
 #include "format/file.hpp"
 #include "session/state_file.hpp"
@@ -7,6 +8,8 @@
 #include "text/sampler.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <sys/stat.h>
 
@@ -84,7 +87,37 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options) : m_di
     step(0.2);
     m_weights = model::loadWeights(m_manifest, *m_trunk);
     step(0.9);
-    m_experts = std::make_unique<model::PreadExpertSource>(std::move(banks), m_opts.verifyRecords);
+    if (banks.empty()) {
+        m_experts = std::make_unique<model::PreadExpertSource>(std::move(banks), m_opts.verifyRecords);
+    } else {
+        // Cache, direct reads, read-ahead and lookahead; none of them changes a logit.
+        cache::StreamOptions so;
+        so.cacheSlots = choice.cache_slots;
+        so.cacheEnabled = m_opts.expertCache;
+        so.readAhead = m_opts.readAhead;
+        const char *direct = std::getenv("WASTE_DIRECT");
+        so.directIo = m_opts.directIo && !(direct && std::string(direct) == "0");
+        so.verifyCrc = m_opts.verifyRecords;
+        so.lookahead = 0;
+        if (m_opts.lookahead) {
+            const char *la = std::getenv("WASTE_LOOKAHEAD");
+            so.lookahead = std::clamp(la && *la ? std::atoi(la) : 6, 0, 64);
+        }
+        if (const char *pol = std::getenv("WASTE_CACHE_POLICY"))
+            so.policy = cache::parsePolicy(pol);
+        auto stream = std::make_unique<cache::StreamedExpertSource>(std::move(banks), c.topK, so);
+        m_stream = stream.get();
+        m_experts = std::move(stream);
+        for (const std::string &w : m_stream->warnings())
+            m_warnings.push_back(w);
+        const std::string usage = m_opts.usagePath.empty() ? m_dir + "/usage.waste" : m_opts.usagePath;
+        if (m_opts.warmFromUsage && m_opts.expertCache && format::fileExists(usage))
+            m_stream->warmFrom(usage);
+    }
+    for (const std::string &w : choice.warnings)
+        m_warnings.push_back(w);
+    for (const std::string &w : m_warnings)
+        std::fprintf(stderr, "waste: warning: %s\n", w.c_str());
     m_forward = std::make_unique<model::Forward>(m_manifest, m_weights, m_books);
     m_state.allocate(c, m_opts.ctxTokens);
 
@@ -130,7 +163,8 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options) : m_di
     } else if (c.eosId > 0) {
         m_info.eosId = static_cast<int32_t>(c.eosId);
     }
-    m_stats.directIo = false;
+    m_info.warnings = m_warnings;
+    m_stats.directIo = m_stream ? m_stream->directIo() : false;
     step(1.0);
 }
 
@@ -310,13 +344,20 @@ Stats ModelImpl::stats() const
     s.demandMisses = f.misses;
     s.bytesRead = f.bytesRead;
     s.secondsIoWait = f.secondsIo;
+    s.speculativeFills = f.speculativeFills;
+    s.lookaheadUseful = f.speculativeUsed;
+    s.lookaheadPredicted = f.lookaheadPredicted;
+    s.lookaheadCorrect = f.lookaheadCorrect;
+    s.directIo = m_stream ? f.directIo : false;
     s.secondsTotal = m_seconds;
     return s;
 }
 
 void ModelImpl::saveUsage()
 {
-    throw Error(ErrorCode::Unsupported, m_dir + ": usage recording needs the expert cache, which this build does not use yet");
+    if (!m_stream)
+        throw Error(ErrorCode::Unsupported, m_dir + ": the container has no routed experts; there is no usage to record");
+    m_stream->saveUsage(m_opts.usagePath.empty() ? m_dir + "/usage.waste" : m_opts.usagePath);
 }
 
 } // namespace waste::session

@@ -2,6 +2,7 @@
 // forward pass, the session state, the tokenizer and the generation loop.
 #pragma once
 
+#include "cache/streamed_expert_source.hpp"
 #include "format/codebooks.hpp"
 #include "format/manifest.hpp"
 #include "format/trunk.hpp"
@@ -60,6 +61,8 @@ private:
     format::Codebooks m_books;
     model::Weights m_weights;
     std::unique_ptr<model::ExpertSource> m_experts;
+    cache::StreamedExpertSource *m_stream = nullptr; // m_experts when the container has routed experts
+    std::vector<std::string> m_warnings;
     std::unique_ptr<model::Forward> m_forward;
     model::State m_state;
     std::unique_ptr<vision::VisionRuntime> m_vision; // created by the first addImage

@@ -1,0 +1,320 @@
+#include "cache/streamed_expert_source.hpp"
+
+#include "cache/usage_record.hpp"
+#include "format/expert_record.hpp"
+
+#include <waste/waste.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+
+namespace waste::cache {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+constexpr size_t kMaxRoutingPasses = 4096; // a --learn record keeps the latest passes
+} // namespace
+
+StreamedExpertSource::StreamedExpertSource(std::map<int, std::shared_ptr<format::ExpertBank>> banks, int topK,
+                                           const StreamOptions &options)
+    : m_options(options), m_topK(std::max(topK, 1))
+{
+    if (banks.empty())
+        throw Error(ErrorCode::Argument, "expert stream: no expert banks");
+    int experts = 0;
+    int64_t maxRecord = 0;
+    m_directIo = options.directIo;
+    for (auto &[layer, bank] : banks) {
+        Bank b;
+        b.layer = layer;
+        b.bank = bank;
+        b.file = io::DirectFile(bank->file().path(), options.directIo);
+        if (options.directIo && !b.file.directIo()) {
+            m_directIo = false;
+            m_warnings.push_back(b.file.warning());
+        }
+        experts = std::max(experts, bank->experts());
+        maxRecord = std::max(maxRecord, bank->recordBytes());
+        m_layerIndex[layer] = int(m_banks.size());
+        m_banks.push_back(std::move(b));
+    }
+    CacheConfig cfg;
+    cfg.layers = int(m_banks.size());
+    cfg.experts = experts;
+    cfg.recordBytes = maxRecord;
+    cfg.policy = options.policy;
+    cfg.retain = options.cacheEnabled;
+    // Without a cache, one layer's top-k double-buffered is all that is ever held.
+    const int64_t minSlots = 2 * int64_t(m_topK);
+    int64_t slots = options.cacheEnabled ? std::max(options.cacheSlots, minSlots) : minSlots;
+    slots = std::min<int64_t>(slots, int64_t(cfg.layers) * experts); // more slots than records buy nothing
+    cfg.slots = int(std::max<int64_t>(slots, 1));
+    m_cache = std::make_unique<ExpertCache>(cfg);
+    int threads = options.readerThreads >= 0 ? options.readerThreads
+                                             : io::ReaderPool::threadsFromEnv(std::clamp(m_topK, 2, 16));
+    if (!options.readAhead)
+        threads = 0;
+    m_pool = std::make_unique<io::ReaderPool>(threads);
+    m_predicted.resize(m_banks.size());
+    m_uses.assign(m_banks.size(), std::vector<int64_t>(size_t(experts), 0));
+}
+
+StreamedExpertSource::~StreamedExpertSource() { m_pool.reset(); }
+
+int StreamedExpertSource::indexOf(int layer) const
+{
+    auto it = m_layerIndex.find(layer);
+    if (it == m_layerIndex.end())
+        throw Error(ErrorCode::Format, "no expert bank for layer " + std::to_string(layer));
+    return it->second;
+}
+
+io::ReadJob StreamedExpertSource::makeJob(const Bank &b, int expert, const ExpertCache::Ref &ref, uint64_t tag)
+{
+    const format::ExpertBank *bank = b.bank.get();
+    io::ReadJob job;
+    job.file = &b.file;
+    job.offset = int64_t(expert) * bank->recordBytes();
+    job.bytes = bank->recordBytes();
+    job.dst = ref.data;
+    job.tag = tag;
+    ExpertCache *cache = m_cache.get();
+    const int slot = ref.slot;
+    const bool verify = m_options.verifyCrc;
+    const uint8_t *record = ref.data;
+    // On the reader thread: check the record before anyone may use it, then publish it.
+    job.finish = [cache, bank, slot, expert, verify, record](io::ReadDone &d) {
+        if (d.ok) {
+            try {
+                format::checkExpertRecord(record, bank->shape(), expert, bank->file().path(), verify);
+            } catch (const std::exception &e) {
+                d.ok = false;
+                d.error = e.what();
+            }
+        }
+        cache->filled(slot, d.ok, d.bytes);
+    };
+    return job;
+}
+
+void StreamedExpertSource::readNow(const Bank &b, int expert, const ExpertCache::Ref &ref)
+{
+    io::ReadJob job = makeJob(b, expert, ref, 0);
+    const auto t0 = Clock::now();
+    io::ReadDone d;
+    try {
+        d.bytes = b.file.readAt(job.dst, job.bytes, job.offset);
+        d.ok = d.bytes == job.bytes;
+        if (!d.ok)
+            d.error = b.file.path() + ": short read of expert " + std::to_string(expert) + ": truncated bank?";
+    } catch (const std::exception &e) {
+        d.error = e.what();
+    }
+    job.finish(d);
+    m_ioWait += since(t0);
+    if (!d.ok)
+        throw Error(ErrorCode::Io, d.error);
+}
+
+void StreamedExpertSource::fetch(int layer, std::span<const int> experts, const Consumer &consume)
+{
+    const int L = indexOf(layer);
+    const Bank &b = m_banks[size_t(L)];
+    for (int e : experts)
+        if (e < 0 || e >= b.bank->experts())
+            throw Error(ErrorCode::Argument, b.file.path() + ": expert " + std::to_string(e) + " out of range");
+    if (L <= m_lastIndex) { // a new forward pass (decode token or prefill chunk)
+        m_cache->beginToken();
+        if (m_routing.size() >= kMaxRoutingPasses)
+            m_routing.erase(m_routing.begin());
+        m_routing.emplace_back(m_banks.size());
+    }
+    m_lastIndex = L;
+    if (int(experts.size()) <= m_topK) // one token's routing (a prefill chunk is not a trace row)
+        m_routing.back()[size_t(L)].assign(experts.begin(), experts.end());
+    else
+        m_routing.back().clear();
+    for (int e : experts)
+        ++m_uses[size_t(L)][size_t(e)];
+    if (!m_predicted[size_t(L)].empty()) { // how good was the lookahead for this layer?
+        for (int p : m_predicted[size_t(L)])
+            m_predictedCorrect += std::find(experts.begin(), experts.end(), p) != experts.end();
+        m_predictedCount += int64_t(m_predicted[size_t(L)].size());
+        m_predicted[size_t(L)].clear();
+    }
+
+    std::vector<int> held;           // slots this call pinned and has not released yet
+    std::vector<size_t> waiting;     // hits whose (speculative) read is still in flight
+    int outstanding = 0;             // demand reads submitted, not yet consumed
+    auto hand = [&](size_t i, int slot, const uint8_t *data) {
+        consume(i, data);
+        m_cache->release(slot);
+        held.erase(std::find(held.begin(), held.end(), slot));
+    };
+    std::vector<int> slotOf(experts.size(), -1);
+    std::vector<const uint8_t *> dataOf(experts.size(), nullptr);
+    // Consume one record that is on its way; false if none is.
+    auto consumeOne = [&]() -> bool {
+        if (outstanding > 0) {
+            const auto t0 = Clock::now();
+            std::optional<io::ReadDone> d = m_pool->next();
+            m_ioWait += since(t0);
+            --outstanding;
+            if (!d->ok)
+                throw Error(ErrorCode::Io, d->error);
+            hand(size_t(d->tag), slotOf[d->tag], dataOf[d->tag]);
+            return true;
+        }
+        if (!waiting.empty()) {
+            const size_t i = waiting.front();
+            waiting.erase(waiting.begin());
+            const auto t0 = Clock::now();
+            const bool ok = m_cache->waitReady(slotOf[i]);
+            m_ioWait += since(t0);
+            if (!ok)
+                throw Error(ErrorCode::Io, b.file.path() + ": read of expert " + std::to_string(experts[i]) + " failed");
+            hand(i, slotOf[i], dataOf[i]);
+            return true;
+        }
+        return false;
+    };
+    try {
+        for (size_t i = 0; i < experts.size(); ++i) {
+            ExpertCache::Ref ref = m_cache->tryAcquire(L, experts[i]);
+            bool dropped = false;
+            while (ref.slot < 0) { // every slot pinned: finish something first
+                if (!consumeOne()) {
+                    if (dropped)
+                        throw Error(ErrorCode::OutOfMemory, "expert cache: no free slot for layer " + std::to_string(layer) +
+                                                                " with nothing in flight; raise --budget");
+                    m_cache->releaseSpeculative(); // demand comes before predictions
+                    dropped = true;
+                }
+                ref = m_cache->tryAcquire(L, experts[i]);
+            }
+            held.push_back(ref.slot);
+            slotOf[i] = ref.slot;
+            dataOf[i] = ref.data;
+            if (ref.mustRead) {
+                if (m_options.readAhead) {
+                    m_pool->submit(makeJob(b, experts[i], ref, i));
+                    ++outstanding;
+                } else {
+                    readNow(b, experts[i], ref);
+                    hand(i, ref.slot, ref.data);
+                }
+            } else if (m_cache->resident(L, experts[i]) || !m_options.readAhead) {
+                const auto t0 = Clock::now();
+                const bool ok = m_cache->waitReady(ref.slot);
+                m_ioWait += since(t0);
+                if (!ok)
+                    throw Error(ErrorCode::Io, b.file.path() + ": read of expert " + std::to_string(experts[i]) + " failed");
+                hand(i, ref.slot, ref.data);
+            } else {
+                waiting.push_back(i);
+            }
+        }
+        while (consumeOne()) {
+        }
+    } catch (...) {
+        // Leave no read in flight into a slot we no longer own, and no pin behind.
+        while (outstanding > 0) {
+            m_pool->next();
+            --outstanding;
+        }
+        for (int slot : held) {
+            m_cache->waitReady(slot);
+            m_cache->release(slot);
+        }
+        m_cache->releaseSpeculative();
+        throw;
+    }
+    m_cache->releaseSpeculative(); // predictions for this layer have had their chance
+}
+
+void StreamedExpertSource::prefetch(int layer, std::span<const int> experts)
+{
+    if (m_options.lookahead <= 0 || !m_options.readAhead)
+        return;
+    const int L = indexOf(layer);
+    const Bank &b = m_banks[size_t(L)];
+    m_predicted[size_t(L)].assign(experts.begin(), experts.end());
+    // Predictions may pin at most what two layers' demand leaves free.
+    int64_t spare = m_cache->slots() - 2 * int64_t(m_topK);
+    for (int e : experts) {
+        if (spare-- <= 0)
+            break;
+        if (e < 0 || e >= b.bank->experts())
+            continue;
+        ExpertCache::Ref ref = m_cache->prefetch(L, e);
+        if (ref.slot < 0)
+            continue; // resident already, or no slot to spare
+        io::ReadJob job = makeJob(b, e, ref, 0);
+        job.report = false;
+        m_pool->submit(job);
+    }
+}
+
+model::ExpertFetchStats StreamedExpertSource::stats() const
+{
+    const CacheStats c = m_cache->stats();
+    model::ExpertFetchStats s;
+    s.hits = c.demandHits;
+    s.misses = c.demandMisses;
+    s.bytesRead = c.bytesRead;
+    s.secondsIo = m_ioWait;
+    s.speculativeFills = c.speculativeFills;
+    s.speculativeUsed = c.speculativeUsed;
+    s.lookaheadPredicted = m_predictedCount;
+    s.lookaheadCorrect = m_predictedCorrect;
+    s.directIo = m_directIo;
+    return s;
+}
+
+void StreamedExpertSource::saveUsage(const std::string &usagePath) const
+{
+    std::vector<UsageEntry> entries;
+    for (auto [L, e] : m_cache->residentRecords()) {
+        UsageEntry u;
+        u.layer = m_banks[size_t(L)].layer;
+        u.expert = e;
+        u.hits = uint32_t(std::min<int64_t>(m_uses[size_t(L)][size_t(e)], UINT32_MAX));
+        entries.push_back(u);
+    }
+    writeUsage(usagePath, entries, uint64_t(m_routing.size()));
+    writeRouting(routingPathFor(usagePath), m_routing);
+}
+
+int StreamedExpertSource::warmFrom(const std::string &usagePath)
+{
+    std::vector<UsageEntry> entries = readUsage(usagePath);
+    std::sort(entries.begin(), entries.end(), [](const UsageEntry &a, const UsageEntry &b) {
+        if (a.hits != b.hits)
+            return a.hits > b.hits;
+        return a.layer != b.layer ? a.layer < b.layer : a.expert < b.expert;
+    });
+    // Keep two layers' worth free so the first token never waits on an eviction scan.
+    const int64_t room = m_cache->slots() - 2 * int64_t(m_topK);
+    int loaded = 0;
+    for (const UsageEntry &u : entries) {
+        auto it = m_layerIndex.find(u.layer);
+        if (it == m_layerIndex.end() || u.expert >= m_banks[size_t(it->second)].bank->experts())
+            continue; // recorded on another container
+        m_cache->seedUses(it->second, u.expert, double(u.hits));
+        if (loaded >= room || !m_options.cacheEnabled)
+            continue;
+        ExpertCache::Ref ref = m_cache->prefetch(it->second, u.expert, false);
+        if (ref.slot < 0)
+            continue;
+        readNow(m_banks[size_t(it->second)], u.expert, ref);
+        ++loaded;
+    }
+    m_cache->releaseSpeculative();
+    m_cache->resetStats();
+    m_ioWait = 0;
+    return loaded;
+}
+
+} // namespace waste::cache

@@ -1,0 +1,86 @@
+// The forward pass's expert supply with the cache, direct reads, read-ahead and router
+// lookahead behind model::ExpertSource.
+//
+// fetch(layer, ids): every id is looked up at once; all misses go to the reader threads
+// together (read-ahead), resident records are handed over immediately, and the records
+// still in flight are handed over in the order they arrive. The math sums in selection
+// order whatever the arrival order, so logits do not depend on any of this.
+// prefetch(layer, ids): speculative reads of the next layer's predicted experts, pinned
+// until that layer has been fetched; never counted as misses.
+#pragma once
+
+#include "cache/eviction_policy.hpp"
+#include "cache/expert_cache.hpp"
+#include "format/expert_bank.hpp"
+#include "io/direct_file.hpp"
+#include "io/reader_pool.hpp"
+#include "model/expert_source.hpp"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace waste::cache {
+
+struct StreamOptions {
+    int64_t cacheSlots = 0;    // from the budget (resolveBudget().cache_slots)
+    bool cacheEnabled = true;  // false: every expert is read every time it is used
+    bool readAhead = true;     // false: one read at a time, in selection order
+    bool directIo = true;
+    bool verifyCrc = false;
+    int readerThreads = -1;    // -1: WASTE_IO_THREADS or max(2, top-k)
+    int lookahead = 0;         // experts predicted per layer (0: off)
+    PolicyKind policy = PolicyKind::LayerFreq;
+};
+
+class StreamedExpertSource final : public model::ExpertSource {
+public:
+    // banks: the MoE layers' banks keyed by absolute layer number.
+    StreamedExpertSource(std::map<int, std::shared_ptr<format::ExpertBank>> banks, int topK, const StreamOptions &options);
+    ~StreamedExpertSource() override;
+
+    void fetch(int layer, std::span<const int> experts, const Consumer &consume) override;
+    model::ExpertFetchStats stats() const override;
+    int lookaheadWidth() const override { return m_options.lookahead; }
+    void prefetch(int layer, std::span<const int> experts) override;
+
+    bool directIo() const { return m_directIo; }
+    const std::vector<std::string> &warnings() const { return m_warnings; }
+    int64_t slots() const { return m_cache ? m_cache->slots() : 0; }
+    const ExpertCache &cache() const { return *m_cache; }
+
+    // --learn: the resident records with their use counts (reference usage.waste layout)
+    // and the routing of this session (usage.routing.jsonl, read by the planner).
+    void saveUsage(const std::string &usagePath) const;
+    // Seeds the policy with recorded use and preloads the most used records until the
+    // cache is full; returns how many were loaded. A missing file is not an error.
+    int warmFrom(const std::string &usagePath);
+
+private:
+    struct Bank {
+        int layer = 0;
+        std::shared_ptr<format::ExpertBank> bank;
+        io::DirectFile file;
+    };
+    int indexOf(int layer) const;
+    io::ReadJob makeJob(const Bank &b, int expert, const ExpertCache::Ref &ref, uint64_t tag);
+    void readNow(const Bank &b, int expert, const ExpertCache::Ref &ref);
+
+    StreamOptions m_options;
+    int m_topK = 0;
+    std::vector<Bank> m_banks;       // in layer order; index = cache layer
+    std::map<int, int> m_layerIndex; // absolute layer -> index
+    std::unique_ptr<ExpertCache> m_cache;
+    std::unique_ptr<io::ReaderPool> m_pool; // after the cache: stopped before it goes
+    bool m_directIo = false;
+    std::vector<std::string> m_warnings;
+    int m_lastIndex = 1 << 30;
+    double m_ioWait = 0;
+    std::vector<std::vector<int>> m_predicted; // per cache layer: the pending prediction
+    int64_t m_predictedCount = 0, m_predictedCorrect = 0;
+    std::vector<std::vector<std::vector<int>>> m_routing; // per pass: ids per cache layer
+    std::vector<std::vector<int64_t>> m_uses;              // per cache layer, per expert
+};
+
+} // namespace waste::cache

@@ -1,0 +1,37 @@
+// Router lookahead (reference waste-engine.md §3.5): at the end of MoE layer L the disk
+// would idle through layer L+1's attention, so run layer L+1's router on layer L's MoE
+// input now and start reading its most likely experts. The real router still decides at
+// L+1; a wrong guess costs a read, never a different logit.
+#include "model/forward.hpp"
+#include "model/ops.hpp"
+#include "quant/trunk_matvec.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace waste::model {
+
+void Forward::lookahead(int layer, const float *b, ExpertSource &experts)
+{
+    int next = layer + 1;
+    while (next < m_c.layers && !m_w.layers[static_cast<size_t>(next)].moe)
+        ++next;
+    if (next >= m_c.layers)
+        return;
+    const MoeWeights &w = m_w.layers[static_cast<size_t>(next)].moeW;
+    const int64_t E = m_c.experts;
+    const int want = static_cast<int>(std::min<int64_t>(experts.lookaheadWidth(), E));
+    std::vector<float> key(static_cast<size_t>(E));
+    quant::matvec(*w.router, b, key.data());
+    const float *bias = w.bias ? w.bias->f32.data() : nullptr;
+    for (int64_t e = 0; e < E; ++e)
+        key[e] = sigmoid(key[e]) + (bias ? bias[e] : 0.0f); // selection key, as the router ranks
+    std::vector<int> ids(static_cast<size_t>(E));
+    std::iota(ids.begin(), ids.end(), 0);
+    std::partial_sort(ids.begin(), ids.begin() + want, ids.end(),
+                      [&](int x, int y) { return key[x] > key[y] || (key[x] == key[y] && x < y); });
+    ids.resize(static_cast<size_t>(want));
+    experts.prefetch(next, ids);
+}
+
+} // namespace waste::model
