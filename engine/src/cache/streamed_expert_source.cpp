@@ -89,6 +89,10 @@ io::ReadJob StreamedExpertSource::makeJob(const Bank &b, int expert, const Exper
         if (d.ok) {
             try {
                 format::checkExpertRecord(record, bank->shape(), expert, bank->file().path(), verify);
+            } catch (const Error &e) {
+                d.ok = false;
+                d.error = e.what();
+                d.code = e.code();
             } catch (const std::exception &e) {
                 d.ok = false;
                 d.error = e.what();
@@ -115,7 +119,7 @@ void StreamedExpertSource::readNow(const Bank &b, int expert, const ExpertCache:
     job.finish(d);
     m_ioWait += since(t0);
     if (!d.ok)
-        throw Error(ErrorCode::Io, d.error);
+        throw Error(d.code, d.error);
 }
 
 void StreamedExpertSource::fetch(int layer, std::span<const int> experts, const Consumer &consume)
@@ -163,7 +167,7 @@ void StreamedExpertSource::fetch(int layer, std::span<const int> experts, const 
             m_ioWait += since(t0);
             --outstanding;
             if (!d->ok)
-                throw Error(ErrorCode::Io, d->error);
+                throw Error(d->code, d->error);
             hand(size_t(d->tag), slotOf[d->tag], dataOf[d->tag]);
             return true;
         }

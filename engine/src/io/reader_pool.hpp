@@ -8,6 +8,8 @@
 
 #include "io/direct_file.hpp"
 
+#include <waste/waste.hpp>
+
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -50,6 +52,8 @@ struct ReadDone {
     int64_t bytes = 0;   // bytes read; < job bytes on a short read
     bool ok = false;
     std::string error;   // one line naming the file and offset when !ok
+    // Io for failed reads; a record that arrived but failed its checks keeps its own code.
+    ErrorCode code = ErrorCode::Io;
     double seconds = 0;  // time the read itself took
 };
 
