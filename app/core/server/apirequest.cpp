@@ -248,13 +248,13 @@ QList<ContentPart> readContent(const QJsonValue &content, const QString &path, b
     return parts;
 }
 
-ChatMessage readMessage(const QJsonValue &value, int index, const ParseOptions &options)
+ApiChatMessage readMessage(const QJsonValue &value, int index, const ParseOptions &options)
 {
     const QString path = QStringLiteral("messages[%1]").arg(index);
     if (!value.isObject())
         wrongType(path, QStringLiteral("an object"), value);
     const QJsonObject o = value.toObject();
-    ChatMessage m;
+    ApiChatMessage m;
     m.role = readString(o, QStringLiteral("role"), path + QStringLiteral(".role"), true);
     if (m.role == QLatin1String("developer"))
         m.role = QStringLiteral("system");
@@ -400,7 +400,7 @@ void readResponseFormat(const QJsonObject &body, ApiRequest &r)
 
 } // namespace
 
-QString ChatMessage::text() const
+QString ApiChatMessage::text() const
 {
     QString out;
     for (const ContentPart &p : parts) {
@@ -415,7 +415,7 @@ QString ChatMessage::text() const
 
 bool ApiRequest::hasImages() const
 {
-    for (const ChatMessage &m : messages)
+    for (const ApiChatMessage &m : messages)
         for (const ContentPart &p : m.parts)
             if (p.kind == ContentPart::Image)
                 return true;

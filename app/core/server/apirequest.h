@@ -22,7 +22,7 @@ struct ContentPart {
     QString imagePath;     // local file (only when the server allows local images)
 };
 
-struct ChatMessage {
+struct ApiChatMessage {
     QString role; // system, user, assistant, tool (developer is read as system)
     QList<ContentPart> parts;
     QString name;
@@ -39,7 +39,7 @@ struct ApiRequest {
     enum Kind { Chat, Completion };
     Kind kind = Chat;
     QString model;
-    QList<ChatMessage> messages; // chat
+    QList<ApiChatMessage> messages; // chat
     QString prompt;              // completion
 
     bool stream = false;

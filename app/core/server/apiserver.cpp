@@ -577,7 +577,7 @@ void ApiServer::startCompletion(const std::shared_ptr<HttpExchange> &ex, ApiRequ
             gen.segments = renderRawChat(request, images);
         } else {
             QStringList prompts;
-            for (const ChatMessage &m : std::as_const(request.messages))
+            for (const ApiChatMessage &m : std::as_const(request.messages))
                 for (const ContentPart &part : m.parts)
                     if (part.kind == ContentPart::Image)
                         prompts << images(part);

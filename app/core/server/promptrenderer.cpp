@@ -42,7 +42,7 @@ QList<PromptSegment> renderRawChat(const ApiRequest &request, const ImageMarkup 
     const QString tools = toolInstructions(request);
     if (!tools.isEmpty())
         appendText(out, QStringLiteral("system: ") + tools + QStringLiteral("\n\n"));
-    for (const ChatMessage &m : request.messages) {
+    for (const ApiChatMessage &m : request.messages) {
         QString head = m.role;
         if (m.role == QLatin1String("tool") && !m.toolCallId.isEmpty())
             head += QStringLiteral(" (%1)").arg(m.toolCallId);
