@@ -16,7 +16,9 @@ PageFrame {
               ? qsTr("%1 · choose how much RAM the engine may use").arg(EngineController.modelName || PlannerController.container.split("/").pop())
               : qsTr("Choose the RAM budget: the floor, the default and the paging cliff")
 
-    readonly property real gib: 1024 * 1024 * 1024
+    // The chart's unit: GB for real models, MB for tiny ones (the demo, test containers).
+    readonly property bool inMB: PlannerController.axisMaxBytes < 4 * 1024 * 1024 * 1024
+    readonly property real gib: inMB ? 1024 * 1024 : 1024 * 1024 * 1024
     readonly property var contexts: [4096, 8192, 32768, 131072, 262144, 1048576]
     readonly property var contextNames: ["4K", "8K", "32K", "128K", "256K", "1M"]
 
@@ -150,7 +152,7 @@ PageFrame {
                     id: axisX
                     min: PlannerController.axisMinBytes / page.gib
                     max: PlannerController.axisMaxBytes / page.gib
-                    titleText: qsTr("budget (GB)")
+                    titleText: page.inMB ? qsTr("budget (MB)") : qsTr("budget (GB)")
                     labelFormat: "%.0f"
                     tickCount: 7
                     color: Theme.border
@@ -328,7 +330,7 @@ PageFrame {
                     width: chart.plotArea.width + leftPadding + rightPadding
                     from: PlannerController.axisMinBytes / page.gib
                     to: Math.max(from + 0.1, PlannerController.axisMaxBytes / page.gib)
-                    stepSize: 0.25
+                    stepSize: page.inMB ? 0.05 : 0.25
                     value: PlannerController.budget / page.gib
                     Accessible.name: qsTr("RAM budget, %1").arg(Theme.bytes(PlannerController.budget))
                     onMoved: PlannerController.budget = Math.round(value * page.gib)
