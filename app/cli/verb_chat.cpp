@@ -50,10 +50,16 @@ int runChat(const cli::Args &args)
                 continue;
             }
             if (line.rfind("/image ", 0) == 0) {
-                model->addImage(line.substr(7));
+                const int n = model->addImage(line.substr(7));
+                std::fprintf(stderr, "[%s: %d image tokens, sent with your next message]\n", line.substr(7).c_str(), n);
                 continue;
             }
-            const std::vector<int32_t> ids = model->tokenize(line + "\n", /*markup=*/false);
+            // Attached images go first, as their media blocks (markup); the words stay plain text.
+            std::vector<int32_t> ids;
+            if (const std::string media = model->pendingImageMarkup(); !media.empty())
+                ids = model->tokenize(media, /*markup=*/true);
+            const std::vector<int32_t> words = model->tokenize(line + "\n", /*markup=*/false);
+            ids.insert(ids.end(), words.begin(), words.end());
             const auto t0 = std::chrono::steady_clock::now();
             const waste::GenResult r = model->generate(ids, params, [](const waste::TokenEvent &ev) {
                 std::fwrite(ev.text.data(), 1, ev.text.size(), stdout);

@@ -10,29 +10,43 @@ namespace {
 int runEval(const cli::Args &args)
 {
     const std::string text = cli::readPrompt(args, 1);
-    if (!args.values("--image").empty())
-        throw waste::Error(waste::ErrorCode::Unsupported, "--image: image input is not wired into this engine build yet");
     const long long k = args.integer("--top-k", 10);
     if (k < 1)
         throw cli::UsageError("--top-k must be at least 1");
     auto model = cli::openModel(args);
-    const std::vector<int32_t> ids = model->tokenize(text, /*markup=*/true);
+    // Images: their media blocks (markup) go before the prompt; eval expands each block's
+    // placeholder into the image's positions, so prompt_tokens counts those positions.
+    const std::vector<std::string> images = args.values("--image");
+    size_t imagePositions = 0;
+    model->clearImages();
+    for (const std::string &path : images) {
+        const int n = model->addImage(path);
+        imagePositions += size_t(n);
+        if (!args.flag("-q") && !args.flag("--quiet"))
+            std::fprintf(stderr, "[%s: %d image tokens]\n", path.c_str(), n);
+    }
+    std::vector<int32_t> ids;
+    if (!images.empty())
+        ids = model->tokenize(model->pendingImageMarkup(), /*markup=*/true);
+    const std::vector<int32_t> words = model->tokenize(text, /*markup=*/true);
+    ids.insert(ids.end(), words.begin(), words.end());
     if (ids.empty())
         throw cli::UsageError("the prompt has no tokens");
+    const size_t promptTokens = ids.size() - images.size() + imagePositions;
     if (ids.size() > 8192)
         throw waste::Error(waste::ErrorCode::Argument, "prompt of " + std::to_string(ids.size()) +
                                                            " tokens is longer than eval's 8192-token limit");
     const std::vector<float> logits = model->eval(ids);
     const auto top = waste::topTokens(logits, static_cast<int>(std::min<long long>(k, 1 << 30)));
     if (args.flag("--json")) {
-        std::printf("{\"prompt_tokens\":%zu,\"vocab\":%d,\"top\":[", ids.size(), model->info().vocab);
+        std::printf("{\"prompt_tokens\":%zu,\"vocab\":%d,\"top\":[", promptTokens, model->info().vocab);
         for (size_t i = 0; i < top.size(); ++i)
             std::printf("%s{\"id\":%d,\"logit\":%.4f,\"prob\":%.6f}", i ? "," : "", top[i].id, double(top[i].logit),
                         top[i].prob);
         std::printf("]}\n");
         return 0;
     }
-    std::fprintf(stderr, "%zu prompt tokens, vocab %d\n", ids.size(), model->info().vocab);
+    std::fprintf(stderr, "%zu prompt tokens, vocab %d\n", promptTokens, model->info().vocab);
     for (const auto &t : top)
         std::printf("%8d  %10.4f  %8.6f  %s\n", t.id, double(t.logit), t.prob,
                     cli::jsonString(model->tokenText(t.id)).c_str());

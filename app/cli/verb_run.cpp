@@ -12,15 +12,14 @@ namespace {
 int runRun(const cli::Args &args)
 {
     const std::string text = cli::readPrompt(args, 1);
-    if (!args.values("--image").empty())
-        throw waste::Error(waste::ErrorCode::Unsupported, "--image: image input is not wired into this engine build yet");
     const waste::GenParams params = cli::genParams(args);
     auto model = cli::openModel(args);
     if (!args.value("--budget"))
         std::fprintf(stderr, "waste: no --budget, using %.2f GB (expert cache %.2f GB)\n",
                      double(model->info().budgetBytes) / double(1 << 30),
                      double(model->info().expertCacheBytes) / double(1 << 30));
-    const std::vector<int32_t> ids = model->tokenize(text, /*markup=*/true);
+    // Media blocks of --image files (in order) before the prompt; one path for every front end.
+    const std::vector<int32_t> ids = waste::promptWithImages(*model, args.values("--image"), text);
     if (ids.empty())
         throw cli::UsageError("the prompt has no tokens");
     const bool quiet = args.flag("-q") || args.flag("--quiet");
