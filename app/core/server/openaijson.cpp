@@ -53,6 +53,30 @@ static QJsonValue reasonValue(const QString &finishReason)
     return finishReason.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(finishReason);
 }
 
+// The envelope every completion and chunk shares: one choice, the given object type.
+// `usage` is added when it is an object, or as null when `usageNull` (stream chunks).
+static QJsonObject envelope(const QString &id, const QString &object, qint64 created, const QString &model,
+                     const QJsonObject &choice, const QJsonValue &usage)
+{
+    QJsonObject o{{QStringLiteral("id"), id},
+                  {QStringLiteral("object"), object},
+                  {QStringLiteral("created"), double(created)},
+                  {QStringLiteral("model"), model},
+                  {QStringLiteral("system_fingerprint"), QStringLiteral("waste-studio")},
+                  {QStringLiteral("choices"), QJsonArray{choice}}};
+    if (!usage.isUndefined())
+        o.insert(QStringLiteral("usage"), usage);
+    return o;
+}
+
+static QJsonObject choiceWith(const QString &key, const QJsonValue &value, const QString &finishReason)
+{
+    return {{QStringLiteral("index"), 0},
+            {key, value},
+            {QStringLiteral("logprobs"), QJsonValue(QJsonValue::Null)},
+            {QStringLiteral("finish_reason"), reasonValue(finishReason)}};
+}
+
 QJsonObject chatCompletion(const QString &id, qint64 created, const QString &model, const ParsedReply &reply,
                            const QString &finishReason, const QJsonObject &usage)
 {
@@ -65,69 +89,29 @@ QJsonObject chatCompletion(const QString &id, qint64 created, const QString &mod
         message.insert(QStringLiteral("tool_calls"), toolCallsJson(reply.toolCalls, false));
     if (!reply.reasoning.isEmpty())
         message.insert(QStringLiteral("reasoning_content"), reply.reasoning);
-    const QJsonObject choice{{QStringLiteral("index"), 0},
-                             {QStringLiteral("message"), message},
-                             {QStringLiteral("logprobs"), QJsonValue(QJsonValue::Null)},
-                             {QStringLiteral("finish_reason"), reasonValue(finishReason)}};
-    return {{QStringLiteral("id"), id},
-            {QStringLiteral("object"), QStringLiteral("chat.completion")},
-            {QStringLiteral("created"), double(created)},
-            {QStringLiteral("model"), model},
-            {QStringLiteral("system_fingerprint"), QStringLiteral("waste-studio")},
-            {QStringLiteral("choices"), QJsonArray{choice}},
-            {QStringLiteral("usage"), usage}};
+    return envelope(id, QStringLiteral("chat.completion"), created, model,
+                    choiceWith(QStringLiteral("message"), message, finishReason), usage);
 }
 
 QJsonObject textCompletion(const QString &id, qint64 created, const QString &model, const QString &text,
                            const QString &finishReason, const QJsonObject &usage)
 {
-    const QJsonObject choice{{QStringLiteral("index"), 0},
-                             {QStringLiteral("text"), text},
-                             {QStringLiteral("logprobs"), QJsonValue(QJsonValue::Null)},
-                             {QStringLiteral("finish_reason"), reasonValue(finishReason)}};
-    return {{QStringLiteral("id"), id},
-            {QStringLiteral("object"), QStringLiteral("text_completion")},
-            {QStringLiteral("created"), double(created)},
-            {QStringLiteral("model"), model},
-            {QStringLiteral("system_fingerprint"), QStringLiteral("waste-studio")},
-            {QStringLiteral("choices"), QJsonArray{choice}},
-            {QStringLiteral("usage"), usage}};
+    return envelope(id, QStringLiteral("text_completion"), created, model,
+                    choiceWith(QStringLiteral("text"), text, finishReason), usage);
 }
 
 QJsonObject chatChunk(const QString &id, qint64 created, const QString &model, const QJsonObject &delta,
                       const QString &finishReason, bool usageNull)
 {
-    const QJsonObject choice{{QStringLiteral("index"), 0},
-                             {QStringLiteral("delta"), delta},
-                             {QStringLiteral("logprobs"), QJsonValue(QJsonValue::Null)},
-                             {QStringLiteral("finish_reason"), reasonValue(finishReason)}};
-    QJsonObject o{{QStringLiteral("id"), id},
-                  {QStringLiteral("object"), QStringLiteral("chat.completion.chunk")},
-                  {QStringLiteral("created"), double(created)},
-                  {QStringLiteral("model"), model},
-                  {QStringLiteral("system_fingerprint"), QStringLiteral("waste-studio")},
-                  {QStringLiteral("choices"), QJsonArray{choice}}};
-    if (usageNull)
-        o.insert(QStringLiteral("usage"), QJsonValue(QJsonValue::Null));
-    return o;
+    return envelope(id, QStringLiteral("chat.completion.chunk"), created, model, choiceWith(QStringLiteral("delta"), delta, finishReason),
+                    usageNull ? QJsonValue(QJsonValue::Null) : QJsonValue(QJsonValue::Undefined));
 }
 
 QJsonObject textChunk(const QString &id, qint64 created, const QString &model, const QString &text,
                       const QString &finishReason, bool usageNull)
 {
-    const QJsonObject choice{{QStringLiteral("index"), 0},
-                             {QStringLiteral("text"), text},
-                             {QStringLiteral("logprobs"), QJsonValue(QJsonValue::Null)},
-                             {QStringLiteral("finish_reason"), reasonValue(finishReason)}};
-    QJsonObject o{{QStringLiteral("id"), id},
-                  {QStringLiteral("object"), QStringLiteral("text_completion")},
-                  {QStringLiteral("created"), double(created)},
-                  {QStringLiteral("model"), model},
-                  {QStringLiteral("system_fingerprint"), QStringLiteral("waste-studio")},
-                  {QStringLiteral("choices"), QJsonArray{choice}}};
-    if (usageNull)
-        o.insert(QStringLiteral("usage"), QJsonValue(QJsonValue::Null));
-    return o;
+    return envelope(id, QStringLiteral("text_completion"), created, model, choiceWith(QStringLiteral("text"), text, finishReason),
+                    usageNull ? QJsonValue(QJsonValue::Null) : QJsonValue(QJsonValue::Undefined));
 }
 
 QJsonObject usageChunk(const QString &object, const QString &id, qint64 created, const QString &model,
