@@ -1,5 +1,6 @@
-// `waste mktiny OUT_DIR`: a tiny, deterministic Kimi-Linear-shaped model for tests,
-// benchmarks and the first-run demo, in the Hugging Face layout or as a container.
+// `waste mktiny OUT_DIR`: a tiny, deterministic Kimi-Linear-shaped (or, with --k3, Kimi
+// K3-shaped) model for tests, benchmarks and the first-run demo, in the Hugging Face
+// layout or as a container.
 #include "verb.h"
 
 #include <waste/convert.hpp>
@@ -14,27 +15,31 @@ int runMktiny(const cli::Args &args)
     waste::TinyModelOptions o;
     o.seed = static_cast<uint64_t>(args.integer("--seed", 1));
     o.vision = args.flag("--vision");
+    o.k3 = args.flag("--k3");
     o.jobs = static_cast<int>(args.integer("--jobs", 0));
     o.trunkBits = static_cast<int>(args.integer("--trunk-bits", 4));
     if (auto size = args.value("--size")) o.targetBytes = waste::parseSize(*size);
     if (args.flag("--hf") && args.flag("--container")) throw cli::UsageError("choose one of --hf and --container");
     const std::string out = args.positional(0);
+    const char *what = o.k3 ? "Kimi K3" : "Kimi-Linear";
     if (args.flag("--hf")) {
         waste::makeTinyHf(out, o);
-        std::fprintf(stderr, "wrote a tiny Kimi-Linear model (Hugging Face layout) to %s\n", out.c_str());
+        std::fprintf(stderr, "wrote a tiny %s model (Hugging Face layout%s) to %s\n", what,
+                     o.k3 ? ", MXFP4 experts" : "", out.c_str());
     } else {
         waste::makeTinyContainer(out, o);
-        std::fprintf(stderr, "wrote a tiny Kimi-Linear container to %s\n", out.c_str());
+        std::fprintf(stderr, "wrote a tiny %s container to %s\n", what, out.c_str());
     }
     return 0;
 }
 
 } // namespace
 
-WASTE_CLI_VERB({"mktiny", "OUT_DIR [--hf | --container] [--vision] [--seed N] [--size SIZE]",
-                "write a tiny deterministic Kimi-Linear-shaped model (container by default)",
+WASTE_CLI_VERB({"mktiny", "OUT_DIR [--hf | --container] [--k3] [--vision] [--seed N] [--size SIZE]",
+                "write a tiny deterministic Kimi-Linear- or Kimi K3-shaped model (container by default)",
                 {{{"--hf", cli::OptionKind::Flag, "Hugging Face layout (safetensors shards, config, tokenizer)"},
                   {"--container", cli::OptionKind::Flag, "a streaming container (the default)"},
+                  {"--k3", cli::OptionKind::Flag, "Kimi K3-shaped: every K3 text feature; MXFP4 experts with --hf"},
                   {"--vision", cli::OptionKind::Flag, "include a tiny vision tower"},
                   {"--seed", cli::OptionKind::Value, "N  weights seed (default 1)"},
                   {"--size", cli::OptionKind::Value, "SIZE  scale the model to about SIZE of weights (e.g. 2G)"},

@@ -66,3 +66,40 @@ TEST(Mxfp4, NanScaleAndShortInputAreRefusedWithTheTensorName)
     scales = {127};
     EXPECT_THROW(waste::convert::decodeMxfp4Row(shortPacked, scales, out, "w"), waste::Error);
 }
+
+TEST(Mxfp4, EncoderUsesTheSpecScaleAndTheNearestValue)
+{
+    // Scale 2^(floor(log2 amax) - 2) per block; each value the nearest of ±{0,…,6}·scale
+    // (saturating at 6), checked in float64 against every candidate.
+    std::mt19937 rng(3);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    const size_t n = 32 * 7;
+    std::vector<float> in(n);
+    for (size_t i = 0; i < n; ++i)
+        in[i] = normal(rng) * std::ldexp(1.0f, int(i / 32) * 3 - 9); // blocks of very different magnitude
+    for (size_t i = 64; i < 96; ++i)
+        in[i] = 0.0f; // an all-zero block
+    std::vector<uint8_t> packed(n / 2), scales(n / 32);
+    waste::convert::encodeMxfp4Row(in, packed, scales);
+    std::vector<float> out(n);
+    waste::convert::decodeMxfp4Row(packed, scales, out, "enc");
+    for (size_t b = 0; b < n / 32; ++b) {
+        double amax = 0;
+        for (size_t i = b * 32; i < b * 32 + 32; ++i)
+            amax = std::max(amax, std::fabs(double(in[i])));
+        if (amax == 0) {
+            EXPECT_EQ(scales[b], 127);
+            for (size_t i = b * 32; i < b * 32 + 32; ++i)
+                EXPECT_EQ(out[i], 0.0f);
+            continue;
+        }
+        const int e = int(std::floor(std::log2(amax))) - 2;
+        EXPECT_EQ(int(scales[b]), e + 127) << "block " << b;
+        for (size_t i = b * 32; i < b * 32 + 32; ++i) {
+            double best = INFINITY;
+            for (unsigned c = 0; c < 16; ++c)
+                best = std::min(best, std::fabs(referenceE2M1(c) * std::ldexp(1.0, e) - double(in[i])));
+            EXPECT_LE(std::fabs(double(out[i]) - double(in[i])), best * (1 + 1e-12)) << "element " << i;
+        }
+    }
+}

@@ -79,14 +79,16 @@ ConvertResult convertModel(const std::string &sourceDir, const std::string &outD
 struct TinyModelOptions {
     uint64_t seed = 1;
     bool vision = false;     // include a tiny vision tower (K3-style) and vision.json
+    bool k3 = false;         // Kimi K3-shaped: every K3 text feature, MXFP4 routed experts in the HF layout
     int64_t targetBytes = 0; // 0: the tiny default; else scale the model to about this many source bytes
     int jobs = 0;
     int trunkBits = 4;       // for makeTinyContainer
 };
 
-// Writes a Kimi-Linear-shaped model in the Hugging Face layout: config.json, sharded
-// model-0000x-of-0000y.safetensors + model.safetensors.index.json, tiktoken.model,
-// tokenizer_config.json. Deterministic from the seed.
+// Writes a Kimi-Linear-shaped model (Kimi K3-shaped with options.k3) in the Hugging Face
+// layout: config.json, sharded model-0000x-of-0000y.safetensors +
+// model.safetensors.index.json, tiktoken.model, tokenizer_config.json. Deterministic
+// from the seed. K3's routed experts are written as MXFP4 `_packed`/`_scale` pairs.
 void makeTinyHf(const std::string &outDir, const TinyModelOptions &options = {});
 
 // Writes the same model straight into a container; byte-identical to makeTinyHf

@@ -2,6 +2,7 @@
 #include "convert/converter.hpp"
 #include "convert/file_io.hpp"
 #include "convert/half.hpp"
+#include "convert/mxfp4.hpp"
 #include "convert/parallel.hpp"
 #include "convert/safetensors.hpp"
 #include "convert/tiny_model.hpp"
@@ -64,12 +65,29 @@ void makeTinyHf(const std::string &outDir, const TinyModelOptions &options) {
         std::vector<TensorSpec> specs;
         for (const auto &name : shards[s]) {
             const SourceTensor t = src.info(name);
+            if (t.dtype == DType::MXFP4) { // as compressed-tensors stores it: nibbles, then E8M0 scales
+                const int64_t cols = t.rowLength();
+                specs.push_back({name + "_packed", DType::U8, {t.rows(), (cols + 1) / 2}});
+                specs.push_back({name + "_scale", DType::U8, {t.rows(), (cols + int64_t(kMxfp4Block) - 1) / int64_t(kMxfp4Block)}});
+                weightMap[name + "_packed"] = file;
+                weightMap[name + "_scale"] = file;
+                continue;
+            }
             specs.push_back({name, DType::BF16, t.shape});
             weightMap[name] = file;
         }
         SafetensorsWriter writer(joinPath(outDir, file), specs);
         for (const auto &name : shards[s]) {
             const SourceTensor t = src.info(name);
+            if (t.dtype == DType::MXFP4) {
+                const int64_t cols = t.rowLength();
+                std::vector<uint8_t> packed(static_cast<size_t>(t.rows() * ((cols + 1) / 2)));
+                std::vector<uint8_t> scales(static_cast<size_t>(t.rows() * ((cols + int64_t(kMxfp4Block) - 1) / int64_t(kMxfp4Block))));
+                src.readMxfp4(t, packed.data(), scales.data());
+                writer.append(packed.data(), static_cast<int64_t>(packed.size()));
+                writer.append(scales.data(), static_cast<int64_t>(scales.size()));
+                continue;
+            }
             const int64_t rowsPerChunk = std::max<int64_t>(1, (1 << 20) / std::max<int64_t>(1, t.rowLength()));
             const int64_t chunks = (t.rows() + rowsPerChunk - 1) / rowsPerChunk;
             // Generate a batch of chunks in parallel, append them in order.

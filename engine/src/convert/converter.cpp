@@ -81,7 +81,8 @@ int parseLayer(const std::string &name, const std::string &prefix, std::string *
     return std::stoi(name.substr(i, j - i));
 }
 
-// "block_sparse_moe.experts.<e>.w{1,2,3}.weight" -> e and kind (0 gate, 1 up, 2 down).
+// "block_sparse_moe.experts.<e>.w{1,2,3}.weight" (or .{gate,up,down}_proj.weight) -> e and
+// kind (0 gate, 1 up, 2 down). MXFP4 experts arrive here already paired (model_source.hpp).
 bool parseExpert(const std::string &rest, int *expert, int *kind) {
     const std::string head = "block_sparse_moe.experts.";
     if (!startsWith(rest, head)) return false;
@@ -89,9 +90,9 @@ bool parseExpert(const std::string &rest, int *expert, int *kind) {
     while (j < rest.size() && j - i < 6 && rest[j] >= '0' && rest[j] <= '9') ++j;
     if (j == i) return false;
     const std::string tail = rest.substr(j);
-    if (tail == ".w1.weight") *kind = 0;
-    else if (tail == ".w3.weight") *kind = 1;
-    else if (tail == ".w2.weight") *kind = 2;
+    if (tail == ".w1.weight" || tail == ".gate_proj.weight") *kind = 0;
+    else if (tail == ".w3.weight" || tail == ".up_proj.weight") *kind = 1;
+    else if (tail == ".w2.weight" || tail == ".down_proj.weight") *kind = 2;
     else return false;
     *expert = std::stoi(rest.substr(i, j - i));
     return true;
@@ -116,7 +117,10 @@ Layout buildLayout(const ModelSource &src) {
         L.prefix = "language_model.";
     }
     L.config = cfg;
-    L.arch = cfg.value("model_type", std::string("kimi_linear"));
+    // The wrapper's model type names a multimodal release (kimi_k3); the text config's
+    // own says only which trunk it reuses.
+    L.arch = cfg.contains("_outer") ? cfg["_outer"].value("model_type", std::string("kimi_k3"))
+                                    : cfg.value("model_type", std::string("kimi_linear"));
     if (!cfg.contains("num_hidden_layers") || !cfg["num_hidden_layers"].is_number_integer())
         throw Error(ErrorCode::Format, "config.json lacks num_hidden_layers");
     L.layers = cfg["num_hidden_layers"].get<int>();
@@ -218,6 +222,13 @@ ExpertShape expertShapeOf(const ModelSource &src, const Unit &u) {
     if (s.hidden % geom.dim || s.inter % geom.dim)
         throw Error(ErrorCode::Unsupported, "layer " + std::to_string(u.layer) + ": expert widths must be multiples of 8");
     return s;
+}
+
+// Source bytes of one expert (bf16, or MXFP4 packed + scales), taken from expert 0.
+int64_t expertSourceBytes(const ModelSource &src, const Unit &u) {
+    int64_t b = 0;
+    for (const auto &n : u.experts[0].name) b += src.info(n).bytes;
+    return b;
 }
 
 std::string fingerprintOf(const ModelSource &src, const ConvertOptions &o) {
@@ -332,8 +343,7 @@ UnitPlan planUnit(const ModelSource &src, const Unit &u, const ConvertOptions &o
         p.expert = expertShapeOf(src, u);
         p.recordBytes = expertLayout(p.expert, geom).recordBytes;
         p.outputBytes += p.recordBytes * static_cast<int64_t>(u.experts.size()) + 3 * geom.stages * codebookRecordBytes(geom);
-        const int64_t perExpertSource = 3 * p.expert.inter * p.expert.hidden * 2;
-        p.sourceBytes += perExpertSource * static_cast<int64_t>(u.experts.size()); // estimate: bf16
+        p.sourceBytes += expertSourceBytes(src, u) * static_cast<int64_t>(u.experts.size());
     }
     return p;
 }
@@ -558,7 +568,7 @@ void Converter::convertExperts(const Unit &u, const UnitPlan &p, int unitIndex, 
     const VqGeometry geom;
     const ExpertShape shape = p.expert;
     const int E = static_cast<int>(u.experts.size());
-    const int64_t perExpertSource = 3 * shape.inter * shape.hidden * 2;
+    const int64_t perExpertSource = expertSourceBytes(m_src, u);
     // 1. Codebooks for gate, up, down, fitted on vectors sampled from evenly spaced experts.
     emit(ConvertProgress::Phase::Codebooks, unitIndex, "codebooks");
     const int nSample = std::max(1, std::min(E, m_o.codebookExperts));
@@ -642,11 +652,9 @@ void Converter::convertExperts(const Unit &u, const UnitPlan &p, int unitIndex, 
 void Converter::reclaimShards(int unitsDone, ResumeState &st, int *count) {
     // A shard may go once every tensor in it belongs to a finished unit.
     std::map<std::string, int> lastUnit;
-    for (const auto &[name, unit] : m_layout.unitOf) {
-        const std::string shard = m_src.shardOf(name);
-        if (shard.empty()) continue;
-        lastUnit[shard] = std::max(lastUnit.count(shard) ? lastUnit[shard] : 0, unit);
-    }
+    for (const auto &[name, unit] : m_layout.unitOf)
+        for (const std::string &shard : m_src.shardsOf(name))
+            lastUnit[shard] = std::max(lastUnit.count(shard) ? lastUnit[shard] : 0, unit);
     std::vector<std::string> ready;
     for (const auto &[shard, last] : lastUnit)
         if (last < unitsDone && std::find(st.reclaimed.begin(), st.reclaimed.end(), shard) == st.reclaimed.end())

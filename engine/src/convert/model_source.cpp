@@ -1,6 +1,7 @@
 #include "convert/model_source.hpp"
 
 #include "convert/file_io.hpp"
+#include "convert/mxfp4.hpp"
 
 #include <waste/waste.hpp>
 
@@ -12,6 +13,10 @@
 namespace waste::convert {
 
 namespace {
+
+bool endsWith(const std::string &s, const std::string &suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
 
 bool safeShardName(const std::string &s) {
     return !s.empty() && s.find('/') == std::string::npos && s.find('\\') == std::string::npos && s != "." &&
@@ -70,6 +75,7 @@ HfDirectorySource::HfDirectorySource(const std::string &dir) : m_dir(dir) {
         }
     }
     if (m_tensorBytes == 0) m_tensorBytes = m_totalBytes;
+    pairMxfp4();
     m_identity = sourceIdentity(m_config, m_tensorBytes, tensorNames());
     if (m_totalBytes == 0) {
         std::map<std::string, bool> seen;
@@ -81,6 +87,20 @@ HfDirectorySource::HfDirectorySource(const std::string &dir) : m_dir(dir) {
     }
 }
 
+void HfDirectorySource::pairMxfp4() {
+    for (const auto &[name, file] : m_weightMap) {
+        if (!endsWith(name, "_packed")) continue;
+        const std::string base = name.substr(0, name.size() - 7);
+        const std::string scale = base + "_scale";
+        if (!m_weightMap.count(scale))
+            throw Error(ErrorCode::Format, m_dir + ": MXFP4 tensor '" + name + "' has no '" + scale +
+                                               "' beside it; the checkpoint is incomplete, re-download it");
+        if (m_weightMap.count(base))
+            throw Error(ErrorCode::Format, m_dir + ": '" + base + "' exists both plain and as an MXFP4 pair");
+        m_mxfp4[base] = {name, scale};
+    }
+}
+
 std::optional<std::string> HfDirectorySource::sideFile(const std::string &name) const {
     const std::string p = joinPath(m_dir, name);
     if (!fileExists(p)) return std::nullopt;
@@ -89,7 +109,13 @@ std::optional<std::string> HfDirectorySource::sideFile(const std::string &name) 
 
 std::vector<std::string> HfDirectorySource::tensorNames() const {
     std::vector<std::string> names;
-    for (const auto &[n, f] : m_weightMap) names.push_back(n);
+    for (const auto &[n, f] : m_weightMap) {
+        if (endsWith(n, "_packed") && m_mxfp4.count(n.substr(0, n.size() - 7))) continue;
+        if (endsWith(n, "_scale") && m_mxfp4.count(n.substr(0, n.size() - 6))) continue;
+        names.push_back(n);
+    }
+    for (const auto &[n, pair] : m_mxfp4) names.push_back(n);
+    std::sort(names.begin(), names.end());
     return names;
 }
 
@@ -106,32 +132,68 @@ const SafetensorsFile &HfDirectorySource::shard(const std::string &file) const {
     return ref;
 }
 
-std::string HfDirectorySource::shardOf(const std::string &name) const {
+std::vector<std::string> HfDirectorySource::shardsOf(const std::string &name) const {
+    std::vector<std::string> out;
+    auto pair = m_mxfp4.find(name);
+    for (const std::string &n : pair == m_mxfp4.end() ? std::vector<std::string>{name}
+                                                        : std::vector<std::string>{pair->second.packed, pair->second.scale}) {
+        auto it = m_weightMap.find(n);
+        if (it != m_weightMap.end() && std::find(out.begin(), out.end(), it->second) == out.end()) out.push_back(it->second);
+    }
+    return out;
+}
+
+const TensorInfo &HfDirectorySource::stored(const std::string &name) const {
     auto it = m_weightMap.find(name);
-    return it == m_weightMap.end() ? std::string() : it->second;
+    if (it == m_weightMap.end()) throw Error(ErrorCode::Format, m_dir + ": no tensor named '" + name + "'");
+    const SafetensorsFile &sf = shard(it->second);
+    const TensorInfo *t = sf.find(name);
+    if (!t) throw Error(ErrorCode::Format, sf.path() + ": the index says it holds '" + name + "' but it does not");
+    return *t;
 }
 
 std::string HfDirectorySource::shardPath(const std::string &shardName) const { return joinPath(m_dir, shardName); }
 
 SourceTensor HfDirectorySource::info(const std::string &name) const {
-    const std::string file = shardOf(name);
-    if (file.empty()) throw Error(ErrorCode::Format, m_dir + ": no tensor named '" + name + "'");
-    const SafetensorsFile &sf = shard(file);
-    const TensorInfo *t = sf.find(name);
-    if (!t) throw Error(ErrorCode::Format, sf.path() + ": the index says it holds '" + name + "' but it does not");
     SourceTensor s;
     s.name = name;
-    s.dtype = t->dtype;
-    s.shape = t->shape;
-    s.bytes = t->bytes;
+    auto pair = m_mxfp4.find(name);
+    if (pair == m_mxfp4.end()) {
+        const TensorInfo &t = stored(name);
+        s.dtype = t.dtype;
+        s.shape = t.shape;
+        s.bytes = t.bytes;
+        return s;
+    }
+    const TensorInfo &p = stored(pair->second.packed), &sc = stored(pair->second.scale);
+    if (p.dtype != DType::U8 || sc.dtype != DType::U8)
+        throw Error(ErrorCode::Format, m_dir + ": MXFP4 tensors '" + p.name + "' and '" + sc.name + "' must be U8, not " +
+                                           p.dtypeText + " and " + sc.dtypeText);
+    if (p.shape.size() != 2 || sc.shape.size() != 2 || p.shape[0] != sc.shape[0] ||
+        sc.shape[1] != (2 * p.shape[1] + int64_t(kMxfp4Block) - 1) / int64_t(kMxfp4Block))
+        throw Error(ErrorCode::Format, m_dir + ": MXFP4 tensor '" + name +
+                                           "': the _packed and _scale shapes do not fit together (expected [rows, cols/2] and [rows, cols/32])");
+    s.dtype = DType::MXFP4;
+    s.shape = {p.shape[0], 2 * p.shape[1]};
+    s.bytes = p.bytes + sc.bytes;
     return s;
 }
 
 void HfDirectorySource::readRows(const SourceTensor &t, int64_t row0, int64_t rows, float *out) const {
-    const SafetensorsFile &sf = shard(shardOf(t.name));
-    const TensorInfo *ti = sf.find(t.name);
-    if (!ti) throw Error(ErrorCode::Format, sf.path() + ": tensor '" + t.name + "' vanished");
-    sf.readElements(*ti, row0 * t.rowLength(), rows * t.rowLength(), out);
+    auto pair = m_mxfp4.find(t.name);
+    if (pair == m_mxfp4.end()) {
+        const TensorInfo &ti = stored(t.name);
+        shard(m_weightMap.at(t.name)).readElements(ti, row0 * t.rowLength(), rows * t.rowLength(), out);
+        return;
+    }
+    // Decoded exactly (every E2M1 value times a power of two is an f32) before anything
+    // re-quantizes it.
+    const TensorInfo &p = stored(pair->second.packed), &sc = stored(pair->second.scale);
+    const int64_t pRow = p.shape[1], sRow = sc.shape[1];
+    std::vector<uint8_t> packed(static_cast<size_t>(rows * pRow)), scales(static_cast<size_t>(rows * sRow));
+    shard(m_weightMap.at(p.name)).readBytes(p, row0 * pRow, rows * pRow, packed.data());
+    shard(m_weightMap.at(sc.name)).readBytes(sc, row0 * sRow, rows * sRow, scales.data());
+    decodeMxfp4Matrix(packed.data(), scales.data(), static_cast<size_t>(rows), static_cast<size_t>(t.rowLength()), out, t.name);
 }
 
 } // namespace waste::convert

@@ -1,6 +1,11 @@
 // Where the converter's weights come from: a Hugging Face model folder (config.json +
 // safetensors shards, optionally sharded through model.safetensors.index.json), or the
 // tiny-model generator, which produces the same tensors without touching disk.
+//
+// MXFP4 weights (Kimi K3's routed experts, compressed-tensors' mxfp4-pack-quantized
+// layout) come as two U8 tensors, `<name>_packed` [rows, cols/2] and `<name>_scale`
+// [rows, cols/32]. A source shows the pair as one logical tensor `<name>` of dtype
+// MXFP4 and shape [rows, cols], and readRows decodes it exactly to f32.
 #pragma once
 
 #include "convert/safetensors.hpp"
@@ -45,8 +50,9 @@ public:
     virtual std::string identity() const = 0;
     // Total source bytes (for progress and throughput).
     virtual int64_t totalBytes() const = 0;
-    // Shards, for --reclaim. Empty when the source has no files.
-    virtual std::string shardOf(const std::string &) const { return {}; }
+    // Shards holding a tensor (two for an MXFP4 pair), for --reclaim. Empty when the
+    // source has no files.
+    virtual std::vector<std::string> shardsOf(const std::string &) const { return {}; }
     virtual std::string shardPath(const std::string &) const { return {}; }
     virtual std::string directory() const { return {}; }
 };
@@ -65,14 +71,20 @@ public:
     void readRows(const SourceTensor &t, int64_t row0, int64_t rows, float *out) const override;
     std::string identity() const override { return m_identity; }
     int64_t totalBytes() const override { return m_totalBytes; }
-    std::string shardOf(const std::string &name) const override;
+    std::vector<std::string> shardsOf(const std::string &name) const override;
     std::string shardPath(const std::string &shard) const override;
     std::string directory() const override { return m_dir; }
 
 private:
+    struct Mxfp4Pair {
+        std::string packed, scale; // tensor names in the shards
+    };
     const SafetensorsFile &shard(const std::string &file) const;
+    const TensorInfo &stored(const std::string &name) const; // a tensor as the shards hold it
+    void pairMxfp4();
     std::string m_dir, m_config, m_identity;
-    std::map<std::string, std::string> m_weightMap; // tensor -> shard file name
+    std::map<std::string, std::string> m_weightMap; // stored tensor -> shard file name
+    std::map<std::string, Mxfp4Pair> m_mxfp4;      // logical name -> its pair
     int64_t m_totalBytes = 0, m_tensorBytes = 0;
     mutable std::mutex m_mutex;
     mutable std::map<std::string, std::unique_ptr<SafetensorsFile>> m_open;

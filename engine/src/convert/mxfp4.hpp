@@ -29,4 +29,10 @@ void decodeMxfp4Row(std::span<const uint8_t> packed, std::span<const uint8_t> sc
 void decodeMxfp4Matrix(const uint8_t *packed, const uint8_t *scales, size_t rows, size_t cols, float *out,
                        const std::string &what);
 
+// Encodes one row the way the OCP MX spec quantizes: per block the shared scale is
+// 2^(floor(log2 amax) - 2) (2 = E2M1's largest exponent), values are divided by it,
+// rounded to the nearest E2M1 value (ties to the even code) and saturated at +-6.
+// Used by the tiny K3 generator, which ships its experts like the release does.
+void encodeMxfp4Row(std::span<const float> in, std::span<uint8_t> packed, std::span<uint8_t> scales);
+
 } // namespace waste::convert

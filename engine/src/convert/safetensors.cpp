@@ -20,6 +20,8 @@ const char *dtypeName(DType t) {
     case DType::F32: return "F32";
     case DType::F16: return "F16";
     case DType::BF16: return "BF16";
+    case DType::U8: return "U8";
+    case DType::MXFP4: return "MXFP4";
     default: return "?";
     }
 }
@@ -29,6 +31,7 @@ int dtypeSize(DType t) {
     case DType::F32: return 4;
     case DType::F16:
     case DType::BF16: return 2;
+    case DType::U8: return 1;
     default: return 0;
     }
 }
@@ -48,6 +51,7 @@ DType parseDtype(const std::string &s) {
     if (s == "F32") return DType::F32;
     if (s == "F16") return DType::F16;
     if (s == "BF16") return DType::BF16;
+    if (s == "U8") return DType::U8;
     return DType::Other;
 }
 
@@ -136,9 +140,9 @@ const TensorInfo *SafetensorsFile::find(const std::string &name) const {
 }
 
 void SafetensorsFile::readElements(const TensorInfo &t, int64_t first, int64_t count, float *out) const {
-    if (t.dtype == DType::Other)
+    if (t.dtype != DType::F32 && t.dtype != DType::F16 && t.dtype != DType::BF16)
         throw Error(ErrorCode::Unsupported, path() + ": tensor '" + t.name + "' has dtype " + t.dtypeText +
-                                                 "; only BF16, F16 and F32 sources can be converted");
+                                                 "; only BF16, F16 and F32 tensors (and MXFP4 _packed/_scale pairs) can be converted");
     if (first < 0 || count < 0 || first + count > t.elements())
         throw Error(ErrorCode::Argument, path() + ": element range outside tensor '" + t.name + "'");
     const int es = dtypeSize(t.dtype);
@@ -160,6 +164,12 @@ void SafetensorsFile::readElements(const TensorInfo &t, int64_t first, int64_t c
         first += n;
         count -= n;
     }
+}
+
+void SafetensorsFile::readBytes(const TensorInfo &t, int64_t first, int64_t count, uint8_t *out) const {
+    if (first < 0 || count < 0 || first + count > t.bytes)
+        throw Error(ErrorCode::Argument, path() + ": byte range outside tensor '" + t.name + "'");
+    m_file.readAt(t.offset + first, out, count);
 }
 
 SafetensorsWriter::SafetensorsWriter(const std::string &path, const std::vector<TensorSpec> &specs)

@@ -14,10 +14,12 @@
 
 namespace waste::convert {
 
-enum class DType { F32, F16, BF16, Other };
+// U8 holds MXFP4 payloads (`*_packed` nibbles, `*_scale` E8M0 exponents). MXFP4 is
+// never a file dtype: it names the logical tensor a source assembles from such a pair.
+enum class DType { F32, F16, BF16, U8, MXFP4, Other };
 
 const char *dtypeName(DType t);
-int dtypeSize(DType t); // 0 for Other
+int dtypeSize(DType t); // 0 for MXFP4 and Other
 
 struct TensorInfo {
     std::string name;
@@ -36,8 +38,10 @@ public:
     explicit SafetensorsFile(const std::string &path);
     const std::vector<TensorInfo> &tensors() const { return m_tensors; }
     const TensorInfo *find(const std::string &name) const;
-    // Reads `count` elements starting at element `first` as f32.
+    // Reads `count` elements starting at element `first` as f32 (F32, F16, BF16 only).
     void readElements(const TensorInfo &t, int64_t first, int64_t count, float *out) const;
+    // Reads `count` raw bytes starting at byte `first` of the tensor (any dtype).
+    void readBytes(const TensorInfo &t, int64_t first, int64_t count, uint8_t *out) const;
     const std::string &path() const { return m_file.path(); }
     int64_t size() const { return m_file.size(); }
 

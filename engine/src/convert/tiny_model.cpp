@@ -3,6 +3,7 @@
 #include "convert/converter.hpp"
 #include "convert/file_io.hpp"
 #include "convert/half.hpp"
+#include "convert/mxfp4.hpp"
 #include "convert/parallel.hpp"
 #include "convert/random.hpp"
 #include "convert/safetensors.hpp"
@@ -39,6 +40,34 @@ const char *kChatTemplate =
 TinyDims tinyDimsFor(const TinyModelOptions &o) {
     TinyDims d;
     d.vision = o.vision;
+    if (o.k3) {
+        // K3's proportions, scaled down: latent = hidden/2, Ms = 2 Im, I >= 2 Im, about
+        // 3 KDA : 1 MLA, experts 896/16 -> 16/4; blocks of 2 layers close at 0, 2, 4.
+        d.k3 = true;
+        d.prefix = "language_model.";
+        d.hidden = 256;
+        d.layers = 6;
+        d.inter = 256;
+        d.moeInter = 64;
+        d.latent = 128;
+        d.experts = 16;
+        d.topK = 4;
+        d.shared = 2;
+        d.kdaHeads = 4;
+        d.kdaHeadDim = 64;
+        d.mlaHeads = 4;
+        d.qLora = 96;
+        d.kdaLayers = {1, 2, 4, 5};
+        d.fullAttnLayers = {3, 6};
+        d.attnResBlock = 2;
+        d.mxfp4Experts = true;
+        if (o.targetBytes > 0) {
+            const int64_t perExpert = 3ll * d.moeInter * d.latent / 2; // MXFP4: about half a byte a weight
+            const int64_t e = o.targetBytes / (perExpert * (d.layers - d.firstDense));
+            d.experts = static_cast<int>(std::clamp<int64_t>(e, 16, 4096));
+        }
+        return d;
+    }
     if (o.targetBytes > 0) {
         // Benchmark scale: wider, 8 layers (MLA at 4 and 8), experts added until the
         // source reaches about the requested size.
@@ -59,12 +88,14 @@ TinyDims tinyDimsFor(const TinyModelOptions &o) {
     return d;
 }
 
-void TinySource::add(const std::string &name, std::vector<int64_t> shape, Init init) {
+void TinySource::add(const std::string &name, std::vector<int64_t> shape, Init init, bool mxfp4) {
     Tensor t;
     t.info.name = name;
-    t.info.dtype = DType::BF16;
+    t.info.dtype = mxfp4 ? DType::MXFP4 : DType::BF16;
     t.info.shape = std::move(shape);
-    t.info.bytes = t.info.elements() * 2;
+    t.info.bytes = mxfp4 ? t.info.rows() * ((t.info.rowLength() + 1) / 2 +
+                                            (t.info.rowLength() + int64_t(kMxfp4Block) - 1) / int64_t(kMxfp4Block))
+                         : t.info.elements() * 2;
     t.init = init;
     t.key = mix64(m_options.seed ^ hashString(name));
     m_totalBytes += t.info.bytes;
@@ -73,12 +104,40 @@ void TinySource::add(const std::string &name, std::vector<int64_t> shape, Init i
 }
 
 TinySource::TinySource(const TinyModelOptions &options) : m_options(options), m_dims(tinyDimsFor(options)) {
-    const TinyDims &d = m_dims;
     const TinyVocabulary vocab = learnTinyVocabulary(kMerges);
     const int nTokens = static_cast<int>(vocab.tokens.size());
     const int vocabSize = (nTokens + kSpecialCount + 15) / 16 * 16;
-    const int C = d.kdaHeads * d.kdaHeadDim, H = d.hidden, E = d.experts;
+    if (m_dims.k3) addK3Tensors(vocabSize);
+    else addKimiLinearTensors(vocabSize);
+    if (m_dims.vision) {
+        addVisionTensors();
+        ojson pre;
+        pre["media_proc_cfg"] = {{"image_mean", {0.5, 0.5, 0.5}}, {"image_std", {0.5, 0.5, 0.5}}, {"patch_size", 14}};
+        m_files["preprocessor_config.json"] = pre.dump(2) + "\n";
+    }
+    m_config = m_dims.k3 ? k3Config(vocabSize, nTokens) : kimiLinearConfig(vocabSize, nTokens);
 
+    m_files["tiktoken.model"] = vocab.rankFile;
+    ojson tc;
+    ojson added = ojson::object();
+    for (int i = 0; i < kSpecialCount; ++i)
+        added[std::to_string(nTokens + i)] = {{"content", kSpecials[i]}, {"lstrip", false}, {"normalized", false},
+                                              {"rstrip", false}, {"single_word", false}, {"special", true}};
+    tc["added_tokens_decoder"] = added;
+    tc["bos_token"] = "[BOS]";
+    // K3 ends a message with <|end_of_msg|> and renders chats with its own encoder (the
+    // engine's K3 template), so it ships no Jinja template.
+    tc["eos_token"] = m_dims.k3 ? "<|end_of_msg|>" : "<|im_end|>";
+    tc["pad_token"] = "[EOS]";
+    if (!m_dims.k3) tc["chat_template"] = kChatTemplate;
+    tc["model_max_length"] = 1048576;
+    tc["tokenizer_class"] = "TikTokenTokenizer";
+    m_files["tokenizer_config.json"] = tc.dump(2) + "\n";
+}
+
+void TinySource::addKimiLinearTensors(int vocabSize) {
+    const TinyDims &d = m_dims;
+    const int C = d.kdaHeads * d.kdaHeadDim, H = d.hidden, E = d.experts;
     add("model.embed_tokens.weight", {vocabSize, H}, Init::Embedding);
     for (int L = 0; L < d.layers; ++L) {
         const std::string p = "model.layers." + std::to_string(L) + ".";
@@ -125,25 +184,32 @@ TinySource::TinySource(const TinyModelOptions &options) : m_options(options), m_
     }
     add("model.norm.weight", {H}, Init::Norm);
     add("lm_head.weight", {vocabSize, H}, Init::Matrix);
-    if (d.vision) {
-        const int D = d.vtHidden, Q = d.vtQkv, I = d.vtInter;
-        add("vision_tower.patch_embed.proj.weight", {D, 3, 14, 14}, Init::Matrix);
-        add("vision_tower.patch_embed.pos_emb.weight", {d.vtGrid, d.vtGrid, D}, Init::Embedding);
-        for (int b = 0; b < d.vtLayers; ++b) {
-            const std::string p = "vision_tower.encoder.blocks." + std::to_string(b) + ".";
-            add(p + "norm0.weight", {D}, Init::Norm);
-            add(p + "wqkv.weight", {3 * Q, D}, Init::Matrix);
-            add(p + "wo.weight", {D, Q}, Init::Matrix);
-            add(p + "norm1.weight", {D}, Init::Norm);
-            add(p + "mlp.fc0.weight", {I, D}, Init::Matrix);
-            add(p + "mlp.fc1.weight", {D, I}, Init::Matrix);
-        }
-        add("vision_tower.encoder.final_layernorm.weight", {D}, Init::Norm);
-        add("mm_projector.proj.0.weight", {4 * D, 4 * D}, Init::Matrix);
-        add("mm_projector.proj.2.weight", {H, 4 * D}, Init::Matrix);
-        add("mm_projector.post_norm.weight", {H}, Init::Norm);
-    }
+}
 
+void TinySource::addVisionTensors() {
+    const TinyDims &d = m_dims;
+    const int H = d.hidden;
+    const int D = d.vtHidden, Q = d.vtQkv, I = d.vtInter;
+    add("vision_tower.patch_embed.proj.weight", {D, 3, 14, 14}, Init::Matrix);
+    add("vision_tower.patch_embed.pos_emb.weight", {d.vtGrid, d.vtGrid, D}, Init::Embedding);
+    for (int b = 0; b < d.vtLayers; ++b) {
+        const std::string p = "vision_tower.encoder.blocks." + std::to_string(b) + ".";
+        add(p + "norm0.weight", {D}, Init::Norm);
+        add(p + "wqkv.weight", {3 * Q, D}, Init::Matrix);
+        add(p + "wo.weight", {D, Q}, Init::Matrix);
+        add(p + "norm1.weight", {D}, Init::Norm);
+        add(p + "mlp.fc0.weight", {I, D}, Init::Matrix);
+        add(p + "mlp.fc1.weight", {D, I}, Init::Matrix);
+    }
+    add("vision_tower.encoder.final_layernorm.weight", {D}, Init::Norm);
+    add("mm_projector.proj.0.weight", {4 * D, 4 * D}, Init::Matrix);
+    add("mm_projector.proj.2.weight", {H, 4 * D}, Init::Matrix);
+    add("mm_projector.post_norm.weight", {H}, Init::Norm);
+}
+
+std::string TinySource::kimiLinearConfig(int vocabSize, int nTokens) const {
+    const TinyDims &d = m_dims;
+    const int H = d.hidden, E = d.experts;
     // config.json in Kimi-Linear's shape.
     const int bos = nTokens, eos = nTokens + 2;
     ojson c;
@@ -205,26 +271,8 @@ TinySource::TinySource(const TinyModelOptions &options) : m_options(options), m_
                               {"merge_kernel_size", {2, 2}},
                               {"vt_rms_eps", 1.1920928955078125e-07},
                               {"max_patches", 64}};
-        ojson pre;
-        pre["media_proc_cfg"] = {{"image_mean", {0.5, 0.5, 0.5}}, {"image_std", {0.5, 0.5, 0.5}}, {"patch_size", 14}};
-        m_files["preprocessor_config.json"] = pre.dump(2) + "\n";
     }
-    m_config = c.dump(2) + "\n";
-
-    m_files["tiktoken.model"] = vocab.rankFile;
-    ojson tc;
-    ojson added = ojson::object();
-    for (int i = 0; i < kSpecialCount; ++i)
-        added[std::to_string(nTokens + i)] = {{"content", kSpecials[i]}, {"lstrip", false}, {"normalized", false},
-                                              {"rstrip", false}, {"single_word", false}, {"special", true}};
-    tc["added_tokens_decoder"] = added;
-    tc["bos_token"] = "[BOS]";
-    tc["eos_token"] = "<|im_end|>";
-    tc["pad_token"] = "[EOS]";
-    tc["chat_template"] = kChatTemplate;
-    tc["model_max_length"] = 1048576;
-    tc["tokenizer_class"] = "TikTokenTokenizer";
-    m_files["tokenizer_config.json"] = tc.dump(2) + "\n";
+    return c.dump(2) + "\n";
 }
 
 std::optional<std::string> TinySource::sideFile(const std::string &name) const {
@@ -247,10 +295,8 @@ SourceTensor TinySource::info(const std::string &name) const {
 
 std::string TinySource::identity() const { return sourceIdentity(m_config, m_totalBytes, tensorNames()); }
 
-void TinySource::readRows(const SourceTensor &st, int64_t row0, int64_t rows, float *out) const {
-    const Tensor &t = m_tensors.at(st.name);
-    const int64_t n = st.rowLength();
-    const int64_t first = row0 * n, count = rows * n;
+void TinySource::generate(const Tensor &t, int64_t first, int64_t count, float *out) const {
+    const int64_t n = t.info.rowLength();
     const double fan = static_cast<double>(t.info.shape.size() >= 2 ? n : 1);
     for (int64_t i = 0; i < count; ++i) {
         const uint64_t idx = static_cast<uint64_t>(first + i);
@@ -262,14 +308,47 @@ void TinySource::readRows(const SourceTensor &st, int64_t row0, int64_t rows, fl
         double v = 0;
         switch (t.init) {
         case Init::Matrix: v = g / std::sqrt(fan); break;
+        case Init::OutMatrix: v = 0.25 * g / std::sqrt(fan); break;
         case Init::Embedding: v = g; break;
         case Init::Norm: v = 1.0 + 0.1 * g; break;
+        case Init::ResWeight: v = 0.1 * g; break;
         case Init::ALog: v = std::log(1.0 + 15.0 * u1); break;
+        case Init::ALogPadded: v = idx < static_cast<uint64_t>(m_dims.kdaHeads) ? std::log(1.0 + 15.0 * u1) : 0.0; break;
         case Init::DtBias: v = -3.0 + 0.5 * g; break;
+        case Init::CenteredBias: v = 0.5 * g; break;
         case Init::Conv: v = 0.5 * g; break;
         case Init::Bias: v = 0.05 * g; break;
         }
         out[i] = bf16ToFloat(floatToBf16(static_cast<float>(v))); // the checkpoint's precision
+    }
+}
+
+void TinySource::readMxfp4(const SourceTensor &st, uint8_t *packed, uint8_t *scales) const {
+    const Tensor &t = m_tensors.at(st.name);
+    if (t.info.dtype != DType::MXFP4) throw Error(ErrorCode::Argument, st.name + " is not an MXFP4 tensor");
+    const int64_t n = st.rowLength(), pRow = (n + 1) / 2, sRow = (n + int64_t(kMxfp4Block) - 1) / int64_t(kMxfp4Block);
+    std::vector<float> row(static_cast<size_t>(n));
+    for (int64_t r = 0; r < st.rows(); ++r) {
+        generate(t, r * n, n, row.data());
+        encodeMxfp4Row(row, {packed + r * pRow, static_cast<size_t>(pRow)}, {scales + r * sRow, static_cast<size_t>(sRow)});
+    }
+}
+
+void TinySource::readRows(const SourceTensor &st, int64_t row0, int64_t rows, float *out) const {
+    const Tensor &t = m_tensors.at(st.name);
+    const int64_t n = st.rowLength();
+    if (t.info.dtype != DType::MXFP4) {
+        generate(t, row0 * n, rows * n, out);
+        return;
+    }
+    // What a reader of the MXFP4 checkpoint decodes: generate, encode, decode.
+    const int64_t pRow = (n + 1) / 2, sRow = (n + int64_t(kMxfp4Block) - 1) / int64_t(kMxfp4Block);
+    std::vector<float> row(static_cast<size_t>(n));
+    std::vector<uint8_t> packed(static_cast<size_t>(pRow)), scales(static_cast<size_t>(sRow));
+    for (int64_t r = 0; r < rows; ++r) {
+        generate(t, (row0 + r) * n, n, row.data());
+        encodeMxfp4Row(row, packed, scales);
+        decodeMxfp4Row(packed, scales, {out + r * n, static_cast<size_t>(n)}, st.name);
     }
 }
 

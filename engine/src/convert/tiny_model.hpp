@@ -1,6 +1,9 @@
-// The tiny Kimi-Linear-shaped model behind `waste mktiny`: every tensor name and shape
-// a Kimi-Linear checkpoint has (dense layer 0, KDA layers, an MLA layer, routed +
-// shared experts), scaled down, with values generated from the seed on demand.
+// The tiny models behind `waste mktiny`, with values generated from the seed on demand:
+// Kimi-Linear-shaped (dense layer 0, KDA layers, an MLA layer, routed + shared experts)
+// or, with TinyModelOptions::k3, Kimi K3-shaped: every K3 text feature (multimodal
+// wrapper config and `language_model.` prefix, latent MoE, SiTU-GLU, bounded KDA decay
+// gate, full-rank KDA output gate, MLA q_lora and output gate, Attention Residuals,
+// 2 shared experts) and MXFP4 routed experts as the K3 release ships them.
 #pragma once
 
 #include "convert/model_source.hpp"
@@ -18,6 +21,12 @@ struct TinyDims {
     int mlaHeads = 4, qkNope = 32, qkRope = 16, vHead = 32, kvLora = 64;
     std::vector<int> kdaLayers{1, 2, 4}, fullAttnLayers{3}; // 1-based, as in Kimi-Linear's config
     bool vision = false;
+    // Kimi K3 (0 / false on Kimi-Linear).
+    bool k3 = false;
+    int latent = 0, qLora = 0, attnResBlock = 0;
+    float situBeta = 4.0f, situLinearBeta = 25.0f, gateLowerBound = -5.0f;
+    bool mxfp4Experts = false;
+    std::string prefix; // "language_model." on K3
     int vtHidden = 32, vtHeads = 2, vtQkv = 32, vtInter = 64, vtLayers = 2, vtGrid = 8;
 };
 
@@ -38,14 +47,36 @@ public:
     const std::vector<std::string> &order() const { return m_order; }
     const TinyDims &dims() const { return m_dims; }
 
+    // An MXFP4 tensor (dtype MXFP4) as the checkpoint stores it: rows*cols/2 nibble bytes
+    // and rows*cols/32 scale bytes. readRows gives exactly these values decoded.
+    void readMxfp4(const SourceTensor &t, uint8_t *packed, uint8_t *scales) const;
+
 private:
-    enum class Init { Matrix, Norm, ALog, DtBias, Conv, Bias, Embedding };
+    enum class Init {
+        Matrix,       // N(0, 1/fan_in)
+        OutMatrix,    // N(0, 0.25²/fan_in): K3 output projections, so the deep stream stays tame
+        Norm,         // 1 + 0.1 N(0,1)
+        ResWeight,    // 0.1 N(0,1): Attention-Residuals score vectors
+        ALog,         // log(1 + 15 U), one per head
+        ALogPadded,   // K3: the per-head values, zero-padded to the head dim
+        DtBias,       // -3 + 0.5 N(0,1)
+        CenteredBias, // 0.5 N(0,1)
+        Conv,
+        Bias,
+        Embedding
+    };
     struct Tensor {
         SourceTensor info;
         Init init = Init::Matrix;
         uint64_t key = 0;
     };
-    void add(const std::string &name, std::vector<int64_t> shape, Init init);
+    void add(const std::string &name, std::vector<int64_t> shape, Init init, bool mxfp4 = false);
+    void addKimiLinearTensors(int vocabSize);
+    void addK3Tensors(int vocabSize); // tiny_k3_model.cpp
+    void addVisionTensors();
+    std::string kimiLinearConfig(int vocabSize, int nTokens) const;
+    std::string k3Config(int vocabSize, int nTokens) const; // tiny_k3_model.cpp
+    void generate(const Tensor &t, int64_t first, int64_t count, float *out) const;
 
     TinyModelOptions m_options;
     TinyDims m_dims;

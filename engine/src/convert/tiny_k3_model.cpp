@@ -1,0 +1,176 @@
+// The tiny Kimi K3: its tensor list and its config.json, in the layout of the K3 release
+// (a multimodal wrapper whose text model lives under `language_model.` and is described
+// by `text_config`). Names and config keys are the ones reference/k3-math.md §1 lists
+// and the engine reads (model/weights.cpp, format/manifest.cpp).
+#include "convert/tiny_model.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace waste::convert {
+
+using ojson = nlohmann::ordered_json;
+
+void TinySource::addK3Tensors(int vocabSize) {
+    const TinyDims &d = m_dims;
+    const std::string &P = d.prefix;
+    const int C = d.kdaHeads * d.kdaHeadDim, H = d.hidden, E = d.experts, Lt = d.latent;
+    const int dq = d.qkNope + d.qkRope;
+    add(P + "model.embed_tokens.weight", {vocabSize, H}, Init::Embedding);
+    for (int L = 0; L < d.layers; ++L) {
+        const std::string p = P + "model.layers." + std::to_string(L) + ".";
+        add(p + "input_layernorm.weight", {H}, Init::Norm);
+        // Attention Residuals: one (norm, score) pair before each sub-layer.
+        add(p + "self_attention_res_norm.weight", {H}, Init::Norm);
+        add(p + "self_attention_res_proj.weight", {H}, Init::ResWeight);
+        add(p + "mlp_res_norm.weight", {H}, Init::Norm);
+        add(p + "mlp_res_proj.weight", {H}, Init::ResWeight);
+        const bool kda = std::find(d.kdaLayers.begin(), d.kdaLayers.end(), L + 1) != d.kdaLayers.end();
+        if (kda) {
+            for (const char *x : {"q", "k", "v"}) add(p + "self_attn." + x + "_proj.weight", {C, H}, Init::Matrix);
+            for (const char *x : {"q", "k", "v"}) add(p + "self_attn." + x + "_conv1d.weight", {C, 1, d.convKernel}, Init::Conv);
+            add(p + "self_attn.f_a_proj.weight", {d.kdaHeadDim, H}, Init::Matrix); // the decay gate stays low-rank
+            add(p + "self_attn.f_b_proj.weight", {C, d.kdaHeadDim}, Init::Matrix);
+            add(p + "self_attn.b_proj.weight", {d.kdaHeads, H}, Init::Matrix);
+            add(p + "self_attn.A_log", {d.kdaHeadDim}, Init::ALogPadded); // per head, zero-padded to D
+            add(p + "self_attn.dt_bias", {C}, Init::CenteredBias);
+            add(p + "self_attn.g_proj.weight", {C, H}, Init::Matrix); // full-rank output gate
+            add(p + "self_attn.o_norm.weight", {d.kdaHeadDim}, Init::Norm);
+            add(p + "self_attn.o_proj.weight", {H, C}, Init::OutMatrix);
+        } else {
+            add(p + "self_attn.q_a_proj.weight", {d.qLora, H}, Init::Matrix);
+            add(p + "self_attn.q_a_layernorm.weight", {d.qLora}, Init::Norm);
+            add(p + "self_attn.q_b_proj.weight", {d.mlaHeads * dq, d.qLora}, Init::Matrix);
+            add(p + "self_attn.kv_a_proj_with_mqa.weight", {d.kvLora + d.qkRope, H}, Init::Matrix);
+            add(p + "self_attn.kv_a_layernorm.weight", {d.kvLora}, Init::Norm);
+            add(p + "self_attn.kv_b_proj.weight", {d.mlaHeads * (d.qkNope + d.vHead), d.kvLora}, Init::Matrix);
+            add(p + "self_attn.g_proj.weight", {d.mlaHeads * d.vHead, H}, Init::Matrix); // output gate
+            add(p + "self_attn.o_proj.weight", {H, d.mlaHeads * d.vHead}, Init::OutMatrix);
+        }
+        add(p + "post_attention_layernorm.weight", {H}, Init::Norm);
+        if (L < d.firstDense) {
+            add(p + "mlp.gate_proj.weight", {d.inter, H}, Init::Matrix);
+            add(p + "mlp.up_proj.weight", {d.inter, H}, Init::Matrix);
+            add(p + "mlp.down_proj.weight", {H, d.inter}, Init::OutMatrix);
+            continue;
+        }
+        const std::string m = p + "block_sparse_moe.";
+        add(m + "gate.weight", {E, H}, Init::Matrix);
+        add(m + "gate.e_score_correction_bias", {E}, Init::Bias);
+        add(m + "routed_expert_down_proj.weight", {Lt, H}, Init::Matrix);
+        add(m + "routed_expert_norm.weight", {Lt}, Init::Norm);
+        add(m + "routed_expert_up_proj.weight", {H, Lt}, Init::OutMatrix);
+        const int ms = d.moeInter * std::max(1, d.shared);
+        add(m + "shared_experts.gate_proj.weight", {ms, H}, Init::Matrix);
+        add(m + "shared_experts.up_proj.weight", {ms, H}, Init::Matrix);
+        add(m + "shared_experts.down_proj.weight", {H, ms}, Init::OutMatrix);
+        for (int e = 0; e < E; ++e) {
+            const std::string q = m + "experts." + std::to_string(e) + ".";
+            add(q + "w1.weight", {d.moeInter, Lt}, Init::Matrix, d.mxfp4Experts);
+            add(q + "w2.weight", {Lt, d.moeInter}, Init::Matrix, d.mxfp4Experts);
+            add(q + "w3.weight", {d.moeInter, Lt}, Init::Matrix, d.mxfp4Experts);
+        }
+    }
+    add(P + "model.norm.weight", {H}, Init::Norm);
+    add(P + "model.output_attn_res_norm.weight", {H}, Init::Norm);
+    add(P + "model.output_attn_res_proj.weight", {H}, Init::ResWeight);
+    add(P + "lm_head.weight", {vocabSize, H}, Init::Matrix);
+}
+
+std::string TinySource::k3Config(int vocabSize, int nTokens) const {
+    const TinyDims &d = m_dims;
+    const int eos = nTokens + 7; // <|end_of_msg|>
+    ojson t;
+    t["architectures"] = {"KimiLinearForCausalLM"};
+    t["model_type"] = "kimi_linear";
+    t["bos_token_id"] = nTokens;
+    t["eos_token_id"] = eos;
+    t["pad_token_id"] = nTokens + 1;
+    t["first_k_dense_replace"] = d.firstDense;
+    t["head_dim"] = d.qkNope + d.qkRope;
+    t["hidden_act"] = "situ";
+    t["activation_situ_beta"] = d.situBeta;
+    t["activation_situ_linear_beta"] = d.situLinearBeta;
+    t["hidden_size"] = d.hidden;
+    t["initializer_range"] = 0.02;
+    t["intermediate_size"] = d.inter;
+    t["kv_lora_rank"] = d.kvLora;
+    t["q_lora_rank"] = d.qLora;
+    t["linear_attn_config"] = {{"full_attn_layers", d.fullAttnLayers},
+                               {"head_dim", d.kdaHeadDim},
+                               {"kda_layers", d.kdaLayers},
+                               {"num_heads", d.kdaHeads},
+                               {"short_conv_kernel_size", d.convKernel},
+                               {"use_full_rank_gate", true},
+                               {"gate_lower_bound", d.gateLowerBound}};
+    t["mla_use_nope"] = true;
+    t["mla_use_output_gate"] = true;
+    t["attn_res_block_size"] = d.attnResBlock;
+    t["model_max_length"] = 1048576;
+    t["moe_intermediate_size"] = d.moeInter;
+    t["moe_layer_freq"] = 1;
+    t["moe_renormalize"] = true;
+    t["moe_router_activation_func"] = "sigmoid";
+    t["routed_expert_hidden_size"] = d.latent;
+    t["latent_moe_use_norm"] = true;
+    t["num_attention_heads"] = d.mlaHeads;
+    t["n_group"] = 1;
+    t["num_expert_group"] = 1;
+    t["topk_group"] = 1;
+    t["num_experts"] = d.experts;
+    t["num_experts_per_token"] = d.topK;
+    t["num_hidden_layers"] = d.layers;
+    t["num_key_value_heads"] = d.mlaHeads;
+    t["num_nextn_predict_layers"] = 0;
+    t["num_shared_experts"] = d.shared;
+    t["qk_nope_head_dim"] = d.qkNope;
+    t["qk_rope_head_dim"] = d.qkRope;
+    t["rms_norm_eps"] = 1e-05;
+    t["rope_scaling"] = nullptr;
+    t["rope_theta"] = 10000.0;
+    t["routed_scaling_factor"] = 1.0;
+    t["tie_word_embeddings"] = false;
+    t["torch_dtype"] = "bfloat16";
+    t["use_cache"] = true;
+    t["v_head_dim"] = d.vHead;
+    t["vocab_size"] = vocabSize;
+
+    ojson c;
+    c["architectures"] = {"KimiK3ForConditionalGeneration"};
+    c["model_type"] = "kimi_k3";
+    c["text_config"] = t;
+    c["tie_word_embeddings"] = false;
+    c["torch_dtype"] = "bfloat16";
+    if (d.mxfp4Experts) {
+        // compressed-tensors' description of the MXFP4 experts (the converter goes by the
+        // `_packed`/`_scale` tensor names; this is for other readers of the checkpoint).
+        c["quantization_config"] = {
+            {"quant_method", "compressed-tensors"},
+            {"format", "mxfp4-pack-quantized"},
+            {"config_groups",
+             {{"group_0",
+               {{"targets", {"re:.*block_sparse_moe\\.experts\\..*"}},
+                {"weights",
+                 {{"num_bits", 4}, {"type", "float"}, {"strategy", "group"}, {"group_size", 32}, {"symmetric", true},
+                  {"scale_dtype", "uint8"}}}}}}},
+            {"ignore", {"lm_head", "re:.*vision_tower.*", "re:.*mm_projector.*"}}};
+    }
+    if (d.vision) {
+        c["media_placeholder_token_id"] = nTokens + 13; // <|media_pad|>
+        c["vision_config"] = {{"patch_size", 14},
+                              {"init_pos_emb_height", d.vtGrid},
+                              {"init_pos_emb_width", d.vtGrid},
+                              {"vt_hidden_size", d.vtHidden},
+                              {"vt_num_attention_heads", d.vtHeads},
+                              {"qkv_hidden_size", d.vtQkv},
+                              {"vt_intermediate_size", d.vtInter},
+                              {"vt_num_hidden_layers", d.vtLayers},
+                              {"merge_kernel_size", {2, 2}},
+                              {"vt_rms_eps", 1.1920928955078125e-07},
+                              {"max_patches", 64}};
+    }
+    return c.dump(2) + "\n";
+}
+
+} // namespace waste::convert
