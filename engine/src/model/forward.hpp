@@ -32,11 +32,16 @@ public:
     // Image rows that stand in for the embedding of media-token positions; null: none.
     void setMediaRows(vision::MediaRowQueue *rows) { m_media = rows; }
 
+    // One sub-layer over n tokens, exactly as run() evaluates it (component tests compare
+    // these against independent implementations). attention: KDA or MLA of `layer` on the
+    // normed inputs a (n × hidden) at positions pos0.., updating st; feedForward: the
+    // dense FFN or the MoE layer (router, latent projections, routed + shared experts).
+    void attention(int layer, int n, const float *a, float *out, LayerState &st, int pos0);
+    void feedForward(int layer, int n, const float *b, float *out, ExpertSource &experts);
+
 private:
     using Vec = std::vector<float>;
     void embed(int32_t token, float *out) const;
-    void attention(int layer, int n, const float *a, float *out, LayerState &st, int pos0);
-    void feedForward(int layer, int n, const float *b, float *out, ExpertSource &experts);
     void runResidual(int n, float *h, State &state, ExpertSource &experts);
     void runAttnRes(int n, float *h, State &state, ExpertSource &experts);
     void kda(int layer, const float *a, float *out, LayerState &st);
