@@ -16,13 +16,22 @@ std::vector<OptionSpec> samplingOptions()
             {"--stop", OptionKind::Repeated, "STR   stop when the text contains STR"}};
 }
 
+std::vector<OptionSpec> templateOptions()
+{
+    return {{"--system", OptionKind::Value, "TEXT  system prompt (models with a chat template)"},
+            {"--think", OptionKind::Flag, "      let a K3 model think first (its thinking channel)"}};
+}
+
 std::vector<OptionSpec> runOptions()
 {
     auto o = modelOptions();
     for (auto &s : samplingOptions())
         o.push_back(s);
+    for (auto &s : templateOptions())
+        o.push_back(s);
     o.push_back(fileOption());
     o.push_back({"--image", OptionKind::Repeated, "FILE  attach an image (vision containers)"});
+    o.push_back({"--raw", OptionKind::Flag, "      plain continuation of PROMPT, no chat template"});
     o.push_back({"-q", OptionKind::Flag, "      no streamed text"});
     return o;
 }

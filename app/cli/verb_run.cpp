@@ -1,7 +1,12 @@
-// waste run MODEL PROMPT [-n N] [--temp F] [--top-p F] [--top-k K] [--seed N] [--budget SIZE]:
-// one generation, text streamed to stdout, a stats line on stderr.
+// waste run MODEL PROMPT [-n N] [--temp F] [--top-p F] [--top-k K] [--seed N] [--budget SIZE]
+// [--image FILE]... [--system TEXT] [--think] [--raw]: one generation, text streamed to stdout,
+// a stats line on stderr. A model with a chat template gets PROMPT as a user message rendered
+// with it (the GUI chat's renderer, app/core/prompt); --raw, or a model without a template,
+// continues PROMPT as plain text.
+#include "dialoguerenderer.h"
 #include "generation_options.h"
 #include "model_options.h"
+#include "promptfeeder.h"
 #include "verb.h"
 
 #include <chrono>
@@ -18,8 +23,26 @@ int runRun(const cli::Args &args)
         std::fprintf(stderr, "waste: no --budget, using %.2f GB (expert cache %.2f GB)\n",
                      double(model->info().budgetBytes) / double(1 << 30),
                      double(model->info().expertCacheBytes) / double(1 << 30));
-    // Media blocks of --image files (in order) before the prompt; one path for every front end.
-    const std::vector<int32_t> ids = waste::promptWithImages(*model, args.values("--image"), text);
+    const TemplateKind format = templateKindFor(QString::fromStdString(model->info().arch), model->info().hasChatTemplate);
+    std::vector<int32_t> ids;
+    if (format == TemplateKind::Raw || args.flag("--raw")) {
+        // Media blocks of --image files (in order) before the prompt; one path for every front end.
+        ids = waste::promptWithImages(*model, args.values("--image"), text);
+    } else {
+        Dialogue d;
+        d.systemPrompt = QString::fromStdString(args.text("--system", ""));
+        d.thinking = args.flag("--think");
+        DialogueTurn user;
+        user.role = QStringLiteral("user");
+        user.text = QString::fromStdString(text);
+        for (const std::string &image : args.values("--image"))
+            user.imagePaths << QString::fromStdString(image);
+        d.turns << user;
+        const RenderedPrompt prompt = renderDialogue(d, format);
+        PromptFeeder feeder;
+        feeder.setModel(model.get(), {});
+        ids = feeder.prepare(prompt.segments, prompt.imagePaths, false, {}).prompt;
+    }
     if (ids.empty())
         throw cli::UsageError("the prompt has no tokens");
     const bool quiet = args.flag("-q") || args.flag("--quiet");
@@ -40,5 +63,8 @@ int runRun(const cli::Args &args)
 
 } // namespace
 
-WASTE_CLI_VERB({"run", "MODEL PROMPT [-n N] [--temp F] [--top-p F] [--top-k K] [--seed N] [--budget SIZE]",
-                "Generate text from a prompt", {cli::runOptions(), 1, 2}, &runRun});
+WASTE_CLI_VERB({"run",
+                "MODEL PROMPT [-n N] [--temp F] [--top-p F] [--top-k K] [--seed N] [--budget SIZE] [--image FILE]... "
+                "[--system TEXT] [--think] [--raw]",
+                "Generate text from a prompt (as a chat message when the model has a chat template)",
+                {cli::runOptions(), 1, 2}, &runRun});

@@ -1,18 +1,21 @@
 // The chat's parts: the SQLite store (and that it survives a restart), the list models
-// under QAbstractItemModelTester, the thinking splitter, Markdown blocks, the prompt and
-// its context cut, and attachments (a PNG is accepted, a non-image is refused).
+// under QAbstractItemModelTester, the thinking splitter, Markdown blocks, the context cut,
+// and attachments (a PNG is accepted, a non-image is refused).
 #include "chat/chatcontroller.h"
 #include "chat/conversationstore.h"
 #include "chat/markdownblocks.h"
-#include "chat/promptbuilder.h"
+#include "chat/contextcut.h"
 #include "chat/thinkingsplitter.h"
 #include "engine/enginecontroller.h"
 
 #include <QAbstractItemModelTester>
 #include <QFile>
+#include <QFileInfo>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QtSql/QSqlDatabase>
+#include <QtSql/QSqlQuery>
 
 class TestChat : public QObject {
     Q_OBJECT
@@ -47,6 +50,8 @@ private Q_SLOTS:
             answer.tokensPerSecond = 4.5;
             answer.hitRate = 0.61;
             answer.finishReason = QStringLiteral("stop");
+            answer.raw = QStringLiteral("<think>The user asks about Rust.</think>\n\nA **region** of code.");
+            answer.openedThinking = true;
             store.saveMessage(id, answer);
             store.createConversation(QStringLiteral("Other"), {});
             // No explicit save or close: everything must already be on disk.
@@ -65,6 +70,9 @@ private Q_SLOTS:
         QCOMPARE(msgs[1].thinking, QStringLiteral("The user asks about Rust."));
         QCOMPARE(msgs[1].thinkingSeconds, 12.5);
         QCOMPARE(msgs[1].hitRate, 0.61);
+        QCOMPARE(msgs[1].raw, QStringLiteral("<think>The user asks about Rust.</think>\n\nA **region** of code."));
+        QCOMPARE(msgs[1].openedThinking, true);
+        QCOMPARE(msgs[0].openedThinking, false);
 
         // Search matches titles and message text, case-insensitively; wildcards are literal.
         QCOMPARE(reopened.conversations(QStringLiteral("REGION")).size(), 1);
@@ -75,6 +83,44 @@ private Q_SLOTS:
         reopened.deleteConversation(id);
         QCOMPARE(reopened.conversations().size(), 1);
         QCOMPARE(reopened.messages(id).size(), 0); // cascaded
+    }
+
+    void storeOpensADatabaseWrittenBeforeRepliesWereKeptWhole()
+    {
+        // The schema of the first release: no raw / opened_thinking columns.
+        const QString path = dbPath(QStringLiteral("old.sqlite"));
+        {
+            QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("old"));
+            db.setDatabaseName(path);
+            QVERIFY(db.open());
+            QSqlQuery q(db);
+            QVERIFY(q.exec(QStringLiteral("CREATE TABLE conversations (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                                          " title TEXT NOT NULL, created INTEGER NOT NULL, updated INTEGER NOT NULL,"
+                                          " system_prompt TEXT NOT NULL DEFAULT '', temperature REAL NOT NULL DEFAULT 0.7,"
+                                          " top_p REAL NOT NULL DEFAULT 0.95, max_tokens INTEGER NOT NULL DEFAULT 1024,"
+                                          " thinking INTEGER NOT NULL DEFAULT 1)")));
+            QVERIFY(q.exec(QStringLiteral("CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                                          " conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,"
+                                          " role TEXT NOT NULL, content TEXT NOT NULL, thinking TEXT NOT NULL DEFAULT '',"
+                                          " thinking_seconds REAL NOT NULL DEFAULT 0, images TEXT NOT NULL DEFAULT '[]',"
+                                          " tokens INTEGER NOT NULL DEFAULT 0, tokens_per_second REAL NOT NULL DEFAULT 0,"
+                                          " hit_rate REAL NOT NULL DEFAULT 0, finish_reason TEXT NOT NULL DEFAULT '',"
+                                          " error TEXT NOT NULL DEFAULT '', created INTEGER NOT NULL)")));
+            QVERIFY(q.exec(QStringLiteral("INSERT INTO conversations (title, created, updated) VALUES ('Old', 1, 1)")));
+            QVERIFY(q.exec(QStringLiteral("INSERT INTO messages (conversation_id, role, content, created)"
+                                          " VALUES (1, 'assistant', 'Kept.', 1)")));
+            db.close();
+        }
+        QSqlDatabase::removeDatabase(QStringLiteral("old"));
+        ConversationStore store(path);
+        const QList<ChatMessage> msgs = store.messages(1);
+        QCOMPARE(msgs.size(), 1);
+        QCOMPARE(msgs[0].text, QStringLiteral("Kept."));
+        QVERIFY(msgs[0].raw.isEmpty());
+        ChatMessage more = msgs[0];
+        more.raw = QStringLiteral("Kept, whole.");
+        store.saveMessage(1, more);
+        QCOMPARE(store.messages(1).at(0).raw, QStringLiteral("Kept, whole."));
     }
 
     void controllerListsAndOpensStoredConversations()
@@ -187,6 +233,86 @@ private Q_SLOTS:
         QCOMPARE(again.currentTitle(), QStringLiteral("Hello there"));
     }
 
+    void reopenedConversationContinuesFromItsSavedState()
+    {
+        const QString path = dbPath(QStringLiteral("state.sqlite"));
+        QList<GenerationStats> stats;
+        auto record = [&stats](quint64, const GenerationResult &r) { stats << r.stats; };
+        auto openR3 = [](EngineController &engine) {
+            engine.openModel(QStringLiteral(WASTE_FIXTURES_DIR "/reference-container/r3.waste"), 0, 4096);
+            QTRY_COMPARE_WITH_TIMEOUT(engine.state(), EngineController::Ready, 30000);
+        };
+        qint64 first = 0;
+        QString stateFile;
+        {
+            EngineController engine(nullptr);
+            openR3(engine);
+            connect(&engine, &EngineController::generationFinished, this, record);
+            ChatController chat(&engine, path, nullptr);
+            chat.setMaxTokens(16);
+            QSignalSpy saved(&chat, &ChatController::answerSaved);
+            QVERIFY(chat.send(QStringLiteral("Hello there")));
+            QVERIFY(saved.wait(30000));
+            QCOMPARE(stats.last().reusedTokens, 0);
+            // The second turn feeds only itself: the state holds the first question and answer.
+            QVERIFY(chat.send(QStringLiteral("Tell me more.")));
+            QVERIFY(saved.wait(30000));
+            const GenerationStats second = stats.last();
+            QVERIFY2(second.reusedTokens > stats.first().promptTokens,
+                     qPrintable(QStringLiteral("kept %1 of %2").arg(second.reusedTokens).arg(second.promptTokens)));
+            QCOMPARE(second.prefilledTokens, second.promptTokens - second.reusedTokens);
+            QVERIFY(!second.restoredState);
+            first = chat.currentId();
+            stateFile = chat.stateFileFor(first);
+            QVERIFY(stateFile.startsWith(QFileInfo(path).absolutePath()));
+            QTRY_VERIFY(QFileInfo::exists(stateFile));
+
+            // Another conversation takes the engine; reopening the first loads its saved state.
+            chat.newConversation();
+            QVERIFY(chat.send(QStringLiteral("Something else entirely")));
+            QVERIFY(saved.wait(30000));
+            QCOMPARE(stats.last().reusedTokens, 0);
+            chat.openConversation(first);
+            QVERIFY(chat.send(QStringLiteral("And then?")));
+            QVERIFY(saved.wait(30000));
+            const GenerationStats reopened = stats.last();
+            QVERIFY(reopened.restoredState);
+            QCOMPARE(reopened.prefilledTokens, reopened.promptTokens - reopened.reusedTokens);
+            QVERIFY2(reopened.reusedTokens > second.promptTokens,
+                     qPrintable(QStringLiteral("kept %1 of %2").arg(reopened.reusedTokens).arg(reopened.promptTokens)));
+            qInfo("reopened: %d prompt tokens, %d from the saved state, %d prefilled", reopened.promptTokens,
+                  reopened.reusedTokens, reopened.prefilledTokens);
+        }
+        // After a restart of the app (a new engine and controller on the same files).
+        EngineController engine(nullptr);
+        openR3(engine);
+        connect(&engine, &EngineController::generationFinished, this, record);
+        ChatController chat(&engine, path, nullptr);
+        chat.setMaxTokens(16);
+        QSignalSpy saved(&chat, &ChatController::answerSaved);
+        chat.openConversation(first);
+        QCOMPARE(chat.messages()->rowCount(), 6);
+        QVERIFY(chat.send(QStringLiteral("One more.")));
+        QVERIFY(saved.wait(30000));
+        QVERIFY(stats.last().restoredState);
+        QCOMPARE(stats.last().prefilledTokens, stats.last().promptTokens - stats.last().reusedTokens);
+        QVERIFY(stats.last().prefilledTokens < stats.last().promptTokens / 4);
+
+        // Regenerating drops the answer the state holds: the whole conversation is read again.
+        QVERIFY(chat.regenerate());
+        QVERIFY(saved.wait(30000));
+        QCOMPARE(stats.last().reusedTokens, 0);
+        QCOMPARE(stats.last().prefilledTokens, stats.last().promptTokens);
+        // So does an edit, and a deleted conversation leaves no state behind.
+        QVERIFY(chat.editAndResend(0, QStringLiteral("Hello here")));
+        QVERIFY(saved.wait(30000));
+        QCOMPARE(stats.last().reusedTokens, 0);
+        QTRY_VERIFY(QFileInfo::exists(stateFile));
+        chat.deleteConversation(first);
+        QTRY_VERIFY(!QFileInfo::exists(stateFile));
+        QVERIFY(!QFileInfo::exists(stateFile + QStringLiteral(".json")));
+    }
+
     void messageModelPassesTheTester()
     {
         MessageModel model;
@@ -282,7 +408,7 @@ private Q_SLOTS:
         QCOMPARE(blocks[3].text, QStringLiteral("print(1)"));
     }
 
-    void promptIsDeterministicAndCutFromTheStart()
+    void contextIsCutFromTheStart()
     {
         QList<ChatMessage> msgs;
         for (int i = 0; i < 10; ++i) {
@@ -291,16 +417,6 @@ private Q_SLOTS:
             m.text = QString(100, QLatin1Char('a' + i));
             msgs << m;
         }
-        PromptOptions o;
-        o.systemPrompt = QStringLiteral("Be kind.");
-        const auto a = buildPrompt(msgs, o);
-        const auto b = buildPrompt(msgs, o);
-        QCOMPARE(a.size(), b.size());
-        for (int i = 0; i < a.size(); ++i) {
-            QCOMPARE(a[i].text, b[i].text);
-            QVERIFY(!a[i].markup); // user text can never forge markup
-        }
-        QCOMPARE(a.first().text, QStringLiteral("Be kind.\n\n"));
         // The whole thing fits: nothing is cut.
         QCOMPARE(firstMessageThatFits(msgs, 300, 100, 4096), 0);
         // 1000 counted tokens, 500 context, 100 reserved: the oldest go, starting on a user turn.

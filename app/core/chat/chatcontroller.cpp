@@ -1,9 +1,12 @@
 #include "chatcontroller.h"
 
+#include "contextcut.h"
+#include "dialoguerenderer.h"
 #include "enginecontroller.h"
 #include "imagecheck.h"
-#include "promptbuilder.h"
+#include "k3reply.h"
 
+#include <QDir>
 #include <QFileInfo>
 #include <QRandomGenerator>
 
@@ -166,6 +169,7 @@ void ChatController::deleteConversation(qint64 id)
         m_run->conversationId = 0; // nothing left to save it into
     }
     m_store->deleteConversation(id);
+    m_engine->forgetState(stateFileFor(id));
     if (id == m_current.id)
         newConversation();
     refreshList();
@@ -329,21 +333,62 @@ bool ChatController::send(const QString &text)
     return startAnswer();
 }
 
+Dialogue ChatController::dialogueFor(const QList<ChatMessage> &messages, int firstMessage) const
+{
+    Dialogue d;
+    d.systemPrompt = m_settings.systemPrompt.trimmed();
+    d.thinking = m_settings.thinking;
+    for (int i = qMax(0, firstMessage); i < messages.size(); ++i) {
+        const ChatMessage &m = messages.at(i);
+        if (m.streaming)
+            continue;
+        DialogueTurn t;
+        t.role = m.role;
+        if (m.role == QLatin1String("assistant")) {
+            // A failed answer said nothing; the next question follows the last one.
+            if (m.raw.isEmpty() && !m.error.isEmpty())
+                continue;
+            // The reply as the model wrote it, so the prompt repeats the engine state; answers
+            // stored before replies were kept whole have only their visible text.
+            t.text = m.raw.isEmpty() ? m.text : m.raw;
+            t.openedThinking = m.openedThinking;
+        } else {
+            t.text = m.text;
+            t.imagePaths = m.imagePaths;
+        }
+        d.turns << t;
+    }
+    return d;
+}
+
+QString ChatController::stateFileFor(qint64 conversationId) const
+{
+    if (!m_store || conversationId == 0)
+        return {};
+    return QFileInfo(m_store->path()).absoluteDir().filePath(
+        QStringLiteral("states/conversation-%1.state").arg(conversationId));
+}
+
 bool ChatController::startAnswer()
 {
     const QList<ChatMessage> history = m_messages.messages();
     if (history.isEmpty() || history.last().role != QLatin1String("user"))
         return false;
 
-    PromptOptions options;
-    options.systemPrompt = m_settings.systemPrompt;
-    options.thinking = m_settings.thinking;
-    options.firstMessage = firstMessageThatFits(history, m_contextUsed, m_settings.maxTokens, contextLimit());
+    const int firstMessage = firstMessageThatFits(history, m_contextUsed, m_settings.maxTokens, contextLimit());
+    const TemplateKind format = templateKindFor(m_engine->modelInfo());
+    RenderedPrompt prompt;
+    try {
+        prompt = renderDialogue(dialogueFor(history, firstMessage), format);
+    } catch (const std::exception &e) {
+        setNotice(tr("The conversation cannot be sent: %1").arg(QString::fromStdString(e.what())));
+        return false;
+    }
 
     GenerationRequest request;
-    request.segments = buildPrompt(history, options);
-    for (int i = options.firstMessage; i < history.size(); ++i)
-        request.imagePaths << history.at(i).imagePaths;
+    request.segments = prompt.segments;
+    request.imagePaths = prompt.imagePaths;
+    request.stateFile = stateFileFor(m_current.id);
     request.params.temperature = float(m_settings.temperature);
     request.params.topP = float(m_settings.topP);
     request.params.maxTokens = m_settings.maxTokens;
@@ -351,16 +396,18 @@ bool ChatController::startAnswer()
 
     Run run;
     run.conversationId = m_current.id;
+    run.format = format;
     run.message.role = QStringLiteral("assistant");
     run.message.streaming = true;
+    run.message.openedThinking = prompt.opensThinking;
     run.message.created = QDateTime::currentDateTime();
     run.clock.start();
     m_run = std::move(run);
     m_messages.append(m_run->message);
     m_run->id = m_engine->generate(request);
-    if (options.firstMessage > 0)
+    if (firstMessage > 0)
         setNotice(tr("The oldest %n message(s) no longer fit the context and were left out of this answer.", nullptr,
-                     options.firstMessage));
+                     firstMessage));
     Q_EMIT generatingChanged();
     return true;
 }
@@ -373,15 +420,28 @@ int ChatController::runRow() const
     return last >= 0 && m_messages.at(last).streaming ? last : -1;
 }
 
-void ChatController::applySplit(Run &run)
+void ChatController::showReply(Run &run, bool final)
 {
-    run.message.thinking = run.splitter.thinking();
-    run.message.text = run.splitter.answer();
+    bool inThinking = false;
+    if (run.format == TemplateKind::K3) {
+        // K3's channels are markup: the prompt opened think or response, the model closes them.
+        const K3ReplyParts parts = splitK3Reply(run.raw, run.message.openedThinking);
+        inThinking = run.message.openedThinking && !run.raw.contains(QLatin1String("<|close|>think<|sep|>"));
+        run.message.thinking = (final ? parts.reasoning : withoutPartialMarker(parts.reasoning)).trimmed();
+        run.message.text = (final ? parts.content : withoutPartialMarker(parts.content)).trimmed();
+    } else {
+        if (final)
+            run.splitter.finish();
+        inThinking = run.splitter.inThinking();
+        run.message.thinking = run.splitter.thinking();
+        run.message.text = run.splitter.answer();
+    }
+    run.message.raw = run.raw;
     const double now = run.clock.elapsed() / 1000.0;
-    if (run.splitter.sawThinking()) {
+    if (inThinking || !run.message.thinking.isEmpty()) {
         if (run.thinkingStarted < 0)
             run.thinkingStarted = now;
-        if (run.splitter.inThinking())
+        if (inThinking)
             run.message.thinkingSeconds = now - run.thinkingStarted;
     }
 }
@@ -394,8 +454,9 @@ void ChatController::onTokens(quint64 id, const QString &text, const GenerationS
         m_run->prefilling = false;
         Q_EMIT generatingChanged();
     }
+    m_run->raw += text;
     m_run->splitter.feed(text);
-    applySplit(*m_run);
+    showReply(*m_run, false);
     m_run->message.tokens = stats.completionTokens;
     m_run->message.tokensPerSecond = stats.tokensPerSecond;
     m_run->message.hitRate = stats.hitRate;
@@ -420,20 +481,18 @@ void ChatController::finishRun(const GenerationResult *result, const QString &er
     Run &run = *m_run;
     if (result) {
         // The final text is authoritative: split it once more from the start.
-        ThinkingSplitter whole;
-        whole.feed(result->text);
-        whole.finish();
-        if (!result->text.isEmpty() || run.message.text.isEmpty()) {
-            run.message.text = whole.answer();
-            run.message.thinking = whole.thinking();
+        if (!result->text.isEmpty() || run.raw.isEmpty()) {
+            run.raw = result->text;
+            run.splitter = ThinkingSplitter();
+            run.splitter.feed(run.raw);
         }
+        showReply(run, true);
         run.message.finishReason = result->finishReason;
         run.message.tokens = result->stats.completionTokens;
         run.message.tokensPerSecond = result->stats.tokensPerSecond;
         run.message.hitRate = result->stats.hitRate;
     } else {
-        run.splitter.finish();
-        applySplit(run);
+        showReply(run, true);
         run.message.error = error;
         run.message.finishReason = QStringLiteral("error");
     }
@@ -468,6 +527,8 @@ bool ChatController::regenerate()
             m_store->deleteMessage(m_messages.at(last).id);
         m_messages.truncate(last);
     }
+    // The saved state holds the dropped answer: it cannot be continued from.
+    m_engine->forgetState(stateFileFor(m_current.id));
     return startAnswer();
 }
 
@@ -488,6 +549,7 @@ bool ChatController::editAndResend(int row, const QString &text)
     if (m_store)
         edited.id = m_store->saveMessage(m_current.id, edited);
     m_messages.replace(row, edited);
+    m_engine->forgetState(stateFileFor(m_current.id));
     return startAnswer();
 }
 
@@ -539,10 +601,12 @@ void ChatController::recount()
         draft.text = m_draft.trimmed();
         list << draft;
     }
-    PromptOptions options;
-    options.systemPrompt = m_settings.systemPrompt;
-    options.thinking = m_settings.thinking;
-    m_countId = m_engine->countTokens(buildPrompt(list, options));
+    try {
+        m_countId = m_engine->countTokens(renderDialogue(dialogueFor(list, 0), templateKindFor(m_engine->modelInfo())).segments);
+    } catch (const std::exception &) {
+        // An image that can no longer be read: sending says so in words.
+        m_countId = 0;
+    }
 }
 
 void ChatController::onCounted(quint64 id, int tokens)

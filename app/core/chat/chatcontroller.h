@@ -1,16 +1,20 @@
 // ChatController: the chat page's logic. Owns the conversation store and the two list
-// models, turns a conversation into a generation request for the EngineController and
-// applies the streamed batches to the message model on the GUI thread. Every message is
-// written to the store when it is sent and when its answer ends (finished, stopped or
-// failed). A generation keeps going (and is saved) when the user opens another
-// conversation meanwhile.
+// models, renders a conversation with the model's chat template (app/core/prompt) into a
+// generation request for the EngineController and applies the streamed batches to the
+// message model on the GUI thread. Every message is written to the store when it is sent
+// and when its answer ends (finished, stopped or failed). A generation keeps going (and is
+// saved) when the user opens another conversation meanwhile. Each conversation's engine
+// state is saved beside the database (states/conversation-ID.state), so reopening it
+// continues without reading the whole history again; editing or regenerating drops it.
 #pragma once
 
 #include "chatmessage.h"
 #include "conversationlistmodel.h"
 #include "conversationstore.h"
+#include "dialogue.h"
 #include "generationtypes.h"
 #include "messagemodel.h"
+#include "templatekind.h"
 #include "thinkingsplitter.h"
 
 #include <QElapsedTimer>
@@ -94,6 +98,9 @@ public:
     // Returns false with a notice when it cannot (no model, already answering, empty).
     Q_INVOKABLE bool send(const QString &text);
     Q_INVOKABLE void stop();
+    // Where the engine state of a conversation is saved (empty without a store).
+    QString stateFileFor(qint64 conversationId) const;
+
     // Answers the last user message again (drops the last answer).
     Q_INVOKABLE bool regenerate();
     // Replaces the user message at `row`, drops everything after it, and answers again.
@@ -125,7 +132,9 @@ private:
         quint64 id = 0;
         qint64 conversationId = 0;
         ChatMessage message;
-        ThinkingSplitter splitter;
+        TemplateKind format = TemplateKind::Raw;
+        QString raw;                 // the reply so far, as the model writes it
+        ThinkingSplitter splitter;   // <think> replies (raw and ChatML formats)
         QElapsedTimer clock;
         double thinkingStarted = -1;
         bool prefilling = true;
@@ -137,7 +146,9 @@ private:
     void saveSettings();
     bool startAnswer();
     int runRow() const; // row of the streaming answer in the open conversation, or -1
-    void applySplit(Run &run);
+    // Shows the reply so far: thinking and answer apart, channel markers hidden.
+    void showReply(Run &run, bool final);
+    Dialogue dialogueFor(const QList<ChatMessage> &messages, int firstMessage) const;
     void finishRun(const GenerationResult *result, const QString &error);
     void recount();
     QString firstProblemForImage(const QString &path) const;

@@ -28,6 +28,10 @@ struct ChatMessage {
     QString role;      // "user" or "assistant"
     QString text;      // the answer (assistant) or what the user wrote
     QString thinking;  // the thinking channel, when the model produced one
+    // assistant: the reply exactly as the model wrote it (thinking and channel markers
+    // included); the next prompt repeats it so the engine state can be kept (dialogue.h).
+    QString raw;
+    bool openedThinking = false; // assistant: its prompt opened the thinking channel (K3)
     double thinkingSeconds = 0;
     QStringList imagePaths;
     int tokens = 0;    // tokens this message takes in the prompt (0: not counted yet)

@@ -93,6 +93,22 @@ ConversationStore::ConversationStore(const QString &path)
                         " hit_rate REAL NOT NULL DEFAULT 0, finish_reason TEXT NOT NULL DEFAULT '',"
                         " error TEXT NOT NULL DEFAULT '', created INTEGER NOT NULL)"));
     exec(QStringLiteral("CREATE INDEX IF NOT EXISTS messages_by_conversation ON messages(conversation_id, id)"));
+    // Added later: databases written before have the table without these columns.
+    addColumnIfMissing(QStringLiteral("messages"), QStringLiteral("raw"), QStringLiteral("TEXT NOT NULL DEFAULT ''"));
+    addColumnIfMissing(QStringLiteral("messages"), QStringLiteral("opened_thinking"),
+                       QStringLiteral("INTEGER NOT NULL DEFAULT 0"));
+}
+
+void ConversationStore::addColumnIfMissing(const QString &table, const QString &column, const QString &type) const
+{
+    QSqlQuery q(QSqlDatabase::database(m_connection));
+    if (!q.exec(QStringLiteral("PRAGMA table_info(%1)").arg(table)))
+        throw std::runtime_error(QStringLiteral("chat database %1: reading the columns of %2 failed: %3")
+                                     .arg(m_path, table, q.lastError().text()).toStdString());
+    while (q.next())
+        if (q.value(1).toString() == column)
+            return;
+    exec(QStringLiteral("ALTER TABLE %1 ADD COLUMN %2 %3").arg(table, column, type));
 }
 
 ConversationStore::~ConversationStore()
@@ -209,8 +225,8 @@ QList<ChatMessage> ConversationStore::messages(qint64 conversationId) const
 {
     QSqlQuery q(QSqlDatabase::database(m_connection));
     q.prepare(QStringLiteral("SELECT id, role, content, thinking, thinking_seconds, images, tokens, tokens_per_second,"
-                             " hit_rate, finish_reason, error, created FROM messages WHERE conversation_id = ?"
-                             " ORDER BY id"));
+                             " hit_rate, finish_reason, error, created, raw, opened_thinking FROM messages"
+                             " WHERE conversation_id = ? ORDER BY id"));
     q.addBindValue(conversationId);
     check(q, QStringLiteral("reading messages"));
     QList<ChatMessage> out;
@@ -228,6 +244,8 @@ QList<ChatMessage> ConversationStore::messages(qint64 conversationId) const
         m.finishReason = q.value(9).toString();
         m.error = q.value(10).toString();
         m.created = QDateTime::fromMSecsSinceEpoch(q.value(11).toLongLong());
+        m.raw = q.value(12).toString();
+        m.openedThinking = q.value(13).toBool();
         out << m;
     }
     return out;
@@ -238,12 +256,12 @@ qint64 ConversationStore::saveMessage(qint64 conversationId, const ChatMessage &
     QSqlQuery q(QSqlDatabase::database(m_connection));
     if (m.id == 0) {
         q.prepare(QStringLiteral("INSERT INTO messages (role, content, thinking, thinking_seconds, images, tokens,"
-                                 " tokens_per_second, hit_rate, finish_reason, error, created, conversation_id)"
-                                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                                 " tokens_per_second, hit_rate, finish_reason, error, created, raw, opened_thinking,"
+                                 " conversation_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     } else {
         q.prepare(QStringLiteral("UPDATE messages SET role = ?, content = ?, thinking = ?, thinking_seconds = ?,"
                                  " images = ?, tokens = ?, tokens_per_second = ?, hit_rate = ?, finish_reason = ?,"
-                                 " error = ?, created = ? WHERE conversation_id = ? AND id = ?"));
+                                 " error = ?, created = ?, raw = ?, opened_thinking = ? WHERE conversation_id = ? AND id = ?"));
     }
     q.addBindValue(nn(m.role));
     q.addBindValue(nn(m.text));
@@ -256,6 +274,8 @@ qint64 ConversationStore::saveMessage(qint64 conversationId, const ChatMessage &
     q.addBindValue(nn(m.finishReason));
     q.addBindValue(nn(m.error));
     q.addBindValue(m.created.isValid() ? m.created.toMSecsSinceEpoch() : nowMs());
+    q.addBindValue(nn(m.raw));
+    q.addBindValue(m.openedThinking ? 1 : 0);
     q.addBindValue(conversationId);
     if (m.id != 0)
         q.addBindValue(m.id);

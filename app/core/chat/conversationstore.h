@@ -38,6 +38,7 @@ public:
 
 private:
     void exec(const QString &sql) const;
+    void addColumnIfMissing(const QString &table, const QString &column, const QString &type) const;
     void touch(qint64 conversationId) const;
 
     QString m_path;

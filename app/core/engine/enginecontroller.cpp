@@ -164,6 +164,12 @@ quint64 EngineController::countTokens(const QList<PromptSegment> &segments)
     return id;
 }
 
+void EngineController::forgetState(const QString &stateFile)
+{
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, stateFile] { w->forgetState(stateFile); },
+                              Qt::QueuedConnection);
+}
+
 void EngineController::requestDone()
 {
     m_active = qMax(0, m_active - 1);

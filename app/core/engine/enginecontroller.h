@@ -64,6 +64,8 @@ public:
     // Queues a generation; returns its id. Results arrive through the signals below.
     quint64 generate(GenerationRequest request);
     quint64 countTokens(const QList<PromptSegment> &segments);
+    // Removes a saved conversation state, in turn with the generations (engineworker.h).
+    void forgetState(const QString &stateFile);
 
     EngineWorker *worker() const { return m_worker; }
 

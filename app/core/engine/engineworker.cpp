@@ -1,5 +1,7 @@
 #include "engineworker.h"
 
+#include "savedstate.h"
+
 #include <QFileInfo>
 #include <QMutexLocker>
 
@@ -69,8 +71,8 @@ void EngineWorker::openModel(const QString &path, qint64 budgetBytes, int ctxTok
 {
     m_cancelLoad = false;
     m_cancelEverything = false;
+    m_feeder.setModel(nullptr, {});
     m_model.reset();
-    m_history.clear();
     waste::OpenOptions options;
     options.ramBudget = budgetBytes;
     options.ctxTokens = ctxTokens > 0 ? ctxTokens : 4096;
@@ -82,6 +84,7 @@ void EngineWorker::openModel(const QString &path, qint64 budgetBytes, int ctxTok
     };
     try {
         m_model = waste::Model::open(QFileInfo(path).absoluteFilePath().toStdString(), options);
+        m_feeder.setModel(m_model.get(), savedstate::modelIdentity(path, options.ctxTokens));
         Q_EMIT loadProgress(1.0);
         Q_EMIT modelOpened(path, describeModel());
     } catch (const std::exception &e) {
@@ -92,8 +95,8 @@ void EngineWorker::openModel(const QString &path, qint64 budgetBytes, int ctxTok
 
 void EngineWorker::closeModel()
 {
+    m_feeder.setModel(nullptr, {});
     m_model.reset();
-    m_history.clear();
     Q_EMIT modelClosed();
 }
 
@@ -118,16 +121,6 @@ QVariantMap EngineWorker::describeModel() const
     };
 }
 
-std::vector<int32_t> EngineWorker::tokenizeSegments(const QList<PromptSegment> &segments) const
-{
-    std::vector<int32_t> ids;
-    for (const PromptSegment &s : segments) {
-        const std::vector<int32_t> part = m_model->tokenize(s.text.toStdString(), s.markup);
-        ids.insert(ids.end(), part.begin(), part.end());
-    }
-    return ids;
-}
-
 void EngineWorker::countTokens(quint64 id, const QList<PromptSegment> &segments)
 {
     if (!m_model) {
@@ -135,9 +128,29 @@ void EngineWorker::countTokens(quint64 id, const QList<PromptSegment> &segments)
         return;
     }
     try {
-        Q_EMIT tokensCounted(id, int(tokenizeSegments(segments).size()));
+        Q_EMIT tokensCounted(id, int(m_feeder.tokenize(segments).size()));
     } catch (const std::exception &) {
         Q_EMIT tokensCounted(id, -1);
+    }
+}
+
+void EngineWorker::forgetState(const QString &stateFile)
+{
+    if (!stateFile.isEmpty())
+        savedstate::remove(stateFile);
+}
+
+void EngineWorker::saveState(const GenerationRequest &request)
+{
+    if (request.stateFile.isEmpty() || !m_model || m_feeder.history().empty())
+        return;
+    try {
+        m_feeder.save(request.stateFile);
+        savedstate::prune(QFileInfo(request.stateFile).absolutePath(), kSavedStatesKept);
+    } catch (const std::exception &e) {
+        // Only a cost: reopening the conversation reads its history again.
+        qWarning("EngineWorker: the conversation state was not saved: %s", e.what());
+        savedstate::remove(request.stateFile);
     }
 }
 
@@ -156,30 +169,18 @@ void EngineWorker::generate(const GenerationRequest &request)
     }
     m_current = id;
     try {
-        std::vector<int32_t> prompt = tokenizeSegments(request.segments);
-
-        // Prefix reuse: when the state already holds a prefix of this prompt, feed only the rest.
-        size_t reused = 0;
-        const bool images = !request.imagePaths.isEmpty();
-        if (request.reuseState && !images && !m_historyHasImages && !m_history.empty()
-            && m_history.size() < prompt.size()
-            && std::equal(m_history.begin(), m_history.end(), prompt.begin())) {
-            reused = m_history.size();
-        } else {
-            m_model->resetState();
-            m_history.clear();
-            m_historyHasImages = false;
-        }
-        m_model->clearImages();
-        for (const QString &path : request.imagePaths)
-            m_model->addImage(path.toStdString());
+        // Prefix reuse: when the state (in memory or saved for this conversation) holds a
+        // prefix of this prompt, only the rest is fed, with only the images in the rest.
+        const PromptFeeder::Prepared prepared =
+            m_feeder.prepare(request.segments, request.imagePaths, request.reuseState, request.stateFile);
+        const size_t promptSize = prepared.prompt.size();
+        const qsizetype reused = prepared.reused;
 
         waste::GenParams params = request.params;
         if (request.makeConstraint)
             params.constraint = request.makeConstraint(*m_model, params.maxTokens);
 
-        Q_EMIT generationStarted(id, int(prompt.size()), int(reused));
-        const std::span<const int32_t> toFeed(prompt.data() + reused, prompt.size() - reused);
+        Q_EMIT generationStarted(id, int(promptSize), int(reused));
         const waste::Stats before = m_model->stats();
 
         QElapsedTimer clock;
@@ -190,8 +191,9 @@ void EngineWorker::generate(const GenerationRequest &request)
         bool prefillDone = false;
         QString pending;
         GenerationStats live;
-        live.promptTokens = int(prompt.size());
+        live.promptTokens = int(promptSize);
         live.reusedTokens = int(reused);
+        live.restoredState = prepared.restored;
 
         auto onPrefill = [&](int done, int total) {
             Q_EMIT prefillProgress(id, done, total);
@@ -209,6 +211,7 @@ void EngineWorker::generate(const GenerationRequest &request)
             live.tokensPerSecond = live.decodeSeconds > 0 ? live.completionTokens / live.decodeSeconds : 0;
             live.hitRate = hitRateBetween(before, ev.stats);
             live.bytesRead = ev.stats.bytesRead - before.bytesRead;
+            live.prefilledTokens = int(ev.stats.tokensPrefilled - before.tokensPrefilled);
             // Batch streamed text: one queued signal per ~40 ms, not one per token.
             if (sinceEmit.elapsed() >= kBatchMs) {
                 Q_EMIT tokensReady(id, pending, live);
@@ -218,15 +221,11 @@ void EngineWorker::generate(const GenerationRequest &request)
             return !isCancelled(id);
         };
 
-        waste::GenResult r = m_model->generate(toFeed, params, onToken, onPrefill);
+        waste::GenResult r = m_model->generate(prepared.rest(), params, onToken, onPrefill);
         if (!pending.isEmpty())
             Q_EMIT tokensReady(id, pending, live);
 
-        // What is in the state now: prompt + generated tokens, up to the engine's position.
-        m_history = prompt;
-        m_history.insert(m_history.end(), r.tokens.begin(), r.tokens.end());
-        m_history.resize(std::min<size_t>(m_history.size(), size_t(std::max(0, m_model->position()))));
-        m_historyHasImages = images;
+        m_feeder.record(prepared, r);
 
         GenerationResult result;
         result.text = QString::fromStdString(r.text);
@@ -239,7 +238,9 @@ void EngineWorker::generate(const GenerationRequest &request)
             result.stats.prefillSeconds = clock.elapsed() / 1000.0;
         result.stats.hitRate = hitRateBetween(before, r.stats);
         result.stats.bytesRead = r.stats.bytesRead - before.bytesRead;
+        result.stats.prefilledTokens = int(r.stats.tokensPrefilled - before.tokensPrefilled);
         Q_EMIT generationFinished(id, result);
+        saveState(request);
     } catch (const waste::Error &e) {
         if (e.code() == waste::ErrorCode::Cancelled) {
             GenerationResult cancelled;
@@ -249,12 +250,10 @@ void EngineWorker::generate(const GenerationRequest &request)
             Q_EMIT generationFailed(id, QString::fromStdString(e.what()));
         }
         // After an error mid-layer the state is undefined: start clean next time.
-        m_model->resetState();
-        m_history.clear();
+        m_feeder.reset();
     } catch (const std::exception &e) {
         Q_EMIT generationFailed(id, QString::fromStdString(e.what()));
-        m_model->resetState();
-        m_history.clear();
+        m_feeder.reset();
     }
     m_current = 0;
     QMutexLocker lock(&m_cancelMutex);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "generationtypes.h"
+#include "promptfeeder.h"
 
 #include <waste/waste.hpp>
 
@@ -30,6 +31,8 @@ public:
 
     // Interval at which streamed text is batched before it is emitted.
     static constexpr int kBatchMs = 40;
+    // Saved conversation states kept (the most recently written); older ones are removed.
+    static constexpr int kSavedStatesKept = 8;
 
 public Q_SLOTS:
     void openModel(const QString &path, qint64 budgetBytes, int ctxTokens);
@@ -37,6 +40,9 @@ public Q_SLOTS:
     void generate(const GenerationRequest &request);
     // Token counting for the context meter and the API's usage field.
     void countTokens(quint64 id, const QList<PromptSegment> &segments);
+    // Removes a conversation's saved state (edited, regenerated or deleted). Runs in turn with
+    // generations, so it never races the save at the end of one.
+    void forgetState(const QString &stateFile);
 
 Q_SIGNALS:
     void loadProgress(double fraction);
@@ -53,13 +59,12 @@ Q_SIGNALS:
 
 private:
     bool isCancelled(quint64 id) const;
-    std::vector<int32_t> tokenizeSegments(const QList<PromptSegment> &segments) const;
     QVariantMap describeModel() const;
+    void saveState(const GenerationRequest &request);
 
     std::unique_ptr<waste::Model> m_model;
-    // Tokens whose effect is in the engine state right now (prefix reuse across requests).
-    std::vector<int32_t> m_history;
-    bool m_historyHasImages = false;
+    // Feeds prompts on top of what the state holds (prefix reuse across requests).
+    PromptFeeder m_feeder;
 
     mutable QMutex m_cancelMutex;
     QSet<quint64> m_cancelled;

@@ -31,6 +31,10 @@ struct GenerationRequest {
     waste::GenParams params;
     // Keep the engine state when the new prompt extends what is already in it.
     bool reuseState = true;
+    // Where this conversation's engine state is saved (savedstate.h); empty: nowhere. When the
+    // state in memory belongs to something else, a saved state that the prompt extends is
+    // loaded instead of feeding the whole prompt; after the answer the state is saved here.
+    QString stateFile;
     // Constrained decoding (API response_format / forced tool calls); empty: none.
     ConstraintFactory makeConstraint;
 };
@@ -41,6 +45,8 @@ struct GenerationStats {
     QML_VALUE_TYPE(generationStats)
     Q_PROPERTY(int promptTokens MEMBER promptTokens)
     Q_PROPERTY(int reusedTokens MEMBER reusedTokens)
+    Q_PROPERTY(int prefilledTokens MEMBER prefilledTokens)
+    Q_PROPERTY(bool restoredState MEMBER restoredState)
     Q_PROPERTY(int completionTokens MEMBER completionTokens)
     Q_PROPERTY(double prefillSeconds MEMBER prefillSeconds)
     Q_PROPERTY(double decodeSeconds MEMBER decodeSeconds)
@@ -50,6 +56,8 @@ struct GenerationStats {
 public:
     int promptTokens = 0;
     int reusedTokens = 0; // prompt tokens already in the engine state (not recomputed)
+    int prefilledTokens = 0; // positions computed for the prompt (images expanded)
+    bool restoredState = false; // the reused state was loaded from the conversation's saved state
     int completionTokens = 0;
     double prefillSeconds = 0;
     double decodeSeconds = 0;

@@ -1,0 +1,128 @@
+#include "promptfeeder.h"
+
+#include "text/utf8_stream.hpp"
+
+#include <algorithm>
+
+void PromptFeeder::setModel(waste::Model *model, const QString &identity)
+{
+    m_model = model;
+    m_identity = identity;
+    m_history.clear();
+    m_mediaToken = -1;
+    if (m_model && m_model->info().hasVision) {
+        const std::vector<int32_t> pad = m_model->tokenize("<|media_pad|>", true);
+        m_mediaToken = pad.size() == 1 ? pad.front() : -1;
+    }
+}
+
+std::vector<int32_t> PromptFeeder::tokenize(const QList<PromptSegment> &segments) const
+{
+    // One segment at a time, never joined: BPE is not associative, and text must not merge
+    // with markup.
+    std::vector<int32_t> ids;
+    for (const PromptSegment &s : segments) {
+        const std::vector<int32_t> part = m_model->tokenize(s.text.toStdString(), s.markup);
+        ids.insert(ids.end(), part.begin(), part.end());
+    }
+    return ids;
+}
+
+qsizetype PromptFeeder::keptPrefix(const std::vector<int32_t> &prompt, const QStringList &images,
+                                   const QString &stateFile, bool &restored)
+{
+    const auto bytes = [this](int32_t t) { return m_model->tokenText(t); };
+    // A prefix to keep must leave at least one token to feed (the logits come from it), and
+    // must not hold more images than the prompt has.
+    const auto usable = [&](const StateHistory &h, qsizetype k) {
+        return k > 0 && size_t(k) < prompt.size() && h.countPromptToken(m_mediaToken) <= images.size()
+               && (images.isEmpty() || m_mediaToken >= 0);
+    };
+    if (!m_history.empty()) {
+        const qsizetype k = m_history.matchPrefix(prompt, bytes);
+        if (usable(m_history, k))
+            return k;
+    }
+    if (stateFile.isEmpty())
+        return 0;
+    std::optional<savedstate::Record> saved = savedstate::readRecord(stateFile, m_identity);
+    if (!saved)
+        return 0;
+    const qsizetype k = saved->history.matchPrefix(prompt, bytes);
+    if (!usable(saved->history, k))
+        return 0;
+    try {
+        m_model->loadState(stateFile.toStdString());
+    } catch (const waste::Error &) {
+        // Damaged, or of other shapes: of no use again. The state in memory is unchanged.
+        savedstate::remove(stateFile);
+        return 0;
+    }
+    if (m_model->position() != saved->position)
+        return 0; // the caller resets
+    m_history = std::move(saved->history);
+    restored = true;
+    return k;
+}
+
+PromptFeeder::Prepared PromptFeeder::prepare(const QList<PromptSegment> &segments, const QStringList &images, bool reuse,
+                                             const QString &stateFile)
+{
+    Prepared p;
+    p.prompt = tokenize(segments);
+    p.reused = reuse ? keptPrefix(p.prompt, images, stateFile, p.restored) : 0;
+    qsizetype placed = 0;
+    if (p.reused > 0) {
+        placed = m_history.countPromptToken(m_mediaToken);
+    } else {
+        p.restored = false;
+        m_model->resetState();
+        m_history.clear();
+    }
+    // The kept part's images are in the state; the others are encoded now, in order.
+    m_model->clearImages();
+    for (qsizetype i = placed; i < images.size(); ++i)
+        m_model->addImage(images.at(i).toStdString());
+    p.positionBefore = m_model->position();
+    return p;
+}
+
+void PromptFeeder::record(const Prepared &p, const waste::GenResult &r)
+{
+    // What is in the state now: the fed part of the prompt, then the generated tokens that
+    // were fed (a stop token, or the last token of a cancelled or context-full answer, is
+    // sampled but never fed).
+    const qsizetype fed = std::clamp<qsizetype>(m_model->position() - p.positionBefore - r.promptTokens, 0,
+                                                qsizetype(r.tokens.size()));
+    m_history.appendPrompt(p.rest());
+    const std::span<const int32_t> generated(r.tokens.data(), size_t(fed));
+    // The text of exactly those tokens as the app shows it (invalid UTF-8 as U+FFFD): a reply
+    // rendered back matches it, unless a stop string or a cancel cut the shown text short.
+    m_history.appendGenerated(generated, waste::text::sanitizeUtf8(m_model->detokenize(generated)));
+}
+
+void PromptFeeder::reset()
+{
+    if (m_model)
+        m_model->resetState();
+    m_history.clear();
+}
+
+void PromptFeeder::save(const QString &stateFile, const QJsonObject &extra) const
+{
+    savedstate::save(*m_model, stateFile, m_history, m_identity, extra);
+}
+
+std::optional<QJsonObject> PromptFeeder::restore(const QString &stateFile)
+{
+    std::optional<savedstate::Record> saved = savedstate::readRecord(stateFile, m_identity);
+    if (!saved)
+        return std::nullopt;
+    m_model->loadState(stateFile.toStdString());
+    if (m_model->position() != saved->position) {
+        reset();
+        return std::nullopt;
+    }
+    m_history = std::move(saved->history);
+    return saved->extra;
+}

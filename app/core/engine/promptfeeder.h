@@ -1,0 +1,62 @@
+// PromptFeeder: puts prompts into one waste::Model's session so that what its state already
+// holds is not fed again. The EngineWorker (GUI chat and API server) and `waste chat` use it.
+//
+// Before a generation, prepare() tokenises the prompt and keeps the state when it holds a
+// prefix of the prompt (StateHistory), else loads the conversation's saved state when that
+// one does (savedstate.h), else resets; it adds the images that are not in the state yet.
+// After the generation, record() notes what was fed, and save() writes the state to disk.
+#pragma once
+
+#include "generationtypes.h"
+#include "savedstate.h"
+#include "statehistory.h"
+
+#include <waste/waste.hpp>
+
+#include <QJsonObject>
+#include <QStringList>
+
+#include <optional>
+#include <vector>
+
+class PromptFeeder {
+public:
+    // identity: savedstate::modelIdentity of the model (saved states of others are ignored).
+    void setModel(waste::Model *model, const QString &identity);
+    waste::Model *model() const { return m_model; }
+
+    std::vector<int32_t> tokenize(const QList<PromptSegment> &segments) const;
+
+    struct Prepared {
+        std::vector<int32_t> prompt; // the whole prompt, images unexpanded
+        qsizetype reused = 0;        // leading tokens already in the state: feed the rest
+        bool restored = false;       // the state was loaded from `stateFile`
+        int positionBefore = 0;      // the engine position before the rest is fed
+        std::span<const int32_t> rest() const { return std::span<const int32_t>(prompt).subspan(size_t(reused)); }
+    };
+    // reuse false: always start from a clean state. stateFile: the conversation's saved
+    // state (may be empty). `images` are all the prompt's images, in order.
+    Prepared prepare(const QList<PromptSegment> &segments, const QStringList &images, bool reuse,
+                     const QString &stateFile);
+    // After model()->generate(prepared.rest(), ...) returned `result`.
+    void record(const Prepared &prepared, const waste::GenResult &result);
+    // The state is undefined (an error mid-layer): start clean next time.
+    void reset();
+
+    const StateHistory &history() const { return m_history; }
+
+    // Writes the state and what it holds (extra: anything the caller keeps with it).
+    void save(const QString &stateFile, const QJsonObject &extra = {}) const;
+    // Loads a state saved by save() for this model; returns its extra, or nothing (the
+    // state is then unchanged) when there is none or it is of another model.
+    std::optional<QJsonObject> restore(const QString &stateFile);
+
+private:
+    qsizetype keptPrefix(const std::vector<int32_t> &prompt, const QStringList &images, const QString &stateFile,
+                         bool &restored);
+
+    waste::Model *m_model = nullptr;
+    QString m_identity;
+    int32_t m_mediaToken = -1; // <|media_pad|>: one per image in an unexpanded prompt
+    StateHistory m_history;
+};

@@ -1,0 +1,110 @@
+#include "statehistory.h"
+
+#include <QJsonObject>
+
+#include <algorithm>
+
+qsizetype StateHistory::tokenCount() const
+{
+    qsizetype n = 0;
+    for (const Chunk &c : m_chunks)
+        n += qsizetype(c.tokens.size());
+    return n;
+}
+
+void StateHistory::appendPrompt(std::span<const int32_t> tokens)
+{
+    if (tokens.empty())
+        return;
+    if (!m_chunks.empty() && !m_chunks.back().generated) {
+        m_chunks.back().tokens.insert(m_chunks.back().tokens.end(), tokens.begin(), tokens.end());
+        return;
+    }
+    m_chunks.push_back(Chunk{{tokens.begin(), tokens.end()}, {}, false});
+}
+
+void StateHistory::appendGenerated(std::span<const int32_t> tokens, const std::string &text)
+{
+    if (tokens.empty())
+        return;
+    m_chunks.push_back(Chunk{{tokens.begin(), tokens.end()}, text, true});
+}
+
+qsizetype StateHistory::matchPrefix(std::span<const int32_t> prompt, const TokenBytes &bytes) const
+{
+    size_t at = 0;
+    for (const Chunk &c : m_chunks) {
+        if (!c.generated) {
+            if (at + c.tokens.size() > prompt.size()
+                || !std::equal(c.tokens.begin(), c.tokens.end(), prompt.begin() + qsizetype(at)))
+                return -1;
+            at += c.tokens.size();
+            continue;
+        }
+        // Text that cannot be checked (tokens without bytes) never matches.
+        if (c.text.empty())
+            return -1;
+        std::string seen;
+        while (seen.size() < c.text.size()) {
+            if (at >= prompt.size())
+                return -1;
+            seen += bytes(prompt[at++]);
+            if (seen.size() > c.text.size() || c.text.compare(0, seen.size(), seen) != 0)
+                return -1;
+        }
+    }
+    return qsizetype(at);
+}
+
+qsizetype StateHistory::countPromptToken(int32_t token) const
+{
+    qsizetype n = 0;
+    for (const Chunk &c : m_chunks)
+        if (!c.generated)
+            n += std::count(c.tokens.begin(), c.tokens.end(), token);
+    return n;
+}
+
+QJsonArray StateHistory::toJson() const
+{
+    QJsonArray out;
+    for (const Chunk &c : m_chunks) {
+        QJsonArray ids;
+        for (int32_t t : c.tokens)
+            ids.append(t);
+        QJsonObject o{{QStringLiteral("tokens"), ids}};
+        if (c.generated) {
+            o.insert(QStringLiteral("generated"), true);
+            o.insert(QStringLiteral("text"), QString::fromStdString(c.text));
+        }
+        out.append(o);
+    }
+    return out;
+}
+
+std::optional<StateHistory> StateHistory::fromJson(const QJsonArray &json)
+{
+    StateHistory h;
+    for (const QJsonValue &v : json) {
+        if (!v.isObject())
+            return std::nullopt;
+        const QJsonObject o = v.toObject();
+        const QJsonValue ids = o.value(QStringLiteral("tokens"));
+        if (!ids.isArray())
+            return std::nullopt;
+        std::vector<int32_t> tokens;
+        tokens.reserve(size_t(ids.toArray().size()));
+        for (const QJsonValue &t : ids.toArray()) {
+            if (!t.isDouble() || t.toDouble() < 0 || t.toDouble() > 2147483647.0)
+                return std::nullopt;
+            tokens.push_back(int32_t(t.toDouble()));
+        }
+        if (o.value(QStringLiteral("generated")).toBool()) {
+            // QString round trip: the text is valid UTF-8 (the engine releases nothing else).
+            h.appendGenerated(tokens, o.value(QStringLiteral("text")).toString().toStdString());
+        } else {
+            h.appendPrompt(tokens);
+        }
+    }
+    return h;
+}

@@ -1,0 +1,34 @@
+#include "dialogue.h"
+
+#include <QJsonArray>
+
+QJsonObject dialogueToJson(const Dialogue &d)
+{
+    QJsonArray turns;
+    for (const DialogueTurn &t : d.turns)
+        turns.append(QJsonObject{{QStringLiteral("role"), t.role},
+                                 {QStringLiteral("text"), t.text},
+                                 {QStringLiteral("images"), QJsonArray::fromStringList(t.imagePaths)},
+                                 {QStringLiteral("openedThinking"), t.openedThinking}});
+    return {{QStringLiteral("system"), d.systemPrompt},
+            {QStringLiteral("thinking"), d.thinking},
+            {QStringLiteral("turns"), turns}};
+}
+
+Dialogue dialogueFromJson(const QJsonObject &json)
+{
+    Dialogue d;
+    d.systemPrompt = json.value(QStringLiteral("system")).toString();
+    d.thinking = json.value(QStringLiteral("thinking")).toBool();
+    for (const QJsonValue &v : json.value(QStringLiteral("turns")).toArray()) {
+        const QJsonObject o = v.toObject();
+        DialogueTurn t;
+        t.role = o.value(QStringLiteral("role")).toString();
+        t.text = o.value(QStringLiteral("text")).toString();
+        for (const QJsonValue &p : o.value(QStringLiteral("images")).toArray())
+            t.imagePaths << p.toString();
+        t.openedThinking = o.value(QStringLiteral("openedThinking")).toBool();
+        d.turns << t;
+    }
+    return d;
+}

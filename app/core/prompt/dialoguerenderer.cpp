@@ -1,0 +1,131 @@
+#include "dialoguerenderer.h"
+
+#include "k3reply.h"
+#include "mediablock.h"
+
+#include "text/chatml_template.hpp"
+#include "text/k3_template.hpp"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QUrl>
+
+#include <nlohmann/json.hpp>
+
+#include <stdexcept>
+
+namespace {
+
+// The marker the engine's ChatML renderer writes where an image part was.
+const QString kImagePlaceholder = QStringLiteral("<|kimi_image_placeholder|>");
+
+QList<PromptSegment> toSegments(const waste::text::Segments &segments)
+{
+    QList<PromptSegment> out;
+    out.reserve(qsizetype(segments.size()));
+    for (const waste::text::Segment &s : segments)
+        out.append(PromptSegment{QString::fromStdString(s.text), s.markup});
+    return out;
+}
+
+void appendText(QList<PromptSegment> &out, const QString &text)
+{
+    if (!text.isEmpty())
+        out.append(PromptSegment{text, false});
+}
+
+QList<PromptSegment> renderRaw(const Dialogue &d, const QStringList &blocks)
+{
+    // The API server's raw mode, segment for segment: "role: " text, the parts, "\n\n".
+    QList<PromptSegment> out;
+    if (!d.systemPrompt.isEmpty()) {
+        appendText(out, QStringLiteral("system: "));
+        appendText(out, d.systemPrompt);
+        appendText(out, QStringLiteral("\n\n"));
+    }
+    qsizetype image = 0;
+    for (const DialogueTurn &t : d.turns) {
+        appendText(out, t.role + QStringLiteral(": "));
+        for (qsizetype i = 0; i < t.imagePaths.size(); ++i)
+            out.append(PromptSegment{blocks.at(image++), true});
+        appendText(out, t.text);
+        appendText(out, QStringLiteral("\n\n"));
+    }
+    appendText(out, QStringLiteral("assistant: "));
+    return out;
+}
+
+} // namespace
+
+QJsonObject dialogueRequest(const Dialogue &d, TemplateKind kind)
+{
+    QJsonArray messages;
+    if (!d.systemPrompt.isEmpty())
+        messages.append(QJsonObject{{QStringLiteral("role"), QStringLiteral("system")},
+                                    {QStringLiteral("content"), d.systemPrompt}});
+    for (const DialogueTurn &t : d.turns) {
+        QJsonObject m{{QStringLiteral("role"), t.role}};
+        if (t.role == QLatin1String("assistant") && kind == TemplateKind::K3) {
+            const K3ReplyParts parts = splitK3Reply(t.text, t.openedThinking);
+            m.insert(QStringLiteral("content"), parts.content);
+            if (t.openedThinking)
+                m.insert(QStringLiteral("reasoning_content"), parts.reasoning);
+        } else if (t.imagePaths.isEmpty()) {
+            m.insert(QStringLiteral("content"), t.text);
+        } else {
+            QJsonArray parts;
+            for (const QString &path : t.imagePaths)
+                parts.append(QJsonObject{
+                    {QStringLiteral("type"), QStringLiteral("image_url")},
+                    {QStringLiteral("image_url"),
+                     QJsonObject{{QStringLiteral("url"), QUrl::fromLocalFile(path).toString()}}}});
+            if (!t.text.isEmpty())
+                parts.append(QJsonObject{{QStringLiteral("type"), QStringLiteral("text")},
+                                         {QStringLiteral("text"), t.text}});
+            m.insert(QStringLiteral("content"), parts);
+        }
+        messages.append(m);
+    }
+    return {{QStringLiteral("messages"), messages}, {QStringLiteral("thinking"), d.thinking}};
+}
+
+RenderedPrompt renderDialogue(const Dialogue &d, TemplateKind kind, const MediaBlockFunction &mediaBlock)
+{
+    RenderedPrompt r;
+    QStringList blocks;
+    for (const DialogueTurn &t : d.turns)
+        for (const QString &path : t.imagePaths) {
+            blocks << (mediaBlock ? mediaBlock(path) : imageMediaBlock(path));
+            r.imagePaths << path;
+        }
+    if (kind == TemplateKind::Raw) {
+        r.segments = renderRaw(d, blocks);
+        return r;
+    }
+    QJsonObject request = dialogueRequest(d, kind);
+    try {
+        if (kind == TemplateKind::K3) {
+            request.insert(QStringLiteral("image_prompts"), QJsonArray::fromStringList(blocks));
+            const std::string json = QJsonDocument(request).toJson(QJsonDocument::Compact).toStdString();
+            r.segments = toSegments(waste::text::renderK3Json(json));
+            r.opensThinking = waste::text::k3ThinkingEnabled(nlohmann::ordered_json::parse(json));
+            return r;
+        }
+        const auto json = nlohmann::ordered_json::parse(QJsonDocument(request).toJson(QJsonDocument::Compact).toStdString());
+        r.segments = toSegments(waste::text::renderChatMl(json));
+    } catch (const std::exception &e) {
+        throw std::runtime_error(std::string("the chat template refused the conversation: ") + e.what());
+    }
+    // ChatML marks where each image part was; the media block that places the image goes there.
+    qsizetype image = 0;
+    for (PromptSegment &s : r.segments) {
+        if (!s.markup || s.text != kImagePlaceholder)
+            continue;
+        if (image >= blocks.size())
+            throw std::runtime_error("the chat template placed more images than the conversation has");
+        s.text = blocks.at(image++);
+    }
+    if (image != blocks.size())
+        throw std::runtime_error("the chat template left out an image of the conversation");
+    return r;
+}

@@ -1,0 +1,219 @@
+// Images end to end in the GUI: a PNG dropped on the main window with the tiny vision model
+// open becomes an attachment, Enter sends it, and the model answers; the API server, given the
+// same picture as an image_url data URL and the same words at temperature 0, produces the same
+// tokens. A second question keeps the image in the engine state: it is not encoded or read
+// again. Any QML warning fails the test.
+#include "studioapplication.h"
+
+#include "chat/chatcontroller.h"
+#include "engine/enginecontroller.h"
+#include "httptestclient.h"
+
+#include <waste/convert.hpp>
+
+#include <QApplication>
+#include <QDir>
+#include <QFile>
+#include <QMimeData>
+#include <QQmlApplicationEngine>
+#include <QQuickItem>
+#include <QQuickWindow>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+
+namespace {
+QStringList g_warnings;
+QtMessageHandler g_previous = nullptr;
+
+void collectWarnings(QtMsgType type, const QMessageLogContext &ctx, const QString &msg)
+{
+    if (type != QtDebugMsg && type != QtInfoMsg && !msg.contains(QLatin1String("propagateSizeHints")))
+        g_warnings << msg;
+    if (g_previous)
+        g_previous(type, ctx, msg);
+}
+
+const QString kVision = QStringLiteral(WASTE_FIXTURES_DIR "/vision-container/v1.waste");
+const QString kPng = QStringLiteral(WASTE_FIXTURES_DIR "/vision-container/img_a.png");
+const QString kQuestion = QStringLiteral("Describe the picture.");
+constexpr int kMaxTokens = 16;
+
+// What a file manager's drag does: enter, move, drop, at the window's centre.
+void dropFile(QQuickWindow *window, const QString &path)
+{
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(path)});
+    const QPoint at(window->width() / 2, window->height() / 2);
+    QDragEnterEvent enter(at, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QCoreApplication::sendEvent(window, &enter);
+    QDragMoveEvent move(at, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QCoreApplication::sendEvent(window, &move);
+    QDropEvent drop(QPointF(at), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QCoreApplication::sendEvent(window, &drop);
+}
+
+// QTest::keyClicks takes widgets only; a QML window gets its keys one by one.
+void typeText(QQuickWindow *window, const QString &text)
+{
+    for (const QChar c : text)
+        QTest::keyClick(window, c.toLatin1());
+}
+
+} // namespace
+
+class TestChatVision : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        StudioApplication::configure();
+        QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).removeRecursively();
+        QFile::remove(QStandardPaths::writableLocation(QStandardPaths::AppConfigLocation) + QStringLiteral(".conf"));
+        g_previous = qInstallMessageHandler(collectWarnings);
+    }
+
+    void droppedImageIsAnsweredAsTheApiServerAnswersIt()
+    {
+        auto services = StudioApplication::createServices();
+        QQmlApplicationEngine qml;
+        QVERIFY(StudioApplication::loadMainWindow(qml));
+        auto *window = qobject_cast<QQuickWindow *>(qml.rootObjects().first());
+        QVERIFY(window);
+        QVERIFY(QTest::qWaitForWindowExposed(window));
+
+        EngineController *engine = services->engine.get();
+        engine->openModel(kVision, 0, 4096);
+        QTRY_COMPARE_WITH_TIMEOUT(engine->state(), EngineController::Ready, 30000);
+        QVERIFY(engine->hasVision());
+        ChatController *chat = services->chat.get();
+        chat->setTemperature(0);
+        chat->setMaxTokens(kMaxTokens);
+
+        // Start elsewhere: the drop brings the chat page forward.
+        window->setProperty("currentPage", 0);
+        dropFile(window, kPng);
+        QCOMPARE(chat->attachments(), QStringList{kPng});
+        QVERIFY2(chat->notice().isEmpty(), qPrintable(chat->notice()));
+        const QStringList pages = window->property("pageNames").toStringList();
+        QCOMPARE(pages.at(window->property("currentPage").toInt()), QStringLiteral("Chat"));
+
+        // Type the question and press Enter, as a person would.
+        auto *composer = window->findChild<QQuickItem *>(QStringLiteral("composer"));
+        QVERIFY(composer);
+        composer->forceActiveFocus();
+        QTRY_VERIFY(composer->hasActiveFocus());
+        typeText(window, kQuestion);
+        QList<GenerationResult> results;
+        connect(engine, &EngineController::generationFinished, this,
+                [&results](quint64, const GenerationResult &r) { results << r; });
+        QSignalSpy saved(chat, &ChatController::answerSaved);
+        QTest::keyClick(window, Qt::Key_Return);
+        QVERIFY(saved.wait(60000));
+        QCOMPARE(chat->messages()->rowCount(), 2);
+        const QModelIndex question = chat->messages()->index(0);
+        QCOMPARE(question.data(MessageModel::TextRole).toString(), kQuestion);
+        QCOMPARE(question.data(MessageModel::ImagesRole).toStringList(), QStringList{kPng});
+        const QModelIndex answer = chat->messages()->index(1);
+        QVERIFY(answer.data(MessageModel::ErrorRole).toString().isEmpty());
+        QVERIFY2(!answer.data(MessageModel::TextRole).toString().trimmed().isEmpty(), "the model gave no answer");
+        QCOMPARE(results.size(), 1);
+        const GenerationResult gui = results.first();
+        QVERIFY(!gui.tokens.isEmpty());
+        // The image took positions of its own beyond its one placeholder token.
+        QVERIFY2(gui.stats.prefilledTokens > gui.stats.promptTokens,
+                 qPrintable(QStringLiteral("%1 positions for %2 tokens").arg(gui.stats.prefilledTokens).arg(gui.stats.promptTokens)));
+
+        // The same picture and words through the API server, at temperature 0.
+        ApiServer *server = services->server.get();
+        server->setPort(0);
+        QVERIFY2(server->start(), qPrintable(server->errorString()));
+        HttpTestClient client(server->boundPort());
+        QFile png(kPng);
+        QVERIFY(png.open(QIODevice::ReadOnly));
+        const QString dataUrl = QStringLiteral("data:image/png;base64,") + QString::fromLatin1(png.readAll().toBase64());
+        const QJsonObject body{
+            {"model", "v1"},
+            {"messages", QJsonArray{QJsonObject{
+                             {"role", "user"},
+                             {"content", QJsonArray{QJsonObject{{"type", "image_url"}, {"image_url", QJsonObject{{"url", dataUrl}}}},
+                                                    QJsonObject{{"type", "text"}, {"text", kQuestion}}}}}}},
+            {"max_tokens", kMaxTokens},
+            {"temperature", 0}};
+        const HttpResult r = client.post(QStringLiteral("/v1/chat/completions"), body);
+        QCOMPARE(r.status, 200);
+        QCOMPARE(results.size(), 2);
+        const GenerationResult api = results.last();
+        QCOMPARE(api.tokens, gui.tokens);
+        QCOMPARE(api.text, gui.text);
+        QCOMPARE(api.stats.promptTokens, gui.stats.promptTokens);
+        QCOMPARE(api.stats.prefilledTokens, gui.stats.prefilledTokens);
+        const QJsonObject reply = r.json();
+        QCOMPARE(reply.value("choices").toArray().at(0).toObject().value("message").toObject().value("content").toString(),
+                 gui.text);
+        QCOMPARE(reply.value("usage").toObject().value("completion_tokens").toInt(), int(gui.tokens.size()));
+        server->stop();
+
+        // A follow-up in the GUI: only the new words are fed; the picture stays in the state
+        // (the API request left the very same tokens there) and is not read again.
+        composer->forceActiveFocus();
+        typeText(window, QStringLiteral("What colour is it?"));
+        QTest::keyClick(window, Qt::Key_Return);
+        QVERIFY(saved.wait(60000));
+        QCOMPARE(results.size(), 3);
+        const GenerationStats followUp = results.last().stats;
+        QVERIFY(followUp.reusedTokens > gui.stats.promptTokens);
+        QCOMPARE(followUp.prefilledTokens, followUp.promptTokens - followUp.reusedTokens);
+        qInfo("image turn: %d prompt tokens, %d positions; follow-up: %d prompt tokens, %d kept, %d prefilled",
+              gui.stats.promptTokens, gui.stats.prefilledTokens, followUp.promptTokens, followUp.reusedTokens,
+              followUp.prefilledTokens);
+
+        QTest::qWait(100); // let the views take the last changes
+        QVERIFY2(g_warnings.isEmpty(), qPrintable(g_warnings.join(QLatin1Char('\n'))));
+    }
+
+    void templatedVisionModelReadsTheImage()
+    {
+        // `waste mktiny --vision`: a container with a ChatML template, so the picture goes
+        // where the template puts the image part, as a media block.
+        QTemporaryDir dir;
+        const QString model = dir.filePath(QStringLiteral("tiny-vision"));
+        waste::TinyModelOptions options;
+        options.vision = true;
+        waste::makeTinyContainer(model.toStdString(), options);
+        EngineController engine(nullptr);
+        engine.openModel(model, 0, 2048);
+        QTRY_COMPARE_WITH_TIMEOUT(engine.state(), EngineController::Ready, 30000);
+        QVERIFY(engine.modelInfo().value(QStringLiteral("hasChatTemplate")).toBool());
+        ChatController chat(&engine, dir.filePath(QStringLiteral("chat.sqlite")), nullptr);
+        chat.setTemperature(0);
+        chat.setMaxTokens(kMaxTokens);
+        QList<GenerationResult> results;
+        connect(&engine, &EngineController::generationFinished, this,
+                [&results](quint64, const GenerationResult &r) { results << r; });
+        QSignalSpy saved(&chat, &ChatController::answerSaved);
+        QVERIFY(chat.addAttachment(QUrl::fromLocalFile(kPng)));
+        QVERIFY2(chat.send(kQuestion), qPrintable(chat.notice()));
+        QVERIFY(saved.wait(60000));
+        QCOMPARE(results.size(), 1);
+        QVERIFY(chat.messages()->index(1).data(MessageModel::ErrorRole).toString().isEmpty());
+        QVERIFY(!results.first().tokens.isEmpty());
+        QVERIFY(results.first().stats.prefilledTokens > results.first().stats.promptTokens);
+        QVERIFY(chat.send(QStringLiteral("And the colours?")));
+        QVERIFY(saved.wait(60000));
+        QVERIFY(results.last().stats.reusedTokens > results.first().stats.promptTokens);
+        QCOMPARE(results.last().stats.prefilledTokens, results.last().stats.promptTokens - results.last().stats.reusedTokens);
+        QVERIFY2(g_warnings.isEmpty(), qPrintable(g_warnings.join(QLatin1Char('\n'))));
+    }
+};
+
+int main(int argc, char **argv)
+{
+    QApplication app(argc, argv);
+    TestChatVision t;
+    return QTest::qExec(&t, argc, argv);
+}
+
+#include "tst_chat_vision.moc"

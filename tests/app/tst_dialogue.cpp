@@ -1,0 +1,301 @@
+// The shared conversation renderer (app/core/prompt) and the PromptFeeder on real containers:
+// each format (raw, ChatML, K3) is deterministic and prefix-stable, user text never becomes
+// markup, images become media blocks in order; a second turn keeps the engine state and feeds
+// only the new part, and the logits are then bit for bit those of feeding the same tokens in
+// one go; a saved state restores on a fresh session; images in the kept part are not encoded
+// again.
+#include "dialoguerenderer.h"
+#include "k3reply.h"
+#include "mediablock.h"
+#include "promptfeeder.h"
+#include "statehistory.h"
+
+#include <waste/waste.hpp>
+
+#include <QTemporaryDir>
+#include <QTest>
+
+namespace {
+
+const QString kR3 = QStringLiteral(WASTE_FIXTURES_DIR "/reference-container/r3.waste");
+const QString kK3 = QStringLiteral(WASTE_FIXTURES_DIR "/k3-container/k3s1.waste");
+const QString kVision = QStringLiteral(WASTE_FIXTURES_DIR "/vision-container/v1.waste");
+const QString kImageA = QStringLiteral(WASTE_FIXTURES_DIR "/vision-container/img_a.png");
+const QString kImageB = QStringLiteral(WASTE_FIXTURES_DIR "/vision-container/img_b.jpg");
+
+DialogueTurn turn(const QString &role, const QString &text, const QStringList &images = {}, bool opened = false)
+{
+    DialogueTurn t;
+    t.role = role;
+    t.text = text;
+    t.imagePaths = images;
+    t.openedThinking = opened;
+    return t;
+}
+
+QString joined(const QList<PromptSegment> &segments, qsizetype count = -1)
+{
+    QString s;
+    for (qsizetype i = 0; i < (count < 0 ? segments.size() : count); ++i)
+        s += segments.at(i).text;
+    return s;
+}
+
+std::unique_ptr<waste::Model> open(const QString &path)
+{
+    waste::OpenOptions o;
+    o.ctxTokens = 2048;
+    return waste::Model::open(path.toStdString(), o);
+}
+
+waste::GenParams greedy(int n)
+{
+    waste::GenParams p;
+    p.maxTokens = n;
+    return p;
+}
+
+} // namespace
+
+class TestDialogue : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void everyFormatIsPrefixStable_data()
+    {
+        QTest::addColumn<int>("kind");
+        QTest::addColumn<bool>("thinking");
+        QTest::newRow("raw") << int(TemplateKind::Raw) << false;
+        QTest::newRow("chatml") << int(TemplateKind::ChatMl) << false;
+        QTest::newRow("k3 thinking") << int(TemplateKind::K3) << true;
+        QTest::newRow("k3 no thinking") << int(TemplateKind::K3) << false;
+    }
+    void everyFormatIsPrefixStable()
+    {
+        QFETCH(int, kind);
+        QFETCH(bool, thinking);
+        const TemplateKind k = TemplateKind(kind);
+        Dialogue d;
+        d.systemPrompt = QStringLiteral("Be brief.");
+        d.thinking = thinking;
+        d.turns << turn(QStringLiteral("user"), QStringLiteral("What is <|im_end|> <|open|>?"), {kImageA});
+        const RenderedPrompt first = renderDialogue(d, k);
+        QCOMPARE(renderDialogue(d, k).segments.size(), first.segments.size()); // deterministic
+        QCOMPARE(joined(renderDialogue(d, k).segments), joined(first.segments));
+        QCOMPARE(first.imagePaths, QStringList{kImageA});
+        QCOMPARE(first.opensThinking, k == TemplateKind::K3 && thinking);
+
+        // User text is never markup; the image is a media block that is.
+        int blocks = 0;
+        for (const PromptSegment &s : first.segments) {
+            if (s.text.contains(QLatin1String("What is")))
+                QVERIFY(!s.markup);
+            if (s.text.contains(QLatin1String("<|media_pad|>"))) {
+                QVERIFY(s.markup);
+                QCOMPARE(s.text, imageMediaBlock(kImageA));
+                ++blocks;
+            }
+        }
+        QCOMPARE(blocks, 1);
+        QCOMPARE(imageMediaBlock(kImageA),
+                 QStringLiteral("<|media_begin|>image 230x170<|media_content|><|media_pad|><|media_end|>"));
+
+        // The reply as a model of this format writes it, then the next question: the first
+        // prompt's segments come first, unchanged, then the reply's text.
+        QString reply = QStringLiteral("An answer.");
+        if (k == TemplateKind::K3)
+            reply = (thinking ? QStringLiteral("Plan.<|close|>think<|sep|><|open|>response<|sep|>") : QString())
+                    + QStringLiteral("An answer.<|close|>response<|sep|><|close|>message<|sep|>");
+        d.turns << turn(QStringLiteral("assistant"), reply, {}, first.opensThinking);
+        d.turns << turn(QStringLiteral("user"), QStringLiteral("And then?"), {kImageB});
+        const RenderedPrompt second = renderDialogue(d, k);
+        QCOMPARE(second.imagePaths, (QStringList{kImageA, kImageB}));
+        if (k == TemplateKind::K3 && !thinking) {
+            // K3's encoder writes an empty think block into every past answer while a prompt
+            // without thinking opens the response at once: that history is not a prefix.
+            QVERIFY(!joined(second.segments).startsWith(joined(first.segments) + QStringLiteral("An answer.")));
+            return;
+        }
+        for (qsizetype i = 0; i < first.segments.size(); ++i) {
+            QCOMPARE(second.segments.at(i).text, first.segments.at(i).text);
+            QCOMPARE(second.segments.at(i).markup, first.segments.at(i).markup);
+        }
+        // Byte for byte, the reply up to where a model ends it (its end marker is not fed).
+        QString fed = reply;
+        if (k == TemplateKind::K3)
+            fed.chop(QStringLiteral("<|close|>message<|sep|>").size());
+        QVERIFY2(joined(second.segments).startsWith(joined(first.segments) + fed), qPrintable(joined(second.segments)));
+    }
+
+    void k3RepliesSplitIntoChannels()
+    {
+        const K3ReplyParts p = splitK3Reply(
+            QStringLiteral("Plan.<|close|>think<|sep|><|open|>response<|sep|>Hi.<|close|>response<|sep|>"), true);
+        QCOMPARE(p.reasoning, QStringLiteral("Plan."));
+        QCOMPARE(p.content, QStringLiteral("Hi."));
+        QCOMPARE(splitK3Reply(QStringLiteral("Still thinking"), true).reasoning, QStringLiteral("Still thinking"));
+        QCOMPARE(splitK3Reply(QStringLiteral("Hi.<|close|>response<|sep|>"), false).content, QStringLiteral("Hi."));
+        QCOMPARE(withoutPartialMarker(QStringLiteral("Hi.<|clo")), QStringLiteral("Hi."));
+        QCOMPARE(withoutPartialMarker(QStringLiteral("a<|sep|>b")), QStringLiteral("a<|sep|>b"));
+    }
+
+    void unreadableImagesAreRefusedInWords()
+    {
+        QTemporaryDir dir;
+        const QString fake = dir.filePath(QStringLiteral("notes.png"));
+        QFile f(fake);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("not pixels\n");
+        f.close();
+        Dialogue d;
+        d.turns << turn(QStringLiteral("user"), QStringLiteral("look"), {fake});
+        try {
+            renderDialogue(d, TemplateKind::ChatMl);
+            QFAIL("a text file was rendered as an image");
+        } catch (const std::runtime_error &e) {
+            QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("notes.png")), e.what());
+        }
+    }
+
+    void historyMatchesGeneratedTextNotIds()
+    {
+        // "ab" sampled as two ids, rendered back as one: the same text, so the prefix holds.
+        const auto bytes = [](int32_t t) -> std::string {
+            switch (t) {
+            case 1: return "a";
+            case 2: return "b";
+            case 3: return "ab";
+            default: return "<" + std::to_string(t) + ">";
+            }
+        };
+        StateHistory h;
+        const std::vector<int32_t> prompt{7, 8};
+        h.appendPrompt(prompt);
+        const std::vector<int32_t> sampled{1, 2};
+        h.appendGenerated(sampled, "ab");
+        QCOMPARE(h.matchPrefix(std::vector<int32_t>{7, 8, 3, 9}, bytes), qsizetype(3));
+        QCOMPARE(h.matchPrefix(std::vector<int32_t>{7, 8, 1, 2, 9}, bytes), qsizetype(4));
+        QCOMPARE(h.matchPrefix(std::vector<int32_t>{7, 9, 3, 9}, bytes), qsizetype(-1)); // prompt differs
+        QCOMPARE(h.matchPrefix(std::vector<int32_t>{7, 8, 1, 9}, bytes), qsizetype(-1)); // reply differs
+        QCOMPARE(h.matchPrefix(std::vector<int32_t>{7, 8}, bytes), qsizetype(-1));       // shorter
+        const std::optional<StateHistory> back = StateHistory::fromJson(h.toJson());
+        QVERIFY(back);
+        QCOMPARE(back->matchPrefix(std::vector<int32_t>{7, 8, 3, 9}, bytes), qsizetype(3));
+        QCOMPARE(back->tokenCount(), qsizetype(4));
+    }
+
+    void secondTurnFeedsOnlyTheNewPart_data()
+    {
+        QTest::addColumn<QString>("container");
+        QTest::addColumn<int>("kind");
+        QTest::addColumn<bool>("thinking");
+        QTest::newRow("r3 chatml") << kR3 << int(TemplateKind::ChatMl) << false;
+        QTest::newRow("r3 raw") << kR3 << int(TemplateKind::Raw) << false;
+        QTest::newRow("k3s1 k3 thinking") << kK3 << int(TemplateKind::K3) << true;
+    }
+    void secondTurnFeedsOnlyTheNewPart()
+    {
+        QFETCH(QString, container);
+        QFETCH(int, kind);
+        QFETCH(bool, thinking);
+        const TemplateKind k = TemplateKind(kind);
+        auto model = open(container);
+        PromptFeeder feeder;
+        feeder.setModel(model.get(), QStringLiteral("test"));
+
+        Dialogue d;
+        d.systemPrompt = QStringLiteral("You are terse.");
+        d.thinking = thinking;
+        d.turns << turn(QStringLiteral("user"), QStringLiteral("Hello there"));
+        RenderedPrompt prompt = renderDialogue(d, k);
+        PromptFeeder::Prepared p = feeder.prepare(prompt.segments, prompt.imagePaths, true, {});
+        QCOMPARE(p.reused, qsizetype(0));
+        waste::GenResult r = model->generate(p.rest(), greedy(12));
+        feeder.record(p, r);
+        const qsizetype firstPrompt = qsizetype(p.prompt.size());
+
+        d.turns << turn(QStringLiteral("assistant"), QString::fromStdString(r.text), {}, prompt.opensThinking);
+        d.turns << turn(QStringLiteral("user"), QStringLiteral("Tell me more."));
+        prompt = renderDialogue(d, k);
+        const waste::Stats before = model->stats();
+        p = feeder.prepare(prompt.segments, prompt.imagePaths, true, {});
+        QVERIFY2(p.reused > firstPrompt, qPrintable(QStringLiteral("kept %1 of %2").arg(p.reused).arg(p.prompt.size())));
+        const std::vector<float> kept = model->eval(p.rest());
+        QCOMPARE(model->stats().tokensPrefilled - before.tokensPrefilled, int64_t(p.rest().size()));
+
+        // The same tokens in one go on a fresh session: the same logits, bit for bit.
+        std::vector<int32_t> all;
+        for (const QJsonValue &c : feeder.history().toJson())
+            for (const QJsonValue &t : c.toObject().value(QStringLiteral("tokens")).toArray())
+                all.push_back(int32_t(t.toInt()));
+        all.insert(all.end(), p.rest().begin(), p.rest().end());
+        auto fresh = open(container);
+        QVERIFY(fresh->eval(all) == kept);
+    }
+
+    void savedStateRestoresOnAFreshSession()
+    {
+        QTemporaryDir dir;
+        const QString file = dir.filePath(QStringLiteral("c1.state"));
+        auto model = open(kR3);
+        PromptFeeder feeder;
+        feeder.setModel(model.get(), QStringLiteral("r3"));
+        Dialogue d;
+        d.turns << turn(QStringLiteral("user"), QStringLiteral("Hello there"));
+        RenderedPrompt prompt = renderDialogue(d, TemplateKind::ChatMl);
+        PromptFeeder::Prepared p = feeder.prepare(prompt.segments, {}, true, file);
+        const waste::GenResult r = model->generate(p.rest(), greedy(8));
+        feeder.record(p, r);
+        feeder.save(file);
+        d.turns << turn(QStringLiteral("assistant"), QString::fromStdString(r.text));
+        d.turns << turn(QStringLiteral("user"), QStringLiteral("Go on."));
+        prompt = renderDialogue(d, TemplateKind::ChatMl);
+        p = feeder.prepare(prompt.segments, {}, true, file);
+        QVERIFY(!p.restored);
+        const std::vector<float> inMemory = model->eval(p.rest());
+
+        auto again = open(kR3);
+        PromptFeeder other;
+        other.setModel(again.get(), QStringLiteral("r3"));
+        const PromptFeeder::Prepared q = other.prepare(prompt.segments, {}, true, file);
+        QVERIFY(q.restored);
+        QCOMPARE(q.reused, p.reused);
+        QVERIFY(again->eval(q.rest()) == inMemory);
+
+        // Another model's record is ignored, and a prompt the state is not a prefix of resets.
+        PromptFeeder stranger;
+        stranger.setModel(again.get(), QStringLiteral("another model"));
+        QCOMPARE(stranger.prepare(prompt.segments, {}, true, file).reused, qsizetype(0));
+        PromptFeeder edited;
+        edited.setModel(again.get(), QStringLiteral("r3"));
+        d.turns.first().text = QStringLiteral("Hello here");
+        QCOMPARE(edited.prepare(renderDialogue(d, TemplateKind::ChatMl).segments, {}, true, file).reused, qsizetype(0));
+    }
+
+    void keptImagesAreNotEncodedAgain()
+    {
+        auto model = open(kVision);
+        PromptFeeder feeder;
+        feeder.setModel(model.get(), QStringLiteral("v1"));
+        Dialogue d;
+        d.turns << turn(QStringLiteral("user"), QStringLiteral("Describe the picture."), {kImageA});
+        RenderedPrompt prompt = renderDialogue(d, TemplateKind::Raw);
+        PromptFeeder::Prepared p = feeder.prepare(prompt.segments, prompt.imagePaths, true, {});
+        QVERIFY(!model->pendingImageMarkup().empty()); // encoded for this turn
+        waste::GenResult r = model->generate(p.rest(), greedy(6));
+        QVERIFY(r.promptTokens > int(p.prompt.size())); // the image took positions
+        feeder.record(p, r);
+
+        d.turns << turn(QStringLiteral("assistant"), QString::fromStdString(r.text));
+        d.turns << turn(QStringLiteral("user"), QStringLiteral("And this one?"), {kImageB});
+        prompt = renderDialogue(d, TemplateKind::Raw);
+        p = feeder.prepare(prompt.segments, prompt.imagePaths, true, {});
+        QVERIFY(p.reused > 0);
+        // Only the new image waits to be placed.
+        QCOMPARE(QString::fromStdString(model->pendingImageMarkup()), imageMediaBlock(kImageB));
+        r = model->generate(p.rest(), greedy(4));
+        QVERIFY(!r.tokens.empty());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestDialogue)
+#include "tst_dialogue.moc"
