@@ -30,7 +30,7 @@ int runCacheSim(const cli::Args &args)
     }
     if (slots < 1 || slots > (1ll << 30))
         throw cli::UsageError("--slots must be between 1 and 2^30 (got " + std::to_string(slots) + ")");
-    const PolicyKind policy = parsePolicy(args.text("--policy", "layerfreq"));
+    const PolicyKind policy = parsePolicy(args.text("--policy", "default"));
     const CacheSimResult r = cacheSim(trace, int(slots), policy);
     if (args.flag("--json")) {
         nlohmann::ordered_json j;
@@ -60,7 +60,7 @@ WASTE_CLI_VERB({"cache-sim", "TRACE.jsonl (--slots N | --ws X) [--policy NAME] [
                 "replay recorded expert routing through the cache and compare with Belady's optimum",
                 {{{"--slots", cli::OptionKind::Value, "N  cache slots (one expert record each)"},
                   {"--ws", cli::OptionKind::Value, "X  cache size in per-token working sets (top-k x MoE layers)"},
-                  {"--policy", cli::OptionKind::Value, "NAME  layerfreq (default), lru or lfru (the reference's)"},
+                  {"--policy", cli::OptionKind::Value, "NAME  reuse (default), layerfreq, lru or lfru (the reference's)"},
                   {"--json", cli::OptionKind::Flag, "one JSON object on stdout"}},
                  1, 1},
                 &runCacheSim});

@@ -2,6 +2,8 @@
 #include "cache/belady.hpp"
 #include "cache/cache_sim.hpp"
 #include "cache/expert_cache.hpp"
+#include "cache/reuse_policy.hpp"
+#include "cache/synthetic_trace.hpp"
 
 #include <waste/waste.hpp>
 
@@ -60,7 +62,7 @@ TEST(ExpertCache, DemandHitsMissesAndBytes)
 
 TEST(ExpertCache, PinnedSlotsAreNeverEvicted)
 {
-    for (auto p : {PolicyKind::LayerFreq, PolicyKind::Lru, PolicyKind::SampledLfru}) {
+    for (auto p : {PolicyKind::Reuse, PolicyKind::LayerFreq, PolicyKind::Lru, PolicyKind::SampledLfru}) {
         ExpertCache c(smallConfig(2, p));
         auto a = c.acquire(0, 0);
         c.filled(a.slot, true, 0); // keep a pinned
@@ -77,6 +79,66 @@ TEST(ExpertCache, PinnedSlotsAreNeverEvicted)
         c.release(a.slot);
         c.release(d.slot);
     }
+}
+
+TEST(ExpertCache, ALayersOwnHitsAreNotEvictedByItsMisses)
+{
+    for (auto p : {PolicyKind::Reuse, PolicyKind::LayerFreq, PolicyKind::Lru, PolicyKind::SampledLfru}) {
+        ExpertCache c(smallConfig(2, p));
+        for (int e : {0, 1}) { // (1,0) is the older record: LRU alone would evict it first
+            c.beginToken();
+            const int ids[] = {e};
+            c.beginLayer(1, ids);
+            auto r = c.acquire(1, e);
+            c.filled(r.slot, true, 0);
+            c.release(r.slot);
+        }
+        c.beginToken();
+        const int ids[] = {2, 0}; // a miss listed before a hit of the same layer
+        c.beginLayer(1, ids);
+        auto miss = c.acquire(1, 2);
+        ASSERT_TRUE(miss.mustRead);
+        c.filled(miss.slot, true, 0);
+        c.release(miss.slot);
+        EXPECT_TRUE(c.resident(1, 0)) << policyName(p) << ": the layer's own hit was evicted";
+        EXPECT_FALSE(c.resident(1, 1)) << policyName(p);
+        auto hit = c.acquire(1, 0);
+        EXPECT_TRUE(hit.hit) << policyName(p);
+        c.release(hit.slot);
+    }
+}
+
+TEST(ExpertCache, LayerProtectionGivesWayWhenNothingElseIsEvictable)
+{
+    ExpertCache c(smallConfig(1, PolicyKind::Reuse));
+    c.beginToken();
+    const int first[] = {0};
+    c.beginLayer(0, first);
+    auto a = c.acquire(0, 0);
+    c.filled(a.slot, true, 0);
+    c.release(a.slot);
+    const int both[] = {1, 0};
+    c.beginLayer(0, both); // (0,0) is protected, and it is the only slot
+    auto b = c.acquire(0, 1);
+    ASSERT_TRUE(b.mustRead) << "one slot: the protected record must give way";
+    c.filled(b.slot, true, 0);
+    c.release(b.slot);
+    EXPECT_THROW(c.beginLayer(0, std::vector<int>{8}), waste::Error) << "ids outside the shape are refused";
+}
+
+TEST(ReusePolicy, LearnsThatRecentAndFrequentExpertsComeBack)
+{
+    // Layer 0 of 1, 8 experts: expert 0 every pass, expert 1 once at the start, the other
+    // two picks rotate. After a while expert 0 must look far likelier than expert 1.
+    ReusePolicy p({4, 1, 8});
+    for (int pass = 0; pass < 60; ++pass) {
+        p.beginToken();
+        const int ids[] = {0, 2 + pass % 6, pass == 0 ? 1 : 2 + (pass + 3) % 6};
+        p.layerDemand(0, ids);
+    }
+    EXPECT_GT(p.nextUseChance(0), 0.8);
+    EXPECT_LT(p.nextUseChance(1), 0.2);
+    EXPECT_GT(p.nextUseChance(0), 4 * p.nextUseChance(1));
 }
 
 TEST(ExpertCache, InFlightSlotIsPinnedAndWaitersWake)
@@ -167,6 +229,45 @@ TEST(Belady, MatchesABruteForceOnASmallTrace)
     EXPECT_EQ(beladyHits(t, 100), 4);
 }
 
+TEST(CacheSim, ReuseIsNearTheOptimumOnRealRoutingAndItsHeldOutHalf)
+{
+    const auto full = olmoe();
+    const int ws = int(full.workingSet());
+    // The policy's constants were chosen on the first half; the second half is held out.
+    for (const RoutingTrace &t : {full, traceTail(full, full.tokens.size() / 2)}) {
+        for (double x : {0.5, 1.0, 2.0, 3.0}) {
+            auto ours = cacheSim(t, int(x * ws), PolicyKind::Reuse);
+            auto old = cacheSim(t, int(x * ws), PolicyKind::LayerFreq, false);
+            auto lru = cacheSim(t, int(x * ws), PolicyKind::Lru, false);
+            EXPECT_LE(ours.hitRate, ours.optHitRate);
+            EXPECT_GE(ours.hitRate, old.hitRate) << x;
+            EXPECT_GE(ours.hitRate, lru.hitRate) << x;
+            // measured on the full trace: 73 / 76 / 81 / 86 % of MIN; held-out half 75 / 77 / 83 / 86 %
+            EXPECT_GE(ours.hitRate, (x < 1.0 ? 0.7 : 0.75) * ours.optHitRate)
+                << x << " working sets, " << t.tokens.size() << " tokens";
+        }
+    }
+    EXPECT_EQ(policyName(kDefaultPolicy), "reuse");
+    EXPECT_EQ(parsePolicy("default"), PolicyKind::Reuse);
+}
+
+TEST(CacheSim, ReuseHoldsUpOnSyntheticRoutingOfOtherShapes)
+{
+    // Zipf popularity with drift and varying token locality, shapes unlike the real trace.
+    const SyntheticTraceSpec specs[] = {{300, 24, 256, 8, 1.1, 1.0, 0.3, 2}, {300, 32, 8, 2, 0.8, 0.1, 0.3, 3}};
+    for (const auto &spec : specs) {
+        const auto t = zipfDriftTrace(spec);
+        EXPECT_EQ(zipfDriftTrace(spec).tokens, t.tokens) << "deterministic for a seed";
+        for (double x : {0.5, 1.0, 2.0, 3.0}) {
+            const int slots = int(x * double(t.workingSet()));
+            auto ours = cacheSim(t, slots, PolicyKind::Reuse);
+            auto old = cacheSim(t, slots, PolicyKind::LayerFreq, false);
+            EXPECT_GE(ours.hitRate, old.hitRate) << spec.experts << " experts, " << x << " ws";
+            EXPECT_GE(ours.hitRate, (x < 1.0 ? 0.5 : 0.7) * ours.optHitRate) << spec.experts << " experts, " << x << " ws";
+        }
+    }
+}
+
 TEST(CacheSim, LayerFreqIsNearTheOptimumOnRealRouting)
 {
     auto t = olmoe();
@@ -176,8 +277,9 @@ TEST(CacheSim, LayerFreqIsNearTheOptimumOnRealRouting)
         auto lru = cacheSim(t, int(x * ws), PolicyKind::Lru, false);
         EXPECT_EQ(ours.accesses, 299 * 128);
         EXPECT_LE(ours.hitRate, ours.optHitRate);
-        EXPECT_GE(ours.hitRate, lru.hitRate) << x;
-        // measured: 65 % of MIN at 0.5 and 1 ws, 76 % at 2, 83 % at 3
+        if (x < 1.0)
+            EXPECT_GT(ours.hitRate, lru.hitRate) << x; // (from one working set up LRU, with the layer's hits kept, edges past it)
+        // measured: 67 % of MIN at 0.5 and 68 % at 1 ws, 77 % at 2, 84 % at 3
         EXPECT_GE(ours.hitRate, (x < 1.5 ? 0.6 : 0.72) * ours.optHitRate) << x << " working sets";
     }
     EXPECT_EQ(cacheSim(t, 64, PolicyKind::Lru, false).hits, 0) << "LRU collapses below one working set";

@@ -22,13 +22,15 @@ CacheSimResult cacheSim(const RoutingTrace &trace, int slots, PolicyKind policy,
 
     for (const auto &tok : trace.tokens) {
         cache.beginToken();
-        for (size_t l = 0; l < tok.size(); ++l)
+        for (size_t l = 0; l < tok.size(); ++l) {
+            cache.beginLayer(int(l), tok[l]); // the router's choice is known as a whole, as in the engine
             for (int e : tok[l]) {
                 auto ref = cache.acquire(int(l), e);
                 if (ref.mustRead)
                     cache.filled(ref.slot, true, 0);
                 cache.release(ref.slot);
             }
+        }
     }
     CacheStats st = cache.stats();
     CacheSimResult r;

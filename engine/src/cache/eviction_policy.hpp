@@ -5,9 +5,11 @@
 // layer * experts + expert, with layer the 0-based MoE layer index.
 //
 // Policies:
-//   layerfreq (default)  frequency with exponential aging per token, remembered across
+//   reuse (default)      the learned chance that the router picks the record at its next
+//                        pass, per slot time until then. See reuse_policy.hpp.
+//   layerfreq            frequency with exponential aging per token, remembered across
 //                        evictions, discounted by how far ahead in the layer cycle the
-//                        record's next chance of use lies. See layer_freq_policy.cpp.
+//                        record's next chance of use lies. See layer_freq_policy.hpp.
 //   lru                  least recently used (collapses to 0 % below one working set).
 //   lfru                 the reference engine's policy: 16 sampled slots, fewest hits since
 //                        fill, ties to the oldest; hits reset to 1 on every fill.
@@ -15,13 +17,15 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace waste::cache {
 
-enum class PolicyKind { LayerFreq, Lru, SampledLfru };
+enum class PolicyKind { Reuse, LayerFreq, Lru, SampledLfru };
+inline constexpr PolicyKind kDefaultPolicy = PolicyKind::Reuse;
 
 std::string policyName(PolicyKind kind);
 // Throws waste::Error(Argument) listing the known names.
@@ -42,6 +46,8 @@ public:
     virtual void beginToken() = 0;
     // A demand access of `layer` is about to be served (sets the position in the cycle).
     virtual void atLayer(int layer) = 0;
+    // The router's whole choice for `layer` in this pass, told once before it is served.
+    virtual void layerDemand(int /*layer*/, std::span<const int> /*experts*/) {}
     // `slot` now holds `key` (filled, or about to be); demand = the router asked for it.
     virtual void filled(int slot, int key, bool demand) = 0;
     // A demand access found `key` resident in `slot`.

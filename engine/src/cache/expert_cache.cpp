@@ -54,10 +54,38 @@ void ExpertCache::beginToken()
     m_policy->beginToken();
 }
 
+void ExpertCache::beginLayer(int layer, std::span<const int> experts)
+{
+    for (int e : experts)
+        keyOf(layer, e); // validates before anything changes
+    std::lock_guard lock(m_mutex);
+    dropAnnouncedLocked();
+    m_policy->atLayer(layer);
+    m_policy->layerDemand(layer, experts);
+    for (int e : experts) {
+        const int slot = m_where[layer * m_config.experts + e];
+        if (slot < 0 || m_slots[slot].announced || m_slots[slot].state == State::Failed)
+            continue;
+        m_slots[slot].announced = true;
+        m_announced.push_back(slot);
+        updateEvictableLocked(slot);
+    }
+}
+
+void ExpertCache::dropAnnouncedLocked()
+{
+    for (int slot : m_announced)
+        if (m_slots[slot].announced) {
+            m_slots[slot].announced = false;
+            updateEvictableLocked(slot);
+        }
+    m_announced.clear();
+}
+
 void ExpertCache::updateEvictableLocked(int slot)
 {
     const Slot &s = m_slots[slot];
-    m_policy->setEvictable(slot, s.pins == 0 && s.key >= 0 && s.state != State::InFlight);
+    m_policy->setEvictable(slot, s.pins == 0 && s.key >= 0 && s.state != State::InFlight && !s.announced);
 }
 
 int ExpertCache::claimSlotLocked(int key, bool demand)
@@ -68,6 +96,10 @@ int ExpertCache::claimSlotLocked(int key, bool demand)
         m_empty.pop_back();
     } else {
         slot = m_policy->victim();
+        if (slot < 0 && !m_announced.empty()) { // only the layer's own hits are left: give way
+            dropAnnouncedLocked();
+            slot = m_policy->victim();
+        }
         if (slot < 0)
             return -1;
         Slot &old = m_slots[slot];
@@ -113,6 +145,7 @@ ExpertCache::Ref ExpertCache::acquireLocked(int layer, int key, bool mayFail)
             s.speculative = false;
         }
         ++s.pins;
+        s.announced = false;
         m_policy->used(slot, key);
         updateEvictableLocked(slot);
         ref.slot = slot;

@@ -11,6 +11,11 @@
 // never as misses; a demand access that finds a speculatively filled record is a hit and
 // counts as a useful speculation.
 //
+// A layer's whole routing is known before any of it is served: beginLayer() tells the
+// policy, and keeps the layer's resident records from being chosen as victims until they
+// are acquired (otherwise a miss early in the list could evict a hit later in it). If
+// nothing else is evictable, that protection gives way rather than fail.
+//
 // Thread-safe: one mutex; readers call filled() from their own threads.
 #pragma once
 
@@ -20,6 +25,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <vector>
 
 namespace waste::cache {
@@ -29,7 +35,7 @@ struct CacheConfig {
     int64_t recordBytes = 0; // slot stride; rounded up to 4 KiB
     int layers = 0;          // MoE layers
     int experts = 0;         // experts per MoE layer
-    PolicyKind policy = PolicyKind::LayerFreq;
+    PolicyKind policy = kDefaultPolicy;
     bool allocate = true;    // false: bookkeeping only (trace replay)
     bool retain = true;      // false: a record leaves the cache as soon as nobody uses it (cache off)
 };
@@ -66,6 +72,9 @@ public:
 
     // A forward pass (a decode token, a prefill chunk) starts: ages frequencies.
     void beginToken();
+    // The router chose `experts` for `layer` in this pass; their acquires follow.
+    // Throws waste::Error(Argument) for an id outside the cache's shape.
+    void beginLayer(int layer, std::span<const int> experts);
 
     // Demand access (the router chose it). The slot comes back pinned: release() it.
     // Throws waste::Error(OutOfMemory) if every slot is pinned.
@@ -100,12 +109,14 @@ private:
         int pins = 0;
         bool speculative = false;     // filled by prefetch and not yet demanded
         bool speculativePin = false;  // holds one of the pins until releaseSpeculative()
+        bool announced = false;       // in the current layer's demand, not yet acquired
     };
     int keyOf(int layer, int expert) const;
     int claimSlotLocked(int key, bool demand);
     Ref acquireLocked(int layer, int key, bool mayFail);
     void forgetLocked(int slot);
     void updateEvictableLocked(int slot);
+    void dropAnnouncedLocked();
 
     CacheConfig m_config;
     int64_t m_slotBytes = 0;
@@ -115,6 +126,7 @@ private:
     std::vector<int> m_where; // record key -> slot, -1 absent
     std::vector<int> m_empty; // empty slots, used before any eviction
     std::vector<int> m_specPinned;
+    std::vector<int> m_announced; // slots protected by the current beginLayer()
     CacheStats m_stats;
     mutable std::mutex m_mutex;
     std::condition_variable m_ready;

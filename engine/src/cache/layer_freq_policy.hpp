@@ -1,4 +1,4 @@
-// layerfreq: the default expert-cache policy.
+// layerfreq: the previous default expert-cache policy (kept selectable; `reuse` replaced it).
 //
 // Why: one token touches top_k x layers records in a fixed layer order, so a record's
 // reuse distance is about one token's worth of accesses — exactly the size of a one-

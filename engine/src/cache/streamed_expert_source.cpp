@@ -136,6 +136,7 @@ void StreamedExpertSource::fetch(int layer, std::span<const int> experts, const 
         m_routing.emplace_back(m_banks.size());
     }
     m_lastIndex = L;
+    m_cache->beginLayer(L, experts); // the policy learns from the whole choice; its hits stay put
     if (int(experts.size()) <= m_topK) // one token's routing (a prefill chunk is not a trace row)
         m_routing.back()[size_t(L)].assign(experts.begin(), experts.end());
     else

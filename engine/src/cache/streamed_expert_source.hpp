@@ -31,7 +31,7 @@ struct StreamOptions {
     bool verifyCrc = false;
     int readerThreads = -1;    // -1: WASTE_IO_THREADS or max(2, top-k)
     int lookahead = 0;         // experts predicted per layer (0: off)
-    PolicyKind policy = PolicyKind::LayerFreq;
+    PolicyKind policy = kDefaultPolicy;
 };
 
 class StreamedExpertSource final : public model::ExpertSource {

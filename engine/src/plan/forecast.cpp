@@ -64,7 +64,7 @@ Forecast forecastBudgets(const MemoryPlan &plan, const std::vector<int64_t> &bud
             trace.reset();
         }
     }
-    out.hit_model = trace ? "replay of " + routing.string() + " through the layerfreq cache policy"
+    out.hit_model = trace ? "replay of " + routing.string() + " through the " + cache::policyName(cache::kDefaultPolicy) + " cache policy"
                           : "reference measured curve (Kimi-Linear Gate 5: hit rate vs cache share of all expert bytes)";
 
     for (int64_t budget : budgets) {
@@ -74,7 +74,7 @@ Forecast forecastBudgets(const MemoryPlan &plan, const std::vector<int64_t> &bud
         f.cache_slots = rec > 0 && cache > 0 ? cache / rec : 0;
         if (trace && f.cache_slots > 0)
             f.hit_rate = cache::cacheSim(*trace, int(std::min<int64_t>(f.cache_slots, 1 << 30)),
-                                         cache::PolicyKind::LayerFreq, false).hitRate;
+                                         cache::kDefaultPolicy, false).hitRate;
         else if (plan.expert_bytes_total > 0)
             f.hit_rate = modelHitRate(double(f.cache_slots * rec) / double(plan.expert_bytes_total));
         f.io_seconds_per_token = diskGBps > 0 ? double(readsPerToken) * (1.0 - f.hit_rate) * double(rec) / (diskGBps * 1e9) : 0;
