@@ -13,6 +13,13 @@
 #include <fstream>
 #include <set>
 
+#ifdef __linux__
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#endif
+
 using namespace waste::io;
 namespace fs = std::filesystem;
 
@@ -41,6 +48,45 @@ bool recordIntact(const uint8_t *p, int r)
 }
 
 fs::path outDir() { return fs::path(WASTE_TEST_OUTPUT_DIR) / "direct_io"; }
+
+#ifdef __linux__
+// The filesystems on which O_DIRECT is known to bypass the page cache.
+bool directCapableFs(const fs::path &p)
+{
+    struct statfs st {};
+    if (::statfs(p.c_str(), &st) != 0)
+        return false;
+    const auto type = static_cast<unsigned long>(st.f_type);
+    return type == 0xEF53ul /* ext2/3/4 */ || type == 0x58465342ul /* xfs */ || type == 0x9123683Eul /* btrfs */;
+}
+
+// Independent of the engine's probe: how many of the file's pages are in the page cache.
+int64_t cachedPages(const std::string &path)
+{
+    const int fd = ::open(path.c_str(), O_RDONLY);
+    const int64_t size = int64_t(fs::file_size(path));
+    void *map = ::mmap(nullptr, size_t(size), PROT_READ, MAP_SHARED, fd, 0);
+    ::close(fd);
+    if (map == MAP_FAILED)
+        return -1;
+    const long page = ::sysconf(_SC_PAGESIZE);
+    std::vector<unsigned char> vec(size_t((size + page - 1) / page));
+    int64_t n = -1;
+    if (::mincore(map, size_t(size), vec.data()) == 0) {
+        n = 0;
+        for (unsigned char v : vec)
+            n += v & 1;
+    }
+    ::munmap(map, size_t(size));
+    return n;
+}
+
+void readBuffered(const std::string &path)
+{
+    std::ifstream f(path, std::ios::binary);
+    std::vector<char> all((std::istreambuf_iterator<char>(f)), {});
+}
+#endif
 
 } // namespace
 
@@ -84,6 +130,49 @@ TEST(DirectFile, BypassIsReportedHonestly)
     DirectFile cached(path, false);
     EXPECT_FALSE(cached.directIo()) << "asked to keep the page cache";
 }
+
+#ifdef __linux__
+TEST(DirectFile, FreshOrCachedFilesOnADirectCapableFilesystemReportTrue)
+{
+    if (!directCapableFs(outDir().parent_path()))
+        GTEST_SKIP() << "the build directory is not on ext4/xfs/btrfs";
+    // Freshly written (dirty pages, large folios in the page cache): the old probe dropped
+    // one 4 KiB page of a larger folio, saw it still cached and blamed O_DIRECT.
+    for (int records : {1, 2, 64, 700}) { // 12 KiB to 8.6 MB
+        auto path = writeBank(outDir(), "fresh.bin", records);
+        DirectFile f(path);
+        EXPECT_TRUE(f.directIo()) << records << " records: " << f.warning();
+        EXPECT_TRUE(f.warning().empty()) << f.warning();
+    }
+    // Fully cached by an ordinary read just before the open.
+    auto path = writeBank(outDir(), "cached.bin", 64);
+    readBuffered(path);
+    ASSERT_GT(cachedPages(path), 0) << "the buffered read should have cached it";
+    DirectFile f(path);
+    EXPECT_TRUE(f.directIo()) << f.warning();
+}
+
+TEST(DirectFile, ATrueReportMeansReadsLeaveThePageCacheAlone)
+{
+    // Check the claim independently of the probe: after the open, reading records through
+    // a file that says directIo() must not put them in the page cache.
+    auto path = writeBank(outDir(), "claim.bin", 32);
+    DirectFile f(path);
+    if (!f.directIo())
+        GTEST_SKIP() << f.warning();
+    ASSERT_EQ(cachedPages(path), 0) << "the probe drops the file's cached pages";
+    AlignedBuffer buf(kRec);
+    for (int r : {31, 3, 17}) {
+        ASSERT_EQ(f.readAt(buf.data(), kRec, r * kRec), kRec);
+        EXPECT_TRUE(recordIntact(buf.data(), r));
+    }
+    EXPECT_EQ(cachedPages(path), 0) << "a direct read landed in the page cache";
+    // The same reads through the page cache do show up: the measurement can see them.
+    DirectFile buffered(path, false);
+    ASSERT_EQ(buffered.readAt(buf.data(), kRec, 5 * kRec), kRec);
+    EXPECT_GT(cachedPages(path), 0);
+}
+#endif
 
 TEST(DirectFile, MissingFileIsAnIoErrorNamingIt)
 {

@@ -26,6 +26,7 @@ StreamedExpertSource::StreamedExpertSource(std::map<int, std::shared_ptr<format:
     int experts = 0;
     int64_t maxRecord = 0;
     m_directIo = options.directIo;
+    std::map<std::string, std::vector<std::string>> bypassRefused; // reason -> bank paths
     for (auto &[layer, bank] : banks) {
         Bank b;
         b.layer = layer;
@@ -33,13 +34,19 @@ StreamedExpertSource::StreamedExpertSource(std::map<int, std::shared_ptr<format:
         b.file = io::DirectFile(bank->file().path(), options.directIo);
         if (options.directIo && !b.file.directIo()) {
             m_directIo = false;
-            m_warnings.push_back(b.file.warning());
+            bypassRefused[b.file.reason()].push_back(b.file.path());
         }
         experts = std::max(experts, bank->experts());
         maxRecord = std::max(maxRecord, bank->recordBytes());
         m_layerIndex[layer] = int(m_banks.size());
         m_banks.push_back(std::move(b));
     }
+    // One warning per reason, not one per bank: a big model has dozens of banks.
+    for (const auto &[reason, paths] : bypassRefused)
+        m_warnings.push_back(paths.front() + (paths.size() > 1 ? " and " + std::to_string(paths.size() - 1) +
+                                                                     " other expert file" + (paths.size() > 2 ? "s" : "")
+                                                               : std::string()) +
+                             ": " + reason);
     CacheConfig cfg;
     cfg.layers = int(m_banks.size());
     cfg.experts = experts;

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #ifdef _WIN32
 #define NOMINMAX
@@ -29,21 +30,85 @@ namespace {
 }
 
 #ifndef _WIN32
-// True when the first page of the file is in the page cache right after a direct read of
-// it, i.e. the "bypass" did not bypass anything.
-bool pageCached(int fd)
+// Page-cache residency of the 4 KiB page at `offset`: 1 cached, 0 not, -1 cannot tell.
+int pageCached(int fd, int64_t offset)
 {
-    void *map = ::mmap(nullptr, size_t(kDirectAlign), PROT_READ, MAP_SHARED, fd, 0);
+    const long pageSize = ::sysconf(_SC_PAGESIZE);
+    const int64_t mapAt = offset / pageSize * pageSize;
+    const size_t span = size_t(offset - mapAt + kDirectAlign);
+    void *map = ::mmap(nullptr, span, PROT_READ, MAP_SHARED, fd, off_t(mapAt));
     if (map == MAP_FAILED)
-        return false; // cannot tell: trust the successful direct read
+        return -1;
+    const size_t pages = (span + size_t(pageSize) - 1) / size_t(pageSize);
 #ifdef __APPLE__
-    char vec = 0;
+    std::vector<char> vec(pages);
 #else
-    unsigned char vec = 0;
+    std::vector<unsigned char> vec(pages);
 #endif
-    bool cached = ::mincore(map, size_t(kDirectAlign), &vec) == 0 && (vec & 1);
-    ::munmap(map, size_t(kDirectAlign));
+    int cached = -1;
+    if (::mincore(map, span, vec.data()) == 0) {
+        cached = 0;
+        for (auto v : vec)
+            cached |= v & 1;
+    }
+    ::munmap(map, span);
     return cached;
+}
+
+// Drops the file's clean pages from the page cache, writing dirty ones first: a freshly
+// written bank is all dirty pages. The whole file, not one page: the page cache holds
+// files in large folios (up to 2 MiB), and a folio is only dropped when the range
+// covers all of it, so a one-page request drops nothing.
+void dropCached(int fd)
+{
+#ifdef __linux__
+    ::fdatasync(fd);
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+#else
+    (void)fd; // macOS has no portable way: F_NOCACHE serves already-cached pages from RAM
+#endif
+}
+
+// Does a direct read bypass the page cache? Take a page that is not cached, read it with
+// O_DIRECT, and look again: a bypassing read leaves it uncached. Returns an empty string
+// when it does, the reason when it does not. Several pages are tried, because another
+// program reading the file through the cache at the same moment (an indexer, a second
+// model, parallel tests) can cache a page between two steps; only a consistent answer
+// counts.
+std::string probeBypass(int fd, int64_t size)
+{
+    const int64_t pages = std::max<int64_t>(1, size / kDirectAlign);
+    std::vector<int64_t> candidates;
+    for (int64_t page : {pages - 1, pages / 2, int64_t(0)}) // the first page is the likeliest read by others
+        if (std::find(candidates.begin(), candidates.end(), page) == candidates.end())
+            candidates.push_back(page);
+    AlignedBuffer buffer(kDirectAlign);
+    int cachedAfter = 0;
+    for (int64_t page : candidates) {
+        const int64_t offset = page * kDirectAlign;
+        int before = pageCached(fd, offset);
+        if (before == 1) { // someone read it since: drop again once
+            dropCached(fd);
+            before = pageCached(fd, offset);
+        }
+        if (before == 1)
+            continue; // the cache keeps this page whatever we ask
+        ssize_t n;
+        do
+            n = ::pread(fd, buffer.data(), size_t(kDirectAlign), off_t(offset));
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+            return std::string("direct reads fail (") + std::strerror(errno) + ")";
+        if (before < 0)
+            return {}; // residency cannot be observed here: the direct read worked, trust it
+        if (pageCached(fd, offset) == 0)
+            return {};
+        ++cachedAfter;
+    }
+    if (cachedAfter > 0)
+        return "direct reads land in the page cache (the filesystem caches them anyway)";
+    return "the page cache keeps this file's pages (tmpfs, pages cached before the bypass, or pages another program "
+           "locks), so reads come from RAM";
 }
 #endif
 
@@ -75,7 +140,7 @@ DirectFile::DirectFile(const std::string &path, bool wantDirect) : m_path(path)
             close();
             m_handle = openWith(FILE_ATTRIBUTE_NORMAL | FILE_FLAG_RANDOM_ACCESS);
             m_direct = false;
-            m_warning = path + ": the volume refuses unbuffered reads; reading through the system cache";
+            m_reason = "the volume refuses unbuffered reads; reading through the system cache";
         }
     }
 #else
@@ -85,19 +150,19 @@ DirectFile::DirectFile(const std::string &path, bool wantDirect) : m_path(path)
         if (m_fd < 0 && errno != EINVAL)
             ioFail(path, "cannot open", errno);
         if (m_fd < 0)
-            m_warning = path + ": the filesystem refuses O_DIRECT; reading through the page cache";
+            m_reason = "the filesystem refuses O_DIRECT; reading through the page cache";
 #else
         m_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
         if (m_fd < 0)
             ioFail(path, "cannot open", errno);
 #ifdef __APPLE__
         if (::fcntl(m_fd, F_NOCACHE, 1) != 0)
-            m_warning = path + ": F_NOCACHE refused; reading through the page cache";
+            m_reason = "F_NOCACHE refused; reading through the page cache";
 #else
-        m_warning = path + ": no page-cache bypass on this platform";
+        m_reason = "no page-cache bypass on this platform";
 #endif
 #endif
-        m_direct = m_fd >= 0 && m_warning.empty();
+        m_direct = m_fd >= 0 && m_reason.empty();
     }
     if (m_fd < 0) {
         m_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -110,38 +175,15 @@ DirectFile::DirectFile(const std::string &path, bool wantDirect) : m_path(path)
     m_size = int64_t(st.st_size);
 
     if (m_direct && m_size > 0) {
-        // Drop the first page from the cache (flushing it if dirty), read it directly,
-        // then look whether it came back into the cache. Another process may read the
-        // same page through the cache between the two steps (a desktop indexer, a second
-        // model, parallel tests), so only a page that comes back on every try counts.
-        std::string why;
-        AlignedBuffer probe(kDirectAlign);
-        for (int attempt = 0; attempt < 3; ++attempt) {
-#ifdef __linux__
-            ::fdatasync(m_fd);
-            ::posix_fadvise(m_fd, 0, kDirectAlign, POSIX_FADV_DONTNEED);
-#endif
-            ssize_t n;
-            do
-                n = ::pread(m_fd, probe.data(), size_t(kDirectAlign), 0);
-            while (n < 0 && errno == EINTR);
-            if (n < 0) {
-                why = std::string("direct reads fail (") + std::strerror(errno) + ")";
-                break;
-            }
-            if (!pageCached(m_fd)) {
-                why.clear();
-                break;
-            }
-            why = "direct reads are still served from RAM (tmpfs or a filesystem that caches anyway)";
-        }
+        dropCached(m_fd);
+        const std::string why = probeBypass(m_fd, m_size);
         if (!why.empty()) {
             ::close(m_fd);
             m_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
             if (m_fd < 0)
                 ioFail(path, "cannot reopen", errno);
             m_direct = false;
-            m_warning = path + ": " + why + "; reading through the page cache, so hit rates and read speeds include RAM";
+            m_reason = why + "; reading through the page cache, so hit rates and read speeds include RAM";
         }
     }
 #ifdef __linux__
@@ -149,6 +191,8 @@ DirectFile::DirectFile(const std::string &path, bool wantDirect) : m_path(path)
         ::posix_fadvise(m_fd, 0, 0, POSIX_FADV_RANDOM);
 #endif
 #endif
+    if (!m_reason.empty())
+        m_warning = path + ": " + m_reason;
 }
 
 DirectFile::~DirectFile() { close(); }
@@ -163,6 +207,7 @@ DirectFile &DirectFile::operator=(DirectFile &&o) noexcept
         m_size = o.m_size;
         m_direct = o.m_direct;
         m_warning = std::move(o.m_warning);
+        m_reason = std::move(o.m_reason);
 #ifdef _WIN32
         m_handle = std::exchange(o.m_handle, nullptr);
 #else

@@ -4,10 +4,12 @@
 //
 // "Probe, then trust": a filesystem may accept O_DIRECT at open and refuse it at the
 // first transfer, or accept it and still serve from RAM (tmpfs keeps every file in the
-// page cache). So open() reads one aligned block directly and, on Linux, checks with
-// mincore() that the block did not land in the page cache. If either check fails the
-// file is reopened for ordinary buffered reads, directIo() says false and warning() says
-// why — never silently, because a hit rate measured through the page cache is fiction.
+// page cache). So on Linux open() flushes and drops the file's cached pages, takes a page
+// mincore() shows uncached, reads it with O_DIRECT and checks that it is still uncached.
+// A page that cannot be dropped (tmpfs) means reads come from RAM: false too. If the probe
+// fails the file is reopened for ordinary buffered reads, directIo() says false and
+// warning() says why — never silently, because a hit rate measured through the page cache
+// is fiction.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +32,8 @@ public:
     const std::string &path() const { return m_path; }
     int64_t size() const { return m_size; }
     bool directIo() const { return m_direct; }
-    const std::string &warning() const { return m_warning; } // why direct I/O is off, if it is
+    const std::string &warning() const { return m_warning; } // "<path>: <reason>", empty when direct
+    const std::string &reason() const { return m_reason; }   // why direct I/O is off, without the path
 
     // Reads exactly `bytes` at `offset` into `dst` (all three 4 KiB-aligned when directIo()).
     // Returns the bytes read (less only at end of file). Throws Error(Io) naming the file.
@@ -42,6 +45,7 @@ private:
     int64_t m_size = 0;
     bool m_direct = false;
     std::string m_warning;
+    std::string m_reason;
 #ifdef _WIN32
     void *m_handle = nullptr;
 #else
