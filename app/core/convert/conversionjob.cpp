@@ -1,5 +1,7 @@
 #include "conversionjob.h"
 
+#include "threadpriority.h"
+
 #include <waste/convert.hpp>
 #include <waste/waste.hpp>
 
@@ -173,6 +175,8 @@ void ConversionJob::start()
     QPointer<ConversionJob> self(this);
     auto cancel = m_cancel;
     m_future = QtConcurrent::run([self, src, out, o, cancel] {
+        // The converter's workers are started from here and inherit the lowered priority.
+        setCurrentThreadRole(ThreadRole::Background);
         // Progress reaches the GUI thread at most every 50 ms (and on every phase change).
         auto last = std::chrono::steady_clock::time_point{};
         waste::ConvertProgress::Phase lastPhase = waste::ConvertProgress::Phase::Planning;

@@ -1,6 +1,7 @@
 #include "downloadmanager.h"
 
 #include "appsettings.h"
+#include "threadpriority.h"
 
 #include <QDir>
 #include <QSettings>
@@ -67,6 +68,7 @@ void DownloadManager::init(const Config &config)
         Q_EMIT changed();
         Q_EMIT finished(ok, summary);
     });
+    connect(&m_thread, &QThread::started, m_worker, [] { setCurrentThreadRole(ThreadRole::Background); }, Qt::DirectConnection);
     m_thread.start();
     const bool autoResume = config.autoResume;
     DownloadWorker *w = m_worker;

@@ -2,6 +2,7 @@
 
 #include "hubrequest.h"
 #include "resumerules.h"
+#include "threadpriority.h"
 
 #include <QDateTime>
 #include <QDir>
@@ -137,6 +138,7 @@ void FileTransfer::hashOnPool(const QString &path, qint64 n, HashPurpose purpose
     auto cancel = m_cancelHash;
     auto progress = m_hashProgress;
     m_hashWatcher.setFuture(QtConcurrent::run([path, n, sum, cancel, progress]() {
+        setCurrentThreadRole(ThreadRole::Background); // a pool thread: it stays lowered, which suits the pool's other jobs too
         HashOutcome o;
         o.sum = sum;
         o.ok = sum->addFilePrefix(path, n, cancel.get(), &o.error, progress.get());

@@ -1,5 +1,7 @@
 #include "enginecontroller.h"
 
+#include "threadpriority.h"
+
 #include <QDir>
 #include <QFileInfo>
 
@@ -62,6 +64,8 @@ EngineController::EngineController(QObject *parent) : QObject(parent)
         requestDone();
         Q_EMIT generationFailed(id, message);
     });
+    // Runs on the new thread before its event loop starts.
+    connect(&m_thread, &QThread::started, m_worker, [] { setCurrentThreadRole(ThreadRole::Engine); }, Qt::DirectConnection);
     m_thread.start();
 }
 
