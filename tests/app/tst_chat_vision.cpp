@@ -8,12 +8,14 @@
 #include "chat/chatcontroller.h"
 #include "engine/enginecontroller.h"
 #include "httptestclient.h"
+#include "settings/appsettings.h"
 
 #include <waste/convert.hpp>
 
 #include <QApplication>
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QMimeData>
 #include <QQmlApplicationEngine>
 #include <QQuickItem>
@@ -70,6 +72,9 @@ private Q_SLOTS:
     {
         QStandardPaths::setTestModeEnabled(true);
         StudioApplication::configure();
+        // A data folder (chat database, states, images) and settings of its own: ctest runs the
+        // other window tests at the same time, and they clear theirs.
+        QCoreApplication::setApplicationName(QStringLiteral("WASTE Studio chat-vision test"));
         QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).removeRecursively();
         QFile::remove(QStandardPaths::writableLocation(QStandardPaths::AppConfigLocation) + QStringLiteral(".conf"));
         g_previous = qInstallMessageHandler(collectWarnings);
@@ -115,7 +120,15 @@ private Q_SLOTS:
         QCOMPARE(chat->messages()->rowCount(), 2);
         const QModelIndex question = chat->messages()->index(0);
         QCOMPARE(question.data(MessageModel::TextRole).toString(), kQuestion);
-        QCOMPARE(question.data(MessageModel::ImagesRole).toStringList(), QStringList{kPng});
+        // The conversation keeps its own copy of the picture, beside the chat database.
+        const QStringList kept = question.data(MessageModel::ImagesRole).toStringList();
+        QCOMPARE(kept.size(), 1);
+        QVERIFY2(kept.first().startsWith(services->settings->dataFolder()), qPrintable(kept.first()));
+        QFile copy(kept.first());
+        QVERIFY(copy.open(QIODevice::ReadOnly));
+        QFile original(kPng);
+        QVERIFY(original.open(QIODevice::ReadOnly));
+        QCOMPARE(copy.readAll(), original.readAll());
         const QModelIndex answer = chat->messages()->index(1);
         QVERIFY(answer.data(MessageModel::ErrorRole).toString().isEmpty());
         QVERIFY2(!answer.data(MessageModel::TextRole).toString().trimmed().isEmpty(), "the model gave no answer");
@@ -194,8 +207,12 @@ private Q_SLOTS:
         connect(&engine, &EngineController::generationFinished, this,
                 [&results](quint64, const GenerationResult &r) { results << r; });
         QSignalSpy saved(&chat, &ChatController::answerSaved);
-        QVERIFY(chat.addAttachment(QUrl::fromLocalFile(kPng)));
+        // Attached from a folder the user empties afterwards.
+        const QString picture = dir.filePath(QStringLiteral("holiday.png"));
+        QVERIFY(QFile::copy(kPng, picture));
+        QVERIFY(chat.addAttachment(QUrl::fromLocalFile(picture)));
         QVERIFY2(chat.send(kQuestion), qPrintable(chat.notice()));
+        QVERIFY(QFile::remove(picture));
         QVERIFY(saved.wait(60000));
         QCOMPARE(results.size(), 1);
         QVERIFY(chat.messages()->index(1).data(MessageModel::ErrorRole).toString().isEmpty());
@@ -205,6 +222,19 @@ private Q_SLOTS:
         QVERIFY(saved.wait(60000));
         QVERIFY(results.last().stats.reusedTokens > results.first().stats.promptTokens);
         QCOMPARE(results.last().stats.prefilledTokens, results.last().stats.promptTokens - results.last().stats.reusedTokens);
+
+        // Regenerating reads the whole conversation again, picture included: from the copy.
+        QVERIFY(chat.regenerate());
+        QVERIFY(saved.wait(60000));
+        QVERIFY2(chat.messages()->index(3).data(MessageModel::ErrorRole).toString().isEmpty(),
+                 qPrintable(chat.messages()->index(3).data(MessageModel::ErrorRole).toString()));
+        QVERIFY(chat.notice().isEmpty());
+        QCOMPARE(results.last().stats.reusedTokens, 0);
+        QVERIFY(results.last().stats.prefilledTokens > results.last().stats.promptTokens);
+        const QString copy = chat.messages()->index(0).data(MessageModel::ImagesRole).toStringList().value(0);
+        QVERIFY(QFileInfo::exists(copy));
+        chat.deleteConversation(chat.currentId());
+        QVERIFY(!QFileInfo::exists(copy));
         QVERIFY2(g_warnings.isEmpty(), qPrintable(g_warnings.join(QLatin1Char('\n'))));
     }
 };

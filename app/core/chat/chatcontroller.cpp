@@ -6,7 +6,10 @@
 #include "imagecheck.h"
 #include "k3reply.h"
 
+#include <QCryptographicHash>
+#include <QDateTime>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QRandomGenerator>
 
@@ -168,8 +171,16 @@ void ChatController::deleteConversation(qint64 id)
         m_engine->cancel(m_run->id);
         m_run->conversationId = 0; // nothing left to save it into
     }
+    QStringList images;
+    for (const ChatMessage &m : m_store->messages(id))
+        images << m.imagePaths;
     m_store->deleteConversation(id);
     m_engine->forgetState(stateFileFor(id));
+    // Copies no other conversation uses go with it.
+    const QString folder = QDir(imagesFolder()).absolutePath();
+    for (const QString &image : std::as_const(images))
+        if (QFileInfo(image).absolutePath() == folder && !m_store->imageInUse(image))
+            QFile::remove(image);
     if (id == m_current.id)
         newConversation();
     refreshList();
@@ -285,6 +296,38 @@ void ChatController::removeAttachment(int index)
     Q_EMIT attachmentsChanged();
 }
 
+QString ChatController::imagesFolder() const
+{
+    return m_store ? QFileInfo(m_store->path()).absoluteDir().filePath(QStringLiteral("images")) : QString();
+}
+
+QString ChatController::keepImage(const QString &path) const
+{
+    const QString folder = imagesFolder();
+    const QFileInfo source(path);
+    if (folder.isEmpty() || source.absolutePath() == QDir(folder).absolutePath())
+        return path;
+    // Named for the file it came from (path, size, time): attaching it again reuses the copy.
+    const QByteArray key = QStringLiteral("%1|%2|%3")
+                               .arg(source.absoluteFilePath())
+                               .arg(source.size())
+                               .arg(source.lastModified().toMSecsSinceEpoch())
+                               .toUtf8();
+    const QString name = QString::fromLatin1(QCryptographicHash::hash(key, QCryptographicHash::Sha256).toHex().left(24));
+    const QString suffix = source.suffix().toLower();
+    const QString target = QDir(folder).filePath(suffix.isEmpty() ? name : name + QLatin1Char('.') + suffix);
+    if (QFileInfo::exists(target))
+        return target;
+    // Copied under another name first: a copy cut short never takes the final name.
+    const QString part = target + QStringLiteral(".part");
+    QFile::remove(part);
+    if (!QDir().mkpath(folder) || !QFile::copy(path, part) || !QFile::rename(part, target)) {
+        QFile::remove(part);
+        return path; // the original still works while it stays where it is
+    }
+    return target;
+}
+
 // ---- sending and answering ----
 
 bool ChatController::send(const QString &text)
@@ -320,7 +363,8 @@ bool ChatController::send(const QString &text)
     ChatMessage user;
     user.role = QStringLiteral("user");
     user.text = body;
-    user.imagePaths = m_attachments;
+    for (const QString &path : std::as_const(m_attachments))
+        user.imagePaths << keepImage(path);
     user.created = QDateTime::currentDateTime();
     if (m_store)
         user.id = m_store->saveMessage(m_current.id, user);

@@ -3,7 +3,8 @@
 // generation request for the EngineController and applies the streamed batches to the
 // message model on the GUI thread. Every message is written to the store when it is sent
 // and when its answer ends (finished, stopped or failed). A generation keeps going (and is
-// saved) when the user opens another conversation meanwhile. Each conversation's engine
+// saved) when the user opens another conversation meanwhile. Sent images are copied beside
+// the database (images/), removed with the last conversation that uses them. Each conversation's engine
 // state is saved beside the database (states/conversation-ID.state), so reopening it
 // continues without reading the whole history again; editing or regenerating drops it.
 #pragma once
@@ -152,6 +153,10 @@ private:
     void finishRun(const GenerationResult *result, const QString &error);
     void recount();
     QString firstProblemForImage(const QString &path) const;
+    // A copy of an attached image beside the database, so the conversation keeps working
+    // (thumbnails, a prompt read again) when the original is moved or deleted.
+    QString keepImage(const QString &path) const;
+    QString imagesFolder() const;
 
     void onTokens(quint64 id, const QString &text, const GenerationStats &stats);
     void onFinished(quint64 id, const GenerationResult &result);

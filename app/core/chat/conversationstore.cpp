@@ -291,3 +291,17 @@ void ConversationStore::deleteMessage(qint64 messageId)
     q.addBindValue(messageId);
     check(q, QStringLiteral("deleting a message"));
 }
+
+bool ConversationStore::imageInUse(const QString &path) const
+{
+    // The images column is a JSON array: look for the path as a JSON string, wildcards escaped.
+    QString needle = joinPaths({path}).mid(1).chopped(1);
+    needle.replace(QLatin1Char('\\'), QStringLiteral("\\\\"))
+        .replace(QLatin1Char('%'), QStringLiteral("\\%"))
+        .replace(QLatin1Char('_'), QStringLiteral("\\_"));
+    QSqlQuery q(QSqlDatabase::database(m_connection));
+    q.prepare(QStringLiteral("SELECT 1 FROM messages WHERE images LIKE ? ESCAPE '\\' LIMIT 1"));
+    q.addBindValue(QLatin1Char('%') + needle + QLatin1Char('%'));
+    check(q, QStringLiteral("looking up an image"));
+    return q.next();
+}

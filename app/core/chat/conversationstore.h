@@ -35,6 +35,8 @@ public:
     // Inserts (id 0) or updates the message; returns its id. Touches the conversation.
     qint64 saveMessage(qint64 conversationId, const ChatMessage &message);
     void deleteMessage(qint64 messageId);
+    // Whether any message still lists this image file.
+    bool imageInUse(const QString &path) const;
 
 private:
     void exec(const QString &sql) const;
