@@ -7,54 +7,24 @@
 #include "chat/chatcontroller.h"
 #include "engine/enginecontroller.h"
 #include "httptestclient.h"
+#include "windowtest.h"
 
 #include <waste/convert.hpp>
 
 #include <QApplication>
 #include <QDir>
 #include <QFile>
-#include <QMimeData>
 #include <QQmlApplicationEngine>
 #include <QQuickItem>
 #include <QQuickWindow>
 #include <QSignalSpy>
-#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
 
 namespace {
-QStringList g_warnings;
-QtMessageHandler g_previous = nullptr;
-
-void collectWarnings(QtMsgType type, const QMessageLogContext &ctx, const QString &msg)
-{
-    if (type != QtDebugMsg && type != QtInfoMsg && !msg.contains(QLatin1String("propagateSizeHints")))
-        g_warnings << msg;
-    if (g_previous)
-        g_previous(type, ctx, msg);
-}
 
 const QString kPng = QStringLiteral(WASTE_FIXTURES_DIR "/vision-container/img_a.png");
 constexpr int kMaxTokens = 16; // the chat page's smallest answer length
-
-void dropFile(QQuickWindow *window, const QString &path)
-{
-    QMimeData mime;
-    mime.setUrls({QUrl::fromLocalFile(path)});
-    const QPoint at(window->width() / 2, window->height() / 2);
-    QDragEnterEvent enter(at, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
-    QCoreApplication::sendEvent(window, &enter);
-    QDragMoveEvent move(at, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
-    QCoreApplication::sendEvent(window, &move);
-    QDropEvent drop(QPointF(at), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
-    QCoreApplication::sendEvent(window, &drop);
-}
-
-void typeText(QQuickWindow *window, const QString &text)
-{
-    for (const QChar c : text)
-        QTest::keyClick(window, c.toLatin1());
-}
 
 QString dataUrl(const QString &path)
 {
@@ -74,11 +44,9 @@ private:
 private Q_SLOTS:
     void initTestCase()
     {
-        QStandardPaths::setTestModeEnabled(true);
         StudioApplication::configure();
-        QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).removeRecursively();
-        QFile::remove(QStandardPaths::writableLocation(QStandardPaths::AppConfigLocation) + QStringLiteral(".conf"));
-        g_previous = qInstallMessageHandler(collectWarnings);
+        WindowTest::useOwnAppData(QStringLiteral("chat-k3 test"));
+        WindowTest::collectWarnings();
         m_model = m_dir.filePath(QStringLiteral("tiny-k3"));
         waste::TinyModelOptions options;
         options.k3 = true;
@@ -111,14 +79,14 @@ private Q_SLOTS:
         QSignalSpy saved(chat, &ChatController::answerSaved);
 
         // Picture dropped on the window, question typed, Enter.
-        dropFile(window, kPng);
+        WindowTest::dropFile(window, kPng);
         QCOMPARE(chat->attachments(), QStringList{kPng});
         auto *composer = window->findChild<QQuickItem *>(QStringLiteral("composer"));
         QVERIFY(composer);
         composer->forceActiveFocus();
         QTRY_VERIFY(composer->hasActiveFocus());
         const QString question = QStringLiteral("What is in this picture?");
-        typeText(window, question);
+        WindowTest::typeText(window, question);
         QTest::keyClick(window, Qt::Key_Return);
         QVERIFY(saved.wait(60000));
         QCOMPARE(results.size(), 1);
@@ -174,7 +142,7 @@ private Q_SLOTS:
 
         // Follow-up in the GUI: only the new turn is fed.
         composer->forceActiveFocus();
-        typeText(window, QStringLiteral("And three plus three?"));
+        WindowTest::typeText(window, QStringLiteral("And three plus three?"));
         QTest::keyClick(window, Qt::Key_Return);
         QVERIFY(saved.wait(60000));
         QVERIFY(chat->messages()->rowCount() == 4);
@@ -187,7 +155,7 @@ private Q_SLOTS:
               followUp.prefilledTokens);
 
         QTest::qWait(100);
-        QVERIFY2(g_warnings.isEmpty(), qPrintable(g_warnings.join(QLatin1Char('\n'))));
+        QVERIFY2(WindowTest::warnings().isEmpty(), qPrintable(WindowTest::warnings()));
     }
 };
 

@@ -8,6 +8,7 @@
 #include "chat/chatcontroller.h"
 #include "engine/enginecontroller.h"
 #include "httptestclient.h"
+#include "windowtest.h"
 #include "settings/appsettings.h"
 
 #include <waste/convert.hpp>
@@ -16,7 +17,6 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QMimeData>
 #include <QQmlApplicationEngine>
 #include <QQuickItem>
 #include <QQuickWindow>
@@ -26,42 +26,11 @@
 #include <QTest>
 
 namespace {
-QStringList g_warnings;
-QtMessageHandler g_previous = nullptr;
-
-void collectWarnings(QtMsgType type, const QMessageLogContext &ctx, const QString &msg)
-{
-    if (type != QtDebugMsg && type != QtInfoMsg && !msg.contains(QLatin1String("propagateSizeHints")))
-        g_warnings << msg;
-    if (g_previous)
-        g_previous(type, ctx, msg);
-}
 
 const QString kVision = QStringLiteral(WASTE_FIXTURES_DIR "/vision-container/v1.waste");
 const QString kPng = QStringLiteral(WASTE_FIXTURES_DIR "/vision-container/img_a.png");
 const QString kQuestion = QStringLiteral("Describe the picture.");
 constexpr int kMaxTokens = 16;
-
-// What a file manager's drag does: enter, move, drop, at the window's centre.
-void dropFile(QQuickWindow *window, const QString &path)
-{
-    QMimeData mime;
-    mime.setUrls({QUrl::fromLocalFile(path)});
-    const QPoint at(window->width() / 2, window->height() / 2);
-    QDragEnterEvent enter(at, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
-    QCoreApplication::sendEvent(window, &enter);
-    QDragMoveEvent move(at, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
-    QCoreApplication::sendEvent(window, &move);
-    QDropEvent drop(QPointF(at), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
-    QCoreApplication::sendEvent(window, &drop);
-}
-
-// QTest::keyClicks takes widgets only; a QML window gets its keys one by one.
-void typeText(QQuickWindow *window, const QString &text)
-{
-    for (const QChar c : text)
-        QTest::keyClick(window, c.toLatin1());
-}
 
 } // namespace
 
@@ -70,14 +39,10 @@ class TestChatVision : public QObject {
 private Q_SLOTS:
     void initTestCase()
     {
-        QStandardPaths::setTestModeEnabled(true);
         StudioApplication::configure();
-        // A data folder (chat database, states, images) and settings of its own: ctest runs the
-        // other window tests at the same time, and they clear theirs.
-        QCoreApplication::setApplicationName(QStringLiteral("WASTE Studio chat-vision test"));
-        QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).removeRecursively();
-        QFile::remove(QStandardPaths::writableLocation(QStandardPaths::AppConfigLocation) + QStringLiteral(".conf"));
-        g_previous = qInstallMessageHandler(collectWarnings);
+        // Its own data folder (chat database, states, images): ctest runs the other window tests at the same time.
+        WindowTest::useOwnAppData(QStringLiteral("chat-vision test"));
+        WindowTest::collectWarnings();
     }
 
     void droppedImageIsAnsweredAsTheApiServerAnswersIt()
@@ -99,7 +64,7 @@ private Q_SLOTS:
 
         // Start elsewhere: the drop brings the chat page forward.
         window->setProperty("currentPage", 0);
-        dropFile(window, kPng);
+        WindowTest::dropFile(window, kPng);
         QCOMPARE(chat->attachments(), QStringList{kPng});
         QVERIFY2(chat->notice().isEmpty(), qPrintable(chat->notice()));
         const QStringList pages = window->property("pageNames").toStringList();
@@ -110,7 +75,7 @@ private Q_SLOTS:
         QVERIFY(composer);
         composer->forceActiveFocus();
         QTRY_VERIFY(composer->hasActiveFocus());
-        typeText(window, kQuestion);
+        WindowTest::typeText(window, kQuestion);
         QList<GenerationResult> results;
         connect(engine, &EngineController::generationFinished, this,
                 [&results](quint64, const GenerationResult &r) { results << r; });
@@ -172,7 +137,7 @@ private Q_SLOTS:
         // A follow-up in the GUI: only the new words are fed; the picture stays in the state
         // (the API request left the very same tokens there) and is not read again.
         composer->forceActiveFocus();
-        typeText(window, QStringLiteral("What colour is it?"));
+        WindowTest::typeText(window, QStringLiteral("What colour is it?"));
         QTest::keyClick(window, Qt::Key_Return);
         QVERIFY(saved.wait(60000));
         QCOMPARE(results.size(), 3);
@@ -184,7 +149,7 @@ private Q_SLOTS:
               followUp.prefilledTokens);
 
         QTest::qWait(100); // let the views take the last changes
-        QVERIFY2(g_warnings.isEmpty(), qPrintable(g_warnings.join(QLatin1Char('\n'))));
+        QVERIFY2(WindowTest::warnings().isEmpty(), qPrintable(WindowTest::warnings()));
     }
 
     void templatedVisionModelReadsTheImage()
@@ -235,7 +200,7 @@ private Q_SLOTS:
         QVERIFY(QFileInfo::exists(copy));
         chat.deleteConversation(chat.currentId());
         QVERIFY(!QFileInfo::exists(copy));
-        QVERIFY2(g_warnings.isEmpty(), qPrintable(g_warnings.join(QLatin1Char('\n'))));
+        QVERIFY2(WindowTest::warnings().isEmpty(), qPrintable(WindowTest::warnings()));
     }
 };
 

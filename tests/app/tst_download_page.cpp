@@ -9,6 +9,7 @@
 #include "download/modellibrary.h"
 #include "engine/enginecontroller.h"
 #include "faultyhub.h"
+#include "windowtest.h"
 #include "settings/appsettings.h"
 
 #include <QAbstractItemModelTester>
@@ -25,16 +26,6 @@
 #include <QTest>
 
 namespace {
-QStringList g_warnings;
-QtMessageHandler g_previous = nullptr;
-
-void collectWarnings(QtMsgType type, const QMessageLogContext &ctx, const QString &msg)
-{
-    if (type != QtDebugMsg && type != QtInfoMsg && !msg.contains(QLatin1String("propagateSizeHints")))
-        g_warnings << msg;
-    if (g_previous)
-        g_previous(type, ctx, msg);
-}
 
 void writeFile(const QString &path, const QByteArray &data)
 {
@@ -57,14 +48,13 @@ class TestDownloadPage : public QObject {
 private Q_SLOTS:
     void initTestCase()
     {
-        QStandardPaths::setTestModeEnabled(true);
         StudioApplication::configure();
+        WindowTest::useOwnAppData(QStringLiteral("download-page test"));
         // A clean slate: settings in a temporary folder (never the user's), no queue from an
         // earlier run of this test.
         QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_tmp.filePath(QStringLiteral("settings")));
         QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, m_tmp.filePath(QStringLiteral("settings")));
-        QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).removeRecursively();
-        g_previous = qInstallMessageHandler(collectWarnings);
+        WindowTest::collectWarnings();
     }
 
     void downloadFromThePageThenConvert()
@@ -140,7 +130,7 @@ private Q_SLOTS:
         QCOMPARE(library->data(library->index(0), ModelLibrary::KindRole).toString(), QStringLiteral("source"));
         QCOMPARE(library->data(library->index(0), ModelLibrary::BytesRole).toLongLong(), qint64(400 + 900000 + 700000));
 
-        QVERIFY2(g_warnings.isEmpty(), qPrintable(g_warnings.join(QLatin1Char('\n'))));
+        QVERIFY2(WindowTest::warnings().isEmpty(), qPrintable(WindowTest::warnings()));
         services->downloads->cancel(); // forget the job for the next test
         QTRY_VERIFY(!services->downloads->hasJob());
         qunsetenv("HF_ENDPOINT");

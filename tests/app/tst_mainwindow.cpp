@@ -6,6 +6,7 @@
 #include "settings/appsettings.h"
 #include "chat/chatcontroller.h"
 #include "planner/plannercontroller.h"
+#include "windowtest.h"
 
 #include <QApplication>
 #include <QDir>
@@ -17,30 +18,16 @@
 #include <QStandardPaths>
 #include <QTest>
 
-namespace {
-QStringList g_warnings;
-QtMessageHandler g_previous = nullptr;
-
-void collectWarnings(QtMsgType type, const QMessageLogContext &ctx, const QString &msg)
-{
-    if (type != QtDebugMsg && type != QtInfoMsg && !msg.contains(QLatin1String("propagateSizeHints")))
-        g_warnings << msg;
-    if (g_previous)
-        g_previous(type, ctx, msg);
-}
-} // namespace
 
 class TestMainWindow : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     void initTestCase()
     {
-        QStandardPaths::setTestModeEnabled(true);
         StudioApplication::configure();
-        // A fresh data folder: no chats or settings left from an earlier run.
-        QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).removeRecursively();
-        QFile::remove(QStandardPaths::writableLocation(QStandardPaths::AppConfigLocation) + QStringLiteral(".conf"));
-        g_previous = qInstallMessageHandler(collectWarnings);
+        // A fresh data folder of its own: no chats or settings left from an earlier run.
+        WindowTest::useOwnAppData(QStringLiteral("main-window test"));
+        WindowTest::collectWarnings();
     }
 
     void loadsEveryPageWithoutWarnings()
@@ -84,7 +71,7 @@ private Q_SLOTS:
                 QVERIFY2(shot.save(file), qPrintable(file));
             }
         }
-        QVERIFY2(g_warnings.isEmpty(), qPrintable(g_warnings.join(QLatin1Char('\n'))));
+        QVERIFY2(WindowTest::warnings().isEmpty(), qPrintable(WindowTest::warnings()));
     }
 
     void statusBarShowsEngineState()

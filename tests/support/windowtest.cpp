@@ -1,0 +1,70 @@
+#include "windowtest.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QMimeData>
+#include <QQuickWindow>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QTest>
+
+namespace WindowTest {
+namespace {
+QStringList g_warnings;
+QtMessageHandler g_previous = nullptr;
+
+void keep(QtMsgType type, const QMessageLogContext &ctx, const QString &msg)
+{
+    // propagateSizeHints: the offscreen platform's own notice, not the app's.
+    if (type != QtDebugMsg && type != QtInfoMsg && !msg.contains(QLatin1String("propagateSizeHints")))
+        g_warnings << msg;
+    if (g_previous)
+        g_previous(type, ctx, msg);
+}
+} // namespace
+
+void useOwnAppData(const QString &testName)
+{
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setApplicationName(QStringLiteral("WASTE Studio %1").arg(testName));
+    // Settings under the test-mode config folder, never the user's ~/.config: the file is
+    // then exactly AppConfigLocation + ".conf".
+    const QString config = QStandardPaths::writableLocation(QStandardPaths::GenericConfigLocation);
+    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, config);
+    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, config);
+    QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).removeRecursively();
+    QFile::remove(QStandardPaths::writableLocation(QStandardPaths::AppConfigLocation) + QStringLiteral(".conf"));
+}
+
+void collectWarnings()
+{
+    if (!g_previous)
+        g_previous = qInstallMessageHandler(keep);
+}
+
+QString warnings()
+{
+    return g_warnings.join(QLatin1Char('\n'));
+}
+
+void dropFile(QQuickWindow *window, const QString &path)
+{
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(path)});
+    const QPoint at(window->width() / 2, window->height() / 2);
+    QDragEnterEvent enter(at, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QCoreApplication::sendEvent(window, &enter);
+    QDragMoveEvent move(at, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QCoreApplication::sendEvent(window, &move);
+    QDropEvent drop(QPointF(at), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QCoreApplication::sendEvent(window, &drop);
+}
+
+void typeText(QQuickWindow *window, const QString &text)
+{
+    for (const QChar c : text)
+        QTest::keyClick(window, c.toLatin1());
+}
+
+} // namespace WindowTest

@@ -1,0 +1,29 @@
+// Helpers for tests that drive the real main window offscreen: a data folder of the test's
+// own, QML warnings collected as failures, and the input a person gives (a file dropped from
+// a file manager, typed text).
+#pragma once
+
+#include <QString>
+#include <QStringList>
+
+class QQuickWindow;
+
+namespace WindowTest {
+
+// Call after StudioApplication::configure(): gives the test its own application name, so its
+// data folder (chat database, states, images, queue) and settings file are its own (ctest runs
+// the window tests at the same time), both under the test-mode folders (never the user's), and
+// empties both.
+void useOwnAppData(const QString &testName);
+
+// From now on every warning (QML ones included) is kept, and still printed.
+void collectWarnings();
+// What was collected, one per line (empty: none).
+QString warnings();
+
+// What a file manager's drag does: enter, move, drop, at the window's centre.
+void dropFile(QQuickWindow *window, const QString &path);
+// QTest::keyClicks takes widgets only; a QML window gets its keys one by one.
+void typeText(QQuickWindow *window, const QString &text);
+
+} // namespace WindowTest
