@@ -1,19 +1,29 @@
-// Decode speed and LUT matvec throughput.
-//   bench_decode [CONTAINER] [--tokens N]
-// 1. decode tok/s: greedy generation of N tokens (default 64) after a short prompt on
-//    CONTAINER (default: the reference fixture r3.waste).
+// Decode speed on a tiny and a mid-size container, and LUT matvec throughput.
+//   bench_decode [--tokens N] [--mid-size SIZE | --no-mid] [--cache DIR] [--tiny CONTAINER]
+// 1. decode tok/s, one thread and two: greedy generation of N tokens (default 64 tiny,
+//    32 mid-size) after a short prompt, timed from the first generated token.
+//    tiny: the reference fixture r3.waste.
+//    mid-size: a Kimi-Linear-shaped container made by the converter's tiny-model tool
+//    (`waste mktiny --container --size SIZE`, default 10G of bf16 source weights, about
+//    2.2 GB of container) into DIR/mid-SIZE (default build/bench-cache), generated once and
+//    reused; the default RAM budget, so experts stream from disk through the cache.
 // 2. LUT matvec: VQ3R gate-shaped matrix (1024 x 2304, Kimi-Linear's), index bytes per
-//    second, as a ratio to this machine's memory read bandwidth measured in the same run.
+//    second on one thread, as a ratio to this machine's memory read bandwidth (one thread)
+//    measured in the same run.
 // Last line: the figures.
 #include "format/codebooks.hpp"
 #include "format/manifest.hpp"
 #include "quant/lut.hpp"
 #include "quant/simd.hpp"
+#include "waste/convert.hpp"
 #include "waste/waste.hpp"
+
+#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
@@ -24,6 +34,14 @@ namespace {
 double now()
 {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// CPU seconds this process has used (all its threads).
+double cpuSeconds()
+{
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 // Memory read bandwidth: sum a buffer far larger than the caches, best of 5.
@@ -53,7 +71,7 @@ double memoryReadGBs()
 double lutMatvecGBs()
 {
     const int M = 1024, N = 2304, S = 3, E = 256;
-    const std::string path = "/tmp/bench_decode_codebooks.bin";
+    const std::string path = (std::filesystem::temp_directory_path() / "bench_decode_codebooks.bin").string();
     {
         std::mt19937 rng(1);
         std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -93,46 +111,139 @@ double lutMatvecGBs()
     return double(idx.size()) * reps / secs / 1e9;
 }
 
+struct DecodeRun {
+    double tokPerS = 0;
+    int tokens = 0;
+    double hitRate = 0;       // demand hits / lookups while decoding
+    double mbReadPerToken = 0;
+    double cpusUsed = 0;      // CPU seconds / wall seconds while decoding: on a busy machine
+                              // a second thread only helps when this can exceed 1
+};
+
+DecodeRun decode(const std::string &container, int threads, int tokens)
+{
+    waste::OpenOptions o;
+    o.threads = threads;
+    o.warmFromUsage = false; // the same cold start for every run
+    auto model = waste::Model::open(container, o);
+    const std::vector<int32_t> prompt = model->tokenize("The quick brown fox", true);
+    model->eval(prompt);
+    waste::GenParams gp;
+    gp.maxTokens = tokens;
+    gp.stopTokens.clear();
+    DecodeRun r;
+    double firstAt = 0, firstCpu = 0;
+    waste::Stats first;
+    const double t0 = now();
+    const waste::GenResult g = model->generate({}, gp, [&](const waste::TokenEvent &ev) {
+        if (r.tokens++ == 0) {
+            firstAt = now();
+            firstCpu = cpuSeconds();
+            first = ev.stats;
+        }
+        return true;
+    });
+    const double t1 = now();
+    r.cpusUsed = r.tokens > 1 ? (cpuSeconds() - firstCpu) / (t1 - firstAt) : 0;
+    r.tokPerS = r.tokens > 1 ? (r.tokens - 1) / (t1 - firstAt) : r.tokens / (t1 - t0);
+    const int64_t hits = g.stats.demandHits - first.demandHits, misses = g.stats.demandMisses - first.demandMisses;
+    r.hitRate = hits + misses > 0 ? double(hits) / double(hits + misses) : 1.0;
+    r.mbReadPerToken = r.tokens > 1 ? double(g.stats.bytesRead - first.bytesRead) / 1e6 / (r.tokens - 1) : 0;
+    return r;
+}
+
+int64_t directorySize(const std::string &dir)
+{
+    int64_t total = 0;
+    for (const auto &e : std::filesystem::directory_iterator(dir))
+        if (e.is_regular_file())
+            total += static_cast<int64_t>(e.file_size());
+    return total;
+}
+
+// The mid-size container, made once: reused when its manifest exists (the converter
+// writes manifest.json last), resumed per layer when an earlier run was interrupted.
+std::string midContainer(const std::string &cacheDir, const std::string &sizeText)
+{
+    const std::string dir = cacheDir + "/mid-" + sizeText;
+    if (std::filesystem::exists(dir + "/manifest.json"))
+        return dir;
+    std::filesystem::create_directories(cacheDir);
+    waste::TinyModelOptions t;
+    t.targetBytes = waste::parseSize(sizeText);
+    t.jobs = 0;
+    std::fprintf(stderr, "making the mid-size container %s once (waste mktiny --container --size %s)...\n", dir.c_str(),
+                 sizeText.c_str());
+    const double t0 = now();
+    int lastUnit = -1;
+    waste::makeTinyContainer(dir, t, [&](const waste::ConvertProgress &p) {
+        if (p.unit != lastUnit) {
+            lastUnit = p.unit;
+            std::fprintf(stderr, "  unit %d/%d, %.0f s, eta %.0f s\n", p.unit, p.units, p.elapsedSeconds, p.etaSeconds);
+        }
+    });
+    std::fprintf(stderr, "made in %.0f s\n", now() - t0);
+    return dir;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
-    std::string container = std::string(WASTE_FIXTURES_DIR) + "/reference-container/r3.waste";
-    int tokens = 64;
+    std::string tiny = std::string(WASTE_FIXTURES_DIR) + "/reference-container/r3.waste";
+    std::string cacheDir = WASTE_BENCH_CACHE_DIR;
+    std::string midSize = "10G";
+    bool mid = true;
+    int tokens = 64, midTokens = 32;
     for (int i = 1; i < argc; ++i) {
-        if (std::strcmp(argv[i], "--tokens") == 0 && i + 1 < argc)
-            tokens = std::atoi(argv[++i]);
-        else
-            container = argv[i];
+        const std::string a = argv[i];
+        if (a == "--tokens" && i + 1 < argc)
+            tokens = midTokens = std::atoi(argv[++i]);
+        else if (a == "--mid-size" && i + 1 < argc)
+            midSize = argv[++i];
+        else if (a == "--no-mid")
+            mid = false;
+        else if (a == "--cache" && i + 1 < argc)
+            cacheDir = argv[++i];
+        else if (a == "--tiny" && i + 1 < argc)
+            tiny = argv[++i];
+        else {
+            std::fprintf(stderr, "usage: bench_decode [--tokens N] [--mid-size SIZE | --no-mid] [--cache DIR] [--tiny CONTAINER]\n");
+            return 2;
+        }
     }
     try {
-        auto model = waste::Model::open(container);
-        std::vector<int32_t> prompt = model->tokenize("The quick brown fox", true);
-        waste::GenParams gp;
-        gp.maxTokens = tokens;
-        gp.stopTokens.clear();
-        const double t0 = now();
-        model->eval(prompt);
-        const double t1 = now();
-        int produced = 0;
-        double firstTokenAt = 0;
-        model->generate({}, gp, [&](const waste::TokenEvent &) {
-            if (produced++ == 0)
-                firstTokenAt = now();
-            return true;
-        });
-        const double t2 = now();
-        const double tokPerS = produced > 1 ? (produced - 1) / (t2 - firstTokenAt) : produced / (t2 - t1);
-        std::printf("container      %s\n", container.c_str());
         std::printf("backend        %s\n", waste::quant::simdName(waste::quant::activeSimd()));
-        std::printf("prefill        %zu tokens in %.3f s\n", prompt.size(), t1 - t0);
-        std::printf("decode         %d tokens, %.2f tok/s\n", produced, tokPerS);
+        const DecodeRun t1 = decode(tiny, 1, tokens), t2 = decode(tiny, 2, tokens);
+        std::printf("tiny           %s\n", tiny.c_str());
+        std::printf("  decode       1 thread %.1f tok/s, 2 threads %.1f tok/s (%d tokens; CPUs used %.2f / %.2f)\n",
+                    t1.tokPerS, t2.tokPerS, t1.tokens, t1.cpusUsed, t2.cpusUsed);
+        DecodeRun m1, m2;
+        double midGB = 0;
+        if (mid) {
+            const std::string dir = midContainer(cacheDir, midSize);
+            midGB = double(directorySize(dir)) / 1e9;
+            decode(dir, 2, 4); // touch the trunk file once so neither run pays the first open's reads
+            m1 = decode(dir, 1, midTokens);
+            m2 = decode(dir, 2, midTokens);
+            std::printf("mid-size       %s (%.2f GB)\n", dir.c_str(), midGB);
+            std::printf("  decode       1 thread %.2f tok/s, 2 threads %.2f tok/s (%d tokens; CPUs used %.2f / %.2f; "
+                        "expert hit rate %.0f %%, %.1f MB read per token)\n",
+                        m1.tokPerS, m2.tokPerS, m1.tokens, m1.cpusUsed, m2.cpusUsed, 100 * m2.hitRate, m2.mbReadPerToken);
+        }
         const double lut = lutMatvecGBs();
         const double mem = memoryReadGBs();
         std::printf("LUT matvec     %.2f GB/s of VQ3R indices (1024x2304, one thread)\n", lut);
-        std::printf("memory read    %.2f GB/s\n", mem);
-        std::printf("decode %.2f tok/s | LUT matvec %.2f GB/s = %.3f x memory bandwidth (%.2f GB/s)\n", tokPerS, lut,
-                    lut / mem, mem);
+        std::printf("memory read    %.2f GB/s (one thread)\n", mem);
+        std::string midPart;
+        if (mid) {
+            char buf[160];
+            std::snprintf(buf, sizeof buf, " | mid-size %.1f GB %.2f tok/s (2 threads %.2f)", midGB, m1.tokPerS,
+                          m2.tokPerS);
+            midPart = buf;
+        }
+        std::printf("decode tiny %.1f tok/s (2 threads %.1f)%s | LUT matvec %.2f GB/s = %.3f x memory bandwidth (%.2f GB/s)\n",
+                    t1.tokPerS, t2.tokPerS, midPart.c_str(), lut, lut / mem, mem);
     } catch (const std::exception &e) {
         std::fprintf(stderr, "bench_decode: %s\n", e.what());
         return 1;

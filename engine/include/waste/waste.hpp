@@ -106,7 +106,7 @@ int64_t parseSize(std::string_view text);
 struct OpenOptions {
     int64_t ramBudget = 0;      // 0: the engine chooses the default budget
     int ctxTokens = 4096;       // hard bound on positions
-    int threads = 0;            // 0: one per core
+    int threads = 0;            // compute threads (the caller included); 0: $WASTE_THREADS, else one per hardware thread
     bool directIo = true;       // bypass the page cache for expert reads
     bool verifyRecords = false; // crc32 of every expert payload read
     bool readAhead = true;      // issue a layer's misses at once, consume in arrival order

@@ -26,10 +26,10 @@ void Forward::activate(const float *g, const float *u, float *out, int64_t n) co
 void Forward::denseFfn(const FfnWeights &w, const float *x, float *out, int64_t width)
 {
     Vec g(width), u(width);
-    quant::matvec(*w.gate, x, g.data());
-    quant::matvec(*w.up, x, u.data());
+    quant::matvec(*w.gate, x, g.data(), m_pool);
+    quant::matvec(*w.up, x, u.data(), m_pool);
     activate(g.data(), u.data(), g.data(), width);
-    quant::matvec(*w.down, g.data(), out);
+    quant::matvec(*w.down, g.data(), out, m_pool);
 }
 
 } // namespace waste::model

@@ -10,8 +10,10 @@
 
 namespace waste::model {
 
-Forward::Forward(const format::Manifest &manifest, const Weights &weights, const format::Codebooks &books)
-    : m_manifest(manifest), m_c(manifest.config), m_w(weights), m_books(books)
+Forward::Forward(const format::Manifest &manifest, const Weights &weights, const format::Codebooks &books,
+                 compute::ThreadPool *pool)
+    : m_manifest(manifest), m_c(manifest.config), m_w(weights), m_books(books),
+      m_ownPool(pool ? nullptr : std::make_unique<compute::ThreadPool>(1)), m_pool(pool ? *pool : *m_ownPool)
 {
 }
 
@@ -138,7 +140,7 @@ void Forward::run(std::span<const int32_t> tokens, State &state, ExpertSource &e
             Vec x(Hd);
             rmsNorm(last, m_w.norm->f32.data(), x.data(), Hd, m_c.eps);
             state.lastLogits.resize(static_cast<size_t>(m_c.vocab));
-            quant::matvec(*m_w.head, x.data(), state.lastLogits.data());
+            quant::matvec(*m_w.head, x.data(), state.lastLogits.data(), m_pool);
         }
     }
 }

@@ -3,6 +3,7 @@
 // in the same order; chunking only shares expert reads and lookup-table work.
 #pragma once
 
+#include "compute/thread_pool.hpp"
 #include "format/codebooks.hpp"
 #include "format/manifest.hpp"
 #include "model/expert_source.hpp"
@@ -13,6 +14,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -20,7 +22,9 @@ namespace waste::model {
 
 class Forward {
 public:
-    Forward(const format::Manifest &manifest, const Weights &weights, const format::Codebooks &books);
+    // pool: the compute threads to split work over; null: this thread only.
+    Forward(const format::Manifest &manifest, const Weights &weights, const format::Codebooks &books,
+            compute::ThreadPool *pool = nullptr);
 
     // Runs `tokens` at positions state.pos... and leaves the last token's logits in
     // state.lastLogits. Throws Error(Cancelled), before touching the state, when `cancel`
@@ -57,11 +61,14 @@ private:
     const format::ModelConfig &m_c;
     const Weights &m_w;
     const format::Codebooks &m_books;
+    std::unique_ptr<compute::ThreadPool> m_ownPool; // one thread, when no pool was given
+    compute::ThreadPool &m_pool;
     vision::MediaRowQueue *m_media = nullptr;
     // Scratch, sized once.
     Vec m_t1, m_t2, m_t3, m_t4, m_t5, m_t6;
     std::vector<quant::Lut> m_gateLut, m_upLut;
     quant::Lut m_downLut;
+    Vec m_g, m_u; // one expert's gate and up activations (decode)
 };
 
 } // namespace waste::model

@@ -22,7 +22,7 @@ void Forward::lookahead(int layer, const float *b, ExpertSource &experts)
     const int64_t E = m_c.experts;
     const int want = static_cast<int>(std::min<int64_t>(experts.lookaheadWidth(), E));
     std::vector<float> key(static_cast<size_t>(E));
-    quant::matvec(*w.router, b, key.data());
+    quant::matvec(*w.router, b, key.data(), m_pool);
     const float *bias = w.bias ? w.bias->f32.data() : nullptr;
     for (int64_t e = 0; e < E; ++e)
         key[e] = sigmoid(key[e]) + (bias ? bias[e] : 0.0f); // selection key, as the router ranks

@@ -19,13 +19,13 @@ void Forward::mla(int layer, const float *a, float *out, LayerState &st, int pos
     Vec q(nh * dq), c(lat), o(nh * dv);
     if (w.qa) {
         Vec t(m_c.qLora);
-        quant::matvec(*w.qa, a, t.data());
+        quant::matvec(*w.qa, a, t.data(), m_pool);
         rmsNorm(t.data(), w.qaNorm->f32.data(), t.data(), m_c.qLora, m_c.eps);
-        quant::matvec(*w.qb, t.data(), q.data());
+        quant::matvec(*w.qb, t.data(), q.data(), m_pool);
     } else {
-        quant::matvec(*w.q, a, q.data());
+        quant::matvec(*w.q, a, q.data(), m_pool);
     }
-    quant::matvec(*w.kva, a, c.data());
+    quant::matvec(*w.kva, a, c.data(), m_pool);
     float *slot = st.latent.data() + int64_t(pos) * lat;
     rmsNorm(c.data(), w.kvaNorm->f32.data(), slot, dc, m_c.eps);
     for (int64_t i = 0; i < dr; ++i)
@@ -33,48 +33,51 @@ void Forward::mla(int layer, const float *a, float *out, LayerState &st, int pos
 
     const int64_t n = pos + 1;
     const float invScale = 1.0f / std::sqrt(static_cast<float>(dq));
-    Vec qabs(dc), row(dc), z(n), ctx(dc);
-    for (int64_t h = 0; h < nh; ++h) {
-        const float *qN = q.data() + h * dq, *qR = qN + dn;
-        std::fill(qabs.begin(), qabs.end(), 0.0f);
-        for (int64_t i = 0; i < dn; ++i) {
-            w.kvb->readRow(h * (dn + dv) + i, row.data());
-            for (int64_t k = 0; k < dc; ++k)
-                qabs[k] += qN[i] * row[k];
+    // Heads are independent (own output slice): split them over threads.
+    m_pool.forRange(nh, m_pool.grainFor(nh, dn * dc * 2 + n * (2 * dc + dr) + dv * dc), [&](int64_t h0, int64_t h1) {
+        Vec qabs(dc), row(dc), z(n), ctx(dc);
+        for (int64_t h = h0; h < h1; ++h) {
+            const float *qN = q.data() + h * dq, *qR = qN + dn;
+            std::fill(qabs.begin(), qabs.end(), 0.0f);
+            for (int64_t i = 0; i < dn; ++i) {
+                w.kvb->readRow(h * (dn + dv) + i, row.data());
+                for (int64_t k = 0; k < dc; ++k)
+                    qabs[k] += qN[i] * row[k];
+            }
+            float zmax = -INFINITY;
+            for (int64_t s = 0; s < n; ++s) {
+                const float *cs = st.latent.data() + s * lat;
+                float d1 = 0.0f, d2 = 0.0f;
+                for (int64_t k = 0; k < dc; ++k)
+                    d1 += qabs[k] * cs[k];
+                for (int64_t k = 0; k < dr; ++k)
+                    d2 += qR[k] * cs[dc + k];
+                z[s] = (d1 + d2) * invScale;
+                zmax = std::max(zmax, z[s]);
+            }
+            float sum = 0.0f;
+            for (int64_t s = 0; s < n; ++s) {
+                z[s] = std::exp(z[s] - zmax);
+                sum += z[s];
+            }
+            std::fill(ctx.begin(), ctx.end(), 0.0f);
+            for (int64_t s = 0; s < n; ++s) {
+                const float al = z[s] / sum;
+                const float *cs = st.latent.data() + s * lat;
+                for (int64_t k = 0; k < dc; ++k)
+                    ctx[k] += al * cs[k];
+            }
+            for (int64_t i = 0; i < dv; ++i)
+                o[h * dv + i] = quant::rowDot(*w.kvb, h * (dn + dv) + dn + i, ctx.data());
         }
-        float zmax = -INFINITY;
-        for (int64_t s = 0; s < n; ++s) {
-            const float *cs = st.latent.data() + s * lat;
-            float d1 = 0.0f, d2 = 0.0f;
-            for (int64_t k = 0; k < dc; ++k)
-                d1 += qabs[k] * cs[k];
-            for (int64_t k = 0; k < dr; ++k)
-                d2 += qR[k] * cs[dc + k];
-            z[s] = (d1 + d2) * invScale;
-            zmax = std::max(zmax, z[s]);
-        }
-        float sum = 0.0f;
-        for (int64_t s = 0; s < n; ++s) {
-            z[s] = std::exp(z[s] - zmax);
-            sum += z[s];
-        }
-        std::fill(ctx.begin(), ctx.end(), 0.0f);
-        for (int64_t s = 0; s < n; ++s) {
-            const float al = z[s] / sum;
-            const float *cs = st.latent.data() + s * lat;
-            for (int64_t k = 0; k < dc; ++k)
-                ctx[k] += al * cs[k];
-        }
-        for (int64_t i = 0; i < dv; ++i)
-            o[h * dv + i] = quant::rowDot(*w.kvb, h * (dn + dv) + dn + i, ctx.data());
-    }
+    });
     if (w.g) {
         Vec g(nh * dv);
-        quant::matvec(*w.g, a, g.data());
+        quant::matvec(*w.g, a, g.data(), m_pool);
         for (int64_t i = 0; i < nh * dv; ++i)
             o[i] *= sigmoid(g[i]);
     }
-    quant::matvec(*w.o, o.data(), out);
+    quant::matvec(*w.o, o.data(), out, m_pool);
 }
 
 } // namespace waste::model

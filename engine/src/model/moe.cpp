@@ -28,7 +28,7 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
     Vec r(E), key(E);
     const float *bias = w.bias ? w.bias->f32.data() : nullptr;
     for (int t = 0; t < n; ++t) {
-        quant::matvec(*w.router, b + t * Hd, r.data());
+        quant::matvec(*w.router, b + t * Hd, r.data(), m_pool);
         for (int64_t e = 0; e < E; ++e) {
             r[e] = sigmoid(r[e]);
             key[e] = r[e] + (bias ? bias[e] : 0.0f);
@@ -57,7 +57,7 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
     Vec xin(static_cast<size_t>(n * W));
     for (int t = 0; t < n; ++t) {
         if (w.latentDown)
-            quant::matvec(*w.latentDown, b + t * Hd, xin.data() + t * W);
+            quant::matvec(*w.latentDown, b + t * Hd, xin.data() + t * W, m_pool);
         else
             std::copy(b + t * Hd, b + t * Hd + W, xin.data() + t * W);
     }
@@ -77,36 +77,64 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
         m_gateLut.resize(static_cast<size_t>(n));
         m_upLut.resize(static_cast<size_t>(n));
     }
+    m_g.resize(static_cast<size_t>(Im));
+    m_u.resize(static_cast<size_t>(Im));
+    // One user (token, slot) of an expert record: gate and up through the token's tables,
+    // the activation, the down table of that activation and its apply into the slot's row.
+    auto runUser = [&](const format::ExpertHeader &h, const uint8_t *rec, int64_t slot, float *g, float *u,
+                       quant::Lut &down) {
+        const int t = static_cast<int>(slot / K);
+        const uint8_t *sc = rec + h.scaleOff;
+        const int64_t cb = h.codebookId;
+        // Gate and up in one split: 2 Im output rows, blocks of 64 of either matrix.
+        const int64_t blocks = (Im + format::kIndexBlockRows - 1) / format::kIndexBlockRows;
+        m_pool.forRange(2 * blocks, m_pool.grainFor(2 * blocks, format::kIndexBlockRows * W / 8 * S),
+                        [&](int64_t b0, int64_t b1) {
+                            for (int64_t b = b0; b < b1; ++b) {
+                                const bool up = b >= blocks;
+                                const int64_t r0 = (up ? b - blocks : b) * format::kIndexBlockRows;
+                                const quant::Lut &lut = up ? m_upLut[t] : m_gateLut[t];
+                                const uint8_t *ix = rec + (up ? h.upOff : h.gateOff);
+                                const uint8_t *rs = sc + (up ? 2 * Im : 0);
+                                quant::applyLutRows(lut, vq4p, ix, rs, r0, std::min(Im, r0 + format::kIndexBlockRows),
+                                                    up ? u : g);
+                            }
+                        });
+        activate(g, u, g, Im);
+        quant::buildLut(down, g, Im, m_books, cb + 2 * S, S, vq4p, &m_pool);
+        float *y = ys.data() + slot * W;
+        if (vq4p)
+            quant::applyLut4p(down, rec + h.downOff, sc + 4 * Im, W, y, &m_pool);
+        else
+            quant::applyLut8(down, rec + h.downOff, sc + 4 * Im, W, y, &m_pool);
+    };
+    const int64_t userWork = 3 * Im * W / 8 * S; // gathers of one user's three applies
     bool lutsBuilt = false;
-    Vec g(Im), u(Im);
     experts.fetch(layer, ids, [&](size_t idx, const uint8_t *rec) {
         const format::ExpertHeader h = format::parseExpertHeader(rec);
-        const int64_t cb = h.codebookId;
         if (!lutsBuilt) { // gate/up tables: once per token and layer, books of the first record
-            for (int t = 0; t < n; ++t) {
-                quant::buildLut(m_gateLut[t], xin.data() + t * W, W, m_books, cb, S, vq4p);
-                quant::buildLut(m_upLut[t], xin.data() + t * W, W, m_books, cb + S, S, vq4p);
-            }
+            const int64_t cb = h.codebookId;
+            m_pool.forRange(n, m_pool.grainFor(n, 2 * W * S * 256), [&](int64_t t0, int64_t t1) {
+                for (int64_t t = t0; t < t1; ++t) {
+                    quant::buildLut(m_gateLut[t], xin.data() + t * W, W, m_books, cb, S, vq4p, &m_pool);
+                    quant::buildLut(m_upLut[t], xin.data() + t * W, W, m_books, cb + S, S, vq4p, &m_pool);
+                }
+            });
             lutsBuilt = true;
         }
-        const uint8_t *sc = rec + h.scaleOff;
-        for (int64_t slot : users[ids[idx]]) {
-            const int t = static_cast<int>(slot / K);
-            if (vq4p) {
-                quant::applyLut4p(m_gateLut[t], rec + h.gateOff, sc, Im, g.data());
-                quant::applyLut4p(m_upLut[t], rec + h.upOff, sc + 2 * Im, Im, u.data());
-            } else {
-                quant::applyLut8(m_gateLut[t], rec + h.gateOff, sc, Im, g.data());
-                quant::applyLut8(m_upLut[t], rec + h.upOff, sc + 2 * Im, Im, u.data());
-            }
-            activate(g.data(), u.data(), g.data(), Im);
-            quant::buildLut(m_downLut, g.data(), Im, m_books, cb + 2 * S, S, vq4p);
-            float *y = ys.data() + slot * W;
-            if (vq4p)
-                quant::applyLut4p(m_downLut, rec + h.downOff, sc + 4 * Im, W, y);
-            else
-                quant::applyLut8(m_downLut, rec + h.downOff, sc + 4 * Im, W, y);
+        const std::vector<int64_t> &us = users[ids[idx]];
+        if (us.size() == 1) { // decode: the applies split their rows over the threads
+            runUser(h, rec, us[0], m_g.data(), m_u.data(), m_downLut);
+            return;
         }
+        // A prefill chunk: the tokens that chose this expert are split over the threads.
+        const int64_t nu = static_cast<int64_t>(us.size());
+        m_pool.forRange(nu, m_pool.grainFor(nu, userWork), [&](int64_t u0, int64_t u1) {
+            Vec g(static_cast<size_t>(Im)), u(static_cast<size_t>(Im));
+            quant::Lut down;
+            for (int64_t i = u0; i < u1; ++i)
+                runUser(h, rec, us[static_cast<size_t>(i)], g.data(), u.data(), down);
+        });
     });
 
     const int64_t Ms = Im * (m_c.sharedExperts > 1 ? m_c.sharedExperts : 1);
@@ -123,7 +151,7 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
         if (w.latentUp) {
             if (w.latentNorm)
                 rmsNorm(acc.data(), w.latentNorm->f32.data(), acc.data(), W, m_c.eps);
-            quant::matvec(*w.latentUp, acc.data(), o);
+            quant::matvec(*w.latentUp, acc.data(), o, m_pool);
         } else {
             std::copy(acc.begin(), acc.end(), o);
         }

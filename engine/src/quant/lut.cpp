@@ -1,5 +1,6 @@
 #include "quant/lut.hpp"
 
+#include "compute/thread_pool.hpp"
 #include "format/expert_record.hpp"
 #include "format/f16.hpp"
 #include "quant/simd.hpp"
@@ -12,29 +13,13 @@ namespace waste::quant {
 namespace {
 constexpr int kLutBlock = 32; // VQ4P: positions per int8 table scale
 constexpr int64_t B = format::kIndexBlockRows;
-} // namespace
 
-void buildLut(Lut &lut, const float *x, int64_t n, const format::Codebooks &books, int64_t base, int stages,
-              bool quantize8)
+// The int8 table of blocks [b0, b1) of 32 positions: one scale per block from its largest
+// magnitude, entries rounded to nearest.
+void quantizeBlocks(Lut &lut, int entries, int64_t b0, int64_t b1)
 {
-    const Kernels &k = kernels();
-    lut.positions = n / 8;
-    lut.stages = stages;
-    lut.stride = books.paddedEntries();
-    const size_t rowsOfTable = static_cast<size_t>(lut.positions * stages);
-    lut.table.resize(rowsOfTable * static_cast<size_t>(lut.stride) + 256);
-    std::fill(lut.table.end() - 256, lut.table.end(), 0.0f);
-    for (int64_t v = 0; v < lut.positions; ++v)
-        for (int s = 0; s < stages; ++s)
-            k.lutRow(x + 8 * v, books.transposed(base + s), lut.stride,
-                     lut.table.data() + (v * stages + s) * lut.stride);
-    if (!quantize8)
-        return;
-    const int entries = books.entries();
-    const int64_t nBlocks = (lut.positions + kLutBlock - 1) / kLutBlock;
-    lut.blockScale.assign(static_cast<size_t>(nBlocks), 0.0f);
-    lut.q8.assign(lut.table.size(), 0);
-    for (int64_t b = 0; b < nBlocks; ++b) {
+    const int stages = lut.stages;
+    for (int64_t b = b0; b < b1; ++b) {
         const int64_t v0 = b * kLutBlock, v1 = std::min(lut.positions, v0 + kLutBlock);
         float m = 0.0f;
         for (int64_t v = v0; v < v1; ++v)
@@ -60,14 +45,16 @@ void buildLut(Lut &lut, const float *x, int64_t n, const format::Codebooks &book
 // Both applies walk the index payload in its stored order (block of 64 rows, then vector
 // position, then row) with 64 row accumulators, so the table row of a position stays hot.
 // Every row still sums its stages first and its positions in increasing order.
-void applyLut8(const Lut &lut, const uint8_t *indices, const uint8_t *rowScalesF16, int64_t rows, float *y)
+// These do row blocks [blk0, blk1).
+void apply8Blocks(const Lut &lut, const uint8_t *indices, const uint8_t *rowScalesF16, int64_t rows, float *y,
+                  int64_t blk0, int64_t blk1)
 {
     const int64_t nv = lut.positions;
     const int S = lut.stages;
     const int64_t stride = lut.stride;
     const float *T = lut.table.data();
     float acc[B];
-    for (int64_t r0 = 0; r0 < rows; r0 += B) {
+    for (int64_t r0 = blk0 * B; r0 < std::min(rows, blk1 * B); r0 += B) {
         const int64_t nr = std::min<int64_t>(B, rows - r0);
         std::fill(acc, acc + B, 0.0f);
         const uint8_t *blk = indices + (r0 / B) * nv * B * S;
@@ -95,14 +82,15 @@ void applyLut8(const Lut &lut, const uint8_t *indices, const uint8_t *rowScalesF
     }
 }
 
-void applyLut4p(const Lut &lut, const uint8_t *indices, const uint8_t *rowScalesF16, int64_t rows, float *y)
+void apply4pBlocks(const Lut &lut, const uint8_t *indices, const uint8_t *rowScalesF16, int64_t rows, float *y,
+                   int64_t blk0, int64_t blk1)
 {
     const int64_t nv = lut.positions;
     const int64_t stride = lut.stride;
     const int8_t *Q = lut.q8.data();
     float acc[B];
     int32_t isum[B];
-    for (int64_t r0 = 0; r0 < rows; r0 += B) {
+    for (int64_t r0 = blk0 * B; r0 < std::min(rows, blk1 * B); r0 += B) {
         const int64_t nr = std::min<int64_t>(B, rows - r0);
         std::fill(acc, acc + B, 0.0f);
         const uint8_t *blk = indices + (r0 / B) * nv * B * 3;
@@ -127,6 +115,74 @@ void applyLut4p(const Lut &lut, const uint8_t *indices, const uint8_t *rowScales
         for (int64_t r = 0; r < nr; ++r)
             y[r0 + r] = format::f16ToFloat(format::loadU16(rowScalesF16 + 2 * (r0 + r))) * acc[r];
     }
+}
+
+// Splits the row blocks of an apply over the pool (or runs them here).
+template <typename F> void overRowBlocks(compute::ThreadPool *pool, int64_t rows, int64_t workPerBlock, F &&blocks)
+{
+    const int64_t nb = (rows + B - 1) / B;
+    if (pool)
+        pool->forRange(nb, pool->grainFor(nb, workPerBlock), blocks);
+    else
+        blocks(0, nb);
+}
+
+} // namespace
+
+void buildLut(Lut &lut, const float *x, int64_t n, const format::Codebooks &books, int64_t base, int stages,
+              bool quantize8, compute::ThreadPool *pool)
+{
+    const Kernels &k = kernels();
+    lut.positions = n / 8;
+    lut.stages = stages;
+    lut.stride = books.paddedEntries();
+    const size_t rowsOfTable = static_cast<size_t>(lut.positions * stages);
+    lut.table.resize(rowsOfTable * static_cast<size_t>(lut.stride) + 256);
+    std::fill(lut.table.end() - 256, lut.table.end(), 0.0f);
+    auto positions = [&](int64_t v0, int64_t v1) {
+        for (int64_t v = v0; v < v1; ++v)
+            for (int s = 0; s < stages; ++s)
+                k.lutRow(x + 8 * v, books.transposed(base + s), lut.stride,
+                         lut.table.data() + (v * stages + s) * lut.stride);
+    };
+    if (pool)
+        pool->forRange(lut.positions, pool->grainFor(lut.positions, int64_t(stages) * lut.stride * 8), positions);
+    else
+        positions(0, lut.positions);
+    if (!quantize8)
+        return;
+    const int entries = books.entries();
+    const int64_t nBlocks = (lut.positions + kLutBlock - 1) / kLutBlock;
+    lut.blockScale.assign(static_cast<size_t>(nBlocks), 0.0f);
+    lut.q8.assign(lut.table.size(), 0);
+    auto blocks = [&](int64_t b0, int64_t b1) { quantizeBlocks(lut, entries, b0, b1); };
+    if (pool)
+        pool->forRange(nBlocks, pool->grainFor(nBlocks, int64_t(kLutBlock) * stages * entries * 2), blocks);
+    else
+        blocks(0, nBlocks);
+}
+
+void applyLut8(const Lut &lut, const uint8_t *indices, const uint8_t *rowScalesF16, int64_t rows, float *y,
+               compute::ThreadPool *pool)
+{
+    overRowBlocks(pool, rows, B * lut.positions * lut.stages,
+                  [&](int64_t b0, int64_t b1) { apply8Blocks(lut, indices, rowScalesF16, rows, y, b0, b1); });
+}
+
+void applyLut4p(const Lut &lut, const uint8_t *indices, const uint8_t *rowScalesF16, int64_t rows, float *y,
+                compute::ThreadPool *pool)
+{
+    overRowBlocks(pool, rows, B * lut.positions * 4,
+                  [&](int64_t b0, int64_t b1) { apply4pBlocks(lut, indices, rowScalesF16, rows, y, b0, b1); });
+}
+
+void applyLutRows(const Lut &lut, bool packed6, const uint8_t *indices, const uint8_t *rowScalesF16, int64_t r0,
+                  int64_t r1, float *y)
+{
+    if (packed6)
+        apply4pBlocks(lut, indices, rowScalesF16, r1, y, r0 / B, (r1 + B - 1) / B);
+    else
+        apply8Blocks(lut, indices, rowScalesF16, r1, y, r0 / B, (r1 + B - 1) / B);
 }
 
 } // namespace waste::quant

@@ -1,5 +1,6 @@
 #include "quant/trunk_matvec.hpp"
 
+#include "compute/thread_pool.hpp"
 #include "quant/simd.hpp"
 #include "waste/waste.hpp"
 
@@ -49,5 +50,12 @@ void matvecRows(const format::TrunkTensor &w, const float *x, float *y, int64_t 
 }
 
 void matvec(const format::TrunkTensor &w, const float *x, float *y) { matvecRows(w, x, y, 0, w.rows); }
+
+void matvec(const format::TrunkTensor &w, const float *x, float *y, compute::ThreadPool &pool)
+{
+    // Rows read from disk cost a read each: worth splitting however narrow.
+    const int64_t work = w.onDisk ? int64_t(1) << 20 : w.cols;
+    pool.forRange(w.rows, pool.grainFor(w.rows, work), [&](int64_t r0, int64_t r1) { matvecRows(w, x, y + r0, r0, r1); });
+}
 
 } // namespace waste::quant

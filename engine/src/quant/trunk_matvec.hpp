@@ -6,12 +6,19 @@
 
 #include <cstdint>
 
+namespace waste::compute {
+class ThreadPool;
+}
+
 namespace waste::quant {
 
 // Row r of W times x (x has W.cols elements).
 float rowDot(const format::TrunkTensor &w, int64_t r, const float *x);
 // y[0..rows) = W x.
 void matvec(const format::TrunkTensor &w, const float *x, float *y);
+// The same with the rows split over the pool's threads: each row's dot product is the
+// same code in the same order, so y is the same bit for bit for any thread count.
+void matvec(const format::TrunkTensor &w, const float *x, float *y, compute::ThreadPool &pool);
 // Rows [r0, r1) only.
 void matvecRows(const format::TrunkTensor &w, const float *x, float *y, int64_t r0, int64_t r1);
 

@@ -118,7 +118,12 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options) : m_di
         m_warnings.push_back(w);
     for (const std::string &w : m_warnings)
         std::fprintf(stderr, "waste: warning: %s\n", w.c_str());
-    m_forward = std::make_unique<model::Forward>(m_manifest, m_weights, m_books);
+    int threads = m_opts.threads;
+    if (threads <= 0)
+        if (const char *env = std::getenv("WASTE_THREADS"); env && *env)
+            threads = std::atoi(env);
+    m_pool = std::make_unique<compute::ThreadPool>(threads); // 0: one per hardware thread
+    m_forward = std::make_unique<model::Forward>(m_manifest, m_weights, m_books, m_pool.get());
     m_state.allocate(c, m_opts.ctxTokens);
 
     if (format::fileExists(m_dir + "/tokenizer.model") || format::fileExists(m_dir + "/tiktoken.model"))

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "cache/streamed_expert_source.hpp"
+#include "compute/thread_pool.hpp"
 #include "format/codebooks.hpp"
 #include "format/manifest.hpp"
 #include "format/trunk.hpp"
@@ -47,6 +48,7 @@ public:
     // Engine internals for tests and tools.
     const format::Manifest &manifest() const { return m_manifest; }
     const std::vector<float> &lastLogits() const { return m_state.lastLogits; }
+    compute::ThreadPool &computePool() { return *m_pool; }
 
 private:
     const text::Tokenizer &tokenizer() const;
@@ -63,6 +65,7 @@ private:
     std::unique_ptr<model::ExpertSource> m_experts;
     cache::StreamedExpertSource *m_stream = nullptr; // m_experts when the container has routed experts
     std::vector<std::string> m_warnings;
+    std::unique_ptr<compute::ThreadPool> m_pool; // decode threads (OpenOptions::threads)
     std::unique_ptr<model::Forward> m_forward;
     model::State m_state;
     std::unique_ptr<vision::VisionRuntime> m_vision; // created by the first addImage
