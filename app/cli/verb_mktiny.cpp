@@ -7,6 +7,7 @@
 #include <waste/waste.hpp>
 
 #include <cstdio>
+#include <filesystem>
 
 namespace {
 
@@ -27,8 +28,19 @@ int runMktiny(const cli::Args &args)
         std::fprintf(stderr, "wrote a tiny %s model (Hugging Face layout%s) to %s\n", what,
                      o.k3 ? ", MXFP4 experts" : "", out.c_str());
     } else {
-        waste::makeTinyContainer(out, o);
-        std::fprintf(stderr, "wrote a tiny %s container to %s\n", what, out.c_str());
+        // At --size a conversion takes minutes: say where it is, one line per unit.
+        int lastUnit = -1;
+        waste::makeTinyContainer(out, o, [&](const waste::ConvertProgress &p) {
+            if (o.targetBytes <= 0 || p.unit == lastUnit) return;
+            lastUnit = p.unit;
+            std::fprintf(stderr, "unit %d/%d, %.0f s", p.unit, p.units, p.elapsedSeconds);
+            if (p.etaSeconds >= 0) std::fprintf(stderr, ", about %.0f s left", p.etaSeconds);
+            std::fprintf(stderr, "\n");
+        });
+        uintmax_t bytes = 0;
+        for (const auto &e : std::filesystem::directory_iterator(out))
+            if (e.is_regular_file()) bytes += e.file_size();
+        std::fprintf(stderr, "wrote a tiny %s container (%.1f MB) to %s\n", what, double(bytes) / 1e6, out.c_str());
     }
     return 0;
 }
@@ -42,7 +54,7 @@ WASTE_CLI_VERB({"mktiny", "OUT_DIR [--hf | --container] [--k3] [--vision] [--see
                   {"--k3", cli::OptionKind::Flag, "Kimi K3-shaped: every K3 text feature; MXFP4 experts with --hf"},
                   {"--vision", cli::OptionKind::Flag, "include a tiny vision tower"},
                   {"--seed", cli::OptionKind::Value, "N  weights seed (default 1)"},
-                  {"--size", cli::OptionKind::Value, "SIZE  scale the model to about SIZE of weights (e.g. 2G)"},
+                  {"--size", cli::OptionKind::Value, "SIZE  scale the model to about SIZE of bf16 source weights (e.g. 2G; a container is about a fifth of it)"},
                   {"--trunk-bits", cli::OptionKind::Value, "4|8  trunk format of a container"},
                   {"--jobs", cli::OptionKind::Value, "N  worker threads"}},
                  1, 1},

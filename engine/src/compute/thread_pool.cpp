@@ -66,13 +66,15 @@ ThreadPool::~ThreadPool()
 
 int64_t ThreadPool::grainFor(int64_t n, int64_t workPerItem) const
 {
-    if (workPerItem < 1)
-        workPerItem = 1;
-    // At least m_minWork units per piece; otherwise about four pieces per thread, so a
-    // thread that another process slows down does not hold the whole loop back.
-    const int64_t byWork = (m_minWork + workPerItem - 1) / workPerItem;
-    const int64_t byBalance = (n + 4 * int64_t(m_threads) - 1) / (4 * int64_t(m_threads));
-    return std::max<int64_t>(1, std::max(byWork, byBalance));
+    if (n <= 1)
+        return 1;
+    const double total = double(n) * double(std::max<int64_t>(workPerItem, 1));
+    // About four pieces per thread, so a thread that another process slows down does not
+    // hold the whole loop back; fewer when the pieces would get too small to pay off.
+    const int64_t pieces = std::min<int64_t>(4 * int64_t(m_threads), int64_t(total / double(m_minWork)));
+    if (pieces <= 1)
+        return n; // one piece: run inline
+    return (n + pieces - 1) / pieces;
 }
 
 void ThreadPool::doPieces()

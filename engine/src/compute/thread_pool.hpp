@@ -46,9 +46,12 @@ public:
             const_cast<void *>(static_cast<const void *>(&fn)));
     }
 
-    // Pieces of `grain` work units; loops whose pieces would be smaller than `minWork`
-    // units of work (multiply-adds, gathers) get bigger pieces, so a tiny loop stays
-    // inline. Tests lower it to 1 to make every loop fan out.
+    // The grain for a loop of n items of `workPerItem` units each. A unit is about a
+    // nanosecond of one core's work (callers estimate: a LUT gather ~0.5, a SIMD
+    // multiply-add ~0.1); a loop gets at most four pieces per thread and no piece under
+    // minWork units, so short loops (a tiny model's) stay on the calling thread, where
+    // waking a worker would cost more than the work. Tests set minWork to 1 to make every
+    // loop fan out.
     int64_t grainFor(int64_t n, int64_t workPerItem) const;
     void setMinWork(int64_t units) { m_minWork = units < 1 ? 1 : units; }
 
@@ -62,7 +65,7 @@ private:
     void doPieces();
 
     int m_threads = 1;
-    int64_t m_minWork = 1 << 16;
+    int64_t m_minWork = 15000; // about 15 microseconds
     std::vector<std::thread> m_workers;
 
     // The current loop (written by the caller under m_mutex before bumping m_generation).

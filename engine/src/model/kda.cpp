@@ -64,7 +64,7 @@ void Forward::kda(int layer, const float *a, float *out, LayerState &st)
 
     const float invSqrtD = 1.0f / std::sqrt(static_cast<float>(D));
     // Heads are independent (own state block, own output slice): split them over threads.
-    m_pool.forRange(H, m_pool.grainFor(H, 4 * D * D), [&](int64_t h0, int64_t h1) {
+    m_pool.forRange(H, m_pool.grainFor(H, D * D / 2), [&](int64_t h0, int64_t h1) {
         Vec u(D), decay(D);
         for (int64_t h = h0; h < h1; ++h) {
             float *qh = q.data() + h * D, *kh = k.data() + h * D, *vh = v.data() + h * D;

@@ -34,7 +34,7 @@ void Forward::mla(int layer, const float *a, float *out, LayerState &st, int pos
     const int64_t n = pos + 1;
     const float invScale = 1.0f / std::sqrt(static_cast<float>(dq));
     // Heads are independent (own output slice): split them over threads.
-    m_pool.forRange(nh, m_pool.grainFor(nh, dn * dc * 2 + n * (2 * dc + dr) + dv * dc), [&](int64_t h0, int64_t h1) {
+    m_pool.forRange(nh, m_pool.grainFor(nh, (dn * dc * 2 + n * (2 * dc + dr) + dv * dc) / 4), [&](int64_t h0, int64_t h1) {
         Vec qabs(dc), row(dc), z(n), ctx(dc);
         for (int64_t h = h0; h < h1; ++h) {
             const float *qN = q.data() + h * dq, *qR = qN + dn;

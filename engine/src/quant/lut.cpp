@@ -146,7 +146,7 @@ void buildLut(Lut &lut, const float *x, int64_t n, const format::Codebooks &book
                          lut.table.data() + (v * stages + s) * lut.stride);
     };
     if (pool)
-        pool->forRange(lut.positions, pool->grainFor(lut.positions, int64_t(stages) * lut.stride * 8), positions);
+        pool->forRange(lut.positions, pool->grainFor(lut.positions, int64_t(stages) * lut.stride / 2), positions);
     else
         positions(0, lut.positions);
     if (!quantize8)
@@ -157,7 +157,7 @@ void buildLut(Lut &lut, const float *x, int64_t n, const format::Codebooks &book
     lut.q8.assign(lut.table.size(), 0);
     auto blocks = [&](int64_t b0, int64_t b1) { quantizeBlocks(lut, entries, b0, b1); };
     if (pool)
-        pool->forRange(nBlocks, pool->grainFor(nBlocks, int64_t(kLutBlock) * stages * entries * 2), blocks);
+        pool->forRange(nBlocks, pool->grainFor(nBlocks, int64_t(kLutBlock) * stages * entries), blocks);
     else
         blocks(0, nBlocks);
 }
@@ -165,14 +165,14 @@ void buildLut(Lut &lut, const float *x, int64_t n, const format::Codebooks &book
 void applyLut8(const Lut &lut, const uint8_t *indices, const uint8_t *rowScalesF16, int64_t rows, float *y,
                compute::ThreadPool *pool)
 {
-    overRowBlocks(pool, rows, B * lut.positions * lut.stages,
+    overRowBlocks(pool, rows, B * lut.positions * lut.stages / 2,
                   [&](int64_t b0, int64_t b1) { apply8Blocks(lut, indices, rowScalesF16, rows, y, b0, b1); });
 }
 
 void applyLut4p(const Lut &lut, const uint8_t *indices, const uint8_t *rowScalesF16, int64_t rows, float *y,
                 compute::ThreadPool *pool)
 {
-    overRowBlocks(pool, rows, B * lut.positions * 4,
+    overRowBlocks(pool, rows, B * lut.positions * 3 / 2,
                   [&](int64_t b0, int64_t b1) { apply4pBlocks(lut, indices, rowScalesF16, rows, y, b0, b1); });
 }
 

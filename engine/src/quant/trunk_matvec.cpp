@@ -4,6 +4,7 @@
 #include "quant/simd.hpp"
 #include "waste/waste.hpp"
 
+#include <algorithm>
 #include <vector>
 
 namespace waste::quant {
@@ -53,8 +54,8 @@ void matvec(const format::TrunkTensor &w, const float *x, float *y) { matvecRows
 
 void matvec(const format::TrunkTensor &w, const float *x, float *y, compute::ThreadPool &pool)
 {
-    // Rows read from disk cost a read each: worth splitting however narrow.
-    const int64_t work = w.onDisk ? int64_t(1) << 20 : w.cols;
+    // ~0.125 ns per weight with the SIMD row kernels; rows read from disk cost a read each.
+    const int64_t work = w.onDisk ? int64_t(1) << 20 : std::max<int64_t>(1, w.cols / 8);
     pool.forRange(w.rows, pool.grainFor(w.rows, work), [&](int64_t r0, int64_t r1) { matvecRows(w, x, y + r0, r0, r1); });
 }
 
