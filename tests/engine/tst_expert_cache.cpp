@@ -197,6 +197,29 @@ TEST(ExpertCache, SpeculativeFillsAreNotMissesAndSurviveUntilReleased)
     EXPECT_EQ(s.demandHits, 1);
 }
 
+TEST(ExpertCache, ACancelledPredictionFreesItsSlotAndDoesNotCount)
+{
+    ExpertCache c(smallConfig(2));
+    auto p = c.prefetch(3, 7);
+    ASSERT_TRUE(p.mustRead);
+    EXPECT_EQ(c.stats().speculativeFills, 1);
+    c.cancelSpeculative(3, 7); // its read never started
+    c.releaseSpeculative();
+    EXPECT_EQ(c.stats().speculativeFills, 0);
+    EXPECT_FALSE(c.resident(3, 7));
+    auto d = c.acquire(3, 7); // now a plain miss
+    EXPECT_TRUE(d.mustRead);
+    c.filled(d.slot, true, 4096);
+    c.release(d.slot);
+    c.cancelSpeculative(3, 7); // not speculative (and not in flight): no effect
+    EXPECT_TRUE(c.resident(3, 7));
+    // both slots usable again: the cancelled one was freed
+    auto e = c.acquire(0, 1);
+    c.filled(e.slot, true, 0);
+    c.release(e.slot);
+    EXPECT_TRUE(c.resident(3, 7) && c.resident(0, 1));
+}
+
 TEST(ExpertCache, RejectsRecordsOutsideItsShape)
 {
     ExpertCache c(smallConfig(2));

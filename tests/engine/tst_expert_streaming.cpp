@@ -99,6 +99,36 @@ TEST(ExpertStreaming, LogitsAreBitIdenticalAtEveryBudget)
     }
 }
 
+TEST(ExpertStreaming, QueuedPredictionsTheRouterRejectsAreDroppedWithoutChangingALogit)
+{
+    // One reader thread and a wide lookahead: predictions queue behind each other, so when
+    // the router decides, some have not started: the chosen ones move to the front, the
+    // others are dropped and their slots freed. None of it may change a logit, and demand
+    // accounting must not notice.
+    ::setenv("WASTE_IO_THREADS", "1", 1);
+    ::setenv("WASTE_LOOKAHEAD", "8", 1);
+    for (const std::string &c : {kR3, kK3}) {
+        const auto plan = waste::planMemory(c);
+        const auto base = runSteps(c, plain());
+        for (int extra : {3, 6}) {
+            waste::OpenOptions o;
+            o.ramBudget = plan.floor_bytes + extra * plan.max_record_bytes;
+            waste::Stats st, nola;
+            expectBitIdentical(base, runSteps(c, o, &st), c + " budget floor + " + std::to_string(extra) + " records");
+            o.lookahead = false;
+            runSteps(c, o, &nola);
+            EXPECT_EQ(st.demandHits + st.demandMisses, nola.demandHits + nola.demandMisses) << c;
+            EXPECT_GT(st.lookaheadPredicted, 0) << c;
+            EXPECT_LE(st.lookaheadUseful, st.speculativeFills) << c;
+            // (a prediction the router rejected may still be reading when the run ends)
+            EXPECT_LE(st.bytesRead, (st.demandMisses + st.speculativeFills) * plan.max_record_bytes) << c;
+            EXPECT_GE(st.bytesRead, st.demandMisses * plan.max_record_bytes) << c;
+        }
+    }
+    ::unsetenv("WASTE_IO_THREADS");
+    ::unsetenv("WASTE_LOOKAHEAD");
+}
+
 TEST(ExpertStreaming, CacheHitsAndLookaheadAreCountedHonestly)
 {
     waste::Stats off, on, nocache;

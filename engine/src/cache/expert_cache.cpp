@@ -227,6 +227,32 @@ bool ExpertCache::waitReady(int slot)
     return m_slots[slot].state == State::Ready;
 }
 
+int ExpertCache::waitAny(std::span<const int> slots)
+{
+    if (slots.empty())
+        return -1;
+    std::unique_lock lock(m_mutex);
+    auto landed = [&] {
+        for (size_t i = 0; i < slots.size(); ++i)
+            if (m_slots[slots[i]].state != State::InFlight)
+                return int(i);
+        return -1;
+    };
+    int i = landed();
+    if (i < 0) {
+        auto t0 = std::chrono::steady_clock::now();
+        m_ready.wait(lock, [&] { return (i = landed()) >= 0; });
+        m_stats.ioWaitSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    return i;
+}
+
+bool ExpertCache::failed(int slot) const
+{
+    std::lock_guard lock(m_mutex);
+    return m_slots[slot].state == State::Failed;
+}
+
 void ExpertCache::release(int slot)
 {
     std::lock_guard lock(m_mutex);
@@ -264,6 +290,24 @@ void ExpertCache::releaseSpeculative()
         }
     }
     m_specPinned.clear();
+}
+
+void ExpertCache::cancelSpeculative(int layer, int expert)
+{
+    const int key = keyOf(layer, expert);
+    {
+        std::lock_guard lock(m_mutex);
+        const int slot = m_where[key];
+        if (slot < 0 || m_slots[slot].state != State::InFlight || !m_slots[slot].speculative)
+            return;
+        Slot &s = m_slots[slot];
+        s.state = State::Failed;
+        --s.pins; // the read's pin
+        --m_stats.speculativeFills;
+        if (s.pins == 0)
+            forgetLocked(slot);
+    }
+    m_ready.notify_all();
 }
 
 void ExpertCache::seedUses(int layer, int expert, double uses)

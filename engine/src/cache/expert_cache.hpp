@@ -89,9 +89,16 @@ public:
     void filled(int slot, bool ok, int64_t bytes);
     // Blocks until the slot is no longer in flight; false if its read failed.
     bool waitReady(int slot);
+    // Blocks until any of `slots` is no longer in flight (demand or speculative read,
+    // whichever lands first) and returns its index in `slots`; -1 if `slots` is empty.
+    int waitAny(std::span<const int> slots);
+    bool failed(int slot) const;
     void release(int slot);
     // Drops the pins that prefetch() took (the predicted layer has been consumed).
     void releaseSpeculative();
+    // A speculative read of (layer, expert) that never started is called off: the slot is
+    // freed and the fill no longer counts.
+    void cancelSpeculative(int layer, int expert);
 
     // Warm start: counts as past use for the policy; no I/O, no statistics.
     void seedUses(int layer, int expert, double uses);

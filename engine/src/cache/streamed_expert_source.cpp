@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 
 namespace waste::cache {
 
@@ -129,7 +130,8 @@ void StreamedExpertSource::readNow(const Bank &b, int expert, const ExpertCache:
         throw Error(d.code, d.error);
 }
 
-void StreamedExpertSource::fetch(int layer, std::span<const int> experts, const Consumer &consume)
+void StreamedExpertSource::fetch(int layer, std::span<const int> experts, const Consumer &consume,
+                                 const Hook &whileReading)
 {
     const int L = indexOf(layer);
     const Bank &b = m_banks[size_t(L)];
@@ -144,6 +146,7 @@ void StreamedExpertSource::fetch(int layer, std::span<const int> experts, const 
     }
     m_lastIndex = L;
     m_cache->beginLayer(L, experts); // the policy learns from the whole choice; its hits stay put
+    settlePredictions(L, experts);
     if (int(experts.size()) <= m_topK) // one token's routing (a prefill chunk is not a trace row)
         m_routing.back()[size_t(L)].assign(experts.begin(), experts.end());
     else
@@ -157,40 +160,58 @@ void StreamedExpertSource::fetch(int layer, std::span<const int> experts, const 
         m_predicted[size_t(L)].clear();
     }
 
-    std::vector<int> held;           // slots this call pinned and has not released yet
-    std::vector<size_t> waiting;     // hits whose (speculative) read is still in flight
-    int outstanding = 0;             // demand reads submitted, not yet consumed
-    auto hand = [&](size_t i, int slot, const uint8_t *data) {
-        consume(i, data);
-        m_cache->release(slot);
-        held.erase(std::find(held.begin(), held.end(), slot));
-    };
+    // Two phases. First every id is looked up and every miss goes to the reader threads,
+    // before any compute: a hit computed early would hold back the layer's reads. Then
+    // records are consumed as they land: the hits already resident, then whichever read
+    // (demand, or a prediction still in flight) finishes first.
+    std::vector<int> held;        // slots this call pinned and has not released yet
+    std::vector<size_t> ready;    // resident hits, not yet consumed
+    std::vector<size_t> pending;  // reads in flight: demand misses and predicted hits
+    std::vector<char> demand(experts.size(), 0);
+    std::map<uint64_t, io::ReadDone> landed; // demand reads the pool has reported
+    int outstanding = 0;          // demand reads submitted, not yet collected from the pool
     std::vector<int> slotOf(experts.size(), -1);
     std::vector<const uint8_t *> dataOf(experts.size(), nullptr);
-    // Consume one record that is on its way; false if none is.
+    auto hand = [&](size_t i) {
+        consume(i, dataOf[i]);
+        m_cache->release(slotOf[i]);
+        held.erase(std::find(held.begin(), held.end(), slotOf[i]));
+    };
+    // Consume one record: a resident hit if any, else the first read to land; false if none is left.
     auto consumeOne = [&]() -> bool {
-        if (outstanding > 0) {
-            const auto t0 = Clock::now();
-            std::optional<io::ReadDone> d = m_pool->next();
-            m_ioWait += since(t0);
-            --outstanding;
-            if (!d->ok)
-                throw Error(d->code, d->error);
-            hand(size_t(d->tag), slotOf[d->tag], dataOf[d->tag]);
+        if (!ready.empty()) {
+            const size_t i = ready.front();
+            ready.erase(ready.begin());
+            hand(i);
             return true;
         }
-        if (!waiting.empty()) {
-            const size_t i = waiting.front();
-            waiting.erase(waiting.begin());
-            const auto t0 = Clock::now();
-            const bool ok = m_cache->waitReady(slotOf[i]);
+        if (pending.empty())
+            return false;
+        std::vector<int> slots(pending.size());
+        for (size_t k = 0; k < pending.size(); ++k)
+            slots[k] = slotOf[pending[k]];
+        const auto t0 = Clock::now();
+        const int k = m_cache->waitAny(slots);
+        const size_t i = pending[size_t(k)];
+        pending.erase(pending.begin() + k);
+        if (demand[i]) { // collect its report: it carries the error text of a failed read
+            while (!landed.count(i)) {
+                std::optional<io::ReadDone> d = m_pool->next();
+                --outstanding;
+                landed.emplace(d->tag, std::move(*d));
+            }
+            io::ReadDone d = std::move(landed.at(i));
+            landed.erase(i);
             m_ioWait += since(t0);
-            if (!ok)
+            if (!d.ok)
+                throw Error(d.code, d.error);
+        } else {
+            m_ioWait += since(t0);
+            if (m_cache->failed(slotOf[i]))
                 throw Error(ErrorCode::Io, b.file.path() + ": read of expert " + std::to_string(experts[i]) + " failed");
-            hand(i, slotOf[i], dataOf[i]);
-            return true;
         }
-        return false;
+        hand(i);
+        return true;
     };
     try {
         for (size_t i = 0; i < experts.size(); ++i) {
@@ -213,21 +234,30 @@ void StreamedExpertSource::fetch(int layer, std::span<const int> experts, const 
                 if (m_options.readAhead) {
                     m_pool->submit(makeJob(b, experts[i], ref, i));
                     ++outstanding;
+                    demand[i] = 1;
+                    pending.push_back(i);
                 } else {
                     readNow(b, experts[i], ref);
-                    hand(i, ref.slot, ref.data);
+                    hand(i);
                 }
-            } else if (m_cache->resident(L, experts[i]) || !m_options.readAhead) {
+            } else if (m_cache->resident(L, experts[i])) {
+                if (m_options.readAhead)
+                    ready.push_back(i);
+                else
+                    hand(i);
+            } else if (!m_options.readAhead) {
                 const auto t0 = Clock::now();
                 const bool ok = m_cache->waitReady(ref.slot);
                 m_ioWait += since(t0);
                 if (!ok)
                     throw Error(ErrorCode::Io, b.file.path() + ": read of expert " + std::to_string(experts[i]) + " failed");
-                hand(i, ref.slot, ref.data);
+                hand(i);
             } else {
-                waiting.push_back(i);
+                pending.push_back(i);
             }
         }
+        if (whileReading)
+            whileReading(); // the lookahead: its reads queue behind this layer's, never ahead
         while (consumeOne()) {
         }
     } catch (...) {
@@ -246,6 +276,23 @@ void StreamedExpertSource::fetch(int layer, std::span<const int> experts, const 
     m_cache->releaseSpeculative(); // predictions for this layer have had their chance
 }
 
+void StreamedExpertSource::settlePredictions(int L, std::span<const int> chosen)
+{
+    // The router has chosen: guesses for this layer that have not started reading are now
+    // either needed (to the front of the queue) or useless (dropped, their slots freed).
+    if (!m_pool || m_pool->threads() == 0)
+        return;
+    std::vector<io::ReadJob> dropped = m_pool->sweepQueued([&](const io::ReadJob &j) {
+        if (j.report || (j.tag >> 32) != uint64_t(L) + 1)
+            return io::ReaderPool::Queued::Keep;
+        const int e = int(j.tag & 0xffffffffu);
+        return std::find(chosen.begin(), chosen.end(), e) != chosen.end() ? io::ReaderPool::Queued::Promote
+                                                                           : io::ReaderPool::Queued::Drop;
+    });
+    for (const io::ReadJob &j : dropped)
+        m_cache->cancelSpeculative(L, int(j.tag & 0xffffffffu));
+}
+
 void StreamedExpertSource::prefetch(int layer, std::span<const int> experts)
 {
     if (m_options.lookahead <= 0 || !m_options.readAhead)
@@ -253,6 +300,8 @@ void StreamedExpertSource::prefetch(int layer, std::span<const int> experts)
     const int L = indexOf(layer);
     const Bank &b = m_banks[size_t(L)];
     m_predicted[size_t(L)].assign(experts.begin(), experts.end());
+    if (!m_options.cacheEnabled)
+        return; // nothing is kept: a guess would be gone before its layer runs
     // Predictions may pin at most what two layers' demand leaves free.
     int64_t spare = m_cache->slots() - 2 * int64_t(m_topK);
     for (int e : experts) {
@@ -263,7 +312,7 @@ void StreamedExpertSource::prefetch(int layer, std::span<const int> experts)
         ExpertCache::Ref ref = m_cache->prefetch(L, e);
         if (ref.slot < 0)
             continue; // resident already, or no slot to spare
-        io::ReadJob job = makeJob(b, e, ref, 0);
+        io::ReadJob job = makeJob(b, e, ref, (uint64_t(L) + 1) << 32 | uint64_t(e)); // settlePredictions() finds it by this
         job.report = false;
         m_pool->submit(job);
     }

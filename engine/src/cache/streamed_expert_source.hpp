@@ -5,8 +5,9 @@
 // together (read-ahead), resident records are handed over immediately, and the records
 // still in flight are handed over in the order they arrive. The math sums in selection
 // order whatever the arrival order, so logits do not depend on any of this.
-// prefetch(layer, ids): speculative reads of the next layer's predicted experts, pinned
-// until that layer has been fetched; never counted as misses.
+// prefetch(layer, ids): speculative reads of the next layer's predicted experts, issued
+// from fetch()'s whileReading hook (this layer's records are pinned by then, so a guess
+// cannot evict them) and pinned until this fetch ends; never counted as misses.
 #pragma once
 
 #include "cache/eviction_policy.hpp"
@@ -40,7 +41,7 @@ public:
     StreamedExpertSource(std::map<int, std::shared_ptr<format::ExpertBank>> banks, int topK, const StreamOptions &options);
     ~StreamedExpertSource() override;
 
-    void fetch(int layer, std::span<const int> experts, const Consumer &consume) override;
+    void fetch(int layer, std::span<const int> experts, const Consumer &consume, const Hook &whileReading = {}) override;
     model::ExpertFetchStats stats() const override;
     int lookaheadWidth() const override { return m_options.lookahead; }
     void prefetch(int layer, std::span<const int> experts) override;
@@ -66,6 +67,7 @@ private:
     int indexOf(int layer) const;
     io::ReadJob makeJob(const Bank &b, int expert, const ExpertCache::Ref &ref, uint64_t tag);
     void readNow(const Bank &b, int expert, const ExpertCache::Ref &ref);
+    void settlePredictions(int cacheLayer, std::span<const int> chosen);
 
     StreamOptions m_options;
     int m_topK = 0;

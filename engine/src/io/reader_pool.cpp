@@ -73,9 +73,13 @@ void ReaderPool::submit(const ReadJob &job)
     }
     {
         std::lock_guard lock(m_mutex);
-        m_queue.push_back(job);
-        if (job.report)
+        if (job.report) { // demand goes ahead of speculation still waiting for a thread
+            auto firstSpeculative = std::find_if(m_queue.begin(), m_queue.end(), [](const ReadJob &j) { return !j.report; });
+            m_queue.insert(firstSpeculative, job);
             ++m_inFlight;
+        } else {
+            m_queue.push_back(job);
+        }
     }
     m_work.notify_one();
 }
@@ -123,6 +127,30 @@ std::optional<ReadDone> ReaderPool::poll()
     ReadDone d = std::move(m_done.front());
     m_done.pop_front();
     return d;
+}
+
+std::vector<ReadJob> ReaderPool::sweepQueued(const std::function<Queued(const ReadJob &)> &decide)
+{
+    std::vector<ReadJob> dropped;
+    std::lock_guard lock(m_mutex);
+    std::deque<ReadJob> front, rest;
+    for (ReadJob &job : m_queue) {
+        switch (decide(job)) {
+        case Queued::Keep: rest.push_back(std::move(job)); break;
+        case Queued::Promote: front.push_back(std::move(job)); break;
+        case Queued::Drop:
+            if (job.report)
+                --m_inFlight;
+            dropped.push_back(std::move(job));
+            break;
+        }
+    }
+    m_queue = std::move(front);
+    for (ReadJob &job : rest)
+        m_queue.push_back(std::move(job));
+    if (m_inFlight == 0)
+        m_finished.notify_all();
+    return dropped;
 }
 
 int ReaderPool::outstanding() const

@@ -1,6 +1,7 @@
 // Reader threads: one blocking positional read per job, as many jobs in flight as there
 // are threads, completions handed back in the order they finish (not the order issued),
-// so compute can start on whichever expert arrived first.
+// so compute can start on whichever expert arrived first. Reported (demand) jobs start
+// before unreported (speculative) ones still queued: a guess never delays a need.
 //
 // The threads are not on the compute pool (they block in the kernel) and are stopped
 // and joined before any file they read may close: destroy the pool before the files.
@@ -72,6 +73,11 @@ public:
     // Returns a finished read without blocking, if there is one.
     std::optional<ReadDone> poll();
     int outstanding() const;
+    // Jobs still waiting for a thread (never those already reading): `decide` returns
+    // Keep, Promote (move to the front of the queue) or Drop (removed and returned, not
+    // run: the caller settles them). For speculative reads the router has ruled on.
+    enum class Queued { Keep, Promote, Drop };
+    std::vector<ReadJob> sweepQueued(const std::function<Queued(const ReadJob &)> &decide);
 
     // WASTE_IO_THREADS, else `fallback`; clamped to [0, 64].
     static int threadsFromEnv(int fallback);

@@ -11,8 +11,10 @@ PreadExpertSource::PreadExpertSource(std::map<int, std::shared_ptr<format::Exper
 {
 }
 
-void PreadExpertSource::fetch(int layer, std::span<const int> experts, const Consumer &consume)
+void PreadExpertSource::fetch(int layer, std::span<const int> experts, const Consumer &consume, const Hook &whileReading)
 {
+    if (whileReading)
+        whileReading();
     auto it = m_banks.find(layer);
     if (it == m_banks.end())
         throw Error(ErrorCode::Format, "no expert bank for layer " + std::to_string(layer));

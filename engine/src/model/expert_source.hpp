@@ -27,9 +27,13 @@ class ExpertSource {
 public:
     virtual ~ExpertSource() = default;
     using Consumer = std::function<void(size_t index, const uint8_t *record)>;
+    using Hook = std::function<void()>;
     // Delivers the record of every id in `experts` (index = position in `experts`).
-    // The pointer is valid only during the call.
-    virtual void fetch(int layer, std::span<const int> experts, const Consumer &consume) = 0;
+    // The pointer is valid only during the call. `whileReading`, if given, runs once after
+    // the layer's reads have been issued and before any record is consumed: work placed
+    // there (the router lookahead) overlaps the reads and the layer's expert compute.
+    virtual void fetch(int layer, std::span<const int> experts, const Consumer &consume,
+                       const Hook &whileReading = {}) = 0;
     virtual ExpertFetchStats stats() const = 0;
     // Router lookahead: how many experts to predict for the next MoE layer (0: off), and
     // the prediction itself. A prediction only moves reads earlier; fetch() still
@@ -42,7 +46,7 @@ public:
 class PreadExpertSource : public ExpertSource {
 public:
     PreadExpertSource(std::map<int, std::shared_ptr<format::ExpertBank>> banks, bool verifyCrc);
-    void fetch(int layer, std::span<const int> experts, const Consumer &consume) override;
+    void fetch(int layer, std::span<const int> experts, const Consumer &consume, const Hook &whileReading = {}) override;
     ExpertFetchStats stats() const override { return m_stats; }
 
 private:

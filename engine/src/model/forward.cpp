@@ -37,8 +37,6 @@ void Forward::feedForward(int layer, int n, const float *b, float *out, ExpertSo
     const int64_t Hd = m_c.hidden;
     if (lw.moe) {
         moe(layer, n, b, out, experts);
-        if (n == 1 && experts.lookaheadWidth() > 0) // no idle disk window in prefill chunks
-            lookahead(layer, b, experts);
     } else {
         for (int t = 0; t < n; ++t)
             denseFfn(lw.dense, b + t * Hd, out + t * Hd, m_c.inter);

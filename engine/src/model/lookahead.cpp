@@ -1,7 +1,8 @@
-// Router lookahead (reference waste-engine.md §3.5): at the end of MoE layer L the disk
-// would idle through layer L+1's attention, so run layer L+1's router on layer L's MoE
-// input now and start reading its most likely experts. The real router still decides at
-// L+1; a wrong guess costs a read, never a different logit.
+// Router lookahead (reference waste-engine.md §3.5): run layer L+1's router on layer L's
+// MoE input and start reading its most likely experts. It runs from layer L's fetch, once
+// L's own reads are issued (moe.cpp), so the guesses load during L's expert compute and
+// L+1's attention instead of only the latter. The real router still decides at L+1; a
+// wrong guess costs a read, never a different logit.
 #include "model/forward.hpp"
 #include "model/ops.hpp"
 #include "quant/trunk_matvec.hpp"

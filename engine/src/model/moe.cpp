@@ -110,6 +110,12 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
     };
     const int64_t userWork = 3 * Im * W / 8 * S / 2; // one user's three applies: ~0.5 ns per index byte
     bool lutsBuilt = false;
+    // The next layer's router lookahead runs while this layer's reads are in flight, so its
+    // own reads overlap this layer's expert compute (decode only: prefill chunks have no
+    // idle disk window).
+    ExpertSource::Hook whileReading;
+    if (n == 1 && experts.lookaheadWidth() > 0)
+        whileReading = [&] { lookahead(layer, b, experts); };
     experts.fetch(layer, ids, [&](size_t idx, const uint8_t *rec) {
         const format::ExpertHeader h = format::parseExpertHeader(rec);
         if (!lutsBuilt) { // gate/up tables: once per token and layer, books of the first record
@@ -135,7 +141,7 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
             for (int64_t i = u0; i < u1; ++i)
                 runUser(h, rec, us[static_cast<size_t>(i)], g.data(), u.data(), down);
         });
-    });
+    }, whileReading);
 
     const int64_t Ms = Im * (m_c.sharedExperts > 1 ? m_c.sharedExperts : 1);
     Vec acc(W), lat(W), shared(Hd);

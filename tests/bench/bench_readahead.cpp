@@ -1,0 +1,315 @@
+// Read-ahead: how close streamed decode comes to the larger of its two floors.
+//   bench_readahead [CONTAINER] [--tokens N] [--rounds R] [--extra-slots K] [--threads T]
+//
+// CONTAINER (default: a benchmark-scale tiny model in the temp folder, made by
+// makeTinyContainer --size 64M on first use, about a minute) is decoded N teacher-forced
+// tokens (default 32; the same ids in every arm, so every arm routes identically) after
+// a short prompt. Arms, interleaved R times (default 5, median reported), each in a fresh
+// open (the open drops the banks' page cache; reads are O_DIRECT when direct_io is true):
+//   streamed      budget = floor + K records (K default top-k: room for the lookahead),
+//                 read-ahead and router lookahead on: experts stream from disk;
+//   synchronous   the same budget, one read at a time (read-ahead and lookahead off);
+//   compute only  every record cached beforehand (a warm-up pass), zero misses;
+//   I/O only      the reads the streamed run needs (its routing replayed through the same
+//                 cache: the demand misses), issued layer by layer as the engine issues
+//                 them (all of a layer's misses at once, same reader threads), no compute.
+// T: compute threads (default 1; 0 = the engine's one per core). One, because on a shared
+// machine a multi-threaded compute-only arm gets less CPU than the streamed arm (which
+// sleeps on reads and is woken first): its CPU time is half its wall time under load,
+// which would flatter the ratio.
+// Last line: streamed time vs max(I/O only, compute only); goal <= 1.15.
+#include "cache/expert_cache.hpp"
+#include "cache/routing_trace.hpp"
+#include "cache/usage_record.hpp"
+#include "io/aligned_buffer.hpp"
+#include "io/direct_file.hpp"
+#include "io/reader_pool.hpp"
+
+#include <waste/convert.hpp>
+#include <waste/waste.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <time.h>
+
+namespace fs = std::filesystem;
+using namespace waste;
+
+namespace {
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+double cpuNow()
+{
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+struct Run {
+    double seconds = 0;
+    double cpuSeconds = 0; // CPU time of the whole process (compute pool and readers)
+    Stats stats;
+};
+
+struct Setup {
+    std::string container;
+    std::vector<int32_t> prompt;
+    std::vector<int32_t> decode; // teacher-forced ids
+};
+
+// Prefill (untimed), then the decode ids one at a time (timed); stats cover the decode.
+Run decodeRun(const Setup &s, OpenOptions o, bool warmFirst = false, const std::string &usage = {})
+{
+    o.warmFromUsage = false;
+    if (!usage.empty())
+        o.usagePath = usage;
+    auto m = Model::open(s.container, o);
+    if (warmFirst) { // every record the decode needs is read once here
+        m->eval(s.prompt);
+        for (int32_t id : s.decode)
+            m->eval(std::span<const int32_t>(&id, 1));
+        m->resetState();
+    }
+    m->eval(s.prompt);
+    const Stats before = m->stats();
+    const double t0 = now(), c0 = cpuNow();
+    for (int32_t id : s.decode)
+        m->eval(std::span<const int32_t>(&id, 1));
+    Run r;
+    r.seconds = now() - t0;
+    r.cpuSeconds = cpuNow() - c0;
+    const Stats after = m->stats();
+    r.stats = after;
+    r.stats.demandHits = after.demandHits - before.demandHits;
+    r.stats.demandMisses = after.demandMisses - before.demandMisses;
+    r.stats.bytesRead = after.bytesRead - before.bytesRead;
+    r.stats.secondsIoWait = after.secondsIoWait - before.secondsIoWait;
+    r.stats.speculativeFills = after.speculativeFills - before.speculativeFills;
+    r.stats.lookaheadPredicted = after.lookaheadPredicted - before.lookaheadPredicted;
+    r.stats.lookaheadCorrect = after.lookaheadCorrect - before.lookaheadCorrect;
+    if (!usage.empty())
+        m->saveUsage();
+    return r;
+}
+
+struct Bank {
+    int layer = 0;
+    std::unique_ptr<io::DirectFile> file;
+    int64_t recordBytes = 0;
+};
+
+// The demand misses of `routing` through a cache of `slots` (no speculation), per pass
+// and layer: what the streamed run has to read.
+std::vector<std::vector<std::vector<int>>> neededReads(const cache::RoutingTrace &routing, int slots)
+{
+    cache::CacheConfig cfg;
+    cfg.slots = slots;
+    cfg.layers = routing.layers;
+    cfg.experts = routing.experts;
+    cfg.allocate = false;
+    cache::ExpertCache c(cfg);
+    std::vector<std::vector<std::vector<int>>> reads;
+    for (const auto &tok : routing.tokens) {
+        c.beginToken();
+        reads.emplace_back(tok.size());
+        for (size_t l = 0; l < tok.size(); ++l) {
+            c.beginLayer(int(l), tok[l]);
+            std::vector<int> held;
+            for (int e : tok[l]) {
+                auto ref = c.acquire(int(l), e);
+                if (ref.mustRead) {
+                    c.filled(ref.slot, true, 0);
+                    reads.back()[l].push_back(e);
+                }
+                held.push_back(ref.slot);
+            }
+            for (int slot : held)
+                c.release(slot);
+        }
+    }
+    return reads;
+}
+
+// I/O only: the reads, layer by layer, all of a layer's at once on the reader threads.
+double replayReads(const std::vector<Bank> &banks, const std::vector<std::vector<std::vector<int>>> &reads,
+                   int threads, int64_t &bytes)
+{
+    int64_t maxRecord = 0;
+    for (const Bank &b : banks)
+        maxRecord = std::max(maxRecord, b.recordBytes);
+    std::vector<io::AlignedBuffer> buffers;
+    for (int i = 0; i < 64; ++i)
+        buffers.emplace_back(maxRecord);
+    io::ReaderPool pool(threads);
+    bytes = 0;
+    const double t0 = now();
+    for (const auto &pass : reads)
+        for (size_t l = 0; l < pass.size() && l < banks.size(); ++l) {
+            int i = 0;
+            for (int e : pass[l]) {
+                pool.submit(io::readJob(banks[l].file.get(), int64_t(e) * banks[l].recordBytes, banks[l].recordBytes,
+                                        buffers[size_t(i++ % 64)].data(), 0));
+            }
+            while (auto d = pool.next()) {
+                if (!d->ok) {
+                    std::fprintf(stderr, "bench_readahead: %s\n", d->error.c_str());
+                    std::exit(1);
+                }
+                bytes += d->bytes;
+            }
+        }
+    return now() - t0;
+}
+
+std::string defaultContainer()
+{
+    const fs::path dir = fs::temp_directory_path() / "waste-bench-readahead-64M.waste";
+    if (!fs::exists(dir / "manifest.json")) {
+        std::fprintf(stderr, "bench_readahead: making %s (once, about a minute)...\n", dir.c_str());
+        TinyModelOptions o;
+        o.targetBytes = int64_t(64) << 20;
+        fs::remove_all(dir);
+        makeTinyContainer(dir.string(), o);
+    }
+    return dir.string();
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    std::string container;
+    int tokens = 32, rounds = 5, extraSlots = -1, threads = 1;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--tokens") == 0 && i + 1 < argc)
+            tokens = std::atoi(argv[++i]);
+        else if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
+            rounds = std::atoi(argv[++i]);
+        else if (std::strcmp(argv[i], "--extra-slots") == 0 && i + 1 < argc)
+            extraSlots = std::atoi(argv[++i]);
+        else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+            threads = std::atoi(argv[++i]);
+        else
+            container = argv[i];
+    }
+    try {
+        if (container.empty())
+            container = defaultContainer();
+        const MemoryPlan plan = planMemory(container);
+        if (extraSlots < 0)
+            extraSlots = int(plan.top_k);
+        Setup s;
+        s.container = container;
+        int vocab = 0;
+        {
+            auto m = Model::open(container);
+            vocab = m->info().vocab;
+            s.prompt = m->tokenize("The quick brown fox");
+        }
+        for (int i = 0; i < tokens; ++i)
+            s.decode.push_back(int32_t((i * 7919 + 13) % std::max(vocab - 16, 1)));
+
+        OpenOptions streamed;
+        streamed.threads = threads;
+        streamed.ramBudget = plan.floor_bytes + int64_t(extraSlots) * plan.max_record_bytes;
+        OpenOptions sync = streamed;
+        sync.readAhead = false;
+        sync.lookahead = false;
+        OpenOptions all;
+        all.threads = threads;
+        all.ramBudget = plan.floor_bytes + plan.expert_bytes_total + (int64_t(16) << 20);
+
+        // Routing of this decode (identical in every arm: logits do not depend on streaming).
+        const fs::path usage = fs::temp_directory_path() / "waste-bench-readahead-usage.waste";
+        decodeRun(s, all, false, usage.string());
+        cache::RoutingTrace routing = cache::loadRoutingTrace(cache::routingPathFor(usage.string()));
+        if (routing.tokens.size() > size_t(tokens)) // the prompt's own pass, if recorded
+            routing.tokens.erase(routing.tokens.begin(), routing.tokens.end() - tokens);
+        const int slots = int((streamed.ramBudget - plan.floor_bytes + plan.min_expert_cache) / plan.max_record_bytes);
+        const auto reads = neededReads(routing, slots);
+        int64_t nReads = 0;
+        for (const auto &p : reads)
+            for (const auto &l : p)
+                nReads += int64_t(l.size());
+
+        std::vector<Bank> banks;
+        {
+            std::map<int, fs::path> files;
+            const std::regex re("experts-L([0-9]+)\\.bin");
+            for (const auto &entry : fs::directory_iterator(container)) {
+                std::smatch m;
+                const std::string name = entry.path().filename().string();
+                if (std::regex_match(name, m, re))
+                    files[std::stoi(m[1])] = entry.path();
+            }
+            for (const auto &[layer, path] : files) {
+                Bank b;
+                b.layer = layer;
+                b.file = std::make_unique<io::DirectFile>(path.string());
+                b.recordBytes = plan.max_record_bytes;
+                banks.push_back(std::move(b));
+            }
+        }
+        const int readers = io::ReaderPool::threadsFromEnv(std::clamp(int(plan.top_k), 2, 16));
+
+        std::vector<double> tStream, tSync, tCompute, tIo, cStream, cCompute, wStream;
+        Run lastStream, lastCompute;
+        int64_t ioBytes = 0;
+        for (int r = 0; r < rounds; ++r) {
+            lastStream = decodeRun(s, streamed);
+            tStream.push_back(lastStream.seconds);
+            cStream.push_back(lastStream.cpuSeconds);
+            wStream.push_back(lastStream.stats.secondsIoWait);
+            tSync.push_back(decodeRun(s, sync).seconds);
+            lastCompute = decodeRun(s, all, true);
+            tCompute.push_back(lastCompute.seconds);
+            cCompute.push_back(lastCompute.cpuSeconds);
+            for (Bank &b : banks) // drop what the last arms left cached, as a fresh open does
+                b.file = std::make_unique<io::DirectFile>(b.file->path());
+            tIo.push_back(replayReads(banks, reads, readers, ioBytes));
+        }
+        const double ms = 1000.0 / tokens;
+        const double stream = median(tStream), syn = median(tSync), compute = median(tCompute), io = median(tIo);
+        std::printf("container %s: %lld MoE layers, top-%lld, record %lld B, %d tokens, %d reader threads, direct_io %s\n",
+                    container.c_str(), (long long)plan.moe_layers, (long long)plan.top_k,
+                    (long long)plan.max_record_bytes, tokens, readers,
+                    lastStream.stats.directIo && banks.front().file->directIo() ? "true" : "false");
+        std::printf("streamed budget: floor + %d records = %d cache slots; demand misses %lld (replayed %lld), "
+                    "hit rate %.1f%%, lookahead %lld/%lld right, %lld speculative reads\n",
+                    extraSlots, slots, (long long)lastStream.stats.demandMisses, (long long)nReads,
+                    100.0 * double(lastStream.stats.demandHits) /
+                        double(std::max<int64_t>(1, lastStream.stats.demandHits + lastStream.stats.demandMisses)),
+                    (long long)lastStream.stats.lookaheadCorrect, (long long)lastStream.stats.lookaheadPredicted,
+                    (long long)lastStream.stats.speculativeFills);
+        std::printf("%-14s %9s %9s   (median of %d, per token)\n", "arm", "ms/token", "s total", rounds);
+        std::printf("%-14s %9.2f %9.3f   waiting on reads %.2f ms/token, CPU %.2f ms/token\n", "streamed", stream * ms,
+                    stream, median(wStream) * ms, median(cStream) * ms);
+        std::printf("%-14s %9.2f %9.3f\n", "synchronous", syn * ms, syn);
+        std::printf("%-14s %9.2f %9.3f   misses %lld, CPU %.2f ms/token\n", "compute only", compute * ms, compute,
+                    (long long)lastCompute.stats.demandMisses, median(cCompute) * ms);
+        std::printf("%-14s %9.2f %9.3f   %.2f GB/s\n", "I/O only", io * ms, io, double(ioBytes) / io / 1e9);
+        const double floorT = std::max(io, compute);
+        std::printf("streamed %.2f ms/token vs max(I/O only %.2f, compute only %.2f) = %.2fx (goal <= 1.15)\n",
+                    stream * ms, io * ms, compute * ms, stream / floorT);
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "bench_readahead: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}
