@@ -17,7 +17,11 @@
 // machine a multi-threaded compute-only arm gets less CPU than the streamed arm (which
 // sleeps on reads and is woken first): its CPU time is half its wall time under load,
 // which would flatter the ratio.
-// Last line: streamed time vs max(I/O only, compute only); goal <= 1.15.
+// Last line: streamed time vs max(I/O only, compute only); goal <= 1.15. The decode arms'
+// times there exclude the compute thread's run-queue delay (time runnable with no CPU, from
+// /proc/thread-self/schedstat): under load the never-sleeping compute-only arm gets much
+// less CPU than the streamed arm, so raw wall times flatter streaming; the raw wall ratio is
+// printed on the line before.
 #include "cache/expert_cache.hpp"
 #include "cache/routing_trace.hpp"
 #include "cache/usage_record.hpp"
@@ -61,8 +65,22 @@ double cpuNow()
     return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
+// Seconds this thread has spent runnable but waiting for a CPU (the kernel's run-queue
+// delay, /proc/thread-self/schedstat); -1 where the kernel does not say.
+double runQueueSeconds()
+{
+    FILE *f = std::fopen("/proc/thread-self/schedstat", "r");
+    if (!f)
+        return -1;
+    unsigned long long onCpu = 0, waiting = 0;
+    const int got = std::fscanf(f, "%llu %llu", &onCpu, &waiting);
+    std::fclose(f);
+    return got == 2 ? double(waiting) * 1e-9 : -1;
+}
+
 struct Run {
     double seconds = 0;
+    double queued = 0;     // of those, the compute thread's run-queue delay (it had no CPU)
     double cpuSeconds = 0; // CPU time of the whole process (compute pool and readers)
     Stats stats;
 };
@@ -88,11 +106,12 @@ Run decodeRun(const Setup &s, OpenOptions o, bool warmFirst = false, const std::
     }
     m->eval(s.prompt);
     const Stats before = m->stats();
-    const double t0 = now(), c0 = cpuNow();
+    const double t0 = now(), c0 = cpuNow(), q0 = runQueueSeconds();
     for (int32_t id : s.decode)
         m->eval(std::span<const int32_t>(&id, 1));
     Run r;
     r.seconds = now() - t0;
+    r.queued = q0 < 0 ? 0 : runQueueSeconds() - q0;
     r.cpuSeconds = cpuNow() - c0;
     const Stats after = m->stats();
     r.stats = after;
@@ -268,17 +287,19 @@ int main(int argc, char **argv)
         }
         const int readers = io::ReaderPool::threadsFromEnv(std::clamp(int(plan.top_k), 2, 16));
 
-        std::vector<double> tStream, tSync, tCompute, tIo, cStream, cCompute, wStream;
+        std::vector<double> tStream, tSync, tCompute, tIo, cStream, cCompute, wStream, oStream, oCompute;
         Run lastStream, lastCompute;
         int64_t ioBytes = 0;
         for (int r = 0; r < rounds; ++r) {
             lastStream = decodeRun(s, streamed);
             tStream.push_back(lastStream.seconds);
+            oStream.push_back(lastStream.seconds - lastStream.queued);
             cStream.push_back(lastStream.cpuSeconds);
             wStream.push_back(lastStream.stats.secondsIoWait);
             tSync.push_back(decodeRun(s, sync).seconds);
             lastCompute = decodeRun(s, all, true);
             tCompute.push_back(lastCompute.seconds);
+            oCompute.push_back(lastCompute.seconds - lastCompute.queued);
             cCompute.push_back(lastCompute.cpuSeconds);
             for (Bank &b : banks) // drop what the last arms left cached, as a fresh open does
                 b.file = std::make_unique<io::DirectFile>(b.file->path());
@@ -304,9 +325,20 @@ int main(int argc, char **argv)
         std::printf("%-14s %9.2f %9.3f   misses %lld, CPU %.2f ms/token\n", "compute only", compute * ms, compute,
                     (long long)lastCompute.stats.demandMisses, median(cCompute) * ms);
         std::printf("%-14s %9.2f %9.3f   %.2f GB/s\n", "I/O only", io * ms, io, double(ioBytes) / io / 1e9);
-        const double floorT = std::max(io, compute);
-        std::printf("streamed %.2f ms/token vs max(I/O only %.2f, compute only %.2f) = %.2fx (goal <= 1.15)\n",
-                    stream * ms, io * ms, compute * ms, stream / floorT);
+        // On a shared machine the wall times are not comparable: the compute-only arm never
+        // sleeps, so the scheduler gives it less CPU than the streamed arm (which sleeps on
+        // reads and is woken first); under load its wall time doubles and the wall ratio
+        // flatters streaming. The figure therefore takes each decode arm's wall time less the
+        // time its compute thread sat runnable without a CPU, i.e. the time it would take on
+        // a core of its own. Reader threads' delays stay in (against the streamed arm).
+        const double ownStream = median(oStream), ownCompute = median(oCompute);
+        std::printf("wall ratio %.2fx: streamed %.2f vs max(I/O only %.2f, compute only %.2f); compute thread "
+                    "without a CPU: streamed %.2f, compute only %.2f ms/token\n",
+                    stream / std::max(io, compute), stream * ms, io * ms, compute * ms, (stream - ownStream) * ms,
+                    (compute - ownCompute) * ms);
+        std::printf("streamed %.2f ms/token vs max(I/O only %.2f, compute only %.2f) on a CPU of its own = %.2fx "
+                    "(goal <= 1.15)\n",
+                    ownStream * ms, io * ms, ownCompute * ms, ownStream / std::max(io, ownCompute));
     } catch (const std::exception &e) {
         std::fprintf(stderr, "bench_readahead: %s\n", e.what());
         return 1;
