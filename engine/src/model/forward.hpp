@@ -69,6 +69,7 @@ private:
     std::vector<quant::Lut> m_gateLut, m_upLut;
     quant::Lut m_downLut;
     Vec m_g, m_u; // one expert's gate and up activations (decode)
+    std::vector<int64_t> m_layerCodebook; // per layer: books of its last first record (-1: none yet)
 };
 
 } // namespace waste::model

@@ -109,24 +109,50 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
             quant::applyLut8(down, rec + h.downOff, sc + 4 * Im, W, y, &m_pool);
     };
     const int64_t userWork = 3 * Im * W / 8 * S / 2; // one user's three applies: ~0.5 ns per index byte
-    bool lutsBuilt = false;
+    // Gate/up tables: once per token and layer, from the books of the first record consumed.
+    // Those books are the layer's (the converter gives a layer one codebook base), so a
+    // decode step builds them from the id the layer's records carried last time while its
+    // misses load, and rebuilds only if the first record says otherwise.
+    int64_t lutCb = -1;   // books the tables hold now
+    bool lutsChecked = false;
+    auto buildLuts = [&](int64_t cb) {
+        m_pool.forRange(n, m_pool.grainFor(n, W / 8 * S * 256), [&](int64_t t0, int64_t t1) {
+            for (int64_t t = t0; t < t1; ++t) {
+                quant::buildLut(m_gateLut[t], xin.data() + t * W, W, m_books, cb, S, vq4p, &m_pool);
+                quant::buildLut(m_upLut[t], xin.data() + t * W, W, m_books, cb + S, S, vq4p, &m_pool);
+            }
+        });
+        lutCb = cb;
+    };
+    if (m_layerCodebook.size() < static_cast<size_t>(m_c.layers))
+        m_layerCodebook.assign(static_cast<size_t>(m_c.layers), -1);
+    int64_t &layerCb = m_layerCodebook[static_cast<size_t>(layer)];
     // The next layer's router lookahead runs while this layer's reads are in flight, so its
     // own reads overlap this layer's expert compute (decode only: prefill chunks have no
     // idle disk window).
+    // The shared expert needs only the layer's input, so a decode step computes it here
+    // too, while the misses load, instead of after the last routed record; it is summed in
+    // below exactly as before, so the logits do not change.
+    const int64_t Ms = Im * (m_c.sharedExperts > 1 ? m_c.sharedExperts : 1);
+    Vec shared(static_cast<size_t>(n == 1 ? Hd : 0));
+    bool sharedDone = false;
     ExpertSource::Hook whileReading;
-    if (n == 1 && experts.lookaheadWidth() > 0)
-        whileReading = [&] { lookahead(layer, b, experts); };
+    if (n == 1)
+        whileReading = [&] {
+            if (experts.lookaheadWidth() > 0)
+                lookahead(layer, b, experts); // first: its reads queue while the rest runs
+            if (layerCb >= 0)
+                buildLuts(layerCb);
+            denseFfn(w.shared, b, shared.data(), Ms);
+            sharedDone = true;
+        };
     experts.fetch(layer, ids, [&](size_t idx, const uint8_t *rec) {
         const format::ExpertHeader h = format::parseExpertHeader(rec);
-        if (!lutsBuilt) { // gate/up tables: once per token and layer, books of the first record
-            const int64_t cb = h.codebookId;
-            m_pool.forRange(n, m_pool.grainFor(n, W / 8 * S * 256), [&](int64_t t0, int64_t t1) {
-                for (int64_t t = t0; t < t1; ++t) {
-                    quant::buildLut(m_gateLut[t], xin.data() + t * W, W, m_books, cb, S, vq4p, &m_pool);
-                    quant::buildLut(m_upLut[t], xin.data() + t * W, W, m_books, cb + S, S, vq4p, &m_pool);
-                }
-            });
-            lutsBuilt = true;
+        if (!lutsChecked) {
+            if (lutCb != h.codebookId)
+                buildLuts(h.codebookId);
+            layerCb = h.codebookId;
+            lutsChecked = true;
         }
         const std::vector<int64_t> &us = users[ids[idx]];
         if (us.size() == 1) { // decode: the applies split their rows over the threads
@@ -143,8 +169,9 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
         });
     }, whileReading);
 
-    const int64_t Ms = Im * (m_c.sharedExperts > 1 ? m_c.sharedExperts : 1);
-    Vec acc(W), lat(W), shared(Hd);
+    Vec acc(W), lat(W);
+    if (!sharedDone)
+        shared.assign(static_cast<size_t>(Hd), 0.0f);
     for (int t = 0; t < n; ++t) {
         std::fill(acc.begin(), acc.end(), 0.0f);
         for (int64_t j = 0; j < K; ++j) {
@@ -161,7 +188,8 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
         } else {
             std::copy(acc.begin(), acc.end(), o);
         }
-        denseFfn(w.shared, b + t * Hd, shared.data(), Ms);
+        if (!sharedDone)
+            denseFfn(w.shared, b + t * Hd, shared.data(), Ms);
         for (int64_t i = 0; i < Hd; ++i)
             o[i] += shared[i];
     }
