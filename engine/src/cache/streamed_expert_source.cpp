@@ -302,10 +302,16 @@ void StreamedExpertSource::prefetch(int layer, std::span<const int> experts)
     m_predicted[size_t(L)].assign(experts.begin(), experts.end());
     if (!m_options.cacheEnabled)
         return; // nothing is kept: a guess would be gone before its layer runs
-    // Predictions may pin at most what two layers' demand leaves free.
+    // Predictions may pin at most what two layers' demand leaves free. The ids come best
+    // first: the first top-k - 1 are usually right (on the benchmark container top-2 95 %,
+    // top-3 90 %, the rest under half) and always go; a less likely one only while a
+    // reader is idle, so a weak guess never holds the disk while demand reads wait.
     int64_t spare = m_cache->slots() - 2 * int64_t(m_topK);
+    int rank = 0;
     for (int e : experts) {
         if (spare-- <= 0)
+            break;
+        if (rank++ >= m_topK - 1 && m_pool->busy() >= m_pool->threads())
             break;
         if (e < 0 || e >= b.bank->experts())
             continue;

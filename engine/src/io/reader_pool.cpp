@@ -95,14 +95,19 @@ void ReaderPool::run()
                 return;
             job = m_queue.front();
             m_queue.pop_front();
+            ++m_reading;
         }
         ReadDone d = execute(job);
-        if (!job.report)
+        if (!job.report) {
+            std::lock_guard lock(m_mutex);
+            --m_reading;
             continue;
+        }
         {
             std::lock_guard lock(m_mutex);
             m_done.push_back(std::move(d));
             --m_inFlight;
+            --m_reading;
         }
         m_finished.notify_all();
     }
@@ -151,6 +156,12 @@ std::vector<ReadJob> ReaderPool::sweepQueued(const std::function<Queued(const Re
     if (m_inFlight == 0)
         m_finished.notify_all();
     return dropped;
+}
+
+int ReaderPool::busy() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_reading + int(m_queue.size());
 }
 
 int ReaderPool::outstanding() const

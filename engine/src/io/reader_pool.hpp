@@ -73,6 +73,9 @@ public:
     // Returns a finished read without blocking, if there is one.
     std::optional<ReadDone> poll();
     int outstanding() const;
+    // Reads waiting for a thread or being read now, reported or not: below threads(), a
+    // reader is idle.
+    int busy() const;
     // Jobs still waiting for a thread (never those already reading): `decide` returns
     // Keep, Promote (move to the front of the queue) or Drop (removed and returned, not
     // run: the caller settles them). For speculative reads the router has ruled on.
@@ -90,6 +93,7 @@ private:
     std::deque<ReadJob> m_queue;
     std::deque<ReadDone> m_done;
     int m_inFlight = 0;
+    int m_reading = 0;  // jobs a thread has taken and not finished
     bool m_stop = false;
     mutable std::mutex m_mutex;
     std::condition_variable m_work;
