@@ -1,13 +1,17 @@
 // Structure-aware fuzzing of a copy of r3.waste: manifest fields and expert record
 // headers are mutated, and every open/eval must either work or throw waste::Error —
 // never crash, never throw anything else. Built under ASan/UBSan this also proves the
-// reads stay in bounds.
+// reads stay in bounds. WASTE_FUZZ_SEED (added to the fixed seeds) and WASTE_FUZZ_ROUNDS
+// (a multiplier of the iterations) explore further, e.g. in a sanitizer build:
+//   WASTE_FUZZ_SEED=3 WASTE_FUZZ_ROUNDS=4 build-sanitize/tests/engine/tst_container_fuzz
 #include <gtest/gtest.h>
 
 #include "waste/waste.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -71,6 +75,18 @@ void openAndEval(const fs::path &dir, const std::string &what)
     }
 }
 
+uint32_t seed(uint32_t fixed)
+{
+    const char *env = std::getenv("WASTE_FUZZ_SEED");
+    return fixed + (env ? static_cast<uint32_t>(std::strtoul(env, nullptr, 10)) : 0u);
+}
+
+int rounds(int fixed)
+{
+    const char *env = std::getenv("WASTE_FUZZ_ROUNDS");
+    return fixed * (env ? std::max(1, std::atoi(env)) : 1);
+}
+
 fs::path workCopy(const std::string &name)
 {
     const fs::path dst = fs::path(WASTE_TEST_OUTPUT_DIR) / name;
@@ -85,8 +101,8 @@ TEST(ContainerFuzz, ManifestMutationsAreRefusedCleanly)
 {
     const fs::path dir = workCopy("fuzz-manifest");
     const json original = json::parse(readAll(kRef / "manifest.json"));
-    std::mt19937 rng(20261129);
-    for (int iter = 0; iter < 250; ++iter) {
+    std::mt19937 rng(seed(20261129));
+    for (int iter = 0; iter < rounds(250); ++iter) {
         json m = original;
         const int edits = std::uniform_int_distribution<int>(1, 3)(rng);
         std::string what = "iteration " + std::to_string(iter) + ":";
@@ -115,7 +131,7 @@ TEST(ContainerFuzz, ManifestMutationsAreRefusedCleanly)
     }
     // Raw byte damage to the text as well.
     const std::string text = readAll(kRef / "manifest.json");
-    for (int iter = 0; iter < 60; ++iter) {
+    for (int iter = 0; iter < rounds(60); ++iter) {
         std::string t = text;
         const size_t at = std::uniform_int_distribution<size_t>(0, t.size() - 1)(rng);
         t[at] = static_cast<char>(std::uniform_int_distribution<int>(0, 255)(rng));
@@ -128,9 +144,9 @@ TEST(ContainerFuzz, RecordHeaderMutationsAreRefusedCleanly)
 {
     const fs::path dir = workCopy("fuzz-records");
     const std::string banks[] = {"experts-L1.bin", "experts-L2.bin", "experts-L3.bin"};
-    std::mt19937 rng(7);
+    std::mt19937 rng(seed(7));
     const uint32_t words[] = {0, 1, 47, 48, 49, 4095, 4096, 12288, 12289, 0xffff, 0x10000, 0x7fffffff, 0xffffffffu};
-    for (int iter = 0; iter < 250; ++iter) {
+    for (int iter = 0; iter < rounds(250); ++iter) {
         const std::string &bank = banks[iter % 3];
         std::string bytes = readAll(kRef / bank);
         const size_t rec = bytes.size() / 8;

@@ -147,10 +147,14 @@ void StreamedExpertSource::fetch(int layer, std::span<const int> experts, const 
     m_lastIndex = L;
     m_cache->beginLayer(L, experts); // the policy learns from the whole choice; its hits stay put
     settlePredictions(L, experts);
-    if (int(experts.size()) <= m_topK) // one token's routing (a prefill chunk is not a trace row)
-        m_routing.back()[size_t(L)].assign(experts.begin(), experts.end());
-    else
-        m_routing.back().clear();
+    // One token's routing is a trace row; a prefill chunk (more than top-k ids at some layer)
+    // is not: its pass is emptied and stays empty for the chunk's later layers (writing a
+    // layer into an emptied pass wrote past its end; ASan found it).
+    std::vector<std::vector<int>> &pass = m_routing.back();
+    if (int(experts.size()) > m_topK)
+        pass.clear();
+    else if (!pass.empty())
+        pass[size_t(L)].assign(experts.begin(), experts.end());
     for (int e : experts)
         ++m_uses[size_t(L)][size_t(e)];
     if (!m_predicted[size_t(L)].empty()) { // how good was the lookahead for this layer?
