@@ -1,10 +1,11 @@
 // The API server's pure pieces: request parsing, prompt rendering, tool-call parsing,
-// OpenAI JSON shapes, SSE and chunked framing, image header probing.
+// parsed replies turned into OpenAI messages and deltas, OpenAI JSON shapes, SSE and chunked framing, image header probing.
 #include "apirequest.h"
 #include "chatformat.h"
 #include "imageprobe.h"
 #include "openaijson.h"
 #include "promptrenderer.h"
+#include "replyassembler.h"
 #include "toolcallparser.h"
 
 #include <QJsonDocument>
@@ -196,26 +197,72 @@ private Q_SLOTS:
         QVERIFY(refused);
     }
 
-    void readsChatMlReplies()
+    void assemblesParsedReplies()
     {
         QJsonObject body = obj(kChatWithTools);
         body["tools"] = kTools;
         const ApiRequest r = parseChatRequest(body);
-        ParsedReply p = parseChatReply(ChatFormat::ChatMl,
-                                       "<think>Oslo, so weather.</think>Checking. <tool_call>{\"name\": \"get_weather\", "
-                                       "\"arguments\": {\"city\": \"Oslo\"}}</tool_call>",
-                                       r);
-        QCOMPARE(p.reasoning, QStringLiteral("Oslo, so weather."));
-        QCOMPARE(p.toolCalls.size(), 1);
-        QCOMPARE(p.toolCalls[0].name, QStringLiteral("get_weather"));
-        QCOMPARE(QJsonDocument::fromJson(p.toolCalls[0].arguments.toUtf8()).object().value("city").toString(),
-                 QStringLiteral("Oslo"));
-        p = parseChatReply(ChatFormat::ChatMl, "<tool_call>{\"name\": \"format_disk\", \"arguments\": {}}</tool_call>", r);
-        QVERIFY(p.toolCalls.isEmpty());
-        QVERIFY(p.content.contains("format_disk"));
-        p = parseChatReply(ChatFormat::Raw, "plain", r);
-        QCOMPARE(p.content, QStringLiteral("plain"));
-        QVERIFY(p.reasoning.isEmpty());
+        auto delta = [](const char *reasoning, const char *content, std::vector<waste::ReplyToolCall> calls = {}) {
+            waste::ReplyDelta d;
+            d.reasoning = reasoning;
+            d.content = content;
+            d.toolCalls = std::move(calls);
+            return d;
+        };
+        // K3: everything streams as it comes; a call to an undeclared tool stays text.
+        ChatReplyAssembler k3(ChatFormat::K3, r);
+        QList<QJsonObject> out = k3.push(delta("Oslo, so weather.", ""));
+        QCOMPARE(out.size(), 1);
+        QCOMPARE(out[0].value("reasoning_content").toString(), QStringLiteral("Oslo, so weather."));
+        QVERIFY(!out[0].contains("content"));
+        out = k3.push(delta("", "Checking."));
+        QCOMPARE(out[0].value("content").toString(), QStringLiteral("Checking."));
+        QVERIFY(k3.push(delta("", "")).isEmpty());
+        out = k3.push(delta("", "", {{"call_1", "get_weather", R"({"city":"Oslo"})"}}));
+        const QJsonObject call = out[0].value("tool_calls").toArray().at(0).toObject();
+        QCOMPARE(call.value("index").toInt(-1), 0);
+        QVERIFY(call.value("id").toString().size() > 20); // unique ids, not the parser's call_1
+        QCOMPARE(call.value("function").toObject().value("name").toString(), QStringLiteral("get_weather"));
+        QCOMPARE(call.value("function").toObject().value("arguments").toString(), QStringLiteral(R"({"city":"Oslo"})"));
+        out = k3.push(delta("", "", {{"call_2", "format_disk", "{}"}, {"call_3", "get_time", "{}"}}));
+        QVERIFY(out[0].value("content").toString().contains("format_disk"));
+        QCOMPARE(out[0].value("tool_calls").toArray().at(0).toObject().value("index").toInt(), 1);
+        QVERIFY(k3.finish("raw").isEmpty());
+        QCOMPARE(k3.reply().reasoning, QStringLiteral("Oslo, so weather."));
+        QCOMPARE(k3.reply().toolCalls.size(), 2);
+        QVERIFY(k3.reply().content.startsWith("Checking.<tool_call>"));
+
+        // Text formats with tools: content that may be a bare JSON call is held to the end.
+        ChatReplyAssembler bare(ChatFormat::ChatMl, r);
+        QVERIFY(bare.push(delta("", R"({"name":"get_weather",)")).isEmpty());
+        QVERIFY(bare.push(delta("", R"("arguments":{"city":"Rome"}})")).isEmpty());
+        out = bare.finish("ignored");
+        QCOMPARE(out.size(), 1);
+        QCOMPARE(out[0].value("tool_calls").toArray().size(), 1);
+        QVERIFY(bare.reply().content.isEmpty());
+        ChatReplyAssembler notACall(ChatFormat::Raw, r);
+        QVERIFY(notACall.push(delta("", "{not json")).isEmpty());
+        out = notACall.finish("ignored");
+        QCOMPARE(out[0].value("content").toString(), QStringLiteral("{not json"));
+        QVERIFY(notACall.reply().toolCalls.isEmpty());
+        // Plain text streams at once.
+        ChatReplyAssembler plain(ChatFormat::ChatMl, r);
+        QCOMPARE(plain.push(delta("", "Sure")).size(), 1);
+
+        // A forced call (raw, ChatML) is the whole raw output, read at the end.
+        QJsonObject forcedBody = body;
+        forcedBody["tool_choice"] = "required";
+        ChatReplyAssembler forced(ChatFormat::Raw, parseChatRequest(forcedBody));
+        QVERIFY(forced.push(delta("", kJson9)).isEmpty());
+        out = forced.finish(QString::fromUtf8(kJson9));
+        QCOMPARE(out[0].value("tool_calls").toArray().at(0).toObject().value("function").toObject().value("name").toString(),
+                 QStringLiteral("get_weather"));
+
+        // Without tools, a call the model writes anyway is text.
+        ChatReplyAssembler none(ChatFormat::K3, parseChatRequest(obj(kJson2)));
+        out = none.push(delta("", "", {{"call_1", "get_weather", "{}"}}));
+        QVERIFY(!out[0].contains("tool_calls"));
+        QVERIFY(none.reply().toolCalls.isEmpty());
     }
 
     void parsesToolCalls()

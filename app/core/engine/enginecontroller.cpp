@@ -44,6 +44,7 @@ EngineController::EngineController(QObject *parent) : QObject(parent)
     connect(m_worker, &EngineWorker::generationStarted, this, &EngineController::generationStarted);
     connect(m_worker, &EngineWorker::prefillProgress, this, &EngineController::prefillProgress);
     connect(m_worker, &EngineWorker::tokensCounted, this, &EngineController::tokensCounted);
+    connect(m_worker, &EngineWorker::replyReady, this, &EngineController::replyReady);
     connect(m_worker, &EngineWorker::tokensReady, this,
             [this](quint64 id, const QString &text, const GenerationStats &stats) {
                 m_lastTokensPerSecond = stats.tokensPerSecond;

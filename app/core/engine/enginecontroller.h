@@ -80,6 +80,7 @@ Q_SIGNALS:
     void generationStarted(quint64 id, int promptTokens, int reusedTokens);
     void prefillProgress(quint64 id, int done, int total);
     void tokensReady(quint64 id, const QString &text, const GenerationStats &stats);
+    void replyReady(quint64 id, const waste::ReplyDelta &delta); // GenerationRequest::parseReply
     void generationFinished(quint64 id, const GenerationResult &result);
     void generationFailed(quint64 id, const QString &message);
     void tokensCounted(quint64 id, int tokens);

@@ -39,6 +39,7 @@ EngineWorker::EngineWorker(QObject *parent) : QObject(parent)
     qRegisterMetaType<GenerationStats>();
     qRegisterMetaType<GenerationResult>();
     qRegisterMetaType<PromptSegment>();
+    qRegisterMetaType<waste::ReplyDelta>();
 }
 
 EngineWorker::~EngineWorker() = default;
@@ -178,7 +179,9 @@ void EngineWorker::generate(const GenerationRequest &request)
 
         waste::GenParams params = request.params;
         if (request.makeConstraint)
-            params.constraint = request.makeConstraint(*m_model, params.maxTokens);
+            params.constraint = request.makeConstraint(*m_model, params.maxTokens, prepared.prompt);
+        if (request.parseReply)
+            params.reply = m_model->replyParser(prepared.prompt);
 
         Q_EMIT generationStarted(id, int(promptSize), int(reused));
         const waste::Stats before = m_model->stats();
@@ -190,6 +193,15 @@ void EngineWorker::generate(const GenerationRequest &request)
         double prefillSeconds = 0;
         bool prefillDone = false;
         QString pending;
+        waste::ReplyDelta pendingReply;
+        waste::ChatReply sentReply; // what replyReady has carried so far
+        auto sendReply = [&](waste::ReplyDelta &d) {
+            sentReply.reasoning += d.reasoning;
+            sentReply.content += d.content;
+            sentReply.toolCalls.insert(sentReply.toolCalls.end(), d.toolCalls.begin(), d.toolCalls.end());
+            Q_EMIT replyReady(id, d);
+            d = waste::ReplyDelta{};
+        };
         GenerationStats live;
         live.promptTokens = int(promptSize);
         live.reusedTokens = int(reused);
@@ -205,6 +217,7 @@ void EngineWorker::generate(const GenerationRequest &request)
                 prefillSeconds = clock.elapsed() / 1000.0;
             }
             pending += QString::fromStdString(ev.text);
+            pendingReply.append(ev.reply);
             live.completionTokens = ev.index + 1;
             live.prefillSeconds = prefillSeconds;
             live.decodeSeconds = clock.elapsed() / 1000.0 - prefillSeconds;
@@ -213,9 +226,11 @@ void EngineWorker::generate(const GenerationRequest &request)
             live.bytesRead = ev.stats.bytesRead - before.bytesRead;
             live.prefilledTokens = int(ev.stats.tokensPrefilled - before.tokensPrefilled);
             // Batch streamed text: one queued signal per ~40 ms, not one per token.
-            if (sinceEmit.elapsed() >= kBatchMs) {
+            if (sinceEmit.elapsed() >= kBatchMs || !pendingReply.toolCalls.empty()) {
                 Q_EMIT tokensReady(id, pending, live);
                 pending.clear();
+                if (request.parseReply && !pendingReply.empty())
+                    sendReply(pendingReply);
                 sinceEmit.restart();
             }
             return !isCancelled(id);
@@ -224,6 +239,17 @@ void EngineWorker::generate(const GenerationRequest &request)
         waste::GenResult r = m_model->generate(prepared.rest(), params, onToken, onPrefill);
         if (!pending.isEmpty())
             Q_EMIT tokensReady(id, pending, live);
+        if (request.parseReply) {
+            // What the events did not carry (a cancel or a full context ends generation
+            // after the last event): the rest of the final reply.
+            waste::ReplyDelta rest;
+            rest.reasoning = r.reply.reasoning.substr(std::min(sentReply.reasoning.size(), r.reply.reasoning.size()));
+            rest.content = r.reply.content.substr(std::min(sentReply.content.size(), r.reply.content.size()));
+            rest.toolCalls.assign(r.reply.toolCalls.begin() + std::ptrdiff_t(std::min(sentReply.toolCalls.size(), r.reply.toolCalls.size())),
+                                  r.reply.toolCalls.end());
+            rest.done = true;
+            sendReply(rest);
+        }
 
         m_feeder.record(prepared, r);
 
@@ -232,6 +258,7 @@ void EngineWorker::generate(const GenerationRequest &request)
         result.finishReason = isCancelled(id) ? QStringLiteral("cancelled") : finishReasonName(r.finish);
         for (int32_t t : r.tokens)
             result.tokens.append(t);
+        result.reply = std::move(r.reply);
         result.stats = live;
         result.stats.completionTokens = int(r.tokens.size());
         if (!prefillDone)

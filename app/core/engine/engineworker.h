@@ -53,6 +53,10 @@ Q_SIGNALS:
     void generationStarted(quint64 id, int promptTokens, int reusedTokens);
     void prefillProgress(quint64 id, int done, int total);
     void tokensReady(quint64 id, const QString &text, const GenerationStats &stats);
+    // GenerationRequest::parseReply: the parsed reply, batched like tokensReady (a step
+    // that completes a tool call is sent at once). The last one of a request has
+    // done = true and comes before generationFinished.
+    void replyReady(quint64 id, const waste::ReplyDelta &delta);
     void generationFinished(quint64 id, const GenerationResult &result);
     void generationFailed(quint64 id, const QString &message);
     void tokensCounted(quint64 id, int tokens);

@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <memory>
+#include <span>
 
 // One piece of a rendered prompt. Markup segments may contain special markers (they come
 // from a template); text segments are tokenised as plain text so user text can never forge
@@ -21,8 +22,10 @@ struct PromptSegment {
 };
 
 // Builds a request's decoding constraint on the engine thread, where the model is
-// (maxTokens: the request's limit, so the document can close in time).
-using ConstraintFactory = std::function<std::shared_ptr<waste::TokenConstraint>(const waste::Model &, int maxTokens)>;
+// (maxTokens: the request's limit, so the document can close in time; prompt: the whole
+// tokenized prompt, which tells a K3 constraint the channel generation starts in).
+using ConstraintFactory = std::function<std::shared_ptr<waste::TokenConstraint>(
+    const waste::Model &, int maxTokens, std::span<const int32_t> prompt)>;
 
 struct GenerationRequest {
     quint64 id = 0;
@@ -37,6 +40,10 @@ struct GenerationRequest {
     QString stateFile;
     // Constrained decoding (API response_format / forced tool calls); empty: none.
     ConstraintFactory makeConstraint;
+    // Read the reply with the model's reply parser (waste::Model::replyParser): reasoning,
+    // content and tool calls arrive through EngineWorker::replyReady and in
+    // GenerationResult::reply; stop strings then cut the content.
+    bool parseReply = false;
 };
 
 // Live figures about one generation, cumulative since it started.
@@ -78,8 +85,10 @@ public:
     QString finishReason; // "stop", "length", "cancelled", "context_full"
     GenerationStats stats;
     QList<int> tokens;
+    waste::ChatReply reply; // GenerationRequest::parseReply: the whole parsed reply
     bool operator==(const GenerationResult &) const = default;
 };
 
 Q_DECLARE_METATYPE(PromptSegment)
 Q_DECLARE_METATYPE(GenerationRequest)
+Q_DECLARE_METATYPE(waste::ReplyDelta)

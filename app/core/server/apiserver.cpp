@@ -9,6 +9,7 @@
 #include "imageprobe.h"
 #include "openaijson.h"
 #include "promptrenderer.h"
+#include "replyassembler.h"
 #include "requestconstraint.h"
 
 #include <QDateTime>
@@ -117,10 +118,8 @@ struct ApiServer::Job {
     ApiRequest::Kind kind = ApiRequest::Chat;
     bool stream = false;
     bool includeUsage = false;
-    bool bufferContent = false; // stream: tool calls possible, so the reply is sent when complete
-    bool toolsActive = false;
     ChatFormat format = ChatFormat::Raw;
-    ApiRequest request; // chat: what the reply parser needs (tools, tool_choice)
+    std::unique_ptr<ChatReplyAssembler> reply; // chat: the parsed reply, turned into OpenAI deltas
     QString id;
     QString model;
     qint64 created = 0;
@@ -142,6 +141,7 @@ ApiServer::ApiServer(EngineController *engine, QObject *parent)
             [this](quint64 id, int promptTokens, int) { onStarted(id, promptTokens); });
     connect(m_engine, &EngineController::tokensReady, this,
             [this](quint64 id, const QString &text, const GenerationStats &) { onTokens(id, text); });
+    connect(m_engine, &EngineController::replyReady, this, &ApiServer::onReply);
     connect(m_engine, &EngineController::generationFinished, this, &ApiServer::onFinished);
     connect(m_engine, &EngineController::generationFailed, this, &ApiServer::onFailed);
 }
@@ -534,8 +534,6 @@ void ApiServer::startCompletion(const std::shared_ptr<HttpExchange> &ex, ApiRequ
     job->kind = request.kind;
     job->stream = request.stream;
     job->includeUsage = request.stream && request.includeUsage;
-    job->toolsActive = request.kind == ApiRequest::Chat && request.toolsActive();
-    job->bufferContent = request.stream && job->toolsActive;
     job->format = chatFormatFor(m_engine->modelInfo());
     job->id = openai::newId(request.kind == ApiRequest::Chat ? QStringLiteral("chatcmpl") : QStringLiteral("cmpl"));
     job->model = modelId();
@@ -597,8 +595,10 @@ void ApiServer::startCompletion(const std::shared_ptr<HttpExchange> &ex, ApiRequ
     for (const QString &s : std::as_const(request.stop))
         p.stopStrings.push_back(s.toStdString());
     gen.makeConstraint = constraintFor(request);
-    if (request.kind == ApiRequest::Chat)
-        job->request = std::move(request);
+    if (request.kind == ApiRequest::Chat) {
+        gen.parseReply = true;
+        job->reply = std::make_unique<ChatReplyAssembler>(job->format, request);
+    }
 
     job->engineId = m_engine->generate(std::move(gen));
     if (QTcpSocket *sock = ex->socket()) {
@@ -641,14 +641,24 @@ void ApiServer::onTokens(quint64 id, const QString &text)
     if (it == m_jobs.cend())
         return;
     Job &job = **it;
-    if (!job.stream || job.bufferContent || text.isEmpty())
+    if (!job.stream || job.kind == ApiRequest::Chat || text.isEmpty())
+        return; // chat replies arrive parsed, through onReply
+    beginStream(job);
+    job.ex->send(openai::sseEvent(openai::textChunk(job.id, job.created, job.model, text, {}, job.includeUsage)));
+}
+
+void ApiServer::onReply(quint64 id, const waste::ReplyDelta &delta)
+{
+    const auto it = m_jobs.constFind(id);
+    if (it == m_jobs.cend() || !(*it)->reply)
+        return;
+    Job &job = **it;
+    const QList<QJsonObject> deltas = job.reply->push(delta);
+    if (!job.stream)
         return;
     beginStream(job);
-    if (job.kind == ApiRequest::Chat)
-        job.ex->send(openai::sseEvent(openai::chatChunk(job.id, job.created, job.model,
-                                                        {{QStringLiteral("content"), text}}, {}, job.includeUsage)));
-    else
-        job.ex->send(openai::sseEvent(openai::textChunk(job.id, job.created, job.model, text, {}, job.includeUsage)));
+    for (const QJsonObject &d : deltas)
+        job.ex->send(openai::sseEvent(openai::chatChunk(job.id, job.created, job.model, d, {}, job.includeUsage)));
 }
 
 void ApiServer::onFinished(quint64 id, const GenerationResult &result)
@@ -673,11 +683,14 @@ void ApiServer::onFinished(quint64 id, const GenerationResult &result)
     }
 
     QString finish = mapFinishReason(result.finishReason);
+    QList<QJsonObject> lastDeltas;
     ParsedReply reply;
-    if (job->kind == ApiRequest::Chat)
-        reply = parseChatReply(job->format, result.text, job->request);
-    else
+    if (job->reply) {
+        lastDeltas = job->reply->finish(result.text);
+        reply = job->reply->reply();
+    } else {
         reply.content = result.text;
+    }
     if (!reply.toolCalls.isEmpty())
         finish = QStringLiteral("tool_calls");
     const QJsonObject usage = openai::usage(promptTokens, completionTokens);
@@ -691,19 +704,8 @@ void ApiServer::onFinished(quint64 id, const GenerationResult &result)
     } else {
         beginStream(*job);
         if (job->kind == ApiRequest::Chat) {
-            if (job->bufferContent && !reply.reasoning.isEmpty())
-                ex.send(openai::sseEvent(openai::chatChunk(job->id, job->created, job->model,
-                                                           {{QStringLiteral("reasoning_content"), reply.reasoning}},
-                                                           {}, job->includeUsage)));
-            if (job->bufferContent && !reply.content.isEmpty())
-                ex.send(openai::sseEvent(openai::chatChunk(job->id, job->created, job->model,
-                                                           {{QStringLiteral("content"), reply.content}}, {},
-                                                           job->includeUsage)));
-            if (!reply.toolCalls.isEmpty())
-                ex.send(openai::sseEvent(openai::chatChunk(
-                    job->id, job->created, job->model,
-                    {{QStringLiteral("tool_calls"), openai::toolCallsJson(reply.toolCalls, true)}}, {},
-                    job->includeUsage)));
+            for (const QJsonObject &d : std::as_const(lastDeltas))
+                ex.send(openai::sseEvent(openai::chatChunk(job->id, job->created, job->model, d, {}, job->includeUsage)));
             ex.send(openai::sseEvent(openai::chatChunk(job->id, job->created, job->model, {}, finish,
                                                        job->includeUsage)));
         } else {

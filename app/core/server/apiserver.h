@@ -25,6 +25,9 @@ class QTcpServer;
 struct ApiRequest;
 struct GenerationResult;
 struct GenerationStats;
+namespace waste {
+struct ReplyDelta;
+}
 
 class ApiServer : public QObject {
     Q_OBJECT
@@ -107,6 +110,7 @@ private:
 
     void onStarted(quint64 id, int promptTokens);
     void onTokens(quint64 id, const QString &text);
+    void onReply(quint64 id, const waste::ReplyDelta &delta);
     void onFinished(quint64 id, const GenerationResult &result);
     void onFailed(quint64 id, const QString &message);
     void beginStream(Job &job);

@@ -38,10 +38,7 @@ QList<PromptSegment> renderTemplatedChat(ChatFormat format, const ApiRequest &re
             for (const QString &p : imagePrompts)
                 prompts.append(p);
             body.insert(QStringLiteral("image_prompts"), prompts);
-            // Replies are read as text here, so the think channel stays off unless asked for.
-            if (!body.contains(QStringLiteral("thinking")) && !body.contains(QStringLiteral("reasoning_effort"))
-                && !body.contains(QStringLiteral("thinking_effort")))
-                body.insert(QStringLiteral("thinking"), false);
+            // Thinking follows K3's own default (on); the reply parser returns it as reasoning_content.
             return toSegments(waste::text::renderK3Json(QJsonDocument(body).toJson(QJsonDocument::Compact).toStdString()));
         }
         const auto json = nlohmann::ordered_json::parse(QJsonDocument(body).toJson(QJsonDocument::Compact).toStdString());
@@ -49,31 +46,4 @@ QList<PromptSegment> renderTemplatedChat(ChatFormat format, const ApiRequest &re
     } catch (const std::exception &e) {
         throw ApiError::invalid(QStringLiteral("messages"), QString::fromStdString(e.what()));
     }
-}
-
-ParsedReply parseChatReply(ChatFormat format, const QString &reply, const ApiRequest &request)
-{
-    if (request.toolCallForced() || format != ChatFormat::ChatMl)
-        return request.toolsActive() ? parseToolCalls(reply, request.tools) : ParsedReply{reply, {}, {}};
-    const waste::text::ChatReply r = waste::text::parseChatMlReply(reply.toStdString());
-    ParsedReply out;
-    out.reasoning = QString::fromStdString(r.reasoning).trimmed();
-    out.content = QString::fromStdString(r.content);
-    if (request.toolsActive() && !r.toolCalls.empty()) {
-        // Only calls to declared functions count; the rest stays text.
-        QString calls;
-        for (const waste::text::ToolCall &c : r.toolCalls) {
-            const QJsonObject call{{QStringLiteral("name"), QString::fromStdString(c.name)},
-                                   {QStringLiteral("arguments"), QString::fromStdString(c.arguments)}};
-            calls += QStringLiteral("<tool_call>%1</tool_call>")
-                         .arg(QString::fromUtf8(QJsonDocument(call).toJson(QJsonDocument::Compact)));
-        }
-        const ParsedReply parsed = parseToolCalls(calls, request.tools);
-        out.toolCalls = parsed.toolCalls;
-        if (out.toolCalls.size() != qsizetype(r.toolCalls.size()))
-            out.content = reply; // a call to an unknown tool: give the client everything as text
-    } else if (!r.toolCalls.empty()) {
-        out.content = reply;
-    }
-    return out;
 }

@@ -33,7 +33,7 @@ QJsonObject wasteStats(const GenerationStats &s, qint64 ms)
             {QStringLiteral("ms"), double(ms)}};
 }
 
-QJsonArray toolCallsJson(const QList<ToolCall> &calls, bool withIndex)
+QJsonArray toolCallsJson(const QList<ToolCall> &calls, bool withIndex, int firstIndex)
 {
     QJsonArray arr;
     for (qsizetype i = 0; i < calls.size(); ++i) {
@@ -42,7 +42,7 @@ QJsonArray toolCallsJson(const QList<ToolCall> &calls, bool withIndex)
                       {QStringLiteral("function"), QJsonObject{{QStringLiteral("name"), calls[i].name},
                                                                {QStringLiteral("arguments"), calls[i].arguments}}}};
         if (withIndex)
-            c.insert(QStringLiteral("index"), int(i));
+            c.insert(QStringLiteral("index"), firstIndex + int(i));
         arr.append(c);
     }
     return arr;

@@ -19,7 +19,8 @@ QJsonObject usage(int promptTokens, int completionTokens);
 // WASTE's own figures for one generation, under the top-level "waste" key.
 QJsonObject wasteStats(const GenerationStats &stats, qint64 ms);
 
-QJsonArray toolCallsJson(const QList<ToolCall> &calls, bool withIndex);
+// withIndex: stream deltas number calls from firstIndex (their place in the whole reply).
+QJsonArray toolCallsJson(const QList<ToolCall> &calls, bool withIndex, int firstIndex = 0);
 
 // Non-streaming replies.
 QJsonObject chatCompletion(const QString &id, qint64 created, const QString &model, const ParsedReply &reply,

@@ -155,12 +155,53 @@ struct Stats {
     bool directIo = false;          // true only when every bank bypasses the page cache
 };
 
+// A chat reply read back the way OpenAI-style clients show it: reasoning (K3's think
+// channel, a leading <think>...</think>), the answer, and tool calls.
+struct ReplyToolCall {
+    std::string id;        // "call_1", "call_2", ... in order of appearance
+    std::string name;
+    std::string arguments; // JSON text (an object), or the raw text the model wrote
+    bool operator==(const ReplyToolCall &) const = default;
+};
+
+struct ChatReply {
+    std::string reasoning;
+    std::string content;
+    std::vector<ReplyToolCall> toolCalls;
+    bool operator==(const ChatReply &) const = default;
+};
+
+// What one step of an incremental parse adds (text is always whole UTF-8 characters).
+struct ReplyDelta {
+    std::string reasoning;
+    std::string content;
+    std::vector<ReplyToolCall> toolCalls; // calls completed by this step
+    bool done = false;                    // the message ended
+    bool empty() const { return reasoning.empty() && content.empty() && toolCalls.empty(); }
+    void append(const ReplyDelta &more); // concatenates; done if either is done
+};
+
+// Reads a reply token by token. Get one from Model::replyParser(); feed it the generated
+// token ids in order (TokenEvent::token), then call finish() once generation has ended.
+// Text that may still turn out to be structure (a "<tool_call>" cut between tokens) is
+// held back until it is known; everything else is released by the step that completes it.
+class ReplyParser {
+public:
+    virtual ~ReplyParser() = default;
+    virtual ReplyDelta feed(int32_t token) = 0;
+    // End of generation (EOS, a stop, the token limit, a cancel): releases held text and
+    // any unfinished tool call. Further feeds return nothing.
+    virtual ReplyDelta finish() = 0;
+    virtual const ChatReply &reply() const = 0; // everything released so far
+};
+
 struct TokenEvent {
     int index = 0;       // 0-based index of the generated token
     int32_t token = 0;
     std::string text;    // UTF-8 text this token completes (may be empty mid-codepoint)
     float logprob = 0;
     Stats stats;         // cumulative
+    ReplyDelta reply;    // with GenParams::reply: what this token added to the parsed reply
 };
 
 // Masks tokens that cannot continue a valid output (JSON, schema, tool call).
@@ -180,12 +221,21 @@ class Model;
 // Schema: the OpenAI strict subset, anyOf, $ref; empty: any JSON object) and that
 // closes within `maxTokens` generated tokens, EOS included. Throws Error(Unsupported)
 // for schema keywords it cannot enforce.
+//
+// `prompt` is the prompt the output continues. On K3 containers (arch "kimi-k3") the
+// output is a whole K3 message instead, read back by replyParser(): when the prompt
+// opened the think channel the model may reason first (at most half of the tokens the
+// structure leaves spare), then the document fills the response channel and the
+// message closes. Throws Error(Argument) when maxTokens cannot hold that structure.
 std::shared_ptr<TokenConstraint> makeJsonConstraint(const Model &model, std::string_view schemaJson,
-                                                    int maxTokens);
+                                                    int maxTokens, std::span<const int32_t> prompt = {});
 // Forced tool call: the output is {"name": <tool>, "arguments": {...}} for one of the
 // functions of `toolsJson` (an OpenAI "tools" array), or only `functionName` if given.
+// On K3 containers it is one K3 call element (<|open|>call tool="..."<|sep|> with the
+// arguments as one argument of type json) in a message that then closes.
 std::shared_ptr<TokenConstraint> makeToolCallConstraint(const Model &model, std::string_view toolsJson,
-                                                        std::string_view functionName, int maxTokens);
+                                                        std::string_view functionName, int maxTokens,
+                                                        std::span<const int32_t> prompt = {});
 
 struct GenParams {
     float temperature = 0.0f; // 0: greedy
@@ -196,6 +246,11 @@ struct GenParams {
     std::vector<std::string> stopStrings;
     std::vector<int32_t> stopTokens; // EOS is always a stop token
     std::shared_ptr<TokenConstraint> constraint;
+    // Parse the reply while generating (Model::replyParser): every generated token is fed
+    // to it except stop tokens, TokenEvent::reply carries each step, stop strings apply
+    // to the reply's content (GenResult::text stays the raw output), generation ends when
+    // the parser says the message ended, and GenResult::reply holds the whole reply.
+    std::shared_ptr<ReplyParser> reply;
 };
 
 enum class FinishReason { Stop, Length, Cancelled, ContextFull };
@@ -206,6 +261,7 @@ struct GenResult {
     FinishReason finish = FinishReason::Stop;
     int promptTokens = 0;
     Stats stats;
+    ChatReply reply; // with GenParams::reply
 };
 
 // Per-token callback; return false to stop.
@@ -227,6 +283,15 @@ public:
     virtual std::vector<int32_t> tokenize(std::string_view text, bool markup = false) const = 0;
     virtual std::string detokenize(std::span<const int32_t> ids) const = 0;
     virtual std::string tokenText(int32_t id) const = 0;
+
+    // A parser for the reply that continues `prompt` (the whole prompt, or at least its
+    // last message header); it is valid while this Model lives. K3 containers (arch
+    // "kimi-k3"): structure comes only from K3's special tokens (so text can never forge
+    // it) and the parse starts in the channel the prompt opened (think or response).
+    // Other models: a leading <think>...</think> (or a prompt that
+    // ends inside <think>) is reasoning and <tool_call>{"name", "arguments"}</tool_call>
+    // blocks are tool calls; a block whose JSON does not parse stays text.
+    virtual std::unique_ptr<ReplyParser> replyParser(std::span<const int32_t> prompt) const = 0;
 
     // Feeds tokens into the session (chunked prefill) and returns the logits after the last.
     virtual std::vector<float> eval(std::span<const int32_t> tokens, const PrefillCallback &progress = {}) = 0;

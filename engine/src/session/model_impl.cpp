@@ -4,12 +4,17 @@
 #include "format/expert_bank.hpp"
 #include "format/file.hpp"
 #include "session/state_file.hpp"
+#include "text/chatml_template.hpp"
+#include "text/k3_output_parser.hpp"
 #include "text/output_stream.hpp"
+#include "text/reply_stream.hpp"
+#include "text/tagged_reply_parser.hpp"
 #include "text/sampler.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <set>
 #include <sys/stat.h>
 
@@ -186,6 +191,15 @@ std::string ModelImpl::detokenize(std::span<const int32_t> ids) const { return t
 
 std::string ModelImpl::tokenText(int32_t id) const { return std::string(tokenizer().piece(id)); }
 
+std::unique_ptr<ReplyParser> ModelImpl::replyParser(std::span<const int32_t> prompt) const
+{
+    const text::Tokenizer &tok = tokenizer();
+    // The same choice as the chat format a front end renders with: K3 markup for K3 containers.
+    if (m_info.arch == "kimi-k3" && text::detectChatFormat(tok) == text::ChatFormat::K3)
+        return std::make_unique<text::K3OutputParser>(tok, text::k3PromptOpensThink(tok, prompt));
+    return std::make_unique<text::TextReplyParser>(tok, text::promptEndsInThink(tok, prompt));
+}
+
 void ModelImpl::feed(std::span<const int32_t> tokens, const PrefillCallback &progress)
 {
     const auto t0 = std::chrono::steady_clock::now();
@@ -246,7 +260,17 @@ GenResult ModelImpl::generate(std::span<const int32_t> prompt, const GenParams &
     sp.topK = params.topK;
     sp.seed = params.seed;
     text::Sampler sampler(sp);
-    text::OutputStream out(tok, params, tok.eosId());
+    // With a reply parser, stop strings apply to the parsed content (ReplyStream), not to the raw text.
+    std::optional<text::ReplyStream> reply;
+    GenParams textParams = params;
+    if (params.reply) {
+        reply.emplace(params.reply, params.stopStrings);
+        textParams.stopStrings.clear();
+    }
+    auto isStopToken = [&](int32_t id) {
+        return id == tok.eosId() || std::find(params.stopTokens.begin(), params.stopTokens.end(), id) != params.stopTokens.end();
+    };
+    text::OutputStream out(tok, textParams, tok.eosId());
     const bool hasMla = m_manifest.config.kdaLayerCount() < m_manifest.config.layers;
     std::vector<bool> mask;
     for (int i = 0;; ++i) {
@@ -272,6 +296,16 @@ GenResult ModelImpl::generate(std::span<const int32_t> prompt, const GenParams &
             res.finish = FinishReason::Stop;
         }
         TokenEvent ev;
+        if (reply) {
+            ev.reply = reply->push(id, isStopToken(id));
+            if (!done && reply->ended()) {
+                st.text += out.finish();
+                done = true;
+                res.finish = FinishReason::Stop;
+            }
+            if (done)
+                ev.reply.append(reply->finish());
+        }
         ev.index = i;
         ev.token = id;
         ev.text = st.text;
@@ -304,6 +338,10 @@ GenResult ModelImpl::generate(std::span<const int32_t> prompt, const GenParams &
             break;
     }
     res.text = out.text();
+    if (reply) {
+        reply->finish();
+        res.reply = reply->reply();
+    }
     res.stats = stats();
     return res;
 }

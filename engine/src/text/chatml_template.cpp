@@ -1,6 +1,7 @@
 #include "text/chatml_template.hpp"
 
 #include "text/python_json.hpp"
+#include "text/tagged_reply_parser.hpp"
 #include "text/tokenizer.hpp"
 #include "waste/waste.hpp"
 
@@ -116,50 +117,10 @@ Segments renderChatMl(const Json &request) { return ChatMlRenderer(request).rend
 
 ChatReply parseChatMlReply(std::string_view text)
 {
-    ChatReply r;
-    std::string rest(text);
-    const size_t lead = rest.find_first_not_of(" \t\r\n");
-    if (lead != std::string::npos && rest.compare(lead, 7, "<think>") == 0) {
-        const size_t end = rest.find("</think>", lead);
-        if (end == std::string::npos) {
-            r.reasoning = rest.substr(lead + 7);
-            return r;
-        }
-        r.reasoning = rest.substr(lead + 7, end - lead - 7);
-        rest = rest.substr(end + 8);
-    }
-    std::string content;
-    size_t pos = 0;
-    while (true) {
-        const size_t open = rest.find("<tool_call>", pos);
-        if (open == std::string::npos) {
-            content += rest.substr(pos);
-            break;
-        }
-        const size_t close = rest.find("</tool_call>", open);
-        if (close == std::string::npos) {
-            content += rest.substr(pos);
-            break;
-        }
-        const std::string body = rest.substr(open + 11, close - open - 11);
-        try {
-            const Json call = Json::parse(body);
-            ToolCall tc;
-            tc.id = "call_" + std::to_string(r.toolCalls.size() + 1);
-            tc.name = call.value("name", "");
-            const Json args = call.contains("arguments") ? call.at("arguments") : Json::object();
-            tc.arguments = args.is_string() ? args.get<std::string>() : args.dump();
-            r.toolCalls.push_back(std::move(tc));
-            content += rest.substr(pos, open - pos);
-        } catch (const Json::exception &) {
-            content += rest.substr(pos, close + 12 - pos); // not a call after all: keep the text
-        }
-        pos = close + 12;
-    }
-    const size_t a = content.find_first_not_of(" \t\r\n");
-    const size_t b = content.find_last_not_of(" \t\r\n");
-    r.content = a == std::string::npos ? std::string() : content.substr(a, b - a + 1);
-    return r;
+    TaggedReplyParser parser(false);
+    parser.push(text);
+    parser.finish();
+    return parser.reply();
 }
 
 ChatFormat detectChatFormat(const Tokenizer &tok)

@@ -39,6 +39,30 @@ std::vector<std::pair<std::string, std::string>> parseXtmlAttributes(std::string
     return attrs;
 }
 
+bool k3PromptOpensThink(std::span<const int32_t> prompt, int32_t open, int32_t sep,
+                        const std::function<std::string(std::span<const int32_t>)> &decode)
+{
+    for (size_t i = prompt.size(); i-- > 0;) {
+        if (prompt[i] != open)
+            continue;
+        size_t end = i + 1;
+        while (end < prompt.size() && prompt[end] != sep)
+            ++end;
+        if (end == prompt.size())
+            return false; // an unfinished header: not a channel
+        std::string tag;
+        parseXtmlAttributes(decode(prompt.subspan(i + 1, end - i - 1)), tag);
+        return tag == "think";
+    }
+    return false;
+}
+
+bool k3PromptOpensThink(const Tokenizer &tok, std::span<const int32_t> prompt)
+{
+    return k3PromptOpensThink(prompt, tok.specialId("<|open|>"), tok.specialId("<|sep|>"),
+                              [&](std::span<const int32_t> ids) { return tok.decode(ids); });
+}
+
 K3OutputParser::K3OutputParser(const Tokenizer &tok, bool startInThink)
     : m_tok(tok), m_open(tok.specialId("<|open|>")), m_close(tok.specialId("<|close|>")),
       m_sep(tok.specialId("<|sep|>")), m_end(tok.specialId("<|end_of_msg|>"))

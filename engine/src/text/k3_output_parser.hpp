@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,16 +22,17 @@ namespace waste::text {
 
 class Tokenizer;
 
-class K3OutputParser {
+class K3OutputParser final : public ReplyParser {
 public:
+    // `tok` must outlive the parser.
     K3OutputParser(const Tokenizer &tok, bool startInThink);
 
-    ReplyDelta feed(int32_t token);
+    ReplyDelta feed(int32_t token) override;
     // End of generation (EOS, a stop, the token limit): flushes held text and any
     // unfinished tool call.
-    ReplyDelta finish();
+    ReplyDelta finish() override;
 
-    const ChatReply &reply() const { return m_reply; }
+    const ChatReply &reply() const override { return m_reply; }
 
 private:
     enum class Mode { Body, OpenHeader, CloseHeader };
@@ -64,6 +67,13 @@ private:
     std::string m_argKey, m_argType, m_argText;
     int m_callCount = 0;
 };
+
+// Whether a K3 prompt leaves generation in the think channel: the last element it opens
+// (<|open|>header<|sep|>) is `think`.
+bool k3PromptOpensThink(const Tokenizer &tok, std::span<const int32_t> prompt);
+// The same from the ids of <|open|> and <|sep|> and a way to decode ids to bytes.
+bool k3PromptOpensThink(std::span<const int32_t> prompt, int32_t open, int32_t sep,
+                        const std::function<std::string(std::span<const int32_t>)> &decode);
 
 // Parses the attributes of an XTML header such as `call tool="x" index="1"`.
 std::vector<std::pair<std::string, std::string>> parseXtmlAttributes(std::string_view header, std::string &tag);

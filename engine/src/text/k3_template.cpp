@@ -122,21 +122,13 @@ private:
     }
     void open(const std::string &tag, const Attrs &attrs)
     {
-        markup(kOpen);
-        text(tag);
-        for (const auto &[k, v] : attrs) {
-            text(" " + k);
-            text("=\"");
-            text(v);
-            text("\"");
-        }
-        markup(kSep);
+        const Segments s = k3OpenSegments(tag, attrs);
+        m_out.insert(m_out.end(), s.begin(), s.end());
     }
     void close(const std::string &tag)
     {
-        markup(kClose);
-        text(tag);
-        markup(kSep);
+        const Segments s = k3CloseSegments(tag);
+        m_out.insert(m_out.end(), s.begin(), s.end());
     }
     void endMessage()
     {
@@ -442,6 +434,34 @@ private:
 };
 
 } // namespace
+
+Segments k3OpenSegments(const std::string &tag, const std::vector<std::pair<std::string, std::string>> &attrs)
+{
+    Segments out;
+    auto text = [&](const std::string &t) {
+        if (!t.empty())
+            out.push_back({t, false});
+    };
+    out.push_back({kOpen, true});
+    text(tag);
+    for (const auto &[k, v] : attrs) {
+        text(" " + k);
+        text("=\"");
+        text(v);
+        text("\"");
+    }
+    out.push_back({kSep, true});
+    return out;
+}
+
+Segments k3CloseSegments(const std::string &tag)
+{
+    Segments out{{kClose, true}};
+    if (!tag.empty())
+        out.push_back({tag, false});
+    out.push_back({kSep, true});
+    return out;
+}
 
 bool k3ThinkingEnabled(const Json &request)
 {

@@ -13,13 +13,23 @@
 
 #include <nlohmann/json.hpp>
 
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace waste::text {
 
 // Throws waste::Error(Argument) for a malformed request (naming the field).
 Segments renderK3(const nlohmann::ordered_json &request);
 Segments renderK3Json(std::string_view requestJson);
+
+// One element's header (<|open|>tag k="v"<|sep|>) and footer (<|close|>tag<|sep|>),
+// segment for segment as the renderer writes them (each attribute piece is its own text
+// segment, as in the release's encoder).
+Segments k3OpenSegments(const std::string &tag, const std::vector<std::pair<std::string, std::string>> &attrs);
+Segments k3CloseSegments(const std::string &tag);
+inline constexpr const char *kK3EndOfMessage = "<|end_of_msg|>";
 
 // Whether generation starts in the think channel (thinking on) or the response channel.
 bool k3ThinkingEnabled(const nlohmann::ordered_json &request);

@@ -1,0 +1,227 @@
+#include "text/tagged_reply_parser.hpp"
+
+#include "text/tokenizer.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace waste::text {
+
+namespace {
+
+constexpr std::string_view kThinkOpen = "<think>";
+constexpr std::string_view kThinkClose = "</think>";
+constexpr std::string_view kCallOpen = "<tool_call>";
+constexpr std::string_view kCallClose = "</tool_call>";
+constexpr const char *kWs = " \t\r\n";
+
+// Length of the longest suffix of `s` that is a proper prefix of `marker`.
+size_t partialMarker(std::string_view s, std::string_view marker)
+{
+    for (size_t k = std::min(s.size(), marker.size() - 1); k > 0; --k)
+        if (s.substr(s.size() - k) == marker.substr(0, k))
+            return k;
+    return 0;
+}
+
+} // namespace
+
+TaggedReplyParser::TaggedReplyParser(bool startInThink) : m_mode(startInThink ? Mode::Think : Mode::Start) {}
+
+// Whitespace handling shared by both text channels: drop it at the start of the channel,
+// hold a trailing run until text follows it.
+void TaggedReplyParser::emitReasoning(std::string_view bytes, ReplyDelta &d)
+{
+    if (!m_reasoningStarted) {
+        const size_t a = bytes.find_first_not_of(kWs);
+        if (a == std::string_view::npos)
+            return;
+        bytes.remove_prefix(a);
+        m_reasoningStarted = true;
+    }
+    const size_t b = bytes.find_last_not_of(kWs);
+    if (b == std::string_view::npos) {
+        m_heldReasoningWs.append(bytes);
+        return;
+    }
+    const std::string t = m_reasoningUtf8.push(m_heldReasoningWs + std::string(bytes.substr(0, b + 1)));
+    m_heldReasoningWs.assign(bytes.substr(b + 1));
+    d.reasoning += t;
+    m_reply.reasoning += t;
+}
+
+void TaggedReplyParser::emitContent(std::string_view bytes, ReplyDelta &d)
+{
+    if (!m_contentStarted) {
+        const size_t a = bytes.find_first_not_of(kWs);
+        if (a == std::string_view::npos)
+            return;
+        bytes.remove_prefix(a);
+        m_contentStarted = true;
+    }
+    const size_t b = bytes.find_last_not_of(kWs);
+    if (b == std::string_view::npos) {
+        m_heldContentWs.append(bytes);
+        return;
+    }
+    const std::string t = m_contentUtf8.push(m_heldContentWs + std::string(bytes.substr(0, b + 1)));
+    m_heldContentWs.assign(bytes.substr(b + 1));
+    d.content += t;
+    m_reply.content += t;
+}
+
+void TaggedReplyParser::endCall(ReplyDelta &d, bool closed)
+{
+    using Json = nlohmann::ordered_json;
+    bool ok = false;
+    ToolCall call;
+    try {
+        const Json j = Json::parse(m_callBody);
+        if (j.is_object() && j.contains("name") && j.at("name").is_string()) {
+            call.name = j.at("name").get<std::string>();
+            const Json args = j.contains("arguments") ? j.at("arguments") : Json::object();
+            call.arguments = args.is_string() ? args.get<std::string>() : args.dump();
+            ok = true;
+        }
+    } catch (const Json::exception &) {
+    }
+    if (ok) {
+        call.id = "call_" + std::to_string(++m_callCount);
+        m_reply.toolCalls.push_back(call);
+        d.toolCalls.push_back(std::move(call));
+    } else {
+        emitContent(std::string(kCallOpen) + m_callBody + (closed ? std::string(kCallClose) : std::string()), d);
+    }
+    m_callBody.clear();
+    m_mode = Mode::Content;
+}
+
+void TaggedReplyParser::process(ReplyDelta &d)
+{
+    while (!m_pending.empty()) {
+        switch (m_mode) {
+        case Mode::Start: {
+            const size_t a = m_pending.find_first_not_of(kWs);
+            if (a == std::string::npos)
+                return; // only whitespace so far: <think> may still come
+            const std::string_view rest = std::string_view(m_pending).substr(a);
+            if (rest.substr(0, kThinkOpen.size()) == kThinkOpen) {
+                m_pending.erase(0, a + kThinkOpen.size());
+                m_mode = Mode::Think;
+            } else if (rest.size() < kThinkOpen.size() && kThinkOpen.substr(0, rest.size()) == rest) {
+                return; // "<thi": wait
+            } else {
+                m_mode = Mode::Content;
+            }
+            break;
+        }
+        case Mode::Think: {
+            const size_t at = m_pending.find(kThinkClose);
+            if (at == std::string::npos) {
+                const size_t keep = partialMarker(m_pending, kThinkClose);
+                emitReasoning(std::string_view(m_pending).substr(0, m_pending.size() - keep), d);
+                m_pending.erase(0, m_pending.size() - keep);
+                return;
+            }
+            emitReasoning(std::string_view(m_pending).substr(0, at), d);
+            m_pending.erase(0, at + kThinkClose.size());
+            m_heldReasoningWs.clear();
+            m_mode = Mode::Content;
+            break;
+        }
+        case Mode::Content: {
+            const size_t at = m_pending.find(kCallOpen);
+            if (at == std::string::npos) {
+                const size_t keep = partialMarker(m_pending, kCallOpen);
+                emitContent(std::string_view(m_pending).substr(0, m_pending.size() - keep), d);
+                m_pending.erase(0, m_pending.size() - keep);
+                return;
+            }
+            emitContent(std::string_view(m_pending).substr(0, at), d);
+            m_pending.erase(0, at + kCallOpen.size());
+            m_mode = Mode::Call;
+            break;
+        }
+        case Mode::Call: {
+            const size_t at = m_pending.find(kCallClose);
+            if (at == std::string::npos) {
+                const size_t keep = partialMarker(m_pending, kCallClose);
+                m_callBody.append(m_pending, 0, m_pending.size() - keep);
+                m_pending.erase(0, m_pending.size() - keep);
+                return;
+            }
+            m_callBody.append(m_pending, 0, at);
+            m_pending.erase(0, at + kCallClose.size());
+            endCall(d, true);
+            break;
+        }
+        }
+    }
+}
+
+ReplyDelta TaggedReplyParser::push(std::string_view bytes)
+{
+    ReplyDelta d;
+    if (m_finished) {
+        d.done = true;
+        return d;
+    }
+    m_pending.append(bytes);
+    process(d);
+    return d;
+}
+
+ReplyDelta TaggedReplyParser::finish()
+{
+    ReplyDelta d;
+    if (m_finished) {
+        d.done = true;
+        return d;
+    }
+    switch (m_mode) {
+    case Mode::Start:
+    case Mode::Content:
+        emitContent(m_pending, d);
+        break;
+    case Mode::Think:
+        emitReasoning(m_pending, d);
+        break;
+    case Mode::Call:
+        m_callBody += m_pending;
+        endCall(d, false);
+        break;
+    }
+    m_pending.clear();
+    const std::string r = m_reasoningUtf8.flush(), c = m_contentUtf8.flush();
+    d.reasoning += r;
+    m_reply.reasoning += r;
+    d.content += c;
+    m_reply.content += c;
+    m_finished = true;
+    d.done = true;
+    return d;
+}
+
+TextReplyParser::TextReplyParser(const Tokenizer &tok, bool startInThink)
+    : m_tok(tok), m_end(tok.specialId("<|im_end|>")), m_parser(startInThink)
+{
+}
+
+ReplyDelta TextReplyParser::feed(int32_t token)
+{
+    if (m_end >= 0 && token == m_end)
+        return m_parser.finish();
+    return m_parser.push(m_tok.piece(token));
+}
+
+ReplyDelta TextReplyParser::finish() { return m_parser.finish(); }
+
+bool promptEndsInThink(const Tokenizer &tok, std::span<const int32_t> prompt)
+{
+    const size_t n = std::min<size_t>(prompt.size(), 16);
+    std::string tail = tok.decode(prompt.subspan(prompt.size() - n));
+    const size_t b = tail.find_last_not_of(kWs);
+    tail.resize(b == std::string::npos ? 0 : b + 1);
+    return tail.size() >= kThinkOpen.size() && tail.compare(tail.size() - kThinkOpen.size(), kThinkOpen.size(), kThinkOpen) == 0;
+}
+
+} // namespace waste::text

@@ -1,0 +1,258 @@
+// Reading replies through the public API (Model::replyParser, GenParams::reply): the text
+// parser's streaming rules, stop strings on the parsed content, K3 replies built from the
+// tokenizer's specials, and constrained K3 output (forced tool calls, JSON responses) on
+// the tiny random-weights K3 container, which must always come back as structure.
+#include <gtest/gtest.h>
+
+#include "text/k3_template.hpp"
+#include "text/reply_stream.hpp"
+#include "text/tagged_reply_parser.hpp"
+
+#include <nlohmann/json.hpp>
+
+using Json = nlohmann::ordered_json;
+using namespace waste::text;
+
+namespace {
+
+const std::string kR3 = std::string(WASTE_FIXTURES_DIR) + "/reference-container/r3.waste";
+const std::string kK3 = std::string(WASTE_FIXTURES_DIR) + "/k3-container/k3s1.waste";
+
+std::unique_ptr<waste::Model> openModel(const std::string &path)
+{
+    waste::OpenOptions o;
+    o.directIo = false;
+    o.ctxTokens = 1024;
+    return waste::Model::open(path, o);
+}
+
+waste::Model &k3()
+{
+    static std::unique_ptr<waste::Model> m = openModel(kK3);
+    return *m;
+}
+
+std::vector<int32_t> encode(const waste::Model &m, const Segments &segs)
+{
+    std::vector<int32_t> ids;
+    for (const Segment &s : segs) {
+        const auto t = m.tokenize(s.text, s.markup);
+        ids.insert(ids.end(), t.begin(), t.end());
+    }
+    return ids;
+}
+
+// Sums the deltas of a stream.
+struct Collected {
+    waste::ChatReply r;
+    bool done = false;
+    void add(const waste::ReplyDelta &d)
+    {
+        r.reasoning += d.reasoning;
+        r.content += d.content;
+        r.toolCalls.insert(r.toolCalls.end(), d.toolCalls.begin(), d.toolCalls.end());
+        done = done || d.done;
+    }
+};
+
+const char *kTools = R"([
+  {"type":"function","function":{"name":"lookup","parameters":{"type":"object",
+    "properties":{"q":{"type":"string"},"n":{"type":"integer"}},"required":["q","n"],"additionalProperties":false}}},
+  {"type":"function","function":{"name":"get_time","parameters":{"type":"object",
+    "properties":{"zone":{"type":"string","enum":["UTC","CET"]}},"required":["zone"],"additionalProperties":false}}}])";
+
+Json k3Request(bool thinking)
+{
+    Json req = Json::parse(R"({"messages":[{"role":"user","content":"What is the time?"}]})");
+    req["tools"] = Json::parse(kTools);
+    req["thinking"] = thinking;
+    return req;
+}
+
+} // namespace
+
+TEST(TaggedReplyParser, AnySplitGivesTheSameReplyAndHoldsBackOnlyMarkers)
+{
+    const std::string text = "<think>\nweigh it\n</think>\n\nSure.\n<tool_call>\n{\"name\": \"f\", \"arguments\": "
+                             "{\"a\": 1}}\n</tool_call>\n<tool_call>not json</tool_call> café 🙂\n";
+    TaggedReplyParser whole(false);
+    whole.push(text);
+    whole.finish();
+    EXPECT_EQ(whole.reply().reasoning, "weigh it");
+    EXPECT_EQ(whole.reply().content, "Sure.\n\n<tool_call>not json</tool_call> café 🙂");
+    ASSERT_EQ(whole.reply().toolCalls.size(), 1u);
+    EXPECT_EQ(whole.reply().toolCalls[0].name, "f");
+    EXPECT_EQ(Json::parse(whole.reply().toolCalls[0].arguments), Json::parse(R"({"a":1})"));
+    for (size_t step : {1, 2, 3, 5, 7}) {
+        TaggedReplyParser p(false);
+        Collected c;
+        for (size_t i = 0; i < text.size(); i += step)
+            c.add(p.push(std::string_view(text).substr(i, step)));
+        c.add(p.finish());
+        EXPECT_EQ(c.r, whole.reply()) << "step " << step;
+        EXPECT_EQ(p.reply(), whole.reply());
+        EXPECT_TRUE(c.done);
+    }
+    // Streaming releases text as soon as it cannot be a marker.
+    TaggedReplyParser p(false);
+    EXPECT_EQ(p.push("Hello wor").content, "Hello wor");
+    EXPECT_EQ(p.push("ld <tool_").content, "ld"); // " <tool_" may start a call: held
+    EXPECT_EQ(p.push("tip>").content, " <tool_tip>"); // it did not
+    EXPECT_EQ(p.push(" <tool_call>{\"name\":\"g\",\"arguments\":{}}").content, "");
+    const waste::ReplyDelta d = p.push("</tool_call>");
+    ASSERT_EQ(d.toolCalls.size(), 1u);
+    EXPECT_EQ(d.toolCalls[0].arguments, "{}");
+    // An unclosed call at the end is still read if its JSON is whole, text otherwise.
+    TaggedReplyParser q(true); // the prompt opened <think>
+    q.push("hmm</think>ok<tool_call>{\"name\":\"h\",\"arguments\":{\"x\":2}}");
+    EXPECT_EQ(q.finish().toolCalls.size(), 1u);
+    EXPECT_EQ(q.reply().reasoning, "hmm");
+    EXPECT_EQ(q.reply().content, "ok");
+    TaggedReplyParser broken(false);
+    broken.push("a <tool_call>{\"name\":");
+    EXPECT_EQ(broken.finish().content, " <tool_call>{\"name\":");
+}
+
+TEST(ReplyParser, TextModelsGetTheTextParserAndStopStringsCutTheContent)
+{
+    auto r3 = openModel(kR3); // kimi-linear: its replies are plain text
+    const auto prompt = r3->tokenize("Question: <think>", false);
+    auto parser = r3->replyParser(prompt);
+    Collected c;
+    for (int32_t id : r3->tokenize("a plan</think>The answer STOP is hidden", false))
+        c.add(parser->feed(id));
+    c.add(parser->finish());
+    EXPECT_EQ(c.r.reasoning, "a plan");
+    EXPECT_EQ(c.r.content, "The answer STOP is hidden");
+
+    ReplyStream stream(r3->replyParser(r3->tokenize("Q:", false)), {"STOP"});
+    Collected s;
+    for (int32_t id : r3->tokenize("<think>STOP in reasoning stays</think>The answer STOP is hidden", false))
+        s.add(stream.push(id, false));
+    EXPECT_TRUE(stream.ended());
+    s.add(stream.finish());
+    EXPECT_EQ(s.r.reasoning, "STOP in reasoning stays");
+    EXPECT_EQ(s.r.content, "The answer ");
+    EXPECT_EQ(stream.reply(), s.r);
+}
+
+TEST(ReplyParser, K3StartsInTheChannelThePromptOpened)
+{
+    waste::Model &m = k3();
+    // The reply: the history rendering of an assistant message, from its think header on.
+    const Json assistant = Json::parse(R"({"role":"assistant","reasoning_content":"Check the clock.",
+      "content":"One moment.","tool_calls":[{"id":"c","type":"function",
+      "function":{"name":"get_time","arguments":"{\"zone\":\"UTC\"}"}}]})");
+    const Segments hist = renderK3(Json{{"messages", Json::array({assistant})}, {"add_generation_prompt", false}});
+    size_t at = 0;
+    while (!(hist[at].text == "<|open|>" && hist[at + 1].text == "think"))
+        ++at;
+    const std::vector<int32_t> afterThinkHeader = encode(m, Segments(hist.begin() + std::ptrdiff_t(at) + 3, hist.end()));
+
+    const std::vector<int32_t> thinking = encode(m, renderK3(k3Request(true)));
+    auto p = m.replyParser(thinking);
+    Collected c;
+    for (int32_t id : afterThinkHeader)
+        c.add(p->feed(id));
+    EXPECT_TRUE(c.done); // <|end_of_msg|> ends the message
+    EXPECT_EQ(c.r.reasoning, "Check the clock.");
+    EXPECT_EQ(c.r.content, "One moment.");
+    ASSERT_EQ(c.r.toolCalls.size(), 1u);
+    EXPECT_EQ(c.r.toolCalls[0].name, "get_time");
+    EXPECT_EQ(Json::parse(c.r.toolCalls[0].arguments), Json::parse(R"({"zone":"UTC"})"));
+    EXPECT_EQ(p->reply(), c.r);
+
+    // Thinking off: the prompt opened the response channel, so plain text is content.
+    auto q = m.replyParser(encode(m, renderK3(k3Request(false))));
+    Collected d;
+    for (int32_t id : m.tokenize("Just text <|close|>response<|sep|>", false)) // spelled out: stays text
+        d.add(q->feed(id));
+    d.add(q->finish());
+    EXPECT_EQ(d.r.content, "Just text <|close|>response<|sep|>");
+    EXPECT_TRUE(d.r.reasoning.empty());
+}
+
+// Random weights, forced structure: every run must come back as one well-formed call to a
+// declared tool, with the reasoning (thinking on) apart, and the deltas adding up.
+TEST(ReplyParser, K3ForcedToolCallsAlwaysParse)
+{
+    waste::Model &m = k3();
+    for (const bool thinking : {false, true}) {
+        for (const char *named : {"", "get_time"}) {
+            for (uint64_t seed = 1; seed <= 2; ++seed) {
+                m.resetState();
+                const std::vector<int32_t> prompt = encode(m, renderK3(k3Request(thinking)));
+                waste::GenParams gp;
+                gp.temperature = 1.0f;
+                gp.seed = seed;
+                gp.maxTokens = 90;
+                gp.constraint = waste::makeToolCallConstraint(m, kTools, named, gp.maxTokens, prompt);
+                gp.reply = m.replyParser(prompt);
+                Collected c;
+                const waste::GenResult r = m.generate(prompt, gp, [&](const waste::TokenEvent &ev) {
+                    c.add(ev.reply);
+                    return true;
+                });
+                const std::string what = std::string("thinking ") + (thinking ? "on" : "off") + ", tool '" + named +
+                                         "', seed " + std::to_string(seed) + ": " + r.text;
+                EXPECT_EQ(r.finish, waste::FinishReason::Stop) << what;
+                EXPECT_LE(int(r.tokens.size()), gp.maxTokens) << what;
+                EXPECT_TRUE(c.done) << what;
+                EXPECT_EQ(c.r, r.reply) << what;
+                EXPECT_TRUE(r.reply.content.empty()) << what;
+                if (!thinking)
+                    EXPECT_TRUE(r.reply.reasoning.empty()) << what;
+                ASSERT_EQ(r.reply.toolCalls.size(), 1u) << what;
+                const waste::ReplyToolCall &call = r.reply.toolCalls[0];
+                Json args;
+                ASSERT_NO_THROW(args = Json::parse(call.arguments)) << what;
+                if (call.name == "lookup") {
+                    EXPECT_TRUE(args.at("q").is_string()) << what;
+                    EXPECT_TRUE(args.at("n").is_number_integer()) << what;
+                } else {
+                    ASSERT_EQ(call.name, "get_time") << what;
+                    EXPECT_TRUE(args.at("zone") == "UTC" || args.at("zone") == "CET") << what;
+                }
+                if (*named)
+                    EXPECT_EQ(call.name, named) << what;
+            }
+        }
+    }
+}
+
+TEST(ReplyParser, K3JsonResponsesFillTheResponseChannel)
+{
+    waste::Model &m = k3();
+    const std::string schema = R"({"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"}},
+        "required":["name","age"],"additionalProperties":false})";
+    for (const bool thinking : {false, true}) {
+        for (uint64_t seed = 1; seed <= 3; ++seed) {
+            m.resetState();
+            Json req = k3Request(thinking);
+            req.erase("tools");
+            const std::vector<int32_t> prompt = encode(m, renderK3(req));
+            waste::GenParams gp;
+            gp.temperature = 1.0f;
+            gp.seed = seed;
+            gp.maxTokens = 80;
+            gp.constraint = waste::makeJsonConstraint(m, schema, gp.maxTokens, prompt);
+            gp.reply = m.replyParser(prompt);
+            const waste::GenResult r = m.generate(prompt, gp);
+            Json v;
+            ASSERT_NO_THROW(v = Json::parse(r.reply.content)) << r.text;
+            EXPECT_TRUE(v.at("name").is_string()) << r.text;
+            EXPECT_TRUE(v.at("age").is_number_integer()) << r.text;
+            EXPECT_TRUE(r.reply.toolCalls.empty());
+            EXPECT_EQ(r.finish, waste::FinishReason::Stop);
+        }
+    }
+    // A limit that cannot hold the message is refused up front, with the minimum.
+    const std::vector<int32_t> prompt = encode(m, renderK3(k3Request(false)));
+    try {
+        waste::makeToolCallConstraint(m, kTools, "", 10, prompt);
+        FAIL() << "a 10-token limit cannot hold a K3 tool call";
+    } catch (const waste::Error &e) {
+        EXPECT_EQ(e.code(), waste::ErrorCode::Argument);
+        EXPECT_NE(std::string(e.what()).find("at least"), std::string::npos) << e.what();
+    }
+}
