@@ -95,7 +95,14 @@ private Q_SLOTS:
         QVERIFY(chat->messages()->index(1).data(MessageModel::ErrorRole).toString().isEmpty());
         QVERIFY(gui.stats.prefilledTokens > gui.stats.promptTokens); // the picture's positions
 
-        // The same request through the API server (which renders K3 with thinking off unless asked).
+        // The same request through the API server, thinking off as on the chat page (the
+        // server follows K3's default, on, unless told). The server reads the reply as it
+        // goes and stops where the K3 message ends, the chat page reads to its token limit:
+        // the server's tokens are the chat page's up to there.
+        auto sameTokens = [](const GenerationResult &api, const GenerationResult &page) {
+            return api.tokens == page.tokens.mid(0, api.tokens.size())
+                && (api.tokens.size() == page.tokens.size() || api.finishReason == QLatin1String("stop"));
+        };
         ApiServer *server = services->server.get();
         server->setPort(0);
         QVERIFY2(server->start(), qPrintable(server->errorString()));
@@ -107,12 +114,13 @@ private Q_SLOTS:
                              {"content", QJsonArray{QJsonObject{{"type", "image_url"}, {"image_url", QJsonObject{{"url", dataUrl(kPng)}}}},
                                                     QJsonObject{{"type", "text"}, {"text", question}}}}}}},
             {"max_tokens", kMaxTokens},
-            {"temperature", 0}};
+            {"temperature", 0},
+            {"thinking", false}};
         HttpResult r = client.post(QStringLiteral("/v1/chat/completions"), body);
         QCOMPARE(r.status, 200);
         QCOMPARE(results.size(), 2);
         QCOMPARE(results.last().stats.promptTokens, gui.stats.promptTokens);
-        QCOMPARE(results.last().tokens, gui.tokens);
+        QVERIFY(sameTokens(results.last(), gui));
 
         // Thinking on in both: a different prompt (the think channel opens), the same tokens again.
         chat->newConversation();
@@ -133,7 +141,7 @@ private Q_SLOTS:
         QCOMPARE(r.status, 200);
         QCOMPARE(results.size(), 4);
         QCOMPARE(results.last().stats.promptTokens, thinkingGui.stats.promptTokens);
-        QCOMPARE(results.last().tokens, thinkingGui.tokens);
+        QVERIFY(sameTokens(results.last(), thinkingGui));
         thinkingBody.insert(QStringLiteral("thinking"), false);
         r = client.post(QStringLiteral("/v1/chat/completions"), thinkingBody);
         QCOMPARE(r.status, 200);

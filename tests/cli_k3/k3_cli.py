@@ -97,10 +97,11 @@ try:
     usage = reply.get("usage", {})
     if not 1 <= usage.get("completion_tokens", 0) <= 8:
         fail(f"completion_tokens {usage.get('completion_tokens')} not in 1..8")
-    # The server renders K3's XTML (thinking off unless asked): the same segments as
-    # `waste template` for that request, each tokenised on its own.
+    # The server renders K3's XTML (thinking as K3's default: on, read back as
+    # reasoning_content): the same segments as `waste template` for that request, each
+    # tokenised on its own.
     req_file = f"{work}/request.json"
-    json.dump(dict(request, thinking=False), open(req_file, "w"))
+    json.dump(request, open(req_file, "w"))
     segments = json.loads(run("template", container, "--request", req_file, "--json").stdout or "{}").get("segments", [])
     if not any(m and t == "<|open|>" for t, m in segments):
         fail(f"template did not render K3 markup: {segments}")
