@@ -123,6 +123,112 @@ private Q_SLOTS:
         }
     }
 
+    // One request per error the server can give before a model runs, each checked for the
+    // status, OpenAI's error object (exactly message/type/param/code) and its type, code and
+    // param, and the header its status calls for.
+    void errorObjectsFollowOpenAI_data()
+    {
+        QTest::addColumn<QByteArray>("verb");
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<QByteArray>("body");
+        QTest::addColumn<int>("status");
+        QTest::addColumn<QString>("type");
+        QTest::addColumn<QString>("code");
+        QTest::addColumn<QString>("param");
+        QTest::addColumn<QByteArray>("header"); // "Name: value" the answer must carry, or empty
+        QTest::addColumn<bool>("withKey");
+        QTest::addColumn<int>("maxBody");
+        const QString chat = QStringLiteral("/v1/chat/completions");
+        const QString bad = QStringLiteral("invalid_request_error");
+        auto body = [](const QJsonObject &o) { return QJsonDocument(o).toJson(QJsonDocument::Compact); };
+        const QJsonObject ok = chatBody();
+        QTest::newRow("400 malformed JSON") << QByteArray("POST") << chat << QByteArray("{") << 400 << bad
+                                            << "invalid_json" << QString() << QByteArray() << false << 0;
+        QTest::newRow("400 missing field") << QByteArray("POST") << chat << body({{"model", "m"}}) << 400 << bad
+                                           << "missing_required_parameter" << "messages" << QByteArray() << false << 0;
+        QTest::newRow("400 empty array") << QByteArray("POST") << chat << body({{"messages", QJsonArray{}}}) << 400
+                                         << bad << "empty_array" << "messages" << QByteArray() << false << 0;
+        QTest::newRow("400 wrong type") << QByteArray("POST") << chat << body({{"messages", "hi"}}) << 400 << bad
+                                        << "invalid_type" << "messages" << QByteArray() << false << 0;
+        QTest::newRow("400 decimal above max") << QByteArray("POST") << chat << body(with(ok, "temperature", 2.5))
+                                               << 400 << bad << "decimal_above_max_value" << "temperature"
+                                               << QByteArray() << false << 0;
+        QTest::newRow("400 decimal below min") << QByteArray("POST") << chat << body(with(ok, "top_p", -0.1)) << 400
+                                               << bad << "decimal_below_min_value" << "top_p" << QByteArray() << false
+                                               << 0;
+        QTest::newRow("400 integer below min") << QByteArray("POST") << chat << body(with(ok, "max_tokens", 0)) << 400
+                                               << bad << "integer_below_min_value" << "max_tokens" << QByteArray()
+                                               << false << 0;
+        QTest::newRow("400 integer expected") << QByteArray("POST") << chat << body(with(ok, "max_tokens", 1.5))
+                                              << 400 << bad << "invalid_type" << "max_tokens" << QByteArray() << false
+                                              << 0;
+        QTest::newRow("400 invalid value") << QByteArray("POST") << chat
+                                           << body(with(ok, "response_format", QJsonObject{{"type", "xml"}})) << 400
+                                           << bad << "invalid_value" << "response_format.type" << QByteArray() << false
+                                           << 0;
+        QTest::newRow("401 no key") << QByteArray("GET") << QStringLiteral("/v1/models") << QByteArray() << 401 << bad
+                                    << "invalid_api_key" << QString() << QByteArray("WWW-Authenticate: Bearer") << true
+                                    << 0;
+        QTest::newRow("401 no key on POST") << QByteArray("POST") << chat << body(ok) << 401 << bad
+                                            << "invalid_api_key" << QString() << QByteArray("WWW-Authenticate: Bearer")
+                                            << true << 0;
+        QTest::newRow("404 unknown route") << QByteArray("GET") << QStringLiteral("/v1/embeddings") << QByteArray()
+                                           << 404 << bad << "unknown_url" << QString() << QByteArray() << false << 0;
+        QTest::newRow("404 unknown model") << QByteArray("GET") << QStringLiteral("/v1/models/gpt-4o") << QByteArray()
+                                           << 404 << bad << "model_not_found" << "model" << QByteArray() << false << 0;
+        QTest::newRow("405 wrong method") << QByteArray("GET") << chat << QByteArray() << 405 << bad
+                                          << "method_not_allowed" << QString() << QByteArray("Allow: POST, OPTIONS")
+                                          << false << 0;
+        QTest::newRow("405 POST on models") << QByteArray("POST") << QStringLiteral("/v1/models") << QByteArray("{}")
+                                            << 405 << bad << "method_not_allowed" << QString()
+                                            << QByteArray("Allow: GET, OPTIONS") << false << 0;
+        QTest::newRow("413 body too large") << QByteArray("POST") << chat << body(chatBody(QString(4096, 'x'))) << 413
+                                            << bad << "request_too_large" << QString() << QByteArray() << false << 1024;
+        QTest::newRow("503 no model") << QByteArray("POST") << chat << body(ok) << 503 << QStringLiteral("server_error")
+                                      << "model_not_ready" << QString() << QByteArray() << false << 0;
+        QTest::newRow("503 no model, completions") << QByteArray("POST") << QStringLiteral("/v1/completions")
+                                                   << body({{"prompt", "Once"}}) << 503 << QStringLiteral("server_error")
+                                                   << "model_not_ready" << QString() << QByteArray() << false << 0;
+    }
+
+    void errorObjectsFollowOpenAI()
+    {
+        QFETCH(QByteArray, verb);
+        QFETCH(QString, path);
+        QFETCH(QByteArray, body);
+        QFETCH(int, status);
+        QFETCH(QString, type);
+        QFETCH(QString, code);
+        QFETCH(QString, param);
+        QFETCH(QByteArray, header);
+        QFETCH(bool, withKey);
+        QFETCH(int, maxBody);
+        if (withKey)
+            m_server->setApiKey("sk-errors");
+        if (maxBody > 0)
+            m_server->setMaxBodyBytes(maxBody);
+        const HttpResult r = m_client->call(verb, path, body);
+        QCOMPARE(r.status, status);
+        QVERIFY(r.header("content-type").startsWith("application/json"));
+        const QJsonObject root = r.json();
+        QCOMPARE(root.keys(), QStringList{"error"});
+        const QJsonObject e = root.value("error").toObject();
+        QCOMPARE(e.keys(), (QStringList{"code", "message", "param", "type"}));
+        QVERIFY(e.value("message").toString().size() > 10);
+        QCOMPARE(e.value("type").toString(), type);
+        QCOMPARE(e.value("code").toString(), code);
+        if (param.isEmpty())
+            QVERIFY(e.value("param").isNull());
+        else
+            QCOMPARE(e.value("param").toString(), param);
+        if (!header.isEmpty()) {
+            const QList<QByteArray> nv = header.split(':');
+            QCOMPARE(r.header(nv[0].toLower()), nv[1].trimmed());
+        }
+        // The server is still there.
+        QCOMPARE(m_client->get("/health").status, 503);
+    }
+
     void invalidFieldsAre400_data()
     {
         QTest::addColumn<QString>("path");

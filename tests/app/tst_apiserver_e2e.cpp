@@ -434,6 +434,12 @@ private Q_SLOTS:
                                             {{"prompt", QString("many words ").repeated(1500)}, {"max_tokens", 4}});
         QCOMPARE(r.status, 400);
         QCOMPARE(r.json().value("error").toObject().value("code").toString(), QStringLiteral("context_length_exceeded"));
+        QCOMPARE(r.errorType(), QStringLiteral("invalid_request_error"));
+        QCOMPARE(r.errorParam(), QStringLiteral("prompt"));
+        const HttpResult c = m_client->post("/v1/chat/completions", chat(QString("many words ").repeated(1500), 4));
+        QCOMPARE(c.status, 400);
+        QCOMPARE(c.json().value("error").toObject().value("code").toString(), QStringLiteral("context_length_exceeded"));
+        QCOMPARE(c.errorParam(), QStringLiteral("messages"));
         QCOMPARE(m_client->post("/v1/completions", {{"prompt", "short"}, {"max_tokens", 2}}).status, 200);
     }
 

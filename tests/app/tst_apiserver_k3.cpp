@@ -211,6 +211,9 @@ private Q_SLOTS:
         const HttpResult r = m_client->post("/v1/chat/completions", body);
         QCOMPARE(r.status, 400);
         QVERIFY2(r.errorMessage().contains("at least"), qPrintable(r.errorMessage()));
+        QCOMPARE(r.errorType(), QStringLiteral("invalid_request_error"));
+        QCOMPARE(r.errorParam(), QStringLiteral("max_tokens"));
+        QCOMPARE(m_client->get("/health").status, 200);
     }
 };
 

@@ -36,6 +36,7 @@ ApiError ApiError::unauthorized()
     e.message = QStringLiteral("Missing or wrong API key: send the header \"Authorization: Bearer <key>\" "
                                "with the key shown on WASTE Studio's Server page.");
     e.code = QStringLiteral("invalid_api_key");
+    e.headers.append(qMakePair(QByteArrayLiteral("WWW-Authenticate"), QByteArrayLiteral("Bearer")));
     return e;
 }
 
@@ -50,12 +51,29 @@ ApiError ApiError::notFound(const QString &method, const QString &path)
     return e;
 }
 
-ApiError ApiError::methodNotAllowed(const QString &method, const QString &path)
+ApiError ApiError::methodNotAllowed(const QString &method, const QString &path, const QString &allowed)
 {
     ApiError e;
     e.status = 405;
-    e.message = QStringLiteral("%1 is not allowed on %2.").arg(method, path);
+    e.message = QStringLiteral("%1 is not allowed on %2 (use %3).").arg(method, path, allowed);
     e.code = QStringLiteral("method_not_allowed");
+    e.headers.append(qMakePair(QByteArrayLiteral("Allow"), allowed.toLatin1() + ", OPTIONS"));
+    return e;
+}
+
+ApiError ApiError::outOfRange(const QString &param, double value, double lo, double hi, bool integer)
+{
+    const bool above = value > hi;
+    ApiError e = invalid(param,
+                         QStringLiteral("Invalid '%1': %2 %3 value. Expected a value %4 %5, but got %6 instead.")
+                             .arg(param, integer ? QStringLiteral("integer") : QStringLiteral("decimal"),
+                                  above ? QStringLiteral("above maximum") : QStringLiteral("below minimum"),
+                                  above ? QStringLiteral("<=") : QStringLiteral(">="))
+                             .arg(above ? hi : lo, 0, 'g', 17)
+                             .arg(value, 0, 'g', 17),
+                         QStringLiteral("%1_%2").arg(integer ? QStringLiteral("integer") : QStringLiteral("decimal"),
+                                                     above ? QStringLiteral("above_max_value")
+                                                           : QStringLiteral("below_min_value")));
     return e;
 }
 
@@ -76,6 +94,16 @@ ApiError ApiError::noModel(const QString &why)
     e.message = why;
     e.type = QStringLiteral("server_error");
     e.code = QStringLiteral("model_not_ready");
+    return e;
+}
+
+ApiError ApiError::cancelled()
+{
+    ApiError e;
+    e.status = 503;
+    e.message = QStringLiteral("The request was cancelled: the server or its model is stopping. Try again.");
+    e.type = QStringLiteral("server_error");
+    e.code = QStringLiteral("request_cancelled");
     return e;
 }
 

@@ -64,9 +64,10 @@ double readNumber(const QJsonObject &o, const QString &key, double fallback, dou
     if (!v.isDouble())
         wrongType(key, kNumber, v);
     const double d = v.toDouble();
-    if (!std::isfinite(d) || d < lo || d > hi)
-        throw ApiError::invalid(key, QStringLiteral("'%1' must be between %2 and %3 (got %4).")
-                                         .arg(key).arg(lo).arg(hi).arg(d));
+    if (!std::isfinite(d))
+        wrongType(key, kNumber, v);
+    if (d < lo || d > hi)
+        throw ApiError::outOfRange(key, d, lo, hi, false);
     return d;
 }
 
@@ -83,8 +84,7 @@ std::optional<qint64> readInteger(const QJsonObject &o, const QString &key, qint
         throw ApiError::invalid(key, QStringLiteral("'%1' must be an integer (got %2).").arg(key).arg(d),
                                 QStringLiteral("invalid_type"));
     if (d < double(lo) || d > double(hi))
-        throw ApiError::invalid(key, QStringLiteral("'%1' must be between %2 and %3 (got %4).")
-                                         .arg(key).arg(lo).arg(hi).arg(qint64(d)));
+        throw ApiError::outOfRange(key, d, double(lo), double(hi), true);
     return qint64(d);
 }
 
@@ -448,7 +448,8 @@ ApiRequest parseChatRequest(const QJsonObject &body, const ParseOptions &options
         wrongType(QStringLiteral("messages"), QStringLiteral("an array"), msgs);
     const QJsonArray arr = msgs.toArray();
     if (arr.isEmpty())
-        throw ApiError::invalid(QStringLiteral("messages"), QStringLiteral("'messages' must hold at least one message."));
+        throw ApiError::invalid(QStringLiteral("messages"), QStringLiteral("'messages' must hold at least one message."),
+                                QStringLiteral("empty_array"));
     for (qsizetype i = 0; i < arr.size(); ++i)
         r.messages.append(readMessage(arr[i], int(i), options));
     readTools(body, r);

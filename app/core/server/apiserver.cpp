@@ -401,7 +401,7 @@ void ApiServer::handle(const QHttpServerRequest &request, QHttpServerResponder &
     auto ex = std::make_shared<HttpExchange>(std::move(responder), cors);
     const quint64 logKey = m_log->begin(clientName(request.remoteAddress()), method + QLatin1Char(' ') + path);
     auto answer = [&](const ApiError &e) {
-        ex->sendJson(e.status, e.toJson());
+        ex->sendJson(e.status, e.toJson(), e.headers);
         finishLog(logKey, *ex, 0, clock);
     };
 
@@ -424,7 +424,7 @@ void ApiServer::handle(const QHttpServerRequest &request, QHttpServerResponder &
         return;
     }
     if (method != routeMethod(route))
-        return answer(ApiError::methodNotAllowed(method, path));
+        return answer(ApiError::methodNotAllowed(method, path, routeMethod(route)));
 
     if (route != Route::Health && !m_apiKey.isEmpty()) {
         const QByteArray auth = header(request, "authorization").trimmed();
@@ -676,7 +676,7 @@ void ApiServer::onFinished(quint64 id, const GenerationResult &result)
         if (ex.streaming())
             ex.endStream();
         else if (ex.isOpen())
-            ex.sendJson(503, ApiError::noModel(tr("The request was cancelled.")).toJson());
+            ex.sendJson(503, ApiError::cancelled().toJson());
         m_log->finish(job->logKey, 499, promptTokens + completionTokens, job->clock.elapsed());
         endJob(id);
         return;
@@ -739,9 +739,11 @@ void ApiServer::onFailed(quint64 id, const QString &message)
     if (!ready)
         e = ApiError::noModel(message);
     else if (message.contains(QLatin1String("does not fit")) && message.contains(QLatin1String("context")))
-        e = ApiError::invalid(QStringLiteral("messages"), message, QStringLiteral("context_length_exceeded"));
-    else if (!job->started)
-        e = ApiError::invalid(QString(), message); // refused before generating: the prompt, an image, a schema
+        e = ApiError::invalid(job->kind == ApiRequest::Chat ? QStringLiteral("messages") : QStringLiteral("prompt"),
+                              message, QStringLiteral("context_length_exceeded"));
+    else if (!job->started) // refused before generating: the prompt, an image, a schema, too few tokens
+        e = ApiError::invalid(message.contains(QLatin1String("max_tokens")) ? QStringLiteral("max_tokens") : QString(),
+                              message);
     else
         e = ApiError::server(message);
     if (ex.streaming()) {

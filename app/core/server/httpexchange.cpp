@@ -21,7 +21,7 @@ bool HttpExchange::isOpen() const
     return !m_answered && m_socket && m_socket->state() == QAbstractSocket::ConnectedState;
 }
 
-void HttpExchange::sendJson(int status, const QJsonObject &body)
+void HttpExchange::sendJson(int status, const QJsonObject &body, const Headers &extra)
 {
     if (m_streaming)
         return;
@@ -31,6 +31,7 @@ void HttpExchange::sendJson(int status, const QJsonObject &body)
         return;
     }
     Headers headers = m_extra;
+    headers += extra;
     headers.append(qMakePair(QByteArrayLiteral("Content-Type"), QByteArrayLiteral("application/json")));
     writeComplete(status, headers, QJsonDocument(body).toJson(QJsonDocument::Compact));
 }

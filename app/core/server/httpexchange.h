@@ -25,7 +25,7 @@ public:
     int status() const { return m_status; }
 
     // A complete answer with Content-Length.
-    void sendJson(int status, const QJsonObject &body);
+    void sendJson(int status, const QJsonObject &body, const Headers &headers = {});
     void sendEmpty(int status, const Headers &headers = {});
 
     // Streaming: status line and headers, then one chunk per send(), then the last chunk.
