@@ -1,0 +1,214 @@
+// `waste serve` driven by the official `openai` npm client, the way applications use it:
+// models.list / retrieve, chat completions (whole, streamed with include_usage, and through
+// the SDK's stream helper that assembles deltas), forced tool calls parsed by the SDK,
+// response_format json_schema, text completions, typed errors (AuthenticationError 401,
+// BadRequestError 400, NotFoundError 404) and a client aborting mid-stream.
+//
+// usage: node openai_conformance.mjs CLIENT_PREFIX WASTE_CLI MODEL_DIR
+//   CLIENT_PREFIX: an `npm install --prefix` folder holding the openai package
+//   (openai_conformance.cmake installs it). Exits 0 when every check passes.
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import path from 'node:path';
+import assert from 'node:assert/strict';
+
+const [prefix, cli, model] = process.argv.slice(2);
+const require = createRequire(path.join(path.resolve(prefix), 'package.json'));
+const sdk = require('openai');
+const OpenAI = sdk.OpenAI ?? sdk.default ?? sdk;
+const version = JSON.parse(readFileSync(path.join(prefix, 'node_modules/openai/package.json'), 'utf8')).version;
+const name = path.basename(model);
+const started = Date.now();
+const step = (what) => console.log(`[${((Date.now() - started) / 1000).toFixed(1)} s] ${what}`);
+
+const key = 'sk-conformance';
+const server = spawn(cli, ['serve', model, '--port', '0', '--api-key', key, '--ctx', '2048'],
+                     { stdio: ['ignore', 'pipe', 'inherit'] });
+const hello = await new Promise((resolve, reject) => {
+  createInterface({ input: server.stdout }).once('line', (l) => resolve(JSON.parse(l)));
+  server.once('exit', (code) => reject(new Error(`waste serve exited with ${code}`)));
+});
+const root = hello.url.replace(/\/v1$/, '');
+for (let i = 0; ; ++i) {
+  if ((await fetch(`${root}/health`)).status === 200) break;
+  if (i > 600) throw new Error('the model never became ready');
+  await new Promise((r) => setTimeout(r, 100));
+}
+step(`openai ${version} on node ${process.version} against ${hello.url} (${name})`);
+
+const client = new OpenAI({ baseURL: hello.url, apiKey: key, maxRetries: 0, timeout: 120000 });
+
+// The same checks the SDK's users rely on for tool calls: arguments are a JSON string that
+// parses into an object matching the tool's schema.
+const tools = [
+  { type: 'function', function: { name: 'get_weather', description: 'Weather for a city',
+    parameters: { type: 'object', properties: { city: { type: 'string', maxLength: 12 }, unit: { enum: ['c', 'f'] } },
+                  required: ['city', 'unit'], additionalProperties: false } } },
+  { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: {},
+                                                                  additionalProperties: false } } },
+];
+function checkCall(call) {
+  assert.equal(call.type, 'function');
+  assert.match(call.id, /^call_/);
+  assert.equal(typeof call.function.arguments, 'string');
+  const args = JSON.parse(call.function.arguments);
+  if (call.function.name === 'get_time') {
+    assert.deepEqual(args, {});
+  } else {
+    assert.equal(call.function.name, 'get_weather');
+    assert.deepEqual(Object.keys(args).sort(), ['city', 'unit']);
+    assert.equal(typeof args.city, 'string');
+    assert.ok([...args.city].length <= 12); // JSON Schema lengths count code points
+    assert.ok(['c', 'f'].includes(args.unit));
+  }
+  return args;
+}
+
+async function expectError(promise, Type, status, code) {
+  try {
+    await promise;
+  } catch (e) {
+    assert.ok(e instanceof Type, `expected ${Type.name}, got ${e?.constructor?.name}: ${e?.message}`);
+    assert.ok(e instanceof OpenAI.APIError);
+    assert.equal(e.status, status);
+    if (code) assert.equal(e.code, code);
+    assert.ok(e.message.length > 0);
+    return e;
+  }
+  throw new Error(`expected ${Type.name}`);
+}
+
+try {
+  // Models.
+  const models = await client.models.list();
+  assert.equal(models.data.length, 1);
+  const id = models.data[0].id;
+  assert.equal(models.data[0].object, 'model');
+  assert.equal((await client.models.retrieve(id)).id, id);
+  step(`models.list: ${id}`);
+
+  // Chat, whole.
+  const ask = { model: id, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hello there' }],
+                max_tokens: 16, temperature: 0 };
+  const whole = await client.chat.completions.create(ask);
+  assert.equal(whole.object, 'chat.completion');
+  const message = whole.choices[0].message;
+  assert.equal(message.role, 'assistant');
+  assert.equal(typeof message.content, 'string');
+  assert.ok(['stop', 'length'].includes(whole.choices[0].finish_reason));
+  assert.equal(whole.usage.total_tokens, whole.usage.prompt_tokens + whole.usage.completion_tokens);
+  assert.ok(whole.usage.completion_tokens <= 16);
+  step(`chat.completions.create: ${JSON.stringify(message.content)} (${whole.choices[0].finish_reason})`);
+
+  // Chat, streamed (greedy: the same answer), with include_usage.
+  const stream = await client.chat.completions.create({ ...ask, stream: true, stream_options: { include_usage: true } });
+  let text = '', reasoning = '', usage = null, finish = null, chunks = 0, streamId = null;
+  for await (const chunk of stream) {
+    ++chunks;
+    assert.equal(chunk.object, 'chat.completion.chunk');
+    streamId ??= chunk.id;
+    assert.equal(chunk.id, streamId);
+    if (chunk.usage) usage = chunk.usage;
+    if (!chunk.choices.length) continue;
+    text += chunk.choices[0].delta.content ?? '';
+    reasoning += chunk.choices[0].delta.reasoning_content ?? '';
+    finish = chunk.choices[0].finish_reason ?? finish;
+  }
+  assert.equal(text, message.content);
+  assert.equal(reasoning, message.reasoning_content ?? '');
+  assert.equal(finish, whole.choices[0].finish_reason);
+  assert.deepEqual(usage, whole.usage);
+  step(`streamed: ${chunks} chunks, same text, usage ${JSON.stringify(usage)}`);
+
+  // Forced tool calls: parsed calls, whole and streamed (the SDK's stream helper assembles
+  // the tool_call deltas by index into the final message).
+  const toolAsk = { model: id, messages: [{ role: 'user', content: 'Weather in Oslo?' }], tools, tool_choice: 'required',
+                    max_tokens: 120, temperature: 1, seed: 7 };
+  const called = await client.chat.completions.create(toolAsk);
+  assert.equal(called.choices[0].finish_reason, 'tool_calls');
+  const calls = called.choices[0].message.tool_calls;
+  assert.equal(calls.length, 1);
+  const args = checkCall(calls[0]);
+  const named = await client.chat.completions.create({
+    ...toolAsk, seed: 8, tool_choice: { type: 'function', function: { name: 'get_weather' } } });
+  assert.equal(named.choices[0].message.tool_calls[0].function.name, 'get_weather');
+  checkCall(named.choices[0].message.tool_calls[0]);
+  const streamHelper = client.chat.completions.stream ?? client.beta.chat.completions.stream;
+  const runner = streamHelper.call(client.chat.completions.stream ? client.chat.completions : client.beta.chat.completions,
+                                   toolAsk);
+  const assembled = await runner.finalChatCompletion();
+  assert.equal(assembled.choices[0].finish_reason, 'tool_calls');
+  assert.deepEqual(assembled.choices[0].message.tool_calls.map((c) => c.function),
+                   calls.map((c) => c.function)); // same seed, same call
+  step(`tool calls: ${calls[0].function.name}(${JSON.stringify(args)}), named get_weather, streamed via the helper`);
+
+  // response_format json_schema: the content parses and matches.
+  const schema = { type: 'object', properties: { name: { type: 'string', maxLength: 10 }, age: { type: 'integer' },
+                                                 mood: { enum: ['happy', 'sad'] } },
+                   required: ['name', 'age', 'mood'], additionalProperties: false };
+  for (const seed of [1, 2, 3]) {
+    const r = await client.chat.completions.create({
+      model: id, messages: [{ role: 'user', content: 'Describe someone.' }], max_tokens: 120, temperature: 1, seed,
+      response_format: { type: 'json_schema', json_schema: { name: 'person', strict: true, schema } } });
+    const v = JSON.parse(r.choices[0].message.content);
+    assert.deepEqual(Object.keys(v).sort(), ['age', 'mood', 'name']);
+    assert.ok(typeof v.name === 'string' && [...v.name].length <= 10 && Number.isInteger(v.age) && ['happy', 'sad'].includes(v.mood),
+              r.choices[0].message.content);
+  }
+  step('response_format json_schema: 3 of 3 parse and match');
+
+  // Text completions, whole and streamed.
+  const done = await client.completions.create({ model: id, prompt: 'Once upon a time', max_tokens: 8, temperature: 0 });
+  assert.equal(done.object, 'text_completion');
+  assert.equal(typeof done.choices[0].text, 'string');
+  let streamedText = '';
+  for await (const c of await client.completions.create({ model: id, prompt: 'Once upon a time', max_tokens: 8,
+                                                           temperature: 0, stream: true }))
+    streamedText += c.choices[0]?.text ?? '';
+  assert.equal(streamedText, done.choices[0].text);
+  step(`completions.create: ${JSON.stringify(done.choices[0].text)}`);
+
+  // Errors, as the SDK's typed exceptions.
+  const stranger = new OpenAI({ baseURL: hello.url, apiKey: 'sk-wrong', maxRetries: 0 });
+  await expectError(stranger.models.list(), OpenAI.AuthenticationError, 401, 'invalid_api_key');
+  await expectError(stranger.chat.completions.create(ask), OpenAI.AuthenticationError, 401, 'invalid_api_key');
+  let e = await expectError(client.chat.completions.create({ model: id, messages: [] }), OpenAI.BadRequestError, 400,
+                            'empty_array');
+  assert.equal(e.param, 'messages');
+  e = await expectError(client.chat.completions.create({ ...ask, temperature: 5 }), OpenAI.BadRequestError, 400,
+                        'decimal_above_max_value');
+  assert.equal(e.param, 'temperature');
+  assert.equal(e.type, 'invalid_request_error');
+  await expectError(client.models.retrieve('no-such-model'), OpenAI.NotFoundError, 404, 'model_not_found');
+  e = await expectError(client.completions.create({ model: id, prompt: 'many words '.repeat(3000), max_tokens: 4 }),
+                        OpenAI.BadRequestError, 400, 'context_length_exceeded');
+  step('errors: AuthenticationError 401, BadRequestError 400 (empty_array, decimal_above_max_value, '
+       + 'context_length_exceeded), NotFoundError 404');
+
+  // A client aborting mid-stream: the SDK ends the iteration (quietly, or with its abort
+  // error), the server cancels the generation and answers the next request at once.
+  const controller = new AbortController();
+  const long = await client.chat.completions.create(
+    { ...ask, max_tokens: 1500, temperature: 1, seed: 3, stream: true, thinking: false }, { signal: controller.signal });
+  let seen = 0, finished = false;
+  try {
+    for await (const chunk of long) {
+      finished ||= chunk.choices[0]?.finish_reason != null;
+      if (++seen === 2) controller.abort();
+    }
+  } catch (err) {
+    if (!(err instanceof OpenAI.APIUserAbortError || err?.name === 'AbortError')) throw err;
+  }
+  assert.ok(!finished && seen <= 3, `the stream was not cut: ${seen} chunks, finished ${finished}`);
+  const t0 = Date.now();
+  const next = await client.chat.completions.create({ ...ask, max_tokens: 2 });
+  assert.equal(next.object, 'chat.completion');
+  step(`abort after ${seen} chunks; next request answered ${Date.now() - t0} ms later`);
+} finally {
+  server.kill('SIGTERM');
+}
+const code = await new Promise((resolve) => server.once('exit', (c) => resolve(c)));
+assert.equal(code, 0);
+step(`openai conformance on ${name}: ok`);
