@@ -2,7 +2,6 @@
 // parsed replies turned into OpenAI messages and deltas, OpenAI JSON shapes, SSE and chunked framing, image header probing.
 #include "apirequest.h"
 #include "chatformat.h"
-#include "imageprobe.h"
 #include "openaijson.h"
 #include "promptrenderer.h"
 #include "replyassembler.h"
@@ -350,18 +349,6 @@ private Q_SLOTS:
         QCOMPARE(openai::httpChunk("hello"), QByteArray("5\r\nhello\r\n"));
         QCOMPARE(openai::httpChunk(QByteArray(26, 'x')).left(4), QByteArray("1a\r\n"));
         QCOMPARE(openai::httpChunk(QByteArray()), QByteArray("0\r\n\r\n"));
-    }
-
-    void probesImageSizes()
-    {
-        QByteArray png("\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0\x01\x2c\0\0\0\xc8", 24);
-        QCOMPARE(probeImageSize(png), QSize(300, 200));
-        QByteArray jpeg("\xff\xd8\xff\xe0\x00\x04\x00\x00\xff\xc0\x00\x11\x08\x00\x64\x00\x96\x03", 18);
-        jpeg += QByteArray(16, '\0');
-        QCOMPARE(probeImageSize(jpeg), QSize(150, 100));
-        QCOMPARE(probeImageSize(QByteArray("GIF89a\x0a\x00\x05\x00", 10)), QSize(10, 5));
-        QVERIFY(!probeImageSize("hello world, not an image").isValid());
-        QVERIFY(!probeImageSize(QByteArray("\xff\xd8\xff", 3)).isValid());
     }
 };
 

@@ -8,8 +8,9 @@
 #include "chat/chatcontroller.h"
 #include "engine/enginecontroller.h"
 #include "httptestclient.h"
-#include "windowtest.h"
+#include "server/apiserver.h"
 #include "settings/appsettings.h"
+#include "windowtest.h"
 
 #include <waste/convert.hpp>
 
@@ -197,6 +198,30 @@ private Q_SLOTS:
         QCOMPARE(results.last().stats.reusedTokens, 0);
         QVERIFY(results.last().stats.prefilledTokens > results.last().stats.promptTokens);
         const QString copy = chat.messages()->index(0).data(MessageModel::ImagesRole).toStringList().value(0);
+
+        // The API server puts the picture where the ChatML template marks it, as the chat page
+        // does: the same tokens at temperature 0.
+        ApiServer server(&engine, nullptr);
+        server.setPort(0);
+        QVERIFY2(server.start(), qPrintable(server.errorString()));
+        HttpTestClient client(server.boundPort());
+        QFile png(kPng);
+        QVERIFY(png.open(QIODevice::ReadOnly));
+        const QJsonObject body{
+            {"model", "tiny-vision"},
+            {"messages", QJsonArray{QJsonObject{
+                             {"role", "user"},
+                             {"content", QJsonArray{QJsonObject{{"type", "image_url"},
+                                                                {"image_url", QJsonObject{{"url", QStringLiteral("data:image/png;base64,") + QString::fromLatin1(png.readAll().toBase64())}}}},
+                                                    QJsonObject{{"type", "text"}, {"text", kQuestion}}}}}}},
+            {"max_tokens", kMaxTokens},
+            {"temperature", 0}};
+        const HttpResult r = client.post(QStringLiteral("/v1/chat/completions"), body);
+        QVERIFY2(r.status == 200, r.body.constData());
+        QCOMPARE(results.last().stats.promptTokens, results.first().stats.promptTokens);
+        QCOMPARE(results.last().tokens, results.first().tokens);
+        server.stop();
+
         QVERIFY(QFileInfo::exists(copy));
         chat.deleteConversation(chat.currentId());
         QVERIFY(!QFileInfo::exists(copy));

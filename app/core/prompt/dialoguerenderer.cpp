@@ -2,6 +2,7 @@
 
 #include "k3reply.h"
 #include "mediablock.h"
+#include "templatesegments.h"
 
 #include "text/chatml_template.hpp"
 #include "text/k3_template.hpp"
@@ -15,18 +16,6 @@
 #include <stdexcept>
 
 namespace {
-
-// The marker the engine's ChatML renderer writes where an image part was.
-const QString kImagePlaceholder = QStringLiteral("<|kimi_image_placeholder|>");
-
-QList<PromptSegment> toSegments(const waste::text::Segments &segments)
-{
-    QList<PromptSegment> out;
-    out.reserve(qsizetype(segments.size()));
-    for (const waste::text::Segment &s : segments)
-        out.append(PromptSegment{QString::fromStdString(s.text), s.markup});
-    return out;
-}
 
 void appendText(QList<PromptSegment> &out, const QString &text)
 {
@@ -107,25 +96,15 @@ RenderedPrompt renderDialogue(const Dialogue &d, TemplateKind kind, const MediaB
         if (kind == TemplateKind::K3) {
             request.insert(QStringLiteral("image_prompts"), QJsonArray::fromStringList(blocks));
             const std::string json = QJsonDocument(request).toJson(QJsonDocument::Compact).toStdString();
-            r.segments = toSegments(waste::text::renderK3Json(json));
+            r.segments = toPromptSegments(waste::text::renderK3Json(json));
             r.opensThinking = waste::text::k3ThinkingEnabled(nlohmann::ordered_json::parse(json));
             return r;
         }
         const auto json = nlohmann::ordered_json::parse(QJsonDocument(request).toJson(QJsonDocument::Compact).toStdString());
-        r.segments = toSegments(waste::text::renderChatMl(json));
+        r.segments = toPromptSegments(waste::text::renderChatMl(json));
     } catch (const std::exception &e) {
         throw std::runtime_error(std::string("the chat template refused the conversation: ") + e.what());
     }
-    // ChatML marks where each image part was; the media block that places the image goes there.
-    qsizetype image = 0;
-    for (PromptSegment &s : r.segments) {
-        if (!s.markup || s.text != kImagePlaceholder)
-            continue;
-        if (image >= blocks.size())
-            throw std::runtime_error("the chat template placed more images than the conversation has");
-        s.text = blocks.at(image++);
-    }
-    if (image != blocks.size())
-        throw std::runtime_error("the chat template left out an image of the conversation");
+    placeImageBlocks(r.segments, blocks);
     return r;
 }

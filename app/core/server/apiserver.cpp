@@ -6,7 +6,7 @@
 #include "chatformat.h"
 #include "enginecontroller.h"
 #include "httpexchange.h"
-#include "imageprobe.h"
+#include "mediablock.h"
 #include "openaijson.h"
 #include "promptrenderer.h"
 #include "replyassembler.h"
@@ -553,7 +553,6 @@ void ApiServer::startCompletion(const std::shared_ptr<HttpExchange> &ex, ApiRequ
                 QFile f(path);
                 if (!f.open(QIODevice::ReadOnly))
                     throw ApiError::invalid(QStringLiteral("messages"), tr("Cannot read the image %1.").arg(path));
-                bytes = f.read(1 << 20);
             } else {
                 if (!job->images)
                     job->images = std::make_unique<QTemporaryDir>();
@@ -562,14 +561,17 @@ void ApiServer::startCompletion(const std::shared_ptr<HttpExchange> &ex, ApiRequ
                 if (!f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size())
                     throw ApiError::server(tr("Cannot write a temporary image file to %1.").arg(path));
             }
-            const QSize size = probeImageSize(bytes);
-            if (!size.isValid() || size.isEmpty())
+            // The same media block as the chat page and the CLI: the size once decoded, EXIF
+            // orientation applied, read from the header as the engine reads it.
+            QString block;
+            try {
+                block = imageMediaBlock(path);
+            } catch (const std::exception &e) {
                 throw ApiError::invalid(QStringLiteral("messages"),
-                                        tr("An image is not a PNG, JPEG, GIF, BMP or WebP file, or is damaged."));
+                                        tr("An image could not be read: %1").arg(QString::fromStdString(e.what())));
+            }
             gen.imagePaths << path;
-            return QStringLiteral("<|media_begin|>image %1x%2<|media_content|><|media_pad|><|media_end|>")
-                .arg(size.width())
-                .arg(size.height());
+            return block;
         };
         if (job->format == ChatFormat::Raw) {
             gen.segments = renderRawChat(request, images);
