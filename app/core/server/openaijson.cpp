@@ -8,12 +8,22 @@
 
 namespace openai {
 
+static QString randomHex(int digits)
+{
+    QString hex;
+    for (int i = 0; i < digits; ++i)
+        hex += QLatin1Char("0123456789abcdef"[QRandomGenerator::global()->bounded(16)]);
+    return hex;
+}
+
 QString newId(const QString &prefix)
 {
-    QString id = prefix + QLatin1Char('-');
-    for (int i = 0; i < 24; ++i)
-        id += QLatin1Char("0123456789abcdef"[QRandomGenerator::global()->bounded(16)]);
-    return id;
+    return prefix + QLatin1Char('-') + randomHex(24);
+}
+
+QString newCallId()
+{
+    return QStringLiteral("call_") + randomHex(24); // OpenAI's own form
 }
 
 QJsonObject usage(int promptTokens, int completionTokens)

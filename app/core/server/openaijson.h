@@ -14,6 +14,8 @@ namespace openai {
 
 // "chatcmpl-<hex>" / "cmpl-<hex>"
 QString newId(const QString &prefix);
+// A tool call's id.
+QString newCallId();
 
 QJsonObject usage(int promptTokens, int completionTokens);
 // WASTE's own figures for one generation, under the top-level "waste" key.

@@ -7,14 +7,6 @@
 
 namespace {
 
-QString newCallId()
-{
-    QString id = QStringLiteral("call_");
-    for (int i = 0; i < 24; ++i)
-        id += QLatin1Char("0123456789abcdef"[QRandomGenerator::global()->bounded(16)]);
-    return id;
-}
-
 // A call the request did not allow, as the text a ChatML model would have written.
 QString callAsText(const waste::ReplyToolCall &c)
 {
@@ -63,7 +55,7 @@ void ChatReplyAssembler::takeCalls(const std::vector<waste::ReplyToolCall> &call
             content += callAsText(c);
             continue;
         }
-        ToolCall t{newCallId(), name, QString::fromStdString(c.arguments)};
+        ToolCall t{openai::newCallId(), name, QString::fromStdString(c.arguments)};
         m_reply.toolCalls.append(t);
         accepted.append(t);
     }

@@ -1,19 +1,13 @@
 #include "toolcallparser.h"
 
+#include "openaijson.h"
+
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QRandomGenerator>
 #include <QSet>
 
 namespace {
-
-QString newCallId()
-{
-    QString id = QStringLiteral("call_");
-    for (int i = 0; i < 24; ++i)
-        id += QLatin1Char("0123456789abcdef"[QRandomGenerator::global()->bounded(16)]);
-    return id;
-}
 
 QSet<QString> toolNames(const QJsonArray &tools)
 {
@@ -45,7 +39,7 @@ bool readCall(const QJsonValue &v, const QSet<QString> &names, ToolCall &call)
         args = QJsonObject{};
     if (!args.isObject())
         return false;
-    call.id = newCallId();
+    call.id = openai::newCallId();
     call.name = name;
     call.arguments = QString::fromUtf8(QJsonDocument(args.toObject()).toJson(QJsonDocument::Compact));
     return true;

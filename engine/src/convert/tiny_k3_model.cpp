@@ -156,20 +156,7 @@ std::string TinySource::k3Config(int vocabSize, int nTokens) const {
                   {"scale_dtype", "uint8"}}}}}}},
             {"ignore", {"lm_head", "re:.*vision_tower.*", "re:.*mm_projector.*"}}};
     }
-    if (d.vision) {
-        c["media_placeholder_token_id"] = nTokens + 13; // <|media_pad|>
-        c["vision_config"] = {{"patch_size", 14},
-                              {"init_pos_emb_height", d.vtGrid},
-                              {"init_pos_emb_width", d.vtGrid},
-                              {"vt_hidden_size", d.vtHidden},
-                              {"vt_num_attention_heads", d.vtHeads},
-                              {"qkv_hidden_size", d.vtQkv},
-                              {"vt_intermediate_size", d.vtInter},
-                              {"vt_num_hidden_layers", d.vtLayers},
-                              {"merge_kernel_size", {2, 2}},
-                              {"vt_rms_eps", 1.1920928955078125e-07},
-                              {"max_patches", 64}};
-    }
+    if (d.vision) addVisionConfig(c, nTokens);
     return c.dump(2) + "\n";
 }
 

@@ -258,21 +258,25 @@ std::string TinySource::kimiLinearConfig(int vocabSize, int nTokens) const {
     c["use_grouped_topk"] = true;
     c["v_head_dim"] = d.vHead;
     c["vocab_size"] = vocabSize;
-    if (d.vision) {
-        c["media_placeholder_token_id"] = nTokens + 13; // <|media_pad|>
-        c["vision_config"] = {{"patch_size", 14},
-                              {"init_pos_emb_height", d.vtGrid},
-                              {"init_pos_emb_width", d.vtGrid},
-                              {"vt_hidden_size", d.vtHidden},
-                              {"vt_num_attention_heads", d.vtHeads},
-                              {"qkv_hidden_size", d.vtQkv},
-                              {"vt_intermediate_size", d.vtInter},
-                              {"vt_num_hidden_layers", d.vtLayers},
-                              {"merge_kernel_size", {2, 2}},
-                              {"vt_rms_eps", 1.1920928955078125e-07},
-                              {"max_patches", 64}};
-    }
+    if (d.vision) addVisionConfig(c, nTokens);
     return c.dump(2) + "\n";
+}
+
+// The multimodal part of config.json, the same for both architectures.
+void TinySource::addVisionConfig(nlohmann::ordered_json &c, int nTokens) const {
+    const TinyDims &d = m_dims;
+    c["media_placeholder_token_id"] = nTokens + 13; // <|media_pad|>
+    c["vision_config"] = {{"patch_size", 14},
+                          {"init_pos_emb_height", d.vtGrid},
+                          {"init_pos_emb_width", d.vtGrid},
+                          {"vt_hidden_size", d.vtHidden},
+                          {"vt_num_attention_heads", d.vtHeads},
+                          {"qkv_hidden_size", d.vtQkv},
+                          {"vt_intermediate_size", d.vtInter},
+                          {"vt_num_hidden_layers", d.vtLayers},
+                          {"merge_kernel_size", {2, 2}},
+                          {"vt_rms_eps", 1.1920928955078125e-07},
+                          {"max_patches", 64}};
 }
 
 std::optional<std::string> TinySource::sideFile(const std::string &name) const {

@@ -11,6 +11,8 @@
 
 #include <waste/convert.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <map>
 
 namespace waste::convert {
@@ -76,6 +78,7 @@ private:
     void addVisionTensors();
     std::string kimiLinearConfig(int vocabSize, int nTokens) const;
     std::string k3Config(int vocabSize, int nTokens) const; // tiny_k3_model.cpp
+    void addVisionConfig(nlohmann::ordered_json &c, int nTokens) const;
     void generate(const Tensor &t, int64_t first, int64_t count, float *out) const;
 
     TinyModelOptions m_options;
