@@ -12,6 +12,8 @@
 #include "convert/tiny_model.hpp"
 #include "convert/vq.hpp"
 
+#include "test_files.hpp"
+
 #include <waste/convert.hpp>
 #include <waste/waste.hpp>
 
@@ -30,18 +32,6 @@ namespace fs = std::filesystem;
 using namespace waste::convert;
 
 namespace {
-
-std::string outDir(const std::string &name) {
-    const std::string d = std::string(WASTE_TEST_OUTPUT_DIR) + "/convert/" + name;
-    fs::remove_all(d);
-    fs::create_directories(d);
-    return d;
-}
-
-std::string slurp(const std::string &p) {
-    std::ifstream f(p, std::ios::binary);
-    return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
 
 // Every regular file of a directory -> its bytes (names starting with '.' skipped).
 std::map<std::string, std::string> tree(const std::string &dir) {
@@ -65,9 +55,9 @@ void expectSameTree(const std::string &a, const std::string &b) {
 struct Shared {
     std::string hf, ref;
     Shared() {
-        hf = outDir("shared-hf");
+        hf = freshOutputDir("convert", "shared-hf");
         waste::makeTinyHf(hf, {});
-        ref = outDir("shared-ref");
+        ref = freshOutputDir("convert", "shared-ref");
         waste::ConvertOptions o;
         o.jobs = 2;
         waste::convertModel(hf, ref, o);
@@ -113,7 +103,7 @@ TEST(ConvertContainer, HfLayoutHasKimiLinearShape) {
 
 TEST(ConvertContainer, HfThenConvertEqualsDirectContainer) {
     const auto &s = shared();
-    const std::string direct = outDir("direct");
+    const std::string direct = freshOutputDir("convert", "direct");
     waste::TinyModelOptions o;
     o.jobs = 1;
     waste::makeTinyContainer(direct, o);
@@ -217,7 +207,7 @@ TEST(ConvertContainer, ManifestRecordsAndTrunkDecodeToTheSource) {
 
 TEST(ConvertContainer, OneAndTwoThreadsGiveTheSameBytes) {
     const auto &s = shared();
-    const std::string one = outDir("one-thread");
+    const std::string one = freshOutputDir("convert", "one-thread");
     waste::ConvertOptions o;
     o.jobs = 1;
     waste::convertModel(s.hf, one, o);
@@ -228,7 +218,7 @@ TEST(ConvertContainer, DiskFullLeavesAResumableStateAndAClearMessage) {
     const auto &s = shared();
     const int64_t total = fs::file_size(s.ref + "/trunk.bin");
     for (int64_t limit : {int64_t(1000), total + 5000, total + 200000}) {
-        const std::string out = outDir("diskfull");
+        const std::string out = freshOutputDir("convert", "diskfull");
         waste::ConvertOptions o;
         o.jobs = 2;
         o.failAfterBytes = limit;
@@ -251,7 +241,7 @@ TEST(ConvertContainer, DiskFullLeavesAResumableStateAndAClearMessage) {
 
 TEST(ConvertContainer, CancelThenResumeGivesTheSameBytes) {
     const auto &s = shared();
-    const std::string out = outDir("cancel");
+    const std::string out = freshOutputDir("convert", "cancel");
     std::atomic<bool> cancel{false};
     int events = 0;
     try {
@@ -276,7 +266,7 @@ TEST(ConvertContainer, CancelThenResumeGivesTheSameBytes) {
 
 TEST(ConvertContainer, DifferentOptionsRefuseToMixWithAnUnfinishedRun) {
     const auto &s = shared();
-    const std::string out = outDir("mix");
+    const std::string out = freshOutputDir("convert", "mix");
     std::atomic<bool> cancel{false};
     EXPECT_THROW(waste::convertModel(s.hf, out, {}, [&](const waste::ConvertProgress &p) {
                      if (p.layer == 1) cancel = true;
@@ -289,9 +279,9 @@ TEST(ConvertContainer, DifferentOptionsRefuseToMixWithAnUnfinishedRun) {
 
 TEST(ConvertContainer, ReclaimDeletesFinishedShards) {
     const auto &s = shared();
-    const std::string hf = outDir("reclaim-src");
+    const std::string hf = freshOutputDir("convert", "reclaim-src");
     for (const auto &e : fs::directory_iterator(s.hf)) fs::copy_file(e.path(), hf + "/" + e.path().filename().string());
-    const std::string out = outDir("reclaim-out");
+    const std::string out = freshOutputDir("convert", "reclaim-out");
     waste::ConvertOptions o;
     o.reclaim = true;
     const auto r = waste::convertModel(hf, out, o);
@@ -303,7 +293,7 @@ TEST(ConvertContainer, ReclaimDeletesFinishedShards) {
 }
 
 TEST(ConvertContainer, TrunkBits8MakesEveryMatrixQ8G) {
-    const std::string out = outDir("bits8");
+    const std::string out = freshOutputDir("convert", "bits8");
     waste::TinyModelOptions o;
     o.trunkBits = 8;
     waste::makeTinyContainer(out, o);
@@ -312,7 +302,7 @@ TEST(ConvertContainer, TrunkBits8MakesEveryMatrixQ8G) {
 }
 
 TEST(ConvertSafetensors, RefusesHostileHeaders) {
-    const std::string dir = outDir("hostile");
+    const std::string dir = freshOutputDir("convert", "hostile");
     auto write = [&](const std::string &name, const std::string &header, size_t dataBytes) {
         std::string f(8, '\0');
         const uint64_t n = header.size();

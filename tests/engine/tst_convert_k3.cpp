@@ -11,6 +11,8 @@
 #include "convert/expert_record.hpp"
 #include "convert/vq.hpp"
 
+#include "test_files.hpp"
+
 #include <waste/convert.hpp>
 #include <waste/waste.hpp>
 
@@ -30,18 +32,6 @@ namespace fs = std::filesystem;
 using namespace waste::convert;
 
 namespace {
-
-std::string outDir(const std::string &name) {
-    const std::string d = std::string(WASTE_TEST_OUTPUT_DIR) + "/convert-k3/" + name;
-    fs::remove_all(d);
-    fs::create_directories(d);
-    return d;
-}
-
-std::string slurp(const std::string &p) {
-    std::ifstream f(p, std::ios::binary);
-    return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
 
 // OCP MX: E2M1 = (-1)^s 2^(e-1) (1 + m/2) for e > 0, (-1)^s m/2 for e = 0; E8M0 = 2^(x-127).
 double refE2M1(unsigned code) {
@@ -65,11 +55,11 @@ std::vector<double> refDecodeRow(const uint8_t *packed, const uint8_t *scales, i
 struct Shared {
     std::string hf, ref;
     Shared() {
-        hf = outDir("hf");
+        hf = freshOutputDir("convert-k3", "hf");
         waste::TinyModelOptions t;
         t.k3 = true;
         waste::makeTinyHf(hf, t);
-        ref = outDir("ref");
+        ref = freshOutputDir("convert-k3", "ref");
         waste::ConvertOptions o;
         o.jobs = 2;
         waste::convertModel(hf, ref, o);
@@ -186,7 +176,7 @@ TEST(ConvertK3, ReaderDecodesTheTinyExpertsExactlyLikeFloat64) {
 
 TEST(ConvertK3, HfThenConvertEqualsDirectContainer) {
     const auto &s = shared();
-    const std::string direct = outDir("direct");
+    const std::string direct = freshOutputDir("convert-k3", "direct");
     waste::TinyModelOptions o;
     o.k3 = true;
     o.jobs = 1;
@@ -309,7 +299,7 @@ struct RawTensor {
 };
 
 std::string writeSource(const std::string &name, const std::vector<RawTensor> &tensors) {
-    const std::string dir = outDir(name);
+    const std::string dir = freshOutputDir("convert-k3", name);
     std::ofstream(dir + "/config.json") << R"({"model_type": "kimi_linear", "num_hidden_layers": 1})";
     std::vector<TensorSpec> specs;
     for (const auto &t : tensors) specs.push_back({t.name, t.dtype, t.shape});

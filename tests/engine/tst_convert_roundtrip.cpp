@@ -10,6 +10,8 @@
 #include "format/trunk.hpp"
 #include "model/vision_runtime.hpp"
 
+#include "test_files.hpp"
+
 #include <waste/convert.hpp>
 #include <waste/waste.hpp>
 
@@ -40,11 +42,6 @@ struct Converted {
 const Converted &converted() {
     static Converted c;
     return c;
-}
-
-std::string slurp(const std::string &p) {
-    std::ifstream f(p, std::ios::binary);
-    return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
 } // namespace

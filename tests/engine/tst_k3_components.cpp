@@ -20,6 +20,8 @@
 #include "model/state.hpp"
 #include "model/weights.hpp"
 
+#include "test_files.hpp"
+
 #include <waste/convert.hpp>
 #include <waste/waste.hpp>
 
@@ -42,12 +44,6 @@ using Vec = std::vector<double>;
 namespace {
 
 constexpr double kTolerance = 1e-5;
-
-std::string slurp(const std::string &p)
-{
-    std::ifstream f(p, std::ios::binary);
-    return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
 
 // ---- Independent readers (kimi-linear-math §1.4–1.6) -------------------------------
 
