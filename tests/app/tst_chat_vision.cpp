@@ -220,6 +220,16 @@ private Q_SLOTS:
         QVERIFY2(r.status == 200, r.body.constData());
         QCOMPARE(results.last().stats.promptTokens, results.first().stats.promptTokens);
         QCOMPARE(results.last().tokens, results.first().tokens);
+        // A data URL that is not a picture: 400, naming the image as the client sent it.
+        QJsonObject notImage = body;
+        notImage["messages"] = QJsonArray{QJsonObject{
+            {"role", "user"},
+            {"content", QJsonArray{QJsonObject{{"type", "image_url"},
+                                               {"image_url", QJsonObject{{"url", "data:image/png;base64,aGVsbG8gd29ybGQ="}}}}}}}};
+        const HttpResult bad = client.post(QStringLiteral("/v1/chat/completions"), notImage);
+        QCOMPARE(bad.status, 400);
+        QVERIFY2(bad.errorMessage().contains(QLatin1String("image 1 (data URL)")) && bad.errorMessage().contains(QLatin1String("not an image")),
+                 qPrintable(bad.errorMessage()));
         server.stop();
 
         QVERIFY(QFileInfo::exists(copy));

@@ -567,8 +567,12 @@ void ApiServer::startCompletion(const std::shared_ptr<HttpExchange> &ex, ApiRequ
             try {
                 block = imageMediaBlock(path);
             } catch (const std::exception &e) {
+                // The reason names the file; a data URL's temporary file means nothing to the client.
+                const QString which = part.imagePath.isEmpty() ? tr("image %1 (data URL)").arg(gen.imagePaths.size() + 1)
+                                                               : part.imagePath;
                 throw ApiError::invalid(QStringLiteral("messages"),
-                                        tr("An image could not be read: %1").arg(QString::fromStdString(e.what())));
+                                        tr("An image could not be read: %1")
+                                            .arg(QString::fromStdString(e.what()).replace(path, which)));
             }
             gen.imagePaths << path;
             return block;
