@@ -6,7 +6,8 @@
 //
 // Policies:
 //   reuse (default)      the learned chance that the router picks the record at its next
-//                        pass, per slot time until then. See reuse_policy.hpp.
+//                        passes (helped by the past pass that routed most alike), per slot
+//                        time until then. See reuse_policy.hpp.
 //   layerfreq            frequency with exponential aging per token, remembered across
 //                        evictions, discounted by how far ahead in the layer cycle the
 //                        record's next chance of use lies. See layer_freq_policy.hpp.
