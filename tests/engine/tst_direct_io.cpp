@@ -9,7 +9,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
 #include <fstream>
 #include <set>
 
@@ -219,6 +222,56 @@ TEST(ReaderPool, ShortReadIsAFailureNamingTheFile)
     EXPECT_FALSE(d->ok);
     EXPECT_EQ(d->tag, 7u);
     EXPECT_NE(d->error.find("bank4.bin"), std::string::npos);
+}
+
+// A guess must not share the disk with a read compute is waiting on: while a demand
+// read is in progress (held open here by its finish step, which runs on the reader
+// thread), a speculative job stays queued even with idle threads, and starts as soon as
+// the demand read ends.
+TEST(ReaderPool, SpeculativeReadsWaitWhileADemandReadIsInProgress)
+{
+    auto path = writeBank(outDir(), "bank6.bin", 4);
+    DirectFile f(path);
+    ReaderPool pool(4);
+    AlignedBuffer demandBuf(kRec), guessBuf(kRec);
+    std::mutex m;
+    std::condition_variable cv;
+    bool demandStarted = false, releaseDemand = false, guessDone = false;
+    ReadJob demand = readJob(&f, 0, kRec, demandBuf.data(), 1);
+    demand.finish = [&](ReadDone &) {
+        std::unique_lock lock(m);
+        demandStarted = true;
+        cv.notify_all();
+        cv.wait(lock, [&] { return releaseDemand; });
+    };
+    ReadJob guess = readJob(&f, kRec, kRec, guessBuf.data(), 2);
+    guess.report = false;
+    guess.finish = [&](ReadDone &d) {
+        EXPECT_TRUE(d.ok) << d.error;
+        std::lock_guard lock(m);
+        guessDone = true;
+        cv.notify_all();
+    };
+    pool.submit(demand);
+    {
+        std::unique_lock lock(m);
+        ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return demandStarted; }));
+    }
+    pool.submit(guess);
+    {
+        std::unique_lock lock(m);
+        EXPECT_FALSE(cv.wait_for(lock, std::chrono::milliseconds(200), [&] { return guessDone; }))
+            << "a guess was read while a demand read was in progress";
+        releaseDemand = true;
+        cv.notify_all();
+    }
+    auto d = pool.next();
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->tag, 1u);
+    std::unique_lock lock(m);
+    EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return guessDone; }))
+        << "the guess never started after the demand read ended";
+    EXPECT_TRUE(recordIntact(guessBuf.data(), 1));
 }
 
 TEST(DiskProbe, MeasuresAPositiveSpeed)

@@ -90,12 +90,18 @@ void ReaderPool::run()
         ReadJob job;
         {
             std::unique_lock lock(m_mutex);
-            m_work.wait(lock, [&] { return m_stop || !m_queue.empty(); });
+            // Demand jobs sit at the front of the queue, so a speculative front means no
+            // demand job is waiting; it still waits while one is being read.
+            m_work.wait(lock, [&] {
+                return m_stop || (!m_queue.empty() && (m_queue.front().report || m_demandReading == 0));
+            });
             if (m_stop)
                 return;
             job = m_queue.front();
             m_queue.pop_front();
             ++m_reading;
+            if (job.report)
+                ++m_demandReading;
         }
         ReadDone d = execute(job);
         if (!job.report) {
@@ -103,13 +109,17 @@ void ReaderPool::run()
             --m_reading;
             continue;
         }
+        bool heldGuesses = false;
         {
             std::lock_guard lock(m_mutex);
             m_done.push_back(std::move(d));
             --m_inFlight;
             --m_reading;
+            heldGuesses = --m_demandReading == 0 && !m_queue.empty();
         }
         m_finished.notify_all();
+        if (heldGuesses) // the threads that passed over a guess may take it now
+            m_work.notify_all();
     }
 }
 
