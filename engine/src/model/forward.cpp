@@ -128,6 +128,8 @@ void Forward::run(std::span<const int32_t> tokens, State &state, ExpertSource &e
         for (int t = 0; t < n; ++t)
             if (!m_media || !m_media->take(tokens[c0 + t], h.data() + t * Hd)) // image rows first
                 embed(tokens[c0 + t], h.data() + t * Hd);
+        if (n == 1 && experts.lookaheadWidth() > 0)
+            lookaheadFirst(h.data(), experts);
         if (m_c.attnResBlock > 0)
             runAttnRes(n, h.data(), state, experts);
         else

@@ -55,6 +55,11 @@ private:
     // Router lookahead (decode): predicts the next MoE layer's experts from this layer's
     // MoE input and lets the source read them early. Reads only; changes no state.
     void lookahead(int layer, const float *b, ExpertSource &experts);
+    // The same for the first MoE layer, from the token's residual input (its embedding)
+    // before layer 0 runs (decode).
+    void lookaheadFirst(const float *h, ExpertSource &experts);
+    void predictExperts(int layer, const float *b, ExpertSource &experts);
+    int nextMoeLayer(int layer) const; // the first MoE layer after `layer`; -1 if none
     void activate(const float *g, const float *u, float *out, int64_t n) const;
 
     const format::Manifest &m_manifest;
