@@ -57,7 +57,9 @@ void Forward::runResidual(int n, float *h, State &state, ExpertSource &experts)
             h[i] = h[i] + o[i];
         for (int t = 0; t < n; ++t)
             rmsNorm(h + t * Hd, lw.postNorm->f32.data(), a.data() + t * Hd, Hd, m_c.eps);
+        m_moeResidual = n == 1 ? h : nullptr;
         feedForward(L, n, a.data(), o.data(), experts);
+        m_moeResidual = nullptr;
         for (int64_t i = 0; i < n * Hd; ++i)
             h[i] = h[i] + o[i];
     }

@@ -52,9 +52,11 @@ private:
     void mla(int layer, const float *a, float *out, LayerState &st, int pos);
     void denseFfn(const FfnWeights &w, const float *x, float *out, int64_t width);
     void moe(int layer, int n, const float *b, float *out, ExpertSource &experts);
-    // Router lookahead (decode): predicts the next MoE layer's experts from this layer's
-    // MoE input and lets the source read them early. Reads only; changes no state.
-    void lookahead(int layer, const float *b, ExpertSource &experts);
+    // Router lookahead (decode): predicts the next MoE layer's experts from what this
+    // layer knows before its routed experts run (b: its MoE input; shared: its shared
+    // expert's output, or null) and lets the source read them early. Reads only; changes
+    // no state.
+    void lookahead(int layer, const float *b, const float *shared, ExpertSource &experts);
     // The same for the first MoE layer, from the token's residual input (its embedding)
     // before layer 0 runs (decode).
     void lookaheadFirst(const float *h, ExpertSource &experts);
@@ -69,6 +71,9 @@ private:
     std::unique_ptr<compute::ThreadPool> m_ownPool; // one thread, when no pool was given
     compute::ThreadPool &m_pool;
     vision::MediaRowQueue *m_media = nullptr;
+    // Decode on the plain residual stream: the stream as the current layer's MoE sees it
+    // (before its output is added), for the lookahead; null otherwise.
+    const float *m_moeResidual = nullptr;
     // Scratch, sized once.
     Vec m_t1, m_t2, m_t3, m_t4, m_t5, m_t6;
     std::vector<quant::Lut> m_gateLut, m_upLut;

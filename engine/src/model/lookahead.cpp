@@ -1,8 +1,15 @@
-// Router lookahead (reference waste-engine.md §3.5): run layer L+1's router on layer L's
-// MoE input and start reading its most likely experts. It runs from layer L's fetch, once
-// L's own reads are issued (moe.cpp), so the guesses load during L's expert compute and
-// L+1's attention instead of only the latter. The real router still decides at L+1; a
-// wrong guess costs a read, never a different logit.
+// Router lookahead (reference waste-engine.md §3.5): run layer L+1's router on the best
+// estimate of its input that layer L has before its routed experts run, and start reading
+// the most likely experts. It runs from layer L's fetch, once L's own reads are issued
+// (moe.cpp), so the guesses load during L's expert compute and L+1's attention instead of
+// only the latter. The real router still decides at L+1; a wrong guess costs a read,
+// never a different logit.
+//
+// The estimate: the residual stream plus L's shared expert, normalised with L+1's own
+// norm. On the benchmark container (layers 2-7, 32 tokens) its top three are right
+// 93.9 % of the time and its top four 88 %, against 90.3 % and 82 % for the reference's
+// estimate (L's normalised MoE input); the fourth guess, which goes only while a reader
+// is idle, gains most (62 -> 71 %).
 //
 // The first MoE layer has no MoE layer before it to guess from, so its guess comes from
 // the token's embedding (normalised as that layer normalises its MoE input), made before
@@ -45,11 +52,24 @@ void Forward::predictExperts(int layer, const float *b, ExpertSource &experts)
     experts.prefetch(layer, ids);
 }
 
-void Forward::lookahead(int layer, const float *b, ExpertSource &experts)
+void Forward::lookahead(int layer, const float *b, const float *shared, ExpertSource &experts)
 {
     const int next = nextMoeLayer(layer);
-    if (next >= 0)
+    if (next < 0)
+        return;
+    if (!m_moeResidual || !shared) { // K3's attention residuals: only this layer's input
         predictExperts(next, b, experts);
+        return;
+    }
+    // The closest thing to the next layer's MoE input known before this layer's routed
+    // experts run: the residual stream plus this layer's shared expert, normalised as the
+    // next layer normalises its MoE input. Only the routed experts' output and the next
+    // attention are missing.
+    Vec x(m_moeResidual, m_moeResidual + m_c.hidden);
+    for (int64_t i = 0; i < m_c.hidden; ++i)
+        x[static_cast<size_t>(i)] += shared[i];
+    rmsNorm(x.data(), m_w.layers[static_cast<size_t>(next)].postNorm->f32.data(), x.data(), m_c.hidden, m_c.eps);
+    predictExperts(next, x.data(), experts);
 }
 
 void Forward::lookaheadFirst(const float *h, ExpertSource &experts)

@@ -127,24 +127,24 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
     if (m_layerCodebook.size() < static_cast<size_t>(m_c.layers))
         m_layerCodebook.assign(static_cast<size_t>(m_c.layers), -1);
     int64_t &layerCb = m_layerCodebook[static_cast<size_t>(layer)];
-    // The next layer's router lookahead runs while this layer's reads are in flight, so its
-    // own reads overlap this layer's expert compute (decode only: prefill chunks have no
-    // idle disk window).
-    // The shared expert needs only the layer's input, so a decode step computes it here
-    // too, while the misses load, instead of after the last routed record; it is summed in
-    // below exactly as before, so the logits do not change.
+    // The shared expert needs only the layer's input, so a decode step computes it while
+    // the misses load, instead of after the last routed record; it is summed in below
+    // exactly as before, so the logits do not change. The next layer's router lookahead
+    // runs right after it (it uses the shared expert's output), still while this layer's
+    // reads are in flight, so its own reads overlap this layer's expert compute (decode
+    // only: prefill chunks have no idle disk window).
     const int64_t Ms = Im * (m_c.sharedExperts > 1 ? m_c.sharedExperts : 1);
     Vec shared(static_cast<size_t>(n == 1 ? Hd : 0));
     bool sharedDone = false;
     ExpertSource::Hook whileReading;
     if (n == 1)
         whileReading = [&] {
-            if (experts.lookaheadWidth() > 0)
-                lookahead(layer, b, experts); // first: its reads queue while the rest runs
-            if (layerCb >= 0)
-                buildLuts(layerCb);
             denseFfn(w.shared, b, shared.data(), Ms);
             sharedDone = true;
+            if (experts.lookaheadWidth() > 0)
+                lookahead(layer, b, shared.data(), experts); // before the tables: its reads queue sooner
+            if (layerCb >= 0)
+                buildLuts(layerCb);
         };
     experts.fetch(layer, ids, [&](size_t idx, const uint8_t *rec) {
         const format::ExpertHeader h = format::parseExpertHeader(rec);
