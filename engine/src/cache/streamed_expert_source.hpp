@@ -81,6 +81,7 @@ private:
     double m_ioWait = 0;
     std::vector<std::vector<int>> m_predicted; // per cache layer: the pending prediction
     int64_t m_predictedCount = 0, m_predictedCorrect = 0;
+    std::vector<int64_t> m_rankGuessed, m_rankRight; // per rank of the prediction list
     std::vector<std::vector<std::vector<int>>> m_routing; // per pass: ids per cache layer
     std::vector<std::vector<int64_t>> m_uses;              // per cache layer, per expert
 };
