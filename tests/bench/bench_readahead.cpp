@@ -1,13 +1,16 @@
 // Read-ahead: how close streamed decode comes to the larger of its two floors.
-//   bench_readahead [CONTAINER] [--tokens N] [--rounds R] [--extra-slots K] [--threads T]
+//   bench_readahead [CONTAINER] [--tokens N] [--rounds R] [--extra-slots K[,K...]] [--threads T]
 //
 // CONTAINER (default: a benchmark-scale tiny model in the temp folder, made by
 // makeTinyContainer --size 64M on first use, about a minute) is decoded N teacher-forced
 // tokens (default 32; the same ids in every arm, so every arm routes identically) after
 // a short prompt. Arms, interleaved R times (default 5, median reported), each in a fresh
 // open (the open drops the banks' page cache; reads are O_DIRECT when direct_io is true):
-//   streamed      budget = floor + K records (K default top-k: room for the lookahead),
-//                 read-ahead and router lookahead on: experts stream from disk;
+//   streamed      budget = floor + K records, read-ahead and router lookahead on: experts
+//                 stream from disk. K: each of a list (default top-k, 2 top-k and one
+//                 working set, top-k x MoE layers): the first is the balanced setting, where
+//                 the disk time the reads need is close to the compute time (the hardest
+//                 case for overlap), the others show how the gap closes as the cache grows;
 //   synchronous   the same budget, one read at a time (read-ahead and lookahead off);
 //   compute only  every record cached beforehand (a warm-up pass), zero misses;
 //   I/O only      the reads the streamed run needs (its routing replayed through the same
@@ -19,11 +22,11 @@
 // machine a multi-threaded compute-only arm gets less CPU than the streamed arm (which
 // sleeps on reads and is woken first): its CPU time is half its wall time under load,
 // which would flatter the ratio.
-// Last line: streamed time vs max(I/O only, compute only); goal <= 1.15. The decode arms'
-// times there exclude the compute thread's run-queue delay (time runnable with no CPU, from
+// Last line: streamed time vs max(I/O only, compute only) at each budget, the first
+// (balanced) one first; goal <= 1.15. The decode arms' times there exclude the compute thread's run-queue delay (time runnable with no CPU, from
 // /proc/thread-self/schedstat): under load the never-sleeping compute-only arm gets much
-// less CPU than the streamed arm, so raw wall times flatter streaming; the raw wall ratio is
-// printed on the line before.
+// less CPU than the streamed arm, so raw wall times flatter streaming; the raw wall ratios
+// are printed in each budget's block.
 #include "cache/expert_cache.hpp"
 #include "cache/routing_trace.hpp"
 #include "cache/usage_record.hpp"
@@ -222,15 +225,15 @@ std::string defaultContainer()
 
 int main(int argc, char **argv)
 {
-    std::string container;
-    int tokens = 32, rounds = 5, extraSlots = -1, threads = 1;
+    std::string container, extraList;
+    int tokens = 32, rounds = 5, threads = 1;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--tokens") == 0 && i + 1 < argc)
             tokens = std::atoi(argv[++i]);
         else if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
             rounds = std::atoi(argv[++i]);
         else if (std::strcmp(argv[i], "--extra-slots") == 0 && i + 1 < argc)
-            extraSlots = std::atoi(argv[++i]);
+            extraList = argv[++i];
         else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
             threads = std::atoi(argv[++i]);
         else
@@ -240,8 +243,14 @@ int main(int argc, char **argv)
         if (container.empty())
             container = defaultContainer();
         const MemoryPlan plan = planMemory(container);
-        if (extraSlots < 0)
-            extraSlots = int(plan.top_k);
+        std::vector<int> extras;
+        for (size_t p = 0; p < extraList.size();) {
+            const size_t comma = std::min(extraList.find(',', p), extraList.size());
+            extras.push_back(std::atoi(extraList.substr(p, comma - p).c_str()));
+            p = comma + 1;
+        }
+        if (extras.empty())
+            extras = {int(plan.top_k), int(2 * plan.top_k), int(plan.top_k * plan.moe_layers)};
         Setup s;
         s.container = container;
         int vocab = 0;
@@ -253,12 +262,6 @@ int main(int argc, char **argv)
         for (int i = 0; i < tokens; ++i)
             s.decode.push_back(int32_t((i * 7919 + 13) % std::max(vocab - 16, 1)));
 
-        OpenOptions streamed;
-        streamed.threads = threads;
-        streamed.ramBudget = plan.floor_bytes + int64_t(extraSlots) * plan.max_record_bytes;
-        OpenOptions sync = streamed;
-        sync.readAhead = false;
-        sync.lookahead = false;
         OpenOptions all;
         all.threads = threads;
         all.ramBudget = plan.floor_bytes + plan.expert_bytes_total + (int64_t(16) << 20);
@@ -269,12 +272,6 @@ int main(int argc, char **argv)
         cache::RoutingTrace routing = cache::loadRoutingTrace(cache::routingPathFor(usage.string()));
         if (routing.tokens.size() > size_t(tokens)) // the prompt's own pass, if recorded
             routing.tokens.erase(routing.tokens.begin(), routing.tokens.end() - tokens);
-        const int slots = int((streamed.ramBudget - plan.floor_bytes + plan.min_expert_cache) / plan.max_record_bytes);
-        const auto reads = neededReads(routing, slots);
-        int64_t nReads = 0;
-        for (const auto &p : reads)
-            for (const auto &l : p)
-                nReads += int64_t(l.size());
 
         std::vector<Bank> banks;
         {
@@ -296,63 +293,100 @@ int main(int argc, char **argv)
         }
         const int readers = io::ReaderPool::threadsFromEnv(std::clamp(int(plan.top_k), 2, 16));
 
-        std::vector<double> tIoLayered;
-        std::vector<double> tStream, tSync, tCompute, tIo, cStream, cCompute, wStream, oStream, oCompute;
-        Run lastStream, lastCompute;
-        int64_t ioBytes = 0;
+        // One budget's arms and their medians.
+        struct Budget {
+            int extra = 0, slots = 0;
+            OpenOptions streamed, sync;
+            std::vector<std::vector<std::vector<int>>> reads;
+            int64_t nReads = 0, ioBytes = 0;
+            std::vector<double> tStream, tSync, tIo, tIoLayered, cStream, wStream, oStream;
+            Run last;
+        };
+        std::vector<Budget> budgets;
+        for (int extra : extras) {
+            Budget b;
+            b.extra = extra;
+            b.streamed.threads = threads;
+            b.streamed.ramBudget = plan.floor_bytes + int64_t(extra) * plan.max_record_bytes;
+            b.sync = b.streamed;
+            b.sync.readAhead = false;
+            b.sync.lookahead = false;
+            b.slots = int((b.streamed.ramBudget - plan.floor_bytes + plan.min_expert_cache) / plan.max_record_bytes);
+            b.reads = neededReads(routing, b.slots);
+            for (const auto &p : b.reads)
+                for (const auto &l : p)
+                    b.nReads += int64_t(l.size());
+            budgets.push_back(std::move(b));
+        }
+        auto freshBanks = [&] { // drop what the last arms left cached, as a fresh open does
+            for (Bank &bank : banks)
+                bank.file = std::make_unique<io::DirectFile>(bank.file->path());
+        };
+
+        std::vector<double> tCompute, cCompute, oCompute;
+        Run lastCompute;
         for (int r = 0; r < rounds; ++r) {
-            lastStream = decodeRun(s, streamed);
-            tStream.push_back(lastStream.seconds);
-            oStream.push_back(lastStream.seconds - lastStream.queued);
-            cStream.push_back(lastStream.cpuSeconds);
-            wStream.push_back(lastStream.stats.secondsIoWait);
-            tSync.push_back(decodeRun(s, sync).seconds);
             lastCompute = decodeRun(s, all, true);
             tCompute.push_back(lastCompute.seconds);
             oCompute.push_back(lastCompute.seconds - lastCompute.queued);
             cCompute.push_back(lastCompute.cpuSeconds);
-            for (Bank &b : banks) // drop what the last arms left cached, as a fresh open does
-                b.file = std::make_unique<io::DirectFile>(b.file->path());
-            tIo.push_back(replayReads(banks, reads, readers, ioBytes, false));
-            for (Bank &b : banks)
-                b.file = std::make_unique<io::DirectFile>(b.file->path());
-            tIoLayered.push_back(replayReads(banks, reads, readers, ioBytes, true));
+            for (Budget &b : budgets) {
+                b.last = decodeRun(s, b.streamed);
+                b.tStream.push_back(b.last.seconds);
+                b.oStream.push_back(b.last.seconds - b.last.queued);
+                b.cStream.push_back(b.last.cpuSeconds);
+                b.wStream.push_back(b.last.stats.secondsIoWait);
+                b.tSync.push_back(decodeRun(s, b.sync).seconds);
+                freshBanks();
+                b.tIo.push_back(replayReads(banks, b.reads, readers, b.ioBytes, false));
+                freshBanks();
+                b.tIoLayered.push_back(replayReads(banks, b.reads, readers, b.ioBytes, true));
+            }
         }
         const double ms = 1000.0 / tokens;
-        const double stream = median(tStream), syn = median(tSync), compute = median(tCompute), io = median(tIo);
+        const double compute = median(tCompute), ownCompute = median(oCompute);
         std::printf("container %s: %lld MoE layers, top-%lld, record %lld B, %d tokens, %d reader threads, direct_io %s\n",
                     container.c_str(), (long long)plan.moe_layers, (long long)plan.top_k,
                     (long long)plan.max_record_bytes, tokens, readers,
-                    lastStream.stats.directIo && banks.front().file->directIo() ? "true" : "false");
-        std::printf("streamed budget: floor + %d records = %d cache slots; demand misses %lld (replayed %lld), "
-                    "hit rate %.1f%%, lookahead %lld/%lld right, %lld speculative reads\n",
-                    extraSlots, slots, (long long)lastStream.stats.demandMisses, (long long)nReads,
-                    100.0 * double(lastStream.stats.demandHits) /
-                        double(std::max<int64_t>(1, lastStream.stats.demandHits + lastStream.stats.demandMisses)),
-                    (long long)lastStream.stats.lookaheadCorrect, (long long)lastStream.stats.lookaheadPredicted,
-                    (long long)lastStream.stats.speculativeFills);
-        std::printf("%-14s %9s %9s   (median of %d, per token)\n", "arm", "ms/token", "s total", rounds);
-        std::printf("%-14s %9.2f %9.3f   waiting on reads %.2f ms/token, CPU %.2f ms/token\n", "streamed", stream * ms,
-                    stream, median(wStream) * ms, median(cStream) * ms);
-        std::printf("%-14s %9.2f %9.3f\n", "synchronous", syn * ms, syn);
-        std::printf("%-14s %9.2f %9.3f   misses %lld, CPU %.2f ms/token\n", "compute only", compute * ms, compute,
-                    (long long)lastCompute.stats.demandMisses, median(cCompute) * ms);
-        std::printf("%-14s %9.2f %9.3f   %.2f GB/s, every read queued up front (layer by layer, as issued: %.2f ms/token)\n",
-                    "I/O only", io * ms, io, double(ioBytes) / io / 1e9, median(tIoLayered) * ms);
-        // On a shared machine the wall times are not comparable: the compute-only arm never
-        // sleeps, so the scheduler gives it less CPU than the streamed arm (which sleeps on
-        // reads and is woken first); under load its wall time doubles and the wall ratio
-        // flatters streaming. The figure therefore takes each decode arm's wall time less the
-        // time its compute thread sat runnable without a CPU, i.e. the time it would take on
-        // a core of its own. Reader threads' delays stay in (against the streamed arm).
-        const double ownStream = median(oStream), ownCompute = median(oCompute);
-        std::printf("wall ratio %.2fx: streamed %.2f vs max(I/O only %.2f, compute only %.2f); compute thread "
-                    "without a CPU: streamed %.2f, compute only %.2f ms/token\n",
-                    stream / std::max(io, compute), stream * ms, io * ms, compute * ms, (stream - ownStream) * ms,
-                    (compute - ownCompute) * ms);
-        std::printf("streamed %.2f ms/token vs max(I/O only %.2f, compute only %.2f) on a CPU of its own = %.2fx "
-                    "(goal <= 1.15)\n",
-                    ownStream * ms, io * ms, ownCompute * ms, ownStream / std::max(io, ownCompute));
+                    budgets.front().last.stats.directIo && banks.front().file->directIo() ? "true" : "false");
+        std::printf("%-14s %9.2f %9.3f   misses %lld, CPU %.2f ms/token (median of %d, every budget)\n", "compute only",
+                    compute * ms, compute, (long long)lastCompute.stats.demandMisses, median(cCompute) * ms, rounds);
+        std::string summary;
+        for (const Budget &b : budgets) {
+            const Stats &st = b.last.stats;
+            const double stream = median(b.tStream), syn = median(b.tSync), io = median(b.tIo);
+            std::printf("\nbudget floor + %d records = %d cache slots: demand misses %lld (replayed without guesses %lld), "
+                        "hit rate %.1f%%, lookahead %lld/%lld right, %lld speculative reads (%lld used): %lld reads in all\n",
+                        b.extra, b.slots, (long long)st.demandMisses, (long long)b.nReads,
+                        100.0 * double(st.demandHits) / double(std::max<int64_t>(1, st.demandHits + st.demandMisses)),
+                        (long long)st.lookaheadCorrect, (long long)st.lookaheadPredicted, (long long)st.speculativeFills,
+                        (long long)st.lookaheadUseful, (long long)(st.demandMisses + st.speculativeFills));
+            std::printf("%-14s %9s %9s   (median of %d, per token)\n", "arm", "ms/token", "s total", rounds);
+            std::printf("%-14s %9.2f %9.3f   waiting on reads %.2f ms/token, CPU %.2f ms/token\n", "streamed",
+                        stream * ms, stream, median(b.wStream) * ms, median(b.cStream) * ms);
+            std::printf("%-14s %9.2f %9.3f\n", "synchronous", syn * ms, syn);
+            std::printf("%-14s %9.2f %9.3f   %.2f GB/s, every read queued up front (layer by layer, as issued: %.2f ms/token)\n",
+                        "I/O only", io * ms, io, double(b.ioBytes) / io / 1e9, median(b.tIoLayered) * ms);
+            // On a shared machine the wall times are not comparable: the compute-only arm
+            // never sleeps, so the scheduler gives it less CPU than the streamed arm (which
+            // sleeps on reads and is woken first); under load its wall time doubles and the
+            // wall ratio flatters streaming. The figure therefore takes each decode arm's
+            // wall time less the time its compute thread sat runnable without a CPU, i.e. the
+            // time it would take on a core of its own. Reader threads' delays stay in
+            // (against the streamed arm).
+            const double ownStream = median(b.oStream);
+            std::printf("wall ratio %.2fx: streamed %.2f vs max(I/O only %.2f, compute only %.2f); compute thread "
+                        "without a CPU: streamed %.2f, compute only %.2f ms/token\n",
+                        stream / std::max(io, compute), stream * ms, io * ms, compute * ms, (stream - ownStream) * ms,
+                        (compute - ownCompute) * ms);
+            char line[256];
+            std::snprintf(line, sizeof line, "%s+%d: %.2f vs max(%.2f, %.2f) = %.2fx", summary.empty() ? "" : "; ",
+                          b.extra, ownStream * ms, io * ms, ownCompute * ms, ownStream / std::max(io, ownCompute));
+            summary += line;
+        }
+        std::printf("\nstreamed vs max(I/O only, compute only) ms/token on a CPU of its own, by budget (floor + records): "
+                    "%s (goal <= 1.15)\n",
+                    summary.c_str());
     } catch (const std::exception &e) {
         std::fprintf(stderr, "bench_readahead: %s\n", e.what());
         return 1;
