@@ -233,6 +233,31 @@ private Q_SLOTS:
         QCOMPARE(again.currentTitle(), QStringLiteral("Hello there"));
     }
 
+    // The context meter counts the draft once typing pauses, not per key, and the count
+    // (rendering included) is the engine thread's work: twenty quick edits make one count,
+    // and the meter then shows the last draft's tokens.
+    void draftIsCountedOnceTypingPauses()
+    {
+        EngineController engine(nullptr);
+        engine.openModel(QStringLiteral(WASTE_FIXTURES_DIR "/reference-container/r3.waste"), 0, 4096);
+        QTRY_COMPARE_WITH_TIMEOUT(engine.state(), EngineController::Ready, 30000);
+        ChatController chat(&engine, dbPath(QStringLiteral("draft.sqlite")), nullptr);
+        QSignalSpy counted(&engine, &EngineController::tokensCounted);
+        chat.setDraft(QStringLiteral("Hi"));
+        QTRY_VERIFY_WITH_TIMEOUT(chat.contextUsed() > 0, 10000);
+        QCOMPARE(counted.count(), 1);
+        const int shortDraft = chat.contextUsed();
+        counted.clear();
+        QString draft;
+        for (int i = 0; i < 20; ++i) {
+            draft += QStringLiteral("word%1 ").arg(i);
+            chat.setDraft(draft); // no event loop between edits: a per-key count would show as 20
+        }
+        QTRY_VERIFY_WITH_TIMEOUT(chat.contextUsed() > shortDraft + 20, 10000);
+        QTest::qWait(300); // room for any late count
+        QCOMPARE(counted.count(), 1);
+    }
+
     void reopenedConversationContinuesFromItsSavedState()
     {
         const QString path = dbPath(QStringLiteral("state.sqlite"));

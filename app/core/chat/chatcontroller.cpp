@@ -49,6 +49,9 @@ ChatController::ChatController(EngineController *engine, const QString &database
     connect(m_engine, &EngineController::generationFinished, this, &ChatController::onFinished);
     connect(m_engine, &EngineController::generationFailed, this, &ChatController::onFailed);
     connect(m_engine, &EngineController::tokensCounted, this, &ChatController::onCounted);
+    m_recountTimer.setSingleShot(true);
+    m_recountTimer.setInterval(kDraftRecountMs);
+    connect(&m_recountTimer, &QTimer::timeout, this, &ChatController::recount);
     connect(m_engine, &EngineController::generationStarted, this, [this](quint64 id, int, int) {
         if (m_run && m_run->id == id) {
             m_run->prefill = 0;
@@ -624,11 +627,13 @@ void ChatController::setDraft(const QString &text)
     if (text == m_draft)
         return;
     m_draft = text;
-    recount();
+    // Typing changes the draft on every key: count once the typing pauses, not per key.
+    m_recountTimer.start();
 }
 
 void ChatController::recount()
 {
+    m_recountTimer.stop();
     if (m_engine->state() != EngineController::Ready && m_engine->state() != EngineController::Generating) {
         if (m_contextUsed != 0) {
             m_contextUsed = 0;
@@ -645,18 +650,15 @@ void ChatController::recount()
         draft.text = m_draft.trimmed();
         list << draft;
     }
-    try {
-        m_countId = m_engine->countTokens(renderDialogue(dialogueFor(list, 0), templateKindFor(m_engine->modelInfo())).segments);
-    } catch (const std::exception &) {
-        // An image that can no longer be read: sending says so in words.
-        m_countId = 0;
-    }
+    // Rendered and counted on the engine thread: rendering re-reads every turn and stats
+    // every image, which grows with the conversation.
+    m_countId = m_engine->countDialogue(dialogueFor(list, 0), templateKindFor(m_engine->modelInfo()));
 }
 
 void ChatController::onCounted(quint64 id, int tokens)
 {
-    if (id != m_countId)
+    if (id != m_countId || tokens < 0) // < 0: not renderable (an unreadable image): keep the last count
         return;
-    m_contextUsed = qMax(0, tokens);
+    m_contextUsed = tokens;
     Q_EMIT contextChanged();
 }

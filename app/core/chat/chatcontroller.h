@@ -21,6 +21,7 @@
 #include <QElapsedTimer>
 #include <QObject>
 #include <QQmlEngine>
+#include <QTimer>
 #include <QUrl>
 
 #include <memory>
@@ -176,5 +177,7 @@ private:
     QString m_draft;
     std::optional<Run> m_run;
     quint64 m_countId = 0;
+    QTimer m_recountTimer; // draft edits: one count after typing pauses
+    static constexpr int kDraftRecountMs = 150;
     int m_contextUsed = 0;
 };

@@ -161,10 +161,10 @@ quint64 EngineController::generate(GenerationRequest request)
     return request.id;
 }
 
-quint64 EngineController::countTokens(const QList<PromptSegment> &segments)
+quint64 EngineController::countDialogue(const Dialogue &dialogue, TemplateKind kind)
 {
     const quint64 id = m_nextId++;
-    QMetaObject::invokeMethod(m_worker, [w = m_worker, id, segments] { w->countTokens(id, segments); },
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, id, dialogue, kind] { w->countDialogue(id, dialogue, kind); },
                               Qt::QueuedConnection);
     return id;
 }

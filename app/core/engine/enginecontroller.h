@@ -63,7 +63,10 @@ public:
 
     // Queues a generation; returns its id. Results arrive through the signals below.
     quint64 generate(GenerationRequest request);
-    quint64 countTokens(const QList<PromptSegment> &segments);
+    // Counts the tokens of a conversation as `kind` renders it, for the context meter. The
+    // rendering (which reads image headers) and the count both run on the engine thread;
+    // tokensCounted() answers, with -1 when the dialogue cannot be rendered or no model is open.
+    quint64 countDialogue(const Dialogue &dialogue, TemplateKind kind);
     // Removes a saved conversation state, in turn with the generations (engineworker.h).
     void forgetState(const QString &stateFile);
 

@@ -1,5 +1,6 @@
 #include "engineworker.h"
 
+#include "dialoguerenderer.h"
 #include "savedstate.h"
 
 #include <QFileInfo>
@@ -122,15 +123,15 @@ QVariantMap EngineWorker::describeModel() const
     };
 }
 
-void EngineWorker::countTokens(quint64 id, const QList<PromptSegment> &segments)
+void EngineWorker::countDialogue(quint64 id, const Dialogue &dialogue, TemplateKind kind)
 {
     if (!m_model) {
         Q_EMIT tokensCounted(id, -1);
         return;
     }
     try {
-        Q_EMIT tokensCounted(id, int(m_feeder.tokenize(segments).size()));
-    } catch (const std::exception &) {
+        Q_EMIT tokensCounted(id, int(m_feeder.tokenize(renderDialogue(dialogue, kind).segments).size()));
+    } catch (const std::exception &) { // an image that can no longer be read: sending says so in words
         Q_EMIT tokensCounted(id, -1);
     }
 }

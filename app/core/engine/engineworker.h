@@ -3,8 +3,10 @@
 // so they are served in turn, one model, first come first served.
 #pragma once
 
+#include "dialogue.h"
 #include "generationtypes.h"
 #include "promptfeeder.h"
+#include "templatekind.h"
 
 #include <waste/waste.hpp>
 
@@ -38,8 +40,9 @@ public Q_SLOTS:
     void openModel(const QString &path, qint64 budgetBytes, int ctxTokens);
     void closeModel();
     void generate(const GenerationRequest &request);
-    // Token counting for the context meter and the API's usage field.
-    void countTokens(quint64 id, const QList<PromptSegment> &segments);
+    // Token counting for the context meter: renders the dialogue here, off the GUI thread
+    // (image headers are read from disk), and answers tokensCounted(id, -1) when it cannot.
+    void countDialogue(quint64 id, const Dialogue &dialogue, TemplateKind kind);
     // Removes a conversation's saved state (edited, regenerated or deleted). Runs in turn with
     // generations, so it never races the save at the end of one.
     void forgetState(const QString &stateFile);
