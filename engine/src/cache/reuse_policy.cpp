@@ -98,7 +98,15 @@ void ReusePolicy::beginToken()
     }
     for (double &loss : m_loss)
         loss *= kTableKeep;
-    m_estimate = int(std::min_element(m_loss.begin(), m_loss.end()) - m_loss.begin());
+    double best = std::numeric_limits<double>::infinity();
+    for (int e = 0; e < kEstimates; ++e) {
+        const int features = (e & kCorrection ? 1 : 0) + (e & kWithMatch ? 1 : 0);
+        const double loss = m_loss[e] * (1.0 + kFeatureMargin * features);
+        if (loss < best) {
+            best = loss;
+            m_estimate = e;
+        }
+    }
     m_match.beginPass();
     refreshHazard();
     std::fill(m_stale.begin(), m_stale.end(), 1);
