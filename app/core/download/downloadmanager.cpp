@@ -2,6 +2,7 @@
 
 #include "appsettings.h"
 #include "threadpriority.h"
+#include "tokenstore.h"
 
 #include <QDir>
 #include <QSettings>
@@ -47,9 +48,10 @@ void DownloadManager::init(const Config &config)
     m_endpoint = config.endpoint;
     m_savedToken = config.token;
     if (m_useSettings) {
+        if (const QString saved = tokenstore::load(); !saved.isEmpty())
+            m_savedToken = saved;
         QSettings s;
         m_endpoint = s.value(QStringLiteral("download/endpoint"), m_endpoint).toString();
-        m_savedToken = s.value(QStringLiteral("download/token"), m_savedToken).toString();
         options.parallelFiles = s.value(QStringLiteral("download/parallel"), options.parallelFiles).toInt();
         options.bandwidthLimit = s.value(QStringLiteral("download/limit"), options.bandwidthLimit).toLongLong();
     }
@@ -236,8 +238,10 @@ QString DownloadManager::tokenSource() const
 void DownloadManager::setAccessToken(const QString &token)
 {
     m_savedToken = token.trimmed();
-    if (m_useSettings)
-        QSettings().setValue(QStringLiteral("download/token"), m_savedToken);
+    if (m_useSettings) {
+        if (const QString error = tokenstore::save(m_savedToken); !error.isEmpty())
+            Q_EMIT event(QString(), tr("The access token is used for this session but was not saved: %1").arg(error));
+    }
     const QString effective = HubEndpoint::resolveToken(m_savedToken);
     DownloadWorker *w = m_worker;
     QMetaObject::invokeMethod(w, [w, effective] { w->setToken(effective); }, Qt::QueuedConnection);
