@@ -96,7 +96,11 @@ void Forward::runAttnRes(int n, float *h, State &state, ExpertSource &experts)
             attnResMix(R[t], pt, lw.mlpResNorm->f32.data(), lw.mlpResProj->f32.data(), xt, Hd, m_c.eps);
             rmsNorm(xt, lw.postNorm->f32.data(), a.data() + t * Hd, Hd, m_c.eps);
         }
+        m_moeHistory = n == 1 ? &R[0] : nullptr;
+        m_moePartial = n == 1 ? P.data() : nullptr;
         feedForward(L, n, a.data(), r.data(), experts);
+        m_moeHistory = nullptr;
+        m_moePartial = nullptr;
         for (int64_t i = 0; i < n * Hd; ++i) {
             P[i] = P[i] + r[i];
             x[i] = P[i];

@@ -74,6 +74,10 @@ private:
     // Decode on the plain residual stream: the stream as the current layer's MoE sees it
     // (before its output is added), for the lookahead; null otherwise.
     const float *m_moeResidual = nullptr;
+    // The same for K3's Attention Residuals: the block history and the partial sum as the
+    // current layer's MoE sees them.
+    const std::vector<std::vector<float>> *m_moeHistory = nullptr;
+    const float *m_moePartial = nullptr;
     // Scratch, sized once.
     Vec m_t1, m_t2, m_t3, m_t4, m_t5, m_t6;
     std::vector<quant::Lut> m_gateLut, m_upLut;

@@ -17,6 +17,7 @@
 // of all landing after its router with compute waiting. On the benchmark container that
 // guess's top three are right 97 / 91 / 75 % of the time, as good as the guesses made one
 // layer ahead, and the first layer's demand misses fell from 3.7 to 0.6 per token.
+#include "model/attn_res.hpp"
 #include "model/forward.hpp"
 #include "model/ops.hpp"
 #include "quant/trunk_matvec.hpp"
@@ -57,7 +58,20 @@ void Forward::lookahead(int layer, const float *b, const float *shared, ExpertSo
     const int next = nextMoeLayer(layer);
     if (next < 0)
         return;
-    if (!m_moeResidual || !shared) { // K3's attention residuals: only this layer's input
+    const LayerWeights &nw = m_w.layers[static_cast<size_t>(next)];
+    if (shared && m_moeHistory && m_moePartial && nw.mlpResNorm && nw.mlpResProj) {
+        // K3: the partial sum plus this layer's shared expert, mixed with the block history
+        // as the next layer mixes its MoE input, under its norm.
+        Vec p(m_moePartial, m_moePartial + m_c.hidden), x(static_cast<size_t>(m_c.hidden));
+        for (int64_t i = 0; i < m_c.hidden; ++i)
+            p[static_cast<size_t>(i)] += shared[i];
+        attnResMix(*m_moeHistory, p.data(), nw.mlpResNorm->f32.data(), nw.mlpResProj->f32.data(), x.data(), m_c.hidden,
+                   m_c.eps);
+        rmsNorm(x.data(), nw.postNorm->f32.data(), x.data(), m_c.hidden, m_c.eps);
+        predictExperts(next, x.data(), experts);
+        return;
+    }
+    if (!m_moeResidual || !shared) { // only this layer's input
         predictExperts(next, b, experts);
         return;
     }
