@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets everything up (Debian packages, build) and runs every test with ctest.
 # Extra arguments go to ctest (e.g. -R engine). WASTE_SANITIZE=address,undefined builds
-# with sanitizers into build-sanitize/.
+# with sanitizers into build-sanitize/; ctest then hands every test tests/sanitize/lsan.supp
+# (Qt's own leaks) through LSAN_OPTIONS (tests/sanitize/ctest_env.cmake.in).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash installer/install-deps.sh --with-tests
