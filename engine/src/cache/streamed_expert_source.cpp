@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <numeric>
 #include <optional>
 
 namespace waste::cache {
@@ -164,12 +165,9 @@ void StreamedExpertSource::fetch(int layer, std::span<const int> experts, const 
             m_rankRight.resize(guess.size(), 0);
         }
         for (size_t r = 0; r < guess.size(); ++r) {
-            const bool right = std::find(experts.begin(), experts.end(), guess[r]) != experts.end();
-            m_predictedCorrect += right;
-            m_rankRight[r] += right;
+            m_rankRight[r] += std::find(experts.begin(), experts.end(), guess[r]) != experts.end();
             ++m_rankGuessed[r];
         }
-        m_predictedCount += int64_t(guess.size());
         m_predicted[size_t(L)].clear();
     }
 
@@ -322,7 +320,7 @@ void StreamedExpertSource::prefetch(int layer, std::span<const int> experts)
     // direct read on this project's test machines), so a rank that is more often wrong
     // than right does more harm than good. On the benchmark container ranks 1-4 pass
     // (right 97 / 91 / 89 / 71 %), ranks 5-6 do not (30 / 10 %); reading those had made a
-    // decode at one working set of cache read 515 records where 342 do. Beyond the first
+    // decode at one working set of cache read 515 records where 348 do. Beyond the first
     // top-k - 1 a guess also goes only while a reader is idle, so a weaker guess never
     // holds the disk while demand reads wait.
     int64_t spare = m_cache->slots() - 2 * int64_t(m_topK);
@@ -354,8 +352,8 @@ model::ExpertFetchStats StreamedExpertSource::stats() const
     s.secondsIo = m_ioWait;
     s.speculativeFills = c.speculativeFills;
     s.speculativeUsed = c.speculativeUsed;
-    s.lookaheadPredicted = m_predictedCount;
-    s.lookaheadCorrect = m_predictedCorrect;
+    s.lookaheadPredicted = std::accumulate(m_rankGuessed.begin(), m_rankGuessed.end(), int64_t(0));
+    s.lookaheadCorrect = std::accumulate(m_rankRight.begin(), m_rankRight.end(), int64_t(0));
     s.directIo = m_directIo;
     return s;
 }

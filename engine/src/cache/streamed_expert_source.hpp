@@ -80,8 +80,9 @@ private:
     int m_lastIndex = 1 << 30;
     double m_ioWait = 0;
     std::vector<std::vector<int>> m_predicted; // per cache layer: the pending prediction
-    int64_t m_predictedCount = 0, m_predictedCorrect = 0;
-    std::vector<int64_t> m_rankGuessed, m_rankRight; // per rank of the prediction list
+    // Per rank of the prediction list: guesses settled and guesses the router then chose
+    // (their sums are the reported lookahead accuracy).
+    std::vector<int64_t> m_rankGuessed, m_rankRight;
     std::vector<std::vector<std::vector<int>>> m_routing; // per pass: ids per cache layer
     std::vector<std::vector<int64_t>> m_uses;              // per cache layer, per expert
 };

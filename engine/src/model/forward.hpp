@@ -53,10 +53,10 @@ private:
     void denseFfn(const FfnWeights &w, const float *x, float *out, int64_t width);
     void moe(int layer, int n, const float *b, float *out, ExpertSource &experts);
     // Router lookahead (decode): predicts the next MoE layer's experts from what this
-    // layer knows before its routed experts run (b: its MoE input; shared: its shared
-    // expert's output, or null) and lets the source read them early. Reads only; changes
-    // no state.
-    void lookahead(int layer, const float *b, const float *shared, ExpertSource &experts);
+    // layer knows before its routed experts run (the stream set by the run loop below,
+    // plus `shared`, its shared expert's output) and lets the source read them early.
+    // Reads only; changes no state.
+    void lookahead(int layer, const float *shared, ExpertSource &experts);
     // The same for the first MoE layer, from the token's residual input (its embedding)
     // before layer 0 runs (decode).
     void lookaheadFirst(const float *h, ExpertSource &experts);

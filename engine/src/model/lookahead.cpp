@@ -9,7 +9,10 @@
 // norm. On the benchmark container (layers 2-7, 32 tokens) its top three are right
 // 93.9 % of the time and its top four 88 %, against 90.3 % and 82 % for the reference's
 // estimate (L's normalised MoE input); the fourth guess, which goes only while a reader
-// is idle, gains most (62 -> 71 %).
+// is idle, gains most (62 -> 71 %). K3's Attention Residuals replace the residual
+// stream: there the partial sum plus L's shared experts is mixed with the block history
+// as L+1 mixes its MoE input (on the tiny K3 container, 16 experts, top-4, the 6-wide
+// list then holds 59.9 % of the chosen experts instead of 51.9 %).
 //
 // The first MoE layer has no MoE layer before it to guess from, so its guess comes from
 // the token's embedding (normalised as that layer normalises its MoE input), made before
@@ -53,36 +56,26 @@ void Forward::predictExperts(int layer, const float *b, ExpertSource &experts)
     experts.prefetch(layer, ids);
 }
 
-void Forward::lookahead(int layer, const float *b, const float *shared, ExpertSource &experts)
+void Forward::lookahead(int layer, const float *shared, ExpertSource &experts)
 {
     const int next = nextMoeLayer(layer);
     if (next < 0)
         return;
     const LayerWeights &nw = m_w.layers[static_cast<size_t>(next)];
-    if (shared && m_moeHistory && m_moePartial && nw.mlpResNorm && nw.mlpResProj) {
-        // K3: the partial sum plus this layer's shared expert, mixed with the block history
-        // as the next layer mixes its MoE input, under its norm.
-        Vec p(m_moePartial, m_moePartial + m_c.hidden), x(static_cast<size_t>(m_c.hidden));
-        for (int64_t i = 0; i < m_c.hidden; ++i)
-            p[static_cast<size_t>(i)] += shared[i];
-        attnResMix(*m_moeHistory, p.data(), nw.mlpResNorm->f32.data(), nw.mlpResProj->f32.data(), x.data(), m_c.hidden,
-                   m_c.eps);
-        rmsNorm(x.data(), nw.postNorm->f32.data(), x.data(), m_c.hidden, m_c.eps);
-        predictExperts(next, x.data(), experts);
-        return;
-    }
-    if (!m_moeResidual || !shared) { // only this layer's input
-        predictExperts(next, b, experts);
-        return;
-    }
+    const float *stream = m_moePartial ? m_moePartial : m_moeResidual;
+    if (!stream)
+        return; // not inside a decode step's run loop: nothing to estimate from
     // The closest thing to the next layer's MoE input known before this layer's routed
-    // experts run: the residual stream plus this layer's shared expert, normalised as the
-    // next layer normalises its MoE input. Only the routed experts' output and the next
-    // attention are missing.
-    Vec x(m_moeResidual, m_moeResidual + m_c.hidden);
+    // experts run: the stream plus this layer's shared expert (K3: mixed with the block
+    // history as the next layer mixes its MoE input), under the next layer's norm. Only
+    // the routed experts' output and the next attention are missing.
+    Vec x(stream, stream + m_c.hidden);
     for (int64_t i = 0; i < m_c.hidden; ++i)
         x[static_cast<size_t>(i)] += shared[i];
-    rmsNorm(x.data(), m_w.layers[static_cast<size_t>(next)].postNorm->f32.data(), x.data(), m_c.hidden, m_c.eps);
+    if (m_moePartial)
+        attnResMix(*m_moeHistory, x.data(), nw.mlpResNorm->f32.data(), nw.mlpResProj->f32.data(), x.data(), m_c.hidden,
+                   m_c.eps);
+    rmsNorm(x.data(), nw.postNorm->f32.data(), x.data(), m_c.hidden, m_c.eps);
     predictExperts(next, x.data(), experts);
 }
 

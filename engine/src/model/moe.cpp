@@ -142,7 +142,7 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
             denseFfn(w.shared, b, shared.data(), Ms);
             sharedDone = true;
             if (experts.lookaheadWidth() > 0)
-                lookahead(layer, b, shared.data(), experts); // before the tables: its reads queue sooner
+                lookahead(layer, shared.data(), experts); // before the tables: its reads queue sooner
             if (layerCb >= 0)
                 buildLuts(layerCb);
         };
