@@ -6,11 +6,11 @@
 // (PromptFeeder), so earlier turns and images are not read again. /save keeps the state and the
 // conversation together. A model without one: each line is plain text continued on the state.
 // User text is always tokenized in plain mode, so typed chat markers stay text.
-#include "dialoguerenderer.h"
+#include "prompt/dialoguerenderer.h"
 #include "generation_options.h"
-#include "mediablock.h"
+#include "prompt/mediablock.h"
 #include "model_options.h"
-#include "promptfeeder.h"
+#include "engine/promptfeeder.h"
 #include "verb.h"
 
 #include <chrono>

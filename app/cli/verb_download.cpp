@@ -4,9 +4,9 @@
 // the same command continues where it was. Exit 0 only when every file is verified.
 #include "verb.h"
 
-#include "byteformat.h"
-#include "downloadmanager.h"
-#include "hubendpoint.h"
+#include "download/byteformat.h"
+#include "download/downloadmanager.h"
+#include "download/hubendpoint.h"
 
 #include <QCoreApplication>
 #include <QDir>

@@ -3,10 +3,10 @@
 // a stats line on stderr. A model with a chat template gets PROMPT as a user message rendered
 // with it (the GUI chat's renderer, app/core/prompt); --raw, or a model without a template,
 // continues PROMPT as plain text.
-#include "dialoguerenderer.h"
+#include "prompt/dialoguerenderer.h"
 #include "generation_options.h"
 #include "model_options.h"
-#include "promptfeeder.h"
+#include "engine/promptfeeder.h"
 #include "verb.h"
 
 #include <chrono>

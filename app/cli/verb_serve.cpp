@@ -4,8 +4,8 @@
 // a free one). SIGINT/SIGTERM stop it cleanly.
 #include "verb.h"
 
-#include "apiserver.h"
-#include "enginecontroller.h"
+#include "server/apiserver.h"
+#include "engine/enginecontroller.h"
 
 #include <waste/waste.hpp>
 

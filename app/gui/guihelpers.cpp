@@ -1,7 +1,7 @@
 #include "guihelpers.h"
 
-#include "appsettings.h"
-#include "markdownblocks.h"
+#include "settings/appsettings.h"
+#include "chat/markdownblocks.h"
 
 #include <QClipboard>
 #include <QDateTime>

@@ -2,8 +2,8 @@
 // routing, validation (400), auth (401), unknown routes (404/405), body limit (413), no
 // model (503), CORS, binding rules and readable listen errors, the request log, and the
 // server staying up after every error.
-#include "apiserver.h"
-#include "enginecontroller.h"
+#include "server/apiserver.h"
+#include "engine/enginecontroller.h"
 #include "httptestclient.h"
 
 #include <QAbstractItemModelTester>

@@ -2,8 +2,8 @@
 // weights), driven over real sockets: every endpoint streaming and not, usage, stop strings,
 // max_tokens, a client leaving mid-stream, concurrent clients, constrained JSON output that
 // parses and matches its schema every time, forced tool calls, and `waste serve`.
-#include "apiserver.h"
-#include "enginecontroller.h"
+#include "server/apiserver.h"
+#include "engine/enginecontroller.h"
 #include "httptestclient.h"
 
 #include <QDir>

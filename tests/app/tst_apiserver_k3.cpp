@@ -3,8 +3,8 @@
 // Random weights never write structure on their own, so structure is forced: tool_choice
 // required / named (a K3 call element) and response_format json_schema (the response
 // channel), with the think channel on and off.
-#include "apiserver.h"
-#include "enginecontroller.h"
+#include "server/apiserver.h"
+#include "engine/enginecontroller.h"
 #include "httptestclient.h"
 
 #include <QSignalSpy>

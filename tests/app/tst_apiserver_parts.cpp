@@ -1,11 +1,11 @@
 // The API server's pure pieces: request parsing, prompt rendering, tool-call parsing,
 // parsed replies turned into OpenAI messages and deltas, OpenAI JSON shapes, SSE and chunked framing, image header probing.
-#include "apirequest.h"
-#include "chatformat.h"
-#include "openaijson.h"
-#include "promptrenderer.h"
-#include "replyassembler.h"
-#include "toolcallparser.h"
+#include "server/apirequest.h"
+#include "server/chatformat.h"
+#include "server/openaijson.h"
+#include "server/promptrenderer.h"
+#include "server/replyassembler.h"
+#include "server/toolcallparser.h"
 
 #include <QJsonDocument>
 #include <QTest>

@@ -1,7 +1,7 @@
 // ConversionJob (the Convert page's service): plan shows sizes and free space, start
 // converts on a worker thread with progress reaching the GUI thread, cancel stops and
 // start resumes, and the result is byte-identical to the engine's direct container.
-#include "conversionjob.h"
+#include "convert/conversionjob.h"
 
 #include <waste/convert.hpp>
 

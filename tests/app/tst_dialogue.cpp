@@ -4,11 +4,11 @@
 // only the new part, and the logits are then bit for bit those of feeding the same tokens in
 // one go; a saved state restores on a fresh session; images in the kept part are not encoded
 // again.
-#include "dialoguerenderer.h"
-#include "k3reply.h"
-#include "mediablock.h"
-#include "promptfeeder.h"
-#include "statehistory.h"
+#include "prompt/dialoguerenderer.h"
+#include "prompt/k3reply.h"
+#include "prompt/mediablock.h"
+#include "engine/promptfeeder.h"
+#include "engine/statehistory.h"
 
 #include <waste/waste.hpp>
 

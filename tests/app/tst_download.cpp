@@ -2,9 +2,9 @@
 // meets: connections cut mid-body, 503 and 429 with Retry-After, a stall longer than the stall
 // timeout, a 200 answer to a ranged request, a wrong byte, a server restart. Every file must
 // end verified, and no byte range may be downloaded twice except where a fault forced it.
-#include "downloadmanager.h"
+#include "download/downloadmanager.h"
 #include "faultyhub.h"
-#include "filetransfer.h"
+#include "download/filetransfer.h"
 
 #include <QAbstractItemModelTester>
 #include <QDir>

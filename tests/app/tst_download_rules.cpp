@@ -1,11 +1,11 @@
 // The downloader's pure rules: what each hub answer means for a partial file, Retry-After and
 // backoff, the listing parser (checksums, unsafe paths, pagination), include globs, the
 // endpoint and token scoping, checksums, and the persistent queue's round trip.
-#include "downloadqueue.h"
-#include "filechecksum.h"
-#include "hubendpoint.h"
-#include "hublisting.h"
-#include "resumerules.h"
+#include "download/downloadqueue.h"
+#include "download/filechecksum.h"
+#include "download/hubendpoint.h"
+#include "download/hublisting.h"
+#include "download/resumerules.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -1,10 +1,10 @@
-#include "chatcontroller.h"
+#include "chat/chatcontroller.h"
 
-#include "contextcut.h"
-#include "dialoguerenderer.h"
-#include "enginecontroller.h"
-#include "imagecheck.h"
-#include "k3reply.h"
+#include "chat/contextcut.h"
+#include "prompt/dialoguerenderer.h"
+#include "engine/enginecontroller.h"
+#include "chat/imagecheck.h"
+#include "prompt/k3reply.h"
 
 #include <QCryptographicHash>
 #include <QDateTime>

@@ -9,14 +9,14 @@
 // continues without reading the whole history again; editing or regenerating drops it.
 #pragma once
 
-#include "chatmessage.h"
-#include "conversationlistmodel.h"
-#include "conversationstore.h"
-#include "dialogue.h"
-#include "generationtypes.h"
-#include "messagemodel.h"
-#include "templatekind.h"
-#include "thinkingsplitter.h"
+#include "chat/chatmessage.h"
+#include "chat/conversationlistmodel.h"
+#include "chat/conversationstore.h"
+#include "prompt/dialogue.h"
+#include "engine/generationtypes.h"
+#include "chat/messagemodel.h"
+#include "prompt/templatekind.h"
+#include "chat/thinkingsplitter.h"
 
 #include <QElapsedTimer>
 #include <QObject>

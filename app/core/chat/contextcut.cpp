@@ -1,4 +1,4 @@
-#include "contextcut.h"
+#include "chat/contextcut.h"
 
 int firstMessageThatFits(const QList<ChatMessage> &messages, int totalTokens, int reserve, int context)
 {

@@ -2,7 +2,7 @@
 // the prompt (not the store) so the newest question and its answer fit.
 #pragma once
 
-#include "chatmessage.h"
+#include "chat/chatmessage.h"
 
 #include <QList>
 

@@ -1,4 +1,4 @@
-#include "conversationlistmodel.h"
+#include "chat/conversationlistmodel.h"
 
 #include <QLocale>
 

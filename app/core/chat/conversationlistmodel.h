@@ -2,7 +2,7 @@
 // them for the current search. Changed on the GUI thread only.
 #pragma once
 
-#include "chatmessage.h"
+#include "chat/chatmessage.h"
 
 #include <QAbstractListModel>
 #include <QQmlEngine>

@@ -1,4 +1,4 @@
-#include "conversationstore.h"
+#include "chat/conversationstore.h"
 
 #include <QAtomicInteger>
 #include <QFileInfo>

@@ -4,7 +4,7 @@
 // only; the writes are a few rows each, well under a millisecond on a local file.
 #pragma once
 
-#include "chatmessage.h"
+#include "chat/chatmessage.h"
 
 #include <QList>
 #include <QString>

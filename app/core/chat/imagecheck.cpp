@@ -1,4 +1,4 @@
-#include "imagecheck.h"
+#include "chat/imagecheck.h"
 
 #include <QCoreApplication>
 #include <QFile>

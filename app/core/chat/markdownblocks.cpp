@@ -1,4 +1,4 @@
-#include "markdownblocks.h"
+#include "chat/markdownblocks.h"
 
 #include <QStringList>
 

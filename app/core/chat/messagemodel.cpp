@@ -1,4 +1,4 @@
-#include "messagemodel.h"
+#include "chat/messagemodel.h"
 
 MessageModel::MessageModel(QObject *parent) : QAbstractListModel(parent) {}
 

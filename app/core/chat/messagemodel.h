@@ -3,7 +3,7 @@
 // text changes one row's text role at a time.
 #pragma once
 
-#include "chatmessage.h"
+#include "chat/chatmessage.h"
 
 #include <QAbstractListModel>
 #include <QQmlEngine>

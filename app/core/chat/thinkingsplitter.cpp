@@ -1,4 +1,4 @@
-#include "thinkingsplitter.h"
+#include "chat/thinkingsplitter.h"
 
 #include <array>
 

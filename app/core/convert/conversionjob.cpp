@@ -1,6 +1,6 @@
-#include "conversionjob.h"
+#include "convert/conversionjob.h"
 
-#include "threadpriority.h"
+#include "threads/threadpriority.h"
 
 #include <waste/convert.hpp>
 #include <waste/waste.hpp>

@@ -1,7 +1,7 @@
-#include "demomodel.h"
+#include "demo/demomodel.h"
 
-#include "appsettings.h"
-#include "enginecontroller.h"
+#include "settings/appsettings.h"
+#include "engine/enginecontroller.h"
 
 #include <waste/convert.hpp>
 #include <waste/waste.hpp>

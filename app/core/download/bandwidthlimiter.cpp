@@ -1,4 +1,4 @@
-#include "bandwidthlimiter.h"
+#include "download/bandwidthlimiter.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "byteformat.h"
+#include "download/byteformat.h"
 
 namespace byteformat {
 

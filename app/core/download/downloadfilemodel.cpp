@@ -1,4 +1,4 @@
-#include "downloadfilemodel.h"
+#include "download/downloadfilemodel.h"
 
 DownloadFileModel::DownloadFileModel(QObject *parent) : QAbstractListModel(parent) {}
 

@@ -3,7 +3,7 @@
 // are signalled (a reset only when the set of files changes).
 #pragma once
 
-#include "downloadsnapshot.h"
+#include "download/downloadsnapshot.h"
 
 #include <QAbstractListModel>
 #include <QQmlEngine>

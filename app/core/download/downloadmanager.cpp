@@ -1,8 +1,8 @@
-#include "downloadmanager.h"
+#include "download/downloadmanager.h"
 
-#include "appsettings.h"
-#include "threadpriority.h"
-#include "tokenstore.h"
+#include "settings/appsettings.h"
+#include "threads/threadpriority.h"
+#include "download/tokenstore.h"
 
 #include <QDir>
 #include <QSettings>

@@ -3,10 +3,10 @@
 // file model. Every call returns at once; answers arrive as property changes and signals.
 #pragma once
 
-#include "downloadfilemodel.h"
-#include "downloadoptions.h"
-#include "downloadsnapshot.h"
-#include "downloadworker.h"
+#include "download/downloadfilemodel.h"
+#include "download/downloadoptions.h"
+#include "download/downloadsnapshot.h"
+#include "download/downloadworker.h"
 
 #include <QObject>
 #include <QQmlEngine>

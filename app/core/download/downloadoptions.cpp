@@ -1,4 +1,4 @@
-#include "downloadoptions.h"
+#include "download/downloadoptions.h"
 
 #include <QString>
 #include <type_traits>

@@ -1,4 +1,4 @@
-#include "downloadqueue.h"
+#include "download/downloadqueue.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,8 +1,8 @@
-#include "downloadworker.h"
+#include "download/downloadworker.h"
 
-#include "byteformat.h"
-#include "filetransfer.h"
-#include "hublister.h"
+#include "download/byteformat.h"
+#include "download/filetransfer.h"
+#include "download/hublister.h"
 
 #include <QDir>
 #include <algorithm>

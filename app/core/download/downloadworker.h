@@ -4,12 +4,12 @@
 // DownloadSnapshot values; nothing here ever runs on the GUI thread.
 #pragma once
 
-#include "bandwidthlimiter.h"
-#include "downloadoptions.h"
-#include "downloadqueue.h"
-#include "downloadsnapshot.h"
-#include "hubendpoint.h"
-#include "hublisting.h"
+#include "download/bandwidthlimiter.h"
+#include "download/downloadoptions.h"
+#include "download/downloadqueue.h"
+#include "download/downloadsnapshot.h"
+#include "download/hubendpoint.h"
+#include "download/hublisting.h"
 
 #include <QElapsedTimer>
 #include <QHash>

@@ -1,4 +1,4 @@
-#include "filechecksum.h"
+#include "download/filechecksum.h"
 
 #include <QFile>
 

@@ -1,8 +1,8 @@
-#include "filetransfer.h"
+#include "download/filetransfer.h"
 
-#include "hubrequest.h"
-#include "resumerules.h"
-#include "threadpriority.h"
+#include "download/hubrequest.h"
+#include "download/resumerules.h"
+#include "threads/threadpriority.h"
 
 #include <QDateTime>
 #include <QDir>

@@ -9,11 +9,11 @@
 // (Retry-After honoured); a stall timer aborts silent connections. Lives on the worker thread.
 #pragma once
 
-#include "bandwidthlimiter.h"
-#include "downloadoptions.h"
-#include "downloadqueue.h"
-#include "filechecksum.h"
-#include "hubendpoint.h"
+#include "download/bandwidthlimiter.h"
+#include "download/downloadoptions.h"
+#include "download/downloadqueue.h"
+#include "download/filechecksum.h"
+#include "download/hubendpoint.h"
 
 #include <QElapsedTimer>
 #include <QFile>

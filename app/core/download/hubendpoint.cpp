@@ -1,4 +1,4 @@
-#include "hubendpoint.h"
+#include "download/hubendpoint.h"
 
 #include <QHostAddress>
 #include <QRegularExpression>

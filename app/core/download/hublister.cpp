@@ -1,7 +1,7 @@
-#include "hublister.h"
+#include "download/hublister.h"
 
-#include "hubrequest.h"
-#include "resumerules.h"
+#include "download/hubrequest.h"
+#include "download/resumerules.h"
 
 #include <QNetworkAccessManager>
 #include <QNetworkReply>

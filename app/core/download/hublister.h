@@ -2,9 +2,9 @@
 // and redirects, retrying busy or broken answers with the same backoff as file transfers.
 #pragma once
 
-#include "downloadoptions.h"
-#include "hubendpoint.h"
-#include "hublisting.h"
+#include "download/downloadoptions.h"
+#include "download/hubendpoint.h"
+#include "download/hublisting.h"
 
 #include <QObject>
 #include <QPointer>

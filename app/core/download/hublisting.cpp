@@ -1,4 +1,4 @@
-#include "hublisting.h"
+#include "download/hublisting.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

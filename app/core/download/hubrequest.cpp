@@ -1,4 +1,4 @@
-#include "hubrequest.h"
+#include "download/hubrequest.h"
 
 #include <QCoreApplication>
 

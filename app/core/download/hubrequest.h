@@ -4,7 +4,7 @@
 // and the body is asked for as-is (no gzip) so byte offsets mean file offsets.
 #pragma once
 
-#include "hubendpoint.h"
+#include "download/hubendpoint.h"
 
 #include <QNetworkReply>
 #include <QNetworkRequest>

@@ -1,7 +1,7 @@
-#include "modellibrary.h"
+#include "download/modellibrary.h"
 
-#include "downloadmanager.h"
-#include "enginecontroller.h"
+#include "download/downloadmanager.h"
+#include "engine/enginecontroller.h"
 
 #include <QDir>
 #include <QDirIterator>

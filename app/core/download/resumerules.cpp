@@ -1,4 +1,4 @@
-#include "resumerules.h"
+#include "download/resumerules.h"
 
 #include <QLocale>
 #include <QRegularExpression>

@@ -1,4 +1,4 @@
-#include "tokenstore.h"
+#include "download/tokenstore.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,6 +1,6 @@
-#include "enginecontroller.h"
+#include "engine/enginecontroller.h"
 
-#include "threadpriority.h"
+#include "threads/threadpriority.h"
 
 #include <QDir>
 #include <QFileInfo>

@@ -3,7 +3,7 @@
 // the status bar bind to. It never blocks: every answer comes back as a signal.
 #pragma once
 
-#include "engineworker.h"
+#include "engine/engineworker.h"
 
 #include <QObject>
 #include <QQmlEngine>

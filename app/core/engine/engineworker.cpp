@@ -1,7 +1,7 @@
-#include "engineworker.h"
+#include "engine/engineworker.h"
 
-#include "dialoguerenderer.h"
-#include "savedstate.h"
+#include "prompt/dialoguerenderer.h"
+#include "engine/savedstate.h"
 
 #include <QFileInfo>
 #include <QMutexLocker>

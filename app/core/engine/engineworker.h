@@ -3,10 +3,10 @@
 // so they are served in turn, one model, first come first served.
 #pragma once
 
-#include "dialogue.h"
-#include "generationtypes.h"
-#include "promptfeeder.h"
-#include "templatekind.h"
+#include "prompt/dialogue.h"
+#include "engine/generationtypes.h"
+#include "engine/promptfeeder.h"
+#include "prompt/templatekind.h"
 
 #include <waste/waste.hpp>
 

@@ -1,4 +1,4 @@
-#include "promptfeeder.h"
+#include "engine/promptfeeder.h"
 
 #include "text/utf8_stream.hpp"
 

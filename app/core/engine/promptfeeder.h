@@ -7,9 +7,9 @@
 // After the generation, record() notes what was fed, and save() writes the state to disk.
 #pragma once
 
-#include "generationtypes.h"
-#include "savedstate.h"
-#include "statehistory.h"
+#include "engine/generationtypes.h"
+#include "engine/savedstate.h"
+#include "engine/statehistory.h"
 
 #include <waste/waste.hpp>
 

@@ -1,4 +1,4 @@
-#include "savedstate.h"
+#include "engine/savedstate.h"
 
 #include <QDateTime>
 #include <QDir>

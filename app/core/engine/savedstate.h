@@ -5,7 +5,7 @@
 // is ignored, and the engine itself refuses a state of other shapes.
 #pragma once
 
-#include "statehistory.h"
+#include "engine/statehistory.h"
 
 #include <waste/waste.hpp>
 

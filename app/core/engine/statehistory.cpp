@@ -1,4 +1,4 @@
-#include "statehistory.h"
+#include "engine/statehistory.h"
 
 #include <QJsonObject>
 

@@ -1,4 +1,4 @@
-#include "engineplansource.h"
+#include "planner/engineplansource.h"
 
 #include <waste/waste.hpp>
 

@@ -3,7 +3,7 @@
 // for another computer (tests use a fake 64 GB machine); the model's side stays real.
 #pragma once
 
-#include "planfacts.h"
+#include "planner/planfacts.h"
 
 #include <optional>
 

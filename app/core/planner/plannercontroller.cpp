@@ -1,6 +1,6 @@
-#include "plannercontroller.h"
+#include "planner/plannercontroller.h"
 
-#include "appsettings.h"
+#include "settings/appsettings.h"
 
 #include <QtConcurrent/QtConcurrentRun>
 

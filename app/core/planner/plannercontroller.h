@@ -4,7 +4,7 @@
 // chosen budget is written to AppSettings and applies when the model is next opened.
 #pragma once
 
-#include "planfacts.h"
+#include "planner/planfacts.h"
 
 #include <QFutureWatcher>
 #include <QObject>

@@ -1,4 +1,4 @@
-#include "dialogue.h"
+#include "prompt/dialogue.h"
 
 #include <QJsonArray>
 

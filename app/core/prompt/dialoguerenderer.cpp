@@ -1,8 +1,8 @@
-#include "dialoguerenderer.h"
+#include "prompt/dialoguerenderer.h"
 
-#include "k3reply.h"
-#include "mediablock.h"
-#include "templatesegments.h"
+#include "prompt/k3reply.h"
+#include "prompt/mediablock.h"
+#include "prompt/templatesegments.h"
 
 #include "text/chatml_template.hpp"
 #include "text/k3_template.hpp"

@@ -12,9 +12,9 @@
 // turns and feed only the new part.
 #pragma once
 
-#include "dialogue.h"
-#include "generationtypes.h"
-#include "templatekind.h"
+#include "prompt/dialogue.h"
+#include "engine/generationtypes.h"
+#include "prompt/templatekind.h"
 
 #include <QJsonObject>
 #include <QStringList>

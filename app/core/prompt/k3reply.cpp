@@ -1,4 +1,4 @@
-#include "k3reply.h"
+#include "prompt/k3reply.h"
 
 namespace {
 

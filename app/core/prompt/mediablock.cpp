@@ -1,4 +1,4 @@
-#include "mediablock.h"
+#include "prompt/mediablock.h"
 
 #include "image/image_probe.hpp"
 #include "model/vision_placement.hpp"

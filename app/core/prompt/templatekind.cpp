@@ -1,4 +1,4 @@
-#include "templatekind.h"
+#include "prompt/templatekind.h"
 
 TemplateKind templateKindFor(const QString &arch, bool hasChatTemplate)
 {

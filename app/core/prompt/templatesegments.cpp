@@ -1,4 +1,4 @@
-#include "templatesegments.h"
+#include "prompt/templatesegments.h"
 
 #include <stdexcept>
 

@@ -2,7 +2,7 @@
 // page's renderer and the API server so that both place images the same way.
 #pragma once
 
-#include "generationtypes.h"
+#include "engine/generationtypes.h"
 
 #include "text/chat_segments.hpp"
 

@@ -1,4 +1,4 @@
-#include "apierror.h"
+#include "server/apierror.h"
 
 #include <QJsonValue>
 

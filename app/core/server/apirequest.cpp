@@ -1,4 +1,4 @@
-#include "apirequest.h"
+#include "server/apirequest.h"
 
 #include <QFileInfo>
 #include <QJsonDocument>

@@ -2,7 +2,7 @@
 // Every problem becomes an ApiError (400) naming the field; nothing here touches the engine.
 #pragma once
 
-#include "apierror.h"
+#include "server/apierror.h"
 
 #include <QByteArray>
 #include <QJsonArray>

@@ -1,16 +1,16 @@
 // The one translation unit that includes QHttpServer (heavy to compile): listening,
 // routing, auth, CORS and the glue between HTTP exchanges and engine requests.
-#include "apiserver.h"
+#include "server/apiserver.h"
 
-#include "apirequest.h"
-#include "chatformat.h"
-#include "enginecontroller.h"
-#include "httpexchange.h"
-#include "mediablock.h"
-#include "openaijson.h"
-#include "promptrenderer.h"
-#include "replyassembler.h"
-#include "requestconstraint.h"
+#include "server/apirequest.h"
+#include "server/chatformat.h"
+#include "engine/enginecontroller.h"
+#include "server/httpexchange.h"
+#include "prompt/mediablock.h"
+#include "server/openaijson.h"
+#include "server/promptrenderer.h"
+#include "server/replyassembler.h"
+#include "server/requestconstraint.h"
 
 #include <QDateTime>
 #include <QFile>

@@ -6,7 +6,7 @@
 // origins are allowed explicitly.
 #pragma once
 
-#include "requestlogmodel.h"
+#include "server/requestlogmodel.h"
 
 #include <QElapsedTimer>
 #include <QHash>

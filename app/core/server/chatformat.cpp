@@ -1,6 +1,6 @@
-#include "chatformat.h"
+#include "server/chatformat.h"
 
-#include "templatesegments.h"
+#include "prompt/templatesegments.h"
 
 #include "text/chatml_template.hpp"
 #include "text/k3_template.hpp"

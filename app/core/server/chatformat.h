@@ -4,8 +4,8 @@
 // back by the model's reply parser (waste::Model::replyParser, replyassembler.h).
 #pragma once
 
-#include "apirequest.h"
-#include "generationtypes.h"
+#include "server/apirequest.h"
+#include "engine/generationtypes.h"
 
 #include <QVariantMap>
 

@@ -1,6 +1,6 @@
-#include "httpexchange.h"
+#include "server/httpexchange.h"
 
-#include "openaijson.h"
+#include "server/openaijson.h"
 
 #include <QJsonDocument>
 

@@ -1,6 +1,6 @@
-#include "openaijson.h"
+#include "server/openaijson.h"
 
-#include "generationtypes.h"
+#include "engine/generationtypes.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

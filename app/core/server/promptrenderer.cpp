@@ -1,4 +1,4 @@
-#include "promptrenderer.h"
+#include "server/promptrenderer.h"
 
 #include <QJsonDocument>
 

@@ -4,8 +4,8 @@
 // the media block markup the vision tower expects, one per image, in order.
 #pragma once
 
-#include "apirequest.h"
-#include "generationtypes.h"
+#include "server/apirequest.h"
+#include "engine/generationtypes.h"
 
 #include <functional>
 

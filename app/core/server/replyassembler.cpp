@@ -1,6 +1,6 @@
-#include "replyassembler.h"
+#include "server/replyassembler.h"
 
-#include "openaijson.h"
+#include "server/openaijson.h"
 
 #include <QJsonDocument>
 #include <QRandomGenerator>

@@ -13,8 +13,8 @@
 //   output, a JSON object its constraint produced, so it is read at the end.
 #pragma once
 
-#include "chatformat.h"
-#include "toolcallparser.h"
+#include "server/chatformat.h"
+#include "server/toolcallparser.h"
 
 #include <waste/waste.hpp>
 

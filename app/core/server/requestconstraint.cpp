@@ -1,4 +1,4 @@
-#include "requestconstraint.h"
+#include "server/requestconstraint.h"
 
 #include <QJsonDocument>
 

@@ -3,8 +3,8 @@
 // model's vocabulary) through GenerationRequest::makeConstraint.
 #pragma once
 
-#include "apirequest.h"
-#include "generationtypes.h"
+#include "server/apirequest.h"
+#include "engine/generationtypes.h"
 
 // Empty when the request needs no constraint.
 ConstraintFactory constraintFor(const ApiRequest &request);

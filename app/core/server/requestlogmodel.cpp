@@ -1,4 +1,4 @@
-#include "requestlogmodel.h"
+#include "server/requestlogmodel.h"
 
 RequestLogModel::RequestLogModel(QObject *parent, int capacity)
     : QAbstractListModel(parent), m_capacity(qMax(1, capacity))

@@ -1,6 +1,6 @@
-#include "toolcallparser.h"
+#include "server/toolcallparser.h"
 
-#include "openaijson.h"
+#include "server/openaijson.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>

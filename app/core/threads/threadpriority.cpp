@@ -1,4 +1,4 @@
-#include "threadpriority.h"
+#include "threads/threadpriority.h"
 
 #if defined(__linux__)
 #include <cerrno>
