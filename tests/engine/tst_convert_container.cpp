@@ -4,10 +4,11 @@
 // interrupted runs (disk full, cancel) resume to the same bytes; --reclaim deletes
 // finished shards; hostile safetensors headers are refused.
 #include "convert/converter.hpp"
-#include "convert/expert_record.hpp"
+#include "convert/expert_encoder.hpp"
 #include "convert/grouped_quant.hpp"
-#include "convert/half.hpp"
-#include "convert/crc32.hpp"
+#include "format/codebooks.hpp"
+#include "format/crc32.hpp"
+#include "format/f16.hpp"
 #include "convert/safetensors.hpp"
 #include "convert/tiny_model.hpp"
 #include "convert/vq.hpp"
@@ -30,6 +31,7 @@
 
 namespace fs = std::filesystem;
 using namespace waste::convert;
+using namespace waste::format;
 
 namespace {
 
@@ -135,9 +137,9 @@ TEST(ConvertContainer, ManifestRecordsAndTrunkDecodeToTheSource) {
         } else {
             const int64_t n = e["shape"].back(), rows = t.elements() / n;
             const int64_t soff = e["scale_off"];
-            std::vector<uint16_t> sc(static_cast<size_t>(rows * groupsPerRow(n)));
+            std::vector<uint16_t> sc(static_cast<size_t>(rows * trunkGroups(n, kTrunkGroup)));
             std::memcpy(sc.data(), trunk.data() + soff, sc.size() * 2);
-            dequantizeGrouped(static_cast<TrunkFmt>(fmt), reinterpret_cast<const uint8_t *>(trunk.data() + off), sc.data(), rows, n, got.data());
+            dequantizeGrouped(trunkFormatOf(fmt), reinterpret_cast<const uint8_t *>(trunk.data() + off), sc.data(), rows, n, got.data());
             EXPECT_LT(relError(want, got), fmt == 2 ? 0.012 : 0.13) << name;
         }
         if (name.find("embed_tokens") != std::string::npos || name == "lm_head.weight") EXPECT_EQ(fmt, 2) << name;
@@ -151,13 +153,13 @@ TEST(ConvertContainer, ManifestRecordsAndTrunkDecodeToTheSource) {
     // Codebooks and records.
     const std::string cbFile = slurp(s.ref + "/codebooks.bin");
     const VqGeometry g;
-    const int64_t cbRec = codebookRecordBytes(g);
+    const int64_t cbRec = codebookRecordBytes(g.entries, g.dim);
     ASSERT_EQ(static_cast<int64_t>(cbFile.size()), 9 * 3 * cbRec);
     auto book = [&](int id) {
         Codebook b;
         b.half.resize(256 * 8);
         std::memcpy(b.half.data(), cbFile.data() + id * cbRec + 16, 256 * 8 * 2);
-        for (auto h : b.half) b.value.push_back(halfToFloat(h));
+        for (auto h : b.half) b.value.push_back(f16ToFloat(h));
         return b;
     };
     double worst = 0;

@@ -7,8 +7,9 @@
 // feature the engine reads, and the engine opens it and generates.
 #include "convert/model_source.hpp"
 #include "convert/safetensors.hpp"
-#include "convert/half.hpp"
-#include "convert/expert_record.hpp"
+#include "convert/expert_encoder.hpp"
+#include "format/codebooks.hpp"
+#include "format/f16.hpp"
 #include "convert/vq.hpp"
 
 #include "test_files.hpp"
@@ -30,6 +31,7 @@
 
 namespace fs = std::filesystem;
 using namespace waste::convert;
+using namespace waste::format;
 
 namespace {
 
@@ -226,12 +228,12 @@ TEST(ConvertK3, ContainerHasEveryK3FeatureAndRecordsDecodeToTheMxfp4Source) {
     HfDirectorySource src(s.hf);
     const std::string cbFile = slurp(s.ref + "/codebooks.bin");
     const VqGeometry g;
-    const int64_t cbRec = codebookRecordBytes(g);
+    const int64_t cbRec = codebookRecordBytes(g.entries, g.dim);
     auto book = [&](int id) {
         Codebook b;
         b.half.resize(256 * 8);
         std::memcpy(b.half.data(), cbFile.data() + id * cbRec + 16, 256 * 8 * 2);
-        for (auto h : b.half) b.value.push_back(halfToFloat(h));
+        for (auto h : b.half) b.value.push_back(f16ToFloat(h));
         return b;
     };
     double worst = 0;

@@ -1,12 +1,13 @@
 // Quantizers of the converter: f16/bf16, crc32, Q8G/Q4G grouped formats, VQ3R codebooks,
 // expert records. Prints the measured weight errors (the reference reports ~19-20 %
 // for VQ3R on real experts, 11.8 % Q4G and 0.64 % Q8G on K3's trunk).
-#include "convert/crc32.hpp"
-#include "convert/expert_record.hpp"
+#include "convert/expert_encoder.hpp"
 #include "convert/grouped_quant.hpp"
-#include "convert/half.hpp"
 #include "convert/random.hpp"
 #include "convert/vq.hpp"
+#include "format/crc32.hpp"
+#include "format/f16.hpp"
+#include "format/trunk_layout.hpp"
 
 #include <gtest/gtest.h>
 
@@ -18,6 +19,7 @@
 #include <random>
 
 using namespace waste::convert;
+using namespace waste::format;
 
 namespace {
 
@@ -60,14 +62,14 @@ double vqError(const std::vector<float> &w, int64_t rows, int64_t cols, int thre
     VqGeometry g;
     std::vector<float> vectors;
     for (int64_t r = 0; r < rows; ++r) {
-        const float s = halfToFloat(rowScaleHalf(&w[r * cols], cols));
+        const float s = f16ToFloat(rowScaleHalf(&w[r * cols], cols));
         for (int64_t c = 0; c < cols; ++c) vectors.push_back(w[r * cols + c] / s);
     }
     KMeansOptions ko;
     ko.threads = threads;
     ko.seed = 7;
     const auto books = fitResidualCodebooks(vectors, g, ko);
-    std::vector<uint8_t> idx(static_cast<size_t>(vqIndexBytes(rows, cols, g)));
+    std::vector<uint8_t> idx(static_cast<size_t>(indexBytes(rows, cols, g.stages, g.indexBits)));
     std::vector<uint16_t> scales(static_cast<size_t>(rows));
     vqEncodeMatrix(w.data(), rows, cols, books, g, idx.data(), scales.data());
     std::vector<float> back(w.size());
@@ -79,14 +81,14 @@ double vqError(const std::vector<float> &w, int64_t rows, int64_t cols, int thre
 
 TEST(ConvertHalf, RoundTripsEveryHalf) {
     for (uint32_t h = 0; h < 0x10000; ++h) {
-        const float f = halfToFloat(static_cast<uint16_t>(h));
+        const float f = f16ToFloat(static_cast<uint16_t>(h));
         if (std::isnan(f)) continue;
-        EXPECT_EQ(floatToHalf(f), h) << h;
+        EXPECT_EQ(floatToF16(f), h) << h;
     }
-    EXPECT_EQ(floatToHalf(65519.0f), 0x7bffu); // rounds down to the largest half
-    EXPECT_EQ(floatToHalf(65520.0f), 0x7c00u); // rounds up to inf
-    EXPECT_EQ(floatToHalf(1.0f + 1.0f / 2048), 0x3c00u); // tie to even
-    EXPECT_EQ(floatToHalfFlushSubnormal(1e-6f), 0u);
+    EXPECT_EQ(floatToF16(65519.0f), 0x7bffu); // rounds down to the largest half
+    EXPECT_EQ(floatToF16(65520.0f), 0x7c00u); // rounds up into exponent 31 (2^16, not inf)
+    EXPECT_EQ(floatToF16(1.0f + 1.0f / 2048), 0x3c00u); // tie to even
+    EXPECT_EQ(floatToF16FlushSubnormal(1e-6f), 0u);
     EXPECT_EQ(floatToBf16(1.0f), 0x3f80u);
     EXPECT_EQ(bf16ToFloat(0xc000u), -2.0f);
 }
@@ -106,13 +108,13 @@ TEST(ConvertGrouped, Q4GLayoutIsLowNibbleFirstBiasedByEight) {
     row[0] = -7.0f; // -> q -7 -> nibble 1
     row[1] = 7.0f;  // -> q 7 -> nibble 15 (amax 7 => scale 1)
     row[129] = 3.0f; // second group, scale 3/7
-    std::vector<uint8_t> payload(static_cast<size_t>(groupedPayloadBytes(TrunkFmt::Q4G, 1, 130)));
+    std::vector<uint8_t> payload(static_cast<size_t>(trunkRowBytes(TrunkFormat::Q4G, 130, kTrunkGroup)));
     std::vector<uint16_t> scales(2);
-    quantizeGrouped(TrunkFmt::Q4G, row.data(), 1, 130, payload.data(), scales.data());
+    quantizeGrouped(TrunkFormat::Q4G, row.data(), 1, 130, payload.data(), scales.data());
     ASSERT_EQ(payload.size(), 128u); // 256 padded elements / 2
     EXPECT_EQ(payload[0], 0xF1);
     EXPECT_EQ(payload[1], 0x88);
-    EXPECT_EQ(halfToFloat(scales[0]), 1.0f);
+    EXPECT_EQ(f16ToFloat(scales[0]), 1.0f);
     EXPECT_EQ(payload[64] & 0x0f, 8);      // element 128 is zero
     EXPECT_EQ(payload[64] >> 4, 7 + 8);    // element 129 is +amax
     EXPECT_EQ(payload[127], 0x88);         // padding decodes to zero
@@ -123,9 +125,9 @@ TEST(ConvertGrouped, ErrorsOnGaussianWeights) {
     const auto w = gaussianMatrix(static_cast<size_t>(rows * n), 11);
     double err[2];
     int i = 0;
-    for (TrunkFmt f : {TrunkFmt::Q8G, TrunkFmt::Q4G}) {
-        std::vector<uint8_t> payload(static_cast<size_t>(groupedPayloadBytes(f, rows, n)));
-        std::vector<uint16_t> scales(static_cast<size_t>(rows * groupsPerRow(n)));
+    for (TrunkFormat f : {TrunkFormat::Q8G, TrunkFormat::Q4G}) {
+        std::vector<uint8_t> payload(static_cast<size_t>(rows * trunkRowBytes(f, n, kTrunkGroup)));
+        std::vector<uint16_t> scales(static_cast<size_t>(rows * trunkGroups(n, kTrunkGroup)));
         quantizeGrouped(f, w.data(), rows, n, payload.data(), scales.data());
         std::vector<float> back(w.size());
         dequantizeGrouped(f, payload.data(), scales.data(), rows, n, back.data());
@@ -182,7 +184,7 @@ TEST(ConvertVq, IndexLayoutIsBlockedBy64Rows) {
         w[r * cols + 0] = 1.0f;                                   // amax 1 -> scale 1
         w[r * cols + 8] = static_cast<float>((r * 3) % 256) / 256; // vector 1, dim 0
     }
-    std::vector<uint8_t> idx(static_cast<size_t>(vqIndexBytes(rows, cols, g)));
+    std::vector<uint8_t> idx(static_cast<size_t>(indexBytes(rows, cols, g.stages, g.indexBits)));
     std::vector<uint16_t> sc(rows);
     vqEncodeMatrix(w.data(), rows, cols, books, g, idx.data(), sc.data());
     ASSERT_EQ(idx.size(), size_t(2 * 2 * 64 * 3));
@@ -196,7 +198,7 @@ TEST(ConvertRecord, HeaderMatchesTheReferenceFixture) {
     // r3.waste: moe_inter 64, hidden 128, 8 experts, 3 pages per record.
     const auto bank = readFile(std::string(WASTE_FIXTURES_DIR) + "/reference-container/r3.waste/experts-L2.bin");
     ASSERT_EQ(bank.size(), 8u * 12288);
-    const ExpertLayout l = expertLayout({64, 128}, VqGeometry{});
+    const RecordLayout l = expertLayout({64, 128}, VqGeometry{});
     EXPECT_EQ(l.recordBytes, 12288);
     for (int e = 0; e < 8; ++e) {
         const uint8_t *r = bank.data() + e * 12288;
@@ -221,12 +223,12 @@ TEST(ConvertRecord, BuildsAVerifiableRecordThatDecodes) {
         std::vector<float> v;
         const int64_t rows = m == &down ? 128 : 64, cols = m == &down ? 64 : 128;
         for (int64_t r = 0; r < rows; ++r) {
-            const float sc = halfToFloat(rowScaleHalf(&(*m)[r * cols], cols));
+            const float sc = f16ToFloat(rowScaleHalf(&(*m)[r * cols], cols));
             for (int64_t c = 0; c < cols; ++c) v.push_back((*m)[r * cols + c] / sc);
         }
         books.push_back(fitResidualCodebooks(v, g, KMeansOptions{}));
     }
-    const ExpertLayout l = expertLayout(s, g);
+    const RecordLayout l = expertLayout(s, g);
     std::vector<uint8_t> rec(static_cast<size_t>(l.recordBytes));
     buildExpertRecord(5, 3, 18, s, g, gate.data(), up.data(), down.data(), books, rec.data());
     uint16_t u16[24];

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "format/codebooks.hpp"
+#include "format/bytes.hpp"
 #include "format/f16.hpp"
 #include "quant/lut.hpp"
 

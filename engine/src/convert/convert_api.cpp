@@ -1,7 +1,7 @@
 // The public converter entry points (waste/convert.hpp).
 #include "convert/converter.hpp"
 #include "convert/file_io.hpp"
-#include "convert/half.hpp"
+#include "format/f16.hpp"
 #include "convert/mxfp4.hpp"
 #include "convert/parallel.hpp"
 #include "convert/safetensors.hpp"
@@ -100,7 +100,7 @@ void makeTinyHf(const std::string &outDir, const TinyModelOptions &options) {
                     std::vector<float> f(static_cast<size_t>(rows * t.rowLength()));
                     src.readRows(t, r0, rows, f.data());
                     out[i].resize(f.size());
-                    for (size_t k = 0; k < f.size(); ++k) out[i][k] = floatToBf16(f[k]);
+                    for (size_t k = 0; k < f.size(); ++k) out[i][k] = format::floatToBf16(f[k]);
                 });
                 for (const auto &o : out) writer.append(o.data(), static_cast<int64_t>(o.size()) * 2);
             }

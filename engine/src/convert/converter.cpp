@@ -1,13 +1,20 @@
 #include "convert/converter.hpp"
 
-#include "convert/expert_record.hpp"
+#include "convert/dir_lock.hpp"
+#include "convert/expert_encoder.hpp"
 #include "convert/file_io.hpp"
 #include "convert/grouped_quant.hpp"
-#include "convert/half.hpp"
+#include "convert/hf_names.hpp"
 #include "convert/output_file.hpp"
 #include "convert/parallel.hpp"
 #include "convert/random.hpp"
+#include "convert/resume_journal.hpp"
+#include "convert/side_files.hpp"
+#include "convert/unit_plan.hpp"
 #include "convert/vq.hpp"
+#include "format/codebooks.hpp"
+#include "format/f16.hpp"
+#include "format/manifest_writer.hpp"
 
 #include <waste/waste.hpp>
 
@@ -16,12 +23,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <map>
-#include <set>
-#include <sys/file.h>
 #include <unistd.h>
 
 namespace waste::convert {
@@ -30,395 +33,13 @@ using ojson = nlohmann::ordered_json;
 
 namespace {
 
-constexpr const char *kJournal = ".waste-convert.json";
-constexpr const char *kLock = ".waste-convert.lock";
-constexpr const char *kTrunkPartial = "trunk.bin.partial";
-constexpr const char *kCodebooksPartial = "codebooks.bin.partial";
-constexpr int64_t kSmallTensor = 65536; // fewer elements than this stay F32 (reference rule)
 constexpr int64_t kChunkElements = 1 << 22;
-
-bool endsWith(const std::string &s, const std::string &suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-bool startsWith(const std::string &s, const std::string &prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
-
-std::string hex64(uint64_t v) {
-    char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-    return buf;
-}
-
-struct ExpertNames {
-    std::string name[3]; // gate (w1), up (w3), down (w2)
-};
-
-struct Unit {
-    int layer = -1; // -1: globals
-    std::vector<std::string> trunk;
-    std::vector<ExpertNames> experts;
-    int codebookBase = -1;
-};
-
-struct Layout {
-    ojson config;      // as the manifest stores it (text_config hoisted)
-    std::string prefix;
-    std::string arch;
-    int layers = 0;
-    std::vector<Unit> units;
-    std::map<std::string, int> unitOf; // every tensor -> its unit
-    int moeLayers = 0;
-    int experts = 0;
-};
-
-// Parses "<prefix>model.layers.<L>.<rest>"; returns L or -1.
-int parseLayer(const std::string &name, const std::string &prefix, std::string *rest) {
-    const std::string head = prefix + "model.layers.";
-    if (!startsWith(name, head)) return -1;
-    size_t i = head.size(), j = i;
-    while (j < name.size() && j - i < 6 && name[j] >= '0' && name[j] <= '9') ++j;
-    if (j == i || j >= name.size() || name[j] != '.') return -1;
-    if (rest) *rest = name.substr(j + 1);
-    return std::stoi(name.substr(i, j - i));
-}
-
-// "block_sparse_moe.experts.<e>.w{1,2,3}.weight" (or .{gate,up,down}_proj.weight) -> e and
-// kind (0 gate, 1 up, 2 down). MXFP4 experts arrive here already paired (model_source.hpp).
-bool parseExpert(const std::string &rest, int *expert, int *kind) {
-    const std::string head = "block_sparse_moe.experts.";
-    if (!startsWith(rest, head)) return false;
-    size_t i = head.size(), j = i;
-    while (j < rest.size() && j - i < 6 && rest[j] >= '0' && rest[j] <= '9') ++j;
-    if (j == i) return false;
-    const std::string tail = rest.substr(j);
-    if (tail == ".w1.weight" || tail == ".gate_proj.weight") *kind = 0;
-    else if (tail == ".w3.weight" || tail == ".up_proj.weight") *kind = 1;
-    else if (tail == ".w2.weight" || tail == ".down_proj.weight") *kind = 2;
-    else return false;
-    *expert = std::stoi(rest.substr(i, j - i));
-    return true;
-}
-
-Layout buildLayout(const ModelSource &src) {
-    Layout L;
-    ojson config;
-    try {
-        config = ojson::parse(src.configText());
-    } catch (const std::exception &e) {
-        throw Error(ErrorCode::Format, "config.json is not valid JSON (" + std::string(e.what()) + ")");
-    }
-    if (!config.is_object()) throw Error(ErrorCode::Format, "config.json is not a JSON object");
-    ojson cfg = config;
-    if (config.contains("text_config") && config["text_config"].is_object()) {
-        // Multimodal wrapper (K3): the text config is hoisted and the wrapper kept under _outer.
-        cfg = config["text_config"];
-        ojson outer = config;
-        outer.erase("text_config");
-        cfg["_outer"] = outer;
-        L.prefix = "language_model.";
-    }
-    L.config = cfg;
-    // The wrapper's model type names a multimodal release (kimi_k3); the text config's
-    // own says only which trunk it reuses.
-    L.arch = cfg.contains("_outer") ? cfg["_outer"].value("model_type", std::string("kimi_k3"))
-                                    : cfg.value("model_type", std::string("kimi_linear"));
-    if (!cfg.contains("num_hidden_layers") || !cfg["num_hidden_layers"].is_number_integer())
-        throw Error(ErrorCode::Format, "config.json lacks num_hidden_layers");
-    L.layers = cfg["num_hidden_layers"].get<int>();
-    if (L.layers < 1 || L.layers > 1024) throw Error(ErrorCode::Format, "config.json num_hidden_layers out of range");
-
-    L.units.resize(static_cast<size_t>(L.layers) + 1);
-    for (int i = 0; i < L.layers; ++i) L.units[static_cast<size_t>(i) + 1].layer = i;
-    std::vector<std::map<int, ExpertNames>> experts(static_cast<size_t>(L.layers));
-    for (const std::string &name : src.tensorNames()) {
-        std::string rest;
-        const int layer = parseLayer(name, L.prefix, &rest);
-        if (layer < 0 || layer >= L.layers) {
-            L.units[0].trunk.push_back(name);
-            L.unitOf[name] = 0;
-            continue;
-        }
-        L.unitOf[name] = layer + 1;
-        int e = 0, kind = 0;
-        if (parseExpert(rest, &e, &kind)) experts[static_cast<size_t>(layer)][e].name[kind] = name;
-        else L.units[static_cast<size_t>(layer) + 1].trunk.push_back(name);
-    }
-    const int cfgExperts = cfg.value("num_experts", cfg.value("n_routed_experts", 0));
-    const int stages = VqGeometry{}.stages;
-    for (int layer = 0; layer < L.layers; ++layer) {
-        auto &m = experts[static_cast<size_t>(layer)];
-        if (m.empty()) continue;
-        const int E = static_cast<int>(m.size());
-        if (m.begin()->first != 0 || m.rbegin()->first != E - 1)
-            throw Error(ErrorCode::Format, "layer " + std::to_string(layer) + ": expert ids are not 0.." + std::to_string(E - 1));
-        if (cfgExperts > 0 && E != cfgExperts)
-            throw Error(ErrorCode::Format, "layer " + std::to_string(layer) + " has " + std::to_string(E) +
-                                               " experts but config.json says num_experts " + std::to_string(cfgExperts));
-        if (E > 65535) throw Error(ErrorCode::Unsupported, "more than 65535 experts per layer");
-        Unit &u = L.units[static_cast<size_t>(layer) + 1];
-        for (auto &[id, names] : m) {
-            for (int k = 0; k < 3; ++k)
-                if (names.name[k].empty())
-                    throw Error(ErrorCode::Format, "layer " + std::to_string(layer) + " expert " + std::to_string(id) +
-                                                       " lacks its w1/w2/w3 tensor");
-            u.experts.push_back(names);
-        }
-        u.codebookBase = L.moeLayers * 3 * stages;
-        ++L.moeLayers;
-        L.experts = E;
-    }
-    if (L.units[0].trunk.empty() && L.moeLayers == 0) throw Error(ErrorCode::Format, "the source has no tensors");
-    for (auto &u : L.units) std::sort(u.trunk.begin(), u.trunk.end());
-    return L;
-}
-
-struct TrunkPlan {
-    std::string name;
-    TrunkFmt fmt = TrunkFmt::F32;
-    std::vector<int64_t> shape; // as stored (vision conv kernels flattened to 2-D)
-    int64_t rows = 0, n = 0;
-    int64_t payload = 0, scales = 0;
-    int64_t bytes() const { return payload + scales; }
-};
-
-TrunkPlan planTrunkTensor(const SourceTensor &t, int trunkBits) {
-    TrunkPlan p;
-    p.name = t.name;
-    p.shape = t.shape;
-    const int64_t numel = t.elements();
-    const bool vision = startsWith(t.name, "vision_tower.") || startsWith(t.name, "mm_projector.");
-    if (t.shape.size() <= 1 || numel < kSmallTensor) {
-        p.fmt = TrunkFmt::F32;
-    } else if (vision || endsWith(t.name, "embed_tokens.weight") || endsWith(t.name, "lm_head.weight")) {
-        p.fmt = TrunkFmt::Q8G; // the tower is useless at 4 bits; embeddings and head are always 8
-    } else {
-        p.fmt = trunkBits == 8 ? TrunkFmt::Q8G : TrunkFmt::Q4G;
-    }
-    if (p.fmt != TrunkFmt::F32 && vision && t.shape.size() > 2) {
-        // Readers take the last stored dimension as the input width: conv kernels become
-        // [out, in*kh*kw], grids [h*w, d].
-        if (t.shape.size() == 4) p.shape = {t.shape[0], numel / t.shape[0]};
-        else p.shape = {numel / t.shape.back(), t.shape.back()};
-    }
-    p.n = p.shape.empty() ? 1 : p.shape.back();
-    p.rows = p.n ? numel / p.n : 0;
-    if (p.fmt == TrunkFmt::F32) {
-        p.payload = numel * 4;
-    } else {
-        p.payload = groupedPayloadBytes(p.fmt, p.rows, p.n);
-        p.scales = groupedScaleBytes(p.rows, p.n);
-    }
-    return p;
-}
-
-ExpertShape expertShapeOf(const ModelSource &src, const Unit &u) {
-    const SourceTensor g = src.info(u.experts[0].name[0]);
-    const SourceTensor d = src.info(u.experts[0].name[2]);
-    if (g.shape.size() != 2 || d.shape.size() != 2 || d.shape[0] != g.shape[1] || d.shape[1] != g.shape[0])
-        throw Error(ErrorCode::Format, "layer " + std::to_string(u.layer) + ": expert gate/down shapes do not fit together");
-    ExpertShape s;
-    s.inter = g.shape[0];
-    s.hidden = g.shape[1];
-    const VqGeometry geom;
-    if (s.hidden % geom.dim || s.inter % geom.dim)
-        throw Error(ErrorCode::Unsupported, "layer " + std::to_string(u.layer) + ": expert widths must be multiples of 8");
-    return s;
-}
-
-// Source bytes of one expert (bf16, or MXFP4 packed + scales), taken from expert 0.
-int64_t expertSourceBytes(const ModelSource &src, const Unit &u) {
-    int64_t b = 0;
-    for (const auto &n : u.experts[0].name) b += src.info(n).bytes;
-    return b;
-}
-
-std::string fingerprintOf(const ModelSource &src, const ConvertOptions &o) {
-    std::string text = "waste-convert/1|" + src.identity() + "|bits=" + std::to_string(o.trunkBits) +
-                       "|seed=" + std::to_string(o.seed) + "|cbx=" + std::to_string(o.codebookExperts) +
-                       "|cbv=" + std::to_string(o.codebookVectors) + "|it=" + std::to_string(o.kmeansIterations);
-    return hex64(hashString(text)) + hex64(hashString(text, 0x84222325cbf29ce4ull));
-}
-
-struct UnitEnd {
-    int64_t trunk = 0, codebooks = 0;
-};
-
-struct ResumeState {
-    int unitsDone = 0;
-    std::vector<UnitEnd> ends;  // one per done unit
-    ojson trunkEntries = ojson::array(); // each with a "unit" key
-    ojson layers = ojson::object();
-    std::vector<std::string> reclaimed;
-};
-
-std::string bankName(int layer) { return "experts-L" + std::to_string(layer) + ".bin"; }
-
-// Reads the journal and returns how much of it is still intact on disk.
-ResumeState loadResume(const std::string &out, const std::string &fingerprint, const Layout &L) {
-    ResumeState st;
-    const std::string jp = joinPath(out, kJournal);
-    if (!fileExists(jp)) return st;
-    ojson j;
-    try {
-        j = ojson::parse(readWholeFile(jp));
-    } catch (const std::exception &) {
-        return st; // an unreadable journal is never half-written (atomic rename); treat as absent
-    }
-    if (j.value("fingerprint", std::string()) != fingerprint)
-        throw Error(ErrorCode::Argument, out + " holds an unfinished conversion of another model or with other options; "
-                                               "delete the folder or choose another one");
-    for (const auto &r : j.value("reclaimed", ojson::array())) st.reclaimed.push_back(r.get<std::string>());
-    int done = std::min<int>(j.value("units_done", 0), static_cast<int>(L.units.size()));
-    const ojson ends = j.value("unit_ends", ojson::array());
-    done = std::min<int>(done, static_cast<int>(ends.size()));
-    // A bank that is missing or the wrong size sends the resume point back to its layer.
-    const ojson layers = j.value("layers", ojson::object());
-    for (int u = 0; u < done; ++u) {
-        const Unit &unit = L.units[static_cast<size_t>(u)];
-        if (unit.experts.empty()) continue;
-        const std::string key = std::to_string(unit.layer);
-        if (!layers.contains(key) || fileSize(joinPath(out, bankName(unit.layer))) != layers[key].value("bytes", int64_t(-1))) {
-            done = u;
-            break;
-        }
-    }
-    // The append-only files must still hold every committed byte.
-    const auto partialSize = [&](const char *partial, const char *final) {
-        int64_t s = fileSize(joinPath(out, partial));
-        return s >= 0 ? s : fileSize(joinPath(out, final));
-    };
-    const int64_t trunkHave = partialSize(kTrunkPartial, "trunk.bin");
-    const int64_t cbHave = partialSize(kCodebooksPartial, "codebooks.bin");
-    while (done > 0) {
-        const auto &e = ends[static_cast<size_t>(done - 1)];
-        if (trunkHave >= e.value("trunk", int64_t(0)) && cbHave >= e.value("codebooks", int64_t(0))) break;
-        --done;
-    }
-    st.unitsDone = done;
-    for (int u = 0; u < done; ++u)
-        st.ends.push_back({ends[static_cast<size_t>(u)].value("trunk", int64_t(0)), ends[static_cast<size_t>(u)].value("codebooks", int64_t(0))});
-    for (const auto &e : j.value("trunk", ojson::array()))
-        if (e.value("unit", 1 << 30) < done) st.trunkEntries.push_back(e);
-    for (int u = 0; u < done; ++u) {
-        const Unit &unit = L.units[static_cast<size_t>(u)];
-        const std::string key = std::to_string(unit.layer);
-        if (!unit.experts.empty()) st.layers[key] = layers[key];
-    }
-    return st;
-}
-
-void saveJournal(const std::string &out, const std::string &fingerprint, const Layout &L, const ResumeState &st) {
-    ojson j;
-    j["journal"] = 1;
-    j["fingerprint"] = fingerprint;
-    j["units_total"] = L.units.size();
-    j["units_done"] = st.unitsDone;
-    ojson ends = ojson::array();
-    for (const auto &e : st.ends) ends.push_back({{"trunk", e.trunk}, {"codebooks", e.codebooks}});
-    j["unit_ends"] = ends;
-    j["trunk"] = st.trunkEntries;
-    j["layers"] = st.layers;
-    j["reclaimed"] = st.reclaimed;
-    writeFileAtomic(joinPath(out, kJournal), j.dump());
-}
-
-// Everything the plan needs for units not yet done.
-struct UnitPlan {
-    std::vector<TrunkPlan> trunk;
-    ExpertShape expert;
-    int64_t recordBytes = 0;
-    int64_t outputBytes = 0;
-    int64_t sourceBytes = 0;
-};
-
-UnitPlan planUnit(const ModelSource &src, const Unit &u, const ConvertOptions &o) {
-    UnitPlan p;
-    for (const auto &name : u.trunk) {
-        const SourceTensor t = src.info(name);
-        p.trunk.push_back(planTrunkTensor(t, o.trunkBits));
-        p.outputBytes += p.trunk.back().bytes();
-        p.sourceBytes += t.bytes;
-    }
-    if (!u.experts.empty()) {
-        const VqGeometry geom;
-        p.expert = expertShapeOf(src, u);
-        p.recordBytes = expertLayout(p.expert, geom).recordBytes;
-        p.outputBytes += p.recordBytes * static_cast<int64_t>(u.experts.size()) + 3 * geom.stages * codebookRecordBytes(geom);
-        p.sourceBytes += expertSourceBytes(src, u) * static_cast<int64_t>(u.experts.size());
-    }
-    return p;
-}
-
-class DirLock {
-public:
-    explicit DirLock(const std::string &out) {
-        const std::string p = joinPath(out, kLock);
-        m_fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-        if (m_fd < 0) throw Error(ErrorCode::Io, "cannot create " + p);
-        if (::flock(m_fd, LOCK_EX | LOCK_NB) != 0) {
-            ::close(m_fd);
-            throw Error(ErrorCode::Io, "another conversion is writing to " + out + "; wait for it or cancel it");
-        }
-        m_path = p;
-    }
-    ~DirLock() {
-        if (m_fd >= 0) {
-            ::unlink(m_path.c_str());
-            ::close(m_fd);
-        }
-    }
-
-private:
-    int m_fd = -1;
-    std::string m_path;
-};
 
 std::string gib(int64_t b) {
     char buf[32];
     if (b >= (1ll << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(b) / (1ll << 30));
     else std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / (1 << 20));
     return buf;
-}
-
-ojson specialsFrom(const std::optional<std::string> &tokenizerConfig) {
-    ojson list = ojson::array();
-    if (!tokenizerConfig) return list;
-    nlohmann::json tc;
-    try {
-        tc = nlohmann::json::parse(*tokenizerConfig);
-    } catch (const std::exception &e) {
-        throw Error(ErrorCode::Format, "tokenizer_config.json is not valid JSON (" + std::string(e.what()) + ")");
-    }
-    if (!tc.is_object() || !tc.contains("added_tokens_decoder") || !tc["added_tokens_decoder"].is_object()) return list;
-    std::map<long long, std::string> byId;
-    for (auto it = tc["added_tokens_decoder"].begin(); it != tc["added_tokens_decoder"].end(); ++it) {
-        char *end = nullptr;
-        const long long id = std::strtoll(it.key().c_str(), &end, 10);
-        if (!end || *end || id < 0 || !it.value().is_object() || !it.value().contains("content") || !it.value()["content"].is_string())
-            continue;
-        byId[id] = it.value()["content"].get<std::string>();
-    }
-    for (const auto &[id, text] : byId) list.push_back({{"id", id}, {"text", text}});
-    return list;
-}
-
-// vision.json from the source's vision_config (K3 style) and preprocessor_config.json.
-std::optional<std::string> visionJsonFrom(const ModelSource &src, const ojson &config) {
-    const ojson *outer = config.contains("_outer") ? &config["_outer"] : &config;
-    if (!outer->contains("vision_config") || !(*outer)["vision_config"].is_object()) return std::nullopt;
-    ojson v = (*outer)["vision_config"];
-    if (!v.contains("text_hidden_size")) v["text_hidden_size"] = config.value("hidden_size", 0);
-    if (outer->contains("media_placeholder_token_id")) v["media_placeholder_token_id"] = (*outer)["media_placeholder_token_id"];
-    if (auto pre = src.sideFile("preprocessor_config.json")) {
-        try {
-            const ojson p = ojson::parse(*pre);
-            const ojson &m = p.contains("media_proc_cfg") ? p["media_proc_cfg"] : p;
-            if (m.contains("image_mean")) v["image_mean"] = m["image_mean"];
-            if (m.contains("image_std")) v["image_std"] = m["image_std"];
-        } catch (const std::exception &e) {
-            throw Error(ErrorCode::Format, "preprocessor_config.json is not valid JSON (" + std::string(e.what()) + ")");
-        }
-    }
-    return v.dump(1);
 }
 
 class Converter {
@@ -524,14 +145,14 @@ ConvertPlan Converter::plan(ResumeState *stateOut, std::vector<UnitPlan> *plansO
 
 void Converter::convertTrunkTensor(const TrunkPlan &p, int unit, OutputFile &trunk, ResumeState &st) {
     const SourceTensor t = m_src.info(p.name);
-    ojson entry;
-    entry["name"] = p.name;
-    entry["fmt"] = static_cast<int>(p.fmt);
-    entry["off"] = trunk.size();
-    entry["shape"] = p.shape;
+    format::TrunkEntryOut entry;
+    entry.name = p.name;
+    entry.format = p.fmt;
+    entry.off = trunk.size();
+    entry.shape = p.shape;
     const int64_t srcRowLen = t.rowLength();
     const int64_t total = t.elements();
-    if (p.fmt == TrunkFmt::F32) {
+    if (p.fmt == format::TrunkFormat::F32) {
         std::vector<float> buf(static_cast<size_t>(std::min<int64_t>(total, std::max<int64_t>(kChunkElements, srcRowLen))));
         const int64_t rowsPerChunk = std::max<int64_t>(1, static_cast<int64_t>(buf.size()) / std::max<int64_t>(1, srcRowLen));
         for (int64_t r = 0; r < t.rows(); r += rowsPerChunk) {
@@ -545,21 +166,22 @@ void Converter::convertTrunkTensor(const TrunkPlan &p, int unit, OutputFile &tru
         const int64_t perStored = p.n / srcRowLen; // source rows per stored row (>= 1)
         const int64_t rowsPerChunk = std::max<int64_t>(1, kChunkElements / p.n);
         std::vector<float> buf(static_cast<size_t>(std::min(rowsPerChunk, p.rows) * p.n));
-        std::vector<uint8_t> payload(static_cast<size_t>(groupedRowBytes(p.fmt, p.n) * std::min(rowsPerChunk, p.rows)));
-        std::vector<uint16_t> scales(static_cast<size_t>(p.rows * groupsPerRow(p.n)));
+        std::vector<uint8_t> payload(static_cast<size_t>(format::trunkRowBytes(p.fmt, p.n, format::kTrunkGroup) * std::min(rowsPerChunk, p.rows)));
+        std::vector<uint16_t> scales(static_cast<size_t>(p.rows * format::trunkGroups(p.n, format::kTrunkGroup)));
         for (int64_t r = 0; r < p.rows; r += rowsPerChunk) {
             const int64_t n = std::min(rowsPerChunk, p.rows - r);
             m_src.readRows(t, r * perStored, n * perStored, buf.data());
-            quantizeGrouped(p.fmt, buf.data(), n, p.n, payload.data(), scales.data() + r * groupsPerRow(p.n));
-            trunk.append(payload.data(), n * groupedRowBytes(p.fmt, p.n));
+            quantizeGrouped(p.fmt, buf.data(), n, p.n, payload.data(), scales.data() + r * format::trunkGroups(p.n, format::kTrunkGroup));
+            trunk.append(payload.data(), n * format::trunkRowBytes(p.fmt, p.n, format::kTrunkGroup));
         }
-        entry["group"] = kGroup;
-        entry["scale_off"] = trunk.size();
+        entry.group = format::kTrunkGroup;
+        entry.scaleOff = trunk.size();
         trunk.append(scales.data(), static_cast<int64_t>(scales.size()) * 2);
     }
-    entry["bytes"] = p.bytes();
-    entry["unit"] = unit;
-    st.trunkEntries.push_back(entry);
+    entry.bytes = p.bytes();
+    ojson journalEntry = format::trunkEntryJson(entry);
+    journalEntry["unit"] = unit;
+    st.trunkEntries.push_back(journalEntry);
     m_event.sourceBytesDone += t.bytes;
     emit(ConvertProgress::Phase::Trunk, unit, p.name);
 }
@@ -594,7 +216,7 @@ void Converter::convertExperts(const Unit &u, const UnitPlan &p, int unitIndex, 
             m_src.readRows(t, 0, rows, w.data());
             for (int64_t r = 0; r < rows; ++r) {
                 const float *row = &w[static_cast<size_t>(r * cols)];
-                const float scale = halfToFloat(rowScaleHalf(row, cols));
+                const float scale = format::f16ToFloat(rowScaleHalf(row, cols));
                 const float inv = scale > 0 ? 1.0f / scale : 0.0f;
                 for (int64_t v = 0; v < nv; ++v, ++seen) {
                     // Selection sampling: each of the `available` vectors is kept with the
@@ -611,14 +233,14 @@ void Converter::convertExperts(const Unit &u, const UnitPlan &p, int unitIndex, 
         ko.seed = kindSeed;
         books[static_cast<size_t>(kind)] = fitResidualCodebooks(vectors, geom, ko);
     }
-    std::vector<uint8_t> cbRec(static_cast<size_t>(codebookRecordBytes(geom)));
+    std::vector<uint8_t> cbRec(static_cast<size_t>(format::codebookRecordBytes(geom.entries, geom.dim)));
     for (int kind = 0; kind < 3; ++kind)
         for (int s = 0; s < geom.stages; ++s) {
             writeCodebookRecord(u.codebookBase + kind * geom.stages + s, books[static_cast<size_t>(kind)][static_cast<size_t>(s)], geom, cbRec.data());
             codebooks.append(cbRec.data(), static_cast<int64_t>(cbRec.size()));
         }
     // 2. The bank: experts encoded in parallel batches, written in id order.
-    const std::string bankPath = joinPath(m_out, bankName(u.layer));
+    const std::string bankPath = joinPath(m_out, format::bankFileName(u.layer));
     const std::string partial = bankPath + ".partial";
     {
         OutputFile bank(partial, 0, &m_budget);
@@ -670,21 +292,7 @@ void Converter::reclaimShards(int unitsDone, ResumeState &st, int *count) {
 
 void Converter::finish(ResumeState &st) {
     emit(ConvertProgress::Phase::Finishing, static_cast<int>(m_layout.units.size()) - 1, "manifest");
-    if (auto tok = m_src.sideFile("tiktoken.model")) writeFileAtomic(joinPath(m_out, "tokenizer.model"), *tok);
-    else if (auto tok2 = m_src.sideFile("tokenizer.model")) writeFileAtomic(joinPath(m_out, "tokenizer.model"), *tok2);
-    const auto tokenizerConfig = m_src.sideFile("tokenizer_config.json");
-    writeFileAtomic(joinPath(m_out, "specials.json"), specialsFrom(tokenizerConfig).dump(1));
-    if (auto tpl = m_src.sideFile("chat_template.jinja")) {
-        writeFileAtomic(joinPath(m_out, "chat_template.jinja"), *tpl);
-    } else if (tokenizerConfig) {
-        try {
-            const auto tc = nlohmann::json::parse(*tokenizerConfig);
-            if (tc.is_object() && tc.contains("chat_template") && tc["chat_template"].is_string())
-                writeFileAtomic(joinPath(m_out, "chat_template.jinja"), tc["chat_template"].get<std::string>());
-        } catch (const nlohmann::json::exception &) {
-        }
-    }
-    if (auto vj = visionJsonFrom(m_src, m_layout.config)) writeFileAtomic(joinPath(m_out, "vision.json"), *vj);
+    writeSideFiles(m_src, m_out, m_layout.config);
 
     const int64_t trunkBytes = st.ends.empty() ? 0 : st.ends.back().trunk;
     const int64_t cbBytes = st.ends.empty() ? 0 : st.ends.back().codebooks;
@@ -700,27 +308,25 @@ void Converter::finish(ResumeState &st) {
     publish(kTrunkPartial, "trunk.bin", trunkBytes);
     publish(kCodebooksPartial, "codebooks.bin", cbBytes);
 
-    ojson m;
-    m["format_version"] = 0;
-    m["arch"] = m_layout.arch;
-    m["tensor_prefix"] = m_layout.prefix;
-    m["config"] = m_layout.config;
+    format::ManifestOut m;
+    m.arch = m_layout.arch;
+    m.prefix = m_layout.prefix;
+    m.config = m_layout.config;
     const VqGeometry geom;
-    m["expert_quant"] = {{"fmt", "VQ3R"}, {"stages", geom.stages}, {"vec_dim", geom.dim}, {"entries", geom.entries},
-                         {"index_block", geom.block}, {"index_bits", 8}, {"bits_per_weight", 3}};
-    ojson layers = ojson::object();
+    m.quant.fmtName = "VQ3R";
+    m.quant.stages = geom.stages;
+    m.quant.vecDim = geom.dim;
+    m.quant.entries = geom.entries;
+    m.quant.indexBits = geom.indexBits;
     for (const auto &u : m_layout.units)
-        if (!u.experts.empty()) layers[std::to_string(u.layer)] = st.layers[std::to_string(u.layer)];
-    m["layers"] = layers;
-    ojson trunk = ojson::array();
+        if (!u.experts.empty()) m.layers[std::to_string(u.layer)] = st.layers[std::to_string(u.layer)];
     for (auto e : st.trunkEntries) {
         e.erase("unit");
-        trunk.push_back(e);
+        m.trunk.push_back(e);
     }
-    m["trunk"] = trunk;
-    m["converter"] = {{"name", "WASTE Studio"}, {"version", kVersion}, {"fingerprint", m_fingerprint},
-                      {"trunk_bits", m_o.trunkBits}, {"seed", m_o.seed}};
-    writeFileAtomic(joinPath(m_out, "manifest.json"), m.dump(1));
+    m.converter = {{"name", "WASTE Studio"}, {"version", kVersion}, {"fingerprint", m_fingerprint},
+                   {"trunk_bits", m_o.trunkBits}, {"seed", m_o.seed}};
+    writeFileAtomic(joinPath(m_out, "manifest.json"), format::manifestText(m));
     ::unlink(joinPath(m_out, kJournal).c_str());
     fsyncDirectory(m_out);
 }
@@ -765,10 +371,13 @@ ConvertResult Converter::run(bool allowReclaim) {
             }
             if (!u.experts.empty()) {
                 convertExperts(u, plans[ui], unitIndex, codebooks);
-                st.layers[std::to_string(u.layer)] = {{"file", bankName(u.layer)},
-                                                     {"experts", static_cast<int>(u.experts.size())},
-                                                     {"bytes", plans[ui].recordBytes * static_cast<int64_t>(u.experts.size())},
-                                                     {"codebook_base", u.codebookBase}};
+                format::BankEntry bank;
+                bank.layer = u.layer;
+                bank.file = format::bankFileName(u.layer);
+                bank.experts = static_cast<int>(u.experts.size());
+                bank.bytes = plans[ui].recordBytes * static_cast<int64_t>(u.experts.size());
+                bank.codebookBase = u.codebookBase;
+                st.layers[std::to_string(u.layer)] = format::bankEntryJson(bank);
             }
             trunk.sync();
             codebooks.sync();

@@ -1,6 +1,6 @@
 #include "convert/grouped_quant.hpp"
 
-#include "convert/half.hpp"
+#include "format/f16.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,14 +8,7 @@
 
 namespace waste::convert {
 
-int64_t groupedRowBytes(TrunkFmt fmt, int64_t n) {
-    const int64_t np = groupsPerRow(n) * kGroup;
-    return fmt == TrunkFmt::Q8G ? np : np / 2;
-}
-
-int64_t groupedPayloadBytes(TrunkFmt fmt, int64_t rows, int64_t n) { return rows * groupedRowBytes(fmt, n); }
-
-int64_t groupedScaleBytes(int64_t rows, int64_t n) { return rows * groupsPerRow(n) * 2; }
+using format::TrunkFormat;
 
 namespace {
 
@@ -28,29 +21,30 @@ inline int quantizeValue(float x, float inv, int lo, int hi) {
 
 } // namespace
 
-void quantizeGrouped(TrunkFmt fmt, const float *src, int64_t rows, int64_t n, uint8_t *payload, uint16_t *scales) {
-    const int64_t ng = groupsPerRow(n);
-    const int64_t rowBytes = groupedRowBytes(fmt, n);
-    const int qmax = fmt == TrunkFmt::Q8G ? 127 : 7;
-    const int qmin = fmt == TrunkFmt::Q8G ? -127 : -8;
+void quantizeGrouped(TrunkFormat fmt, const float *src, int64_t rows, int64_t n, uint8_t *payload, uint16_t *scales) {
+    const int64_t G = format::kTrunkGroup;
+    const int64_t ng = format::trunkGroups(n, G);
+    const int64_t rowBytes = format::trunkRowBytes(fmt, n, G);
+    const int qmax = fmt == TrunkFormat::Q8G ? 127 : 7;
+    const int qmin = fmt == TrunkFormat::Q8G ? -127 : -8;
     for (int64_t r = 0; r < rows; ++r) {
         const float *row = src + r * n;
         uint8_t *out = payload + r * rowBytes;
-        if (fmt == TrunkFmt::Q8G) std::memset(out, 0, static_cast<size_t>(rowBytes));
+        if (fmt == TrunkFormat::Q8G) std::memset(out, 0, static_cast<size_t>(rowBytes));
         else std::memset(out, 0x88, static_cast<size_t>(rowBytes)); // padding decodes to 0
         for (int64_t g = 0; g < ng; ++g) {
-            const int64_t b = g * kGroup, e = std::min<int64_t>(n, b + kGroup);
+            const int64_t b = g * G, e = std::min<int64_t>(n, b + G);
             float amax = 0.0f;
             for (int64_t i = b; i < e; ++i) amax = std::max(amax, std::fabs(row[i]));
             // The stored (rounded) scale is what the reader multiplies by, so quantize against it.
-            uint16_t hs = floatToHalf(std::min(amax / static_cast<float>(qmax), 65504.0f));
-            float scale = halfToFloat(hs);
-            if (scale == 0.0f && amax > 0.0f) { hs = 1; scale = halfToFloat(hs); } // tiny group: smallest subnormal
+            uint16_t hs = format::floatToF16(std::min(amax / static_cast<float>(qmax), 65504.0f));
+            float scale = format::f16ToFloat(hs);
+            if (scale == 0.0f && amax > 0.0f) { hs = 1; scale = format::f16ToFloat(hs); } // tiny group: smallest subnormal
             scales[r * ng + g] = hs;
             const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
             for (int64_t i = b; i < e; ++i) {
                 const int q = quantizeValue(row[i], inv, qmin, qmax);
-                if (fmt == TrunkFmt::Q8G) {
+                if (fmt == TrunkFormat::Q8G) {
                     out[i] = static_cast<uint8_t>(static_cast<int8_t>(q));
                 } else {
                     const uint8_t nib = static_cast<uint8_t>(q + 8);
@@ -63,16 +57,17 @@ void quantizeGrouped(TrunkFmt fmt, const float *src, int64_t rows, int64_t n, ui
     }
 }
 
-void dequantizeGrouped(TrunkFmt fmt, const uint8_t *payload, const uint16_t *scales, int64_t rows, int64_t n, float *dst) {
-    const int64_t ng = groupsPerRow(n);
-    const int64_t rowBytes = groupedRowBytes(fmt, n);
+void dequantizeGrouped(TrunkFormat fmt, const uint8_t *payload, const uint16_t *scales, int64_t rows, int64_t n, float *dst) {
+    const int64_t G = format::kTrunkGroup;
+    const int64_t ng = format::trunkGroups(n, G);
+    const int64_t rowBytes = format::trunkRowBytes(fmt, n, G);
     for (int64_t r = 0; r < rows; ++r) {
         const uint8_t *in = payload + r * rowBytes;
         for (int64_t i = 0; i < n; ++i) {
             int q;
-            if (fmt == TrunkFmt::Q8G) q = static_cast<int8_t>(in[i]);
+            if (fmt == TrunkFormat::Q8G) q = static_cast<int8_t>(in[i]);
             else q = ((i & 1) ? (in[i / 2] >> 4) : (in[i / 2] & 0x0f)) - 8;
-            dst[r * n + i] = static_cast<float>(q) * halfToFloat(scales[r * ng + i / kGroup]);
+            dst[r * n + i] = static_cast<float>(q) * format::f16ToFloat(scales[r * ng + i / G]);
         }
     }
 }

@@ -1,6 +1,6 @@
 #include "convert/safetensors.hpp"
 
-#include "convert/half.hpp"
+#include "format/f16.hpp"
 
 #include <waste/waste.hpp>
 
@@ -157,7 +157,7 @@ void SafetensorsFile::readElements(const TensorInfo &t, int64_t first, int64_t c
             for (int64_t i = 0; i < n; ++i) {
                 uint16_t h;
                 std::memcpy(&h, buf.data() + i * 2, 2);
-                out[i] = t.dtype == DType::BF16 ? bf16ToFloat(h) : halfToFloat(h);
+                out[i] = t.dtype == DType::BF16 ? format::bf16ToFloat(h) : format::f16ToFloat(h);
             }
         }
         out += n;

@@ -2,7 +2,7 @@
 
 #include "convert/converter.hpp"
 #include "convert/file_io.hpp"
-#include "convert/half.hpp"
+#include "format/f16.hpp"
 #include "convert/mxfp4.hpp"
 #include "convert/parallel.hpp"
 #include "convert/random.hpp"
@@ -323,7 +323,7 @@ void TinySource::generate(const Tensor &t, int64_t first, int64_t count, float *
         case Init::Conv: v = 0.5 * g; break;
         case Init::Bias: v = 0.05 * g; break;
         }
-        out[i] = bf16ToFloat(floatToBf16(static_cast<float>(v))); // the checkpoint's precision
+        out[i] = format::bf16ToFloat(format::floatToBf16(static_cast<float>(v))); // the checkpoint's precision
     }
 }
 

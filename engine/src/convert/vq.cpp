@@ -1,8 +1,8 @@
 #include "convert/vq.hpp"
 
-#include "convert/half.hpp"
 #include "convert/parallel.hpp"
 #include "convert/random.hpp"
+#include "format/f16.hpp"
 
 #include <waste/waste.hpp>
 
@@ -221,8 +221,8 @@ Codebook roundCodebook(const std::vector<float> &centroids) {
     cb.half.resize(centroids.size());
     cb.value.resize(centroids.size());
     for (size_t i = 0; i < centroids.size(); ++i) {
-        cb.half[i] = floatToHalfFlushSubnormal(centroids[i]);
-        cb.value[i] = halfToFloat(cb.half[i]);
+        cb.half[i] = format::floatToF16FlushSubnormal(centroids[i]);
+        cb.value[i] = format::f16ToFloat(cb.half[i]);
     }
     return cb;
 }
@@ -260,14 +260,9 @@ uint16_t rowScaleHalf(const float *row, int64_t n) {
     float amax = 0.0f;
     for (int64_t i = 0; i < n; ++i) amax = std::max(amax, std::fabs(row[i]));
     if (!(amax > 0.0f)) return 0;
-    uint16_t h = floatToHalf(std::min(amax, 65504.0f));
+    uint16_t h = format::floatToF16(std::min(amax, 65504.0f));
     if (h == 0) h = 1; // smaller than the least f16: keep a nonzero scale
     return h;
-}
-
-int64_t vqIndexBytes(int64_t rows, int64_t cols, const VqGeometry &geom) {
-    const int64_t blocks = (rows + geom.block - 1) / geom.block;
-    return blocks * (cols / geom.dim) * geom.block * geom.stages;
 }
 
 void vqEncodeMatrix(const float *w, int64_t rows, int64_t cols, const std::vector<Codebook> &books,
@@ -275,7 +270,7 @@ void vqEncodeMatrix(const float *w, int64_t rows, int64_t cols, const std::vecto
     if (cols % geom.dim != 0)
         throw Error(ErrorCode::Format, "expert matrix width " + std::to_string(cols) + " is not a multiple of the VQ vector size");
     const int64_t nv = cols / geom.dim, B = geom.block, S = geom.stages;
-    std::memset(indices, 0, static_cast<size_t>(vqIndexBytes(rows, cols, geom)));
+    std::memset(indices, 0, static_cast<size_t>(format::indexBytes(rows, cols, geom.stages, geom.indexBits)));
     std::vector<NearestSearch> search;
     for (const auto &b : books) search.emplace_back(b.value, geom.entries, geom.dim);
     std::vector<float> x(static_cast<size_t>(geom.dim));
@@ -283,7 +278,7 @@ void vqEncodeMatrix(const float *w, int64_t rows, int64_t cols, const std::vecto
         const float *row = w + r * cols;
         const uint16_t h = rowScaleHalf(row, cols);
         scales[r] = h;
-        const float scale = halfToFloat(h);
+        const float scale = format::f16ToFloat(h);
         const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
         for (int64_t v = 0; v < nv; ++v) {
             for (int d = 0; d < geom.dim; ++d) x[d] = row[v * geom.dim + d] * inv;
@@ -302,7 +297,7 @@ void vqDecodeMatrix(const uint8_t *indices, const uint16_t *scales, int64_t rows
                     const std::vector<Codebook> &books, const VqGeometry &geom, float *out) {
     const int64_t nv = cols / geom.dim, B = geom.block, S = geom.stages;
     for (int64_t r = 0; r < rows; ++r) {
-        const float scale = halfToFloat(scales[r]);
+        const float scale = format::f16ToFloat(scales[r]);
         for (int64_t v = 0; v < nv; ++v) {
             const uint8_t *idx = indices + (((r / B) * nv + v) * B + (r % B)) * S;
             for (int d = 0; d < geom.dim; ++d) {

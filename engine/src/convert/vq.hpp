@@ -5,17 +5,23 @@
 // Index bytes are blocked by 64 rows: [row_block][vector][row_in_block][stage].
 #pragma once
 
+#include "format/expert_record.hpp"
+
 #include <cstdint>
 #include <span>
 #include <vector>
 
 namespace waste::convert {
 
+// What the converter writes: VQ3R (3 stages of 8-bit indices). Vector size and index
+// blocking are the container's (format/expert_record.hpp); index bytes of a matrix are
+// format::indexBytes(rows, cols, stages, indexBits).
 struct VqGeometry {
     int stages = 3;
     int entries = 256;
-    int dim = 8;
-    int block = 64;
+    static constexpr int dim = format::kVecDim;
+    static constexpr int block = format::kIndexBlockRows;
+    static constexpr int indexBits = 8;
 };
 
 // One codebook: entries x dim values, kept both as stored f16 bits and as the floats
@@ -39,10 +45,7 @@ std::vector<Codebook> fitResidualCodebooks(std::span<const float> vectors, const
 // Row scale of a matrix row: the f16 of its amax (0 for an all-zero row).
 uint16_t rowScaleHalf(const float *row, int64_t n);
 
-// Payload bytes of one matrix's indices (rows padded to whole blocks).
-int64_t vqIndexBytes(int64_t rows, int64_t cols, const VqGeometry &geom);
-
-// Encodes a [rows, cols] matrix: blocked index bytes into `indices` (vqIndexBytes),
+// Encodes a [rows, cols] matrix: blocked index bytes into `indices` (format::indexBytes),
 // per-row f16 scales into `scales` (rows values). `books` are the matrix kind's stages.
 void vqEncodeMatrix(const float *w, int64_t rows, int64_t cols, const std::vector<Codebook> &books,
                     const VqGeometry &geom, uint8_t *indices, uint16_t *scales);

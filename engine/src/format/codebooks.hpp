@@ -1,7 +1,8 @@
-// codebooks.bin: fixed-size records (16-byte header, ignored, then entries x vec_dim f16).
-// The codebook number is the record's position. Values are decoded with subnormals
-// flushed to zero. A zero pad of 256 entries follows the last book so that an index
-// byte >= entries (never checked by WASTE) stays inside this array.
+// codebooks.bin: fixed-size records (16-byte header, then entries x vec_dim f16).
+// The codebook number is the record's position; readers ignore the header, the
+// converter writes it. Values are decoded with subnormals flushed to zero. A zero pad
+// of 256 entries follows the last book so that an index byte >= entries (never
+// checked by WASTE) stays inside this array.
 #pragma once
 
 #include "format/manifest.hpp"
@@ -11,6 +12,14 @@
 #include <vector>
 
 namespace waste::format {
+
+inline constexpr uint32_t kCodebookMagic = 0x4B424357u; // "WCBK"
+inline constexpr int kCodebookHeaderBytes = 16;
+
+inline int64_t codebookRecordBytes(int entries, int vecDim) { return kCodebookHeaderBytes + int64_t(entries) * vecDim * 2; }
+
+// The 16-byte header: u32 magic, u16 id, u8 fmt, u8 vec_dim, u32 entries, u32 reserved (0).
+void storeCodebookHeader(uint8_t *out, int id, uint8_t fmt, int vecDim, int entries);
 
 class Codebooks {
 public:

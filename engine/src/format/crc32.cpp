@@ -30,9 +30,10 @@ const Tables &tables()
 
 } // namespace
 
-uint32_t crc32(const uint8_t *data, size_t size, uint32_t crc)
+uint32_t crc32(const void *bytes, size_t size, uint32_t crc)
 {
     const Tables &t = tables();
+    const auto *data = static_cast<const uint8_t *>(bytes);
     uint32_t c = ~crc;
     while (size >= 8) {
         const uint32_t lo = c ^ (static_cast<uint32_t>(data[0]) | (static_cast<uint32_t>(data[1]) << 8) |

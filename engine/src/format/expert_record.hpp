@@ -1,5 +1,6 @@
-// The 48-byte header of an expert record in experts-L{n}.bin, and the checks every
-// read must pass before a byte of the payload is used.
+// An expert record of experts-L{n}.bin (waste-engine.md §2.4): the 48-byte header,
+// the byte layout of its parts, the checks every read must pass before a byte of the
+// payload is used, and the writer side the converter builds records with.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,8 @@ namespace waste::format {
 inline constexpr uint32_t kExpertMagic = 0x50584557u; // "WEXP"
 inline constexpr int kRecordHeaderBytes = 48;
 inline constexpr int kIndexBlockRows = 64;
+inline constexpr int kVecDim = 8;           // weights per VQ vector
+inline constexpr int kRecordPageBytes = 4096; // records are whole pages (rec_4k_blocks)
 
 enum : uint8_t { kFmtVQ3R = 4, kFmtVQ2R = 5, kFmtVQ4P = 8 };
 
@@ -38,6 +41,25 @@ struct RecordShape {
 
 // Payload bytes of one matrix's indices ([M, N] blocked by 64 rows).
 int64_t indexBytes(int64_t rows, int64_t cols, int stages, int indexBits);
+
+// Bytes of the f16 row scales of gate, up and down (inter + inter + width rows).
+inline int64_t rowScaleBytes(int64_t inter, int64_t width) { return 2 * (2 * inter + width); }
+
+// Where each part of a record lies: [header][gate][up][down][scales][zero pad to a page].
+struct RecordLayout {
+    uint32_t gateOff = 0, upOff = 0, downOff = 0, scaleOff = 0;
+    int64_t usedBytes = 0;   // header + indices + scales: the crc covers [header end, usedBytes)
+    int64_t recordBytes = 0; // usedBytes rounded up to whole pages
+};
+
+// Throws Error(Unsupported) when a record would not fit the header's 32-bit fields.
+RecordLayout recordLayout(int64_t inter, int64_t width, int stages, int indexBits);
+
+// crc32 of the payload the header's crc field covers.
+uint32_t recordPayloadCrc(const uint8_t *record, int64_t usedBytes);
+
+// Writes the 48 header bytes (reserved bytes zero).
+void storeExpertHeader(const ExpertHeader &h, uint8_t *record);
 
 // Validates the header of the record of `expert` (read from `file`) and returns it.
 // Throws Error(Format) with a one-line message naming the file and record.

@@ -1,5 +1,7 @@
 #include "format/manifest.hpp"
 
+#include "format/manifest_keys.hpp"
+
 #include "waste/waste.hpp"
 
 #include <nlohmann/json.hpp>
@@ -157,15 +159,15 @@ ModelConfig parseConfig(const json &cfg, const std::string &where)
 ExpertQuant parseQuant(const json &m, const std::string &where)
 {
     ExpertQuant q;
-    if (!m.contains("expert_quant") || !m["expert_quant"].is_object())
+    if (!m.contains(key::kExpertQuant) || !m[key::kExpertQuant].is_object())
         return q;
-    const json &e = m["expert_quant"];
-    if (e.contains("fmt") && e["fmt"].is_string())
-        q.fmtName = e["fmt"].get<std::string>();
-    q.stages = static_cast<int>(intField(e, "stages", 3, 1, 8, where));
-    q.vecDim = static_cast<int>(intField(e, "vec_dim", 8, 8, 8, where));
-    q.entries = static_cast<int>(intField(e, "entries", 256, 1, 256, where));
-    q.indexBits = static_cast<int>(intField(e, "index_bits", 8, 0, 64, where));
+    const json &e = m[key::kExpertQuant];
+    if (e.contains(key::kFmt) && e[key::kFmt].is_string())
+        q.fmtName = e[key::kFmt].get<std::string>();
+    q.stages = static_cast<int>(intField(e, key::kStages, 3, 1, 8, where));
+    q.vecDim = static_cast<int>(intField(e, key::kVecDim, 8, 8, 8, where));
+    q.entries = static_cast<int>(intField(e, key::kEntries, 256, 1, 256, where));
+    q.indexBits = static_cast<int>(intField(e, key::kIndexBits, 8, 0, 64, where));
     if (q.indexBits == 6) {
         if (q.stages != 4 || q.entries != 64)
             refuse(where, "expert_quant index_bits 6 needs stages 4 and entries 64");
@@ -173,7 +175,7 @@ ExpertQuant parseQuant(const json &m, const std::string &where)
         refuse(where, "expert_quant index_bits must be 8 or 6");
     }
     double block;
-    if (numberOf(e, "index_block", block) && std::trunc(block) != 64)
+    if (numberOf(e, key::kIndexBlock, block) && std::trunc(block) != 64)
         refuse(where, "expert_quant index_block must be 64");
     return q;
 }
@@ -191,9 +193,9 @@ bool safeFileName(const std::string &name)
 std::map<int, BankEntry> parseBanks(const json &m, const ModelConfig &c, const std::string &where)
 {
     std::map<int, BankEntry> banks;
-    if (!m.contains("layers"))
+    if (!m.contains(key::kLayers))
         return banks;
-    const json &layers = m["layers"];
+    const json &layers = m[key::kLayers];
     if (!layers.is_object())
         refuse(where, "'layers' is not an object");
     for (auto it = layers.begin(); it != layers.end(); ++it) {
@@ -208,13 +210,13 @@ std::map<int, BankEntry> parseBanks(const json &m, const ModelConfig &c, const s
             refuse(where, "layer " + key + " entry is not an object");
         BankEntry b;
         b.layer = layer;
-        if (!v.contains("file") || !v["file"].is_string() || !safeFileName(v["file"].get<std::string>()))
+        if (!v.contains(key::kFile) || !v[key::kFile].is_string() || !safeFileName(v[key::kFile].get<std::string>()))
             refuse(where, "layer " + key + " has no valid bank file name");
-        b.file = v["file"].get<std::string>();
+        b.file = v[key::kFile].get<std::string>();
         const std::string lw = where + " layer " + key;
-        b.experts = static_cast<int>(intField(v, "experts", 0, 0, Limits::kMaxExperts, lw));
-        b.bytes = intField(v, "bytes", 0, 0, int64_t(1) << 50, lw);
-        b.codebookBase = intField(v, "codebook_base", 0, 0, 65535, lw);
+        b.experts = static_cast<int>(intField(v, key::kExperts, 0, 0, Limits::kMaxExperts, lw));
+        b.bytes = intField(v, key::kBytes, 0, 0, int64_t(1) << 50, lw);
+        b.codebookBase = intField(v, key::kCodebookBase, 0, 0, 65535, lw);
         if (b.experts != c.experts)
             refuse(where, "layer " + key + " declares " + std::to_string(b.experts) + " experts, config says " +
                               std::to_string(c.experts));
@@ -231,28 +233,29 @@ std::map<int, BankEntry> parseBanks(const json &m, const ModelConfig &c, const s
 std::vector<TrunkEntry> parseTrunk(const json &m, const std::string &where)
 {
     std::vector<TrunkEntry> out;
-    if (!m.contains("trunk") || !m["trunk"].is_array())
+    if (!m.contains(key::kTrunk) || !m[key::kTrunk].is_array())
         refuse(where, "'trunk' is missing or not an array");
-    const json &arr = m["trunk"];
+    const json &arr = m[key::kTrunk];
     if (arr.size() > static_cast<size_t>(Limits::kMaxTrunkEntries))
         refuse(where, "too many trunk entries");
     out.reserve(arr.size());
     for (const json &e : arr) {
-        if (!e.is_object() || !e.contains("name") || !e["name"].is_string())
+        if (!e.is_object() || !e.contains(key::kName) || !e[key::kName].is_string())
             refuse(where, "a trunk entry has no name");
         TrunkEntry t;
-        t.name = e["name"].get<std::string>();
+        t.name = e[key::kName].get<std::string>();
         const std::string tw = where + " tensor " + t.name.substr(0, 120);
-        t.rawFmt = static_cast<int>(intField(e, "fmt", 0, std::numeric_limits<int32_t>::min(),
+        t.rawFmt = static_cast<int>(intField(e, key::kFmt, 0, std::numeric_limits<int32_t>::min(),
                                              std::numeric_limits<int32_t>::max(), tw));
-        t.off = intField(e, "off", 0, 0, int64_t(1) << 52, tw);
-        t.scaleOff = intField(e, "scale_off", 0, 0, int64_t(1) << 52, tw);
-        t.group = intField(e, "group", 128, 1, Limits::kMaxGroup, tw);
-        if (!e.contains("shape") || !e["shape"].is_array() || e["shape"].empty() || e["shape"].size() > 4)
+        t.off = intField(e, key::kOff, 0, 0, int64_t(1) << 52, tw);
+        t.scaleOff = intField(e, key::kScaleOff, 0, 0, int64_t(1) << 52, tw);
+        t.group = intField(e, key::kGroup, kTrunkGroup, 1, Limits::kMaxGroup, tw);
+        t.bytes = intField(e, key::kBytes, 0, 0, int64_t(1) << 52, tw);
+        if (!e.contains(key::kShape) || !e[key::kShape].is_array() || e[key::kShape].empty() || e[key::kShape].size() > 4)
             refuse(tw, "shape must have 1 to 4 dimensions");
         int64_t rows = 1;
-        for (size_t i = 0; i < e["shape"].size(); ++i) {
-            const json &d = e["shape"][i];
+        for (size_t i = 0; i < e[key::kShape].size(); ++i) {
+            const json &d = e[key::kShape][i];
             if (!d.is_number())
                 refuse(tw, "shape has a non-numeric dimension");
             const double v = std::trunc(d.get<double>());
@@ -269,39 +272,15 @@ std::vector<TrunkEntry> parseTrunk(const json &m, const std::string &where)
         t.rows = rows;
         if (t.rows > (int64_t(1) << 44) / t.cols)
             refuse(tw, "tensor too large");
-        switch (t.rawFmt) {
-        case 0: t.format = TrunkFormat::F32; break;
-        case 3: t.format = TrunkFormat::Q4G; break;
-        case 7: t.format = TrunkFormat::Q3G; break;
-        default: t.format = TrunkFormat::Q8G; break; // WASTE v0 reads every other id as Q8G
-        }
-        // Our extension: fmt 1 with "encoding" f16/bf16 is real half precision.
-        if (t.rawFmt == 1 && e.contains("encoding") && e["encoding"].is_string()) {
-            const std::string enc = e["encoding"].get<std::string>();
-            if (enc == "f16")
-                t.format = TrunkFormat::F16;
-            else if (enc == "bf16")
-                t.format = TrunkFormat::BF16;
-        }
+        t.format = trunkFormatOf(t.rawFmt, e.contains(key::kEncoding) && e[key::kEncoding].is_string()
+                                               ? e[key::kEncoding].get<std::string>()
+                                               : std::string());
         out.push_back(std::move(t));
     }
     return out;
 }
 
 } // namespace
-
-const char *trunkFormatName(TrunkFormat f)
-{
-    switch (f) {
-    case TrunkFormat::F32: return "F32";
-    case TrunkFormat::Q8G: return "Q8G";
-    case TrunkFormat::Q4G: return "Q4G";
-    case TrunkFormat::Q3G: return "Q3G";
-    case TrunkFormat::F16: return "F16";
-    case TrunkFormat::BF16: return "BF16";
-    }
-    return "?";
-}
 
 int ModelConfig::kdaLayerCount() const
 {
@@ -320,7 +299,10 @@ const TrunkEntry *Manifest::find(const std::string &nameWithoutPrefix) const
     return nullptr;
 }
 
-Manifest parseManifest(const std::string &text, const std::string &where)
+namespace {
+
+// The JSON object of a WASTE v0 manifest: valid JSON, an object, format_version 0.
+json parseV0(const std::string &text, const std::string &where)
 {
     json m;
     try {
@@ -331,27 +313,53 @@ Manifest parseManifest(const std::string &text, const std::string &where)
     if (!m.is_object())
         refuse(where, "not a JSON object");
     double version;
-    if (!numberOf(m, "format_version", version))
+    if (!numberOf(m, key::kFormatVersion, version))
         refuse(where, "format_version is missing");
     if (version != 0)
-        throw Error(ErrorCode::Unsupported, where + ": format_version " + m["format_version"].dump() +
+        throw Error(ErrorCode::Unsupported, where + ": format_version " + m[key::kFormatVersion].dump() +
                                                 " is not supported (this engine reads WASTE v0 containers)");
-    Manifest out;
-    if (m.contains("tensor_prefix") && m["tensor_prefix"].is_string())
-        out.prefix = m["tensor_prefix"].get<std::string>().substr(0, 63);
-    if (!m.contains("config"))
+    return m;
+}
+
+// The text model's config (config.text_config of a multimodal wrapper) and the tensor prefix.
+const json &textConfig(const json &m, const std::string &where, std::string &prefix)
+{
+    if (m.contains(key::kTensorPrefix) && m[key::kTensorPrefix].is_string())
+        prefix = m[key::kTensorPrefix].get<std::string>().substr(0, 63);
+    if (!m.contains(key::kConfig))
         refuse(where, "'config' is missing");
-    const json *cfg = &m["config"];
-    if (cfg->is_object() && cfg->contains("text_config")) {
-        cfg = &(*cfg)["text_config"];
+    const json *cfg = &m[key::kConfig];
+    if (cfg->is_object() && cfg->contains(key::kTextConfig)) {
+        cfg = &(*cfg)[key::kTextConfig];
         if (!cfg->is_object())
             refuse(where, "config.text_config is not an object");
-        if (out.prefix.empty())
-            out.prefix = "language_model.";
+        if (prefix.empty())
+            prefix = "language_model.";
     }
-    out.config = parseConfig(*cfg, where);
+    return *cfg;
+}
+
+} // namespace
+
+Manifest parseManifest(const std::string &text, const std::string &where)
+{
+    const json m = parseV0(text, where);
+    Manifest out;
+    const json &cfg = textConfig(m, where, out.prefix);
+    out.config = parseConfig(cfg, where);
     out.quant = parseQuant(m, where);
     out.banks = parseBanks(m, out.config, where);
+    out.trunk = parseTrunk(m, where);
+    return out;
+}
+
+TrunkIndex parseTrunkIndex(const std::string &text, const std::string &where)
+{
+    const json m = parseV0(text, where);
+    TrunkIndex out;
+    const json &cfg = textConfig(m, where, out.prefix);
+    out.hidden = static_cast<int>(intField(cfg, "hidden_size", 0, 0, Limits::kMaxHidden, where));
+    out.vocab = static_cast<int>(intField(cfg, "vocab_size", 0, 0, Limits::kMaxVocab, where));
     out.trunk = parseTrunk(m, where);
     return out;
 }

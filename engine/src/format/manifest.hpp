@@ -3,18 +3,14 @@
 // loaders (trunk.cpp, expert_bank.cpp) once the files are open.
 #pragma once
 
+#include "format/trunk_layout.hpp"
+
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
 namespace waste::format {
-
-// How a trunk tensor's bytes are to be decoded. WASTE decodes every nonzero format id
-// other than 3 and 7 as Q8G; real half precision needs our optional "encoding" key.
-enum class TrunkFormat { F32, Q8G, Q4G, Q3G, F16, BF16 };
-
-const char *trunkFormatName(TrunkFormat f);
 
 struct TrunkEntry {
     std::string name;
@@ -25,7 +21,8 @@ struct TrunkEntry {
     std::vector<int64_t> shape;
     int64_t rows = 0;   // product of all dimensions but the last
     int64_t cols = 0;   // last dimension (N)
-    int64_t group = 128;
+    int64_t group = kTrunkGroup;
+    int64_t bytes = 0;  // payload + scales, as the manifest says (planning only; loaders use the shape)
     int64_t elements() const { return rows * cols; }
 };
 
@@ -95,5 +92,15 @@ struct Limits {
 
 // Parses the manifest text; `where` names the file in error messages.
 Manifest parseManifest(const std::string &text, const std::string &where);
+
+// The trunk index alone, for code that reads trunk tensors without opening the model
+// (the vision tower's loader): the same format_version, prefix and trunk checks as
+// parseManifest, and of the text config only hidden_size and vocab_size (0 if absent).
+struct TrunkIndex {
+    std::string prefix;
+    int hidden = 0, vocab = 0;
+    std::vector<TrunkEntry> trunk;
+};
+TrunkIndex parseTrunkIndex(const std::string &text, const std::string &where);
 
 } // namespace waste::format

@@ -1,12 +1,11 @@
 #include "format/trunk.hpp"
 
+#include "format/bytes.hpp"
 #include "format/f16.hpp"
 #include "waste/waste.hpp"
 
 namespace waste::format {
 namespace {
-
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 bool fits(int64_t off, int64_t count, int64_t unit, int64_t fileSize)
 {
@@ -19,19 +18,7 @@ bool fits(int64_t off, int64_t count, int64_t unit, int64_t fileSize)
 
 } // namespace
 
-int64_t Trunk::rowBytesOf(const TrunkEntry &e)
-{
-    const int64_t np = ceilDiv(e.cols, e.group) * e.group;
-    switch (e.format) {
-    case TrunkFormat::Q8G: return np;
-    case TrunkFormat::Q4G: return np / 2;
-    case TrunkFormat::Q3G: return ceilDiv(3 * np, 8) + 1;
-    case TrunkFormat::F32: return e.cols * 4;
-    case TrunkFormat::F16:
-    case TrunkFormat::BF16: return e.cols * 2;
-    }
-    return 0;
-}
+int64_t Trunk::rowBytesOf(const TrunkEntry &e) { return trunkRowBytes(e.format, e.cols, e.group); }
 
 int64_t Trunk::payloadBytes(const TrunkEntry &e) { return rowBytesOf(e) * e.rows; }
 
@@ -40,15 +27,12 @@ Trunk::Trunk(const std::string &path, const Manifest &manifest) : m_file(path), 
     const int64_t size = m_file.size();
     for (const TrunkEntry &e : manifest.trunk) {
         const std::string where = path + ": tensor " + e.name.substr(0, 120);
-        const int64_t np = ceilDiv(e.cols, e.group) * e.group;
-        if (e.format == TrunkFormat::Q4G && np % 2 != 0)
-            throw Error(ErrorCode::Format, where + ": Q4G row of odd padded length " + std::to_string(np));
+        checkTrunkRow(e.format, e.cols, e.group, where);
         if (!fits(e.off, e.rows, rowBytesOf(e), size))
             throw Error(ErrorCode::Format, where + " lies outside trunk.bin (offset " + std::to_string(e.off) +
                                                ", file " + std::to_string(size) + " bytes); the trunk is truncated or the manifest is corrupt");
-        if (e.format == TrunkFormat::Q8G || e.format == TrunkFormat::Q4G || e.format == TrunkFormat::Q3G) {
-            const int64_t ng = ceilDiv(e.cols, e.group);
-            if (!fits(e.scaleOff, e.rows, ng * 2, size))
+        if (isGrouped(e.format)) {
+            if (!fits(e.scaleOff, e.rows, trunkScaleBytes(1, e.cols, e.group), size))
                 throw Error(ErrorCode::Format, where + ": scales lie outside trunk.bin; the trunk is truncated or the manifest is corrupt");
         }
     }
@@ -66,7 +50,7 @@ std::shared_ptr<TrunkTensor> Trunk::load(const std::string &nameWithoutPrefix, b
     t->cols = e->cols;
     t->shape = e->shape;
     t->group = e->group;
-    t->groups = ceilDiv(e->cols, e->group);
+    t->groups = trunkGroups(e->cols, e->group);
     t->rowBytes = rowBytesOf(*e);
     t->m_file = &m_file;
     t->m_off = e->off;

@@ -27,7 +27,7 @@ public:
     std::vector<float> scales; // rows * groups, row-major
 
     bool onDisk = false; // rows are read on demand (quantized embedding)
-    bool isGrouped() const { return format == TrunkFormat::Q8G || format == TrunkFormat::Q4G || format == TrunkFormat::Q3G; }
+    bool isGrouped() const { return format::isGrouped(format); }
     int64_t residentBytes() const { return static_cast<int64_t>(f32.size() * 4 + payload.size() + scales.size() * 4); }
 
     // Row r as f32 values (dequantized as q*scale in f32). Works resident or on disk.

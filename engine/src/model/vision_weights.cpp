@@ -4,13 +4,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
-
-#include <nlohmann/json.hpp>
 
 #include "format/f16.hpp"
 #include "format/file.hpp"
 #include "format/manifest.hpp"
+#include "format/trunk_layout.hpp"
 #include "image/image_preprocess.hpp"
 #include "waste/waste.hpp"
 
@@ -25,108 +25,16 @@ int64_t TensorInfo::elements() const
 
 namespace {
 
-constexpr int64_t kMaxDim = int64_t(1) << 32;
-
-class ContainerTensors final : public TensorSource {
-public:
-    explicit ContainerTensors(const std::string &dir) : m_dir(dir)
-    {
-        namespace fs = std::filesystem;
-        const fs::path manifestPath = fs::path(dir) / "manifest.json";
-        std::ifstream in(manifestPath);
-        if (!in) throw Error(ErrorCode::Io, manifestPath.string() + ": cannot open the container manifest");
-        nlohmann::json m;
-        try {
-            m = nlohmann::json::parse(in);
-        } catch (const std::exception &e) {
-            throw Error(ErrorCode::Format, manifestPath.string() + ": not valid JSON (" + e.what() + ")");
-        }
-        const nlohmann::json *cfg = m.contains("config") && m["config"].is_object() ? &m["config"] : nullptr;
-        if (cfg && cfg->contains("text_config") && (*cfg)["text_config"].is_object()) cfg = &(*cfg)["text_config"];
-        auto num = [&](const char *key) -> int {
-            if (!cfg || !cfg->contains(key) || !(*cfg)[key].is_number()) return 0;
-            const double v = (*cfg)[key].get<double>();
-            return std::isfinite(v) && v > 0 && v < 2.0e9 ? int(v) : 0;
-        };
-        m_hidden = num("hidden_size");
-        m_vocab = num("vocab_size");
-        if (!m.contains("trunk") || !m["trunk"].is_array())
-            throw Error(ErrorCode::Format, manifestPath.string() + ": no trunk index");
-        for (const auto &e : m["trunk"]) {
-            if (!e.is_object() || !e.contains("name") || !e["name"].is_string()) continue;
-            TensorInfo t;
-            t.name = e["name"].get<std::string>();
-            auto intOf = [&](const char *key, int64_t dflt) -> int64_t {
-                if (!e.contains(key) || !e[key].is_number()) return dflt;
-                const double v = e[key].get<double>();
-                if (!std::isfinite(v) || v < 0 || v > 9.0e15)
-                    throw Error(ErrorCode::Format, manifestPath.string() + ": tensor " + t.name + ": bad " + key);
-                return int64_t(v);
-            };
-            t.fmt = int(intOf("fmt", 0));
-            t.off = intOf("off", 0);
-            t.scaleOff = intOf("scale_off", 0);
-            t.group = intOf("group", 128);
-            t.bytes = intOf("bytes", 0);
-            if (t.fmt == 1 && e.contains("encoding") && e["encoding"].is_string()) {
-                const std::string enc = e["encoding"].get<std::string>();
-                t.halfEncoding = enc == "f16" ? 1 : enc == "bf16" ? 2 : 0;
-            }
-            if (e.contains("shape") && e["shape"].is_array()) {
-                for (const auto &d : e["shape"]) {
-                    const double v = d.is_number() ? d.get<double>() : -1;
-                    if (!(v >= 1 && v <= double(kMaxDim)))
-                        throw Error(ErrorCode::Format, manifestPath.string() + ": tensor " + t.name + ": bad shape");
-                    t.shape.push_back(int64_t(v));
-                }
-            }
-            m_index[t.name] = std::move(t);
-        }
-        const fs::path trunkPath = fs::path(dir) / "trunk.bin";
-        m_trunkPath = trunkPath.string();
-        m_trunk.open(trunkPath, std::ios::binary);
-        if (!m_trunk) throw Error(ErrorCode::Io, m_trunkPath + ": cannot open the trunk");
-        m_trunk.seekg(0, std::ios::end);
-        m_trunkSize = int64_t(m_trunk.tellg());
-    }
-
-    const TensorInfo *find(const std::string &name) const override
-    {
-        auto it = m_index.find(name);
-        return it == m_index.end() ? nullptr : &it->second;
-    }
-
-    void read(int64_t offset, int64_t size, void *dst) const override
-    {
-        if (offset < 0 || size < 0 || offset > m_trunkSize || size > m_trunkSize - offset)
-            throw Error(ErrorCode::Format, m_trunkPath + ": tensor data at " + std::to_string(offset) + " (+" +
-                                               std::to_string(size) + ") lies outside the file");
-        m_trunk.clear();
-        m_trunk.seekg(offset);
-        if (!m_trunk.read(static_cast<char *>(dst), size))
-            throw Error(ErrorCode::Io, m_trunkPath + ": read failed at " + std::to_string(offset));
-    }
-
-    int64_t trunkBytes() const override { return m_trunkSize; }
-    int textHidden() const override { return m_hidden; }
-    int vocabSize() const override { return m_vocab; }
-    const std::string &containerDir() const override { return m_dir; }
-
-private:
-    std::string m_dir, m_trunkPath;
-    std::map<std::string, TensorInfo> m_index;
-    mutable std::ifstream m_trunk;
-    int64_t m_trunkSize = 0;
-    int m_hidden = 0, m_vocab = 0;
-};
-
+// The tower's tensors of a trunk index (format/manifest's parser) over trunk.bin: either
+// an open container's (borrowed) or one opened here for the tower alone (owned).
 class ManifestTensors final : public TensorSource {
 public:
-    ManifestTensors(const format::Manifest &m, const format::File &trunk, const std::string &dir)
-        : m_trunk(trunk), m_dir(dir), m_hidden(m.config.hidden), m_vocab(m.config.vocab)
+    ManifestTensors(const std::vector<format::TrunkEntry> &trunkIndex, int hidden, int vocab, const format::File &trunk,
+                    const std::string &dir, std::unique_ptr<format::File> owned = nullptr)
+        : m_owned(std::move(owned)), m_trunk(m_owned ? *m_owned : trunk), m_dir(dir), m_hidden(hidden), m_vocab(vocab)
     {
         // Vision names are absolute (never prefixed): index the entries by their full name.
-        for (const format::TrunkEntry &e : m.trunk) {
+        for (const format::TrunkEntry &e : trunkIndex) {
             if (e.name.rfind("vision_tower.", 0) != 0 && e.name.rfind("mm_projector.", 0) != 0) continue;
             TensorInfo t;
             t.name = e.name;
@@ -136,6 +44,7 @@ public:
             t.group = e.group;
             t.off = e.off;
             t.scaleOff = e.scaleOff;
+            t.bytes = e.bytes;
             m_index[t.name] = std::move(t);
         }
     }
@@ -157,6 +66,7 @@ public:
     const std::string &containerDir() const override { return m_dir; }
 
 private:
+    std::unique_ptr<format::File> m_owned;
     const format::File &m_trunk;
     std::string m_dir;
     std::map<std::string, TensorInfo> m_index;
@@ -187,13 +97,22 @@ const TensorInfo &need(const TensorSource &src, const std::string &name)
 
 std::unique_ptr<TensorSource> openContainerTensors(const std::string &containerDir)
 {
-    return std::make_unique<ContainerTensors>(containerDir);
+    namespace fs = std::filesystem;
+    const fs::path manifestPath = fs::path(containerDir) / "manifest.json";
+    std::ifstream in(manifestPath, std::ios::binary);
+    if (!in) throw Error(ErrorCode::Io, manifestPath.string() + ": cannot open the container manifest");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const format::TrunkIndex index = format::parseTrunkIndex(text, manifestPath.string());
+    auto trunk = std::make_unique<format::File>((fs::path(containerDir) / "trunk.bin").string());
+    const format::File &file = *trunk;
+    return std::make_unique<ManifestTensors>(index.trunk, index.hidden, index.vocab, file, containerDir, std::move(trunk));
 }
 
 std::unique_ptr<TensorSource> manifestTensors(const format::Manifest &manifest, const format::File &trunk,
                                               const std::string &containerDir)
 {
-    return std::make_unique<ManifestTensors>(manifest, trunk, containerDir);
+    return std::make_unique<ManifestTensors>(manifest.trunk, manifest.config.hidden, manifest.config.vocab, trunk,
+                                             containerDir);
 }
 
 float f16ToF32(uint16_t h) { return format::f16ToFloat(h); }
@@ -234,11 +153,12 @@ WeightMatrix WeightMatrix::load(const TensorSource &src, const std::string &name
     if (t.shape.size() != 2 || t.shape[0] != rows || t.shape[1] != cols)
         badTensor(src, name, "has the wrong shape for a quantized matrix (want " + want + ")");
     if (t.group < 1 || t.group > (int64_t(1) << 20)) badTensor(src, name, "has a bad group size");
-    w.m_fmt = (t.fmt == 3 || t.fmt == 7) ? t.fmt : 2;
+    const format::TrunkFormat fmt = format::trunkFormatOf(t.fmt); // Q8G, Q4G or Q3G (half handled above)
+    format::checkTrunkRow(fmt, cols, t.group, src.containerDir() + ": vision tensor " + name);
+    w.m_fmt = format::trunkFormatId(fmt);
     w.m_group = int(t.group);
-    w.m_groupsPerRow = int((cols + t.group - 1) / t.group);
-    const int64_t np = int64_t(w.m_groupsPerRow) * t.group;
-    w.m_rowBytes = w.m_fmt == 2 ? np : w.m_fmt == 3 ? np / 2 + (np & 1) : (3 * np + 7) / 8 + 1;
+    w.m_groupsPerRow = int(format::trunkGroups(cols, t.group));
+    w.m_rowBytes = format::trunkRowBytes(fmt, cols, t.group);
     needBytes(src, name, t.off, w.m_rowBytes * rows);
     needBytes(src, name, t.scaleOff, int64_t(rows) * w.m_groupsPerRow * 2);
     w.m_q.resize(size_t(w.m_rowBytes * rows));

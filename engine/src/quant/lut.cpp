@@ -2,6 +2,7 @@
 
 #include "compute/thread_pool.hpp"
 #include "format/expert_record.hpp"
+#include "format/bytes.hpp"
 #include "format/f16.hpp"
 #include "quant/simd.hpp"
 

@@ -1,0 +1,70 @@
+#include "format/trunk_layout.hpp"
+
+#include "waste/waste.hpp"
+
+namespace waste::format {
+
+const char *trunkFormatName(TrunkFormat f)
+{
+    switch (f) {
+    case TrunkFormat::F32: return "F32";
+    case TrunkFormat::Q8G: return "Q8G";
+    case TrunkFormat::Q4G: return "Q4G";
+    case TrunkFormat::Q3G: return "Q3G";
+    case TrunkFormat::F16: return "F16";
+    case TrunkFormat::BF16: return "BF16";
+    }
+    return "?";
+}
+
+TrunkFormat trunkFormatOf(int fmtId, const std::string &encoding)
+{
+    switch (fmtId) {
+    case kTrunkF32: return TrunkFormat::F32;
+    case kTrunkQ4G: return TrunkFormat::Q4G;
+    case kTrunkQ3G: return TrunkFormat::Q3G;
+    case kTrunkHalf: // our extension: fmt 1 with "encoding" f16/bf16 is real half precision
+        if (encoding == "f16")
+            return TrunkFormat::F16;
+        if (encoding == "bf16")
+            return TrunkFormat::BF16;
+        return TrunkFormat::Q8G;
+    default: return TrunkFormat::Q8G; // WASTE v0 reads every other id as Q8G
+    }
+}
+
+int trunkFormatId(TrunkFormat f)
+{
+    switch (f) {
+    case TrunkFormat::F32: return kTrunkF32;
+    case TrunkFormat::Q8G: return kTrunkQ8G;
+    case TrunkFormat::Q4G: return kTrunkQ4G;
+    case TrunkFormat::Q3G: return kTrunkQ3G;
+    case TrunkFormat::F16:
+    case TrunkFormat::BF16: return kTrunkHalf;
+    }
+    return kTrunkF32;
+}
+
+int64_t trunkRowBytes(TrunkFormat f, int64_t cols, int64_t group)
+{
+    const int64_t np = trunkGroups(cols, group) * group;
+    switch (f) {
+    case TrunkFormat::Q8G: return np;
+    case TrunkFormat::Q4G: return np / 2;
+    case TrunkFormat::Q3G: return (3 * np + 7) / 8 + 1;
+    case TrunkFormat::F32: return cols * 4;
+    case TrunkFormat::F16:
+    case TrunkFormat::BF16: return cols * 2;
+    }
+    return 0;
+}
+
+void checkTrunkRow(TrunkFormat f, int64_t cols, int64_t group, const std::string &where)
+{
+    const int64_t np = trunkGroups(cols, group) * group;
+    if (f == TrunkFormat::Q4G && np % 2 != 0)
+        throw Error(ErrorCode::Format, where + ": Q4G row of odd padded length " + std::to_string(np));
+}
+
+} // namespace waste::format
