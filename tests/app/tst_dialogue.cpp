@@ -109,12 +109,6 @@ private Q_SLOTS:
         d.turns << turn(QStringLiteral("user"), QStringLiteral("And then?"), {kImageB});
         const RenderedPrompt second = renderDialogue(d, k);
         QCOMPARE(second.imagePaths, (QStringList{kImageA, kImageB}));
-        if (k == TemplateKind::K3 && !thinking) {
-            // K3's encoder writes an empty think block into every past answer while a prompt
-            // without thinking opens the response at once: that history is not a prefix.
-            QVERIFY(!joined(second.segments).startsWith(joined(first.segments) + QStringLiteral("An answer.")));
-            return;
-        }
         for (qsizetype i = 0; i < first.segments.size(); ++i) {
             QCOMPARE(second.segments.at(i).text, first.segments.at(i).text);
             QCOMPARE(second.segments.at(i).markup, first.segments.at(i).markup);

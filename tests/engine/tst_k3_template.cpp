@@ -53,28 +53,36 @@ TEST(K3Template, MatchesEveryReleaseEncoderCase)
 
 TEST(K3Template, ParallelOutOfOrderAndUnmatchedToolResults)
 {
-    const Json req = Json::parse(R"({"messages":[
+    const std::string request = R"({"messages":[
       {"role":"user","content":"go"},
       {"role":"assistant","content":null,"tool_calls":[
         {"id":"a","type":"function","function":{"name":"one","arguments":"{\"x\":1}"}},
         {"id":"b","type":"function","function":{"name":"two","arguments":"{not json"}},
-        {"id":"c","type":"function","function":{"name":"three","arguments":"[1,2]"}}]},
+        {"id":"c","type":"function","function":{"name":"three","arguments":"ARGS"}}]},
       {"role":"tool","tool_call_id":"c","content":"C"},
       {"role":"tool","content":"unmatched"},
-      {"role":"tool","tool_call_id":"b","content":"B"}],"thinking":false})");
-    const std::string s = show(renderK3(req));
-    // Results follow call order: the unmatched one takes the first unanswered call.
-    const size_t one = s.find("< tool><=\"><one><\">< index><=\"><1><\">[<|sep|>]<unmatched>");
-    const size_t two = s.find("< tool><=\"><two><\">< index><=\"><2><\">[<|sep|>]<B>");
-    const size_t three = s.find("< tool><=\"><three><\">< index><=\"><3><\">[<|sep|>]<C>");
+      {"role":"tool","tool_call_id":"b","content":"B"}],"thinking":false})";
+    auto withThirdArguments = [&](const std::string &args) {
+        std::string r = request;
+        r.replace(r.find("ARGS"), 4, args);
+        return r;
+    };
+    const std::string s = show(renderK3Json(withThirdArguments("{}")));
+    // A run with an unmatched result stays as sent: each result takes the call at its position.
+    const size_t one = s.find("< tool><=\"><one><\">< index><=\"><1><\">[<|sep|>]<C>");
+    const size_t two = s.find("< tool><=\"><two><\">< index><=\"><2><\">[<|sep|>]<unmatched>");
+    const size_t three = s.find("< tool><=\"><three><\">< index><=\"><3><\">[<|sep|>]<B>");
     EXPECT_NE(one, std::string::npos) << s;
     EXPECT_NE(two, std::string::npos) << s;
     EXPECT_NE(three, std::string::npos) << s;
     EXPECT_LT(one, two);
     EXPECT_LT(two, three);
-    // Broken and non-object arguments travel verbatim as one raw json argument.
-    EXPECT_NE(s.find("[<|open|>]<argument>< type><=\"><json><\">[<|sep|>]<{not json>[<|close|>]"), std::string::npos);
-    EXPECT_NE(s.find("[<|open|>]<argument>< type><=\"><json><\">[<|sep|>]<[1,2]>[<|close|>]"), std::string::npos);
+    // Arguments that are not JSON travel verbatim in a json element; JSON that is not an
+    // object is refused.
+    EXPECT_NE(s.find("[<|open|>]<json>< type><=\"><object><\">[<|sep|>]<{not json>[<|close|>]<json>[<|sep|>]"),
+              std::string::npos)
+        << s;
+    EXPECT_THROW(renderK3Json(withThirdArguments("[1,2]")), waste::Error);
     EXPECT_NE(s.find("< key><=\"><x><\">< type><=\"><number><\">[<|sep|>]<1>"), std::string::npos);
     // Generation starts in the response channel when thinking is off.
     EXPECT_TRUE(s.ends_with("<assistant><\">[<|sep|>][<|open|>]<response>[<|sep|>]")) << s;

@@ -1,9 +1,12 @@
 #include "text/k3_template.hpp"
 
+#include "text/json_field.hpp"
+#include "text/k3_arguments.hpp"
+#include "text/k3_elements.hpp"
+#include "text/k3_tool_results.hpp"
 #include "text/python_json.hpp"
 #include "waste/waste.hpp"
 
-#include <algorithm>
 #include <optional>
 
 namespace waste::text {
@@ -12,10 +15,6 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-constexpr const char *kOpen = "<|open|>";
-constexpr const char *kClose = "<|close|>";
-constexpr const char *kSep = "<|sep|>";
-constexpr const char *kEndOfMessage = "<|end_of_msg|>";
 constexpr const char *kImagePlaceholder = "<|kimi_image_placeholder|>";
 
 // The encoder's fixed texts.
@@ -33,25 +32,27 @@ constexpr const char *kEffortHead =
 
 [[noreturn]] void bad(const std::string &what) { throw Error(ErrorCode::Argument, "chat request: " + what); }
 
-// Compact, sorted: how the encoder writes tool and schema declarations.
+// Compact, keys sorted recursively (arrays keep their order), non-ASCII kept: how the
+// encoder writes tool and schema declarations.
 std::string declJson(const Json &v) { return pyJsonDumps(v, {true, false, ",", ":"}); }
-// Python's json.dumps defaults (", " and ": "): how it writes object and array arguments.
-std::string valueJson(const Json &v) { return pyJsonDumps(v, {false, false, ", ", ": "}); }
 
-const std::string *stringField(const Json &obj, const char *key)
+const std::string *nonEmptyField(const Json &obj, const char *key)
 {
-    if (!obj.is_object())
-        return nullptr;
-    const auto it = obj.find(key);
-    return it != obj.end() && it->is_string() ? &it->get_ref<const std::string &>() : nullptr;
+    const std::string *s = stringField(obj, key);
+    return s && !s->empty() ? s : nullptr;
 }
 
-struct Call {
-    std::string id;
-    std::string name;
-    int index = 0;
-    bool answered = false;
-};
+// Where a json_schema response format keeps its schema: clients send all three shapes.
+const Json *responseSchema(const Json &format)
+{
+    const auto js = format.find("json_schema");
+    if (js == format.end() || !js->is_object())
+        return nullptr;
+    for (const char *key : {"schema", "json_schema"})
+        if (const auto it = js->find(key); it != js->end())
+            return &*it;
+    return &*js;
+}
 
 class Renderer {
 public:
@@ -63,83 +64,59 @@ public:
             for (const Json &p : *it)
                 if (p.is_string())
                     m_images.push_back(p.get<std::string>());
+        m_thinking = k3ThinkingEnabled(request);
     }
 
+    // The request's parts in the encoder's order.
     Segments render()
     {
-        const bool thinking = k3ThinkingEnabled(m_req);
-        const std::optional<std::string> effort = thinkingEffort();
-
         if (const auto it = m_req.find("tools"); it != m_req.end() && it->is_array() && !it->empty())
             toolDeclare(*it, false);
-        if (thinking && effort)
-            systemNote("thinking-effort", std::string(kEffortHead) + *effort + "`.");
+        if (m_thinking)
+            if (const std::optional<std::string> effort = thinkingEffort())
+                systemNote("thinking-effort", std::string(kEffortHead) + *effort + "`.");
 
         const auto mit = m_req.find("messages");
         if (mit == m_req.end() || !mit->is_array())
             bad("'messages' must be an array");
-        const Json &messages = *mit;
-        for (size_t i = 0; i < messages.size();) {
-            const Json &m = messages[i];
-            if (!m.is_object() || !stringField(m, "role"))
-                bad("messages[" + std::to_string(i) + "] needs a string 'role'");
-            const std::string &role = *stringField(m, "role");
-            if (role == "tool") {
-                size_t j = i;
-                while (j < messages.size() && stringField(messages[j], "role") &&
-                       *stringField(messages[j], "role") == "tool")
-                    ++j;
-                toolResults(messages, i, j);
-                i = j;
-                continue;
-            }
-            if (role == "assistant")
-                assistant(m);
-            else if (role == "system" && m.contains("tools"))
-                dynamicTools(m);
-            else
-                plainMessage(m, role == "developer" ? std::string("system") : role);
-            ++i;
-        }
+        for (const K3OrderedMessage &om : k3OrderToolResults(*mit))
+            message(om);
 
         toolChoice();
         responseFormat();
         if (m_req.value("add_generation_prompt", true)) {
-            open("message", {{"role", "assistant"}});
-            open(thinking ? "think" : "response", {});
+            m_w.open("message", {{"role", "assistant"}});
+            m_w.open(m_thinking ? "think" : "response");
         }
-        return std::move(m_out);
+        return m_w.take();
     }
 
 private:
-    using Attrs = std::vector<std::pair<std::string, std::string>>;
+    static std::string where(size_t index) { return "messages[" + std::to_string(index) + "]"; }
 
-    void markup(const std::string &s) { m_out.push_back({s, true}); }
-    void text(const std::string &s)
+    void message(const K3OrderedMessage &om)
     {
-        if (!s.empty())
-            m_out.push_back({s, false});
+        const Json &m = *om.message;
+        const std::string *role = stringField(m, "role");
+        if (!role)
+            bad(where(om.index) + " needs a string 'role'");
+        if (*role == "tool")
+            toolResult(om);
+        else if (*role == "assistant")
+            assistant(m, om.index);
+        else if (*role == "system" && carriesTools(m, om.index))
+            dynamicTools(m);
+        else
+            plainMessage(m, *role == "developer" ? std::string("system") : *role);
     }
-    void open(const std::string &tag, const Attrs &attrs)
-    {
-        const Segments s = k3OpenSegments(tag, attrs);
-        m_out.insert(m_out.end(), s.begin(), s.end());
-    }
-    void close(const std::string &tag)
-    {
-        const Segments s = k3CloseSegments(tag);
-        m_out.insert(m_out.end(), s.begin(), s.end());
-    }
-    void endMessage()
-    {
-        close("message");
-        markup(kEndOfMessage);
-    }
+
+    // Synthesised messages. Their fixed bodies have no surrounding whitespace, which the
+    // encoder strips.
     void systemNote(const std::string &type, const std::string &body)
     {
-        open("message", {{"role", "system"}, {"type", type}});
-        text(body);
-        endMessage();
+        m_w.open("message", {{"role", "system"}, {"type", type}});
+        m_w.text(body);
+        m_w.endMessage();
     }
 
     // Text with image placeholders resolved to the next media block while any remain;
@@ -152,16 +129,16 @@ private:
             const size_t at = s.find(ph, pos);
             if (at == std::string::npos)
                 break;
-            text(s.substr(pos, at - pos));
-            markup(m_images[m_nextImage++]);
+            m_w.text(s.substr(pos, at - pos));
+            m_w.markup(m_images[m_nextImage++]);
             pos = at + ph.size();
         }
-        text(s.substr(pos));
+        m_w.text(s.substr(pos));
     }
     void image()
     {
         // Without a prepared media block, the engine expands the placeholder token itself.
-        markup(m_nextImage < m_images.size() ? m_images[m_nextImage++] : std::string(kImagePlaceholder));
+        m_w.markup(m_nextImage < m_images.size() ? m_images[m_nextImage++] : std::string(kImagePlaceholder));
     }
     void content(const Json &c)
     {
@@ -183,30 +160,42 @@ private:
             bad("message content must be a string, an array of parts or null");
         }
     }
-    Attrs roleAttrs(const Json &m, const std::string &role)
+    void messageContent(const Json &m)
     {
-        Attrs a = {{"role", role}};
-        if (const std::string *name = stringField(m, "name"); name && !name->empty())
+        if (const auto it = m.find("content"); it != m.end())
+            content(*it);
+    }
+    K3Attrs roleAttrs(const Json &m, const std::string &role)
+    {
+        K3Attrs a = {{"role", role}};
+        if (const std::string *name = nonEmptyField(m, "name"))
             a.emplace_back("name", *name);
         return a;
     }
 
     void plainMessage(const Json &m, const std::string &role)
     {
-        open("message", roleAttrs(m, role));
-        if (const auto it = m.find("content"); it != m.end())
-            content(*it);
-        endMessage();
+        m_w.open("message", roleAttrs(m, role));
+        messageContent(m);
+        m_w.endMessage();
     }
 
     void toolDeclare(const Json &tools, bool lazy)
     {
-        if (!tools.is_array())
-            bad("'tools' must be an array");
         systemNote("tool-declare", std::string(lazy ? kToolDeclareLazyHead : kToolDeclareHead) + declJson(tools) +
                                        kCodeEnd);
     }
 
+    // A system message whose `tools` is a non-empty list declares tools mid-conversation.
+    static bool carriesTools(const Json &m, size_t index)
+    {
+        const auto it = m.find("tools");
+        if (it == m.end() || it->is_null())
+            return false;
+        if (!it->is_array())
+            bad(where(index) + ".tools must be an array");
+        return !it->empty();
+    }
     void dynamicTools(const Json &m)
     {
         const Json *c = m.contains("content") ? &m.at("content") : nullptr;
@@ -217,166 +206,87 @@ private:
         toolDeclare(m.at("tools"), true);
     }
 
-    void arguments(const Json &args)
+    void arguments(const K3Call &call, const std::string &callWhere)
     {
-        Json parsed;
-        std::string raw;
-        if (args.is_object()) {
-            parsed = args;
-        } else if (args.is_string()) {
-            raw = args.get<std::string>();
-            if (raw.empty())
-                return;
-            try {
-                parsed = Json::parse(raw);
-            } catch (const Json::exception &) {
-                parsed = nullptr;
-            }
-        } else if (args.is_null()) {
+        if (!call.arguments)
             return;
-        } else {
-            raw = valueJson(args);
+        const K3Arguments args = k3Arguments(*call.arguments, callWhere + ".arguments");
+        if (args.raw) {
+            m_w.open("json", {{"type", "object"}});
+            m_w.text(*args.raw);
+            m_w.close("json");
         }
-        if (!parsed.is_object()) {
-            // Arguments that are not a JSON object travel verbatim.
-            open("argument", {{"type", "json"}});
-            text(raw);
-            close("argument");
-            return;
-        }
-        for (auto it = parsed.begin(); it != parsed.end(); ++it) {
-            const Json &v = it.value();
-            std::string type, body;
-            if (v.is_string()) {
-                type = "string";
-                body = v.get<std::string>();
-            } else if (v.is_boolean()) {
-                type = "boolean";
-                body = v.get<bool>() ? "true" : "false";
-            } else if (v.is_null()) {
-                type = "null";
-                body = "null";
-            } else if (v.is_number()) {
-                type = "number";
-                body = valueJson(v);
-            } else if (v.is_object()) {
-                type = "object";
-                body = valueJson(v);
-            } else {
-                type = "array";
-                body = valueJson(v);
-            }
-            open("argument", {{"key", it.key()}, {"type", type}});
-            text(body);
-            close("argument");
+        for (const K3Argument &a : args.typed) {
+            m_w.open("argument", {{"key", a.key}, {"type", a.type}});
+            m_w.text(a.body);
+            m_w.close("argument");
         }
     }
 
-    void assistant(const Json &m)
+    void assistant(const Json &m, size_t index)
     {
-        m_calls.clear();
-        open("message", roleAttrs(m, "assistant"));
-        open("think", {});
-        if (const std::string *r = stringField(m, "reasoning_content"))
-            text(*r);
-        else if (const std::string *r2 = stringField(m, "reasoning"))
-            text(*r2);
-        close("think");
-        open("response", {});
-        if (const auto it = m.find("content"); it != m.end())
-            content(*it);
-        close("response");
-        const auto tc = m.find("tool_calls");
-        if (tc != m.end() && tc->is_array() && !tc->empty()) {
-            open("tools", {});
-            int index = 0;
-            for (const Json &call : *tc) {
-                const Json &fn = call.contains("function") ? call.at("function") : call;
-                Call c;
-                c.index = ++index;
-                if (const std::string *id = stringField(call, "id"))
-                    c.id = *id;
-                if (const std::string *name = stringField(fn, "name"))
-                    c.name = *name;
-                open("call", {{"tool", c.name}, {"index", std::to_string(c.index)}});
-                if (fn.is_object() && fn.contains("arguments"))
-                    arguments(fn.at("arguments"));
-                close("call");
-                m_calls.push_back(c);
-            }
-            close("tools");
+        m_calls = k3ToolCalls(m);
+        m_toolResults = 0;
+        m_w.open("message", roleAttrs(m, "assistant"));
+        if (m_thinking) { // with thinking off the think element is absent, not empty
+            m_w.open("think");
+            if (const std::string *r = stringField(m, "reasoning_content"))
+                m_w.text(*r);
+            else if (const std::string *r2 = stringField(m, "reasoning"))
+                m_w.text(*r2);
+            m_w.close("think");
         }
-        endMessage();
+        m_w.open("response");
+        messageContent(m);
+        m_w.close("response");
+        if (!m_calls.empty()) {
+            m_w.open("tools");
+            for (size_t i = 0; i < m_calls.size(); ++i) {
+                m_w.open("call", {{"tool", m_calls[i].name}, {"index", std::to_string(i + 1)}});
+                arguments(m_calls[i], where(index) + ".tool_calls[" + std::to_string(i) + "]");
+                m_w.close("call");
+            }
+            m_w.close("tools");
+        }
+        m_w.endMessage();
     }
 
-    // A run of tool results: each is tied to the call it answers (by id, else the
-    // earliest unanswered call) and the run is written in call order.
-    void toolResults(const Json &messages, size_t begin, size_t end)
+    // Its index counts tool results since the last assistant message; its name is the
+    // answered call's, else its own `tool`, else its `name`, else that of the call at its index.
+    void toolResult(const K3OrderedMessage &om)
     {
-        struct Result {
-            const Json *msg;
-            std::string name;
-            int index;
-            size_t order;
-        };
-        std::vector<Result> results;
-        std::vector<const Json *> unmatched;
-        std::vector<size_t> unmatchedOrder;
-        for (size_t i = begin; i < end; ++i) {
-            const Json &m = messages[i];
-            const std::string *id = stringField(m, "tool_call_id");
-            auto call = std::find_if(m_calls.begin(), m_calls.end(),
-                                     [&](const Call &c) { return id && !c.answered && !c.id.empty() && c.id == *id; });
-            if (call != m_calls.end()) {
-                call->answered = true;
-                results.push_back({&m, call->name, call->index, i});
-            } else {
-                unmatched.push_back(&m);
-                unmatchedOrder.push_back(i);
-            }
+        const Json &m = *om.message;
+        const size_t n = ++m_toolResults;
+        std::string name = om.callName;
+        if (name.empty()) {
+            if (const std::string *t = nonEmptyField(m, "tool"))
+                name = *t;
+            else if (const std::string *nm = nonEmptyField(m, "name"))
+                name = *nm;
+            else if (n <= m_calls.size())
+                name = m_calls[n - 1].name;
         }
-        int nextIndex = static_cast<int>(m_calls.size());
-        for (size_t k = 0; k < unmatched.size(); ++k) {
-            const Json &m = *unmatched[k];
-            auto call = std::find_if(m_calls.begin(), m_calls.end(), [](const Call &c) { return !c.answered; });
-            if (call != m_calls.end()) {
-                call->answered = true;
-                results.push_back({&m, call->name, call->index, unmatchedOrder[k]});
-            } else {
-                std::string name;
-                if (const std::string *t = stringField(m, "tool"))
-                    name = *t;
-                else if (const std::string *n = stringField(m, "name"))
-                    name = *n;
-                results.push_back({&m, name, ++nextIndex, unmatchedOrder[k]});
-            }
-        }
-        std::stable_sort(results.begin(), results.end(),
-                         [](const Result &a, const Result &b) { return a.index < b.index; });
-        for (const Result &r : results) {
-            Attrs attrs = {{"role", "tool"}};
-            if (!r.name.empty())
-                attrs.emplace_back("tool", r.name);
-            attrs.emplace_back("index", std::to_string(r.index));
-            open("message", attrs);
-            if (const auto it = r.msg->find("content"); it != r.msg->end())
-                content(*it);
-            endMessage();
-        }
+        if (name.empty())
+            bad(where(om.index) + " is tool result " + std::to_string(n) +
+                " but names no tool: give it 'tool' or 'name', or a 'tool_call_id' of the assistant's calls before it");
+        m_w.open("message", {{"role", "tool"}, {"tool", name}, {"index", std::to_string(n)}});
+        messageContent(m);
+        m_w.endMessage();
     }
 
+    // Only with thinking on. `reasoning_effort` is the OpenAI spelling; none, minimal and
+    // off switch thinking off instead (k3ThinkingEnabled).
     std::optional<std::string> thinkingEffort() const
     {
-        const std::string *e = stringField(m_req, "thinking_effort");
-        if (!e)
-            e = stringField(m_req, "reasoning_effort");
-        if (!e)
-            return std::nullopt;
-        if (*e == "none" || *e == "minimal" || *e == "off")
-            return std::nullopt;
-        if (*e == "low" || *e == "high" || *e == "max")
-            return *e;
-        bad("thinking effort '" + *e + "' is not supported by K3 (use low, high or max)");
+        for (const char *key : {"thinking_effort", "reasoning_effort"}) {
+            const auto it = m_req.find(key);
+            if (it == m_req.end() || it->is_null())
+                continue;
+            if (it->is_string() && (*it == "low" || *it == "high" || *it == "max"))
+                return it->get<std::string>();
+            bad(std::string("'") + key + "' must be low, high or max for K3, not " + it->dump());
+        }
+        return std::nullopt;
     }
 
     void toolChoice()
@@ -416,10 +326,8 @@ private:
                        std::string("The system is invoked with `response_format=json_object`.\n") + kJsonOnly);
         } else if (*type == "json_schema") {
             std::string body = std::string("The system is invoked with `response_format=json_schema`.\n") + kJsonOnly;
-            const auto js = it->find("json_schema");
-            if (js != it->end() && js->is_object() && js->contains("schema"))
-                body += "\nThe JSON data must match the following schema:\n```json\n" + declJson(js->at("schema")) +
-                        kCodeEnd;
+            if (const Json *schema = responseSchema(*it))
+                body += "\nThe JSON data must match the following schema:\n```json\n" + declJson(*schema) + kCodeEnd;
             systemNote("response-format", body);
         } else {
             bad("'response_format' type '" + *type + "' is not one of text, json_object, json_schema");
@@ -427,41 +335,15 @@ private:
     }
 
     const Json &m_req;
-    Segments m_out;
+    bool m_thinking = true;
+    K3Writer m_w;
     std::vector<std::string> m_images;
     size_t m_nextImage = 0;
-    std::vector<Call> m_calls; // the calls of the latest assistant message
+    std::vector<K3Call> m_calls; // the calls of the latest assistant message
+    size_t m_toolResults = 0;    // tool results since that message
 };
 
 } // namespace
-
-Segments k3OpenSegments(const std::string &tag, const std::vector<std::pair<std::string, std::string>> &attrs)
-{
-    Segments out;
-    auto text = [&](const std::string &t) {
-        if (!t.empty())
-            out.push_back({t, false});
-    };
-    out.push_back({kOpen, true});
-    text(tag);
-    for (const auto &[k, v] : attrs) {
-        text(" " + k);
-        text("=\"");
-        text(v);
-        text("\"");
-    }
-    out.push_back({kSep, true});
-    return out;
-}
-
-Segments k3CloseSegments(const std::string &tag)
-{
-    Segments out{{kClose, true}};
-    if (!tag.empty())
-        out.push_back({tag, false});
-    out.push_back({kSep, true});
-    return out;
-}
 
 bool k3ThinkingEnabled(const Json &request)
 {

@@ -26,7 +26,7 @@ Segments renderK3Json(std::string_view requestJson);
 
 // One element's header (<|open|>tag k="v"<|sep|>) and footer (<|close|>tag<|sep|>),
 // segment for segment as the renderer writes them (each attribute piece is its own text
-// segment, as in the release's encoder).
+// segment, as in the release's encoder; values escaped, see k3_elements.hpp).
 Segments k3OpenSegments(const std::string &tag, const std::vector<std::pair<std::string, std::string>> &attrs);
 Segments k3CloseSegments(const std::string &tag);
 inline constexpr const char *kK3EndOfMessage = "<|end_of_msg|>";
