@@ -3,10 +3,8 @@
 #include "chat/contextcut.h"
 #include "prompt/dialoguerenderer.h"
 #include "engine/enginecontroller.h"
-#include "chat/imagecheck.h"
 #include "prompt/k3reply.h"
 
-#include <QCryptographicHash>
 #include <QDateTime>
 #include <QDir>
 #include <QFile>
@@ -241,94 +239,6 @@ void ChatController::setThinking(bool v)
         return;
     m_settings.thinking = v;
     saveSettings();
-}
-
-// ---- attachments ----
-
-QString ChatController::firstProblemForImage(const QString &path) const
-{
-    if (const QString p = imageProblem(path); !p.isEmpty())
-        return p;
-    // With no model open the image is kept: a vision model may be opened before sending.
-    if (m_engine->state() != EngineController::NoModel && !m_engine->modelName().isEmpty() && !m_engine->hasVision())
-        return tr("%1 has no vision tower, so it cannot read %2. Open a model with vision (Kimi K3) to ask about images.")
-            .arg(m_engine->modelName(), QFileInfo(path).fileName());
-    return {};
-}
-
-bool ChatController::addAttachment(const QUrl &url)
-{
-    if (!url.isLocalFile()) {
-        setNotice(tr("Only files on this computer can be attached (%1 is not one).").arg(url.toDisplayString()));
-        return false;
-    }
-    const QString path = QFileInfo(url.toLocalFile()).absoluteFilePath();
-    if (const QString problem = firstProblemForImage(path); !problem.isEmpty()) {
-        setNotice(problem);
-        return false;
-    }
-    if (!m_attachments.contains(path)) {
-        m_attachments << path;
-        Q_EMIT attachmentsChanged();
-    }
-    setNotice({});
-    return true;
-}
-
-int ChatController::addAttachments(const QList<QUrl> &urls)
-{
-    int accepted = 0;
-    QString lastProblem;
-    for (const QUrl &u : urls) {
-        if (addAttachment(u))
-            ++accepted;
-        else
-            lastProblem = m_notice;
-    }
-    // A refusal stays visible even when another file of the same drop was accepted.
-    if (!lastProblem.isEmpty())
-        setNotice(lastProblem);
-    return accepted;
-}
-
-void ChatController::removeAttachment(int index)
-{
-    if (index < 0 || index >= m_attachments.size())
-        return;
-    m_attachments.removeAt(index);
-    Q_EMIT attachmentsChanged();
-}
-
-QString ChatController::imagesFolder() const
-{
-    return m_store ? QFileInfo(m_store->path()).absoluteDir().filePath(QStringLiteral("images")) : QString();
-}
-
-QString ChatController::keepImage(const QString &path) const
-{
-    const QString folder = imagesFolder();
-    const QFileInfo source(path);
-    if (folder.isEmpty() || source.absolutePath() == QDir(folder).absolutePath())
-        return path;
-    // Named for the file it came from (path, size, time): attaching it again reuses the copy.
-    const QByteArray key = QStringLiteral("%1|%2|%3")
-                               .arg(source.absoluteFilePath())
-                               .arg(source.size())
-                               .arg(source.lastModified().toMSecsSinceEpoch())
-                               .toUtf8();
-    const QString name = QString::fromLatin1(QCryptographicHash::hash(key, QCryptographicHash::Sha256).toHex().left(24));
-    const QString suffix = source.suffix().toLower();
-    const QString target = QDir(folder).filePath(suffix.isEmpty() ? name : name + QLatin1Char('.') + suffix);
-    if (QFileInfo::exists(target))
-        return target;
-    // Copied under another name first: a copy cut short never takes the final name.
-    const QString part = target + QStringLiteral(".part");
-    QFile::remove(part);
-    if (!QDir().mkpath(folder) || !QFile::copy(path, part) || !QFile::rename(part, target)) {
-        QFile::remove(part);
-        return path; // the original still works while it stays where it is
-    }
-    return target;
 }
 
 // ---- sending and answering ----
@@ -598,67 +508,4 @@ bool ChatController::editAndResend(int row, const QString &text)
     m_messages.replace(row, edited);
     m_engine->forgetState(stateFileFor(m_current.id));
     return startAnswer();
-}
-
-// ---- context meter ----
-
-int ChatController::contextLimit() const
-{
-    return m_engine->state() == EngineController::NoModel || m_engine->modelName().isEmpty() ? 0
-                                                                                              : m_engine->contextTokens();
-}
-
-QString ChatController::contextWarning() const
-{
-    const int limit = contextLimit();
-    if (limit <= 0 || m_contextUsed <= 0)
-        return {};
-    if (m_contextUsed + m_settings.maxTokens <= limit)
-        return {};
-    return tr("%1 of %2 tokens used: with up to %3 more for the answer, the start of this conversation will be "
-              "left out. Start a new chat to keep it all, or lower Max tokens.")
-        .arg(m_contextUsed)
-        .arg(limit)
-        .arg(m_settings.maxTokens);
-}
-
-void ChatController::setDraft(const QString &text)
-{
-    if (text == m_draft)
-        return;
-    m_draft = text;
-    // Typing changes the draft on every key: count once the typing pauses, not per key.
-    m_recountTimer.start();
-}
-
-void ChatController::recount()
-{
-    m_recountTimer.stop();
-    if (m_engine->state() != EngineController::Ready && m_engine->state() != EngineController::Generating) {
-        if (m_contextUsed != 0) {
-            m_contextUsed = 0;
-            Q_EMIT contextChanged();
-        }
-        return;
-    }
-    QList<ChatMessage> list = m_messages.messages();
-    if (!list.isEmpty() && list.last().streaming)
-        list.removeLast();
-    if (!m_draft.trimmed().isEmpty()) {
-        ChatMessage draft;
-        draft.role = QStringLiteral("user");
-        draft.text = m_draft.trimmed();
-        list << draft;
-    }
-    // Rendered and counted on the engine thread: rendering re-reads every turn and stats
-    // every image, which grows with the conversation.
-    m_countId = m_engine->countDialogue(dialogueFor(list, 0), templateKindFor(m_engine->modelInfo()));
-}
-
-void ChatController::onCounted(quint64 id, int tokens)
-{
-    if (id != m_countId || tokens < 0) // < 0: not renderable (an unreadable image): keep the last count
-        return;
-    m_contextUsed = tokens;
-    Q_EMIT contextChanged();
 }
