@@ -54,12 +54,15 @@ void ChatController::recount()
     }
     // Rendered and counted on the engine thread: rendering re-reads every turn and stats
     // every image, which grows with the conversation.
-    m_countId = m_engine->countDialogue(dialogueFor(list, 0), templateKindFor(m_engine->modelInfo()));
+    if (m_count)
+        m_count->disconnect(this);
+    m_count = m_engine->countDialogue(dialogueFor(list, 0), templateKindFor(m_engine->modelInfo()));
+    connect(m_count, &TokenCount::counted, this, &ChatController::onCounted);
 }
 
-void ChatController::onCounted(quint64 id, int tokens)
+void ChatController::onCounted(int tokens)
 {
-    if (id != m_countId || tokens < 0) // < 0: not renderable (an unreadable image): keep the last count
+    if (tokens < 0) // not renderable (an unreadable image): keep the last count
         return;
     m_contextUsed = tokens;
     Q_EMIT contextChanged();

@@ -1,6 +1,7 @@
 #include "chat/chatcontroller.h"
 
 #include "chat/contextcut.h"
+#include "chat/finishreasontext.h"
 #include "prompt/dialoguerenderer.h"
 #include "engine/enginecontroller.h"
 #include "prompt/k3reply.h"
@@ -43,25 +44,9 @@ ChatController::ChatController(EngineController *engine, const QString &database
         // The chat still works for this session; the page says why nothing is kept.
         m_storeError = QString::fromStdString(e.what());
     }
-    connect(m_engine, &EngineController::tokensReady, this, &ChatController::onTokens);
-    connect(m_engine, &EngineController::generationFinished, this, &ChatController::onFinished);
-    connect(m_engine, &EngineController::generationFailed, this, &ChatController::onFailed);
-    connect(m_engine, &EngineController::tokensCounted, this, &ChatController::onCounted);
     m_recountTimer.setSingleShot(true);
     m_recountTimer.setInterval(kDraftRecountMs);
     connect(&m_recountTimer, &QTimer::timeout, this, &ChatController::recount);
-    connect(m_engine, &EngineController::generationStarted, this, [this](quint64 id, int, int) {
-        if (m_run && m_run->id == id) {
-            m_run->prefill = 0;
-            Q_EMIT prefillProgressChanged();
-        }
-    });
-    connect(m_engine, &EngineController::prefillProgress, this, [this](quint64 id, int done, int total) {
-        if (m_run && m_run->id == id && total > 0) {
-            m_run->prefill = double(done) / total;
-            Q_EMIT prefillProgressChanged();
-        }
-    });
     connect(m_engine, &EngineController::modelChanged, this, [this] {
         recount();
         Q_EMIT contextChanged();
@@ -72,7 +57,7 @@ ChatController::ChatController(EngineController *engine, const QString &database
 ChatController::~ChatController()
 {
     if (m_run)
-        m_engine->cancel(m_run->id);
+        m_run->handle->cancel();
     if (s_instance == this)
         s_instance = nullptr;
 }
@@ -169,7 +154,7 @@ void ChatController::deleteConversation(qint64 id)
     if (!m_store)
         return;
     if (m_run && m_run->conversationId == id) {
-        m_engine->cancel(m_run->id);
+        m_run->handle->cancel();
         m_run->conversationId = 0; // nothing left to save it into
     }
     QStringList images;
@@ -361,7 +346,25 @@ bool ChatController::startAnswer()
     run.clock.start();
     m_run = std::move(run);
     m_messages.append(m_run->message);
-    m_run->id = m_engine->generate(request);
+    GenerationHandle *handle = m_engine->generate(request);
+    m_run->handle = handle;
+    connect(handle, &GenerationHandle::started, this, [this] {
+        m_run->prefill = 0;
+        Q_EMIT prefillProgressChanged();
+    });
+    connect(handle, &GenerationHandle::prefillProgress, this, [this](int done, int total) {
+        if (total > 0) {
+            m_run->prefill = double(done) / total;
+            Q_EMIT prefillProgressChanged();
+        }
+    });
+    connect(handle, &GenerationHandle::tokens, this, &ChatController::onTokens);
+    connect(handle, &GenerationHandle::finished, this, [this](const GenerationResult &result) {
+        finishRun(&result, {});
+    });
+    connect(handle, &GenerationHandle::failed, this, [this](const GenerationError &error) {
+        finishRun(nullptr, error.message);
+    });
     if (firstMessage > 0)
         setNotice(tr("The oldest %n message(s) no longer fit the context and were left out of this answer.", nullptr,
                      firstMessage));
@@ -403,10 +406,8 @@ void ChatController::showReply(Run &run, bool final)
     }
 }
 
-void ChatController::onTokens(quint64 id, const QString &text, const GenerationStats &stats)
+void ChatController::onTokens(const QString &text, const GenerationStats &stats)
 {
-    if (!m_run || m_run->id != id)
-        return;
     if (m_run->prefilling) {
         m_run->prefilling = false;
         Q_EMIT generatingChanged();
@@ -421,18 +422,6 @@ void ChatController::onTokens(quint64 id, const QString &text, const GenerationS
         m_messages.replace(row, m_run->message);
 }
 
-void ChatController::onFinished(quint64 id, const GenerationResult &result)
-{
-    if (m_run && m_run->id == id)
-        finishRun(&result, {});
-}
-
-void ChatController::onFailed(quint64 id, const QString &message)
-{
-    if (m_run && m_run->id == id)
-        finishRun(nullptr, message);
-}
-
 void ChatController::finishRun(const GenerationResult *result, const QString &error)
 {
     Run &run = *m_run;
@@ -444,7 +433,7 @@ void ChatController::finishRun(const GenerationResult *result, const QString &er
             run.splitter.feed(run.raw);
         }
         showReply(run, true);
-        run.message.finishReason = result->finishReason;
+        run.message.finishReason = finishReasonText(result->finishReason);
         run.message.tokens = result->stats.completionTokens;
         run.message.tokensPerSecond = result->stats.tokensPerSecond;
         run.message.hitRate = result->stats.hitRate;
@@ -471,7 +460,7 @@ void ChatController::finishRun(const GenerationResult *result, const QString &er
 void ChatController::stop()
 {
     if (m_run)
-        m_engine->cancel(m_run->id);
+        m_run->handle->cancel();
 }
 
 bool ChatController::regenerate()

@@ -103,13 +103,6 @@ ApiServer::ApiServer(EngineController *engine, QObject *parent)
     if (!s_instance)
         s_instance = this;
     m_uptime.start();
-    connect(m_engine, &EngineController::generationStarted, this,
-            [this](quint64 id, int promptTokens, int) { onStarted(id, promptTokens); });
-    connect(m_engine, &EngineController::tokensReady, this,
-            [this](quint64 id, const QString &text, const GenerationStats &) { onTokens(id, text); });
-    connect(m_engine, &EngineController::replyReady, this, &ApiServer::onReply);
-    connect(m_engine, &EngineController::generationFinished, this, &ApiServer::onFinished);
-    connect(m_engine, &EngineController::generationFailed, this, &ApiServer::onFailed);
 }
 
 ApiServer::~ApiServer()
@@ -224,7 +217,7 @@ void ApiServer::stop()
     // Requests still in the engine are cancelled; their sockets close with the server.
     for (const auto &job : std::as_const(m_jobs)) {
         QObject::disconnect(job->disconnect);
-        m_engine->cancel(job->engineId);
+        job->handle->cancel();
     }
     m_http.reset();
     m_tcp = nullptr;

@@ -5,6 +5,7 @@
 
 #include "server/apiserver.h"
 
+#include "engine/generationhandle.h"
 #include "server/apirequest.h"
 #include "server/chatformat.h"
 #include "server/httpexchange.h"
@@ -19,7 +20,7 @@
 
 struct ApiServer::Job {
     std::shared_ptr<HttpExchange> ex;
-    quint64 engineId = 0;
+    GenerationHandle *handle = nullptr; // the engine's, until the request ends
     ApiRequest::Kind kind = ApiRequest::Chat;
     bool stream = false;
     bool includeUsage = false;

@@ -15,10 +15,17 @@
 
 namespace {
 
-QString mapFinishReason(const QString &engineReason)
+// OpenAI's finish_reason for the engine's ("tool_calls" is decided by the reply).
+QString finishReasonJson(waste::FinishReason reason)
 {
-    if (engineReason == QLatin1String("length") || engineReason == QLatin1String("context_full"))
+    switch (reason) {
+    case waste::FinishReason::Length:
+    case waste::FinishReason::ContextFull:
         return QStringLiteral("length");
+    case waste::FinishReason::Stop:
+    case waste::FinishReason::Cancelled:
+        break;
+    }
     return QStringLiteral("stop");
 }
 
@@ -115,14 +122,18 @@ void ApiServer::startCompletion(const std::shared_ptr<HttpExchange> &ex, ApiRequ
         job->reply = std::make_unique<ChatReplyAssembler>(job->format, request);
     }
 
-    job->engineId = m_engine->generate(std::move(gen));
-    if (QTcpSocket *sock = ex->socket()) {
-        const quint64 engineId = job->engineId;
-        job->disconnect = connect(sock, &QAbstractSocket::disconnected, this, [this, engineId] {
-            m_engine->cancel(engineId);
-        });
-    }
-    m_jobs.insert(job->engineId, job);
+    GenerationHandle *handle = m_engine->generate(std::move(gen));
+    job->handle = handle;
+    Job *j = job.get(); // kept in m_jobs until its request ends
+    connect(handle, &GenerationHandle::started, this, [this, j](int promptTokens, int) { onStarted(*j, promptTokens); });
+    connect(handle, &GenerationHandle::tokens, this,
+            [this, j](const QString &text, const GenerationStats &) { onTokens(*j, text); });
+    connect(handle, &GenerationHandle::reply, this, [this, j](const waste::ReplyDelta &delta) { onReply(*j, delta); });
+    connect(handle, &GenerationHandle::finished, this, [this, j](const GenerationResult &r) { onFinished(*j, r); });
+    connect(handle, &GenerationHandle::failed, this, [this, j](const GenerationError &e) { onFailed(*j, e); });
+    if (QTcpSocket *sock = ex->socket())
+        job->disconnect = connect(sock, &QAbstractSocket::disconnected, handle, &GenerationHandle::cancel);
+    m_jobs.insert(j, job);
     Q_EMIT activeRequestsChanged();
 }
 
@@ -138,36 +149,26 @@ void ApiServer::beginStream(Job &job)
     }
 }
 
-void ApiServer::onStarted(quint64 id, int promptTokens)
+void ApiServer::onStarted(Job &job, int promptTokens)
 {
-    const auto it = m_jobs.constFind(id);
-    if (it == m_jobs.cend())
-        return;
-    Job &job = **it;
     job.started = true;
     job.promptTokens = promptTokens;
     if (job.stream)
         beginStream(job);
 }
 
-void ApiServer::onTokens(quint64 id, const QString &text)
+void ApiServer::onTokens(Job &job, const QString &text)
 {
-    const auto it = m_jobs.constFind(id);
-    if (it == m_jobs.cend())
-        return;
-    Job &job = **it;
     if (!job.stream || job.kind == ApiRequest::Chat || text.isEmpty())
         return; // chat replies arrive parsed, through onReply
     beginStream(job);
     job.ex->send(openai::sseEvent(openai::textChunk(job.id, job.created, job.model, text, {}, job.includeUsage)));
 }
 
-void ApiServer::onReply(quint64 id, const waste::ReplyDelta &delta)
+void ApiServer::onReply(Job &job, const waste::ReplyDelta &delta)
 {
-    const auto it = m_jobs.constFind(id);
-    if (it == m_jobs.cend() || !(*it)->reply)
+    if (!job.reply)
         return;
-    Job &job = **it;
     const QList<QJsonObject> deltas = job.reply->push(delta);
     if (!job.stream)
         return;
@@ -176,28 +177,25 @@ void ApiServer::onReply(quint64 id, const waste::ReplyDelta &delta)
         job.ex->send(openai::sseEvent(openai::chatChunk(job.id, job.created, job.model, d, {}, job.includeUsage)));
 }
 
-void ApiServer::onFinished(quint64 id, const GenerationResult &result)
+void ApiServer::onFinished(Job &jobRef, const GenerationResult &result)
 {
-    const auto it = m_jobs.constFind(id);
-    if (it == m_jobs.cend())
-        return;
-    const std::shared_ptr<Job> job = *it;
+    Job *const job = &jobRef;
     HttpExchange &ex = *job->ex;
     const int promptTokens = result.stats.promptTokens ? result.stats.promptTokens : job->promptTokens;
     const int completionTokens = result.stats.completionTokens;
 
-    if (result.finishReason == QLatin1String("cancelled")) {
+    if (result.finishReason == waste::FinishReason::Cancelled) {
         // The client left (nothing to send), or the server is stopping.
         if (ex.streaming())
             ex.endStream();
         else if (ex.isOpen())
             ex.sendJson(503, ApiError::cancelled().toJson());
         m_log->finish(job->logKey, 499, promptTokens + completionTokens, job->clock.elapsed());
-        endJob(id);
+        endJob(*job);
         return;
     }
 
-    QString finish = mapFinishReason(result.finishReason);
+    QString finish = finishReasonJson(result.finishReason);
     QList<QJsonObject> lastDeltas;
     ParsedReply reply;
     if (job->reply) {
@@ -239,28 +237,17 @@ void ApiServer::onFinished(quint64 id, const GenerationResult &result)
     }
     const bool delivered = ex.socket() != nullptr;
     m_log->finish(job->logKey, delivered ? ex.status() : 499, promptTokens + completionTokens, job->clock.elapsed());
-    endJob(id);
+    endJob(*job);
 }
 
-void ApiServer::onFailed(quint64 id, const QString &message)
+void ApiServer::onFailed(Job &job, const GenerationError &error)
 {
-    const auto it = m_jobs.constFind(id);
-    if (it == m_jobs.cend())
-        return;
-    const std::shared_ptr<Job> job = *it;
-    HttpExchange &ex = *job->ex;
-    ApiError e;
+    HttpExchange &ex = *job.ex;
     const bool ready = m_engine->state() == EngineController::Ready || m_engine->state() == EngineController::Generating;
-    if (!ready)
-        e = ApiError::noModel(message);
-    else if (message.contains(QLatin1String("does not fit")) && message.contains(QLatin1String("context")))
-        e = ApiError::invalid(job->kind == ApiRequest::Chat ? QStringLiteral("messages") : QStringLiteral("prompt"),
-                              message, QStringLiteral("context_length_exceeded"));
-    else if (!job->started) // refused before generating: the prompt, an image, a schema, too few tokens
-        e = ApiError::invalid(message.contains(QLatin1String("max_tokens")) ? QStringLiteral("max_tokens") : QString(),
-                              message);
-    else
-        e = ApiError::server(message);
+    const ApiError e = ready ? ApiError::fromGeneration(error, job.started,
+                                                        job.kind == ApiRequest::Chat ? QStringLiteral("messages")
+                                                                                     : QStringLiteral("prompt"))
+                             : ApiError::noModel(error.message);
     if (ex.streaming()) {
         ex.send(openai::sseEvent(e.toJson()));
         ex.send(openai::sseDone());
@@ -268,14 +255,13 @@ void ApiServer::onFailed(quint64 id, const QString &message)
     } else {
         ex.sendJson(e.status, e.toJson());
     }
-    m_log->finish(job->logKey, ex.socket() ? ex.status() : 499, job->promptTokens, job->clock.elapsed());
-    endJob(id);
+    m_log->finish(job.logKey, ex.socket() ? ex.status() : 499, job.promptTokens, job.clock.elapsed());
+    endJob(job);
 }
 
-void ApiServer::endJob(quint64 id)
+void ApiServer::endJob(const Job &job)
 {
-    const auto job = m_jobs.take(id);
-    if (job)
-        QObject::disconnect(job->disconnect);
+    QObject::disconnect(job.disconnect);
+    m_jobs.remove(&job); // the last use of `job`
     Q_EMIT activeRequestsChanged();
 }
