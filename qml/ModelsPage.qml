@@ -74,6 +74,8 @@ PageFrame {
     ModelLibrary {
         id: library
         folder: AppSettings.modelsFolder
+        openModelPath: EngineController.modelPath
+        downloadFolder: DownloadManager.unfinishedDestination
         onBusyChanged: page.libraryScanning = busy
         onRemoved: (path, bytesFreed, error) => {
             page.libraryMessage = error !== "" ? error

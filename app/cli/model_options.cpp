@@ -28,7 +28,10 @@ std::unique_ptr<waste::Model> openModel(const Args &args)
         throw UsageError("--ctx must be between 1 and 1048576");
     opt.ctxTokens = static_cast<int>(ctx);
     opt.verifyRecords = args.flag("--verify");
-    return waste::Model::open(args.positional(0), opt);
+    auto model = waste::Model::open(args.positional(0), waste::withEnvironment(opt));
+    for (const std::string &w : model->info().warnings)
+        std::fprintf(stderr, "waste: warning: %s\n", w.c_str());
+    return model;
 }
 
 static std::string stripTrailingNewlines(std::string s)

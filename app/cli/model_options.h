@@ -17,6 +17,8 @@ std::vector<OptionSpec> modelOptions();
 // --file F (prompt from a file or '-' for stdin).
 OptionSpec fileOption();
 
+// Opens the model with those options and the environment's (waste::withEnvironment), and
+// prints the engine's warnings to stderr.
 std::unique_ptr<waste::Model> openModel(const Args &args);
 
 // The prompt: positional `index` ("-" = stdin), --file, or piped stdin when no positional.

@@ -2,6 +2,7 @@
 // routing, validation (400), auth (401), unknown routes (404/405), body limit (413), no
 // model (503), CORS, binding rules and readable listen errors, the request log, and the
 // server staying up after every error.
+#include "server/apierror.h"
 #include "server/apiserver.h"
 #include "engine/enginecontroller.h"
 #include "httptestclient.h"
@@ -536,6 +537,36 @@ private Q_SLOTS:
         QCOMPARE(log.data(log.index(1), RequestLogModel::FinishedRole).toBool(), false);
         log.clear();
         QCOMPARE(log.rowCount(), 0);
+    }
+
+    // A failed generation's HTTP answer follows its error code and when it failed, never
+    // the words of its message.
+    void generationErrorsMapByCode()
+    {
+        const QString words = QStringLiteral("does not fit the context; max_tokens");
+        const ApiError full = ApiError::fromGeneration({waste::ErrorCode::ContextFull, {}, QStringLiteral("x")}, true,
+                                                       QStringLiteral("messages"));
+        QCOMPARE(full.status, 400);
+        QCOMPARE(full.type, QStringLiteral("invalid_request_error"));
+        QCOMPARE(full.code, QStringLiteral("context_length_exceeded"));
+        QCOMPARE(full.param, QStringLiteral("messages"));
+        const ApiError few = ApiError::fromGeneration(
+            {waste::ErrorCode::Argument, QStringLiteral("max_tokens"), QStringLiteral("too small")}, false,
+            QStringLiteral("prompt"));
+        QCOMPARE(few.status, 400);
+        QCOMPARE(few.param, QStringLiteral("max_tokens"));
+        QCOMPARE(few.code, QStringLiteral("invalid_value"));
+        const ApiError refused = ApiError::fromGeneration({waste::ErrorCode::Argument, {}, words}, false,
+                                                          QStringLiteral("prompt"));
+        QCOMPARE(refused.status, 400);
+        QCOMPARE(refused.param, QString());
+        QCOMPARE(refused.code, QStringLiteral("invalid_value"));
+        const ApiError midway = ApiError::fromGeneration({waste::ErrorCode::Io, {}, words}, true, QStringLiteral("prompt"));
+        QCOMPARE(midway.status, 500);
+        QCOMPARE(midway.type, QStringLiteral("server_error"));
+        QCOMPARE(midway.message, words);
+        const ApiError appOwn = ApiError::fromGeneration({std::nullopt, {}, words}, true, QStringLiteral("prompt"));
+        QCOMPARE(appOwn.status, 500);
     }
 };
 

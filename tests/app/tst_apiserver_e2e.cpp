@@ -345,6 +345,48 @@ private Q_SLOTS:
         QCOMPARE(m_server->activeRequests(), 0);
     }
 
+    // Two requests queued at once: each handle carries only its own request's batches and
+    // end, and each answer is the one that request gets when it runs alone.
+    void eachHandleCarriesOnlyItsOwnRequest()
+    {
+        auto request = [](const QString &prompt) {
+            GenerationRequest r;
+            r.segments = {PromptSegment{prompt, false}};
+            r.params.temperature = 0;
+            r.params.maxTokens = 12;
+            r.params.seed = 7;
+            return r;
+        };
+        struct Seen {
+            QString streamed;
+            QList<GenerationResult> results;
+            int failures = 0;
+        };
+        auto follow = [this](GenerationHandle *h, Seen &seen) {
+            connect(h, &GenerationHandle::tokens, this, [&seen](const QString &text, const GenerationStats &) {
+                seen.streamed += text;
+            });
+            connect(h, &GenerationHandle::finished, this, [&seen](const GenerationResult &r) { seen.results << r; });
+            connect(h, &GenerationHandle::failed, this, [&seen](const GenerationError &) { ++seen.failures; });
+        };
+        Seen a, b, alone;
+        follow(m_engine->generate(request(QStringLiteral("Once upon a time"))), a);
+        follow(m_engine->generate(request(QStringLiteral("The capital of France is"))), b);
+        QTRY_VERIFY_WITH_TIMEOUT(a.results.size() == 1 && b.results.size() == 1, 30000);
+        follow(m_engine->generate(request(QStringLiteral("Once upon a time"))), alone);
+        QTRY_VERIFY_WITH_TIMEOUT(alone.results.size() == 1, 30000);
+        QTest::qWait(50); // room for anything late
+        for (const Seen *s : {&a, &b, &alone}) {
+            QCOMPARE(s->failures, 0);
+            QCOMPARE(s->results.size(), 1);
+            QVERIFY(!s->results.first().tokens.isEmpty());
+            QCOMPARE(s->streamed, s->results.first().text);
+        }
+        QVERIFY(a.results.first().tokens != b.results.first().tokens);
+        QCOMPARE(a.results.first().tokens, alone.results.first().tokens);
+        QCOMPARE(a.streamed, alone.streamed);
+    }
+
     void jsonSchemaOutputAlwaysMatches()
     {
         const QJsonObject rf{{"type", "json_schema"},

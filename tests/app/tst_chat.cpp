@@ -242,7 +242,7 @@ private Q_SLOTS:
         engine.openModel(QStringLiteral(WASTE_FIXTURES_DIR "/reference-container/r3.waste"), 0, 4096);
         QTRY_COMPARE_WITH_TIMEOUT(engine.state(), EngineController::Ready, 30000);
         ChatController chat(&engine, dbPath(QStringLiteral("draft.sqlite")), nullptr);
-        QSignalSpy counted(&engine, &EngineController::tokensCounted);
+        QSignalSpy counted(&engine, &EngineController::countQueued);
         chat.setDraft(QStringLiteral("Hi"));
         QTRY_VERIFY_WITH_TIMEOUT(chat.contextUsed() > 0, 10000);
         QCOMPARE(counted.count(), 1);
@@ -262,7 +262,9 @@ private Q_SLOTS:
     {
         const QString path = dbPath(QStringLiteral("state.sqlite"));
         QList<GenerationStats> stats;
-        auto record = [&stats](quint64, const GenerationResult &r) { stats << r.stats; };
+        auto record = [this, &stats](GenerationHandle *h) {
+            connect(h, &GenerationHandle::finished, this, [&stats](const GenerationResult &r) { stats << r.stats; });
+        };
         auto openR3 = [](EngineController &engine) {
             engine.openModel(QStringLiteral(WASTE_FIXTURES_DIR "/reference-container/r3.waste"), 0, 4096);
             QTRY_COMPARE_WITH_TIMEOUT(engine.state(), EngineController::Ready, 30000);
@@ -272,7 +274,7 @@ private Q_SLOTS:
         {
             EngineController engine(nullptr);
             openR3(engine);
-            connect(&engine, &EngineController::generationFinished, this, record);
+            connect(&engine, &EngineController::generationQueued, this, record);
             ChatController chat(&engine, path, nullptr);
             chat.setMaxTokens(16);
             QSignalSpy saved(&chat, &ChatController::answerSaved);
@@ -311,7 +313,7 @@ private Q_SLOTS:
         // After a restart of the app (a new engine and controller on the same files).
         EngineController engine(nullptr);
         openR3(engine);
-        connect(&engine, &EngineController::generationFinished, this, record);
+        connect(&engine, &EngineController::generationQueued, this, record);
         ChatController chat(&engine, path, nullptr);
         chat.setMaxTokens(16);
         QSignalSpy saved(&chat, &ChatController::answerSaved);

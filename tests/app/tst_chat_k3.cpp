@@ -74,8 +74,9 @@ private Q_SLOTS:
         chat->setThinking(false);
 
         QList<GenerationResult> results;
-        connect(engine, &EngineController::generationFinished, this,
-                [&results](quint64, const GenerationResult &r) { results << r; });
+        connect(engine, &EngineController::generationQueued, this, [this, &results](GenerationHandle *h) {
+            connect(h, &GenerationHandle::finished, this, [&results](const GenerationResult &r) { results << r; });
+        });
         QSignalSpy saved(chat, &ChatController::answerSaved);
 
         // Picture dropped on the window, question typed, Enter.
@@ -101,7 +102,7 @@ private Q_SLOTS:
         // the server's tokens are the chat page's up to there.
         auto sameTokens = [](const GenerationResult &api, const GenerationResult &page) {
             return api.tokens == page.tokens.mid(0, api.tokens.size())
-                && (api.tokens.size() == page.tokens.size() || api.finishReason == QLatin1String("stop"));
+                && (api.tokens.size() == page.tokens.size() || api.finishReason == waste::FinishReason::Stop);
         };
         ApiServer *server = services->server.get();
         server->setPort(0);

@@ -78,8 +78,9 @@ private Q_SLOTS:
         QTRY_VERIFY(composer->hasActiveFocus());
         WindowTest::typeText(window, kQuestion);
         QList<GenerationResult> results;
-        connect(engine, &EngineController::generationFinished, this,
-                [&results](quint64, const GenerationResult &r) { results << r; });
+        connect(engine, &EngineController::generationQueued, this, [this, &results](GenerationHandle *h) {
+            connect(h, &GenerationHandle::finished, this, [&results](const GenerationResult &r) { results << r; });
+        });
         QSignalSpy saved(chat, &ChatController::answerSaved);
         QTest::keyClick(window, Qt::Key_Return);
         QVERIFY(saved.wait(60000));
@@ -170,8 +171,9 @@ private Q_SLOTS:
         chat.setTemperature(0);
         chat.setMaxTokens(kMaxTokens);
         QList<GenerationResult> results;
-        connect(&engine, &EngineController::generationFinished, this,
-                [&results](quint64, const GenerationResult &r) { results << r; });
+        connect(&engine, &EngineController::generationQueued, this, [this, &results](GenerationHandle *h) {
+            connect(h, &GenerationHandle::finished, this, [&results](const GenerationResult &r) { results << r; });
+        });
         QSignalSpy saved(&chat, &ChatController::answerSaved);
         // Attached from a folder the user empties afterwards.
         const QString picture = dir.filePath(QStringLiteral("holiday.png"));

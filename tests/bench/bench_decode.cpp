@@ -131,7 +131,7 @@ DecodeRun decode(const std::string &container, int threads, int tokens)
     waste::OpenOptions o;
     o.threads = threads;
     o.warmFromUsage = false; // the same cold start for every run
-    auto model = waste::Model::open(container, o);
+    auto model = waste::Model::open(container, waste::withEnvironment(o));
     const std::vector<int32_t> prompt = model->tokenize("The quick brown fox", true);
     model->eval(prompt);
     waste::GenParams gp;

@@ -201,14 +201,16 @@ int main(int argc, char **argv)
             QCoreApplication::exit(1);
         }
     };
-    QObject::connect(engine, &EngineController::generationFinished, [&](quint64, const GenerationResult &r) {
-        generatedTokens += r.stats.completionTokens;
-        std::fprintf(stderr, "answer %d: %d tokens, %.1f tok/s\n", sent, r.stats.completionTokens, r.stats.tokensPerSecond);
-        QTimer::singleShot(0, sendNext);
-    });
-    QObject::connect(engine, &EngineController::generationFailed, [&](quint64, const QString &m) {
-        std::fprintf(stderr, "bench_gui_latency: generation failed: %s\n", qPrintable(m));
-        QCoreApplication::exit(1);
+    QObject::connect(engine, &EngineController::generationQueued, [&](GenerationHandle *h) {
+        QObject::connect(h, &GenerationHandle::finished, [&](const GenerationResult &r) {
+            generatedTokens += r.stats.completionTokens;
+            std::fprintf(stderr, "answer %d: %d tokens, %.1f tok/s\n", sent, r.stats.completionTokens, r.stats.tokensPerSecond);
+            QTimer::singleShot(0, sendNext);
+        });
+        QObject::connect(h, &GenerationHandle::failed, [&](const GenerationError &e) {
+            std::fprintf(stderr, "bench_gui_latency: generation failed: %s\n", qPrintable(e.message));
+            QCoreApplication::exit(1);
+        });
     });
     QObject::connect(engine, &EngineController::modelOpenFailed, [&](const QString &, const QString &m) {
         std::fprintf(stderr, "bench_gui_latency: %s\n", qPrintable(m));

@@ -102,7 +102,7 @@ Run decodeRun(const Setup &s, OpenOptions o, bool warmFirst = false, const std::
     o.warmFromUsage = false;
     if (!usage.empty())
         o.usagePath = usage;
-    auto m = Model::open(s.container, o);
+    auto m = Model::open(s.container, withEnvironment(o));
     if (warmFirst) { // every record the decode needs is read once here
         m->eval(s.prompt);
         for (int32_t id : s.decode)

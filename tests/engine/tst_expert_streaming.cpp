@@ -114,9 +114,10 @@ TEST(ExpertStreaming, QueuedPredictionsTheRouterRejectsAreDroppedWithoutChanging
             waste::OpenOptions o;
             o.ramBudget = plan.floor_bytes + extra * plan.max_record_bytes;
             waste::Stats st, nola;
-            expectBitIdentical(base, runSteps(c, o, &st), c + " budget floor + " + std::to_string(extra) + " records");
+            expectBitIdentical(base, runSteps(c, waste::withEnvironment(o), &st),
+                               c + " budget floor + " + std::to_string(extra) + " records");
             o.lookahead = false;
-            runSteps(c, o, &nola);
+            runSteps(c, waste::withEnvironment(o), &nola);
             EXPECT_EQ(st.demandHits + st.demandMisses, nola.demandHits + nola.demandMisses) << c;
             EXPECT_GT(st.lookaheadPredicted, 0) << c;
             EXPECT_LE(st.lookaheadUseful, st.speculativeFills) << c;
@@ -155,10 +156,27 @@ TEST(ExpertStreaming, LookaheadCanBeSwitchedOffByEnvironment)
 {
     ::setenv("WASTE_LOOKAHEAD", "0", 1);
     waste::Stats st;
-    runSteps(kR3, waste::OpenOptions{}, &st);
+    runSteps(kR3, waste::withEnvironment(waste::OpenOptions{}), &st);
     ::unsetenv("WASTE_LOOKAHEAD");
     EXPECT_EQ(st.lookaheadPredicted, 0);
     EXPECT_EQ(st.speculativeFills, 0);
+}
+
+TEST(ExpertStreaming, TheLibraryReadsNoEnvironmentOnlyItsOptions)
+{
+    // The environment reaches a model only through withEnvironment (what the CLI and the app
+    // call); Model::open alone follows its options.
+    ::setenv("WASTE_LOOKAHEAD", "0", 1);
+    waste::Stats st;
+    runSteps(kR3, waste::OpenOptions{}, &st);
+    ::unsetenv("WASTE_LOOKAHEAD");
+    EXPECT_GT(st.lookaheadPredicted, 0);
+    waste::OpenOptions none;
+    none.lookaheadExperts = 0;
+    waste::Stats off;
+    runSteps(kR3, none, &off);
+    EXPECT_EQ(off.lookaheadPredicted, 0);
+    EXPECT_EQ(off.speculativeFills, 0);
 }
 
 TEST(ExpertStreaming, BudgetBelowTheFloorIsRefusedBeforeAllocation)

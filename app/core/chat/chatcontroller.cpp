@@ -1,12 +1,11 @@
 #include "chat/chatcontroller.h"
 
 #include "chat/contextcut.h"
+#include "chat/finishreasontext.h"
 #include "prompt/dialoguerenderer.h"
 #include "engine/enginecontroller.h"
-#include "chat/imagecheck.h"
 #include "prompt/k3reply.h"
 
-#include <QCryptographicHash>
 #include <QDateTime>
 #include <QDir>
 #include <QFile>
@@ -45,25 +44,9 @@ ChatController::ChatController(EngineController *engine, const QString &database
         // The chat still works for this session; the page says why nothing is kept.
         m_storeError = QString::fromStdString(e.what());
     }
-    connect(m_engine, &EngineController::tokensReady, this, &ChatController::onTokens);
-    connect(m_engine, &EngineController::generationFinished, this, &ChatController::onFinished);
-    connect(m_engine, &EngineController::generationFailed, this, &ChatController::onFailed);
-    connect(m_engine, &EngineController::tokensCounted, this, &ChatController::onCounted);
     m_recountTimer.setSingleShot(true);
     m_recountTimer.setInterval(kDraftRecountMs);
     connect(&m_recountTimer, &QTimer::timeout, this, &ChatController::recount);
-    connect(m_engine, &EngineController::generationStarted, this, [this](quint64 id, int, int) {
-        if (m_run && m_run->id == id) {
-            m_run->prefill = 0;
-            Q_EMIT prefillProgressChanged();
-        }
-    });
-    connect(m_engine, &EngineController::prefillProgress, this, [this](quint64 id, int done, int total) {
-        if (m_run && m_run->id == id && total > 0) {
-            m_run->prefill = double(done) / total;
-            Q_EMIT prefillProgressChanged();
-        }
-    });
     connect(m_engine, &EngineController::modelChanged, this, [this] {
         recount();
         Q_EMIT contextChanged();
@@ -74,7 +57,7 @@ ChatController::ChatController(EngineController *engine, const QString &database
 ChatController::~ChatController()
 {
     if (m_run)
-        m_engine->cancel(m_run->id);
+        m_run->handle->cancel();
     if (s_instance == this)
         s_instance = nullptr;
 }
@@ -171,7 +154,7 @@ void ChatController::deleteConversation(qint64 id)
     if (!m_store)
         return;
     if (m_run && m_run->conversationId == id) {
-        m_engine->cancel(m_run->id);
+        m_run->handle->cancel();
         m_run->conversationId = 0; // nothing left to save it into
     }
     QStringList images;
@@ -241,94 +224,6 @@ void ChatController::setThinking(bool v)
         return;
     m_settings.thinking = v;
     saveSettings();
-}
-
-// ---- attachments ----
-
-QString ChatController::firstProblemForImage(const QString &path) const
-{
-    if (const QString p = imageProblem(path); !p.isEmpty())
-        return p;
-    // With no model open the image is kept: a vision model may be opened before sending.
-    if (m_engine->state() != EngineController::NoModel && !m_engine->modelName().isEmpty() && !m_engine->hasVision())
-        return tr("%1 has no vision tower, so it cannot read %2. Open a model with vision (Kimi K3) to ask about images.")
-            .arg(m_engine->modelName(), QFileInfo(path).fileName());
-    return {};
-}
-
-bool ChatController::addAttachment(const QUrl &url)
-{
-    if (!url.isLocalFile()) {
-        setNotice(tr("Only files on this computer can be attached (%1 is not one).").arg(url.toDisplayString()));
-        return false;
-    }
-    const QString path = QFileInfo(url.toLocalFile()).absoluteFilePath();
-    if (const QString problem = firstProblemForImage(path); !problem.isEmpty()) {
-        setNotice(problem);
-        return false;
-    }
-    if (!m_attachments.contains(path)) {
-        m_attachments << path;
-        Q_EMIT attachmentsChanged();
-    }
-    setNotice({});
-    return true;
-}
-
-int ChatController::addAttachments(const QList<QUrl> &urls)
-{
-    int accepted = 0;
-    QString lastProblem;
-    for (const QUrl &u : urls) {
-        if (addAttachment(u))
-            ++accepted;
-        else
-            lastProblem = m_notice;
-    }
-    // A refusal stays visible even when another file of the same drop was accepted.
-    if (!lastProblem.isEmpty())
-        setNotice(lastProblem);
-    return accepted;
-}
-
-void ChatController::removeAttachment(int index)
-{
-    if (index < 0 || index >= m_attachments.size())
-        return;
-    m_attachments.removeAt(index);
-    Q_EMIT attachmentsChanged();
-}
-
-QString ChatController::imagesFolder() const
-{
-    return m_store ? QFileInfo(m_store->path()).absoluteDir().filePath(QStringLiteral("images")) : QString();
-}
-
-QString ChatController::keepImage(const QString &path) const
-{
-    const QString folder = imagesFolder();
-    const QFileInfo source(path);
-    if (folder.isEmpty() || source.absolutePath() == QDir(folder).absolutePath())
-        return path;
-    // Named for the file it came from (path, size, time): attaching it again reuses the copy.
-    const QByteArray key = QStringLiteral("%1|%2|%3")
-                               .arg(source.absoluteFilePath())
-                               .arg(source.size())
-                               .arg(source.lastModified().toMSecsSinceEpoch())
-                               .toUtf8();
-    const QString name = QString::fromLatin1(QCryptographicHash::hash(key, QCryptographicHash::Sha256).toHex().left(24));
-    const QString suffix = source.suffix().toLower();
-    const QString target = QDir(folder).filePath(suffix.isEmpty() ? name : name + QLatin1Char('.') + suffix);
-    if (QFileInfo::exists(target))
-        return target;
-    // Copied under another name first: a copy cut short never takes the final name.
-    const QString part = target + QStringLiteral(".part");
-    QFile::remove(part);
-    if (!QDir().mkpath(folder) || !QFile::copy(path, part) || !QFile::rename(part, target)) {
-        QFile::remove(part);
-        return path; // the original still works while it stays where it is
-    }
-    return target;
 }
 
 // ---- sending and answering ----
@@ -451,7 +346,25 @@ bool ChatController::startAnswer()
     run.clock.start();
     m_run = std::move(run);
     m_messages.append(m_run->message);
-    m_run->id = m_engine->generate(request);
+    GenerationHandle *handle = m_engine->generate(request);
+    m_run->handle = handle;
+    connect(handle, &GenerationHandle::started, this, [this] {
+        m_run->prefill = 0;
+        Q_EMIT prefillProgressChanged();
+    });
+    connect(handle, &GenerationHandle::prefillProgress, this, [this](int done, int total) {
+        if (total > 0) {
+            m_run->prefill = double(done) / total;
+            Q_EMIT prefillProgressChanged();
+        }
+    });
+    connect(handle, &GenerationHandle::tokens, this, &ChatController::onTokens);
+    connect(handle, &GenerationHandle::finished, this, [this](const GenerationResult &result) {
+        finishRun(&result, {});
+    });
+    connect(handle, &GenerationHandle::failed, this, [this](const GenerationError &error) {
+        finishRun(nullptr, error.message);
+    });
     if (firstMessage > 0)
         setNotice(tr("The oldest %n message(s) no longer fit the context and were left out of this answer.", nullptr,
                      firstMessage));
@@ -493,10 +406,8 @@ void ChatController::showReply(Run &run, bool final)
     }
 }
 
-void ChatController::onTokens(quint64 id, const QString &text, const GenerationStats &stats)
+void ChatController::onTokens(const QString &text, const GenerationStats &stats)
 {
-    if (!m_run || m_run->id != id)
-        return;
     if (m_run->prefilling) {
         m_run->prefilling = false;
         Q_EMIT generatingChanged();
@@ -511,18 +422,6 @@ void ChatController::onTokens(quint64 id, const QString &text, const GenerationS
         m_messages.replace(row, m_run->message);
 }
 
-void ChatController::onFinished(quint64 id, const GenerationResult &result)
-{
-    if (m_run && m_run->id == id)
-        finishRun(&result, {});
-}
-
-void ChatController::onFailed(quint64 id, const QString &message)
-{
-    if (m_run && m_run->id == id)
-        finishRun(nullptr, message);
-}
-
 void ChatController::finishRun(const GenerationResult *result, const QString &error)
 {
     Run &run = *m_run;
@@ -534,7 +433,7 @@ void ChatController::finishRun(const GenerationResult *result, const QString &er
             run.splitter.feed(run.raw);
         }
         showReply(run, true);
-        run.message.finishReason = result->finishReason;
+        run.message.finishReason = finishReasonText(result->finishReason);
         run.message.tokens = result->stats.completionTokens;
         run.message.tokensPerSecond = result->stats.tokensPerSecond;
         run.message.hitRate = result->stats.hitRate;
@@ -561,7 +460,7 @@ void ChatController::finishRun(const GenerationResult *result, const QString &er
 void ChatController::stop()
 {
     if (m_run)
-        m_engine->cancel(m_run->id);
+        m_run->handle->cancel();
 }
 
 bool ChatController::regenerate()
@@ -598,67 +497,4 @@ bool ChatController::editAndResend(int row, const QString &text)
     m_messages.replace(row, edited);
     m_engine->forgetState(stateFileFor(m_current.id));
     return startAnswer();
-}
-
-// ---- context meter ----
-
-int ChatController::contextLimit() const
-{
-    return m_engine->state() == EngineController::NoModel || m_engine->modelName().isEmpty() ? 0
-                                                                                              : m_engine->contextTokens();
-}
-
-QString ChatController::contextWarning() const
-{
-    const int limit = contextLimit();
-    if (limit <= 0 || m_contextUsed <= 0)
-        return {};
-    if (m_contextUsed + m_settings.maxTokens <= limit)
-        return {};
-    return tr("%1 of %2 tokens used: with up to %3 more for the answer, the start of this conversation will be "
-              "left out. Start a new chat to keep it all, or lower Max tokens.")
-        .arg(m_contextUsed)
-        .arg(limit)
-        .arg(m_settings.maxTokens);
-}
-
-void ChatController::setDraft(const QString &text)
-{
-    if (text == m_draft)
-        return;
-    m_draft = text;
-    // Typing changes the draft on every key: count once the typing pauses, not per key.
-    m_recountTimer.start();
-}
-
-void ChatController::recount()
-{
-    m_recountTimer.stop();
-    if (m_engine->state() != EngineController::Ready && m_engine->state() != EngineController::Generating) {
-        if (m_contextUsed != 0) {
-            m_contextUsed = 0;
-            Q_EMIT contextChanged();
-        }
-        return;
-    }
-    QList<ChatMessage> list = m_messages.messages();
-    if (!list.isEmpty() && list.last().streaming)
-        list.removeLast();
-    if (!m_draft.trimmed().isEmpty()) {
-        ChatMessage draft;
-        draft.role = QStringLiteral("user");
-        draft.text = m_draft.trimmed();
-        list << draft;
-    }
-    // Rendered and counted on the engine thread: rendering re-reads every turn and stats
-    // every image, which grows with the conversation.
-    m_countId = m_engine->countDialogue(dialogueFor(list, 0), templateKindFor(m_engine->modelInfo()));
-}
-
-void ChatController::onCounted(quint64 id, int tokens)
-{
-    if (id != m_countId || tokens < 0) // < 0: not renderable (an unreadable image): keep the last count
-        return;
-    m_contextUsed = tokens;
-    Q_EMIT contextChanged();
 }

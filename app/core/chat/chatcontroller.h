@@ -14,12 +14,14 @@
 #include "chat/conversationstore.h"
 #include "prompt/dialogue.h"
 #include "engine/generationtypes.h"
+#include "engine/tokencount.h"
 #include "chat/messagemodel.h"
 #include "prompt/templatekind.h"
 #include "chat/thinkingsplitter.h"
 
 #include <QElapsedTimer>
 #include <QObject>
+#include <QPointer>
 #include <QQmlEngine>
 #include <QTimer>
 #include <QUrl>
@@ -28,6 +30,7 @@
 #include <optional>
 
 class EngineController;
+class GenerationHandle;
 
 class ChatController : public QObject {
     Q_OBJECT
@@ -131,7 +134,7 @@ Q_SIGNALS:
 
 private:
     struct Run {
-        quint64 id = 0;
+        GenerationHandle *handle = nullptr; // the engine's; deleted by it after the end
         qint64 conversationId = 0;
         ChatMessage message;
         TemplateKind format = TemplateKind::Raw;
@@ -159,10 +162,8 @@ private:
     QString keepImage(const QString &path) const;
     QString imagesFolder() const;
 
-    void onTokens(quint64 id, const QString &text, const GenerationStats &stats);
-    void onFinished(quint64 id, const GenerationResult &result);
-    void onFailed(quint64 id, const QString &message);
-    void onCounted(quint64 id, int tokens);
+    void onTokens(const QString &text, const GenerationStats &stats);
+    void onCounted(int tokens);
 
     EngineController *m_engine;
     std::unique_ptr<ConversationStore> m_store;
@@ -176,7 +177,7 @@ private:
     QString m_notice;
     QString m_draft;
     std::optional<Run> m_run;
-    quint64 m_countId = 0;
+    QPointer<TokenCount> m_count; // the latest count; earlier ones are no longer listened to
     QTimer m_recountTimer; // draft edits: one count after typing pauses
     static constexpr int kDraftRecountMs = 150;
     int m_contextUsed = 0;

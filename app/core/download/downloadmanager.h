@@ -24,6 +24,8 @@ class DownloadManager : public QObject {
     Q_PROPERTY(QString repo READ repo NOTIFY changed)
     Q_PROPERTY(QString revision READ revision NOTIFY changed)
     Q_PROPERTY(QString destination READ destination NOTIFY changed)
+    // The destination while a download into it is unfinished (listing, running, paused); else "".
+    Q_PROPERTY(QString unfinishedDestination READ unfinishedDestination NOTIFY changed)
     Q_PROPERTY(qint64 totalBytes READ totalBytes NOTIFY changed)
     Q_PROPERTY(qint64 doneBytes READ doneBytes NOTIFY changed)
     Q_PROPERTY(qint64 transferredBytes READ transferredBytes NOTIFY changed)
@@ -75,6 +77,7 @@ public:
     QString repo() const { return m_snap.repo; }
     QString revision() const { return m_snap.revision; }
     QString destination() const { return m_snap.dest; }
+    QString unfinishedDestination() const { return m_snap.unfinished ? m_snap.dest : QString(); }
     qint64 totalBytes() const { return m_snap.totalBytes; }
     qint64 doneBytes() const { return m_snap.doneBytes; }
     qint64 transferredBytes() const { return m_snap.transferredBytes; }

@@ -34,6 +34,7 @@ struct SpaceCheck {
 struct DownloadSnapshot {
     bool hasJob = false;
     QString state = QStringLiteral("idle"); // idle, listing, ready, running, paused, done, failed
+    bool unfinished = false; // listing, running or paused: the destination is being written
     QString reason;
     QString repo;
     QString revision;

@@ -513,6 +513,7 @@ void DownloadWorker::emitSnapshot(bool updateRates)
     const double dt = updateRates ? qMax<qint64>(1, m_tickClock.restart()) / 1000.0 : 0;
     s.hasJob = true;
     s.state = jobStateName(m_job->state);
+    s.unfinished = m_job->state == JobState::Listing || m_job->state == JobState::Running || m_job->state == JobState::Paused;
     if (m_notice.isEmpty())
         s.reason = m_job->reason; // a refusal of the last action (the notice) is shown first
     s.repo = m_job->repo;

@@ -1,8 +1,5 @@
 #include "download/modellibrary.h"
 
-#include "download/downloadmanager.h"
-#include "engine/enginecontroller.h"
-
 #include <QDir>
 #include <QDirIterator>
 #include <QFileInfo>
@@ -135,17 +132,11 @@ void ModelLibrary::refresh()
 QString ModelLibrary::removeBlocker(const QString &path) const
 {
     const QString clean = QDir::cleanPath(path);
-    if (EngineController *e = EngineController::instance()) {
-        const QString open = QDir::cleanPath(e->modelPath());
-        if (!e->modelPath().isEmpty() && (open == clean || open.startsWith(clean + QLatin1Char('/'))))
-            return tr("This model is open. Close it first.");
-    }
-    if (DownloadManager *d = DownloadManager::instance()) {
-        const QString state = d->state();
-        if (QDir::cleanPath(d->destination()) == clean
-            && (state == QLatin1String("running") || state == QLatin1String("listing") || state == QLatin1String("paused")))
-            return tr("A download into this folder is in progress. Cancel it first.");
-    }
+    const QString open = QDir::cleanPath(m_openModelPath);
+    if (!m_openModelPath.isEmpty() && (open == clean || open.startsWith(clean + QLatin1Char('/'))))
+        return tr("This model is open. Close it first.");
+    if (!m_downloadFolder.isEmpty() && QDir::cleanPath(m_downloadFolder) == clean)
+        return tr("A download into this folder is in progress. Cancel it first.");
     return {};
 }
 

@@ -2,7 +2,8 @@
 // downloaded source (config.json / *.safetensors) or a converted container (manifest.json),
 // with its size. Scanning and deleting run on a pool thread; the model changes on the GUI
 // thread only. Deleting refuses anything that is not directly inside the models folder, the
-// open model, and a download in progress.
+// open model, and a download in progress; its owner tells it which those are (openModelPath,
+// downloadFolder).
 #pragma once
 
 #include <QAbstractListModel>
@@ -17,6 +18,9 @@ class ModelLibrary : public QAbstractListModel {
     Q_PROPERTY(int count READ rowCount NOTIFY countChanged)
     Q_PROPERTY(bool busy READ busy NOTIFY busyChanged)
     Q_PROPERTY(qint64 totalBytes READ totalBytes NOTIFY countChanged)
+    // The model open in the engine, and the folder an unfinished download writes into ("": none).
+    Q_PROPERTY(QString openModelPath MEMBER m_openModelPath NOTIFY blockersChanged)
+    Q_PROPERTY(QString downloadFolder MEMBER m_downloadFolder NOTIFY blockersChanged)
 
 public:
     enum Role { NameRole = Qt::UserRole + 1, PathRole, KindRole, BytesRole, FileCountRole, ModifiedRole, CanOpenRole, CanConvertRole };
@@ -57,6 +61,7 @@ Q_SIGNALS:
     void countChanged();
     void busyChanged();
     void removed(const QString &path, qint64 bytesFreed, const QString &error);
+    void blockersChanged();
 
 private:
     struct DeleteOutcome {
@@ -65,6 +70,8 @@ private:
         QString error;
     };
     QString m_folder;
+    QString m_openModelPath;
+    QString m_downloadFolder;
     QList<Entry> m_entries;
     QFutureWatcher<QList<Entry>> m_scan;
     QFutureWatcher<DeleteOutcome> m_delete;

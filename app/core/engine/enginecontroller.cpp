@@ -41,16 +41,32 @@ EngineController::EngineController(QObject *parent) : QObject(parent)
         setState(NoModel);
         Q_EMIT modelChanged();
     });
-    connect(m_worker, &EngineWorker::generationStarted, this, &EngineController::generationStarted);
-    connect(m_worker, &EngineWorker::prefillProgress, this, &EngineController::prefillProgress);
-    connect(m_worker, &EngineWorker::tokensCounted, this, &EngineController::tokensCounted);
-    connect(m_worker, &EngineWorker::replyReady, this, &EngineController::replyReady);
+    // The worker reports by request id; each report goes to that request's handle only.
+    connect(m_worker, &EngineWorker::generationStarted, this, [this](quint64 id, int promptTokens, int reused) {
+        if (GenerationHandle *h = handleFor(id))
+            Q_EMIT h->started(promptTokens, reused);
+    });
+    connect(m_worker, &EngineWorker::prefillProgress, this, [this](quint64 id, int done, int total) {
+        if (GenerationHandle *h = handleFor(id))
+            Q_EMIT h->prefillProgress(done, total);
+    });
+    connect(m_worker, &EngineWorker::tokensCounted, this, [this](quint64 id, int tokens) {
+        if (TokenCount *count = m_counts.take(id)) {
+            count->deleteLater();
+            Q_EMIT count->counted(tokens);
+        }
+    });
+    connect(m_worker, &EngineWorker::replyReady, this, [this](quint64 id, const waste::ReplyDelta &delta) {
+        if (GenerationHandle *h = handleFor(id))
+            Q_EMIT h->reply(delta);
+    });
     connect(m_worker, &EngineWorker::tokensReady, this,
             [this](quint64 id, const QString &text, const GenerationStats &stats) {
                 m_lastTokensPerSecond = stats.tokensPerSecond;
                 m_lastHitRate = stats.hitRate;
                 Q_EMIT statsChanged();
-                Q_EMIT tokensReady(id, text, stats);
+                if (GenerationHandle *h = handleFor(id))
+                    Q_EMIT h->tokens(text, stats);
             });
     connect(m_worker, &EngineWorker::generationFinished, this, [this](quint64 id, const GenerationResult &r) {
         if (r.stats.completionTokens > 0) {
@@ -58,12 +74,16 @@ EngineController::EngineController(QObject *parent) : QObject(parent)
             m_lastHitRate = r.stats.hitRate;
             Q_EMIT statsChanged();
         }
-        requestDone();
-        Q_EMIT generationFinished(id, r);
+        GenerationHandle *h = handleFor(id);
+        requestDone(id);
+        if (h)
+            Q_EMIT h->finished(r);
     });
-    connect(m_worker, &EngineWorker::generationFailed, this, [this](quint64 id, const QString &message) {
-        requestDone();
-        Q_EMIT generationFailed(id, message);
+    connect(m_worker, &EngineWorker::generationFailed, this, [this](quint64 id, const GenerationError &error) {
+        GenerationHandle *h = handleFor(id);
+        requestDone(id);
+        if (h)
+            Q_EMIT h->failed(error);
     });
     // Runs on the new thread before its event loop starts.
     connect(&m_thread, &QThread::started, m_worker, [] { setCurrentThreadRole(ThreadRole::Engine); }, Qt::DirectConnection);
@@ -150,23 +170,29 @@ void EngineController::cancel(quint64 id)
     m_worker->requestCancel(id);
 }
 
-quint64 EngineController::generate(GenerationRequest request)
+GenerationHandle *EngineController::generate(GenerationRequest request)
 {
     request.id = m_nextId++;
+    auto *handle = new GenerationHandle(this, request.id);
+    m_handles.insert(request.id, handle);
     ++m_active;
     Q_EMIT activeRequestsChanged();
     if (m_state == Ready)
         setState(Generating);
     QMetaObject::invokeMethod(m_worker, [w = m_worker, request] { w->generate(request); }, Qt::QueuedConnection);
-    return request.id;
+    Q_EMIT generationQueued(handle);
+    return handle;
 }
 
-quint64 EngineController::countDialogue(const Dialogue &dialogue, TemplateKind kind)
+TokenCount *EngineController::countDialogue(const Dialogue &dialogue, TemplateKind kind)
 {
     const quint64 id = m_nextId++;
+    auto *count = new TokenCount(this);
+    m_counts.insert(id, count);
     QMetaObject::invokeMethod(m_worker, [w = m_worker, id, dialogue, kind] { w->countDialogue(id, dialogue, kind); },
                               Qt::QueuedConnection);
-    return id;
+    Q_EMIT countQueued(count);
+    return count;
 }
 
 void EngineController::forgetState(const QString &stateFile)
@@ -175,8 +201,11 @@ void EngineController::forgetState(const QString &stateFile)
                               Qt::QueuedConnection);
 }
 
-void EngineController::requestDone()
+void EngineController::requestDone(quint64 id)
 {
+    // Deleted once the end has been delivered (the emit follows this call).
+    if (GenerationHandle *h = m_handles.take(id))
+        h->deleteLater();
     m_active = qMax(0, m_active - 1);
     Q_EMIT activeRequestsChanged();
     if (m_active == 0 && m_state == Generating)

@@ -4,7 +4,10 @@
 #pragma once
 
 #include "engine/engineworker.h"
+#include "engine/generationhandle.h"
+#include "engine/tokencount.h"
 
+#include <QHash>
 #include <QObject>
 #include <QQmlEngine>
 #include <QThread>
@@ -61,12 +64,13 @@ public:
     // Cancels the load in progress (id 0) or one request.
     Q_INVOKABLE void cancel(quint64 id = 0);
 
-    // Queues a generation; returns its id. Results arrive through the signals below.
-    quint64 generate(GenerationRequest request);
+    // Queues a generation. Its progress, tokens and end arrive through the handle, which
+    // this controller owns and deletes after the end (connect to it right away).
+    GenerationHandle *generate(GenerationRequest request);
     // Counts the tokens of a conversation as `kind` renders it, for the context meter. The
     // rendering (which reads image headers) and the count both run on the engine thread;
-    // tokensCounted() answers, with -1 when the dialogue cannot be rendered or no model is open.
-    quint64 countDialogue(const Dialogue &dialogue, TemplateKind kind);
+    // the returned TokenCount answers (owned by this controller, deleted after the answer).
+    TokenCount *countDialogue(const Dialogue &dialogue, TemplateKind kind);
     // Removes a saved conversation state, in turn with the generations (engineworker.h).
     void forgetState(const QString &stateFile);
 
@@ -80,17 +84,16 @@ Q_SIGNALS:
     void activeRequestsChanged();
     void modelOpenFailed(const QString &path, const QString &message);
 
-    void generationStarted(quint64 id, int promptTokens, int reusedTokens);
-    void prefillProgress(quint64 id, int done, int total);
-    void tokensReady(quint64 id, const QString &text, const GenerationStats &stats);
-    void replyReady(quint64 id, const waste::ReplyDelta &delta); // GenerationRequest::parseReply
-    void generationFinished(quint64 id, const GenerationResult &result);
-    void generationFailed(quint64 id, const QString &message);
-    void tokensCounted(quint64 id, int tokens);
+    // Every generation, as generate() queues it, for whoever watches them all (tests, benches).
+    void generationQueued(GenerationHandle *handle);
+    // Every count, as countDialogue() queues it (for tests).
+    void countQueued(TokenCount *count);
 
 private:
     void setState(State s, const QString &error = {});
-    void requestDone();
+    // The handle of a request the worker reports on (null once the request has ended).
+    GenerationHandle *handleFor(quint64 id) const { return m_handles.value(id); }
+    void requestDone(quint64 id);
 
     QThread m_thread;
     EngineWorker *m_worker = nullptr;
@@ -104,4 +107,6 @@ private:
     double m_lastHitRate = 0;
     int m_active = 0;
     quint64 m_nextId = 1;
+    QHash<quint64, GenerationHandle *> m_handles; // requests not ended yet
+    QHash<quint64, TokenCount *> m_counts;        // counts not answered yet
 };

@@ -7,22 +7,14 @@
 #include <QMutexLocker>
 
 #include <algorithm>
+#include <cstdio>
+#include <new>
 
 namespace {
 
-QString finishReasonName(waste::FinishReason r)
+GenerationError errorFrom(const waste::Error &e)
 {
-    switch (r) {
-    case waste::FinishReason::Stop:
-        return QStringLiteral("stop");
-    case waste::FinishReason::Length:
-        return QStringLiteral("length");
-    case waste::FinishReason::Cancelled:
-        return QStringLiteral("cancelled");
-    case waste::FinishReason::ContextFull:
-        return QStringLiteral("context_full");
-    }
-    return QStringLiteral("stop");
+    return {e.code(), QString::fromStdString(e.argument()), QString::fromStdString(e.what())};
 }
 
 double hitRateBetween(const waste::Stats &before, const waste::Stats &after)
@@ -39,6 +31,7 @@ EngineWorker::EngineWorker(QObject *parent) : QObject(parent)
     qRegisterMetaType<GenerationRequest>();
     qRegisterMetaType<GenerationStats>();
     qRegisterMetaType<GenerationResult>();
+    qRegisterMetaType<GenerationError>();
     qRegisterMetaType<PromptSegment>();
     qRegisterMetaType<waste::ReplyDelta>();
 }
@@ -78,14 +71,15 @@ void EngineWorker::openModel(const QString &path, qint64 budgetBytes, int ctxTok
     waste::OpenOptions options;
     options.ramBudget = budgetBytes;
     options.ctxTokens = ctxTokens > 0 ? ctxTokens : 4096;
-    if (qEnvironmentVariableIsSet("WASTE_LOOKAHEAD"))
-        options.lookahead = qEnvironmentVariableIntValue("WASTE_LOOKAHEAD") != 0;
+    options = waste::withEnvironment(options);
     options.progress = [this](double f) {
         Q_EMIT loadProgress(f);
         return !m_cancelLoad.load();
     };
     try {
         m_model = waste::Model::open(QFileInfo(path).absoluteFilePath().toStdString(), options);
+        for (const std::string &w : m_model->info().warnings)
+            std::fprintf(stderr, "waste: warning: %s\n", w.c_str());
         m_feeder.setModel(m_model.get(), savedstate::modelIdentity(path, options.ctxTokens));
         Q_EMIT loadProgress(1.0);
         Q_EMIT modelOpened(path, describeModel());
@@ -160,12 +154,12 @@ void EngineWorker::generate(const GenerationRequest &request)
 {
     const quint64 id = request.id;
     if (!m_model) {
-        Q_EMIT generationFailed(id, tr("No model is open: open one on the Models page first."));
+        Q_EMIT generationFailed(id, GenerationError{{}, {}, tr("No model is open: open one on the Models page first.")});
         return;
     }
     if (isCancelled(id)) {
         GenerationResult cancelled;
-        cancelled.finishReason = QStringLiteral("cancelled");
+        cancelled.finishReason = waste::FinishReason::Cancelled;
         Q_EMIT generationFinished(id, cancelled);
         return;
     }
@@ -256,7 +250,7 @@ void EngineWorker::generate(const GenerationRequest &request)
 
         GenerationResult result;
         result.text = QString::fromStdString(r.text);
-        result.finishReason = isCancelled(id) ? QStringLiteral("cancelled") : finishReasonName(r.finish);
+        result.finishReason = isCancelled(id) ? waste::FinishReason::Cancelled : r.finish;
         for (int32_t t : r.tokens)
             result.tokens.append(t);
         result.reply = std::move(r.reply);
@@ -272,15 +266,18 @@ void EngineWorker::generate(const GenerationRequest &request)
     } catch (const waste::Error &e) {
         if (e.code() == waste::ErrorCode::Cancelled) {
             GenerationResult cancelled;
-            cancelled.finishReason = QStringLiteral("cancelled");
+            cancelled.finishReason = waste::FinishReason::Cancelled;
             Q_EMIT generationFinished(id, cancelled);
         } else {
-            Q_EMIT generationFailed(id, QString::fromStdString(e.what()));
+            Q_EMIT generationFailed(id, errorFrom(e));
         }
         // After an error mid-layer the state is undefined: start clean next time.
         m_feeder.reset();
+    } catch (const std::bad_alloc &e) {
+        Q_EMIT generationFailed(id, GenerationError{waste::ErrorCode::OutOfMemory, {}, QString::fromStdString(e.what())});
+        m_feeder.reset();
     } catch (const std::exception &e) {
-        Q_EMIT generationFailed(id, QString::fromStdString(e.what()));
+        Q_EMIT generationFailed(id, GenerationError{{}, {}, QString::fromStdString(e.what())});
         m_feeder.reset();
     }
     m_current = 0;

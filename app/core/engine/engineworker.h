@@ -61,7 +61,7 @@ Q_SIGNALS:
     // done = true and comes before generationFinished.
     void replyReady(quint64 id, const waste::ReplyDelta &delta);
     void generationFinished(quint64 id, const GenerationResult &result);
-    void generationFailed(quint64 id, const QString &message);
+    void generationFailed(quint64 id, const GenerationError &error);
     void tokensCounted(quint64 id, int tokens);
 
 private:

@@ -1,6 +1,8 @@
 // Value types that travel between the EngineWorker thread and its clients (chat, API server).
 #pragma once
 
+#include "prompt/promptsegment.h"
+
 #include <waste/waste.hpp>
 
 #include <QList>
@@ -11,15 +13,8 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
-
-// One piece of a rendered prompt. Markup segments may contain special markers (they come
-// from a template); text segments are tokenised as plain text so user text can never forge
-// markup. Segments are tokenised one by one and never joined (BPE is not associative).
-struct PromptSegment {
-    QString text;
-    bool markup = false;
-};
 
 // Builds a request's decoding constraint on the engine thread, where the model is
 // (maxTokens: the request's limit, so the document can close in time; prompt: the whole
@@ -41,7 +36,7 @@ struct GenerationRequest {
     // Constrained decoding (API response_format / forced tool calls); empty: none.
     ConstraintFactory makeConstraint;
     // Read the reply with the model's reply parser (waste::Model::replyParser): reasoning,
-    // content and tool calls arrive through EngineWorker::replyReady and in
+    // content and tool calls arrive through GenerationHandle::reply and in
     // GenerationResult::reply; stop strings then cut the content.
     bool parseReply = false;
 };
@@ -78,17 +73,25 @@ struct GenerationResult {
     Q_GADGET
     QML_VALUE_TYPE(generationResult)
     Q_PROPERTY(QString text MEMBER text)
-    Q_PROPERTY(QString finishReason MEMBER finishReason)
     Q_PROPERTY(GenerationStats stats MEMBER stats)
 public:
     QString text;
-    QString finishReason; // "stop", "length", "cancelled", "context_full"
+    waste::FinishReason finishReason = waste::FinishReason::Stop; // Cancelled also when the caller cancelled
     GenerationStats stats;
     QList<int> tokens;
     waste::ChatReply reply; // GenerationRequest::parseReply: the whole parsed reply
     bool operator==(const GenerationResult &) const = default;
 };
 
-Q_DECLARE_METATYPE(PromptSegment)
+// Why a generation failed: the engine's error code (none for a failure of the app's own,
+// such as a saved state it could not read), the argument at fault when the engine names one
+// ("max_tokens"), and the message for people.
+struct GenerationError {
+    std::optional<waste::ErrorCode> code;
+    QString argument;
+    QString message;
+};
+
 Q_DECLARE_METATYPE(GenerationRequest)
+Q_DECLARE_METATYPE(GenerationError)
 Q_DECLARE_METATYPE(waste::ReplyDelta)

@@ -13,7 +13,7 @@
 #pragma once
 
 #include "prompt/dialogue.h"
-#include "engine/generationtypes.h"
+#include "prompt/promptsegment.h"
 #include "prompt/templatekind.h"
 
 #include <QJsonObject>

@@ -2,7 +2,7 @@
 // page's renderer and the API server so that both place images the same way.
 #pragma once
 
-#include "engine/generationtypes.h"
+#include "prompt/promptsegment.h"
 
 #include "text/chat_segments.hpp"
 

@@ -1,5 +1,7 @@
 #include "server/apierror.h"
 
+#include "engine/generationtypes.h"
+
 #include <QJsonValue>
 
 QJsonObject ApiError::toJson() const
@@ -114,4 +116,13 @@ ApiError ApiError::server(const QString &message)
     e.message = message;
     e.type = QStringLiteral("server_error");
     return e;
+}
+
+ApiError ApiError::fromGeneration(const GenerationError &error, bool generating, const QString &promptParam)
+{
+    if (error.code == waste::ErrorCode::ContextFull)
+        return invalid(promptParam, error.message, QStringLiteral("context_length_exceeded"));
+    if (!generating) // refused before generating: the prompt, an image, a schema, too few tokens
+        return invalid(error.argument, error.message);
+    return server(error.message);
 }

@@ -14,6 +14,8 @@
 #include <QPair>
 #include <QString>
 
+struct GenerationError;
+
 struct ApiError {
     int status = 400;
     QString message;
@@ -38,4 +40,9 @@ struct ApiError {
     // 503: the request was cancelled on the server's side (the server or the model stopping).
     static ApiError cancelled();
     static ApiError server(const QString &message);
+    // A generation the engine refused or could not finish, by its error code: a prompt
+    // longer than the context is the client's (400 context_length_exceeded on promptParam),
+    // so is anything refused before generating began (400, on the argument the engine
+    // names); a failure while generating is the server's (500).
+    static ApiError fromGeneration(const GenerationError &error, bool generating, const QString &promptParam);
 };

@@ -23,6 +23,7 @@ class QHttpServerRequest;
 class QHttpServerResponder;
 class QTcpServer;
 struct ApiRequest;
+struct GenerationError;
 struct GenerationResult;
 struct GenerationStats;
 namespace waste {
@@ -108,19 +109,19 @@ private:
                          QElapsedTimer clock);
     void finishLog(quint64 logKey, const HttpExchange &ex, int tokens, const QElapsedTimer &clock);
 
-    void onStarted(quint64 id, int promptTokens);
-    void onTokens(quint64 id, const QString &text);
-    void onReply(quint64 id, const waste::ReplyDelta &delta);
-    void onFinished(quint64 id, const GenerationResult &result);
-    void onFailed(quint64 id, const QString &message);
+    void onStarted(Job &job, int promptTokens);
+    void onTokens(Job &job, const QString &text);
+    void onReply(Job &job, const waste::ReplyDelta &delta);
+    void onFinished(Job &job, const GenerationResult &result);
+    void onFailed(Job &job, const GenerationError &error);
     void beginStream(Job &job);
-    void endJob(quint64 id);
+    void endJob(const Job &job);
 
     EngineController *m_engine;
     RequestLogModel *m_log;
     std::unique_ptr<QHttpServer> m_http;
     QTcpServer *m_tcp = nullptr; // owned by m_http once bound
-    QHash<quint64, std::shared_ptr<Job>> m_jobs;
+    QHash<const Job *, std::shared_ptr<Job>> m_jobs; // requests in the engine
 
     QString m_host = QStringLiteral("127.0.0.1");
     int m_port = 8080;

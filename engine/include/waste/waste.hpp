@@ -16,21 +16,29 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace waste {
 
 inline constexpr const char *kVersion = "0.1.0";
 
-enum class ErrorCode { Io, Format, RamBudget, OutOfMemory, Argument, Unsupported, Cancelled };
+// ContextFull: the prompt does not fit the positions left in the context.
+enum class ErrorCode { Io, Format, RamBudget, OutOfMemory, Argument, Unsupported, Cancelled, ContextFull };
 
 class Error : public std::runtime_error {
 public:
-    Error(ErrorCode code, const std::string &message) : std::runtime_error(message), m_code(code) {}
+    // argument: the caller's argument at fault (GenParams "max_tokens", ...), when one is.
+    Error(ErrorCode code, const std::string &message, std::string argument = {})
+        : std::runtime_error(message), m_code(code), m_argument(std::move(argument))
+    {
+    }
     ErrorCode code() const noexcept { return m_code; }
+    const std::string &argument() const noexcept { return m_argument; }
 
 private:
     ErrorCode m_code;
+    std::string m_argument;
 };
 
 // What the RAM planner computes from the manifest alone (no weights read).
@@ -106,11 +114,14 @@ int64_t parseSize(std::string_view text);
 struct OpenOptions {
     int64_t ramBudget = 0;      // 0: the engine chooses the default budget
     int ctxTokens = 4096;       // hard bound on positions
-    int threads = 0;            // compute threads (the caller included); 0: $WASTE_THREADS, else one per hardware thread
+    int threads = 0;            // compute threads (the caller included); 0: one per hardware thread
     bool directIo = true;       // bypass the page cache for expert reads
     bool verifyRecords = false; // crc32 of every expert payload read
     bool readAhead = true;      // issue a layer's misses at once, consume in arrival order
-    bool lookahead = true;      // prefetch the next layer's likely experts (WASTE_LOOKAHEAD=0 disables)
+    int ioThreads = -1;         // expert reader threads (0..64); -1: max(2, top-k)
+    bool lookahead = true;      // prefetch the next layer's likely experts
+    int lookaheadExperts = 6;   // experts predicted per layer when lookahead is on (0..64; 0: none)
+    std::string cachePolicy;    // expert cache eviction: "reuse", "layerfreq", "lru", "lfru"; empty: the default
     bool expertCache = true;    // false: every expert is read from disk every time
     bool vision = true;         // allow loading the vision tower when an image is given
     std::string usagePath;      // --learn record; empty: <container>/usage.waste
@@ -118,6 +129,12 @@ struct OpenOptions {
     // Called during open with 0..1; return false to cancel (Error Cancelled).
     std::function<bool(double)> progress;
 };
+
+// `options` with the environment's settings applied, for programs that let the environment
+// tune the engine (the CLI and the app; the library itself never reads the environment):
+// WASTE_THREADS=N (when threads is 0), WASTE_DIRECT=0, WASTE_IO_THREADS=N,
+// WASTE_LOOKAHEAD=N (experts predicted per layer; 0: off) and WASTE_CACHE_POLICY=NAME.
+OpenOptions withEnvironment(OpenOptions options);
 
 struct ModelInfo {
     std::string arch;         // "kimi-linear", "kimi-k3"

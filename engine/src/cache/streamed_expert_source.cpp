@@ -61,8 +61,7 @@ StreamedExpertSource::StreamedExpertSource(std::map<int, std::shared_ptr<format:
     slots = std::min<int64_t>(slots, int64_t(cfg.layers) * experts); // more slots than records buy nothing
     cfg.slots = int(std::max<int64_t>(slots, 1));
     m_cache = std::make_unique<ExpertCache>(cfg);
-    int threads = options.readerThreads >= 0 ? options.readerThreads
-                                             : io::ReaderPool::threadsFromEnv(std::clamp(m_topK, 2, 16));
+    int threads = options.readerThreads >= 0 ? options.readerThreads : std::clamp(m_topK, 2, 16);
     if (!options.readAhead)
         threads = 0;
     m_pool = std::make_unique<io::ReaderPool>(threads);

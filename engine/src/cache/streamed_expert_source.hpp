@@ -30,7 +30,7 @@ struct StreamOptions {
     bool readAhead = true;     // false: one read at a time, in selection order
     bool directIo = true;
     bool verifyCrc = false;
-    int readerThreads = -1;    // -1: WASTE_IO_THREADS or max(2, top-k)
+    int readerThreads = -1;    // -1: max(2, top-k), at most 16
     int lookahead = 0;         // experts predicted per layer (0: off)
     PolicyKind policy = kDefaultPolicy;
 };

@@ -14,6 +14,7 @@ waste_status statusOf(ErrorCode code)
     case ErrorCode::RamBudget: return WASTE_E_RAM_BUDGET;
     case ErrorCode::OutOfMemory: return WASTE_E_OOM;
     case ErrorCode::Argument: return WASTE_E_ARG;
+    case ErrorCode::ContextFull: return WASTE_E_ARG;
     case ErrorCode::Unsupported: return WASTE_E_UNSUPPORTED;
     case ErrorCode::Cancelled: return WASTE_E_CANCELLED;
     }

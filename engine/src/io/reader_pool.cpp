@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 
 namespace waste::io {
 
@@ -24,14 +23,6 @@ ReaderPool::~ReaderPool()
     m_work.notify_all();
     for (auto &t : m_threads)
         t.join();
-}
-
-int ReaderPool::threadsFromEnv(int fallback)
-{
-    int n = fallback;
-    if (const char *v = std::getenv("WASTE_IO_THREADS"))
-        n = std::atoi(v);
-    return std::clamp(n, 0, 64);
 }
 
 ReadDone ReaderPool::execute(const ReadJob &job)

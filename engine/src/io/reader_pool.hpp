@@ -89,9 +89,6 @@ public:
     enum class Queued { Keep, Promote, Drop };
     std::vector<ReadJob> sweepQueued(const std::function<Queued(const ReadJob &)> &decide);
 
-    // WASTE_IO_THREADS, else `fallback`; clamped to [0, 64].
-    static int threadsFromEnv(int fallback);
-
 private:
     void run();
     static ReadDone execute(const ReadJob &job);

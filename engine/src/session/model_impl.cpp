@@ -12,8 +12,6 @@
 #include "text/sampler.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <optional>
 #include <set>
 #include <sys/stat.h>
@@ -100,16 +98,12 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options) : m_di
         so.cacheSlots = choice.cache_slots;
         so.cacheEnabled = m_opts.expertCache;
         so.readAhead = m_opts.readAhead;
-        const char *direct = std::getenv("WASTE_DIRECT");
-        so.directIo = m_opts.directIo && !(direct && std::string(direct) == "0");
+        so.directIo = m_opts.directIo;
         so.verifyCrc = m_opts.verifyRecords;
-        so.lookahead = 0;
-        if (m_opts.lookahead) {
-            const char *la = std::getenv("WASTE_LOOKAHEAD");
-            so.lookahead = std::clamp(la && *la ? std::atoi(la) : 6, 0, 64);
-        }
-        if (const char *pol = std::getenv("WASTE_CACHE_POLICY"))
-            so.policy = cache::parsePolicy(pol);
+        so.readerThreads = m_opts.ioThreads < 0 ? -1 : std::clamp(m_opts.ioThreads, 0, 64);
+        so.lookahead = m_opts.lookahead ? std::clamp(m_opts.lookaheadExperts, 0, 64) : 0;
+        if (!m_opts.cachePolicy.empty())
+            so.policy = cache::parsePolicy(m_opts.cachePolicy);
         auto stream = std::make_unique<cache::StreamedExpertSource>(std::move(banks), c.topK, so);
         m_stream = stream.get();
         m_experts = std::move(stream);
@@ -121,13 +115,7 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options) : m_di
     }
     for (const std::string &w : choice.warnings)
         m_warnings.push_back(w);
-    for (const std::string &w : m_warnings)
-        std::fprintf(stderr, "waste: warning: %s\n", w.c_str());
-    int threads = m_opts.threads;
-    if (threads <= 0)
-        if (const char *env = std::getenv("WASTE_THREADS"); env && *env)
-            threads = std::atoi(env);
-    m_pool = std::make_unique<compute::ThreadPool>(threads); // 0: one per hardware thread
+    m_pool = std::make_unique<compute::ThreadPool>(m_opts.threads); // 0: one per hardware thread
     m_forward = std::make_unique<model::Forward>(m_manifest, m_weights, m_books, m_pool.get());
     m_state.allocate(c, m_opts.ctxTokens);
 
@@ -247,7 +235,7 @@ GenResult ModelImpl::generate(std::span<const int32_t> prompt, const GenParams &
     res.promptTokens = static_cast<int>(prompt.size());
     if (!prompt.empty()) {
         if (m_state.pos + int64_t(prompt.size()) > m_state.ctx && m_manifest.config.kdaLayerCount() < m_manifest.config.layers)
-            throw Error(ErrorCode::Argument, "prompt of " + std::to_string(prompt.size()) + " tokens does not fit the " +
+            throw Error(ErrorCode::ContextFull, "prompt of " + std::to_string(prompt.size()) + " tokens does not fit the " +
                                                  std::to_string(m_state.ctx - m_state.pos) + " positions left in the context");
         feed(prompt, progress);
         m_stats.tokensPrefilled += static_cast<int64_t>(prompt.size());

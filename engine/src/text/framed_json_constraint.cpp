@@ -28,7 +28,8 @@ FramedJsonConstraint::FramedJsonConstraint(std::shared_ptr<const TokenTrie> trie
     if (maxTokens > 0 && longest > maxTokens)
         throw Error(ErrorCode::Argument, "max_tokens " + std::to_string(maxTokens) +
                                              " is too small for the required output structure: it needs at least " +
-                                             std::to_string(longest) + " tokens");
+                                             std::to_string(longest) + " tokens",
+                    "max_tokens");
     m_freeCap = !freeText ? 0
                 : maxTokens > 0 ? static_cast<int>((maxTokens - longest) / 2)
                                 : std::numeric_limits<int>::max();

@@ -1,0 +1,98 @@
+// ChatController's attachments: which files it accepts (images the open model can read)
+// and the copies it keeps beside the database, apart from sending and answering.
+#include "chat/chatcontroller.h"
+
+#include "engine/enginecontroller.h"
+#include "chat/imagecheck.h"
+
+#include <QCryptographicHash>
+#include <QDateTime>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+
+QString ChatController::firstProblemForImage(const QString &path) const
+{
+    if (const QString p = imageProblem(path); !p.isEmpty())
+        return p;
+    // With no model open the image is kept: a vision model may be opened before sending.
+    if (m_engine->state() != EngineController::NoModel && !m_engine->modelName().isEmpty() && !m_engine->hasVision())
+        return tr("%1 has no vision tower, so it cannot read %2. Open a model with vision (Kimi K3) to ask about images.")
+            .arg(m_engine->modelName(), QFileInfo(path).fileName());
+    return {};
+}
+
+bool ChatController::addAttachment(const QUrl &url)
+{
+    if (!url.isLocalFile()) {
+        setNotice(tr("Only files on this computer can be attached (%1 is not one).").arg(url.toDisplayString()));
+        return false;
+    }
+    const QString path = QFileInfo(url.toLocalFile()).absoluteFilePath();
+    if (const QString problem = firstProblemForImage(path); !problem.isEmpty()) {
+        setNotice(problem);
+        return false;
+    }
+    if (!m_attachments.contains(path)) {
+        m_attachments << path;
+        Q_EMIT attachmentsChanged();
+    }
+    setNotice({});
+    return true;
+}
+
+int ChatController::addAttachments(const QList<QUrl> &urls)
+{
+    int accepted = 0;
+    QString lastProblem;
+    for (const QUrl &u : urls) {
+        if (addAttachment(u))
+            ++accepted;
+        else
+            lastProblem = m_notice;
+    }
+    // A refusal stays visible even when another file of the same drop was accepted.
+    if (!lastProblem.isEmpty())
+        setNotice(lastProblem);
+    return accepted;
+}
+
+void ChatController::removeAttachment(int index)
+{
+    if (index < 0 || index >= m_attachments.size())
+        return;
+    m_attachments.removeAt(index);
+    Q_EMIT attachmentsChanged();
+}
+
+QString ChatController::imagesFolder() const
+{
+    return m_store ? QFileInfo(m_store->path()).absoluteDir().filePath(QStringLiteral("images")) : QString();
+}
+
+QString ChatController::keepImage(const QString &path) const
+{
+    const QString folder = imagesFolder();
+    const QFileInfo source(path);
+    if (folder.isEmpty() || source.absolutePath() == QDir(folder).absolutePath())
+        return path;
+    // Named for the file it came from (path, size, time): attaching it again reuses the copy.
+    const QByteArray key = QStringLiteral("%1|%2|%3")
+                               .arg(source.absoluteFilePath())
+                               .arg(source.size())
+                               .arg(source.lastModified().toMSecsSinceEpoch())
+                               .toUtf8();
+    const QString name = QString::fromLatin1(QCryptographicHash::hash(key, QCryptographicHash::Sha256).toHex().left(24));
+    const QString suffix = source.suffix().toLower();
+    const QString target = QDir(folder).filePath(suffix.isEmpty() ? name : name + QLatin1Char('.') + suffix);
+    if (QFileInfo::exists(target))
+        return target;
+    // Copied under another name first: a copy cut short never takes the final name.
+    const QString part = target + QStringLiteral(".part");
+    QFile::remove(part);
+    if (!QDir().mkpath(folder) || !QFile::copy(path, part) || !QFile::rename(part, target)) {
+        QFile::remove(part);
+        return path; // the original still works while it stays where it is
+    }
+    return target;
+}

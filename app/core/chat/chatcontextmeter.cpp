@@ -1,0 +1,69 @@
+// ChatController's context meter: how many tokens the conversation and the draft take of
+// the open context, counted on the engine thread once typing pauses.
+#include "chat/chatcontroller.h"
+
+#include "engine/enginecontroller.h"
+
+int ChatController::contextLimit() const
+{
+    return m_engine->state() == EngineController::NoModel || m_engine->modelName().isEmpty() ? 0
+                                                                                              : m_engine->contextTokens();
+}
+
+QString ChatController::contextWarning() const
+{
+    const int limit = contextLimit();
+    if (limit <= 0 || m_contextUsed <= 0)
+        return {};
+    if (m_contextUsed + m_settings.maxTokens <= limit)
+        return {};
+    return tr("%1 of %2 tokens used: with up to %3 more for the answer, the start of this conversation will be "
+              "left out. Start a new chat to keep it all, or lower Max tokens.")
+        .arg(m_contextUsed)
+        .arg(limit)
+        .arg(m_settings.maxTokens);
+}
+
+void ChatController::setDraft(const QString &text)
+{
+    if (text == m_draft)
+        return;
+    m_draft = text;
+    // Typing changes the draft on every key: count once the typing pauses, not per key.
+    m_recountTimer.start();
+}
+
+void ChatController::recount()
+{
+    m_recountTimer.stop();
+    if (m_engine->state() != EngineController::Ready && m_engine->state() != EngineController::Generating) {
+        if (m_contextUsed != 0) {
+            m_contextUsed = 0;
+            Q_EMIT contextChanged();
+        }
+        return;
+    }
+    QList<ChatMessage> list = m_messages.messages();
+    if (!list.isEmpty() && list.last().streaming)
+        list.removeLast();
+    if (!m_draft.trimmed().isEmpty()) {
+        ChatMessage draft;
+        draft.role = QStringLiteral("user");
+        draft.text = m_draft.trimmed();
+        list << draft;
+    }
+    // Rendered and counted on the engine thread: rendering re-reads every turn and stats
+    // every image, which grows with the conversation.
+    if (m_count)
+        m_count->disconnect(this);
+    m_count = m_engine->countDialogue(dialogueFor(list, 0), templateKindFor(m_engine->modelInfo()));
+    connect(m_count, &TokenCount::counted, this, &ChatController::onCounted);
+}
+
+void ChatController::onCounted(int tokens)
+{
+    if (tokens < 0) // not renderable (an unreadable image): keep the last count
+        return;
+    m_contextUsed = tokens;
+    Q_EMIT contextChanged();
+}

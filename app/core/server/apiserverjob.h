@@ -1,0 +1,38 @@
+// ApiServer::Job: one completion request in flight, from its HTTP exchange to the engine
+// request that answers it. Shared by the routing (apiserver.cpp) and the request
+// lifecycle (apiserverjobs.cpp).
+#pragma once
+
+#include "server/apiserver.h"
+
+#include "engine/generationhandle.h"
+#include "server/apirequest.h"
+#include "server/chatformat.h"
+#include "server/httpexchange.h"
+#include "server/replyassembler.h"
+
+#include <QElapsedTimer>
+#include <QMetaObject>
+#include <QString>
+#include <QTemporaryDir>
+
+#include <memory>
+
+struct ApiServer::Job {
+    std::shared_ptr<HttpExchange> ex;
+    GenerationHandle *handle = nullptr; // the engine's, until the request ends
+    ApiRequest::Kind kind = ApiRequest::Chat;
+    bool stream = false;
+    bool includeUsage = false;
+    ChatFormat format = ChatFormat::Raw;
+    std::unique_ptr<ChatReplyAssembler> reply; // chat: the parsed reply, turned into OpenAI deltas
+    QString id;
+    QString model;
+    qint64 created = 0;
+    int promptTokens = 0;
+    bool started = false;
+    quint64 logKey = 0;
+    QElapsedTimer clock;
+    QMetaObject::Connection disconnect;
+    std::unique_ptr<QTemporaryDir> images;
+};
