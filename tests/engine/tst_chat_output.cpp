@@ -81,6 +81,18 @@ TEST(K3OutputParser, RoundTripsReasoningContentAndTypedToolCalls)
     EXPECT_EQ(streamed.toolCalls.size(), 3u);
 }
 
+TEST(K3OutputParser, EscapedAttributeValuesReadBackAsWritten)
+{
+    // The renderer escapes '&' and '"' in attribute values (tool names, argument keys); the
+    // parser reads the model's escaped values back to the original text.
+    const Json assistant = Json::parse(R"({"role":"assistant","content":"",
+      "tool_calls":[{"id":"x","type":"function","function":{"name":"a&b\"c","arguments":"{\"k&\\\"q\":\"&amp;\"}"}}]})");
+    const ChatReply r = parseAll(replyTokens(assistant), true);
+    ASSERT_EQ(r.toolCalls.size(), 1u);
+    EXPECT_EQ(r.toolCalls[0].name, "a&b\"c");
+    EXPECT_EQ(Json::parse(r.toolCalls[0].arguments), Json::parse(R"({"k&\"q":"&amp;"})"));
+}
+
 TEST(K3OutputParser, SpelledOutMarkupStaysText)
 {
     const Json assistant = Json::parse(R"({"role":"assistant","content":"a <|close|>response<|sep|> b"})");

@@ -71,4 +71,22 @@ void K3Writer::endMessage()
     markup(kK3EndOfMessage);
 }
 
+std::string k3UnescapeAttribute(std::string_view value)
+{
+    std::string out;
+    out.reserve(value.size());
+    for (size_t i = 0; i < value.size();) {
+        if (value.compare(i, 5, "&amp;") == 0) {
+            out += '&';
+            i += 5;
+        } else if (value.compare(i, 6, "&quot;") == 0) {
+            out += '"';
+            i += 6;
+        } else {
+            out += value[i++];
+        }
+    }
+    return out;
+}
+
 } // namespace waste::text

@@ -17,6 +17,9 @@ using K3Attrs = std::vector<std::pair<std::string, std::string>>;
 // An attribute value as the encoder writes it: '&' becomes "&amp;" first, then '"'
 // becomes "&quot;"; nothing else changes ('<' and '>' stay, the markup's brackets are tokens).
 std::string k3EscapeAttribute(std::string_view value);
+// The inverse, for attribute values the model writes: "&quot;" and "&amp;" read back as
+// '"' and '&' in one left-to-right pass (so "&amp;quot;" is the text "&quot;").
+std::string k3UnescapeAttribute(std::string_view value);
 
 // Appends elements and text to a segment list. Empty text adds no segment.
 class K3Writer {

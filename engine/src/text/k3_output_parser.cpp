@@ -1,5 +1,7 @@
 #include "text/k3_output_parser.hpp"
 
+#include "text/k3_elements.hpp"
+
 #include "text/tokenizer.hpp"
 
 namespace waste::text {
@@ -33,7 +35,7 @@ std::vector<std::pair<std::string, std::string>> parseXtmlAttributes(std::string
         const size_t close = h.find('"', eq + 2);
         if (close == std::string_view::npos)
             break;
-        attrs.emplace_back(std::string(h.substr(i, eq - i)), std::string(h.substr(eq + 2, close - eq - 2)));
+        attrs.emplace_back(std::string(h.substr(i, eq - i)), k3UnescapeAttribute(h.substr(eq + 2, close - eq - 2)));
         i = close + 1;
     }
     return attrs;
