@@ -161,10 +161,10 @@ quint64 EngineController::generate(GenerationRequest request)
     return request.id;
 }
 
-quint64 EngineController::countDialogue(const Dialogue &dialogue, TemplateKind kind)
+quint64 EngineController::countDialogue(const Dialogue &dialogue, waste::ChatFormat format)
 {
     const quint64 id = m_nextId++;
-    QMetaObject::invokeMethod(m_worker, [w = m_worker, id, dialogue, kind] { w->countDialogue(id, dialogue, kind); },
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, id, dialogue, format] { w->countDialogue(id, dialogue, format); },
                               Qt::QueuedConnection);
     return id;
 }

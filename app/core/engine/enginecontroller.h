@@ -66,7 +66,7 @@ public:
     // Counts the tokens of a conversation as `kind` renders it, for the context meter. The
     // rendering (which reads image headers) and the count both run on the engine thread;
     // tokensCounted() answers, with -1 when the dialogue cannot be rendered or no model is open.
-    quint64 countDialogue(const Dialogue &dialogue, TemplateKind kind);
+    quint64 countDialogue(const Dialogue &dialogue, waste::ChatFormat format);
     // Removes a saved conversation state, in turn with the generations (engineworker.h).
     void forgetState(const QString &stateFile);
 

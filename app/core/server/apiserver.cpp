@@ -3,7 +3,6 @@
 #include "server/apiserver.h"
 
 #include "server/apirequest.h"
-#include "server/chatformat.h"
 #include "engine/enginecontroller.h"
 #include "server/httpexchange.h"
 #include "prompt/mediablock.h"
@@ -11,6 +10,7 @@
 #include "server/promptrenderer.h"
 #include "server/replyassembler.h"
 #include "server/requestconstraint.h"
+#include "server/templatedchat.h"
 
 #include <QDateTime>
 #include <QFile>
@@ -118,7 +118,7 @@ struct ApiServer::Job {
     ApiRequest::Kind kind = ApiRequest::Chat;
     bool stream = false;
     bool includeUsage = false;
-    ChatFormat format = ChatFormat::Raw;
+    waste::ChatFormat format = waste::ChatFormat::Plain;
     std::unique_ptr<ChatReplyAssembler> reply; // chat: the parsed reply, turned into OpenAI deltas
     QString id;
     QString model;
@@ -534,7 +534,7 @@ void ApiServer::startCompletion(const std::shared_ptr<HttpExchange> &ex, ApiRequ
     job->kind = request.kind;
     job->stream = request.stream;
     job->includeUsage = request.stream && request.includeUsage;
-    job->format = chatFormatFor(m_engine->modelInfo());
+    job->format = m_engine->modelInfo().value(QStringLiteral("chatFormat")).value<waste::ChatFormat>();
     job->id = openai::newId(request.kind == ApiRequest::Chat ? QStringLiteral("chatcmpl") : QStringLiteral("cmpl"));
     job->model = modelId();
     job->created = QDateTime::currentSecsSinceEpoch();
@@ -577,7 +577,7 @@ void ApiServer::startCompletion(const std::shared_ptr<HttpExchange> &ex, ApiRequ
             gen.imagePaths << path;
             return block;
         };
-        if (job->format == ChatFormat::Raw) {
+        if (job->format == waste::ChatFormat::Plain) {
             gen.segments = renderRawChat(request, images);
         } else {
             QStringList prompts;
