@@ -3,7 +3,7 @@
 // Belady's optimum on the same trace and slot count.
 #include "verb.h"
 
-#include "cache/cache_sim.hpp"
+#include <waste/cache_sim.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -14,11 +14,10 @@ namespace {
 
 int runCacheSim(const cli::Args &args)
 {
-    using namespace waste::cache;
     const bool hasSlots = args.value("--slots").has_value(), hasWs = args.value("--ws").has_value();
     if (hasSlots == hasWs)
         throw cli::UsageError("give exactly one of --slots N or --ws X");
-    const RoutingTrace trace = loadRoutingTrace(args.positional(0));
+    const waste::CacheSimulator sim(args.positional(0));
     long long slots;
     if (hasSlots) {
         slots = args.integer("--slots", 0);
@@ -26,12 +25,11 @@ int runCacheSim(const cli::Args &args)
         const double ws = args.number("--ws", 0);
         if (!(ws > 0))
             throw cli::UsageError("--ws must be a positive number of working sets");
-        slots = std::llround(ws * double(trace.workingSet()));
+        slots = std::llround(ws * double(sim.workingSet()));
     }
     if (slots < 1 || slots > (1ll << 30))
         throw cli::UsageError("--slots must be between 1 and 2^30 (got " + std::to_string(slots) + ")");
-    const PolicyKind policy = parsePolicy(args.text("--policy", "default"));
-    const CacheSimResult r = cacheSim(trace, int(slots), policy);
+    const waste::CacheSimResult r = sim.run(int(slots), args.text("--policy", "default"));
     if (args.flag("--json")) {
         nlohmann::ordered_json j;
         j["accesses"] = r.accesses;
@@ -43,10 +41,10 @@ int runCacheSim(const cli::Args &args)
         std::printf("%s\n", j.dump().c_str());
     } else {
         std::printf("%s: %zu tokens, %d MoE layers, %d experts, top-%d (working set %lld records)\n",
-                    args.positional(0).c_str(), trace.tokens.size(), trace.layers, trace.experts, trace.topK,
-                    (long long)trace.workingSet());
+                    args.positional(0).c_str(), static_cast<size_t>(sim.tokens()), sim.layers(), sim.experts(), sim.topK(),
+                    (long long)sim.workingSet());
         std::printf("%s with %d slots (%.2f working sets): %lld of %lld demand accesses hit = %.1f%%\n",
-                    r.policy.c_str(), r.slots, double(r.slots) / double(trace.workingSet()), (long long)r.hits,
+                    r.policy.c_str(), r.slots, double(r.slots) / double(sim.workingSet()), (long long)r.hits,
                     (long long)r.accesses, 100 * r.hitRate);
         std::printf("Belady optimum: %.1f%%  (policy reaches %.1f%% of it)\n", 100 * r.optHitRate,
                     r.optHitRate > 0 ? 100 * r.hitRate / r.optHitRate : 100.0);

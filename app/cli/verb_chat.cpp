@@ -6,6 +6,7 @@
 // (PromptFeeder), so earlier turns and images are not read again. /save keeps the state and the
 // conversation together. A model without one: each line is plain text continued on the state.
 // User text is always tokenized in plain mode, so typed chat markers stay text.
+#include "prompt/assistantturn.h"
 #include "prompt/dialoguerenderer.h"
 #include "generation_options.h"
 #include "prompt/mediablock.h"
@@ -20,14 +21,14 @@
 
 namespace {
 
-const char *formatName(TemplateKind k)
+const char *formatName(waste::ChatFormat f)
 {
-    switch (k) {
-    case TemplateKind::K3:
+    switch (f) {
+    case waste::ChatFormat::K3:
         return "K3 chat template";
-    case TemplateKind::ChatMl:
+    case waste::ChatFormat::ChatMl:
         return "ChatML chat template";
-    case TemplateKind::Raw:
+    case waste::ChatFormat::Plain:
         break;
     }
     return "raw continuation (this container has no chat template)";
@@ -68,8 +69,8 @@ int runChat(const cli::Args &args)
 {
     const waste::GenParams params = cli::genParams(args);
     auto model = cli::openModel(args);
-    const TemplateKind format = templateKindFor(QString::fromStdString(model->info().arch), model->info().hasChatTemplate);
-    const bool templated = format != TemplateKind::Raw;
+    const waste::ChatFormat format = model->info().chatFormat;
+    const bool templated = format != waste::ChatFormat::Plain;
     std::fprintf(stderr, "waste chat: %s, %d layers; %s. /reset /save FILE /load FILE /stats /image FILE, Ctrl-D exits\n",
                  model->info().arch.c_str(), model->info().layers, formatName(format));
 
@@ -153,11 +154,7 @@ int runChat(const cli::Args &args)
                 const PromptFeeder::Prepared prepared = feeder.prepare(prompt.segments, prompt.imagePaths, true, {});
                 const waste::GenResult r = streamed(*model, prepared.rest(), params, totals);
                 feeder.record(prepared, r);
-                DialogueTurn reply;
-                reply.role = QStringLiteral("assistant");
-                reply.text = QString::fromStdString(r.text);
-                reply.openedThinking = prompt.opensThinking;
-                dialogue.turns << reply;
+                dialogue.turns << assistantTurn(*model, prepared.prompt, r, params, prompt.opensThinking);
                 images.clear();
             } catch (...) {
                 // The turn did not happen; the state may be half-fed: the next turn starts clean.

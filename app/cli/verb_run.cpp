@@ -23,9 +23,9 @@ int runRun(const cli::Args &args)
         std::fprintf(stderr, "waste: no --budget, using %.2f GB (expert cache %.2f GB)\n",
                      double(model->info().budgetBytes) / double(1 << 30),
                      double(model->info().expertCacheBytes) / double(1 << 30));
-    const TemplateKind format = templateKindFor(QString::fromStdString(model->info().arch), model->info().hasChatTemplate);
+    const waste::ChatFormat format = model->info().chatFormat;
     std::vector<int32_t> ids;
-    if (format == TemplateKind::Raw || args.flag("--raw")) {
+    if (format == waste::ChatFormat::Plain || args.flag("--raw")) {
         // Media blocks of --image files (in order) before the prompt; one path for every front end.
         ids = waste::promptWithImages(*model, args.values("--image"), text);
     } else {

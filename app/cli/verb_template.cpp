@@ -3,9 +3,7 @@
 // Lets anyone check a chat format against a reference encoder without loading weights.
 #include "verb.h"
 
-#include "text/chatml_template.hpp"
-#include "text/k3_template.hpp"
-#include "text/tokenizer.hpp"
+#include <waste/chat.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -48,12 +46,11 @@ int runTemplate(const cli::Args &args)
         throw cli::UsageError("--request FILE.json is required");
     std::string format = args.text("--format", "");
     if (format.empty()) {
-        // With a container, its vocabulary decides; without one, K3.
+        // With a container, its chat format (a container without a template is shown as
+        // ChatML, the engine's generic template); without one, K3.
         format = "k3";
-        if (!args.positionals().empty()) {
-            const auto tok = waste::text::Tokenizer::load(args.positional(0));
-            format = waste::text::detectChatFormat(tok) == waste::text::ChatFormat::K3 ? "k3" : "chatml";
-        }
+        if (!args.positionals().empty())
+            format = waste::containerChatFormat(args.positional(0)) == waste::ChatFormat::K3 ? "k3" : "chatml";
     }
     // FILE.json, or FILE.json#/json/pointer to pick a request inside a larger document.
     std::string path = *requestPath, pointer;
@@ -69,13 +66,16 @@ int runTemplate(const cli::Args &args)
     } catch (const nlohmann::json::exception &e) {
         throw std::runtime_error(*requestPath + ": not a valid JSON request (" + e.what() + ")");
     }
-    waste::text::Segments segments;
-    if (format == "k3")
-        segments = waste::text::renderK3(request);
-    else if (format == "chatml")
-        segments = waste::text::renderChatMl(request);
-    else
+    if (format != "k3" && format != "chatml")
         throw cli::UsageError("--format must be k3 or chatml, not '" + format + "'");
+    // K3 requests may carry the media block of each image (image_prompts); they are placed as given.
+    std::vector<std::string> mediaBlocks;
+    if (const auto it = request.find("image_prompts"); it != request.end() && it->is_array())
+        for (const auto &p : *it)
+            if (p.is_string())
+                mediaBlocks.push_back(p.get<std::string>());
+    const waste::ChatSegments segments =
+        waste::renderChat(format == "k3" ? waste::ChatFormat::K3 : waste::ChatFormat::ChatMl, request.dump(), mediaBlocks);
 
     if (args.flag("--json")) {
         nlohmann::ordered_json out;

@@ -1,10 +1,10 @@
 // The API server's pure pieces: request parsing, prompt rendering, tool-call parsing,
 // parsed replies turned into OpenAI messages and deltas, OpenAI JSON shapes, SSE and chunked framing, image header probing.
 #include "server/apirequest.h"
-#include "server/chatformat.h"
 #include "server/openaijson.h"
 #include "server/promptrenderer.h"
 #include "server/replyassembler.h"
+#include "server/templatedchat.h"
 #include "server/toolcallparser.h"
 
 #include <QJsonDocument>
@@ -163,10 +163,7 @@ private Q_SLOTS:
         QJsonObject body = obj(kChatWithTools);
         body["tools"] = kTools;
         const ApiRequest r = parseChatRequest(body);
-        QCOMPARE(chatFormatFor({{"arch", "kimi-linear"}, {"hasChatTemplate", false}}), ChatFormat::Raw);
-        QCOMPARE(chatFormatFor({{"arch", "kimi-linear"}, {"hasChatTemplate", true}}), ChatFormat::ChatMl);
-        QCOMPARE(chatFormatFor({{"arch", "kimi-k3"}}), ChatFormat::K3);
-        for (const ChatFormat f : {ChatFormat::ChatMl, ChatFormat::K3}) {
+        for (const waste::ChatFormat f : {waste::ChatFormat::ChatMl, waste::ChatFormat::K3}) {
             const QList<PromptSegment> segs = renderTemplatedChat(f, r, {});
             bool sawMarkup = false, sawUserText = false;
             for (const PromptSegment &s : segs) {
@@ -180,7 +177,7 @@ private Q_SLOTS:
             QVERIFY(sawUserText);
         }
         QString all;
-        for (const PromptSegment &s : renderTemplatedChat(ChatFormat::ChatMl, r, {}))
+        for (const PromptSegment &s : renderTemplatedChat(waste::ChatFormat::ChatMl, r, {}))
             all += s.text;
         QVERIFY(all.contains("<|im_start|>user\n"));
         QVERIFY(all.endsWith("<|im_start|>assistant\n"));
@@ -189,7 +186,7 @@ private Q_SLOTS:
         broken.body.insert("messages", QJsonArray{QJsonObject{{"content", "x"}}});
         bool refused = false;
         try {
-            renderTemplatedChat(ChatFormat::ChatMl, broken, {});
+            renderTemplatedChat(waste::ChatFormat::ChatMl, broken, {});
         } catch (const ApiError &e) {
             refused = e.status == 400;
         }
@@ -209,7 +206,7 @@ private Q_SLOTS:
             return d;
         };
         // K3: everything streams as it comes; a call to an undeclared tool stays text.
-        ChatReplyAssembler k3(ChatFormat::K3, r);
+        ChatReplyAssembler k3(waste::ChatFormat::K3, r);
         QList<QJsonObject> out = k3.push(delta("Oslo, so weather.", ""));
         QCOMPARE(out.size(), 1);
         QCOMPARE(out[0].value("reasoning_content").toString(), QStringLiteral("Oslo, so weather."));
@@ -232,33 +229,33 @@ private Q_SLOTS:
         QVERIFY(k3.reply().content.startsWith("Checking.<tool_call>"));
 
         // Text formats with tools: content that may be a bare JSON call is held to the end.
-        ChatReplyAssembler bare(ChatFormat::ChatMl, r);
+        ChatReplyAssembler bare(waste::ChatFormat::ChatMl, r);
         QVERIFY(bare.push(delta("", R"({"name":"get_weather",)")).isEmpty());
         QVERIFY(bare.push(delta("", R"("arguments":{"city":"Rome"}})")).isEmpty());
         out = bare.finish("ignored");
         QCOMPARE(out.size(), 1);
         QCOMPARE(out[0].value("tool_calls").toArray().size(), 1);
         QVERIFY(bare.reply().content.isEmpty());
-        ChatReplyAssembler notACall(ChatFormat::Raw, r);
+        ChatReplyAssembler notACall(waste::ChatFormat::Plain, r);
         QVERIFY(notACall.push(delta("", "{not json")).isEmpty());
         out = notACall.finish("ignored");
         QCOMPARE(out[0].value("content").toString(), QStringLiteral("{not json"));
         QVERIFY(notACall.reply().toolCalls.isEmpty());
         // Plain text streams at once.
-        ChatReplyAssembler plain(ChatFormat::ChatMl, r);
+        ChatReplyAssembler plain(waste::ChatFormat::ChatMl, r);
         QCOMPARE(plain.push(delta("", "Sure")).size(), 1);
 
         // A forced call (raw, ChatML) is the whole raw output, read at the end.
         QJsonObject forcedBody = body;
         forcedBody["tool_choice"] = "required";
-        ChatReplyAssembler forced(ChatFormat::Raw, parseChatRequest(forcedBody));
+        ChatReplyAssembler forced(waste::ChatFormat::Plain, parseChatRequest(forcedBody));
         QVERIFY(forced.push(delta("", kJson9)).isEmpty());
         out = forced.finish(QString::fromUtf8(kJson9));
         QCOMPARE(out[0].value("tool_calls").toArray().at(0).toObject().value("function").toObject().value("name").toString(),
                  QStringLiteral("get_weather"));
 
         // Without tools, a call the model writes anyway is text.
-        ChatReplyAssembler none(ChatFormat::K3, parseChatRequest(obj(kJson2)));
+        ChatReplyAssembler none(waste::ChatFormat::K3, parseChatRequest(obj(kJson2)));
         out = none.push(delta("", "", {{"call_1", "get_weather", "{}"}}));
         QVERIFY(!out[0].contains("tool_calls"));
         QVERIFY(none.reply().toolCalls.isEmpty());

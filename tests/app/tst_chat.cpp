@@ -1,11 +1,10 @@
 // The chat's parts: the SQLite store (and that it survives a restart), the list models
-// under QAbstractItemModelTester, the thinking splitter, Markdown blocks, the context cut,
-// and attachments (a PNG is accepted, a non-image is refused).
+// under QAbstractItemModelTester, Markdown blocks, the context cut, and attachments (a PNG is
+// accepted, a non-image is refused). Replies are split by the model's reply parser (tst_dialogue).
 #include "chat/chatcontroller.h"
 #include "chat/conversationstore.h"
 #include "chat/markdownblocks.h"
 #include "chat/contextcut.h"
-#include "chat/thinkingsplitter.h"
 #include "engine/enginecontroller.h"
 
 #include <QAbstractItemModelTester>
@@ -395,31 +394,6 @@ private Q_SLOTS:
 
         chat.removeAttachment(0);
         QCOMPARE(chat.attachments(), QStringList{jpg});
-    }
-
-    void thinkingIsSplitFromTheAnswerAcrossChunks()
-    {
-        ThinkingSplitter s;
-        for (const char *chunk : {"<th", "ink>The user", " wants X.</thi", "nk>\n\nHere", " is X."})
-            s.feed(QString::fromUtf8(chunk));
-        s.finish();
-        QCOMPARE(s.thinking(), QStringLiteral("The user wants X."));
-        QCOMPARE(s.answer(), QStringLiteral("Here is X."));
-
-        ThinkingSplitter plain;
-        plain.feed(QStringLiteral("Hello <think> is literal here"));
-        plain.finish();
-        QVERIFY(!plain.sawThinking());
-        QCOMPARE(plain.answer(), QStringLiteral("Hello <think> is literal here"));
-
-        // K3: the template opened the channel, the model closes it.
-        ThinkingSplitter k3(true);
-        k3.feed(QStringLiteral("Plan.<|close|>think"));
-        QVERIFY(k3.inThinking());
-        k3.feed(QStringLiteral("<|sep|>Answer."));
-        k3.finish();
-        QCOMPARE(k3.thinking(), QStringLiteral("Plan."));
-        QCOMPARE(k3.answer(), QStringLiteral("Answer."));
     }
 
     void markdownCodeBlocksAreSeparated()

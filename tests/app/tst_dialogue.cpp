@@ -3,9 +3,9 @@
 // markup, images become media blocks in order; a second turn keeps the engine state and feeds
 // only the new part, and the logits are then bit for bit those of feeding the same tokens in
 // one go; a saved state restores on a fresh session; images in the kept part are not encoded
-// again.
+// again. Replies are split by the model's own reply parser: K3 channels, <think> blocks.
+#include "prompt/assistantturn.h"
 #include "prompt/dialoguerenderer.h"
-#include "prompt/k3reply.h"
 #include "prompt/mediablock.h"
 #include "engine/promptfeeder.h"
 #include "engine/statehistory.h"
@@ -48,6 +48,32 @@ std::unique_ptr<waste::Model> open(const QString &path)
     return waste::Model::open(path.toStdString(), o);
 }
 
+std::vector<int32_t> promptTokens(const waste::Model &model, const RenderedPrompt &prompt)
+{
+    std::vector<int32_t> ids;
+    for (const PromptSegment &s : prompt.segments) {
+        const std::vector<int32_t> part = model.tokenize(s.text.toStdString(), s.markup);
+        ids.insert(ids.end(), part.begin(), part.end());
+    }
+    return ids;
+}
+
+// A reply read by the model's reply parser, written in chunks (markup: specials are tokens);
+// no step ever releases a piece of a K3 channel marker.
+waste::ChatReply readReply(const waste::Model &model, const std::vector<int32_t> &prompt,
+                           const std::vector<std::string> &chunks)
+{
+    const std::unique_ptr<waste::ReplyParser> parser = model.replyParser(prompt);
+    for (const std::string &chunk : chunks)
+        for (const int32_t t : model.tokenize(chunk, true)) {
+            const waste::ReplyDelta d = parser->feed(t);
+            if (d.reasoning.find("<|") != std::string::npos || d.content.find("<|") != std::string::npos)
+                throw std::runtime_error("a channel marker was released as text");
+        }
+    parser->finish();
+    return parser->reply();
+}
+
 waste::GenParams greedy(int n)
 {
     waste::GenParams p;
@@ -64,16 +90,16 @@ private Q_SLOTS:
     {
         QTest::addColumn<int>("kind");
         QTest::addColumn<bool>("thinking");
-        QTest::newRow("raw") << int(TemplateKind::Raw) << false;
-        QTest::newRow("chatml") << int(TemplateKind::ChatMl) << false;
-        QTest::newRow("k3 thinking") << int(TemplateKind::K3) << true;
-        QTest::newRow("k3 no thinking") << int(TemplateKind::K3) << false;
+        QTest::newRow("raw") << int(waste::ChatFormat::Plain) << false;
+        QTest::newRow("chatml") << int(waste::ChatFormat::ChatMl) << false;
+        QTest::newRow("k3 thinking") << int(waste::ChatFormat::K3) << true;
+        QTest::newRow("k3 no thinking") << int(waste::ChatFormat::K3) << false;
     }
     void everyFormatIsPrefixStable()
     {
         QFETCH(int, kind);
         QFETCH(bool, thinking);
-        const TemplateKind k = TemplateKind(kind);
+        const waste::ChatFormat k = waste::ChatFormat(kind);
         Dialogue d;
         d.systemPrompt = QStringLiteral("Be brief.");
         d.thinking = thinking;
@@ -82,7 +108,7 @@ private Q_SLOTS:
         QCOMPARE(renderDialogue(d, k).segments.size(), first.segments.size()); // deterministic
         QCOMPARE(joined(renderDialogue(d, k).segments), joined(first.segments));
         QCOMPARE(first.imagePaths, QStringList{kImageA});
-        QCOMPARE(first.opensThinking, k == TemplateKind::K3 && thinking);
+        QCOMPARE(first.opensThinking, k == waste::ChatFormat::K3 && thinking);
 
         // User text is never markup; the image is a media block that is.
         int blocks = 0;
@@ -102,10 +128,13 @@ private Q_SLOTS:
         // The reply as a model of this format writes it, then the next question: the first
         // prompt's segments come first, unchanged, then the reply's text.
         QString reply = QStringLiteral("An answer.");
-        if (k == TemplateKind::K3)
+        if (k == waste::ChatFormat::K3)
             reply = (thinking ? QStringLiteral("Plan.<|close|>think<|sep|><|open|>response<|sep|>") : QString())
                     + QStringLiteral("An answer.<|close|>response<|sep|><|close|>message<|sep|>");
         d.turns << turn(QStringLiteral("assistant"), reply, {}, first.opensThinking);
+        // The same reply as the model's reply parser reads it (K3 writes it back from its channels).
+        d.turns.last().reasoning = first.opensThinking ? QStringLiteral("Plan.") : QString();
+        d.turns.last().content = QStringLiteral("An answer.");
         d.turns << turn(QStringLiteral("user"), QStringLiteral("And then?"), {kImageB});
         const RenderedPrompt second = renderDialogue(d, k);
         QCOMPARE(second.imagePaths, (QStringList{kImageA, kImageB}));
@@ -115,21 +144,45 @@ private Q_SLOTS:
         }
         // Byte for byte, the reply up to where a model ends it (its end marker is not fed).
         QString fed = reply;
-        if (k == TemplateKind::K3)
+        if (k == waste::ChatFormat::K3)
             fed.chop(QStringLiteral("<|close|>message<|sep|>").size());
         QVERIFY2(joined(second.segments).startsWith(joined(first.segments) + fed), qPrintable(joined(second.segments)));
     }
 
-    void k3RepliesSplitIntoChannels()
+    void repliesAreSplitByTheModelsParser()
     {
-        const K3ReplyParts p = splitK3Reply(
-            QStringLiteral("Plan.<|close|>think<|sep|><|open|>response<|sep|>Hi.<|close|>response<|sep|>"), true);
-        QCOMPARE(p.reasoning, QStringLiteral("Plan."));
-        QCOMPARE(p.content, QStringLiteral("Hi."));
-        QCOMPARE(splitK3Reply(QStringLiteral("Still thinking"), true).reasoning, QStringLiteral("Still thinking"));
-        QCOMPARE(splitK3Reply(QStringLiteral("Hi.<|close|>response<|sep|>"), false).content, QStringLiteral("Hi."));
-        QCOMPARE(withoutPartialMarker(QStringLiteral("Hi.<|clo")), QStringLiteral("Hi."));
-        QCOMPARE(withoutPartialMarker(QStringLiteral("a<|sep|>b")), QStringLiteral("a<|sep|>b"));
+        // The one reply parser of the chat page, `waste chat` and the API server: K3's
+        // channels come from its special tokens, so no marker ever shows, not even in part.
+        auto k3 = open(kK3);
+        QCOMPARE(k3->info().chatFormat, waste::ChatFormat::K3); // decided by the engine at open
+        Dialogue d;
+        d.thinking = true;
+        d.turns << turn(QStringLiteral("user"), QStringLiteral("Hi"));
+        const std::vector<int32_t> thinkingPrompt = promptTokens(*k3, renderDialogue(d, waste::ChatFormat::K3));
+        d.thinking = false;
+        const std::vector<int32_t> answerPrompt = promptTokens(*k3, renderDialogue(d, waste::ChatFormat::K3));
+
+        waste::ChatReply r = readReply(*k3, thinkingPrompt,
+                                       {"Plan.<|close|>think<|sep|><|open|>response<|sep|>Hi.<|close|>response<|sep|>"});
+        QCOMPARE(r.reasoning, std::string("Plan."));
+        QCOMPARE(r.content, std::string("Hi."));
+        QCOMPARE(readReply(*k3, thinkingPrompt, {"Still thinking"}).reasoning, std::string("Still thinking"));
+        QCOMPARE(readReply(*k3, answerPrompt, {"Hi.<|close|>response<|sep|>"}).content, std::string("Hi."));
+        // The template opened the thinking channel, the model closes it, across chunks.
+        r = readReply(*k3, thinkingPrompt, {"Plan.<|close|>think", "<|sep|>Answer."});
+        QCOMPARE(r.reasoning, std::string("Plan."));
+        QCOMPARE(r.content, std::string("Answer."));
+
+        // Other models: a leading <think>...</think> is thinking, its tags cut across tokens.
+        auto r3 = open(kR3);
+        QCOMPARE(r3->info().chatFormat, waste::ChatFormat::Plain); // kimi-linear, no chat template
+        const std::vector<int32_t> plainPrompt = r3->tokenize("user: Hi\n\nassistant: ");
+        r = readReply(*r3, plainPrompt, {"<th", "ink>The user", " wants X.</thi", "nk>\n\nHere", " is X."});
+        QCOMPARE(r.reasoning, std::string("The user wants X."));
+        QCOMPARE(r.content, std::string("Here is X."));
+        r = readReply(*r3, plainPrompt, {"Hello <think> is literal here"});
+        QVERIFY(r.reasoning.empty());
+        QCOMPARE(r.content, std::string("Hello <think> is literal here"));
     }
 
     void unreadableImagesAreRefusedInWords()
@@ -143,7 +196,7 @@ private Q_SLOTS:
         Dialogue d;
         d.turns << turn(QStringLiteral("user"), QStringLiteral("look"), {fake});
         try {
-            renderDialogue(d, TemplateKind::ChatMl);
+            renderDialogue(d, waste::ChatFormat::ChatMl);
             QFAIL("a text file was rendered as an image");
         } catch (const std::runtime_error &e) {
             QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("notes.png")), e.what());
@@ -182,16 +235,16 @@ private Q_SLOTS:
         QTest::addColumn<QString>("container");
         QTest::addColumn<int>("kind");
         QTest::addColumn<bool>("thinking");
-        QTest::newRow("r3 chatml") << kR3 << int(TemplateKind::ChatMl) << false;
-        QTest::newRow("r3 raw") << kR3 << int(TemplateKind::Raw) << false;
-        QTest::newRow("k3s1 k3 thinking") << kK3 << int(TemplateKind::K3) << true;
+        QTest::newRow("r3 chatml") << kR3 << int(waste::ChatFormat::ChatMl) << false;
+        QTest::newRow("r3 raw") << kR3 << int(waste::ChatFormat::Plain) << false;
+        QTest::newRow("k3s1 k3 thinking") << kK3 << int(waste::ChatFormat::K3) << true;
     }
     void secondTurnFeedsOnlyTheNewPart()
     {
         QFETCH(QString, container);
         QFETCH(int, kind);
         QFETCH(bool, thinking);
-        const TemplateKind k = TemplateKind(kind);
+        const waste::ChatFormat k = waste::ChatFormat(kind);
         auto model = open(container);
         PromptFeeder feeder;
         feeder.setModel(model.get(), QStringLiteral("test"));
@@ -207,7 +260,7 @@ private Q_SLOTS:
         feeder.record(p, r);
         const qsizetype firstPrompt = qsizetype(p.prompt.size());
 
-        d.turns << turn(QStringLiteral("assistant"), QString::fromStdString(r.text), {}, prompt.opensThinking);
+        d.turns << assistantTurn(*model, p.prompt, r, greedy(12), prompt.opensThinking);
         d.turns << turn(QStringLiteral("user"), QStringLiteral("Tell me more."));
         prompt = renderDialogue(d, k);
         const waste::Stats before = model->stats();
@@ -235,14 +288,14 @@ private Q_SLOTS:
         feeder.setModel(model.get(), QStringLiteral("r3"));
         Dialogue d;
         d.turns << turn(QStringLiteral("user"), QStringLiteral("Hello there"));
-        RenderedPrompt prompt = renderDialogue(d, TemplateKind::ChatMl);
+        RenderedPrompt prompt = renderDialogue(d, waste::ChatFormat::ChatMl);
         PromptFeeder::Prepared p = feeder.prepare(prompt.segments, {}, true, file);
         const waste::GenResult r = model->generate(p.rest(), greedy(8));
         feeder.record(p, r);
         feeder.save(file);
         d.turns << turn(QStringLiteral("assistant"), QString::fromStdString(r.text));
         d.turns << turn(QStringLiteral("user"), QStringLiteral("Go on."));
-        prompt = renderDialogue(d, TemplateKind::ChatMl);
+        prompt = renderDialogue(d, waste::ChatFormat::ChatMl);
         p = feeder.prepare(prompt.segments, {}, true, file);
         QVERIFY(!p.restored);
         const std::vector<float> inMemory = model->eval(p.rest());
@@ -262,7 +315,7 @@ private Q_SLOTS:
         PromptFeeder edited;
         edited.setModel(again.get(), QStringLiteral("r3"));
         d.turns.first().text = QStringLiteral("Hello here");
-        QCOMPARE(edited.prepare(renderDialogue(d, TemplateKind::ChatMl).segments, {}, true, file).reused, qsizetype(0));
+        QCOMPARE(edited.prepare(renderDialogue(d, waste::ChatFormat::ChatMl).segments, {}, true, file).reused, qsizetype(0));
     }
 
     void keptImagesAreNotEncodedAgain()
@@ -272,7 +325,7 @@ private Q_SLOTS:
         feeder.setModel(model.get(), QStringLiteral("v1"));
         Dialogue d;
         d.turns << turn(QStringLiteral("user"), QStringLiteral("Describe the picture."), {kImageA});
-        RenderedPrompt prompt = renderDialogue(d, TemplateKind::Raw);
+        RenderedPrompt prompt = renderDialogue(d, waste::ChatFormat::Plain);
         PromptFeeder::Prepared p = feeder.prepare(prompt.segments, prompt.imagePaths, true, {});
         QVERIFY(!model->pendingImageMarkup().empty()); // encoded for this turn
         waste::GenResult r = model->generate(p.rest(), greedy(6));
@@ -281,7 +334,7 @@ private Q_SLOTS:
 
         d.turns << turn(QStringLiteral("assistant"), QString::fromStdString(r.text));
         d.turns << turn(QStringLiteral("user"), QStringLiteral("And this one?"), {kImageB});
-        prompt = renderDialogue(d, TemplateKind::Raw);
+        prompt = renderDialogue(d, waste::ChatFormat::Plain);
         p = feeder.prepare(prompt.segments, prompt.imagePaths, true, {});
         QVERIFY(p.reused > 0);
         // Only the new image waits to be placed.

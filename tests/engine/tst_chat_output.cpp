@@ -2,6 +2,7 @@
 // plus the generic ChatML prompt.
 #include <gtest/gtest.h>
 
+#include "text/chat_format.hpp"
 #include "text/chatml_template.hpp"
 #include "text/k3_output_parser.hpp"
 #include "text/k3_template.hpp"
@@ -144,7 +145,23 @@ TEST(ChatMl, RendersMarkersAsMarkupAndTextAsText)
     for (const Segment &x : s)
         found = found || (x.text == "<|im_end|> hi" && !x.markup);
     EXPECT_TRUE(found);
-    EXPECT_EQ(detectChatFormat(r3()), ChatFormat::K3);
+    EXPECT_TRUE(hasK3Markup(r3()));
+}
+
+TEST(ChatFormat, DecidedOnceFromTheContainer)
+{
+    // K3 for kimi-k3 containers whose vocabulary has K3's markup; otherwise ChatML when the
+    // container ships a chat template; otherwise a plain transcript.
+    EXPECT_EQ(decideChatFormat("kimi-linear", &r3(), false), waste::ChatFormat::Plain);
+    EXPECT_EQ(decideChatFormat("kimi-linear", &r3(), true), waste::ChatFormat::ChatMl);
+    EXPECT_EQ(decideChatFormat("kimi-k3", &r3(), false), waste::ChatFormat::K3);
+    EXPECT_EQ(decideChatFormat("kimi-k3", nullptr, true), waste::ChatFormat::ChatMl);
+    const std::string fixtures = WASTE_FIXTURES_DIR;
+    EXPECT_EQ(waste::containerChatFormat(fixtures + "/k3-container/k3s1.waste"), waste::ChatFormat::K3);
+    EXPECT_EQ(waste::containerChatFormat(fixtures + "/reference-container/r3.waste"), waste::ChatFormat::Plain);
+    EXPECT_STREQ(waste::chatFormatName(waste::ChatFormat::K3), "k3");
+    EXPECT_STREQ(waste::chatFormatName(waste::ChatFormat::ChatMl), "chatml");
+    EXPECT_STREQ(waste::chatFormatName(waste::ChatFormat::Plain), "plain");
 }
 
 TEST(ChatMl, ParsesThinkingAndToolCalls)

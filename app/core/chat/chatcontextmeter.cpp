@@ -56,7 +56,7 @@ void ChatController::recount()
     // every image, which grows with the conversation.
     if (m_count)
         m_count->disconnect(this);
-    m_count = m_engine->countDialogue(dialogueFor(list, 0), templateKindFor(m_engine->modelInfo()));
+    m_count = m_engine->countDialogue(dialogueFor(list, 0), chatFormat());
     connect(m_count, &TokenCount::counted, this, &ChatController::onCounted);
 }
 

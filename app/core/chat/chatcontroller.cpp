@@ -4,7 +4,6 @@
 #include "chat/finishreasontext.h"
 #include "prompt/dialoguerenderer.h"
 #include "engine/enginecontroller.h"
-#include "prompt/k3reply.h"
 
 #include <QDateTime>
 #include <QDir>
@@ -275,6 +274,11 @@ bool ChatController::send(const QString &text)
     return startAnswer();
 }
 
+waste::ChatFormat ChatController::chatFormat() const
+{
+    return m_engine->modelInfo().value(QStringLiteral("chatFormat")).value<waste::ChatFormat>();
+}
+
 Dialogue ChatController::dialogueFor(const QList<ChatMessage> &messages, int firstMessage) const
 {
     Dialogue d;
@@ -293,6 +297,8 @@ Dialogue ChatController::dialogueFor(const QList<ChatMessage> &messages, int fir
             // The reply as the model wrote it, so the prompt repeats the engine state; answers
             // stored before replies were kept whole have only their visible text.
             t.text = m.raw.isEmpty() ? m.text : m.raw;
+            t.reasoning = m.thinking;
+            t.content = m.text;
             t.openedThinking = m.openedThinking;
         } else {
             t.text = m.text;
@@ -318,7 +324,7 @@ bool ChatController::startAnswer()
         return false;
 
     const int firstMessage = firstMessageThatFits(history, m_contextUsed, m_settings.maxTokens, contextLimit());
-    const TemplateKind format = templateKindFor(m_engine->modelInfo());
+    const waste::ChatFormat format = chatFormat();
     RenderedPrompt prompt;
     try {
         prompt = renderDialogue(dialogueFor(history, firstMessage), format);
@@ -335,10 +341,10 @@ bool ChatController::startAnswer()
     request.params.topP = float(m_settings.topP);
     request.params.maxTokens = m_settings.maxTokens;
     request.params.seed = QRandomGenerator::global()->generate64();
+    request.parseReply = true;
 
     Run run;
     run.conversationId = m_current.id;
-    run.format = format;
     run.message.role = QStringLiteral("assistant");
     run.message.streaming = true;
     run.message.openedThinking = prompt.opensThinking;
@@ -359,6 +365,7 @@ bool ChatController::startAnswer()
         }
     });
     connect(handle, &GenerationHandle::tokens, this, &ChatController::onTokens);
+    connect(handle, &GenerationHandle::reply, this, &ChatController::onReply);
     connect(handle, &GenerationHandle::finished, this, [this](const GenerationResult &result) {
         finishRun(&result, {});
     });
@@ -380,23 +387,16 @@ int ChatController::runRow() const
     return last >= 0 && m_messages.at(last).streaming ? last : -1;
 }
 
-void ChatController::showReply(Run &run, bool final)
+void ChatController::showReply(Run &run, const QString &reasoning, const QString &content)
 {
-    bool inThinking = false;
-    if (run.format == TemplateKind::K3) {
-        // K3's channels are markup: the prompt opened think or response, the model closes them.
-        const K3ReplyParts parts = splitK3Reply(run.raw, run.message.openedThinking);
-        inThinking = run.message.openedThinking && !run.raw.contains(QLatin1String("<|close|>think<|sep|>"));
-        run.message.thinking = (final ? parts.reasoning : withoutPartialMarker(parts.reasoning)).trimmed();
-        run.message.text = (final ? parts.content : withoutPartialMarker(parts.content)).trimmed();
-    } else {
-        if (final)
-            run.splitter.finish();
-        inThinking = run.splitter.inThinking();
-        run.message.thinking = run.splitter.thinking();
-        run.message.text = run.splitter.answer();
-    }
+    // The message keeps the channels exactly as released (a K3 history repeats them); the
+    // view shows them trimmed (MessageModel).
+    run.message.thinking += reasoning;
+    run.message.text += content;
     run.message.raw = run.raw;
+    // Thinking lasts from its first word (or a prompt that opened it) until the answer starts.
+    const bool inThinking = !run.replyEnded && run.message.text.isEmpty()
+                            && (run.message.openedThinking || !run.message.thinking.isEmpty());
     const double now = run.clock.elapsed() / 1000.0;
     if (inThinking || !run.message.thinking.isEmpty()) {
         if (run.thinkingStarted < 0)
@@ -413,11 +413,18 @@ void ChatController::onTokens(const QString &text, const GenerationStats &stats)
         Q_EMIT generatingChanged();
     }
     m_run->raw += text;
-    m_run->splitter.feed(text);
-    showReply(*m_run, false);
+    showReply(*m_run, {}, {});
     m_run->message.tokens = stats.completionTokens;
     m_run->message.tokensPerSecond = stats.tokensPerSecond;
     m_run->message.hitRate = stats.hitRate;
+    if (const int row = runRow(); row >= 0)
+        m_messages.replace(row, m_run->message);
+}
+
+void ChatController::onReply(const waste::ReplyDelta &delta)
+{
+    m_run->replyEnded = m_run->replyEnded || delta.done;
+    showReply(*m_run, QString::fromStdString(delta.reasoning), QString::fromStdString(delta.content));
     if (const int row = runRow(); row >= 0)
         m_messages.replace(row, m_run->message);
 }
@@ -426,19 +433,24 @@ void ChatController::finishRun(const GenerationResult *result, const QString &er
 {
     Run &run = *m_run;
     if (result) {
-        // The final text is authoritative: split it once more from the start.
+        // The final reply is authoritative: shown once more from the start (a generation
+        // cancelled before it began carries none: what streamed stays).
+        run.replyEnded = true;
         if (!result->text.isEmpty() || run.raw.isEmpty()) {
             run.raw = result->text;
-            run.splitter = ThinkingSplitter();
-            run.splitter.feed(run.raw);
+            run.message.thinking.clear();
+            run.message.text.clear();
+            showReply(run, QString::fromStdString(result->reply.reasoning), QString::fromStdString(result->reply.content));
+        } else {
+            showReply(run, {}, {});
         }
-        showReply(run, true);
         run.message.finishReason = finishReasonText(result->finishReason);
         run.message.tokens = result->stats.completionTokens;
         run.message.tokensPerSecond = result->stats.tokensPerSecond;
         run.message.hitRate = result->stats.hitRate;
     } else {
-        showReply(run, true);
+        run.replyEnded = true;
+        showReply(run, {}, {});
         run.message.error = error;
         run.message.finishReason = QStringLiteral("error");
     }

@@ -1,9 +1,10 @@
 // ChatController: the chat page's logic. Owns the conversation store and the two list
 // models, renders a conversation with the model's chat template (app/core/prompt) into a
-// generation request for the EngineController and applies the streamed batches to the
-// message model on the GUI thread. Every message is written to the store when it is sent
-// and when its answer ends (finished, stopped or failed). A generation keeps going (and is
-// saved) when the user opens another conversation meanwhile. Sent images are copied beside
+// generation request for the EngineController and applies the streamed batches, read by the
+// model's reply parser (thinking apart from the answer), to the message model on the GUI
+// thread. Every message is written to the store when it is sent and when its answer ends
+// (finished, stopped or failed). A generation keeps going (and is saved) when the user opens
+// another conversation meanwhile. Sent images are copied beside
 // the database (images/), removed with the last conversation that uses them. Each conversation's engine
 // state is saved beside the database (states/conversation-ID.state), so reopening it
 // continues without reading the whole history again; editing or regenerating drops it.
@@ -16,8 +17,6 @@
 #include "engine/generationtypes.h"
 #include "engine/tokencount.h"
 #include "chat/messagemodel.h"
-#include "prompt/templatekind.h"
-#include "chat/thinkingsplitter.h"
 
 #include <QElapsedTimer>
 #include <QObject>
@@ -137,9 +136,8 @@ private:
         GenerationHandle *handle = nullptr; // the engine's; deleted by it after the end
         qint64 conversationId = 0;
         ChatMessage message;
-        TemplateKind format = TemplateKind::Raw;
         QString raw;                 // the reply so far, as the model writes it
-        ThinkingSplitter splitter;   // <think> replies (raw and ChatML formats)
+        bool replyEnded = false;     // the reply parser has released the whole reply
         QElapsedTimer clock;
         double thinkingStarted = -1;
         bool prefilling = true;
@@ -151,8 +149,10 @@ private:
     void saveSettings();
     bool startAnswer();
     int runRow() const; // row of the streaming answer in the open conversation, or -1
-    // Shows the reply so far: thinking and answer apart, channel markers hidden.
-    void showReply(Run &run, bool final);
+    // Adds what the model's reply parser released (thinking and answer apart, markers gone).
+    void showReply(Run &run, const QString &reasoning, const QString &content);
+    // The open model's chat format (decided by the engine, EngineController::modelInfo()).
+    waste::ChatFormat chatFormat() const;
     Dialogue dialogueFor(const QList<ChatMessage> &messages, int firstMessage) const;
     void finishRun(const GenerationResult *result, const QString &error);
     void recount();
@@ -163,6 +163,7 @@ private:
     QString imagesFolder() const;
 
     void onTokens(const QString &text, const GenerationStats &stats);
+    void onReply(const waste::ReplyDelta &delta);
     void onCounted(int tokens);
 
     EngineController *m_engine;

@@ -26,8 +26,10 @@ struct Conversation {
 struct ChatMessage {
     qint64 id = 0;     // row id in the store; 0 until saved
     QString role;      // "user" or "assistant"
-    QString text;      // the answer (assistant) or what the user wrote
-    QString thinking;  // the thinking channel, when the model produced one
+    // assistant: the answer and the thinking channel exactly as the model's reply parser
+    // released them (a K3 history repeats them; the view trims them). user: what they wrote.
+    QString text;
+    QString thinking;
     // assistant: the reply exactly as the model wrote it (thinking and channel markers
     // included); the next prompt repeats it so the engine state can be kept (dialogue.h).
     QString raw;

@@ -13,13 +13,15 @@ QVariant MessageModel::data(const QModelIndex &index, int role) const
         return {};
     const ChatMessage &m = m_messages.at(index.row());
     switch (role) {
+    // An answer's channels are kept exactly as the model wrote them (the next prompt repeats
+    // them); they are shown without the blank space around them.
     case Qt::DisplayRole:
     case TextRole:
-        return m.text;
+        return m.text.trimmed();
     case RoleRole:
         return m.role;
     case ThinkingRole:
-        return m.thinking;
+        return m.thinking.trimmed();
     case ThinkingSecondsRole:
         return m.thinkingSeconds;
     case ImagesRole:

@@ -184,12 +184,12 @@ GenerationHandle *EngineController::generate(GenerationRequest request)
     return handle;
 }
 
-TokenCount *EngineController::countDialogue(const Dialogue &dialogue, TemplateKind kind)
+TokenCount *EngineController::countDialogue(const Dialogue &dialogue, waste::ChatFormat format)
 {
     const quint64 id = m_nextId++;
     auto *count = new TokenCount(this);
     m_counts.insert(id, count);
-    QMetaObject::invokeMethod(m_worker, [w = m_worker, id, dialogue, kind] { w->countDialogue(id, dialogue, kind); },
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, id, dialogue, format] { w->countDialogue(id, dialogue, format); },
                               Qt::QueuedConnection);
     Q_EMIT countQueued(count);
     return count;

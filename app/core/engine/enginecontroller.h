@@ -70,7 +70,7 @@ public:
     // Counts the tokens of a conversation as `kind` renders it, for the context meter. The
     // rendering (which reads image headers) and the count both run on the engine thread;
     // the returned TokenCount answers (owned by this controller, deleted after the answer).
-    TokenCount *countDialogue(const Dialogue &dialogue, TemplateKind kind);
+    TokenCount *countDialogue(const Dialogue &dialogue, waste::ChatFormat format);
     // Removes a saved conversation state, in turn with the generations (engineworker.h).
     void forgetState(const QString &stateFile);
 

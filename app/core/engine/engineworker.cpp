@@ -114,17 +114,18 @@ QVariantMap EngineWorker::describeModel() const
         {QStringLiteral("budgetBytes"), qint64(i.budgetBytes)},
         {QStringLiteral("hasVision"), i.hasVision},
         {QStringLiteral("hasChatTemplate"), i.hasChatTemplate},
+        {QStringLiteral("chatFormat"), QVariant::fromValue(i.chatFormat)},
     };
 }
 
-void EngineWorker::countDialogue(quint64 id, const Dialogue &dialogue, TemplateKind kind)
+void EngineWorker::countDialogue(quint64 id, const Dialogue &dialogue, waste::ChatFormat format)
 {
     if (!m_model) {
         Q_EMIT tokensCounted(id, -1);
         return;
     }
     try {
-        Q_EMIT tokensCounted(id, int(m_feeder.tokenize(renderDialogue(dialogue, kind).segments).size()));
+        Q_EMIT tokensCounted(id, int(m_feeder.tokenize(renderDialogue(dialogue, format).segments).size()));
     } catch (const std::exception &) { // an image that can no longer be read: sending says so in words
         Q_EMIT tokensCounted(id, -1);
     }

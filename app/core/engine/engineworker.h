@@ -6,7 +6,6 @@
 #include "prompt/dialogue.h"
 #include "engine/generationtypes.h"
 #include "engine/promptfeeder.h"
-#include "prompt/templatekind.h"
 
 #include <waste/waste.hpp>
 
@@ -42,7 +41,7 @@ public Q_SLOTS:
     void generate(const GenerationRequest &request);
     // Token counting for the context meter: renders the dialogue here, off the GUI thread
     // (image headers are read from disk), and answers tokensCounted(id, -1) when it cannot.
-    void countDialogue(quint64 id, const Dialogue &dialogue, TemplateKind kind);
+    void countDialogue(quint64 id, const Dialogue &dialogue, waste::ChatFormat format);
     // Removes a conversation's saved state (edited, regenerated or deleted). Runs in turn with
     // generations, so it never races the save at the end of one.
     void forgetState(const QString &stateFile);

@@ -1,6 +1,6 @@
 #include "engine/promptfeeder.h"
 
-#include "text/utf8_stream.hpp"
+#include <waste/chat.hpp>
 
 #include <algorithm>
 
@@ -98,7 +98,7 @@ void PromptFeeder::record(const Prepared &p, const waste::GenResult &r)
     const std::span<const int32_t> generated(r.tokens.data(), size_t(fed));
     // The text of exactly those tokens as the app shows it (invalid UTF-8 as U+FFFD): a reply
     // rendered back matches it, unless a stop string or a cancel cut the shown text short.
-    m_history.appendGenerated(generated, waste::text::sanitizeUtf8(m_model->detokenize(generated)));
+    m_history.appendGenerated(generated, waste::sanitizeUtf8(m_model->detokenize(generated)));
 }
 
 void PromptFeeder::reset()

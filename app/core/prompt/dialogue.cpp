@@ -8,6 +8,8 @@ QJsonObject dialogueToJson(const Dialogue &d)
     for (const DialogueTurn &t : d.turns)
         turns.append(QJsonObject{{QStringLiteral("role"), t.role},
                                  {QStringLiteral("text"), t.text},
+                                 {QStringLiteral("reasoning"), t.reasoning},
+                                 {QStringLiteral("content"), t.content},
                                  {QStringLiteral("images"), QJsonArray::fromStringList(t.imagePaths)},
                                  {QStringLiteral("openedThinking"), t.openedThinking}});
     return {{QStringLiteral("system"), d.systemPrompt},
@@ -25,6 +27,8 @@ Dialogue dialogueFromJson(const QJsonObject &json)
         DialogueTurn t;
         t.role = o.value(QStringLiteral("role")).toString();
         t.text = o.value(QStringLiteral("text")).toString();
+        t.reasoning = o.value(QStringLiteral("reasoning")).toString();
+        t.content = o.value(QStringLiteral("content")).toString();
         for (const QJsonValue &p : o.value(QStringLiteral("images")).toArray())
             t.imagePaths << p.toString();
         t.openedThinking = o.value(QStringLiteral("openedThinking")).toBool();

@@ -10,8 +10,13 @@
 struct DialogueTurn {
     QString role;           // "user" or "assistant"
     // user: what they wrote. assistant: the reply exactly as the model wrote it (thinking and
-    // channel markers included), so the rendered history repeats the engine state byte for byte.
+    // channel markers included), so the rendered history repeats the engine state byte for byte
+    // (ChatML and plain transcripts write it back as it came).
     QString text;
+    // assistant: the same reply as the model's reply parser read it (waste::Model::replyParser),
+    // exactly as released: K3 writes past answers back from these channels.
+    QString reasoning;
+    QString content;
     QStringList imagePaths; // user: images, placed before the words
     bool openedThinking = false; // assistant: its prompt opened the thinking channel (K3)
 };

@@ -1,19 +1,15 @@
 #include "prompt/dialoguerenderer.h"
 
-#include "prompt/k3reply.h"
 #include "prompt/mediablock.h"
 #include "prompt/templatesegments.h"
-
-#include "text/chatml_template.hpp"
-#include "text/k3_template.hpp"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QUrl>
 
-#include <nlohmann/json.hpp>
-
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -46,7 +42,7 @@ QList<PromptSegment> renderRaw(const Dialogue &d, const QStringList &blocks)
 
 } // namespace
 
-QJsonObject dialogueRequest(const Dialogue &d, TemplateKind kind)
+QJsonObject dialogueRequest(const Dialogue &d, waste::ChatFormat format)
 {
     QJsonArray messages;
     if (!d.systemPrompt.isEmpty())
@@ -54,11 +50,10 @@ QJsonObject dialogueRequest(const Dialogue &d, TemplateKind kind)
                                     {QStringLiteral("content"), d.systemPrompt}});
     for (const DialogueTurn &t : d.turns) {
         QJsonObject m{{QStringLiteral("role"), t.role}};
-        if (t.role == QLatin1String("assistant") && kind == TemplateKind::K3) {
-            const K3ReplyParts parts = splitK3Reply(t.text, t.openedThinking);
-            m.insert(QStringLiteral("content"), parts.content);
+        if (t.role == QLatin1String("assistant") && format == waste::ChatFormat::K3) {
+            m.insert(QStringLiteral("content"), t.content);
             if (t.openedThinking)
-                m.insert(QStringLiteral("reasoning_content"), parts.reasoning);
+                m.insert(QStringLiteral("reasoning_content"), t.reasoning);
         } else if (t.imagePaths.isEmpty()) {
             m.insert(QStringLiteral("content"), t.text);
         } else {
@@ -78,7 +73,7 @@ QJsonObject dialogueRequest(const Dialogue &d, TemplateKind kind)
     return {{QStringLiteral("messages"), messages}, {QStringLiteral("thinking"), d.thinking}};
 }
 
-RenderedPrompt renderDialogue(const Dialogue &d, TemplateKind kind, const MediaBlockFunction &mediaBlock)
+RenderedPrompt renderDialogue(const Dialogue &d, waste::ChatFormat format, const MediaBlockFunction &mediaBlock)
 {
     RenderedPrompt r;
     QStringList blocks;
@@ -87,24 +82,19 @@ RenderedPrompt renderDialogue(const Dialogue &d, TemplateKind kind, const MediaB
             blocks << (mediaBlock ? mediaBlock(path) : imageMediaBlock(path));
             r.imagePaths << path;
         }
-    if (kind == TemplateKind::Raw) {
+    if (format == waste::ChatFormat::Plain) {
         r.segments = renderRaw(d, blocks);
         return r;
     }
-    QJsonObject request = dialogueRequest(d, kind);
+    const std::string request = QJsonDocument(dialogueRequest(d, format)).toJson(QJsonDocument::Compact).toStdString();
+    std::vector<std::string> mediaBlocks;
+    for (const QString &b : std::as_const(blocks))
+        mediaBlocks.push_back(b.toStdString());
     try {
-        if (kind == TemplateKind::K3) {
-            request.insert(QStringLiteral("image_prompts"), QJsonArray::fromStringList(blocks));
-            const std::string json = QJsonDocument(request).toJson(QJsonDocument::Compact).toStdString();
-            r.segments = toPromptSegments(waste::text::renderK3Json(json));
-            r.opensThinking = waste::text::k3ThinkingEnabled(nlohmann::ordered_json::parse(json));
-            return r;
-        }
-        const auto json = nlohmann::ordered_json::parse(QJsonDocument(request).toJson(QJsonDocument::Compact).toStdString());
-        r.segments = toPromptSegments(waste::text::renderChatMl(json));
+        r.segments = toPromptSegments(waste::renderChat(format, request, mediaBlocks));
+        r.opensThinking = waste::chatOpensThinking(format, request);
     } catch (const std::exception &e) {
         throw std::runtime_error(std::string("the chat template refused the conversation: ") + e.what());
     }
-    placeImageBlocks(r.segments, blocks);
     return r;
 }

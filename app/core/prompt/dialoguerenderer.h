@@ -1,7 +1,8 @@
 // The one conversation renderer of the GUI chat and the CLI (`waste run`, `waste chat`): a
 // Dialogue becomes an OpenAI-style chat request (messages, image_url parts, thinking) and then
-// prompt segments, through the same engine template functions the API server uses —
-// K3: waste::text::renderK3Json, ChatML: waste::text::renderChatMl, raw: "role: text" lines.
+// prompt segments, with the model's chat format (waste::ModelInfo::chatFormat) through the same
+// engine function the API server uses (waste::renderChat, waste/chat.hpp) — or, for a plain
+// transcript, "role: text" lines.
 // Markup segments come from the template (specials inside become special tokens); text
 // segments hold what people and the model wrote and never do. Images become media blocks
 // (markup) in the order they appear.
@@ -14,7 +15,8 @@
 
 #include "prompt/dialogue.h"
 #include "prompt/promptsegment.h"
-#include "prompt/templatekind.h"
+
+#include <waste/chat.hpp>
 
 #include <QJsonObject>
 #include <QStringList>
@@ -31,10 +33,11 @@ struct RenderedPrompt {
 using MediaBlockFunction = std::function<QString(const QString &path)>;
 
 // The OpenAI-style request the templates render: {"messages": [...], "thinking": bool}.
-// Images are image_url parts with file URLs; an assistant turn's reply is split into
-// content and reasoning_content for K3.
-QJsonObject dialogueRequest(const Dialogue &dialogue, TemplateKind kind);
+// Images are image_url parts with file URLs; a K3 assistant turn is its parsed content and
+// reasoning_content (DialogueTurn::content, ::reasoning), other formats repeat its text.
+QJsonObject dialogueRequest(const Dialogue &dialogue, waste::ChatFormat format);
 
 // Throws std::runtime_error (one line) when an image cannot be read or the template refuses
 // the request. mediaBlock defaults to imageMediaBlock (mediablock.h).
-RenderedPrompt renderDialogue(const Dialogue &dialogue, TemplateKind kind, const MediaBlockFunction &mediaBlock = {});
+RenderedPrompt renderDialogue(const Dialogue &dialogue, waste::ChatFormat format,
+                              const MediaBlockFunction &mediaBlock = {});

@@ -1,7 +1,6 @@
 #include "prompt/mediablock.h"
 
-#include "image/image_probe.hpp"
-#include "model/vision_placement.hpp"
+#include <waste/chat.hpp>
 
 #include <QDateTime>
 #include <QFileInfo>
@@ -26,13 +25,12 @@ QString imageMediaBlock(const QString &path)
         if (const auto it = cache.constFind(key); it != cache.cend())
             return *it;
     }
-    waste::image::ImageHeader h;
+    QString block;
     try {
-        h = waste::image::probeImageFile(path.toStdString());
+        block = QString::fromStdString(waste::imageMediaBlock(path.toStdString()));
     } catch (const std::exception &e) {
         throw std::runtime_error(e.what());
     }
-    const QString block = QString::fromStdString(waste::vision::mediaBlockText(h.width, h.height));
     QMutexLocker lock(&mutex);
     if (cache.size() > 256)
         cache.clear();

@@ -7,7 +7,7 @@
 
 #include "engine/generationhandle.h"
 #include "server/apirequest.h"
-#include "server/chatformat.h"
+#include <waste/chat.hpp>
 #include "server/httpexchange.h"
 #include "server/replyassembler.h"
 
@@ -24,7 +24,7 @@ struct ApiServer::Job {
     ApiRequest::Kind kind = ApiRequest::Chat;
     bool stream = false;
     bool includeUsage = false;
-    ChatFormat format = ChatFormat::Raw;
+    waste::ChatFormat format = waste::ChatFormat::Plain;
     std::unique_ptr<ChatReplyAssembler> reply; // chat: the parsed reply, turned into OpenAI deltas
     QString id;
     QString model;

@@ -7,6 +7,7 @@
 #include "server/openaijson.h"
 #include "server/promptrenderer.h"
 #include "server/requestconstraint.h"
+#include "server/templatedchat.h"
 
 #include <QDateTime>
 #include <QFile>
@@ -50,7 +51,7 @@ void ApiServer::startCompletion(const std::shared_ptr<HttpExchange> &ex, ApiRequ
     job->kind = request.kind;
     job->stream = request.stream;
     job->includeUsage = request.stream && request.includeUsage;
-    job->format = chatFormatFor(m_engine->modelInfo());
+    job->format = m_engine->modelInfo().value(QStringLiteral("chatFormat")).value<waste::ChatFormat>();
     job->id = openai::newId(request.kind == ApiRequest::Chat ? QStringLiteral("chatcmpl") : QStringLiteral("cmpl"));
     job->model = modelId();
     job->created = QDateTime::currentSecsSinceEpoch();
@@ -93,7 +94,7 @@ void ApiServer::startCompletion(const std::shared_ptr<HttpExchange> &ex, ApiRequ
             gen.imagePaths << path;
             return block;
         };
-        if (job->format == ChatFormat::Raw) {
+        if (job->format == waste::ChatFormat::Plain) {
             gen.segments = renderRawChat(request, images);
         } else {
             QStringList prompts;

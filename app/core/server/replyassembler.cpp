@@ -19,13 +19,13 @@ QString callAsText(const waste::ReplyToolCall &c)
 
 } // namespace
 
-ChatReplyAssembler::ChatReplyAssembler(ChatFormat format, const ApiRequest &request)
+ChatReplyAssembler::ChatReplyAssembler(waste::ChatFormat format, const ApiRequest &request)
     : m_format(format), m_tools(request.tools)
 {
     if (request.toolsActive()) {
         for (const QJsonValue &t : request.tools)
             m_names.insert(t.toObject().value(QStringLiteral("function")).toObject().value(QStringLiteral("name")).toString());
-        if (format != ChatFormat::K3) {
+        if (format != waste::ChatFormat::K3) {
             m_forcedJson = request.toolCallForced();
             m_mayBeBareJson = !m_forcedJson;
         }

@@ -13,7 +13,7 @@
 //   output, a JSON object its constraint produced, so it is read at the end.
 #pragma once
 
-#include "server/chatformat.h"
+#include "server/apirequest.h"
 #include "server/toolcallparser.h"
 
 #include <waste/waste.hpp>
@@ -24,7 +24,7 @@
 
 class ChatReplyAssembler {
 public:
-    ChatReplyAssembler(ChatFormat format, const ApiRequest &request);
+    ChatReplyAssembler(waste::ChatFormat format, const ApiRequest &request);
 
     // One parser step; returns the stream deltas that may go out now (possibly none).
     QList<QJsonObject> push(const waste::ReplyDelta &delta);
@@ -38,7 +38,7 @@ private:
     QJsonObject deltaOf(const QString &reasoning, const QString &content, const QList<ToolCall> &calls);
     void takeCalls(const std::vector<waste::ReplyToolCall> &calls, QString &content, QList<ToolCall> &accepted);
 
-    ChatFormat m_format;
+    waste::ChatFormat m_format;
     QJsonArray m_tools;
     QSet<QString> m_names; // declared functions, empty when tools are not active
     bool m_forcedJson = false;   // a forced call written as bare JSON (raw, ChatML)

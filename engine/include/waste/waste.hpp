@@ -8,6 +8,8 @@
 // the file or record at fault and, where it helps, what to do.
 #pragma once
 
+#include "waste/chat.hpp"
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -151,6 +153,7 @@ struct ModelInfo {
     int64_t budgetBytes = 0;
     bool hasVision = false;
     bool hasChatTemplate = false;
+    ChatFormat chatFormat = ChatFormat::Plain; // how conversations are written (waste/chat.hpp), decided here once
     int32_t bosId = -1;
     int32_t eosId = -1;
     std::vector<std::string> warnings; // said once at open: page cache not bypassed, budget past the cliff...
@@ -239,7 +242,7 @@ class Model;
 // closes within `maxTokens` generated tokens, EOS included. Throws Error(Unsupported)
 // for schema keywords it cannot enforce.
 //
-// `prompt` is the prompt the output continues. On K3 containers (arch "kimi-k3") the
+// `prompt` is the prompt the output continues. On K3 containers (ModelInfo::chatFormat K3) the
 // output is a whole K3 message instead, read back by replyParser(): when the prompt
 // opened the think channel the model may reason first (at most half of the tokens the
 // structure leaves spare), then the document fills the response channel and the
@@ -302,8 +305,8 @@ public:
     virtual std::string tokenText(int32_t id) const = 0;
 
     // A parser for the reply that continues `prompt` (the whole prompt, or at least its
-    // last message header); it is valid while this Model lives. K3 containers (arch
-    // "kimi-k3"): structure comes only from K3's special tokens (so text can never forge
+    // last message header); it is valid while this Model lives. K3 containers (chatFormat
+    // K3): structure comes only from K3's special tokens (so text can never forge
     // it) and the parse starts in the channel the prompt opened (think or response).
     // Other models: a leading <think>...</think> (or a prompt that
     // ends inside <think>) is reasoning and <tool_call>{"name", "arguments"}</tool_call>

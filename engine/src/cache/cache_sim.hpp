@@ -3,6 +3,8 @@
 // ids in listed order, cold start, one slot per expert record.
 #pragma once
 
+#include "waste/cache_sim.hpp"
+
 #include "cache/eviction_policy.hpp"
 #include "cache/routing_trace.hpp"
 
@@ -11,14 +13,7 @@
 
 namespace waste::cache {
 
-struct CacheSimResult {
-    int64_t accesses = 0;
-    int64_t hits = 0;
-    double hitRate = 0;
-    double optHitRate = 0; // Belady's MIN on the same trace and slots (if computed)
-    std::string policy;
-    int slots = 0;
-};
+using CacheSimResult = waste::CacheSimResult; // declared in waste/cache_sim.hpp (optHitRate 0 when not computed)
 
 CacheSimResult cacheSim(const RoutingTrace &trace, int slots, PolicyKind policy, bool withOptimum = true);
 

@@ -1,6 +1,11 @@
 // The one way every front end (CLI eval/run, chat, API server, GUI) builds a prompt with
-// images: add the images in order, then the media blocks (markup) before the words.
+// images: add the images in order, then the media blocks (markup) before the words. A front
+// end that renders a conversation with a template names each image by its media block,
+// read from the file's header (imageMediaBlock), the same block the encoded image gets.
 #include "waste/waste.hpp"
+
+#include "image/image_probe.hpp"
+#include "model/vision_placement.hpp"
 
 namespace waste {
 
@@ -18,6 +23,12 @@ std::vector<int32_t> promptWithImages(Model &model, const std::vector<std::strin
         model.clearImages(); // nothing half-added survives a refused image
         throw;
     }
+}
+
+std::string imageMediaBlock(const std::string &imagePath)
+{
+    const image::ImageHeader h = image::probeImageFile(imagePath);
+    return vision::mediaBlockText(h.width, h.height);
 }
 
 } // namespace waste

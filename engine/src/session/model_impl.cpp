@@ -4,7 +4,7 @@
 #include "format/expert_bank.hpp"
 #include "format/file.hpp"
 #include "session/state_file.hpp"
-#include "text/chatml_template.hpp"
+#include "text/chat_format.hpp"
 #include "text/k3_output_parser.hpp"
 #include "text/output_stream.hpp"
 #include "text/reply_stream.hpp"
@@ -154,7 +154,8 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options) : m_di
     m_info.expertCacheBytes = cache;
     m_info.budgetBytes = budget;
     m_info.hasVision = format::fileExists(m_dir + "/vision.json");
-    m_info.hasChatTemplate = format::fileExists(m_dir + "/chat.json") || format::fileExists(m_dir + "/chat_template.jinja");
+    m_info.hasChatTemplate = text::hasChatTemplateFile(m_dir);
+    m_info.chatFormat = text::decideChatFormat(m_info.arch, m_tokenizer ? &*m_tokenizer : nullptr, m_info.hasChatTemplate);
     if (m_tokenizer) {
         m_info.bosId = m_tokenizer->bosId();
         m_info.eosId = m_tokenizer->eosId();
@@ -182,8 +183,8 @@ std::string ModelImpl::tokenText(int32_t id) const { return std::string(tokenize
 std::unique_ptr<ReplyParser> ModelImpl::replyParser(std::span<const int32_t> prompt) const
 {
     const text::Tokenizer &tok = tokenizer();
-    // The same choice as the chat format a front end renders with: K3 markup for K3 containers.
-    if (m_info.arch == "kimi-k3" && text::detectChatFormat(tok) == text::ChatFormat::K3)
+    // The reply is read in the format the prompt was written in (ModelInfo::chatFormat).
+    if (m_info.chatFormat == ChatFormat::K3)
         return std::make_unique<text::K3OutputParser>(tok, text::k3PromptOpensThink(tok, prompt));
     return std::make_unique<text::TextReplyParser>(tok, text::promptEndsInThink(tok, prompt));
 }

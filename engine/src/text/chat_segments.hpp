@@ -5,6 +5,8 @@
 // associative, and joining would let text merge with markup.
 #pragma once
 
+#include "waste/chat.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -13,12 +15,8 @@ namespace waste::text {
 
 class Tokenizer;
 
-struct Segment {
-    std::string text;
-    bool markup = false;
-    bool operator==(const Segment &) const = default;
-};
-using Segments = std::vector<Segment>;
+using Segment = waste::ChatSegment; // declared in waste/chat.hpp
+using Segments = waste::ChatSegments;
 
 std::vector<int32_t> encodeSegments(const Tokenizer &tok, const Segments &segments);
 

@@ -2,7 +2,6 @@
 
 #include "text/python_json.hpp"
 #include "text/tagged_reply_parser.hpp"
-#include "text/tokenizer.hpp"
 #include "waste/waste.hpp"
 
 namespace waste::text {
@@ -121,14 +120,6 @@ ChatReply parseChatMlReply(std::string_view text)
     parser.push(text);
     parser.finish();
     return parser.reply();
-}
-
-ChatFormat detectChatFormat(const Tokenizer &tok)
-{
-    for (const char *s : {"<|open|>", "<|close|>", "<|sep|>", "<|end_of_msg|>"})
-        if (tok.specialId(s) < 0)
-            return ChatFormat::ChatMl;
-    return ChatFormat::K3;
 }
 
 } // namespace waste::text

@@ -19,9 +19,4 @@ Segments renderChatMl(const nlohmann::ordered_json &request);
 // <tool_call> blocks are tool calls, the rest is content.
 ChatReply parseChatMlReply(std::string_view text);
 
-class Tokenizer;
-enum class ChatFormat { K3, ChatMl };
-// K3 when the vocabulary has K3's markup specials, else ChatML.
-ChatFormat detectChatFormat(const Tokenizer &tok);
-
 } // namespace waste::text

@@ -119,7 +119,7 @@ struct K3Frame {
 
     static std::optional<K3Frame> of(const Model &model, std::span<const int32_t> prompt)
     {
-        if (model.info().arch != "kimi-k3")
+        if (model.info().chatFormat != ChatFormat::K3)
             return std::nullopt;
         int32_t ids[4];
         const char *marks[4] = {"<|open|>", "<|close|>", "<|sep|>", text::kK3EndOfMessage};

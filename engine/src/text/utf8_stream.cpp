@@ -70,11 +70,11 @@ std::string Utf8StreamDecoder::flush()
     return out;
 }
 
-std::string sanitizeUtf8(std::string_view s)
+} // namespace waste::text
+
+std::string waste::sanitizeUtf8(std::string_view s)
 {
-    Utf8StreamDecoder d;
+    text::Utf8StreamDecoder d;
     std::string out = d.push(s);
     return out + d.flush();
 }
-
-} // namespace waste::text

@@ -3,6 +3,8 @@
 // that can never form valid UTF-8 become U+FFFD, so every chunk is valid UTF-8.
 #pragma once
 
+#include "waste/chat.hpp"
+
 #include <string>
 #include <string_view>
 
@@ -24,7 +26,7 @@ private:
 // 0 when `s` is a valid but incomplete prefix, -1 when the first byte(s) are invalid.
 int utf8SequenceLength(std::string_view s);
 
-// `s` with every invalid byte sequence replaced by U+FFFD.
-std::string sanitizeUtf8(std::string_view s);
+// `s` with every invalid byte sequence replaced by U+FFFD (declared in waste/chat.hpp).
+using waste::sanitizeUtf8;
 
 } // namespace waste::text

@@ -1,0 +1,99 @@
+// The public chat functions of waste/chat.hpp that write prompts: the format's name, the
+// format of a container read without weights, and a request rendered with a template,
+// its images placed. The templates themselves are k3_template and chatml_template.
+#include "waste/chat.hpp"
+
+#include "format/file.hpp"
+#include "format/manifest.hpp"
+#include "text/chat_format.hpp"
+#include "text/chatml_template.hpp"
+#include "text/k3_template.hpp"
+#include "text/tokenizer.hpp"
+#include "waste/waste.hpp"
+
+#include <optional>
+
+namespace waste {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// The marker the ChatML renderer writes where an image part was.
+constexpr const char *kImagePlaceholder = "<|kimi_image_placeholder|>";
+
+Json parseRequest(std::string_view requestJson)
+{
+    try {
+        return Json::parse(requestJson);
+    } catch (const Json::exception &e) {
+        throw Error(ErrorCode::Argument, std::string("chat request: not valid JSON: ") + e.what());
+    }
+}
+
+void placeImageBlocks(ChatSegments &segments, const std::vector<std::string> &blocks)
+{
+    size_t image = 0;
+    for (ChatSegment &s : segments) {
+        if (!s.markup || s.text != kImagePlaceholder)
+            continue;
+        if (image >= blocks.size())
+            throw Error(ErrorCode::Argument, "the chat template placed more images than the conversation has");
+        s.text = blocks[image++];
+    }
+    if (image != blocks.size())
+        throw Error(ErrorCode::Argument, "the chat template left out an image of the conversation");
+}
+
+} // namespace
+
+const char *chatFormatName(ChatFormat format)
+{
+    switch (format) {
+    case ChatFormat::K3:
+        return "k3";
+    case ChatFormat::ChatMl:
+        return "chatml";
+    case ChatFormat::Plain:
+        break;
+    }
+    return "plain";
+}
+
+ChatFormat containerChatFormat(const std::string &containerPath)
+{
+    const std::string manifestPath = containerPath + "/manifest.json";
+    const format::Manifest manifest =
+        format::parseManifest(format::readWholeFile(manifestPath, int64_t(256) << 20), manifestPath);
+    std::optional<text::Tokenizer> tok;
+    if (format::fileExists(containerPath + "/tokenizer.model") || format::fileExists(containerPath + "/tiktoken.model"))
+        tok = text::Tokenizer::load(containerPath);
+    return text::decideChatFormat(manifest.config.arch, tok ? &*tok : nullptr,
+                                  text::hasChatTemplateFile(containerPath));
+}
+
+ChatSegments renderChat(ChatFormat format, std::string_view requestJson, const std::vector<std::string> &mediaBlocks)
+{
+    Json request = parseRequest(requestJson);
+    switch (format) {
+    case ChatFormat::K3:
+        request["image_prompts"] = mediaBlocks;
+        return text::renderK3(request);
+    case ChatFormat::ChatMl: {
+        ChatSegments segments = text::renderChatMl(request);
+        if (!mediaBlocks.empty())
+            placeImageBlocks(segments, mediaBlocks);
+        return segments;
+    }
+    case ChatFormat::Plain:
+        break;
+    }
+    throw Error(ErrorCode::Argument, "a plain transcript has no chat template to render with");
+}
+
+bool chatOpensThinking(ChatFormat format, std::string_view requestJson)
+{
+    return format == ChatFormat::K3 && text::k3ThinkingEnabled(parseRequest(requestJson));
+}
+
+} // namespace waste
