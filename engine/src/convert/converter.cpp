@@ -1,5 +1,6 @@
 #include "convert/converter.hpp"
 
+#include "convert/container_manifest.hpp"
 #include "convert/dir_lock.hpp"
 #include "convert/expert_encoder.hpp"
 #include "convert/file_io.hpp"
@@ -112,12 +113,7 @@ ConvertPlan Converter::plan(ResumeState *stateOut, std::vector<UnitPlan> *plansO
     // A finished container from the same source and options?
     const std::string mp = joinPath(m_out, "manifest.json");
     if (fileExists(mp) && !fileExists(joinPath(m_out, kJournal))) {
-        ojson m;
-        try {
-            m = ojson::parse(readWholeFile(mp));
-        } catch (...) {
-        }
-        if (m.is_object() && m.contains("converter") && m["converter"].value("fingerprint", std::string()) == m_fingerprint) {
+        if (manifestFingerprint(m_out) == m_fingerprint) {
             plan.alreadyComplete = true;
             plan.unitsDone = plan.unitsTotal;
             return plan;
@@ -308,25 +304,7 @@ void Converter::finish(ResumeState &st) {
     publish(kTrunkPartial, "trunk.bin", trunkBytes);
     publish(kCodebooksPartial, "codebooks.bin", cbBytes);
 
-    format::ManifestOut m;
-    m.arch = m_layout.arch;
-    m.prefix = m_layout.prefix;
-    m.config = m_layout.config;
-    const VqGeometry geom;
-    m.quant.fmtName = "VQ3R";
-    m.quant.stages = geom.stages;
-    m.quant.vecDim = geom.dim;
-    m.quant.entries = geom.entries;
-    m.quant.indexBits = geom.indexBits;
-    for (const auto &u : m_layout.units)
-        if (!u.experts.empty()) m.layers[std::to_string(u.layer)] = st.layers[std::to_string(u.layer)];
-    for (auto e : st.trunkEntries) {
-        e.erase("unit");
-        m.trunk.push_back(e);
-    }
-    m.converter = {{"name", "WASTE Studio"}, {"version", kVersion}, {"fingerprint", m_fingerprint},
-                   {"trunk_bits", m_o.trunkBits}, {"seed", m_o.seed}};
-    writeFileAtomic(joinPath(m_out, "manifest.json"), format::manifestText(m));
+    writeManifest(m_out, m_layout, st, m_o, m_fingerprint);
     ::unlink(joinPath(m_out, kJournal).c_str());
     fsyncDirectory(m_out);
 }

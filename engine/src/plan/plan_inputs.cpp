@@ -1,28 +1,28 @@
 #include "plan/plan_inputs.hpp"
 
+#include "format/manifest.hpp"
+
 #include <waste/waste.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
-#include <limits>
+#include <iterator>
 
 namespace waste::plan {
 
 namespace fs = std::filesystem;
-using Json = nlohmann::ordered_json; // "first member of layers" means file order
+using Json = nlohmann::json;
 
 namespace {
 
-Json readJson(const fs::path &path, bool required)
+// vision.json, or null when the container has none.
+Json readVisionJson(const fs::path &path)
 {
     std::ifstream f(path, std::ios::binary);
-    if (!f) {
-        if (required)
-            throw Error(ErrorCode::Io, path.string() + ": cannot open (is this a WASTE container directory?)");
+    if (!f)
         return Json();
-    }
     Json j = Json::parse(f, nullptr, false);
     if (j.is_discarded() || !j.is_object())
         throw Error(ErrorCode::Format, path.string() + ": not a JSON object");
@@ -47,79 +47,60 @@ PlanInputs readPlanInputs(const std::string &containerPath)
 {
     const fs::path dir(containerPath);
     const std::string mf = (dir / "manifest.json").string();
-    Json m = readJson(dir / "manifest.json", true);
-    if (!m.contains("config") || !m["config"].is_object())
-        throw Error(ErrorCode::Format, mf + ": no config object");
-    const Json &c = m["config"];
-    const Json la = c.contains("linear_attn_config") && c["linear_attn_config"].is_object() ? c["linear_attn_config"] : Json::object();
+    std::ifstream f(mf, std::ios::binary);
+    if (!f)
+        throw Error(ErrorCode::Io, mf + ": cannot open (is this a WASTE container directory?)");
+    const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const format::Manifest m = format::parseManifest(text, mf);
+    const format::ModelConfig &c = m.config;
 
     PlanInputs p;
-    p.layers = num(c, "num_hidden_layers", 0, mf);
-    p.hidden = num(c, "hidden_size", 0, mf);
-    p.heads = num(c, "num_attention_heads", 0, mf);
-    p.kvLora = num(c, "kv_lora_rank", 0, mf);
-    p.qkRope = num(c, "qk_rope_head_dim", 0, mf);
-    p.kdaHeads = num(la, "num_heads", 0, mf);
-    p.kdaDim = num(la, "head_dim", 0, mf);
-    p.convKernel = num(la, "short_conv_kernel_size", 4, mf);
-    p.kdaLayers = la.contains("kda_layers") && la["kda_layers"].is_array() ? int64_t(la["kda_layers"].size()) : 0;
-    p.moeInter = num(c, "moe_intermediate_size", 0, mf);
-    p.inter = num(c, "intermediate_size", p.moeInter, mf);
-    p.vocab = num(c, "vocab_size", 0, mf);
-    p.expertWidth = num(c, "routed_expert_hidden_size", p.hidden, mf);
-    p.sharedExperts = std::max<int64_t>(num(c, "num_shared_experts", 1, mf), 1);
-    p.attnResBlock = num(c, "attn_res_block_size", 0, mf);
-    p.experts = num(c, "num_experts", 0, mf);
-    p.topK = num(c, "num_experts_per_token", 8, mf);
-    if (p.layers > 1024 || p.kdaLayers > p.layers + 1024)
-        throw Error(ErrorCode::Format, mf + ": num_hidden_layers out of range");
-    if (m.contains("expert_quant") && m["expert_quant"].is_object()) {
-        const Json &q = m["expert_quant"];
-        p.stages = num(q, "stages", 3, mf);
-        p.vecDim = num(q, "vec_dim", 8, mf);
-        p.entries = num(q, "entries", 256, mf);
+    p.layers = c.layers;
+    p.hidden = c.hidden;
+    p.heads = c.heads;
+    p.kvLora = c.kvLora;
+    p.qkRope = c.qkRope;
+    p.kdaHeads = c.kdaHeads;
+    p.kdaDim = c.kdaDim;
+    p.convKernel = c.convK;
+    p.kdaLayers = c.kdaLayerCount();
+    p.moeInter = c.moeInter;
+    p.inter = c.inter > 0 ? c.inter : c.moeInter;
+    p.vocab = c.vocab;
+    p.expertWidth = c.expertWidth();
+    p.sharedExperts = std::max(c.sharedExperts, 1);
+    p.attnResBlock = c.attnResBlock;
+    p.experts = c.experts;
+    p.topK = c.topK;
+    p.stages = m.quant.stages;
+    p.vecDim = m.quant.vecDim;
+    p.entries = m.quant.entries;
+
+    for (const format::TrunkEntry &t : m.trunk) {
+        if (!m.prefix.empty() && t.name.rfind(m.prefix, 0) != 0) {
+            p.visionWeightBytes += t.bytes;
+            continue;
+        }
+        // a quantized embedding table is read row by row from disk, not held
+        if (t.name.substr(m.prefix.size()) == "model.embed_tokens.weight" && t.rawFmt != 0)
+            continue;
+        p.trunkBytes += t.bytes;
     }
-    if (p.vecDim <= 0)
-        throw Error(ErrorCode::Format, mf + ": expert_quant.vec_dim must be positive");
 
-    const std::string prefix = m.contains("tensor_prefix") && m["tensor_prefix"].is_string()
-                                   ? m["tensor_prefix"].get<std::string>() : std::string();
-    if (m.contains("trunk") && m["trunk"].is_array())
-        for (const auto &t : m["trunk"]) {
-            if (!t.is_object() || !t.contains("name") || !t["name"].is_string())
-                throw Error(ErrorCode::Format, mf + ": a trunk entry has no name");
-            const std::string name = t["name"].get<std::string>();
-            const int64_t bytes = num(t, "bytes", 0, mf);
-            if (!prefix.empty() && name.rfind(prefix, 0) != 0) {
-                p.visionWeightBytes += bytes;
-                continue;
-            }
-            // a quantized embedding table is read row by row from disk, not held
-            if (name.substr(prefix.size()) == "model.embed_tokens.weight" && num(t, "fmt", 0, mf) != 0)
-                continue;
-            p.trunkBytes += bytes;
-        }
-
-    if (!m.contains("layers") || !m["layers"].is_object() || m["layers"].empty())
+    if (m.banks.empty())
         throw Error(ErrorCode::Format, mf + ": no expert banks in \"layers\"");
-    bool first = true;
-    for (const auto &[key, bank] : m["layers"].items()) {
-        const int64_t experts = num(bank, "experts", 0, mf), bytes = num(bank, "bytes", 0, mf);
-        if (experts <= 0 || bytes <= 0)
-            throw Error(ErrorCode::Format, mf + ": bank " + key + " has no experts or no bytes");
-        const int64_t rec = bytes / experts;
-        if (first) {
-            p.recordBytes = rec;
-            if (bank.contains("file") && bank["file"].is_string())
-                p.firstBankPath = (dir / bank["file"].get<std::string>()).string();
-            first = false;
+    for (const auto &entry : m.banks) {
+        const format::BankEntry &bank = entry.second;
+        if (p.moeLayers == 0) {
+            p.recordBytes = bank.recordBytes;
+            p.firstBankPath = (dir / bank.file).string();
         }
-        p.maxRecordBytes = std::max(p.maxRecordBytes, rec);
-        p.expertBytesTotal += bytes;
+        p.maxRecordBytes = std::max(p.maxRecordBytes, bank.recordBytes);
+        p.expertBytesTotal += bank.bytes;
         ++p.moeLayers;
     }
 
-    Json v = readJson(dir / "vision.json", false);
+    Json v = readVisionJson(dir / "vision.json");
     if (v.is_object()) {
         p.vtHidden = num(v, "vt_hidden_size", 1024, "vision.json");
         p.vtQkv = num(v, "qkv_hidden_size", 1536, "vision.json");

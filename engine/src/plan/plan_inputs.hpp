@@ -1,10 +1,10 @@
 // The numbers the RAM planner needs, read from a container's manifest alone.
 //
-// The planner reads `manifest.config` directly with its own defaults (they differ from
-// the loader's in places: e.g. top-k defaults to 8, a missing conv kernel to 4), takes
-// trunk sizes from the entries' `bytes` fields, and the record size from the first
-// member of `layers`, exactly as the reference's waste_plan_memory does, so that
-// `plan --json` agrees with the reference byte for byte.
+// The manifest is read by format/manifest's parser (the loader's checks), then taken as
+// the reference's waste_plan_memory takes it, so that `plan --json` agrees with the
+// reference byte for byte: trunk sizes from the entries' `bytes` fields, the record size
+// from the first bank (the lowest layer), a missing intermediate_size as
+// moe_intermediate_size, at least one shared expert.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +22,7 @@ struct PlanInputs {
     int64_t kdaHeads = 0;       // linear_attn_config.num_heads
     int64_t kdaDim = 0;         // linear_attn_config.head_dim
     int64_t convKernel = 4;     // linear_attn_config.short_conv_kernel_size
-    int64_t kdaLayers = 0;      // entries of linear_attn_config.kda_layers
+    int64_t kdaLayers = 0;      // layers linear_attn_config.kda_layers names
     int64_t moeInter = 0;       // moe_intermediate_size
     int64_t inter = 0;          // intermediate_size [moeInter]
     int64_t vocab = 0;          // vocab_size
@@ -30,7 +30,7 @@ struct PlanInputs {
     int64_t sharedExperts = 1;  // max(num_shared_experts [1], 1)
     int64_t attnResBlock = 0;   // attn_res_block_size
     int64_t experts = 0;        // num_experts
-    int64_t topK = 8;           // num_experts_per_token
+    int64_t topK = 8;           // num_experts_per_token (required by the parser when there are experts)
     // expert_quant
     int64_t stages = 3, vecDim = 8, entries = 256;
     // sizes

@@ -1,0 +1,52 @@
+#include "convert/container_manifest.hpp"
+
+#include "convert/file_io.hpp"
+#include "convert/vq.hpp"
+#include "format/manifest_keys.hpp"
+#include "format/manifest_writer.hpp"
+
+#include <waste/waste.hpp>
+
+namespace waste::convert {
+
+namespace {
+
+constexpr const char *kFingerprint = "fingerprint";
+
+} // namespace
+
+void writeManifest(const std::string &out, const Layout &layout, const ResumeState &st, const ConvertOptions &o,
+                   const std::string &fingerprint) {
+    format::ManifestOut m;
+    m.arch = layout.arch;
+    m.prefix = layout.prefix;
+    m.config = layout.config;
+    const VqGeometry geom;
+    m.quant.fmtName = "VQ3R";
+    m.quant.stages = geom.stages;
+    m.quant.vecDim = geom.dim;
+    m.quant.entries = geom.entries;
+    m.quant.indexBits = geom.indexBits;
+    for (const auto &u : layout.units)
+        if (!u.experts.empty()) m.layers[std::to_string(u.layer)] = st.layers.at(std::to_string(u.layer));
+    for (auto e : st.trunkEntries) {
+        e.erase("unit");
+        m.trunk.push_back(e);
+    }
+    m.converter = {{"name", "WASTE Studio"}, {"version", kVersion}, {kFingerprint, fingerprint},
+                   {"trunk_bits", o.trunkBits}, {"seed", o.seed}};
+    writeFileAtomic(joinPath(out, "manifest.json"), format::manifestText(m));
+}
+
+std::string manifestFingerprint(const std::string &out) {
+    nlohmann::ordered_json m;
+    try {
+        m = nlohmann::ordered_json::parse(readWholeFile(joinPath(out, "manifest.json")));
+    } catch (...) {
+    }
+    if (m.is_object() && m.contains(format::key::kConverter))
+        return m[format::key::kConverter].value(kFingerprint, std::string());
+    return {};
+}
+
+} // namespace waste::convert
