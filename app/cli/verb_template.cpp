@@ -44,14 +44,7 @@ int runTemplate(const cli::Args &args)
     const auto requestPath = args.value("--request");
     if (!requestPath)
         throw cli::UsageError("--request FILE.json is required");
-    std::string format = args.text("--format", "");
-    if (format.empty()) {
-        // With a container, its chat format (a container without a template is shown as
-        // ChatML, the engine's generic template); without one, K3.
-        format = "k3";
-        if (!args.positionals().empty())
-            format = waste::containerChatFormat(args.positional(0)) == waste::ChatFormat::K3 ? "k3" : "chatml";
-    }
+    const std::string formatName = args.text("--format", "");
     // FILE.json, or FILE.json#/json/pointer to pick a request inside a larger document.
     std::string path = *requestPath, pointer;
     if (const size_t hash = path.find("#/"); hash != std::string::npos) {
@@ -66,20 +59,27 @@ int runTemplate(const cli::Args &args)
     } catch (const nlohmann::json::exception &e) {
         throw std::runtime_error(*requestPath + ": not a valid JSON request (" + e.what() + ")");
     }
-    if (format != "k3" && format != "chatml")
-        throw cli::UsageError("--format must be k3 or chatml, not '" + format + "'");
+    // Without --format: a container's chat format (one without a template is shown with the
+    // engine's generic ChatML template); no container: K3.
+    waste::ChatFormat format = waste::ChatFormat::K3;
+    if (formatName == "chatml")
+        format = waste::ChatFormat::ChatMl;
+    else if (!formatName.empty() && formatName != "k3")
+        throw cli::UsageError("--format must be k3 or chatml, not '" + formatName + "'");
+    else if (formatName.empty() && !args.positionals().empty())
+        format = waste::containerChatFormat(args.positional(0)) == waste::ChatFormat::K3 ? waste::ChatFormat::K3
+                                                                                          : waste::ChatFormat::ChatMl;
     // K3 requests may carry the media block of each image (image_prompts); they are placed as given.
     std::vector<std::string> mediaBlocks;
     if (const auto it = request.find("image_prompts"); it != request.end() && it->is_array())
         for (const auto &p : *it)
             if (p.is_string())
                 mediaBlocks.push_back(p.get<std::string>());
-    const waste::ChatSegments segments =
-        waste::renderChat(format == "k3" ? waste::ChatFormat::K3 : waste::ChatFormat::ChatMl, request.dump(), mediaBlocks);
+    const waste::ChatSegments segments = waste::renderChat(format, request.dump(), mediaBlocks);
 
     if (args.flag("--json")) {
         nlohmann::ordered_json out;
-        out["format"] = format;
+        out["format"] = waste::chatFormatName(format);
         out["segments"] = nlohmann::ordered_json::array();
         for (const auto &s : segments)
             out["segments"].push_back({s.text, s.markup});
