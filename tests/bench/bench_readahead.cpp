@@ -291,7 +291,9 @@ int main(int argc, char **argv)
                 banks.push_back(std::move(b));
             }
         }
-        const int readers = io::ReaderPool::threadsFromEnv(std::clamp(int(plan.top_k), 2, 16));
+        // The engine's reader count: WASTE_IO_THREADS when set, else one per expert of a token.
+        const int envReaders = withEnvironment(OpenOptions{}).ioThreads;
+        const int readers = envReaders >= 0 ? envReaders : std::clamp(int(plan.top_k), 2, 16);
 
         // One budget's arms and their medians.
         struct Budget {
