@@ -73,10 +73,8 @@ private Q_SLOTS:
         services->settings->setModelsFolder(m_tmp.filePath(QStringLiteral("models")));
         QAbstractItemModelTester tester(services->downloads->files(), QAbstractItemModelTester::FailureReportingMode::QtTest);
         QQmlApplicationEngine engine;
-        QVERIFY(StudioApplication::loadMainWindow(engine));
-        auto *window = qobject_cast<QQuickWindow *>(engine.rootObjects().first());
+        QQuickWindow *window = WindowTest::showMainWindow(engine);
         QVERIFY(window);
-        QVERIFY(QTest::qWaitForWindowExposed(window));
         window->setProperty("currentPage", 0);
 
         auto *help = findItem(window, "firstRunHelp");
