@@ -17,8 +17,6 @@
 
 namespace {
 
-ChatController *s_instance = nullptr;
-
 QString titleFrom(const QString &text)
 {
     QString t = text.simplified();
@@ -37,8 +35,6 @@ QString titleFrom(const QString &text)
 ChatController::ChatController(EngineController *engine, const QString &databasePath, QObject *parent)
     : QObject(parent), m_engine(engine)
 {
-    if (!s_instance)
-        s_instance = this;
     try {
         m_store = std::make_unique<ConversationStore>(databasePath);
     } catch (const std::exception &e) {
@@ -75,19 +71,6 @@ ChatController::~ChatController()
 {
     if (m_run)
         m_engine->cancel(m_run->id);
-    if (s_instance == this)
-        s_instance = nullptr;
-}
-
-ChatController *ChatController::create(QQmlEngine *, QJSEngine *)
-{
-    QJSEngine::setObjectOwnership(s_instance, QJSEngine::CppOwnership);
-    return s_instance;
-}
-
-ChatController *ChatController::instance()
-{
-    return s_instance;
 }
 
 void ChatController::refreshList()
