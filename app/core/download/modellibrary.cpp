@@ -141,9 +141,9 @@ QString ModelLibrary::removeBlocker(const QString &path) const
             return tr("This model is open. Close it first.");
     }
     if (DownloadManager *d = DownloadManager::instance()) {
-        const QString state = d->state();
+        const JobState state = d->state();
         if (QDir::cleanPath(d->destination()) == clean
-            && (state == QLatin1String("running") || state == QLatin1String("listing") || state == QLatin1String("paused")))
+            && (state == JobState::Running || state == JobState::Listing || state == JobState::Paused))
             return tr("A download into this folder is in progress. Cancel it first.");
     }
     return {};
