@@ -13,20 +13,6 @@ PageFrame {
     title: qsTr("Convert")
     subtitle: qsTr("Turn a downloaded model into a streaming container")
 
-    function formatBytes(b) {
-        if (b <= 0) return "0 B"
-        const units = ["B", "KB", "MB", "GB", "TB"]
-        let u = 0
-        while (b >= 1000 && u < units.length - 1) { b /= 1000; ++u }
-        return (u === 0 ? b.toFixed(0) : b.toFixed(1)) + " " + units[u]
-    }
-    function formatSeconds(s) {
-        if (s < 0) return qsTr("estimating…")
-        s = Math.round(s)
-        if (s >= 3600) return qsTr("%1 h %2 min").arg(Math.floor(s / 3600)).arg(Math.floor(s / 60) % 60)
-        if (s >= 60) return qsTr("%1 min %2 s").arg(Math.floor(s / 60)).arg(s % 60)
-        return qsTr("%1 s").arg(s)
-    }
     function localPath(url) {
         const s = url.toString()
         return s.startsWith("file://") ? decodeURIComponent(s.substring(7)) : s
@@ -157,15 +143,15 @@ PageFrame {
                         Label { text: qsTr("Layers"); color: Theme.textMuted }
                         Label { text: qsTr("%1 (%2 with %3 experts each)").arg(job.layers).arg(job.moeLayers).arg(job.experts) }
                         Label { text: qsTr("Source"); color: Theme.textMuted }
-                        Label { text: page.formatBytes(job.sourceBytes) }
+                        Label { text: Units.bytes(job.sourceBytes) }
                         Label { text: qsTr("Container"); color: Theme.textMuted }
-                        Label { text: page.formatBytes(job.outputBytes) }
+                        Label { text: Units.bytes(job.outputBytes) }
                         Label { text: qsTr("Still to write"); color: Theme.textMuted }
-                        Label { text: page.formatBytes(job.remainingBytes) }
+                        Label { text: Units.bytes(job.remainingBytes) }
                         Label { text: qsTr("Free space"); color: Theme.textMuted }
                         Label {
                             objectName: "convertFreeSpace"
-                            text: page.formatBytes(job.freeBytes) + (job.enoughSpace ? "" : qsTr(" — not enough: free %1 more").arg(page.formatBytes(job.remainingBytes - job.freeBytes)))
+                            text: Units.bytes(job.freeBytes) + (job.enoughSpace ? "" : qsTr(" — not enough: free %1 more").arg(Units.bytes(job.remainingBytes - job.freeBytes)))
                             color: job.enoughSpace ? Theme.ok : Theme.danger
                         }
                     }
@@ -224,7 +210,8 @@ PageFrame {
                     }
                     Label {
                         visible: job.state === ConversionJob.Running
-                        text: qsTr("%1 %2/s · about %3 left").arg(Math.round(job.progress * 100) + " %").arg(page.formatBytes(job.bytesPerSecond)).arg(page.formatSeconds(job.etaSeconds))
+                        text: qsTr("%1 %2 · about %3 left").arg(Math.round(job.progress * 100) + " %").arg(Units.rate(job.bytesPerSecond))
+                              .arg(job.etaSeconds < 0 ? qsTr("estimating…") : Units.duration(Math.round(job.etaSeconds)))
                         color: Theme.textMuted
                     }
                     Label {

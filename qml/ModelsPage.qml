@@ -10,8 +10,8 @@ PageFrame {
     title: qsTr("Models")
     subtitle: qsTr("Download a model, or open a container you already have")
 
-    readonly property string jobState: DownloadManager.state
-    readonly property bool jobBusy: jobState === "listing" || jobState === "running"
+    readonly property int jobState: DownloadManager.state
+    readonly property bool jobBusy: jobState === Download.JobState.Listing || jobState === Download.JobState.Running
     // The first-run demo (DemoModel) is open: say what it is and how to get a real model.
     readonly property bool demoOpen: DemoModel.active
     property string libraryMessage: ""
@@ -23,52 +23,40 @@ PageFrame {
             w.showPage("Convert")
     }
 
-    function rate(bytesPerSecond) {
-        return bytesPerSecond > 0 ? Theme.bytes(bytesPerSecond) + "/s" : "–"
-    }
-
-    function duration(seconds) {
-        if (seconds === undefined || seconds < 0) return ""
-        if (seconds < 60) return qsTr("%1 s").arg(seconds)
-        if (seconds < 3600) return qsTr("%1 min").arg(Math.round(seconds / 60))
-        if (seconds < 86400) return qsTr("%1 h %2 min").arg(Math.floor(seconds / 3600)).arg(Math.round((seconds % 3600) / 60))
-        return qsTr("%1 d %2 h").arg(Math.floor(seconds / 86400)).arg(Math.round((seconds % 86400) / 3600))
-    }
-
     function stateColor(state) {
-        if (state === "done") return Theme.ok
-        if (state === "failed") return Theme.danger
-        if (state === "paused") return Theme.warning
-        if (state === "active" || state === "verifying") return Theme.accent
+        if (state === Download.FileState.Done) return Theme.ok
+        if (state === Download.FileState.Failed) return Theme.danger
+        if (state === Download.FileState.Paused) return Theme.warning
+        if (state === Download.FileState.Active || state === Download.FileState.Verifying) return Theme.accent
         return Theme.textMuted
     }
 
     function stateWords(state) {
         switch (state) {
-        case "pending": return qsTr("waiting")
-        case "active": return qsTr("downloading")
-        case "verifying": return qsTr("checking")
-        case "done": return qsTr("verified")
-        case "paused": return qsTr("paused")
-        case "failed": return qsTr("failed")
+        case Download.FileState.Pending: return qsTr("waiting")
+        case Download.FileState.Active: return qsTr("downloading")
+        case Download.FileState.Verifying: return qsTr("checking")
+        case Download.FileState.Done: return qsTr("verified")
+        case Download.FileState.Paused: return qsTr("paused")
+        case Download.FileState.Failed: return qsTr("failed")
         }
-        return state
+        return ""
     }
 
     function jobWords() {
         switch (jobState) {
-        case "idle": return qsTr("Nothing is downloading.")
-        case "listing": return qsTr("Reading the file list of %1…").arg(DownloadManager.repo)
-        case "ready": return qsTr("%1: %2 files, %3. Ready to download.").arg(DownloadManager.repo)
-                             .arg(DownloadManager.fileCount).arg(Theme.bytes(DownloadManager.totalBytes))
-        case "running": return qsTr("Downloading %1").arg(DownloadManager.repo)
-        case "paused": return qsTr("Paused: %1 (the partial files are kept; Resume continues where it stopped)").arg(DownloadManager.repo)
-        case "done": return qsTr("%1: all %2 files verified.").arg(DownloadManager.repo).arg(DownloadManager.fileCount)
-        case "failed": return DownloadManager.fileCount > 0
+        case Download.JobState.Idle: return qsTr("Nothing is downloading.")
+        case Download.JobState.Listing: return qsTr("Reading the file list of %1…").arg(DownloadManager.repo)
+        case Download.JobState.Ready: return qsTr("%1: %2 files, %3. Ready to download.").arg(DownloadManager.repo)
+                             .arg(DownloadManager.fileCount).arg(Units.bytes(DownloadManager.totalBytes))
+        case Download.JobState.Running: return qsTr("Downloading %1").arg(DownloadManager.repo)
+        case Download.JobState.Paused: return qsTr("Paused: %1 (the partial files are kept; Resume continues where it stopped)").arg(DownloadManager.repo)
+        case Download.JobState.Done: return qsTr("%1: all %2 files verified.").arg(DownloadManager.repo).arg(DownloadManager.fileCount)
+        case Download.JobState.Failed: return DownloadManager.fileCount > 0
                               ? qsTr("%1: stopped, %2 of %3 files failed.").arg(DownloadManager.repo).arg(DownloadManager.failedFiles).arg(DownloadManager.fileCount)
                               : qsTr("%1: could not start.").arg(DownloadManager.repo)
         }
-        return jobState
+        return ""
     }
 
     ModelLibrary {
@@ -79,7 +67,7 @@ PageFrame {
         onBusyChanged: page.libraryScanning = busy
         onRemoved: (path, bytesFreed, error) => {
             page.libraryMessage = error !== "" ? error
-                                               : qsTr("Deleted %1 and freed %2.").arg(path).arg(Theme.bytes(bytesFreed))
+                                               : qsTr("Deleted %1 and freed %2.").arg(path).arg(Units.bytes(bytesFreed))
         }
     }
 
@@ -234,11 +222,11 @@ PageFrame {
                 color: DownloadManager.spaceOk ? Theme.text : Theme.danger
                 text: (DownloadManager.spaceOk ? "" : qsTr("Not enough space: "))
                       + qsTr("needs %1%2; %3 free on %4")
-                        .arg(Theme.bytes(DownloadManager.downloadBytesNeeded))
+                        .arg(Units.bytes(DownloadManager.downloadBytesNeeded))
                         .arg(DownloadManager.containerBytesNeeded > 0
-                             ? qsTr(" + %1 for the container (about the source size)").arg(Theme.bytes(DownloadManager.containerBytesNeeded))
+                             ? qsTr(" + %1 for the container (about the source size)").arg(Units.bytes(DownloadManager.containerBytesNeeded))
                              : "")
-                        .arg(Theme.bytes(DownloadManager.freeBytes))
+                        .arg(Units.bytes(DownloadManager.freeBytes))
                         .arg(DownloadManager.volume)
             }
 
@@ -256,35 +244,35 @@ PageFrame {
                 }
                 Button {
                     text: qsTr("Pause")
-                    visible: page.jobState === "running"
+                    visible: page.jobState === Download.JobState.Running
                     Accessible.name: qsTr("Pause the download (keeps the partial files)")
                     onClicked: DownloadManager.pause()
                 }
                 Button {
-                    text: page.jobState === "ready" ? qsTr("Start") : qsTr("Resume")
-                    visible: page.jobState === "paused" || page.jobState === "ready"
-                             || (page.jobState === "failed" && DownloadManager.fileCount > 0 && DownloadManager.failedFiles === 0)
+                    text: page.jobState === Download.JobState.Ready ? qsTr("Start") : qsTr("Resume")
+                    visible: page.jobState === Download.JobState.Paused || page.jobState === Download.JobState.Ready
+                             || (page.jobState === Download.JobState.Failed && DownloadManager.fileCount > 0 && DownloadManager.failedFiles === 0)
                     highlighted: true
                     Accessible.name: text + qsTr(" the download")
                     onClicked: DownloadManager.resume()
                 }
                 Button {
                     text: qsTr("Retry failed")
-                    visible: DownloadManager.failedFiles > 0 && page.jobState !== "running"
+                    visible: DownloadManager.failedFiles > 0 && page.jobState !== Download.JobState.Running
                     Accessible.name: qsTr("Retry the files that failed")
                     onClicked: DownloadManager.retryFailed()
                 }
                 Button {
                     objectName: "convertButton"
                     text: qsTr("Convert")
-                    visible: page.jobState === "done"
+                    visible: page.jobState === Download.JobState.Done
                     highlighted: true
                     Accessible.name: qsTr("Convert the downloaded model into a container")
                     onClicked: page.showConvert()
                 }
                 Button {
-                    text: page.jobState === "done" ? qsTr("Clear") : qsTr("Cancel")
-                    Accessible.name: page.jobState === "done" ? qsTr("Clear the finished download from the list")
+                    text: page.jobState === Download.JobState.Done ? qsTr("Clear") : qsTr("Cancel")
+                    Accessible.name: page.jobState === Download.JobState.Done ? qsTr("Clear the finished download from the list")
                                                               : qsTr("Cancel the download and delete its partial files")
                     onClicked: DownloadManager.cancel()
                 }
@@ -297,7 +285,7 @@ PageFrame {
                 from: 0
                 to: 1
                 value: DownloadManager.progress
-                indeterminate: page.jobState === "listing"
+                indeterminate: page.jobState === Download.JobState.Listing
                 Accessible.name: qsTr("Total progress")
             }
             Label {
@@ -306,11 +294,11 @@ PageFrame {
                 color: Theme.textMuted
                 font.family: Theme.monoFamily
                 text: qsTr("%1 of %2 · %3 of %4 files")
-                          .arg(Theme.bytes(DownloadManager.doneBytes)).arg(Theme.bytes(DownloadManager.totalBytes))
+                          .arg(Units.bytes(DownloadManager.doneBytes)).arg(Units.bytes(DownloadManager.totalBytes))
                           .arg(DownloadManager.doneFiles).arg(DownloadManager.fileCount)
-                      + (page.jobState === "running" ? qsTr(" · %1").arg(page.rate(DownloadManager.speed)) : "")
-                      + (page.jobState === "running" && DownloadManager.etaSeconds >= 0
-                         ? qsTr(" · %1 left").arg(page.duration(DownloadManager.etaSeconds)) : "")
+                      + (page.jobState === Download.JobState.Running ? qsTr(" · %1").arg(Units.rate(DownloadManager.speed)) : "")
+                      + (page.jobState === Download.JobState.Running && DownloadManager.etaSeconds >= 0
+                         ? qsTr(" · %1 left").arg(Units.duration(DownloadManager.etaSeconds)) : "")
                       + (DownloadManager.retries > 0 ? qsTr(" · %1 retries").arg(DownloadManager.retries) : "")
             }
 
@@ -319,7 +307,7 @@ PageFrame {
                 Layout.fillWidth: true
                 visible: DownloadManager.reason !== ""
                 wrapMode: Text.WordWrap
-                color: page.jobState === "paused" ? Theme.warning : Theme.danger
+                color: page.jobState === Download.JobState.Paused ? Theme.warning : Theme.danger
                 text: DownloadManager.reason
             }
 
@@ -342,11 +330,11 @@ PageFrame {
                         Label {
                             color: Theme.textMuted
                             font.family: Theme.monoFamily
-                            text: modelData.state === "verifying"
-                                  ? qsTr("checking %1 of %2").arg(Theme.bytes(modelData.verified)).arg(Theme.bytes(modelData.size))
-                                  : Theme.bytes(modelData.onDisk) + " / " + Theme.bytes(modelData.size)
-                                    + " · " + page.rate(modelData.speed)
-                                    + (modelData.eta >= 0 ? " · " + qsTr("%1 left").arg(page.duration(modelData.eta)) : "")
+                            text: modelData.state === Download.FileState.Verifying
+                                  ? qsTr("checking %1 of %2").arg(Units.bytes(modelData.verified)).arg(Units.bytes(modelData.size))
+                                  : Units.bytes(modelData.onDisk) + " / " + Units.bytes(modelData.size)
+                                    + " · " + Units.rate(modelData.speed)
+                                    + (modelData.eta >= 0 ? " · " + qsTr("%1 left").arg(Units.duration(modelData.eta)) : "")
                                     + (modelData.retries > 0 ? " · " + qsTr("%1 retries").arg(modelData.retries) : "")
                         }
                     }
@@ -385,7 +373,7 @@ PageFrame {
                     required property int index
                     required property string path
                     required property var size
-                    required property string fileState
+                    required property int fileState
                     required property string reason
                     width: fileList.width
                     implicitHeight: fileRow.implicitHeight + Theme.unit * 2
@@ -406,13 +394,13 @@ PageFrame {
                         Label {
                             Layout.preferredWidth: 80
                             horizontalAlignment: Text.AlignRight
-                            text: Theme.bytes(size)
+                            text: Units.bytes(size)
                             font.family: Theme.monoFamily
                             color: Theme.textMuted
                         }
                         Label {
                             Layout.preferredWidth: 220
-                            text: page.stateWords(fileState) + (reason !== "" && fileState !== "done" ? ": " + reason : "")
+                            text: page.stateWords(fileState) + (reason !== "" && fileState !== Download.FileState.Done ? ": " + reason : "")
                             elide: Text.ElideRight
                             color: page.stateColor(fileState)
                             ToolTip.visible: reason !== "" && hoverArea.containsMouse
@@ -436,13 +424,13 @@ PageFrame {
                     Accessible.name: qsTr("Files downloaded at once")
                     onValueModified: DownloadManager.parallelFiles = value
                 }
-                Label { text: qsTr("Limit (MB/s, 0 = none)"); color: Theme.textMuted }
+                Label { text: qsTr("Limit (MiB/s, 0 = none)"); color: Theme.textMuted }
                 SpinBox {
                     from: 0
                     to: 10000
                     value: Math.round(DownloadManager.bandwidthLimit / 1048576)
                     editable: true
-                    Accessible.name: qsTr("Bandwidth limit in megabytes per second")
+                    Accessible.name: qsTr("Bandwidth limit in MiB per second")
                     onValueModified: DownloadManager.bandwidthLimit = value * 1048576
                 }
                 Item { Layout.fillWidth: true }
@@ -525,7 +513,7 @@ PageFrame {
                             spacing: 0
                             Label { text: name; font.bold: true; color: Theme.text; elide: Text.ElideRight; Layout.fillWidth: true }
                             Label {
-                                text: kind + " · " + Theme.bytes(bytes)
+                                text: kind + " · " + Units.bytes(bytes)
                                 color: kind === "partial download" ? Theme.warning : Theme.textMuted
                             }
                         }
@@ -581,7 +569,7 @@ PageFrame {
             text: deleteDialog.blocker !== ""
                   ? deleteDialog.blocker
                   : qsTr("This deletes %1 and frees %2. It cannot be undone.")
-                    .arg(deleteDialog.targetPath).arg(Theme.bytes(deleteDialog.targetBytes))
+                    .arg(deleteDialog.targetPath).arg(Units.bytes(deleteDialog.targetBytes))
         }
         onAccepted: library.remove(targetPath)
     }

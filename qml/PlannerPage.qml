@@ -16,9 +16,9 @@ PageFrame {
               ? qsTr("%1 · choose how much RAM the engine may use").arg(EngineController.modelName || PlannerController.container.split("/").pop())
               : qsTr("Choose the RAM budget: the floor, the default and the paging cliff")
 
-    // The chart's unit: GB for real models, MB for tiny ones (the demo, test containers).
-    readonly property bool inMB: PlannerController.axisMaxBytes < 4 * 1024 * 1024 * 1024
-    readonly property real gib: inMB ? 1024 * 1024 : 1024 * 1024 * 1024
+    // The chart's unit: GiB for real models, MiB for tiny ones (the demo, test containers).
+    readonly property bool inMiB: PlannerController.axisMaxBytes < 4 * 1024 * 1024 * 1024
+    readonly property real axisUnit: inMiB ? 1024 * 1024 : 1024 * 1024 * 1024
     readonly property var contexts: [4096, 8192, 32768, 131072, 262144, 1048576]
     readonly property var contextNames: ["4K", "8K", "32K", "128K", "256K", "1M"]
 
@@ -78,7 +78,7 @@ PageFrame {
             spacing: Theme.unit
             RowLayout {
                 Label {
-                    text: qsTr("Floor %1").arg(Theme.bytes(PlannerController.floorBytes))
+                    text: qsTr("Floor %1").arg(Units.bytes(PlannerController.floorBytes))
                     font.pixelSize: Theme.fontLarge
                     font.bold: true
                     color: Theme.text
@@ -105,7 +105,7 @@ PageFrame {
                         width: PlannerController.floorBytes > 0 ? Math.max(2, stack.width * modelData.bytes / PlannerController.floorBytes) : 0
                         height: stack.height
                         color: modelData.color
-                        Accessible.name: modelData.name + " " + Theme.bytes(modelData.bytes)
+                        Accessible.name: modelData.name + " " + Units.bytes(modelData.bytes)
                     }
                 }
             }
@@ -119,7 +119,7 @@ PageFrame {
                         spacing: Theme.unit
                         Rectangle { width: 10; height: 10; radius: 2; color: parent.modelData.color; anchors.verticalCenter: parent.verticalCenter }
                         Label {
-                            text: parent.modelData.name + " " + Theme.bytes(parent.modelData.bytes)
+                            text: parent.modelData.name + " " + Units.bytes(parent.modelData.bytes)
                             color: Theme.textMuted
                             font.pixelSize: Theme.fontSmall
                         }
@@ -150,9 +150,9 @@ PageFrame {
 
                 ValueAxis {
                     id: axisX
-                    min: PlannerController.axisMinBytes / page.gib
-                    max: PlannerController.axisMaxBytes / page.gib
-                    titleText: page.inMB ? qsTr("budget (MB)") : qsTr("budget (GB)")
+                    min: PlannerController.axisMinBytes / page.axisUnit
+                    max: PlannerController.axisMaxBytes / page.axisUnit
+                    titleText: page.inMiB ? qsTr("budget (MiB)") : qsTr("budget (GiB)")
                     labelFormat: "%.0f"
                     tickCount: 7
                     color: Theme.border
@@ -212,8 +212,8 @@ PageFrame {
                     for (let i = 0; i < pts.length; ++i) {
                         // 0 means no disk time to predict (compute-bound): no point on the speed line.
                         if (pts[i].tokensPerSecond > 0)
-                            speedSeries.append(pts[i].budget / page.gib, pts[i].tokensPerSecond)
-                        hitSeries.append(pts[i].budget / page.gib, pts[i].hitRate * 100)
+                            speedSeries.append(pts[i].budget / page.axisUnit, pts[i].tokensPerSecond)
+                        hitSeries.append(pts[i].budget / page.axisUnit, pts[i].hitRate * 100)
                     }
                 }
                 Connections {
@@ -265,7 +265,7 @@ PageFrame {
                         anchors.left: parent.left
                         anchors.margins: Theme.unit
                         width: Math.max(parent.width - 2 * Theme.unit, 60)
-                        text: qsTr("paging cliff %1: the OS pages the expert cache, about 8× slower").arg(Theme.bytes(PlannerController.cliffBytes))
+                        text: qsTr("paging cliff %1: the OS pages the expert cache, about 8× slower").arg(Units.bytes(PlannerController.cliffBytes))
                         wrapMode: Text.WordWrap
                         color: Theme.danger
                         font.pixelSize: Theme.fontSmall
@@ -276,7 +276,7 @@ PageFrame {
                         { name: qsTr("floor"), bytes: PlannerController.floorBytes, color: Theme.text, row: 0 },
                         { name: qsTr("default"), bytes: PlannerController.defaultBytes, color: Theme.accent, row: 1 },
                         { name: qsTr("7/8 RAM"), bytes: PlannerController.capBytes, color: Theme.warning, row: 2 },
-                        { name: qsTr("other programs %1").arg(Theme.bytes(PlannerController.otherBytes)),
+                        { name: qsTr("other programs %1").arg(Units.bytes(PlannerController.otherBytes)),
                           bytes: PlannerController.physicalBytes - PlannerController.otherBytes, color: Theme.textMuted, row: 3 }
                     ]
                     delegate: Item {
@@ -312,8 +312,8 @@ PageFrame {
             color: Theme.textMuted
             font.pixelSize: Theme.fontSmall
             text: qsTr("Beyond the chart, far above what this model needs: 7/8 of RAM at %1, the paging cliff at %2 (other programs hold %3 now).")
-                    .arg(Theme.bytes(PlannerController.capBytes)).arg(Theme.bytes(PlannerController.cliffBytes))
-                    .arg(Theme.bytes(PlannerController.otherBytes))
+                    .arg(Units.bytes(PlannerController.capBytes)).arg(Units.bytes(PlannerController.cliffBytes))
+                    .arg(Units.bytes(PlannerController.otherBytes))
         }
 
         // The slider on the same axis, and what the choice means
@@ -328,19 +328,19 @@ PageFrame {
                     objectName: "budgetSlider"
                     x: chart.plotArea.x - leftPadding
                     width: chart.plotArea.width + leftPadding + rightPadding
-                    from: PlannerController.axisMinBytes / page.gib
-                    to: Math.max(from + 0.1, PlannerController.axisMaxBytes / page.gib)
-                    stepSize: page.inMB ? 0.05 : 0.25
-                    value: PlannerController.budget / page.gib
-                    Accessible.name: qsTr("RAM budget, %1").arg(Theme.bytes(PlannerController.budget))
-                    onMoved: PlannerController.budget = Math.round(value * page.gib)
+                    from: PlannerController.axisMinBytes / page.axisUnit
+                    to: Math.max(from + 0.1, PlannerController.axisMaxBytes / page.axisUnit)
+                    stepSize: page.inMiB ? 0.05 : 0.25
+                    value: PlannerController.budget / page.axisUnit
+                    Accessible.name: qsTr("RAM budget, %1").arg(Units.bytes(PlannerController.budget))
+                    onMoved: PlannerController.budget = Math.round(value * page.axisUnit)
                 }
             }
             RowLayout {
                 Layout.fillWidth: true
                 spacing: Theme.spacing
                 Label {
-                    text: qsTr("Budget %1").arg(Theme.bytes(PlannerController.budget))
+                    text: qsTr("Budget %1").arg(Units.bytes(PlannerController.budget))
                     font.bold: true
                     font.pixelSize: Theme.fontLarge
                     color: Theme.text
@@ -383,7 +383,7 @@ PageFrame {
             Label {
                 visible: PlannerController.budgetApplied && EngineController.budgetBytes > 0
                          && EngineController.budgetBytes !== PlannerController.budget
-                text: qsTr("Applies when the model is next opened (open now: %1).").arg(Theme.bytes(EngineController.budgetBytes))
+                text: qsTr("Applies when the model is next opened (open now: %1).").arg(Units.bytes(EngineController.budgetBytes))
                 color: Theme.textMuted
                 font.pixelSize: Theme.fontSmall
             }

@@ -68,7 +68,7 @@ Dialog {
         RowLayout {
             Label {
                 Layout.fillWidth: true
-                text: AppSettings.budgetBytes > 0 ? Theme.bytes(AppSettings.budgetBytes)
+                text: AppSettings.budgetBytes > 0 ? Units.bytes(AppSettings.budgetBytes)
                                                   : qsTr("chosen by the engine")
                 color: Theme.textMuted
             }

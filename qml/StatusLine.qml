@@ -36,8 +36,8 @@ Rectangle {
         Label { text: "·"; color: Theme.textMuted; visible: EngineController.budgetBytes > 0 }
         Label {
             visible: EngineController.budgetBytes > 0
-            text: qsTr("budget %1 (cache %2)").arg(Theme.bytes(EngineController.budgetBytes))
-                                             .arg(Theme.bytes(EngineController.expertCacheBytes))
+            text: qsTr("budget %1 (cache %2)").arg(Units.bytes(EngineController.budgetBytes))
+                                             .arg(Units.bytes(EngineController.expertCacheBytes))
             color: Theme.textMuted
         }
         Label { text: "·"; color: Theme.textMuted }

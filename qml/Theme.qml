@@ -40,12 +40,4 @@ QtObject {
     readonly property int fontTitle: AppSettings.fontSize + 6
     readonly property int fontDisplay: AppSettings.fontSize + 14
     readonly property string monoFamily: "DejaVu Sans Mono"
-
-    function bytes(n) {
-        if (n === undefined || n < 0) return "–"
-        const units = ["B", "KB", "MB", "GB", "TB"]
-        let i = 0, v = n
-        while (v >= 1024 && i < units.length - 1) { v /= 1024; ++i }
-        return (i === 0 ? v.toFixed(0) : v.toFixed(v >= 100 ? 0 : 1)) + " " + units[i]
-    }
 }

@@ -3,11 +3,14 @@
 // resumes where it stopped.
 #include "verb.h"
 
+#include "units/units.h"
+
 #include <waste/convert.hpp>
 #include <waste/waste.hpp>
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 
@@ -16,30 +19,6 @@ namespace {
 std::atomic<bool> g_interrupted{false};
 
 void onInterrupt(int) { g_interrupted.store(true); }
-
-std::string humanBytes(double b)
-{
-    const char *unit[] = {"B", "KB", "MB", "GB", "TB"};
-    int u = 0;
-    while (b >= 1000 && u < 4) {
-        b /= 1000;
-        ++u;
-    }
-    char buf[32];
-    std::snprintf(buf, sizeof buf, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
-    return buf;
-}
-
-std::string humanSeconds(double s)
-{
-    if (s < 0) return "?";
-    char buf[32];
-    const long t = static_cast<long>(s + 0.5);
-    if (t >= 3600) std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, (t / 60) % 60);
-    else if (t >= 60) std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
-    else std::snprintf(buf, sizeof buf, "%lds", t);
-    return buf;
-}
 
 const char *phaseName(waste::ConvertProgress::Phase p)
 {
@@ -69,10 +48,10 @@ waste::ConvertProgressCallback stderrProgress()
         *lastUnit = p.unit;
         const std::string where = p.layer < 0 ? std::string("globals") : "layer " + std::to_string(p.layer);
         const double rate = p.elapsedSeconds > 0 ? p.sourceBytesDone / p.elapsedSeconds : 0;
-        std::fprintf(stderr, "[%d/%d] %-9s %-10s %-28s %s / %s  %s/s  ETA %s%s\n", p.unit + 1, p.units, where.c_str(),
-                     phaseName(p.phase), p.tensor.substr(0, 28).c_str(), humanBytes(double(p.sourceBytesDone)).c_str(),
-                     humanBytes(double(p.sourceBytesTotal)).c_str(), humanBytes(rate).c_str(),
-                     humanSeconds(p.etaSeconds).c_str(), p.resumed ? "  (resumed)" : "");
+        std::fprintf(stderr, "[%d/%d] %-9s %-10s %-28s %s / %s  %s  ETA %s%s\n", p.unit + 1, p.units, where.c_str(),
+                     phaseName(p.phase), p.tensor.substr(0, 28).c_str(), qPrintable(Units::bytes(p.sourceBytesDone)),
+                     qPrintable(Units::bytes(p.sourceBytesTotal)), qPrintable(Units::rate(rate)),
+                     qPrintable(Units::duration(std::llround(p.etaSeconds))), p.resumed ? "  (resumed)" : "");
     };
 }
 
@@ -93,15 +72,15 @@ int runConvert(const cli::Args &args)
         return 0;
     }
     std::fprintf(stderr, "%s: %d layers (%d MoE x %d experts), source %s -> container %s (%s to write, %s free)%s\n",
-                 plan.arch.c_str(), plan.layers, plan.moeLayers, plan.experts, humanBytes(double(plan.sourceBytes)).c_str(),
-                 humanBytes(double(plan.outputBytes)).c_str(), humanBytes(double(plan.remainingOutputBytes)).c_str(),
-                 humanBytes(double(plan.freeBytes)).c_str(),
+                 plan.arch.c_str(), plan.layers, plan.moeLayers, plan.experts, qPrintable(Units::bytes(plan.sourceBytes)),
+                 qPrintable(Units::bytes(plan.outputBytes)), qPrintable(Units::bytes(plan.remainingOutputBytes)),
+                 qPrintable(Units::bytes(plan.freeBytes)),
                  plan.unitsDone ? (", resuming after unit " + std::to_string(plan.unitsDone)).c_str() : "");
     std::signal(SIGINT, onInterrupt);
     std::signal(SIGTERM, onInterrupt);
     const waste::ConvertResult r = waste::convertModel(src, out, o, stderrProgress(), &g_interrupted);
-    std::fprintf(stderr, "wrote %s in %.1f s (%s of source per second)%s\n", out.c_str(), r.seconds,
-                 humanBytes(r.seconds > 0 ? r.sourceBytesRead / r.seconds : 0).c_str(),
+    std::fprintf(stderr, "wrote %s in %.1f s (%s of source)%s\n", out.c_str(), r.seconds,
+                 qPrintable(Units::rate(r.seconds > 0 ? r.sourceBytesRead / r.seconds : 0)),
                  r.shardsReclaimed ? (", deleted " + std::to_string(r.shardsReclaimed) + " source shards").c_str() : "");
     return 0;
 }

@@ -4,9 +4,9 @@
 // the same command continues where it was. Exit 0 only when every file is verified.
 #include "verb.h"
 
-#include "download/byteformat.h"
 #include "download/downloadmanager.h"
 #include "download/hubendpoint.h"
+#include "units/units.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -52,18 +52,18 @@ qint64 parseRate(const std::string &text)
 QString progressLine(const DownloadManager &m)
 {
     const DownloadSnapshot &s = m.snapshot();
-    if (s.state == QLatin1String("listing"))
+    if (s.state == JobState::Listing)
         return QStringLiteral("listing %1 ...").arg(s.repo);
     const double pct = s.totalBytes > 0 ? 100.0 * s.doneBytes / s.totalBytes : 0;
     QString line = QStringLiteral("[%1%] %2 / %3 · %4 of %5 files")
                        .arg(pct, 5, 'f', 1)
-                       .arg(byteformat::bytes(s.doneBytes), byteformat::bytes(s.totalBytes))
+                       .arg(Units::bytes(s.doneBytes), Units::bytes(s.totalBytes))
                        .arg(s.doneFiles)
                        .arg(s.files.size());
-    if (s.state == QLatin1String("running")) {
-        line += QStringLiteral(" · %1/s").arg(byteformat::bytes(static_cast<qint64>(s.speed)));
+    if (s.state == JobState::Running) {
+        line += QStringLiteral(" · %1").arg(Units::rate(s.speed));
         if (s.etaSeconds >= 0)
-            line += QStringLiteral(" · %1 left").arg(byteformat::duration(s.etaSeconds));
+            line += QStringLiteral(" · %1 left").arg(Units::duration(s.etaSeconds));
     }
     if (s.retries > 0)
         line += QStringLiteral(" · %1 retries").arg(s.retries);
@@ -153,8 +153,8 @@ int runDownload(const cli::Args &args)
         const DownloadSnapshot &s = manager.snapshot();
         QJsonArray failed;
         for (const FileSnapshot &f : s.files)
-            if (f.state != QLatin1String("done"))
-                failed.append(QJsonObject{{QStringLiteral("path"), f.path}, {QStringLiteral("state"), f.state}, {QStringLiteral("reason"), f.reason}});
+            if (f.state != FileState::Done)
+                failed.append(QJsonObject{{QStringLiteral("path"), f.path}, {QStringLiteral("state"), fileStateName(f.state)}, {QStringLiteral("reason"), f.reason}});
         const QJsonObject out{{QStringLiteral("repo"), s.repo},
                               {QStringLiteral("revision"), s.revision},
                               {QStringLiteral("dest"), s.dest},

@@ -1,5 +1,6 @@
 // waste info MODEL [--json]: architecture, size, quantization and the expert cache size.
 #include "model_options.h"
+#include "units/units.h"
 #include "verb.h"
 
 #include <cstdio>
@@ -20,7 +21,6 @@ int runInfo(const cli::Args &args)
                     i.ctxMax, static_cast<long long>(i.budgetBytes), cli::jsonString(waste::buildInfo()).c_str());
         return 0;
     }
-    auto gib = [](int64_t b) { return static_cast<double>(b) / double(1 << 30); };
     std::printf("%s\n", waste::buildInfo().c_str());
     std::printf("arch          %s\n", i.arch.c_str());
     std::printf("layers        %d\n", i.layers);
@@ -29,7 +29,7 @@ int runInfo(const cli::Args &args)
     std::printf("vocab         %d\n", i.vocab);
     std::printf("params        %.3f B total, %.3f B active\n", double(i.paramsTotal) / 1e9, double(i.paramsActive) / 1e9);
     std::printf("quantization  %s\n", i.quantization.c_str());
-    std::printf("budget        %.2f GB (expert cache %.2f GB)\n", gib(i.budgetBytes), gib(i.expertCacheBytes));
+    std::printf("budget        %s (expert cache %s)\n", qPrintable(Units::bytes(i.budgetBytes)), qPrintable(Units::bytes(i.expertCacheBytes)));
     return 0;
 }
 

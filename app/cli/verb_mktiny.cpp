@@ -3,9 +3,12 @@
 // layout or as a container.
 #include "verb.h"
 
+#include "units/units.h"
+
 #include <waste/convert.hpp>
 #include <waste/waste.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 
@@ -33,14 +36,14 @@ int runMktiny(const cli::Args &args)
         waste::makeTinyContainer(out, o, [&](const waste::ConvertProgress &p) {
             if (o.targetBytes <= 0 || p.unit == lastUnit) return;
             lastUnit = p.unit;
-            std::fprintf(stderr, "unit %d/%d, %.0f s", p.unit, p.units, p.elapsedSeconds);
-            if (p.etaSeconds >= 0) std::fprintf(stderr, ", about %.0f s left", p.etaSeconds);
+            std::fprintf(stderr, "unit %d/%d, %s", p.unit, p.units, qPrintable(Units::duration(std::llround(p.elapsedSeconds))));
+            if (p.etaSeconds >= 0) std::fprintf(stderr, ", about %s left", qPrintable(Units::duration(std::llround(p.etaSeconds))));
             std::fprintf(stderr, "\n");
         });
         uintmax_t bytes = 0;
         for (const auto &e : std::filesystem::directory_iterator(out))
             if (e.is_regular_file()) bytes += e.file_size();
-        std::fprintf(stderr, "wrote a tiny %s container (%.1f MB) to %s\n", what, double(bytes) / 1e6, out.c_str());
+        std::fprintf(stderr, "wrote a tiny %s container (%s) to %s\n", what, qPrintable(Units::bytes(qint64(bytes))), out.c_str());
     }
     return 0;
 }

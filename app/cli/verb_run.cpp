@@ -7,6 +7,7 @@
 #include "generation_options.h"
 #include "model_options.h"
 #include "engine/promptfeeder.h"
+#include "units/units.h"
 #include "verb.h"
 
 #include <chrono>
@@ -20,9 +21,8 @@ int runRun(const cli::Args &args)
     const waste::GenParams params = cli::genParams(args);
     auto model = cli::openModel(args);
     if (!args.value("--budget"))
-        std::fprintf(stderr, "waste: no --budget, using %.2f GB (expert cache %.2f GB)\n",
-                     double(model->info().budgetBytes) / double(1 << 30),
-                     double(model->info().expertCacheBytes) / double(1 << 30));
+        std::fprintf(stderr, "waste: no --budget, using %s (expert cache %s)\n", qPrintable(Units::bytes(model->info().budgetBytes)),
+                     qPrintable(Units::bytes(model->info().expertCacheBytes)));
     const waste::ChatFormat format = model->info().chatFormat;
     std::vector<int32_t> ids;
     if (format == waste::ChatFormat::Plain || args.flag("--raw")) {

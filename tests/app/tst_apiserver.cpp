@@ -2,10 +2,10 @@
 // routing, validation (400), auth (401), unknown routes (404/405), body limit (413), no
 // model (503), CORS, binding rules and readable listen errors, the request log, and the
 // server staying up after every error.
+#include "apiservertestbed.h"
 #include "server/apierror.h"
-#include "server/apiserver.h"
 #include "engine/enginecontroller.h"
-#include "httptestclient.h"
+#include "server/apiserver.h"
 
 #include <QAbstractItemModelTester>
 #include <QHostAddress>
@@ -30,41 +30,33 @@ QJsonObject with(QJsonObject o, const QString &key, const QJsonValue &v)
 class TestApiServer : public QObject {
     Q_OBJECT
 
-    std::unique_ptr<EngineController> m_engine;
-    std::unique_ptr<ApiServer> m_server;
-    std::unique_ptr<HttpTestClient> m_client;
+    std::unique_ptr<ApiServerTestbed> m_api;
 
     void restart()
     {
-        m_server->stop();
-        QVERIFY2(m_server->start(), qPrintable(m_server->errorString()));
-        m_client = std::make_unique<HttpTestClient>(m_server->boundPort());
+        m_api->server.stop();
+        QVERIFY2(m_api->listen(), qPrintable(m_api->server.errorString()));
     }
 
 private Q_SLOTS:
     void init()
     {
-        m_engine = std::make_unique<EngineController>(nullptr);
-        m_server = std::make_unique<ApiServer>(m_engine.get(), nullptr);
-        m_server->setPort(0);
-        QVERIFY(!m_server->running());
-        QVERIFY2(m_server->start(), qPrintable(m_server->errorString()));
-        QVERIFY(m_server->running());
-        QVERIFY(m_server->boundPort() > 0);
-        QCOMPARE(m_server->url(), QStringLiteral("http://127.0.0.1:%1/v1").arg(m_server->boundPort()));
-        m_client = std::make_unique<HttpTestClient>(m_server->boundPort());
+        m_api = std::make_unique<ApiServerTestbed>();
+        QVERIFY(!m_api->server.running());
+        QVERIFY2(m_api->listen(), qPrintable(m_api->server.errorString()));
+        QVERIFY(m_api->server.running());
+        QVERIFY(m_api->server.boundPort() > 0);
+        QCOMPARE(m_api->server.url(), QStringLiteral("http://127.0.0.1:%1/v1").arg(m_api->server.boundPort()));
     }
 
     void cleanup()
     {
-        m_client.reset();
-        m_server.reset();
-        m_engine.reset();
+        m_api.reset();
     }
 
     void healthSays503WithoutModel()
     {
-        const HttpResult r = m_client->get("/health");
+        const HttpResult r = m_api->client->get("/health");
         QCOMPARE(r.status, 503);
         QCOMPARE(r.json().value("status").toString(), QStringLiteral("no_model"));
         QVERIFY(r.header("content-type").startsWith("application/json"));
@@ -72,22 +64,22 @@ private Q_SLOTS:
 
     void modelsListIsEmptyWithoutModel()
     {
-        const HttpResult r = m_client->get("/v1/models");
+        const HttpResult r = m_api->client->get("/v1/models");
         QCOMPARE(r.status, 200);
         QCOMPARE(r.json().value("object").toString(), QStringLiteral("list"));
         QVERIFY(r.json().value("data").toArray().isEmpty());
-        QCOMPARE(m_client->get("/v1/models/nothing").status, 404);
+        QCOMPARE(m_api->client->get("/v1/models/nothing").status, 404);
     }
 
     void completionsSay503WithoutModel()
     {
-        HttpResult r = m_client->post("/v1/chat/completions", chatBody());
+        HttpResult r = m_api->client->post("/v1/chat/completions", chatBody());
         QCOMPARE(r.status, 503);
         QVERIFY(r.errorMessage().contains("No model is loaded"));
         QCOMPARE(r.errorType(), QStringLiteral("server_error"));
-        r = m_client->post("/v1/completions", {{"prompt", "Once"}});
+        r = m_api->client->post("/v1/completions", {{"prompt", "Once"}});
         QCOMPARE(r.status, 503);
-        r = m_client->post("/v1/chat/completions", with(chatBody(), "stream", true));
+        r = m_api->client->post("/v1/chat/completions", with(chatBody(), "stream", true));
         QCOMPARE(r.status, 503);
         QCOMPARE(r.json().value("error").toObject().value("code").toString(), QStringLiteral("model_not_ready"));
     }
@@ -95,21 +87,21 @@ private Q_SLOTS:
     void unknownRoutesAre404()
     {
         for (const char *path : {"/", "/v1", "/v1/embeddings", "/v2/chat/completions", "/admin"}) {
-            const HttpResult r = m_client->get(path);
+            const HttpResult r = m_api->client->get(path);
             QCOMPARE(r.status, 404);
             const QJsonObject e = r.json().value("error").toObject();
             QVERIFY2(!e.value("message").toString().isEmpty(), path);
             QCOMPARE(e.value("type").toString(), QStringLiteral("invalid_request_error"));
             QCOMPARE(e.value("code").toString(), QStringLiteral("unknown_url"));
         }
-        QCOMPARE(m_client->call("POST", "/v1/nothing", "{}").status, 404);
+        QCOMPARE(m_api->client->call("POST", "/v1/nothing", "{}").status, 404);
     }
 
     void wrongMethodIs405()
     {
-        QCOMPARE(m_client->get("/v1/chat/completions").status, 405);
-        QCOMPARE(m_client->call("POST", "/health", "{}").status, 405);
-        QCOMPARE(m_client->call("DELETE", "/v1/models").status, 405);
+        QCOMPARE(m_api->client->get("/v1/chat/completions").status, 405);
+        QCOMPARE(m_api->client->call("POST", "/health", "{}").status, 405);
+        QCOMPARE(m_api->client->call("DELETE", "/v1/models").status, 405);
     }
 
     void malformedJsonIs400()
@@ -117,7 +109,7 @@ private Q_SLOTS:
         for (const QByteArray body : {QByteArray("{"), QByteArray("nope"), QByteArray("[1,2]"), QByteArray(""),
                                       QByteArray("{\"messages\": [}")}) {
             for (const char *path : {"/v1/chat/completions", "/v1/completions"}) {
-                const HttpResult r = m_client->call("POST", path, body);
+                const HttpResult r = m_api->client->call("POST", path, body);
                 QCOMPARE(r.status, 400);
                 QCOMPARE(r.json().value("error").toObject().value("code").toString(), QStringLiteral("invalid_json"));
             }
@@ -205,10 +197,10 @@ private Q_SLOTS:
         QFETCH(bool, withKey);
         QFETCH(int, maxBody);
         if (withKey)
-            m_server->setApiKey("sk-errors");
+            m_api->server.setApiKey("sk-errors");
         if (maxBody > 0)
-            m_server->setMaxBodyBytes(maxBody);
-        const HttpResult r = m_client->call(verb, path, body);
+            m_api->server.setMaxBodyBytes(maxBody);
+        const HttpResult r = m_api->client->call(verb, path, body);
         QCOMPARE(r.status, status);
         QVERIFY(r.header("content-type").startsWith("application/json"));
         const QJsonObject root = r.json();
@@ -227,7 +219,7 @@ private Q_SLOTS:
             QCOMPARE(r.header(nv[0].toLower()), nv[1].trimmed());
         }
         // The server is still there.
-        QCOMPARE(m_client->get("/health").status, 503);
+        QCOMPARE(m_api->client->get("/health").status, 503);
     }
 
     void invalidFieldsAre400_data()
@@ -321,7 +313,7 @@ private Q_SLOTS:
         QFETCH(QString, path);
         QFETCH(QJsonObject, body);
         QFETCH(QString, param);
-        const HttpResult r = m_client->post(path, body);
+        const HttpResult r = m_api->client->post(path, body);
         QCOMPARE(r.status, 400);
         QCOMPARE(r.errorType(), QStringLiteral("invalid_request_error"));
         QCOMPARE(r.errorParam(), param);
@@ -358,42 +350,42 @@ private Q_SLOTS:
         full["stream_options"] = QJsonObject{{"include_usage", true}};
         full["frequency_penalty"] = 0.5; // ignored, as other OpenAI-compatible servers do
         full["user"] = "someone";
-        QCOMPARE(m_client->post("/v1/chat/completions", full).status, 503);
-        QCOMPARE(m_client->post("/v1/completions", {{"prompt", QJsonArray{"Once"}}, {"stop", "."}}).status, 503);
+        QCOMPARE(m_api->client->post("/v1/chat/completions", full).status, 503);
+        QCOMPARE(m_api->client->post("/v1/completions", {{"prompt", QJsonArray{"Once"}}, {"stop", "."}}).status, 503);
     }
 
     void bodyOverLimitIs413()
     {
-        m_server->setMaxBodyBytes(1024);
+        m_api->server.setMaxBodyBytes(1024);
         const QJsonObject big = chatBody(QString(4096, QLatin1Char('x')));
-        const HttpResult r = m_client->post("/v1/chat/completions", big);
+        const HttpResult r = m_api->client->post("/v1/chat/completions", big);
         QCOMPARE(r.status, 413);
         QCOMPARE(r.json().value("error").toObject().value("code").toString(), QStringLiteral("request_too_large"));
-        QCOMPARE(m_client->post("/v1/chat/completions", chatBody()).status, 503); // small bodies still pass
+        QCOMPARE(m_api->client->post("/v1/chat/completions", chatBody()).status, 503); // small bodies still pass
     }
 
     void apiKeyIsRequiredWhenSet()
     {
-        m_server->setApiKey("sk-test-123");
-        HttpResult r = m_client->get("/v1/models");
+        m_api->server.setApiKey("sk-test-123");
+        HttpResult r = m_api->client->get("/v1/models");
         QCOMPARE(r.status, 401);
         QCOMPARE(r.json().value("error").toObject().value("code").toString(), QStringLiteral("invalid_api_key"));
-        QCOMPARE(m_client->get("/v1/models", {{"Authorization", "Bearer sk-test-12"}}).status, 401);
-        QCOMPARE(m_client->get("/v1/models", {{"Authorization", "Bearer sk-test-1234"}}).status, 401);
-        QCOMPARE(m_client->get("/v1/models", {{"Authorization", "sk-test-123"}}).status, 401);
-        QCOMPARE(m_client->post("/v1/chat/completions", chatBody()).status, 401);
-        QCOMPARE(m_client->get("/v1/models", {{"Authorization", "Bearer sk-test-123"}}).status, 200);
-        QCOMPARE(m_client->post("/v1/chat/completions", chatBody(), {{"Authorization", "Bearer sk-test-123"}}).status, 503);
+        QCOMPARE(m_api->client->get("/v1/models", {{"Authorization", "Bearer sk-test-12"}}).status, 401);
+        QCOMPARE(m_api->client->get("/v1/models", {{"Authorization", "Bearer sk-test-1234"}}).status, 401);
+        QCOMPARE(m_api->client->get("/v1/models", {{"Authorization", "sk-test-123"}}).status, 401);
+        QCOMPARE(m_api->client->post("/v1/chat/completions", chatBody()).status, 401);
+        QCOMPARE(m_api->client->get("/v1/models", {{"Authorization", "Bearer sk-test-123"}}).status, 200);
+        QCOMPARE(m_api->client->post("/v1/chat/completions", chatBody(), {{"Authorization", "Bearer sk-test-123"}}).status, 503);
         // Health never needs the key (load balancers, the GUI's own probe).
-        QCOMPARE(m_client->get("/health").status, 503);
+        QCOMPARE(m_api->client->get("/health").status, 503);
     }
 
     void corsIsOffByDefault()
     {
-        const HttpResult r = m_client->get("/v1/models", {{"Origin", "http://evil.example"}});
+        const HttpResult r = m_api->client->get("/v1/models", {{"Origin", "http://evil.example"}});
         QCOMPARE(r.status, 200);
         QVERIFY(!r.hasHeader("access-control-allow-origin"));
-        const HttpResult pre = m_client->call("OPTIONS", "/v1/chat/completions", {},
+        const HttpResult pre = m_api->client->call("OPTIONS", "/v1/chat/completions", {},
                                               {{"Origin", "http://evil.example"},
                                                {"Access-Control-Request-Method", "POST"}});
         QVERIFY(!pre.hasHeader("access-control-allow-origin"));
@@ -401,25 +393,25 @@ private Q_SLOTS:
 
     void corsAllowListIsHonoured()
     {
-        m_server->setCorsOrigins({"http://localhost:3000/", "https://app.example"});
-        HttpResult r = m_client->get("/v1/models", {{"Origin", "http://localhost:3000"}});
+        m_api->server.setCorsOrigins({"http://localhost:3000/", "https://app.example"});
+        HttpResult r = m_api->client->get("/v1/models", {{"Origin", "http://localhost:3000"}});
         QCOMPARE(r.header("access-control-allow-origin"), QByteArray("http://localhost:3000"));
-        r = m_client->get("/v1/models", {{"Origin", "http://other.example"}});
+        r = m_api->client->get("/v1/models", {{"Origin", "http://other.example"}});
         QVERIFY(!r.hasHeader("access-control-allow-origin"));
         // Errors carry the header too, so the browser page can read them.
-        r = m_client->post("/v1/chat/completions", {{"messages", 1}}, {{"Origin", "https://app.example"}});
+        r = m_api->client->post("/v1/chat/completions", {{"messages", 1}}, {{"Origin", "https://app.example"}});
         QCOMPARE(r.status, 400);
         QCOMPARE(r.header("access-control-allow-origin"), QByteArray("https://app.example"));
         // Preflight.
-        r = m_client->call("OPTIONS", "/v1/chat/completions", {},
+        r = m_api->client->call("OPTIONS", "/v1/chat/completions", {},
                            {{"Origin", "https://app.example"}, {"Access-Control-Request-Method", "POST"},
                             {"Access-Control-Request-Headers", "authorization, content-type"}});
         QCOMPARE(r.status, 204);
         QCOMPARE(r.header("access-control-allow-origin"), QByteArray("https://app.example"));
         QVERIFY(r.header("access-control-allow-headers").contains("Authorization"));
         QVERIFY(r.header("access-control-allow-methods").contains("POST"));
-        m_server->setCorsOrigins({"*"});
-        r = m_client->get("/health", {{"Origin", "http://anything.example"}});
+        m_api->server.setCorsOrigins({"*"});
+        r = m_api->client->get("/health", {{"Origin", "http://anything.example"}});
         QCOMPARE(r.header("access-control-allow-origin"), QByteArray("http://anything.example"));
     }
 
@@ -428,26 +420,26 @@ private Q_SLOTS:
         // A burst of bad requests, some abandoned mid-way, then a good one.
         QList<QNetworkReply *> replies;
         for (int i = 0; i < 20; ++i)
-            replies << m_client->start("POST", "/v1/chat/completions", QByteArray("{\"messages\":").repeated(i + 1));
+            replies << m_api->client->start("POST", "/v1/chat/completions", QByteArray("{\"messages\":").repeated(i + 1));
         for (int i = 0; i < 20; i += 3)
             replies[i]->abort();
         for (QNetworkReply *r : replies)
             HttpTestClient::wait(r);
         QTcpSocket raw;
-        raw.connectToHost(QHostAddress::LocalHost, quint16(m_server->boundPort()));
+        raw.connectToHost(QHostAddress::LocalHost, quint16(m_api->server.boundPort()));
         QVERIFY(raw.waitForConnected(5000));
         raw.write("GARBAGE / NOTHTTP\r\n\r\n\x01\x02\x03");
         raw.waitForBytesWritten(1000);
         raw.abort();
-        QCOMPARE(m_client->get("/health").status, 503);
-        QCOMPARE(m_client->get("/v1/models").status, 200);
+        QCOMPARE(m_api->client->get("/health").status, 503);
+        QCOMPARE(m_api->client->get("/v1/models").status, 200);
     }
 
     void portInUseIsReadable()
     {
         QTcpServer other;
         QVERIFY(other.listen(QHostAddress::LocalHost, 0));
-        ApiServer second(m_engine.get(), nullptr);
+        ApiServer second(&m_api->engine, nullptr);
         second.setPort(other.serverPort());
         QSignalSpy errors(&second, &ApiServer::errorStringChanged);
         QVERIFY(!second.start());
@@ -462,7 +454,7 @@ private Q_SLOTS:
 
     void otherAddressesNeedAnApiKey()
     {
-        ApiServer open(m_engine.get(), nullptr);
+        ApiServer open(&m_api->engine, nullptr);
         open.setPort(0);
         open.setHost("0.0.0.0");
         QVERIFY(!open.hostIsLoopback());
@@ -485,28 +477,28 @@ private Q_SLOTS:
 
     void stopClosesTheSocket()
     {
-        const quint16 port = quint16(m_server->boundPort());
-        QSignalSpy running(m_server.get(), &ApiServer::runningChanged);
-        m_server->stop();
+        const quint16 port = quint16(m_api->server.boundPort());
+        QSignalSpy running(&m_api->server, &ApiServer::runningChanged);
+        m_api->server.stop();
         QCOMPARE(running.count(), 1);
-        QVERIFY(!m_server->running());
-        QVERIFY(m_server->url().isEmpty());
+        QVERIFY(!m_api->server.running());
+        QVERIFY(m_api->server.url().isEmpty());
         QTcpSocket probe;
         probe.connectToHost(QHostAddress::LocalHost, port);
         QVERIFY(!probe.waitForConnected(2000));
         QCOMPARE(probe.error(), QAbstractSocket::ConnectionRefusedError);
-        m_server->setRunning(true);
-        QVERIFY(m_server->running());
+        m_api->server.setRunning(true);
+        QVERIFY(m_api->server.running());
     }
 
     void requestLogRecordsEveryRequest()
     {
-        RequestLogModel *log = m_server->log();
+        RequestLogModel *log = m_api->server.log();
         QAbstractItemModelTester tester(log, QAbstractItemModelTester::FailureReportingMode::QtTest);
         const int before = log->rowCount();
-        m_client->get("/health");
-        m_client->get("/nope");
-        m_client->post("/v1/chat/completions", QJsonObject{{"messages", 1}});
+        m_api->client->get("/health");
+        m_api->client->get("/nope");
+        m_api->client->post("/v1/chat/completions", QJsonObject{{"messages", 1}});
         QCOMPARE(log->rowCount(), before + 3);
         const auto row = [&](int r, int role) { return log->data(log->index(before + r), role); };
         QCOMPARE(row(0, RequestLogModel::RouteRole).toString(), QStringLiteral("GET /health"));

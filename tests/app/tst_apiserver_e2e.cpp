@@ -2,9 +2,9 @@
 // weights), driven over real sockets: every endpoint streaming and not, usage, stop strings,
 // max_tokens, a client leaving mid-stream, concurrent clients, constrained JSON output that
 // parses and matches its schema every time, forced tool calls, and `waste serve`.
-#include "server/apiserver.h"
+#include "apiservertestbed.h"
 #include "engine/enginecontroller.h"
-#include "httptestclient.h"
+#include "server/apiserver.h"
 
 #include <QDir>
 #include <QProcess>
@@ -118,59 +118,52 @@ const QJsonArray kTools = QJsonDocument::fromJson(R"([
 class TestApiServerE2E : public QObject {
     Q_OBJECT
 
-    std::unique_ptr<EngineController> m_engine;
-    std::unique_ptr<ApiServer> m_server;
-    std::unique_ptr<HttpTestClient> m_client;
+    std::unique_ptr<ApiServerTestbed> m_api;
 
 private Q_SLOTS:
     void initTestCase()
     {
-        m_engine = std::make_unique<EngineController>(nullptr);
-        m_server = std::make_unique<ApiServer>(m_engine.get(), nullptr);
-        m_server->setPort(0);
-        QVERIFY2(m_server->start(), qPrintable(m_server->errorString()));
-        m_client = std::make_unique<HttpTestClient>(m_server->boundPort());
+        m_api = std::make_unique<ApiServerTestbed>();
+        QVERIFY2(m_api->listen(), qPrintable(m_api->server.errorString()));
 
-        m_engine->openModel(kModel, 0, 2048);
+        m_api->engine.openModel(kModel, 0, 2048);
         // While it loads, health says so.
-        const HttpResult loading = m_client->get("/health");
-        if (m_engine->state() == EngineController::Loading) {
+        const HttpResult loading = m_api->client->get("/health");
+        if (m_api->engine.state() == EngineController::Loading) {
             QCOMPARE(loading.status, 503);
             QCOMPARE(loading.json().value("status").toString(), QStringLiteral("loading"));
-            QCOMPARE(m_client->post("/v1/chat/completions", chat("hi", 2)).status, 503);
+            QCOMPARE(m_api->client->post("/v1/chat/completions", chat("hi", 2)).status, 503);
         }
-        QTRY_VERIFY_WITH_TIMEOUT(m_engine->state() == EngineController::Ready
-                                     || m_engine->state() == EngineController::Failed, 60000);
-        if (m_engine->state() == EngineController::Failed && m_engine->errorString().contains("cannot run models yet"))
+        QTRY_VERIFY_WITH_TIMEOUT(m_api->engine.state() == EngineController::Ready
+                                     || m_api->engine.state() == EngineController::Failed, 60000);
+        if (m_api->engine.state() == EngineController::Failed && m_api->engine.errorString().contains("cannot run models yet"))
             QSKIP("the engine on this branch cannot run models yet (transitional Model::open)");
-        QVERIFY2(m_engine->state() == EngineController::Ready, qPrintable(m_engine->errorString()));
+        QVERIFY2(m_api->engine.state() == EngineController::Ready, qPrintable(m_api->engine.errorString()));
     }
 
     void cleanupTestCase()
     {
-        m_client.reset();
-        m_server.reset();
-        m_engine.reset();
+        m_api.reset();
     }
 
     void healthAndModels()
     {
-        HttpResult r = m_client->get("/health");
+        HttpResult r = m_api->client->get("/health");
         QCOMPARE(r.status, 200);
         QCOMPARE(r.json().value("status").toString(), QStringLiteral("ok"));
         QCOMPARE(r.json().value("model").toString(), QStringLiteral("r3"));
-        r = m_client->get("/v1/models");
+        r = m_api->client->get("/v1/models");
         QCOMPARE(r.status, 200);
         const QJsonObject m = r.json().value("data").toArray().at(0).toObject();
         QCOMPARE(m.value("id").toString(), QStringLiteral("r3"));
         QCOMPARE(m.value("object").toString(), QStringLiteral("model"));
-        QCOMPARE(m_client->get("/v1/models/r3").json().value("id").toString(), QStringLiteral("r3"));
-        QCOMPARE(m_client->get("/v1/models/gpt-4").status, 404);
+        QCOMPARE(m_api->client->get("/v1/models/r3").json().value("id").toString(), QStringLiteral("r3"));
+        QCOMPARE(m_api->client->get("/v1/models/gpt-4").status, 404);
     }
 
     void chatCompletion()
     {
-        const HttpResult r = m_client->post("/v1/chat/completions", chat("Say something.", 8));
+        const HttpResult r = m_api->client->post("/v1/chat/completions", chat("Say something.", 8));
         QCOMPARE(r.status, 200);
         const QJsonObject o = r.json();
         QCOMPARE(o.value("object").toString(), QStringLiteral("chat.completion"));
@@ -194,11 +187,11 @@ private Q_SLOTS:
     void chatStreamMatchesTheWholeAnswer()
     {
         const QJsonObject body = chat("Tell me a story.", 24);
-        const HttpResult whole = m_client->post("/v1/chat/completions", body);
+        const HttpResult whole = m_api->client->post("/v1/chat/completions", body);
         QCOMPARE(whole.status, 200);
         const QJsonObject choice = whole.json().value("choices").toArray().at(0).toObject();
 
-        const Stream s = readStream(*m_client, "/v1/chat/completions",
+        const Stream s = readStream(*m_api->client, "/v1/chat/completions",
                                     with(body, "stream_options", QJsonObject{{"include_usage", true}}));
         QCOMPARE(s.status, 200);
         QVERIFY(s.contentType.startsWith("text/event-stream"));
@@ -222,7 +215,7 @@ private Q_SLOTS:
         QCOMPARE(s.text, choice.value("message").toObject().value("content").toString());
 
         // Without include_usage: no usage chunk, no usage keys.
-        const Stream plain = readStream(*m_client, "/v1/chat/completions", body);
+        const Stream plain = readStream(*m_api->client, "/v1/chat/completions", body);
         QVERIFY(plain.done);
         QVERIFY(!plain.chunks.last().contains("usage"));
         QCOMPARE(plain.text, s.text);
@@ -231,14 +224,14 @@ private Q_SLOTS:
     void textCompletions()
     {
         const QJsonObject body{{"prompt", "Once upon a time"}, {"max_tokens", 12}, {"temperature", 0}};
-        const HttpResult whole = m_client->post("/v1/completions", body);
+        const HttpResult whole = m_api->client->post("/v1/completions", body);
         QCOMPARE(whole.status, 200);
         QCOMPARE(whole.json().value("object").toString(), QStringLiteral("text_completion"));
         const QJsonObject choice = whole.json().value("choices").toArray().at(0).toObject();
         QVERIFY(choice.value("text").isString());
         QVERIFY(whole.json().value("usage").toObject().value("prompt_tokens").toInt() > 0);
 
-        const Stream s = readStream(*m_client, "/v1/completions",
+        const Stream s = readStream(*m_api->client, "/v1/completions",
                                     with(body, "stream_options", QJsonObject{{"include_usage", true}}));
         QCOMPARE(s.status, 200);
         QVERIFY(s.framed && s.done);
@@ -251,16 +244,16 @@ private Q_SLOTS:
     {
         QJsonObject body = chat("Pick a word.", 10, 1.0);
         body["seed"] = 1234;
-        const QString a = m_client->post("/v1/chat/completions", body).json().value("choices").toArray().at(0)
+        const QString a = m_api->client->post("/v1/chat/completions", body).json().value("choices").toArray().at(0)
                               .toObject().value("message").toObject().value("content").toString();
-        const QString b = m_client->post("/v1/chat/completions", body).json().value("choices").toArray().at(0)
+        const QString b = m_api->client->post("/v1/chat/completions", body).json().value("choices").toArray().at(0)
                               .toObject().value("message").toObject().value("content").toString();
         QCOMPARE(a, b);
     }
 
     void maxTokensAndStop()
     {
-        HttpResult r = m_client->post("/v1/completions", {{"prompt", "The"}, {"max_tokens", 3}, {"temperature", 0}});
+        HttpResult r = m_api->client->post("/v1/completions", {{"prompt", "The"}, {"max_tokens", 3}, {"temperature", 0}});
         QJsonObject choice = r.json().value("choices").toArray().at(0).toObject();
         const int n = r.json().value("usage").toObject().value("completion_tokens").toInt();
         QVERIFY(n <= 3);
@@ -268,12 +261,12 @@ private Q_SLOTS:
 
         // A stop string taken from the middle of the greedy answer cuts it there.
         const QJsonObject body{{"prompt", "The quick brown fox"}, {"max_tokens", 32}, {"temperature", 0}};
-        const QString full = m_client->post("/v1/completions", body).json().value("choices").toArray().at(0)
+        const QString full = m_api->client->post("/v1/completions", body).json().value("choices").toArray().at(0)
                                  .toObject().value("text").toString();
         if (full.size() < 8)
             QSKIP("the greedy answer is too short to cut");
         const QString stop = full.mid(full.size() / 2, 3);
-        r = m_client->post("/v1/completions", with(body, "stop", QJsonArray{"\u0001never", stop}));
+        r = m_api->client->post("/v1/completions", with(body, "stop", QJsonArray{"\u0001never", stop}));
         choice = r.json().value("choices").toArray().at(0).toObject();
         QCOMPARE(choice.value("text").toString(), full.left(full.indexOf(stop)));
         QCOMPARE(choice.value("finish_reason").toString(), QStringLiteral("stop"));
@@ -281,8 +274,8 @@ private Q_SLOTS:
 
     void clientLeavingMidStreamCancelsIt()
     {
-        const int logRows = m_server->log()->rowCount();
-        QNetworkReply *reply = m_client->start(
+        const int logRows = m_api->server.log()->rowCount();
+        QNetworkReply *reply = m_api->client->start(
             "POST", "/v1/completions",
             QJsonDocument(QJsonObject{{"prompt", "Count forever:"}, {"max_tokens", 1500}, {"temperature", 1.0}, {"seed", 5},
                                       {"stream", true}})
@@ -297,13 +290,13 @@ private Q_SLOTS:
         t.start();
         reply->abort();
         reply->deleteLater();
-        QTRY_COMPARE_WITH_TIMEOUT(m_server->activeRequests(), 0, 20000);
-        const RequestLogModel *log = m_server->log();
+        QTRY_COMPARE_WITH_TIMEOUT(m_api->server.activeRequests(), 0, 20000);
+        const RequestLogModel *log = m_api->server.log();
         QCOMPARE(log->rowCount(), logRows + 1);
         QCOMPARE(log->data(log->index(logRows), RequestLogModel::StatusRole).toInt(), 499);
         QVERIFY(log->data(log->index(logRows), RequestLogModel::TokensRole).toInt() < 1500 + 100);
         // The engine is free again at once.
-        const HttpResult next = m_client->post("/v1/chat/completions", chat("Still there?", 4));
+        const HttpResult next = m_api->client->post("/v1/chat/completions", chat("Still there?", 4));
         QCOMPARE(next.status, 200);
     }
 
@@ -313,9 +306,9 @@ private Q_SLOTS:
         QList<QNetworkReply *> replies;
         for (int i = 0; i < 4; ++i) {
             const QJsonObject b = with(body, "stream", i % 2 == 1);
-            replies << m_client->start("POST", "/v1/chat/completions", QJsonDocument(b).toJson());
+            replies << m_api->client->start("POST", "/v1/chat/completions", QJsonDocument(b).toJson());
         }
-        replies << m_client->start("POST", "/v1/completions",
+        replies << m_api->client->start("POST", "/v1/completions",
                                    QJsonDocument(QJsonObject{{"prompt", "x"}, {"max_tokens", 5}}).toJson());
         QList<HttpResult> results;
         for (QNetworkReply *r : replies)
@@ -342,7 +335,7 @@ private Q_SLOTS:
                 first = text;
             QCOMPARE(text, first); // same greedy request, same answer, whichever order they ran in
         }
-        QCOMPARE(m_server->activeRequests(), 0);
+        QCOMPARE(m_api->server.activeRequests(), 0);
     }
 
     // Two requests queued at once: each handle carries only its own request's batches and
@@ -370,10 +363,10 @@ private Q_SLOTS:
             connect(h, &GenerationHandle::failed, this, [&seen](const GenerationError &) { ++seen.failures; });
         };
         Seen a, b, alone;
-        follow(m_engine->generate(request(QStringLiteral("Once upon a time"))), a);
-        follow(m_engine->generate(request(QStringLiteral("The capital of France is"))), b);
+        follow(m_api->engine.generate(request(QStringLiteral("Once upon a time"))), a);
+        follow(m_api->engine.generate(request(QStringLiteral("The capital of France is"))), b);
         QTRY_VERIFY_WITH_TIMEOUT(a.results.size() == 1 && b.results.size() == 1, 30000);
-        follow(m_engine->generate(request(QStringLiteral("Once upon a time"))), alone);
+        follow(m_api->engine.generate(request(QStringLiteral("Once upon a time"))), alone);
         QTRY_VERIFY_WITH_TIMEOUT(alone.results.size() == 1, 30000);
         QTest::qWait(50); // room for anything late
         for (const Seen *s : {&a, &b, &alone}) {
@@ -398,11 +391,11 @@ private Q_SLOTS:
             const bool stream = seed % 2 == 0;
             QString text;
             if (stream) {
-                const Stream s = readStream(*m_client, "/v1/chat/completions", body);
+                const Stream s = readStream(*m_api->client, "/v1/chat/completions", body);
                 QCOMPARE(s.status, 200);
                 text = s.text;
             } else {
-                const HttpResult r = m_client->post("/v1/chat/completions", body);
+                const HttpResult r = m_api->client->post("/v1/chat/completions", body);
                 QCOMPARE(r.status, 200);
                 text = r.json().value("choices").toArray().at(0).toObject().value("message").toObject()
                            .value("content").toString();
@@ -414,7 +407,7 @@ private Q_SLOTS:
         for (int seed = 1; seed <= 3; ++seed) {
             QJsonObject body = with(chat("JSON please.", 80, 1.0), "response_format", QJsonObject{{"type", "json_object"}});
             body["seed"] = seed;
-            const HttpResult r = m_client->post("/v1/chat/completions", body);
+            const HttpResult r = m_api->client->post("/v1/chat/completions", body);
             QCOMPARE(r.status, 200);
             const QString text = r.json().value("choices").toArray().at(0).toObject().value("message").toObject()
                                      .value("content").toString();
@@ -431,7 +424,7 @@ private Q_SLOTS:
                                             : QJsonValue(QJsonObject{{"type", "function"},
                                                                      {"function", QJsonObject{{"name", "get_weather"}}}});
             body["seed"] = seed;
-            const HttpResult r = m_client->post("/v1/chat/completions", body);
+            const HttpResult r = m_api->client->post("/v1/chat/completions", body);
             QCOMPARE(r.status, 200);
             const QJsonObject choice = r.json().value("choices").toArray().at(0).toObject();
             QCOMPARE(choice.value("finish_reason").toString(), QStringLiteral("tool_calls"));
@@ -452,7 +445,7 @@ private Q_SLOTS:
         QJsonObject body = chat("Time?", 60, 0.0);
         body["tools"] = kTools;
         body["tool_choice"] = QJsonObject{{"type", "function"}, {"function", QJsonObject{{"name", "get_time"}}}};
-        const Stream s = readStream(*m_client, "/v1/chat/completions", body);
+        const Stream s = readStream(*m_api->client, "/v1/chat/completions", body);
         QVERIFY(s.done);
         bool sawCall = false;
         for (const QJsonObject &c : s.chunks) {
@@ -472,17 +465,17 @@ private Q_SLOTS:
 
     void promptLongerThanTheContextIs400()
     {
-        const HttpResult r = m_client->post("/v1/completions",
+        const HttpResult r = m_api->client->post("/v1/completions",
                                             {{"prompt", QString("many words ").repeated(1500)}, {"max_tokens", 4}});
         QCOMPARE(r.status, 400);
         QCOMPARE(r.json().value("error").toObject().value("code").toString(), QStringLiteral("context_length_exceeded"));
         QCOMPARE(r.errorType(), QStringLiteral("invalid_request_error"));
         QCOMPARE(r.errorParam(), QStringLiteral("prompt"));
-        const HttpResult c = m_client->post("/v1/chat/completions", chat(QString("many words ").repeated(1500), 4));
+        const HttpResult c = m_api->client->post("/v1/chat/completions", chat(QString("many words ").repeated(1500), 4));
         QCOMPARE(c.status, 400);
         QCOMPARE(c.json().value("error").toObject().value("code").toString(), QStringLiteral("context_length_exceeded"));
         QCOMPARE(c.errorParam(), QStringLiteral("messages"));
-        QCOMPARE(m_client->post("/v1/completions", {{"prompt", "short"}, {"max_tokens", 2}}).status, 200);
+        QCOMPARE(m_api->client->post("/v1/completions", {{"prompt", "short"}, {"max_tokens", 2}}).status, 200);
     }
 
     void modelsWithATemplateUseIt()
@@ -511,7 +504,7 @@ private Q_SLOTS:
         const QJsonObject body = chat("Hello", 10);
         const HttpResult templated = client.post("/v1/chat/completions", body);
         QCOMPARE(templated.status, 200);
-        const HttpResult raw = m_client->post("/v1/chat/completions", body);
+        const HttpResult raw = m_api->client->post("/v1/chat/completions", body);
         QCOMPARE(raw.status, 200);
         // Same weights, other prompt: the ChatML markers make it longer than raw mode's.
         QVERIFY(templated.json().value("usage").toObject().value("prompt_tokens").toInt()
@@ -539,23 +532,22 @@ private Q_SLOTS:
             {"role", "user"},
             {"content", QJsonArray{QJsonObject{{"type", "image_url"},
                                                {"image_url", QJsonObject{{"url", "data:image/png;base64,aGVsbG8="}}}}}}}};
-        const HttpResult r = m_client->post("/v1/chat/completions", b);
+        const HttpResult r = m_api->client->post("/v1/chat/completions", b);
         QCOMPARE(r.status, 400);
         QVERIFY(r.errorMessage().contains("does not read images"));
     }
 
     void stoppingTheServerMidStreamIsSafe()
     {
-        QNetworkReply *reply = m_client->start(
+        QNetworkReply *reply = m_api->client->start(
             "POST", "/v1/chat/completions",
             QJsonDocument(with(chat("Go on and on.", 1500, 1.0), "stream", true)).toJson());
         QTRY_VERIFY_WITH_TIMEOUT(reply->bytesAvailable() > 0, 30000);
-        m_server->stop();
+        m_api->server.stop();
         HttpTestClient::wait(reply, 10000);
-        QTRY_COMPARE_WITH_TIMEOUT(m_server->activeRequests(), 0, 20000);
-        QVERIFY(m_server->start());
-        m_client = std::make_unique<HttpTestClient>(m_server->boundPort());
-        QCOMPARE(m_client->get("/health").status, 200);
+        QTRY_COMPARE_WITH_TIMEOUT(m_api->server.activeRequests(), 0, 20000);
+        QVERIFY(m_api->listen());
+        QCOMPARE(m_api->client->get("/health").status, 200);
     }
 
     void wasteServeFromTheCommandLine()

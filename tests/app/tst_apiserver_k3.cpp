@@ -3,9 +3,9 @@
 // Random weights never write structure on their own, so structure is forced: tool_choice
 // required / named (a K3 call element) and response_format json_schema (the response
 // channel), with the think channel on and off.
-#include "server/apiserver.h"
+#include "apiservertestbed.h"
 #include "engine/enginecontroller.h"
-#include "httptestclient.h"
+#include "server/apiserver.h"
 
 #include <QSignalSpy>
 #include <QTest>
@@ -88,29 +88,22 @@ Streamed readStream(HttpTestClient &client, QJsonObject body)
 class TestApiServerK3 : public QObject {
     Q_OBJECT
 
-    std::unique_ptr<EngineController> m_engine;
-    std::unique_ptr<ApiServer> m_server;
-    std::unique_ptr<HttpTestClient> m_client;
+    std::unique_ptr<ApiServerTestbed> m_api;
 
 private Q_SLOTS:
     void initTestCase()
     {
-        m_engine = std::make_unique<EngineController>(nullptr);
-        m_server = std::make_unique<ApiServer>(m_engine.get(), nullptr);
-        m_server->setPort(0);
-        QVERIFY2(m_server->start(), qPrintable(m_server->errorString()));
-        m_client = std::make_unique<HttpTestClient>(m_server->boundPort());
-        m_engine->openModel(kModel, 0, 1024);
-        QTRY_VERIFY_WITH_TIMEOUT(m_engine->state() == EngineController::Ready
-                                     || m_engine->state() == EngineController::Failed, 60000);
-        QVERIFY2(m_engine->state() == EngineController::Ready, qPrintable(m_engine->errorString()));
+        m_api = std::make_unique<ApiServerTestbed>();
+        QVERIFY2(m_api->listen(), qPrintable(m_api->server.errorString()));
+        m_api->engine.openModel(kModel, 0, 1024);
+        QTRY_VERIFY_WITH_TIMEOUT(m_api->engine.state() == EngineController::Ready
+                                     || m_api->engine.state() == EngineController::Failed, 60000);
+        QVERIFY2(m_api->engine.state() == EngineController::Ready, qPrintable(m_api->engine.errorString()));
     }
 
     void cleanupTestCase()
     {
-        m_client.reset();
-        m_server.reset();
-        m_engine.reset();
+        m_api.reset();
     }
 
     void forcedToolCallsComeBackParsed()
@@ -122,7 +115,7 @@ private Q_SLOTS:
             body["tool_choice"] = seed <= 2 ? QJsonValue("required")
                                             : QJsonValue(QJsonObject{{"type", "function"},
                                                                      {"function", QJsonObject{{"name", "get_weather"}}}});
-            const HttpResult r = m_client->post("/v1/chat/completions", body);
+            const HttpResult r = m_api->client->post("/v1/chat/completions", body);
             QVERIFY2(r.status == 200, qPrintable(r.errorMessage()));
             const QJsonObject choice = r.json().value("choices").toArray().at(0).toObject();
             QCOMPARE(choice.value("finish_reason").toString(), QStringLiteral("tool_calls"));
@@ -141,7 +134,7 @@ private Q_SLOTS:
 
             // The same request streamed (same seed, same tokens): reasoning as it comes, the
             // call once complete, then the finish reason.
-            const Streamed s = readStream(*m_client, body);
+            const Streamed s = readStream(*m_api->client, body);
             QVERIFY(s.done);
             QCOMPARE(s.finish, QStringLiteral("tool_calls"));
             QCOMPARE(s.reasoning, msg.value("reasoning_content").toString());
@@ -171,7 +164,7 @@ private Q_SLOTS:
             QJsonObject body = chat("Describe someone.", 70, seed % 2 == 0, seed);
             body["response_format"] = QJsonObject{
                 {"type", "json_schema"}, {"json_schema", QJsonObject{{"name", "p"}, {"strict", true}, {"schema", schema}}}};
-            const HttpResult r = m_client->post("/v1/chat/completions", body);
+            const HttpResult r = m_api->client->post("/v1/chat/completions", body);
             QCOMPARE(r.status, 200);
             const QJsonObject choice = r.json().value("choices").toArray().at(0).toObject();
             QCOMPARE(choice.value("finish_reason").toString(), QStringLiteral("stop"));
@@ -179,7 +172,7 @@ private Q_SLOTS:
             const QJsonObject o = QJsonDocument::fromJson(content.toUtf8()).object();
             QVERIFY2(o.size() == 2 && o.value("name").isString() && o.value("age").isDouble(), qPrintable(content));
             QVERIFY2(!content.contains("<|"), qPrintable(content)); // no markup leaks into the answer
-            const Streamed s = readStream(*m_client, body);
+            const Streamed s = readStream(*m_api->client, body);
             QCOMPARE(s.content, content);
         }
     }
@@ -190,11 +183,11 @@ private Q_SLOTS:
         // closes the think channel; the streamed pieces add up to the whole answer.
         QJsonObject body = chat("Hello", 40, true, 3);
         body.remove("thinking");
-        const HttpResult r = m_client->post("/v1/chat/completions", body);
+        const HttpResult r = m_api->client->post("/v1/chat/completions", body);
         QCOMPARE(r.status, 200);
         const QJsonObject msg = r.json().value("choices").toArray().at(0).toObject().value("message").toObject();
         QVERIFY(msg.value("content").isString());
-        const Streamed s = readStream(*m_client, body);
+        const Streamed s = readStream(*m_api->client, body);
         QVERIFY(s.done);
         QCOMPARE(s.reasoning, msg.value("reasoning_content").toString());
         QCOMPARE(s.content, msg.value("content").toString());
@@ -208,12 +201,12 @@ private Q_SLOTS:
         QJsonObject body = chat("Weather?", 8, false, 1);
         body["tools"] = kTools;
         body["tool_choice"] = "required";
-        const HttpResult r = m_client->post("/v1/chat/completions", body);
+        const HttpResult r = m_api->client->post("/v1/chat/completions", body);
         QCOMPARE(r.status, 400);
         QVERIFY2(r.errorMessage().contains("at least"), qPrintable(r.errorMessage()));
         QCOMPARE(r.errorType(), QStringLiteral("invalid_request_error"));
         QCOMPARE(r.errorParam(), QStringLiteral("max_tokens"));
-        QCOMPARE(m_client->get("/health").status, 200);
+        QCOMPARE(m_api->client->get("/health").status, 200);
     }
 };
 

@@ -58,10 +58,8 @@ private Q_SLOTS:
     {
         auto services = StudioApplication::createServices();
         QQmlApplicationEngine qml;
-        QVERIFY(StudioApplication::loadMainWindow(qml));
-        auto *window = qobject_cast<QQuickWindow *>(qml.rootObjects().first());
+        QQuickWindow *window = WindowTest::showMainWindow(qml);
         QVERIFY(window);
-        QVERIFY(QTest::qWaitForWindowExposed(window));
 
         EngineController *engine = services->engine.get();
         engine->openModel(m_model, 0, 4096);

@@ -50,10 +50,8 @@ private Q_SLOTS:
     {
         auto services = StudioApplication::createServices();
         QQmlApplicationEngine qml;
-        QVERIFY(StudioApplication::loadMainWindow(qml));
-        auto *window = qobject_cast<QQuickWindow *>(qml.rootObjects().first());
+        QQuickWindow *window = WindowTest::showMainWindow(qml);
         QVERIFY(window);
-        QVERIFY(QTest::qWaitForWindowExposed(window));
 
         EngineController *engine = services->engine.get();
         engine->openModel(kVision, 0, 4096);

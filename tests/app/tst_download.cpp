@@ -154,7 +154,7 @@ private Q_SLOTS:
         const Run r = runJob(m, s, 45000);
         QVERIFY2(r.ended, "the download did not finish");
         QVERIFY2(r.ok, qPrintable(r.summary + QLatin1Char('\n') + events.join(QLatin1Char('\n'))));
-        QCOMPARE(m.state(), QStringLiteral("done"));
+        QCOMPARE(m.state(), JobState::Done);
         QCOMPARE(m.files()->rowCount(), 7);
 
         const DownloadSnapshot snap = m.snapshot();
@@ -171,7 +171,7 @@ private Q_SLOTS:
             QVERIFY2(got == want, qPrintable(path));
             const FileSnapshot *f = fileIn(snap, path);
             QVERIFY(f);
-            QCOMPARE(f->state, QStringLiteral("done"));
+            QCOMPARE(f->state, FileState::Done);
             qint64 forced = 0;
             if (path == QLatin1String("norange.safetensors"))
                 forced = 600000; // the 200 answer forced the first 600000 bytes again
@@ -268,15 +268,15 @@ private Q_SLOTS:
         QVERIFY(r.ended);
         QVERIFY(!r.ok);
         QVERIFY2(r.summary.contains(QLatin1String("2 of 3 files failed")), qPrintable(r.summary));
-        QCOMPARE(m.state(), QStringLiteral("failed"));
+        QCOMPARE(m.state(), JobState::Failed);
         QCOMPARE(m.failedFiles(), 2);
         const DownloadSnapshot snap = m.snapshot();
-        QCOMPARE(fileIn(snap, QStringLiteral("good.bin"))->state, QStringLiteral("done"));
+        QCOMPARE(fileIn(snap, QStringLiteral("good.bin"))->state, FileState::Done);
         const FileSnapshot *broken = fileIn(snap, QStringLiteral("broken.bin"));
-        QCOMPARE(broken->state, QStringLiteral("failed"));
+        QCOMPARE(broken->state, FileState::Failed);
         QVERIFY2(broken->reason.contains(QLatin1String("500")) && broken->reason.contains(QLatin1String("gave up after 3")), qPrintable(broken->reason));
         const FileSnapshot *gone = fileIn(snap, QStringLiteral("gone.bin"));
-        QCOMPARE(gone->state, QStringLiteral("failed"));
+        QCOMPARE(gone->state, FileState::Failed);
         QVERIFY2(gone->reason.contains(QLatin1String("not on the hub")), qPrintable(gone->reason));
         QCOMPARE(hub.logFor(QStringLiteral("broken.bin")).size(), 3);
         QCOMPARE(hub.logFor(QStringLiteral("gone.bin")).size(), 1); // a 404 is not retried
@@ -307,13 +307,13 @@ private Q_SLOTS:
         QVERIFY(r.ended);
         QVERIFY(!r.ok);
         const FileSnapshot *bad = fileIn(m.snapshot(), QStringLiteral("bad.bin"));
-        QCOMPARE(bad->state, QStringLiteral("failed"));
+        QCOMPARE(bad->state, FileState::Failed);
         QVERIFY2(bad->reason.contains(QLatin1String("sha256 mismatch")) && bad->reason.contains(QLatin1String("again")), qPrintable(bad->reason));
         QCOMPARE(hub.logFor(QStringLiteral("bad.bin")).size(), 2); // the first try and one fresh retry, no more
         QCOMPARE(bad->transferred, 800000);
         QVERIFY(!QFile::exists(s.dest + QStringLiteral("/bad.bin")));
         QVERIFY(partFiles(s.dest).isEmpty());
-        QCOMPARE(fileIn(m.snapshot(), QStringLiteral("ok.bin"))->state, QStringLiteral("done"));
+        QCOMPARE(fileIn(m.snapshot(), QStringLiteral("ok.bin"))->state, FileState::Done);
     }
 
     void pauseKeepsThePartAndResumeContinues()
@@ -329,8 +329,8 @@ private Q_SLOTS:
         m.startJob(s);
         QTRY_VERIFY_WITH_TIMEOUT(m.doneBytes() > 600000, 10000);
         m.pause();
-        QTRY_COMPARE_WITH_TIMEOUT(m.state(), QStringLiteral("paused"), 2000);
-        QCOMPARE(fileIn(m.snapshot(), QStringLiteral("big.bin"))->state, QStringLiteral("paused"));
+        QTRY_COMPARE_WITH_TIMEOUT(m.state(), JobState::Paused, 2000);
+        QCOMPARE(fileIn(m.snapshot(), QStringLiteral("big.bin"))->state, FileState::Paused);
         const QString part = FileTransfer::partPathFor(s.dest, QStringLiteral("big.bin"));
         QVERIFY(QFile::exists(part));
         const qint64 partSize = QFileInfo(part).size();

@@ -73,10 +73,8 @@ private Q_SLOTS:
         services->settings->setModelsFolder(m_tmp.filePath(QStringLiteral("models")));
         QAbstractItemModelTester tester(services->downloads->files(), QAbstractItemModelTester::FailureReportingMode::QtTest);
         QQmlApplicationEngine engine;
-        QVERIFY(StudioApplication::loadMainWindow(engine));
-        auto *window = qobject_cast<QQuickWindow *>(engine.rootObjects().first());
+        QQuickWindow *window = WindowTest::showMainWindow(engine);
         QVERIFY(window);
-        QVERIFY(QTest::qWaitForWindowExposed(window));
         window->setProperty("currentPage", 0);
 
         auto *help = findItem(window, "firstRunHelp");
@@ -92,13 +90,13 @@ private Q_SLOTS:
         QMetaObject::invokeMethod(start, "clicked");
 
         // Mid-download: the bars and the disk line are up.
-        QTRY_COMPARE_WITH_TIMEOUT(services->downloads->state(), QStringLiteral("running"), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(services->downloads->state(), JobState::Running, 10000);
         QTRY_VERIFY_WITH_TIMEOUT(services->downloads->doneBytes() > 200000, 10000);
         auto *disk = findItem(window, "diskLine");
         QVERIFY(disk);
         QVERIFY2(disk->isVisible(), qPrintable(QStringLiteral("hasJob %1 free %2 files %3 state %4 text %5")
                                                    .arg(services->downloads->hasJob()).arg(services->downloads->freeBytes())
-                                                   .arg(services->downloads->fileCount()).arg(services->downloads->state(), disk->property("text").toString())));
+                                                   .arg(services->downloads->fileCount()).arg(jobStateName(services->downloads->state()), disk->property("text").toString())));
         QVERIFY2(disk->property("text").toString().contains(QLatin1String("for the container")), qPrintable(disk->property("text").toString()));
         QVERIFY(findItem(window, "totalProgress")->isVisible());
         QDir().mkpath(QStringLiteral(WASTE_SCREENSHOT_DIR));

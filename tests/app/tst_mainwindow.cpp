@@ -34,10 +34,8 @@ private Q_SLOTS:
     {
         auto services = StudioApplication::createServices();
         QQmlApplicationEngine engine;
-        QVERIFY(StudioApplication::loadMainWindow(engine));
-        auto *window = qobject_cast<QQuickWindow *>(engine.rootObjects().first());
+        QQuickWindow *window = WindowTest::showMainWindow(engine);
         QVERIFY(window);
-        QVERIFY(QTest::qWaitForWindowExposed(window));
 
         // A model open and a short conversation, so the pages show real content.
         QSignalSpy planned(services->planner.get(), &PlannerController::planChanged);

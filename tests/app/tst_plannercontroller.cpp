@@ -109,10 +109,10 @@ private Q_SLOTS:
         planner.setBudget(52 * GiB);
         QCOMPARE(planner.budgetLevel(), 2);
         const QString s = planner.budgetSentence();
-        QVERIFY2(s.startsWith(QStringLiteral("Past 49.5 GB on this 64.0 GB machine the OS will page the expert cache: "
+        QVERIFY2(s.startsWith(QStringLiteral("Past 49.5 GiB on this 64.0 GiB machine the OS will page the expert cache: "
                                              "expect about 8× slower")),
                  qPrintable(s));
-        QVERIFY(s.contains(QStringLiteral("Other programs hold 10.0 GB now")));
+        QVERIFY(s.contains(QStringLiteral("Other programs hold 10.0 GiB now")));
         QVERIFY(planner.predictionAt(52 * GiB).value(QStringLiteral("pastCliff")).toBool());
         QVERIFY(!planner.predictionAt(49 * GiB).value(QStringLiteral("pastCliff")).toBool());
         // Speed is never interpolated across the cliff.
@@ -182,7 +182,7 @@ void TestPlanner::engineMarksTheCliffForK3OnA64GBMachine()
     QVERIFY(planner.defaultBytes() < planner.cliffBytes());
     planner.setBudget(52 * GiB);
     QCOMPARE(planner.budgetLevel(), 2);
-    QVERIFY2(planner.budgetSentence().startsWith(QStringLiteral("Past 49.5 GB on this 64.0 GB machine")),
+    QVERIFY2(planner.budgetSentence().startsWith(QStringLiteral("Past 49.5 GiB on this 64.0 GiB machine")),
              qPrintable(planner.budgetSentence()));
     // The engine's forecast divides past the cliff: the speed there is far lower.
     const double before = planner.predictionAt(46 * GiB).value(QStringLiteral("tokensPerSecond")).toDouble();

@@ -19,6 +19,7 @@
 #include "faultyhub.h"
 #include "settings/appsettings.h"
 #include "studioapplication.h"
+#include "units/units.h"
 
 #include <QApplication>
 #include <QElapsedTimer>
@@ -151,10 +152,8 @@ int main(int argc, char **argv)
         downloads->setEndpoint(QStringLiteral("http://127.0.0.1:%1").arg(hub->port()));
     }
     const auto backgroundState = [&] {
-        return QStringLiteral("download %1 (%2 of %3 MB), conversion %4 (%5 %)")
-            .arg(downloads->state())
-            .arg(downloads->doneBytes() >> 20)
-            .arg(downloads->totalBytes() >> 20)
+        return QStringLiteral("download %1 (%2 of %3), conversion %4 (%5 %)")
+            .arg(jobStateName(downloads->state()), Units::bytes(downloads->doneBytes()), Units::bytes(downloads->totalBytes()))
             .arg(QMetaEnum::fromType<ConversionJob::State>().valueToKey(conversion.state()))
             .arg(int(conversion.progress() * 100));
     };

@@ -1,9 +1,12 @@
 #include "windowtest.h"
 
+#include "studioapplication.h"
+
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QMimeData>
+#include <QQmlApplicationEngine>
 #include <QQuickWindow>
 #include <QSettings>
 #include <QStandardPaths>
@@ -35,6 +38,14 @@ void useOwnAppData(const QString &testName)
     QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, config);
     QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).removeRecursively();
     QFile::remove(QStandardPaths::writableLocation(QStandardPaths::AppConfigLocation) + QStringLiteral(".conf"));
+}
+
+QQuickWindow *showMainWindow(QQmlApplicationEngine &qml)
+{
+    if (!StudioApplication::loadMainWindow(qml))
+        return nullptr;
+    auto *window = qobject_cast<QQuickWindow *>(qml.rootObjects().first());
+    return window && QTest::qWaitForWindowExposed(window) ? window : nullptr;
 }
 
 void collectWarnings()

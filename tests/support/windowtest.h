@@ -6,6 +6,7 @@
 #include <QString>
 #include <QStringList>
 
+class QQmlApplicationEngine;
 class QQuickWindow;
 
 namespace WindowTest {
@@ -15,6 +16,10 @@ namespace WindowTest {
 // the window tests at the same time), both under the test-mode folders (never the user's), and
 // empties both.
 void useOwnAppData(const QString &testName);
+
+// Loads the main window into `qml` and waits until it is on screen; null (the reason already
+// logged) when it did not load or show.
+QQuickWindow *showMainWindow(QQmlApplicationEngine &qml);
 
 // From now on every warning (QML ones included) is kept, and still printed.
 void collectWarnings();

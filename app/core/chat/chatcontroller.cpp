@@ -15,8 +15,6 @@
 
 namespace {
 
-ChatController *s_instance = nullptr;
-
 QString titleFrom(const QString &text)
 {
     QString t = text.simplified();
@@ -35,8 +33,6 @@ QString titleFrom(const QString &text)
 ChatController::ChatController(EngineController *engine, const QString &databasePath, QObject *parent)
     : QObject(parent), m_engine(engine)
 {
-    if (!s_instance)
-        s_instance = this;
     try {
         m_store = std::make_unique<ConversationStore>(databasePath);
     } catch (const std::exception &e) {
@@ -57,19 +53,6 @@ ChatController::~ChatController()
 {
     if (m_run)
         m_run->handle->cancel();
-    if (s_instance == this)
-        s_instance = nullptr;
-}
-
-ChatController *ChatController::create(QQmlEngine *, QJSEngine *)
-{
-    QJSEngine::setObjectOwnership(s_instance, QJSEngine::CppOwnership);
-    return s_instance;
-}
-
-ChatController *ChatController::instance()
-{
-    return s_instance;
 }
 
 void ChatController::refreshList()

@@ -17,6 +17,7 @@
 #include "engine/generationtypes.h"
 #include "engine/tokencount.h"
 #include "chat/messagemodel.h"
+#include "singleton/appsingleton.h"
 
 #include <QElapsedTimer>
 #include <QObject>
@@ -31,7 +32,7 @@
 class EngineController;
 class GenerationHandle;
 
-class ChatController : public QObject {
+class ChatController : public QObject, public AppSingleton<ChatController> {
     Q_OBJECT
     QML_ELEMENT
     QML_SINGLETON
@@ -61,9 +62,6 @@ public:
     // No default argument: Qt 6.4 prefers a default constructor over create() for QML singletons.
     ChatController(EngineController *engine, const QString &databasePath, QObject *parent);
     ~ChatController() override;
-
-    static ChatController *create(QQmlEngine *, QJSEngine *);
-    static ChatController *instance();
 
     ConversationListModel *conversations() { return &m_conversations; }
     MessageModel *messages() { return &m_messages; }

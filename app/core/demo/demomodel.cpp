@@ -11,16 +11,10 @@
 #include <QTimer>
 #include <QtConcurrent/QtConcurrentRun>
 
-namespace {
-DemoModel *s_instance = nullptr;
-}
-
 DemoModel::DemoModel(EngineController *engine, AppSettings *settings, QObject *parent)
     : QObject(parent), m_engine(engine), m_settings(settings),
       m_path(settings->dataFolder() + QStringLiteral("/demo/tiny-kimi-linear.waste"))
 {
-    if (!s_instance)
-        s_instance = this;
     connect(m_engine, &EngineController::modelChanged, this, &DemoModel::activeChanged);
     connect(&m_watcher, &QFutureWatcher<QString>::finished, this, [this] {
         const QString error = m_watcher.result();
@@ -39,19 +33,6 @@ DemoModel::~DemoModel()
 {
     m_cancel = true;
     m_watcher.waitForFinished();
-    if (s_instance == this)
-        s_instance = nullptr;
-}
-
-DemoModel *DemoModel::create(QQmlEngine *, QJSEngine *)
-{
-    QJSEngine::setObjectOwnership(s_instance, QJSEngine::CppOwnership);
-    return s_instance;
-}
-
-DemoModel *DemoModel::instance()
-{
-    return s_instance;
 }
 
 bool DemoModel::active() const

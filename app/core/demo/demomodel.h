@@ -5,6 +5,8 @@
 // they can say how to get a real model.
 #pragma once
 
+#include "singleton/appsingleton.h"
+
 #include <QFutureWatcher>
 #include <QObject>
 #include <QQmlEngine>
@@ -14,7 +16,7 @@
 class EngineController;
 class AppSettings;
 
-class DemoModel : public QObject {
+class DemoModel : public QObject, public AppSingleton<DemoModel> {
     Q_OBJECT
     QML_ELEMENT
     QML_SINGLETON
@@ -31,9 +33,6 @@ public:
     // No default argument: Qt 6.4 prefers a default constructor over create() for QML singletons.
     DemoModel(EngineController *engine, AppSettings *settings, QObject *parent);
     ~DemoModel() override;
-
-    static DemoModel *create(QQmlEngine *, QJSEngine *);
-    static DemoModel *instance();
 
     State state() const { return m_state; }
     double progress() const { return m_progress; }

@@ -16,14 +16,14 @@ QVariant DownloadFileModel::data(const QModelIndex &index, int role) const
     case Qt::DisplayRole:
     case PathRole: return f.path;
     case SizeRole: return f.size;
-    case StateRole: return f.state;
+    case StateRole: return int(f.state);
     case ReasonRole: return f.reason;
     case DetailRole: return f.detail;
     case ChecksumRole: return f.checksum;
     case OnDiskRole: return f.onDisk;
     case TransferredRole: return f.transferred;
     case VerifiedRole: return f.verified;
-    case ProgressRole: return f.size > 0 ? static_cast<double>(f.onDisk) / f.size : (f.state == QLatin1String("done") ? 1.0 : 0.0);
+    case ProgressRole: return f.size > 0 ? static_cast<double>(f.onDisk) / f.size : (f.state == FileState::Done ? 1.0 : 0.0);
     case SpeedRole: return f.speed;
     case EtaRole: return f.etaSeconds;
     case RetriesRole: return f.retries;

@@ -9,7 +9,6 @@
 #include <QStandardPaths>
 
 namespace {
-DownloadManager *s_instance = nullptr;
 
 QString appDataFolder()
 {
@@ -37,8 +36,6 @@ DownloadManager::DownloadManager(const Config &config, QObject *parent) : QObjec
 
 void DownloadManager::init(const Config &config)
 {
-    if (!s_instance)
-        s_instance = this;
     qRegisterMetaType<DownloadSnapshot>();
     qRegisterMetaType<JobSpec>();
     m_files = new DownloadFileModel(this);
@@ -88,21 +85,6 @@ DownloadManager::~DownloadManager()
     }, Qt::BlockingQueuedConnection);
     m_thread.quit();
     m_thread.wait();
-    if (s_instance == this)
-        s_instance = nullptr;
-}
-
-DownloadManager *DownloadManager::create(QQmlEngine *, QJSEngine *)
-{
-    if (!s_instance)
-        s_instance = new DownloadManager(nullptr);
-    QJSEngine::setObjectOwnership(s_instance, QJSEngine::CppOwnership);
-    return s_instance;
-}
-
-DownloadManager *DownloadManager::instance()
-{
-    return s_instance;
 }
 
 QVariantList DownloadManager::presets() const
@@ -254,21 +236,21 @@ void DownloadManager::onSnapshot(const DownloadSnapshot &s)
     m_files->apply(s.files);
     m_active.clear();
     for (const FileSnapshot &f : s.files) {
-        if (f.state != QLatin1String("active") && f.state != QLatin1String("verifying"))
+        if (f.state != FileState::Active && f.state != FileState::Verifying)
             continue;
         m_active.append(QVariantMap{{QStringLiteral("path"), f.path},
                                     {QStringLiteral("size"), f.size},
-                                    {QStringLiteral("state"), f.state},
+                                    {QStringLiteral("state"), int(f.state)},
                                     {QStringLiteral("onDisk"), f.onDisk},
                                     {QStringLiteral("verified"), f.verified},
-                                    {QStringLiteral("progress"), f.size > 0 ? double(f.state == QLatin1String("verifying") ? f.verified : f.onDisk) / f.size : 0.0},
+                                    {QStringLiteral("progress"), f.size > 0 ? double(f.state == FileState::Verifying ? f.verified : f.onDisk) / f.size : 0.0},
                                     {QStringLiteral("speed"), f.speed},
                                     {QStringLiteral("eta"), f.etaSeconds},
                                     {QStringLiteral("retries"), f.retries},
                                     {QStringLiteral("reason"), f.reason},
                                     {QStringLiteral("detail"), f.detail}});
     }
-    if (s.state == QLatin1String("done"))
+    if (s.state == JobState::Done)
         m_lastFinished = s.dest;
     Q_EMIT changed();
 }

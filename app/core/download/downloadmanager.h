@@ -7,19 +7,20 @@
 #include "download/downloadoptions.h"
 #include "download/downloadsnapshot.h"
 #include "download/downloadworker.h"
+#include "singleton/appsingleton.h"
 
 #include <QObject>
 #include <QQmlEngine>
 #include <QThread>
 #include <QVariantList>
 
-class DownloadManager : public QObject {
+class DownloadManager : public QObject, public AppSingleton<DownloadManager> {
     Q_OBJECT
     QML_ELEMENT
     QML_SINGLETON
     Q_PROPERTY(DownloadFileModel *files READ files CONSTANT)
     Q_PROPERTY(bool hasJob READ hasJob NOTIFY changed)
-    Q_PROPERTY(QString state READ state NOTIFY changed)
+    Q_PROPERTY(Download::JobState state READ state NOTIFY changed)
     Q_PROPERTY(QString reason READ reason NOTIFY changed)
     Q_PROPERTY(QString repo READ repo NOTIFY changed)
     Q_PROPERTY(QString revision READ revision NOTIFY changed)
@@ -67,12 +68,9 @@ public:
     DownloadManager(const Config &config, QObject *parent);
     ~DownloadManager() override;
 
-    static DownloadManager *create(QQmlEngine *, QJSEngine *);
-    static DownloadManager *instance();
-
     DownloadFileModel *files() const { return m_files; }
     bool hasJob() const { return m_snap.hasJob; }
-    QString state() const { return m_snap.state; }
+    JobState state() const { return m_snap.state; }
     QString reason() const { return m_snap.reason; }
     QString repo() const { return m_snap.repo; }
     QString revision() const { return m_snap.revision; }

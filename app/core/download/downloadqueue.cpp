@@ -7,11 +7,12 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSaveFile>
+#include <iterator>
 #include <stdexcept>
 
 namespace {
 const char *const kFileStates[] = {"pending", "active", "paused", "verifying", "done", "failed"};
-const char *const kJobStates[] = {"listing", "ready", "running", "paused", "done", "failed"};
+const char *const kJobStates[] = {"idle", "listing", "ready", "running", "paused", "done", "failed"};
 } // namespace
 
 QString fileStateName(FileState s)
@@ -21,7 +22,7 @@ QString fileStateName(FileState s)
 
 FileState fileStateFromName(const QString &name)
 {
-    for (int i = 0; i < 6; ++i)
+    for (int i = 0; i < int(std::size(kFileStates)); ++i)
         if (name == QLatin1String(kFileStates[i]))
             return static_cast<FileState>(i);
     return FileState::Pending;
@@ -34,7 +35,7 @@ QString jobStateName(JobState s)
 
 JobState jobStateFromName(const QString &name)
 {
-    for (int i = 0; i < 6; ++i)
+    for (int i = 0; i < int(std::size(kJobStates)); ++i)
         if (name == QLatin1String(kJobStates[i]))
             return static_cast<JobState>(i);
     return JobState::Ready;

@@ -4,14 +4,14 @@
 // .part files on disk do not already say: on restart the job picks up where it was.
 #pragma once
 
+#include "download/downloadstate.h"
+
 #include <QByteArray>
 #include <QList>
 #include <QString>
 #include <QStringList>
 #include <optional>
 #include <vector>
-
-enum class FileState { Pending, Active, Paused, Verifying, Done, Failed };
 
 QString fileStateName(FileState s);
 FileState fileStateFromName(const QString &name);
@@ -41,7 +41,6 @@ struct QueuedFile {
     }
 };
 
-enum class JobState { Listing, Ready, Running, Paused, Done, Failed };
 QString jobStateName(JobState s);
 JobState jobStateFromName(const QString &name);
 

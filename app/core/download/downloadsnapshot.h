@@ -2,6 +2,8 @@
 // every state change: plain values, copied across the thread boundary.
 #pragma once
 
+#include "download/downloadstate.h"
+
 #include <QList>
 #include <QMetaType>
 #include <QString>
@@ -9,7 +11,7 @@
 struct FileSnapshot {
     QString path;
     qint64 size = 0;
-    QString state;   // pending, active, paused, verifying, done, failed
+    FileState state = FileState::Pending;
     QString reason;  // why it failed / was paused, or the last retry's cause
     QString detail;  // what it is doing now ("retry 2 in 4.0 s after: connection cut")
     QString checksum; // "sha256", "git sha1" or "size only"
@@ -33,7 +35,7 @@ struct SpaceCheck {
 
 struct DownloadSnapshot {
     bool hasJob = false;
-    QString state = QStringLiteral("idle"); // idle, listing, ready, running, paused, done, failed
+    JobState state = JobState::Idle;
     bool unfinished = false; // listing, running or paused: the destination is being written
     QString reason;
     QString repo;

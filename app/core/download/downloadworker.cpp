@@ -1,8 +1,8 @@
 #include "download/downloadworker.h"
 
-#include "download/byteformat.h"
 #include "download/filetransfer.h"
 #include "download/hublister.h"
+#include "units/units.h"
 
 #include <QDir>
 #include <algorithm>
@@ -276,11 +276,11 @@ void DownloadWorker::startJob()
     m_space = computeSpace();
     if (!m_space.enough()) {
         const QString why = QStringLiteral("not enough free space: needs %1%2; %3 free on %4")
-                                .arg(byteformat::bytes(m_space.downloadBytes),
+                                .arg(Units::bytes(m_space.downloadBytes),
                                      m_space.containerBytes > 0 ? QStringLiteral(" + %1 for the container (about the source size)")
-                                                                      .arg(byteformat::bytes(m_space.containerBytes))
+                                                                      .arg(Units::bytes(m_space.containerBytes))
                                                                 : QString(),
-                                     byteformat::bytes(m_space.freeBytes), m_space.volume);
+                                     Units::bytes(m_space.freeBytes), m_space.volume);
         endJob(JobState::Failed, why, false);
         return;
     }
@@ -306,7 +306,7 @@ void DownloadWorker::schedule()
         QStorageInfo info(existingAncestor(m_job->dest));
         if (info.isValid() && info.bytesAvailable() >= 0 && info.bytesAvailable() < f.size - f.onDisk) {
             onDiskProblem(QStringLiteral("the disk is full: %1 needs %2 more, %3 free on %4")
-                              .arg(f.path, byteformat::bytes(f.size - f.onDisk), byteformat::bytes(info.bytesAvailable()), info.rootPath()));
+                              .arg(f.path, Units::bytes(f.size - f.onDisk), Units::bytes(info.bytesAvailable()), info.rootPath()));
             return;
         }
         TransferContext ctx;
@@ -512,7 +512,7 @@ void DownloadWorker::emitSnapshot(bool updateRates)
     }
     const double dt = updateRates ? qMax<qint64>(1, m_tickClock.restart()) / 1000.0 : 0;
     s.hasJob = true;
-    s.state = jobStateName(m_job->state);
+    s.state = m_job->state;
     s.unfinished = m_job->state == JobState::Listing || m_job->state == JobState::Running || m_job->state == JobState::Paused;
     if (m_notice.isEmpty())
         s.reason = m_job->reason; // a refusal of the last action (the notice) is shown first
@@ -532,7 +532,7 @@ void DownloadWorker::emitSnapshot(bool updateRates)
         FileSnapshot fs;
         fs.path = f.path;
         fs.size = f.size;
-        fs.state = fileStateName(f.state);
+        fs.state = f.state;
         fs.reason = f.reason;
         fs.detail = f.detail;
         fs.checksum = !f.sha256.isEmpty() ? QStringLiteral("sha256") : !f.gitOid.isEmpty() ? QStringLiteral("git sha1") : QStringLiteral("size only");

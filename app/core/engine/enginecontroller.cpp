@@ -5,14 +5,8 @@
 #include <QDir>
 #include <QFileInfo>
 
-namespace {
-EngineController *s_instance = nullptr;
-}
-
 EngineController::EngineController(QObject *parent) : QObject(parent)
 {
-    if (!s_instance)
-        s_instance = this;
     m_thread.setObjectName(QStringLiteral("EngineWorker"));
     m_worker = new EngineWorker;
     m_worker->moveToThread(&m_thread);
@@ -95,21 +89,6 @@ EngineController::~EngineController()
     m_worker->cancelAll();
     m_thread.quit();
     m_thread.wait();
-    if (s_instance == this)
-        s_instance = nullptr;
-}
-
-EngineController *EngineController::create(QQmlEngine *, QJSEngine *)
-{
-    if (!s_instance)
-        s_instance = new EngineController(nullptr);
-    QJSEngine::setObjectOwnership(s_instance, QJSEngine::CppOwnership);
-    return s_instance;
-}
-
-EngineController *EngineController::instance()
-{
-    return s_instance;
 }
 
 QString EngineController::stateText() const

@@ -6,6 +6,7 @@
 #include "engine/engineworker.h"
 #include "engine/generationhandle.h"
 #include "engine/tokencount.h"
+#include "singleton/appsingleton.h"
 
 #include <QHash>
 #include <QObject>
@@ -13,7 +14,7 @@
 #include <QThread>
 #include <QVariantMap>
 
-class EngineController : public QObject {
+class EngineController : public QObject, public AppSingleton<EngineController> {
     Q_OBJECT
     QML_ELEMENT
     QML_SINGLETON
@@ -39,10 +40,6 @@ public:
     // No default argument: Qt 6.4 prefers a default constructor over create() for QML singletons.
     explicit EngineController(QObject *parent);
     ~EngineController() override;
-
-    // QML singleton: the application's controller (created in C++ before QML loads).
-    static EngineController *create(QQmlEngine *, QJSEngine *);
-    static EngineController *instance();
 
     State state() const { return m_state; }
     QString stateText() const;

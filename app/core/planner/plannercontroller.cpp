@@ -1,6 +1,7 @@
 #include "planner/plannercontroller.h"
 
 #include "settings/appsettings.h"
+#include "units/units.h"
 
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -9,13 +10,7 @@
 
 namespace {
 
-PlannerController *s_instance = nullptr;
 constexpr int kChartPoints = 64;
-
-QString gb(qint64 bytes)
-{
-    return PlannerController::formatBytes(bytes);
-}
 
 // The chart's right end: past the full working sets, and past the machine's RAM (so the
 // cliff shows) unless the model is so small that RAM would squash its curve into a line.
@@ -31,8 +26,6 @@ qint64 axisMaxFor(const PlanFacts &f)
 PlannerController::PlannerController(std::shared_ptr<PlanSource> source, QObject *parent)
     : QObject(parent), m_source(std::move(source))
 {
-    if (!s_instance)
-        s_instance = this;
     if (AppSettings *s = AppSettings::instance()) {
         m_ctx = s->contextTokens();
         m_budget = s->budgetBytes();
@@ -50,32 +43,6 @@ PlannerController::~PlannerController()
 {
     m_planWatcher.waitForFinished();
     m_diskWatcher.waitForFinished();
-    if (s_instance == this)
-        s_instance = nullptr;
-}
-
-PlannerController *PlannerController::create(QQmlEngine *, QJSEngine *)
-{
-    QJSEngine::setObjectOwnership(s_instance, QJSEngine::CppOwnership);
-    return s_instance;
-}
-
-PlannerController *PlannerController::instance()
-{
-    return s_instance;
-}
-
-QString PlannerController::formatBytes(qint64 bytes)
-{
-    // Binary units written as the rest of the app writes them (Theme.bytes).
-    static const char *units[] = {"B", "KB", "MB", "GB", "TB"};
-    double v = double(bytes);
-    int i = 0;
-    while (std::abs(v) >= 1024 && i < 4) {
-        v /= 1024;
-        ++i;
-    }
-    return QStringLiteral("%1 %2").arg(v, 0, 'f', i == 0 ? 0 : (std::abs(v) >= 100 ? 0 : 1)).arg(QLatin1String(units[i]));
 }
 
 void PlannerController::setContainer(const QString &path)
@@ -246,7 +213,7 @@ QString PlannerController::describe(qint64 budget) const
     if (budget < f.floor)
         return tr("Below the floor of %1 the engine refuses to open this model with a %2 context: choose at least %1, "
                   "or a shorter context.")
-            .arg(gb(f.floor), ctx);
+            .arg(Units::bytes(f.floor), ctx);
     const QVariantMap p = predictionAt(budget);
     const double tps = p.value(QStringLiteral("tokensPerSecond")).toDouble();
     const int hit = int(std::lround(p.value(QStringLiteral("hitRate")).toDouble() * 100));
@@ -257,16 +224,16 @@ QString PlannerController::describe(qint64 budget) const
     if (f.cliff > 0 && budget > f.cliff)
         return tr("Past %1 on this %2 machine the OS will page the expert cache: expect about 8× slower "
                   "(about %3 tok/s). Other programs hold %4 now; stay at or below %1.")
-            .arg(gb(f.cliff), gb(f.physical), speed, gb(f.other));
+            .arg(Units::bytes(f.cliff), Units::bytes(f.physical), speed, Units::bytes(f.other));
     if (f.cap > 0 && budget > f.cap)
         return tr("Above 7/8 of the RAM this process may use (%1): the engine will warn, and other programs have "
                   "little room left. Expect about %2 tok/s.")
-            .arg(gb(f.cap), speed);
+            .arg(Units::bytes(f.cap), speed);
     const QString what = computeBound
                              ? tr("%1 of expert cache holds every expert: no disk reads while decoding, so the "
-                                  "processor sets the speed.").arg(gb(cache))
+                                  "processor sets the speed.").arg(Units::bytes(cache))
                              : tr("%1 of expert cache: about %2 tok/s with %3% of expert reads served from RAM.")
-                                   .arg(gb(cache), speed)
+                                   .arg(Units::bytes(cache), speed)
                                    .arg(hit);
     if (std::llabs(budget - f.defaultBudget) <= std::max<qint64>(f.floor / 200, 1 << 20))
         return tr("The engine's default. %1").arg(what);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "planner/planfacts.h"
+#include "singleton/appsingleton.h"
 
 #include <QFutureWatcher>
 #include <QObject>
@@ -13,7 +14,7 @@
 
 #include <memory>
 
-class PlannerController : public QObject {
+class PlannerController : public QObject, public AppSingleton<PlannerController> {
     Q_OBJECT
     QML_ELEMENT
     QML_SINGLETON
@@ -51,9 +52,6 @@ public:
     // No default argument: Qt 6.4 prefers a default constructor over create() for QML singletons.
     PlannerController(std::shared_ptr<PlanSource> source, QObject *parent);
     ~PlannerController() override;
-
-    static PlannerController *create(QQmlEngine *, QJSEngine *);
-    static PlannerController *instance();
 
     QString container() const { return m_container; }
     void setContainer(const QString &path);
@@ -98,8 +96,6 @@ public:
     Q_INVOKABLE void useDefaultBudget();
     Q_INVOKABLE void measureDisk();
     Q_INVOKABLE void refresh();
-
-    static QString formatBytes(qint64 bytes);
 
 Q_SIGNALS:
     void containerChanged();

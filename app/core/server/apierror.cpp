@@ -1,6 +1,7 @@
 #include "server/apierror.h"
 
 #include "engine/generationtypes.h"
+#include "units/units.h"
 
 #include <QJsonValue>
 
@@ -83,8 +84,7 @@ ApiError ApiError::tooLarge(qint64 limit)
 {
     ApiError e;
     e.status = 413;
-    e.message = QStringLiteral("The request body is larger than this server accepts (%1 MB).")
-                    .arg(double(limit) / (1024.0 * 1024.0), 0, 'f', limit >= 1024 * 1024 ? 0 : 3);
+    e.message = QStringLiteral("The request body is larger than this server accepts (%1).").arg(Units::bytes(limit));
     e.code = QStringLiteral("request_too_large");
     return e;
 }

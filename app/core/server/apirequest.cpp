@@ -1,5 +1,7 @@
 #include "server/apirequest.h"
 
+#include "units/units.h"
+
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonParseError>
@@ -177,8 +179,8 @@ ContentPart readDataUrl(const QString &url, const QString &path, const ParseOpti
     if (p.imageData.isEmpty())
         throw ApiError::invalid(path, QStringLiteral("'%1' holds an empty image.").arg(path));
     if (p.imageData.size() > options.maxImageBytes)
-        throw ApiError::invalid(path, QStringLiteral("'%1' is larger than %2 MB.")
-                                          .arg(path).arg(options.maxImageBytes >> 20));
+        throw ApiError::invalid(path, QStringLiteral("'%1' is larger than %2.")
+                                          .arg(path, Units::bytes(options.maxImageBytes)));
     return p;
 }
 

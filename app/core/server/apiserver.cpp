@@ -18,8 +18,6 @@
 
 namespace {
 
-ApiServer *s_instance = nullptr;
-
 QString methodName(QHttpServerRequest::Method m)
 {
     switch (m) {
@@ -100,8 +98,6 @@ QString routeMethod(Route r)
 ApiServer::ApiServer(EngineController *engine, QObject *parent)
     : QObject(parent), m_engine(engine), m_log(new RequestLogModel(this))
 {
-    if (!s_instance)
-        s_instance = this;
     m_uptime.start();
 }
 
@@ -111,21 +107,6 @@ ApiServer::~ApiServer()
     for (const auto &job : std::as_const(m_jobs))
         QObject::disconnect(job->disconnect);
     m_jobs.clear();
-    if (s_instance == this)
-        s_instance = nullptr;
-}
-
-ApiServer *ApiServer::create(QQmlEngine *, QJSEngine *)
-{
-    if (!s_instance)
-        s_instance = new ApiServer(EngineController::instance(), nullptr);
-    QJSEngine::setObjectOwnership(s_instance, QJSEngine::CppOwnership);
-    return s_instance;
-}
-
-ApiServer *ApiServer::instance()
-{
-    return s_instance;
 }
 
 bool ApiServer::running() const

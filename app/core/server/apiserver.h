@@ -7,6 +7,7 @@
 #pragma once
 
 #include "server/requestlogmodel.h"
+#include "singleton/appsingleton.h"
 
 #include <QElapsedTimer>
 #include <QHash>
@@ -30,7 +31,7 @@ namespace waste {
 struct ReplyDelta;
 }
 
-class ApiServer : public QObject {
+class ApiServer : public QObject, public AppSingleton<ApiServer> {
     Q_OBJECT
     QML_ELEMENT
     QML_SINGLETON
@@ -51,9 +52,6 @@ public:
     // No default argument: Qt 6.4 prefers a default constructor over create() for QML singletons.
     explicit ApiServer(EngineController *engine, QObject *parent);
     ~ApiServer() override;
-
-    static ApiServer *create(QQmlEngine *, QJSEngine *);
-    static ApiServer *instance();
 
     bool running() const;
     QString host() const { return m_host; }

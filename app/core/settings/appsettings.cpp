@@ -3,34 +3,7 @@
 #include <QDir>
 #include <QStandardPaths>
 
-namespace {
-AppSettings *s_instance = nullptr;
-}
-
-AppSettings::AppSettings(QObject *parent) : QObject(parent)
-{
-    if (!s_instance)
-        s_instance = this;
-}
-
-AppSettings::~AppSettings()
-{
-    if (s_instance == this)
-        s_instance = nullptr;
-}
-
-AppSettings *AppSettings::create(QQmlEngine *, QJSEngine *)
-{
-    if (!s_instance)
-        s_instance = new AppSettings(nullptr);
-    QJSEngine::setObjectOwnership(s_instance, QJSEngine::CppOwnership);
-    return s_instance;
-}
-
-AppSettings *AppSettings::instance()
-{
-    return s_instance;
-}
+AppSettings::AppSettings(QObject *parent) : QObject(parent) {}
 
 void AppSettings::write(const QString &key, const QVariant &value)
 {

@@ -2,12 +2,14 @@
 // theme and font size. A QML singleton so every page binds to the same values.
 #pragma once
 
+#include "singleton/appsingleton.h"
+
 #include <QObject>
 #include <QQmlEngine>
 #include <QSettings>
 #include <QStringList>
 
-class AppSettings : public QObject {
+class AppSettings : public QObject, public AppSingleton<AppSettings> {
     Q_OBJECT
     QML_ELEMENT
     QML_SINGLETON
@@ -22,10 +24,6 @@ class AppSettings : public QObject {
 public:
     // No default argument: Qt 6.4 prefers a default constructor over create() for QML singletons.
     explicit AppSettings(QObject *parent);
-    ~AppSettings() override;
-
-    static AppSettings *create(QQmlEngine *, QJSEngine *);
-    static AppSettings *instance();
 
     QString modelsFolder() const;
     void setModelsFolder(const QString &v);

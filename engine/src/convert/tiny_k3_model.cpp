@@ -6,8 +6,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
-
 namespace waste::convert {
 
 using ojson = nlohmann::ordered_json;
@@ -15,7 +13,7 @@ using ojson = nlohmann::ordered_json;
 void TinySource::addK3Tensors(int vocabSize) {
     const TinyDims &d = m_dims;
     const std::string &P = d.prefix;
-    const int C = d.kdaHeads * d.kdaHeadDim, H = d.hidden, E = d.experts, Lt = d.latent;
+    const int C = d.kdaHeads * d.kdaHeadDim, H = d.hidden, Lt = d.latent;
     const int dq = d.qkNope + d.qkRope;
     add(P + "model.embed_tokens.weight", {vocabSize, H}, Init::Embedding);
     for (int L = 0; L < d.layers; ++L) {
@@ -26,13 +24,8 @@ void TinySource::addK3Tensors(int vocabSize) {
         add(p + "self_attention_res_proj.weight", {H}, Init::ResWeight);
         add(p + "mlp_res_norm.weight", {H}, Init::Norm);
         add(p + "mlp_res_proj.weight", {H}, Init::ResWeight);
-        const bool kda = std::find(d.kdaLayers.begin(), d.kdaLayers.end(), L + 1) != d.kdaLayers.end();
-        if (kda) {
-            for (const char *x : {"q", "k", "v"}) add(p + "self_attn." + x + "_proj.weight", {C, H}, Init::Matrix);
-            for (const char *x : {"q", "k", "v"}) add(p + "self_attn." + x + "_conv1d.weight", {C, 1, d.convKernel}, Init::Conv);
-            add(p + "self_attn.f_a_proj.weight", {d.kdaHeadDim, H}, Init::Matrix); // the decay gate stays low-rank
-            add(p + "self_attn.f_b_proj.weight", {C, d.kdaHeadDim}, Init::Matrix);
-            add(p + "self_attn.b_proj.weight", {d.kdaHeads, H}, Init::Matrix);
+        if (isKdaLayer(L)) {
+            addKdaInputs(p);
             add(p + "self_attn.A_log", {d.kdaHeadDim}, Init::ALogPadded); // per head, zero-padded to D
             add(p + "self_attn.dt_bias", {C}, Init::CenteredBias);
             add(p + "self_attn.g_proj.weight", {C, H}, Init::Matrix); // full-rank output gate
@@ -50,27 +43,16 @@ void TinySource::addK3Tensors(int vocabSize) {
         }
         add(p + "post_attention_layernorm.weight", {H}, Init::Norm);
         if (L < d.firstDense) {
-            add(p + "mlp.gate_proj.weight", {d.inter, H}, Init::Matrix);
-            add(p + "mlp.up_proj.weight", {d.inter, H}, Init::Matrix);
-            add(p + "mlp.down_proj.weight", {H, d.inter}, Init::OutMatrix);
+            addDenseMlp(p, Init::OutMatrix);
             continue;
         }
         const std::string m = p + "block_sparse_moe.";
-        add(m + "gate.weight", {E, H}, Init::Matrix);
-        add(m + "gate.e_score_correction_bias", {E}, Init::Bias);
+        addRouter(m);
         add(m + "routed_expert_down_proj.weight", {Lt, H}, Init::Matrix);
         add(m + "routed_expert_norm.weight", {Lt}, Init::Norm);
         add(m + "routed_expert_up_proj.weight", {H, Lt}, Init::OutMatrix);
-        const int ms = d.moeInter * std::max(1, d.shared);
-        add(m + "shared_experts.gate_proj.weight", {ms, H}, Init::Matrix);
-        add(m + "shared_experts.up_proj.weight", {ms, H}, Init::Matrix);
-        add(m + "shared_experts.down_proj.weight", {H, ms}, Init::OutMatrix);
-        for (int e = 0; e < E; ++e) {
-            const std::string q = m + "experts." + std::to_string(e) + ".";
-            add(q + "w1.weight", {d.moeInter, Lt}, Init::Matrix, d.mxfp4Experts);
-            add(q + "w2.weight", {Lt, d.moeInter}, Init::Matrix, d.mxfp4Experts);
-            add(q + "w3.weight", {d.moeInter, Lt}, Init::Matrix, d.mxfp4Experts);
-        }
+        addSharedExperts(m, Init::OutMatrix);
+        addRoutedExperts(m, Lt, d.mxfp4Experts);
     }
     add(P + "model.norm.weight", {H}, Init::Norm);
     add(P + "model.output_attn_res_norm.weight", {H}, Init::Norm);
@@ -80,16 +62,8 @@ void TinySource::addK3Tensors(int vocabSize) {
 
 std::string TinySource::k3Config(int vocabSize, int nTokens) const {
     const TinyDims &d = m_dims;
-    const int eos = nTokens + 7; // <|end_of_msg|>
     ojson t;
-    t["architectures"] = {"KimiLinearForCausalLM"};
-    t["model_type"] = "kimi_linear";
-    t["bos_token_id"] = nTokens;
-    t["eos_token_id"] = eos;
-    t["pad_token_id"] = nTokens + 1;
-    t["first_k_dense_replace"] = d.firstDense;
-    t["head_dim"] = d.qkNope + d.qkRope;
-    t["hidden_act"] = "situ";
+    putHeadKeys(t, nTokens, nTokens + 7 /* <|end_of_msg|> */, "situ");
     t["activation_situ_beta"] = d.situBeta;
     t["activation_situ_linear_beta"] = d.situLinearBeta;
     t["hidden_size"] = d.hidden;
@@ -97,38 +71,21 @@ std::string TinySource::k3Config(int vocabSize, int nTokens) const {
     t["intermediate_size"] = d.inter;
     t["kv_lora_rank"] = d.kvLora;
     t["q_lora_rank"] = d.qLora;
-    t["linear_attn_config"] = {{"full_attn_layers", d.fullAttnLayers},
-                               {"head_dim", d.kdaHeadDim},
-                               {"kda_layers", d.kdaLayers},
-                               {"num_heads", d.kdaHeads},
-                               {"short_conv_kernel_size", d.convKernel},
-                               {"use_full_rank_gate", true},
-                               {"gate_lower_bound", d.gateLowerBound}};
+    t["linear_attn_config"] = linearAttnConfig();
+    t["linear_attn_config"]["use_full_rank_gate"] = true;
+    t["linear_attn_config"]["gate_lower_bound"] = d.gateLowerBound;
     t["mla_use_nope"] = true;
     t["mla_use_output_gate"] = true;
     t["attn_res_block_size"] = d.attnResBlock;
-    t["model_max_length"] = 1048576;
-    t["moe_intermediate_size"] = d.moeInter;
-    t["moe_layer_freq"] = 1;
-    t["moe_renormalize"] = true;
-    t["moe_router_activation_func"] = "sigmoid";
+    putMoeKeys(t);
     t["routed_expert_hidden_size"] = d.latent;
     t["latent_moe_use_norm"] = true;
     t["num_attention_heads"] = d.mlaHeads;
     t["n_group"] = 1;
     t["num_expert_group"] = 1;
     t["topk_group"] = 1;
-    t["num_experts"] = d.experts;
-    t["num_experts_per_token"] = d.topK;
-    t["num_hidden_layers"] = d.layers;
-    t["num_key_value_heads"] = d.mlaHeads;
-    t["num_nextn_predict_layers"] = 0;
-    t["num_shared_experts"] = d.shared;
-    t["qk_nope_head_dim"] = d.qkNope;
-    t["qk_rope_head_dim"] = d.qkRope;
-    t["rms_norm_eps"] = 1e-05;
-    t["rope_scaling"] = nullptr;
-    t["rope_theta"] = 10000.0;
+    putCountKeys(t);
+    putRopeKeys(t);
     t["routed_scaling_factor"] = 1.0;
     t["tie_word_embeddings"] = false;
     t["torch_dtype"] = "bfloat16";

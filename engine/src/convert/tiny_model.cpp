@@ -135,20 +135,58 @@ TinySource::TinySource(const TinyModelOptions &options) : m_options(options), m_
     m_files["tokenizer_config.json"] = tc.dump(2) + "\n";
 }
 
+bool TinySource::isKdaLayer(int layer) const {
+    return std::find(m_dims.kdaLayers.begin(), m_dims.kdaLayers.end(), layer + 1) != m_dims.kdaLayers.end();
+}
+
+void TinySource::addKdaInputs(const std::string &p) {
+    const TinyDims &d = m_dims;
+    const int C = d.kdaHeads * d.kdaHeadDim, H = d.hidden;
+    for (const char *x : {"q", "k", "v"}) add(p + "self_attn." + x + "_proj.weight", {C, H}, Init::Matrix);
+    for (const char *x : {"q", "k", "v"}) add(p + "self_attn." + x + "_conv1d.weight", {C, 1, d.convKernel}, Init::Conv);
+    add(p + "self_attn.f_a_proj.weight", {d.kdaHeadDim, H}, Init::Matrix); // the decay gate is low-rank
+    add(p + "self_attn.f_b_proj.weight", {C, d.kdaHeadDim}, Init::Matrix);
+    add(p + "self_attn.b_proj.weight", {d.kdaHeads, H}, Init::Matrix);
+}
+
+void TinySource::addDenseMlp(const std::string &p, Init down) {
+    const TinyDims &d = m_dims;
+    add(p + "mlp.gate_proj.weight", {d.inter, d.hidden}, Init::Matrix);
+    add(p + "mlp.up_proj.weight", {d.inter, d.hidden}, Init::Matrix);
+    add(p + "mlp.down_proj.weight", {d.hidden, d.inter}, down);
+}
+
+void TinySource::addRouter(const std::string &m) {
+    add(m + "gate.weight", {m_dims.experts, m_dims.hidden}, Init::Matrix);
+    add(m + "gate.e_score_correction_bias", {m_dims.experts}, Init::Bias);
+}
+
+void TinySource::addSharedExperts(const std::string &m, Init down) {
+    const TinyDims &d = m_dims;
+    const int ms = d.moeInter * std::max(1, d.shared);
+    add(m + "shared_experts.gate_proj.weight", {ms, d.hidden}, Init::Matrix);
+    add(m + "shared_experts.up_proj.weight", {ms, d.hidden}, Init::Matrix);
+    add(m + "shared_experts.down_proj.weight", {d.hidden, ms}, down);
+}
+
+void TinySource::addRoutedExperts(const std::string &m, int width, bool mxfp4) {
+    for (int e = 0; e < m_dims.experts; ++e) {
+        const std::string q = m + "experts." + std::to_string(e) + ".";
+        add(q + "w1.weight", {m_dims.moeInter, width}, Init::Matrix, mxfp4);
+        add(q + "w2.weight", {width, m_dims.moeInter}, Init::Matrix, mxfp4);
+        add(q + "w3.weight", {m_dims.moeInter, width}, Init::Matrix, mxfp4);
+    }
+}
+
 void TinySource::addKimiLinearTensors(int vocabSize) {
     const TinyDims &d = m_dims;
-    const int C = d.kdaHeads * d.kdaHeadDim, H = d.hidden, E = d.experts;
+    const int C = d.kdaHeads * d.kdaHeadDim, H = d.hidden;
     add("model.embed_tokens.weight", {vocabSize, H}, Init::Embedding);
     for (int L = 0; L < d.layers; ++L) {
         const std::string p = "model.layers." + std::to_string(L) + ".";
         add(p + "input_layernorm.weight", {H}, Init::Norm);
-        const bool kda = std::find(d.kdaLayers.begin(), d.kdaLayers.end(), L + 1) != d.kdaLayers.end();
-        if (kda) {
-            for (const char *x : {"q", "k", "v"}) add(p + "self_attn." + x + "_proj.weight", {C, H}, Init::Matrix);
-            for (const char *x : {"q", "k", "v"}) add(p + "self_attn." + x + "_conv1d.weight", {C, 1, d.convKernel}, Init::Conv);
-            add(p + "self_attn.f_a_proj.weight", {d.kdaHeadDim, H}, Init::Matrix);
-            add(p + "self_attn.f_b_proj.weight", {C, d.kdaHeadDim}, Init::Matrix);
-            add(p + "self_attn.b_proj.weight", {d.kdaHeads, H}, Init::Matrix);
+        if (isKdaLayer(L)) {
+            addKdaInputs(p);
             add(p + "self_attn.A_log", {1, 1, d.kdaHeads, 1}, Init::ALog);
             add(p + "self_attn.dt_bias", {C}, Init::DtBias);
             add(p + "self_attn.g_a_proj.weight", {d.kdaHeadDim, H}, Init::Matrix);
@@ -164,22 +202,12 @@ void TinySource::addKimiLinearTensors(int vocabSize) {
         }
         add(p + "post_attention_layernorm.weight", {H}, Init::Norm);
         if (L < d.firstDense) {
-            add(p + "mlp.gate_proj.weight", {d.inter, H}, Init::Matrix);
-            add(p + "mlp.up_proj.weight", {d.inter, H}, Init::Matrix);
-            add(p + "mlp.down_proj.weight", {H, d.inter}, Init::Matrix);
+            addDenseMlp(p, Init::Matrix);
         } else {
-            add(p + "block_sparse_moe.gate.weight", {E, H}, Init::Matrix);
-            add(p + "block_sparse_moe.gate.e_score_correction_bias", {E}, Init::Bias);
-            const int ms = d.moeInter * std::max(1, d.shared);
-            add(p + "block_sparse_moe.shared_experts.gate_proj.weight", {ms, H}, Init::Matrix);
-            add(p + "block_sparse_moe.shared_experts.up_proj.weight", {ms, H}, Init::Matrix);
-            add(p + "block_sparse_moe.shared_experts.down_proj.weight", {H, ms}, Init::Matrix);
-            for (int e = 0; e < E; ++e) {
-                const std::string q = p + "block_sparse_moe.experts." + std::to_string(e) + ".";
-                add(q + "w1.weight", {d.moeInter, H}, Init::Matrix);
-                add(q + "w2.weight", {H, d.moeInter}, Init::Matrix);
-                add(q + "w3.weight", {d.moeInter, H}, Init::Matrix);
-            }
+            const std::string m = p + "block_sparse_moe.";
+            addRouter(m);
+            addSharedExperts(m, Init::Matrix);
+            addRoutedExperts(m, H, false);
         }
     }
     add("model.norm.weight", {H}, Init::Norm);
@@ -207,49 +235,69 @@ void TinySource::addVisionTensors() {
     add("mm_projector.post_norm.weight", {H}, Init::Norm);
 }
 
-std::string TinySource::kimiLinearConfig(int vocabSize, int nTokens) const {
-    const TinyDims &d = m_dims;
-    const int H = d.hidden, E = d.experts;
-    // config.json in Kimi-Linear's shape.
-    const int bos = nTokens, eos = nTokens + 2;
-    ojson c;
+void TinySource::putHeadKeys(ojson &c, int nTokens, int eos, const char *activation) const {
     c["architectures"] = {"KimiLinearForCausalLM"};
     c["model_type"] = "kimi_linear";
-    c["bos_token_id"] = bos;
+    c["bos_token_id"] = nTokens;
     c["eos_token_id"] = eos;
     c["pad_token_id"] = nTokens + 1;
-    c["first_k_dense_replace"] = d.firstDense;
-    c["head_dim"] = d.qkNope + d.qkRope;
-    c["hidden_act"] = "silu";
-    c["hidden_size"] = H;
-    c["initializer_range"] = 0.02;
-    c["intermediate_size"] = d.inter;
-    c["kv_lora_rank"] = d.kvLora;
-    c["linear_attn_config"] = {{"full_attn_layers", d.fullAttnLayers},
-                               {"head_dim", d.kdaHeadDim},
-                               {"kda_layers", d.kdaLayers},
-                               {"num_heads", d.kdaHeads},
-                               {"short_conv_kernel_size", d.convKernel}};
-    c["mla_use_nope"] = true;
+    c["first_k_dense_replace"] = m_dims.firstDense;
+    c["head_dim"] = m_dims.qkNope + m_dims.qkRope;
+    c["hidden_act"] = activation;
+}
+
+ojson TinySource::linearAttnConfig() const {
+    const TinyDims &d = m_dims;
+    return {{"full_attn_layers", d.fullAttnLayers},
+            {"head_dim", d.kdaHeadDim},
+            {"kda_layers", d.kdaLayers},
+            {"num_heads", d.kdaHeads},
+            {"short_conv_kernel_size", d.convKernel}};
+}
+
+void TinySource::putMoeKeys(ojson &c) const {
     c["model_max_length"] = 1048576;
-    c["moe_intermediate_size"] = d.moeInter;
+    c["moe_intermediate_size"] = m_dims.moeInter;
     c["moe_layer_freq"] = 1;
     c["moe_renormalize"] = true;
     c["moe_router_activation_func"] = "sigmoid";
-    c["num_attention_heads"] = d.mlaHeads;
-    c["num_expert_group"] = 1;
-    c["num_experts"] = E;
+}
+
+void TinySource::putCountKeys(ojson &c) const {
+    const TinyDims &d = m_dims;
+    c["num_experts"] = d.experts;
     c["num_experts_per_token"] = d.topK;
     c["num_hidden_layers"] = d.layers;
     c["num_key_value_heads"] = d.mlaHeads;
     c["num_nextn_predict_layers"] = 0;
     c["num_shared_experts"] = d.shared;
-    c["q_lora_rank"] = nullptr;
-    c["qk_nope_head_dim"] = d.qkNope;
-    c["qk_rope_head_dim"] = d.qkRope;
+}
+
+void TinySource::putRopeKeys(ojson &c) const {
+    c["qk_nope_head_dim"] = m_dims.qkNope;
+    c["qk_rope_head_dim"] = m_dims.qkRope;
     c["rms_norm_eps"] = 1e-05;
     c["rope_scaling"] = nullptr;
     c["rope_theta"] = 10000.0;
+}
+
+std::string TinySource::kimiLinearConfig(int vocabSize, int nTokens) const {
+    const TinyDims &d = m_dims;
+    // config.json in Kimi-Linear's shape.
+    ojson c;
+    putHeadKeys(c, nTokens, nTokens + 2, "silu");
+    c["hidden_size"] = d.hidden;
+    c["initializer_range"] = 0.02;
+    c["intermediate_size"] = d.inter;
+    c["kv_lora_rank"] = d.kvLora;
+    c["linear_attn_config"] = linearAttnConfig();
+    c["mla_use_nope"] = true;
+    putMoeKeys(c);
+    c["num_attention_heads"] = d.mlaHeads;
+    c["num_expert_group"] = 1;
+    putCountKeys(c);
+    c["q_lora_rank"] = nullptr;
+    putRopeKeys(c);
     c["routed_scaling_factor"] = 2.446;
     c["tie_word_embeddings"] = false;
     c["topk_group"] = 1;

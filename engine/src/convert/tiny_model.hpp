@@ -73,12 +73,26 @@ private:
         uint64_t key = 0;
     };
     void add(const std::string &name, std::vector<int64_t> shape, Init init, bool mxfp4 = false);
+    // Tensor runs both architectures lay out alike, in checkpoint order. p: "model.layers.N.",
+    // m: its "block_sparse_moe.".
+    bool isKdaLayer(int layer) const;
+    void addKdaInputs(const std::string &p); // q/k/v projections and convolutions, f_a/f_b, b_proj
+    void addDenseMlp(const std::string &p, Init down);
+    void addRouter(const std::string &m);
+    void addSharedExperts(const std::string &m, Init down);
+    void addRoutedExperts(const std::string &m, int width, bool mxfp4);
     void addKimiLinearTensors(int vocabSize);
     void addK3Tensors(int vocabSize); // tiny_k3_model.cpp
     void addVisionTensors();
     std::string kimiLinearConfig(int vocabSize, int nTokens) const;
     std::string k3Config(int vocabSize, int nTokens) const; // tiny_k3_model.cpp
     void addVisionConfig(nlohmann::ordered_json &c, int nTokens) const;
+    // config.json key runs both architectures write alike (each keeps its own key order).
+    void putHeadKeys(nlohmann::ordered_json &c, int nTokens, int eos, const char *activation) const;
+    nlohmann::ordered_json linearAttnConfig() const;
+    void putMoeKeys(nlohmann::ordered_json &c) const;   // model_max_length .. moe_router_activation_func
+    void putCountKeys(nlohmann::ordered_json &c) const; // num_experts .. num_shared_experts
+    void putRopeKeys(nlohmann::ordered_json &c) const;  // qk_nope_head_dim .. rope_theta
     void generate(const Tensor &t, int64_t first, int64_t count, float *out) const;
 
     TinyModelOptions m_options;
