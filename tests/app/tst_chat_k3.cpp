@@ -87,7 +87,9 @@ private Q_SLOTS:
         const QString question = QStringLiteral("What is in this picture?");
         WindowTest::typeText(window, question);
         QTest::keyClick(window, Qt::Key_Return);
-        QVERIFY(saved.wait(60000));
+        // Counted, not waited for: a short answer can be saved while the key press is still
+        // being delivered, before a wait() would start listening.
+        QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 1, 60000);
         QCOMPARE(results.size(), 1);
         const GenerationResult gui = results.first();
         QVERIFY(!gui.tokens.isEmpty());
@@ -127,7 +129,7 @@ private Q_SLOTS:
         chat->setMaxTokens(kMaxTokens);
         chat->setThinking(true);
         QVERIFY2(chat->send(QStringLiteral("Think first, then answer: what is two plus two?")), qPrintable(chat->notice()));
-        QVERIFY(saved.wait(60000));
+        QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 2, 60000);
         QCOMPARE(results.size(), 3);
         const GenerationResult thinkingGui = results.last();
         QJsonObject thinkingBody{
@@ -151,7 +153,7 @@ private Q_SLOTS:
         composer->forceActiveFocus();
         WindowTest::typeText(window, QStringLiteral("And three plus three?"));
         QTest::keyClick(window, Qt::Key_Return);
-        QVERIFY(saved.wait(60000));
+        QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 3, 60000);
         QVERIFY(chat->messages()->rowCount() == 4);
         const GenerationStats followUp = results.last().stats;
         QCOMPARE(followUp.prefilledTokens, followUp.promptTokens - followUp.reusedTokens);
