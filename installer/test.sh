@@ -17,6 +17,8 @@ if [ -n "${WASTE_SANITIZE:-}" ]; then
 fi
 # Every option is stated: build/ is shared with installer/run.sh, which turns the tests off,
 # and CMake keeps cached options unless a command names them.
+# ccache, when installed, makes rebuilds after a pull or a second clone fast.
+command -v ccache >/dev/null && opts+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${opts[@]}" >/dev/null
 cmake --build "$dir" -j"$(nproc)"
 mkdir -p -m 700 "$PWD/$dir/test-output/xdg"
