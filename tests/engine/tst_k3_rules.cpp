@@ -2,7 +2,8 @@
 // shared/reference/k3-chat-format-rules.md, each named for the rule it checks:
 // Elements_*, Order<step>_*, Normalise_*, Messages_*. The fixture's 30 cases are a
 // sample (tst_k3_template); these reach the branches the sample does not. Every expected
-// segment list is written by hand from the rules page.
+// segment list is written by hand from the rules page. Long on purpose: one test per rule,
+// each with its expected segments spelled out.
 #include <gtest/gtest.h>
 
 #include "text/k3_template.hpp"
