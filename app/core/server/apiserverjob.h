@@ -10,11 +10,11 @@
 #include <waste/chat.hpp>
 #include "server/httpexchange.h"
 #include "server/replyassembler.h"
+#include "server/requestimages.h"
 
 #include <QElapsedTimer>
 #include <QMetaObject>
 #include <QString>
-#include <QTemporaryDir>
 
 #include <memory>
 
@@ -34,5 +34,5 @@ struct ApiServer::Job {
     quint64 logKey = 0;
     QElapsedTimer clock;
     QMetaObject::Connection disconnect;
-    std::unique_ptr<QTemporaryDir> images;
+    RequestImages images; // the request's pictures as files, kept until it ends
 };

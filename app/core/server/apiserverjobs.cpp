@@ -3,14 +3,12 @@
 #include "server/apiserverjob.h"
 
 #include "engine/enginecontroller.h"
-#include "prompt/mediablock.h"
 #include "server/openaijson.h"
 #include "server/promptrenderer.h"
 #include "server/requestconstraint.h"
 #include "server/templatedchat.h"
 
 #include <QDateTime>
-#include <QFile>
 #include <QRandomGenerator>
 #include <QTcpSocket>
 
@@ -64,35 +62,7 @@ void ApiServer::startCompletion(const std::shared_ptr<HttpExchange> &ex, ApiRequ
             if (!m_engine->hasVision())
                 throw ApiError::invalid(QStringLiteral("messages"),
                                         tr("The open model (%1) does not read images.").arg(modelId()));
-            QByteArray bytes = part.imageData;
-            QString path = part.imagePath;
-            if (!path.isEmpty()) {
-                QFile f(path);
-                if (!f.open(QIODevice::ReadOnly))
-                    throw ApiError::invalid(QStringLiteral("messages"), tr("Cannot read the image %1.").arg(path));
-            } else {
-                if (!job->images)
-                    job->images = std::make_unique<QTemporaryDir>();
-                path = job->images->filePath(QStringLiteral("image-%1").arg(gen.imagePaths.size()));
-                QFile f(path);
-                if (!f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size())
-                    throw ApiError::server(tr("Cannot write a temporary image file to %1.").arg(path));
-            }
-            // The same media block as the chat page and the CLI: the size once decoded, EXIF
-            // orientation applied, read from the header as the engine reads it.
-            QString block;
-            try {
-                block = imageMediaBlock(path);
-            } catch (const std::exception &e) {
-                // The reason names the file; a data URL's temporary file means nothing to the client.
-                const QString which = part.imagePath.isEmpty() ? tr("image %1 (data URL)").arg(gen.imagePaths.size() + 1)
-                                                               : part.imagePath;
-                throw ApiError::invalid(QStringLiteral("messages"),
-                                        tr("An image could not be read: %1")
-                                            .arg(QString::fromStdString(e.what()).replace(path, which)));
-            }
-            gen.imagePaths << path;
-            return block;
+            return job->images.mediaBlock(part);
         };
         if (job->format == waste::ChatFormat::Plain) {
             gen.segments = renderRawChat(request, images);
@@ -104,6 +74,7 @@ void ApiServer::startCompletion(const std::shared_ptr<HttpExchange> &ex, ApiRequ
                         prompts << images(part);
             gen.segments = renderTemplatedChat(job->format, request, prompts);
         }
+        gen.imagePaths = job->images.paths();
     } else {
         gen.segments = renderCompletion(request);
     }
