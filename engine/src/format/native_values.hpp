@@ -1,0 +1,45 @@
+// The element encodings of native expert records (native_record.hpp), decoded exactly
+// to f32: every value these formats can hold is representable in f32.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace waste::format {
+
+// E2M1 (FP4): bit 3 sign, bits 2..1 exponent, bit 0 mantissa.
+inline float e2m1Value(uint8_t code)
+{
+    static constexpr float kMagnitude[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+    const float m = kMagnitude[code & 7];
+    return (code & 8) ? -m : m;
+}
+
+// E8M0 shared scale: 2^(e-127); e = 255 is NaN in the OCP MX spec.
+inline float e8m0Scale(uint8_t e) { return e == 255 ? std::nanf("") : std::ldexp(1.0f, int(e) - 127); }
+
+// FP8 E4M3 (the "fn" variant: no infinities, S.1111.111 is NaN), exponent bias 7.
+inline float e4m3Value(uint8_t b)
+{
+    const int exp = (b >> 3) & 15, man = b & 7;
+    float v;
+    if (exp == 15 && man == 7)
+        v = std::nanf("");
+    else if (exp == 0)
+        v = std::ldexp(float(man), -9); // subnormal: man/8 * 2^-6
+    else
+        v = std::ldexp(float(8 + man), exp - 10); // (1 + man/8) * 2^(exp-7)
+    return (b & 0x80) ? -v : v;
+}
+
+// bfloat16 from its two little-endian bytes.
+inline float bf16Value(const uint8_t *p)
+{
+    const uint32_t bits = (uint32_t(p[0]) | (uint32_t(p[1]) << 8)) << 16;
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+} // namespace waste::format
