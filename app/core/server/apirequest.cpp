@@ -1,5 +1,6 @@
 #include "server/apirequest.h"
 
+#include "server/jsonfields.h"
 #include "units/units.h"
 
 #include <QFileInfo>
@@ -12,97 +13,7 @@
 
 namespace {
 
-const QString kNumber = QStringLiteral("a number");
-
-QString typeName(const QJsonValue &v)
-{
-    switch (v.type()) {
-    case QJsonValue::Null:
-        return QStringLiteral("null");
-    case QJsonValue::Bool:
-        return QStringLiteral("a boolean");
-    case QJsonValue::Double:
-        return QStringLiteral("a number");
-    case QJsonValue::String:
-        return QStringLiteral("a string");
-    case QJsonValue::Array:
-        return QStringLiteral("an array");
-    case QJsonValue::Object:
-        return QStringLiteral("an object");
-    case QJsonValue::Undefined:
-        break;
-    }
-    return QStringLiteral("missing");
-}
-
-[[noreturn]] void wrongType(const QString &param, const QString &expected, const QJsonValue &got)
-{
-    throw ApiError::invalid(param, QStringLiteral("'%1' must be %2, not %3.").arg(param, expected, typeName(got)),
-                            QStringLiteral("invalid_type"));
-}
-
-// A field that may be absent or null; returns false in that case.
-bool present(const QJsonObject &o, const QString &key)
-{
-    const QJsonValue v = o.value(key);
-    return !v.isUndefined() && !v.isNull();
-}
-
-bool readBool(const QJsonObject &o, const QString &key, bool fallback, const QString &path = {})
-{
-    if (!present(o, key))
-        return fallback;
-    const QJsonValue v = o.value(key);
-    if (!v.isBool())
-        wrongType(path.isEmpty() ? key : path, QStringLiteral("true or false"), v);
-    return v.toBool();
-}
-
-double readNumber(const QJsonObject &o, const QString &key, double fallback, double lo, double hi)
-{
-    if (!present(o, key))
-        return fallback;
-    const QJsonValue v = o.value(key);
-    if (!v.isDouble())
-        wrongType(key, kNumber, v);
-    const double d = v.toDouble();
-    if (!std::isfinite(d))
-        wrongType(key, kNumber, v);
-    if (d < lo || d > hi)
-        throw ApiError::outOfRange(key, d, lo, hi, false);
-    return d;
-}
-
-// Integers arrive as JSON numbers: refuse fractions and values beyond exact doubles.
-std::optional<qint64> readInteger(const QJsonObject &o, const QString &key, qint64 lo, qint64 hi)
-{
-    if (!present(o, key))
-        return std::nullopt;
-    const QJsonValue v = o.value(key);
-    if (!v.isDouble())
-        wrongType(key, QStringLiteral("an integer"), v);
-    const double d = v.toDouble();
-    if (!std::isfinite(d) || std::floor(d) != d)
-        throw ApiError::invalid(key, QStringLiteral("'%1' must be an integer (got %2).").arg(key).arg(d),
-                                QStringLiteral("invalid_type"));
-    if (d < double(lo) || d > double(hi))
-        throw ApiError::outOfRange(key, d, double(lo), double(hi), true);
-    return qint64(d);
-}
-
-QString readString(const QJsonObject &o, const QString &key, const QString &path, bool required)
-{
-    const QJsonValue v = o.value(key);
-    if (v.isUndefined() || v.isNull()) {
-        if (required)
-            throw ApiError::invalid(path, QStringLiteral("'%1' is required.").arg(path),
-                                    QStringLiteral("missing_required_parameter"));
-        return {};
-    }
-    if (!v.isString())
-        wrongType(path, QStringLiteral("a string"), v);
-    return v.toString();
-}
+using namespace jsonfields;
 
 // Fields every completion request shares.
 void readCommon(const QJsonObject &body, ApiRequest &r)

@@ -1,0 +1,34 @@
+// Readers for the fields of a JSON request body, shared by every API's request parser
+// (Chat Completions, Responses, Messages). Each one checks the field's type and range and
+// throws ApiError (400) naming the field by its path in the request, so a client learns
+// exactly what to fix.
+#pragma once
+
+#include "server/apierror.h"
+
+#include <QJsonObject>
+#include <QJsonValue>
+#include <QString>
+
+#include <optional>
+
+namespace jsonfields {
+
+// "a string", "an array", ... for messages; "missing" for an absent value.
+QString typeName(const QJsonValue &v);
+[[noreturn]] void wrongType(const QString &param, const QString &expected, const QJsonValue &got);
+// A field that is there and not null.
+bool present(const QJsonObject &o, const QString &key);
+// `path` names the field in errors (defaults to `key`).
+bool readBool(const QJsonObject &o, const QString &key, bool fallback, const QString &path = {});
+double readNumber(const QJsonObject &o, const QString &key, double fallback, double lo, double hi,
+                  const QString &path = {});
+// Integers arrive as JSON numbers: fractions and values beyond exact doubles are refused.
+std::optional<qint64> readInteger(const QJsonObject &o, const QString &key, qint64 lo, qint64 hi,
+                                  const QString &path = {});
+QString readString(const QJsonObject &o, const QString &key, const QString &path, bool required);
+// An object or array field (absent or null: an empty one).
+QJsonObject readObject(const QJsonObject &o, const QString &key, const QString &path);
+QJsonArray readArray(const QJsonObject &o, const QString &key, const QString &path);
+
+} // namespace jsonfields
