@@ -174,6 +174,17 @@ TokenCount *EngineController::countDialogue(const Dialogue &dialogue, waste::Cha
     return count;
 }
 
+TokenCount *EngineController::countSegments(const QList<PromptSegment> &segments)
+{
+    const quint64 id = m_nextId++;
+    auto *count = new TokenCount(this);
+    m_counts.insert(id, count);
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, id, segments] { w->countSegments(id, segments); },
+                              Qt::QueuedConnection);
+    Q_EMIT countQueued(count);
+    return count;
+}
+
 void EngineController::forgetState(const QString &stateFile)
 {
     QMetaObject::invokeMethod(m_worker, [w = m_worker, stateFile] { w->forgetState(stateFile); },

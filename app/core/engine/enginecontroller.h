@@ -68,6 +68,9 @@ public:
     // rendering (which reads image headers) and the count both run on the engine thread;
     // the returned TokenCount answers (owned by this controller, deleted after the answer).
     TokenCount *countDialogue(const Dialogue &dialogue, waste::ChatFormat format);
+    // Counts the tokens of a prompt already rendered (the API's count_tokens), in turn with
+    // the generations on the engine thread.
+    TokenCount *countSegments(const QList<PromptSegment> &segments);
     // Removes a saved conversation state, in turn with the generations (engineworker.h).
     void forgetState(const QString &stateFile);
 

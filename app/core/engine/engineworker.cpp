@@ -131,6 +131,11 @@ void EngineWorker::countDialogue(quint64 id, const Dialogue &dialogue, waste::Ch
     }
 }
 
+void EngineWorker::countSegments(quint64 id, const QList<PromptSegment> &segments)
+{
+    Q_EMIT tokensCounted(id, m_model ? int(m_feeder.tokenize(segments).size()) : -1);
+}
+
 void EngineWorker::forgetState(const QString &stateFile)
 {
     if (!stateFile.isEmpty())

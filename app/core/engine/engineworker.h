@@ -42,6 +42,8 @@ public Q_SLOTS:
     // Token counting for the context meter: renders the dialogue here, off the GUI thread
     // (image headers are read from disk), and answers tokensCounted(id, -1) when it cannot.
     void countDialogue(quint64 id, const Dialogue &dialogue, waste::ChatFormat format);
+    // The same for segments already rendered.
+    void countSegments(quint64 id, const QList<PromptSegment> &segments);
     // Removes a conversation's saved state (edited, regenerated or deleted). Runs in turn with
     // generations, so it never races the save at the end of one.
     void forgetState(const QString &stateFile);

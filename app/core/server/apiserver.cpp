@@ -6,7 +6,9 @@
 #include "server/apiserverjob.h"
 #include "engine/enginecontroller.h"
 #include "server/httpexchange.h"
+#include "server/messagesjson.h"
 #include "server/openaijson.h"
+#include "server/responsestore.h"
 
 #include <QDateTime>
 #include <QHostAddress>
@@ -65,7 +67,7 @@ QString clientName(const QHostAddress &a)
 }
 
 // Known routes, with aliases for clients whose base URL lacks "/v1".
-enum class Route { None, Health, Models, Model, Chat, Completions };
+enum class Route { None, Health, Models, Model, Chat, Completions, Responses, Messages, CountTokens };
 
 Route routeOf(QString path, QString *modelId)
 {
@@ -85,18 +87,25 @@ Route routeOf(QString path, QString *modelId)
         return Route::Chat;
     if (path == QLatin1String("/completions"))
         return Route::Completions;
+    if (path == QLatin1String("/responses"))
+        return Route::Responses;
+    if (path == QLatin1String("/messages"))
+        return Route::Messages;
+    if (path == QLatin1String("/messages/count_tokens"))
+        return Route::CountTokens;
     return Route::None;
 }
 
 QString routeMethod(Route r)
 {
-    return (r == Route::Chat || r == Route::Completions) ? QStringLiteral("POST") : QStringLiteral("GET");
+    return (r == Route::Health || r == Route::Models || r == Route::Model) ? QStringLiteral("GET")
+                                                                             : QStringLiteral("POST");
 }
 
 } // namespace
 
 ApiServer::ApiServer(EngineController *engine, QObject *parent)
-    : QObject(parent), m_engine(engine), m_log(new RequestLogModel(this))
+    : QObject(parent), m_engine(engine), m_log(new RequestLogModel(this)), m_responses(std::make_unique<ResponseStore>())
 {
     m_uptime.start();
 }
@@ -236,13 +245,14 @@ void ApiServer::handle(const QHttpServerRequest &request, QHttpServerResponder &
     }
     auto ex = std::make_shared<HttpExchange>(std::move(responder), cors);
     const quint64 logKey = m_log->begin(clientName(request.remoteAddress()), method + QLatin1Char(' ') + path);
-    auto answer = [&](const ApiError &e) {
-        ex->sendJson(e.status, e.toJson(), e.headers);
-        finishLog(logKey, *ex, 0, clock);
-    };
-
     QString modelParam;
     const Route route = routeOf(path, &modelParam);
+    // Anthropic's routes answer errors in Anthropic's shape, every other one in OpenAI's.
+    const bool anthropicShape = route == Route::Messages || route == Route::CountTokens;
+    auto answer = [&](const ApiError &e) {
+        ex->sendJson(e.status, anthropicShape ? anthropic::errorBody(e) : e.toJson(), e.headers);
+        finishLog(logKey, *ex, 0, clock);
+    };
     if (route == Route::None)
         return answer(ApiError::notFound(method, path));
 
@@ -252,7 +262,7 @@ void ApiServer::handle(const QHttpServerRequest &request, QHttpServerResponder &
         if (originAllowed) {
             h.append(qMakePair(QByteArrayLiteral("Access-Control-Allow-Methods"), routeMethod(route).toLatin1() + ", OPTIONS"));
             h.append(qMakePair(QByteArrayLiteral("Access-Control-Allow-Headers"),
-                               QByteArrayLiteral("Authorization, Content-Type")));
+                               QByteArrayLiteral("Authorization, Content-Type, X-Api-Key, Anthropic-Version")));
             h.append(qMakePair(QByteArrayLiteral("Access-Control-Max-Age"), QByteArrayLiteral("600")));
         }
         ex->sendEmpty(204, h);
@@ -263,9 +273,11 @@ void ApiServer::handle(const QHttpServerRequest &request, QHttpServerResponder &
         return answer(ApiError::methodNotAllowed(method, path, routeMethod(route)));
 
     if (route != Route::Health && !m_apiKey.isEmpty()) {
+        // The bearer key (OpenAI's clients) or the same key as x-api-key (Anthropic's).
         const QByteArray auth = header(request, "authorization").trimmed();
         const QByteArray expected = "Bearer " + m_apiKey.toUtf8();
-        if (!sameSecret(auth, expected))
+        const QByteArray apiKey = header(request, "x-api-key").trimmed();
+        if (!sameSecret(auth, expected) && !(!apiKey.isEmpty() && sameSecret(apiKey, m_apiKey.toUtf8())))
             return answer(ApiError::unauthorized());
     }
 
@@ -292,6 +304,16 @@ void ApiServer::handle(const QHttpServerRequest &request, QHttpServerResponder &
         const QJsonObject body = parseJsonBody(request.body());
         ParseOptions options;
         options.allowLocalImages = m_allowLocalImages;
+        switch (route) {
+        case Route::Responses:
+            return startResponse(ex, body, options, logKey, clock);
+        case Route::Messages:
+            return startMessage(ex, body, options, logKey, clock);
+        case Route::CountTokens:
+            return countMessageTokens(ex, body, options, logKey, clock);
+        default:
+            break;
+        }
         ApiRequest parsed = route == Route::Chat ? parseChatRequest(body, options) : parseCompletionRequest(body, options);
         startCompletion(ex, std::move(parsed), logKey, clock);
     } catch (const ApiError &e) {

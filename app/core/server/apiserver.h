@@ -11,6 +11,7 @@
 
 #include <QElapsedTimer>
 #include <QHash>
+#include <QJsonObject>
 #include <QObject>
 #include <QQmlEngine>
 #include <QStringList>
@@ -23,12 +24,18 @@ class QHttpServer;
 class QHttpServerRequest;
 class QHttpServerResponder;
 class QTcpServer;
+class ReplyDialect;
+class RequestImages;
+class ResponseStore;
 struct ApiRequest;
+struct ParseOptions;
+struct PromptSegment;
 struct GenerationError;
 struct GenerationResult;
 struct GenerationStats;
 namespace waste {
 struct ReplyDelta;
+enum class ChatFormat;
 }
 
 class ApiServer : public QObject, public AppSingleton<ApiServer> {
@@ -103,8 +110,21 @@ private:
     void handle(const QHttpServerRequest &request, QHttpServerResponder &&responder);
     void answerHealth(HttpExchange &ex);
     void answerModels(HttpExchange &ex, const QString &id);
+    // dialect: the API's reply shape when it is not Chat Completions / Completions.
     void startCompletion(const std::shared_ptr<HttpExchange> &ex, ApiRequest request, quint64 logKey,
-                         QElapsedTimer clock);
+                         QElapsedTimer clock, std::unique_ptr<ReplyDialect> dialect = {});
+    // Throws ApiError (503) unless a model is open and ready.
+    void requireModel() const;
+    // A chat request's prompt in the model's format; its pictures are written to `files`.
+    QList<PromptSegment> chatPrompt(const ApiRequest &request, waste::ChatFormat format, RequestImages &files);
+    // POST /v1/responses (apiserverresponses.cpp), /v1/messages and /v1/messages/count_tokens
+    // (apiservermessages.cpp): their requests checked and started. Throw ApiError.
+    void startResponse(const std::shared_ptr<HttpExchange> &ex, const QJsonObject &body, const ParseOptions &options,
+                       quint64 logKey, QElapsedTimer clock);
+    void startMessage(const std::shared_ptr<HttpExchange> &ex, const QJsonObject &body, const ParseOptions &options,
+                      quint64 logKey, QElapsedTimer clock);
+    void countMessageTokens(const std::shared_ptr<HttpExchange> &ex, const QJsonObject &body,
+                            const ParseOptions &options, quint64 logKey, QElapsedTimer clock);
     void finishLog(quint64 logKey, const HttpExchange &ex, int tokens, const QElapsedTimer &clock);
 
     void onStarted(Job &job, int promptTokens);
@@ -120,6 +140,7 @@ private:
     std::unique_ptr<QHttpServer> m_http;
     QTcpServer *m_tcp = nullptr; // owned by m_http once bound
     QHash<const Job *, std::shared_ptr<Job>> m_jobs; // requests in the engine
+    std::unique_ptr<ResponseStore> m_responses;       // the Responses API's previous_response_id memory
 
     QString m_host = QStringLiteral("127.0.0.1");
     int m_port = 8080;

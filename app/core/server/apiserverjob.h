@@ -10,6 +10,7 @@
 #include <waste/chat.hpp>
 #include "server/httpexchange.h"
 #include "server/replyassembler.h"
+#include "server/replydialect.h"
 #include "server/requestimages.h"
 
 #include <QElapsedTimer>
@@ -26,6 +27,7 @@ struct ApiServer::Job {
     bool includeUsage = false;
     waste::ChatFormat format = waste::ChatFormat::Plain;
     std::unique_ptr<ChatReplyAssembler> reply; // chat: the parsed reply, turned into OpenAI deltas
+    std::unique_ptr<ReplyDialect> dialect;     // Responses, Messages: their shapes of those deltas; null: Chat Completions
     QString id;
     QString model;
     qint64 created = 0;

@@ -30,19 +30,42 @@ QString finishReasonJson(waste::FinishReason reason)
 
 } // namespace
 
-void ApiServer::startCompletion(const std::shared_ptr<HttpExchange> &ex, ApiRequest request, quint64 logKey,
-                                QElapsedTimer clock)
+void ApiServer::requireModel() const
 {
     switch (m_engine->state()) {
     case EngineController::Ready:
     case EngineController::Generating:
-        break;
+        return;
     case EngineController::Loading:
         throw ApiError::noModel(tr("The model is still loading (%1%); try again shortly (GET /health says when).")
                                     .arg(int(m_engine->loadProgress() * 100)));
     default:
         throw ApiError::noModel(tr("No model is loaded: open one in WASTE Studio or start `waste serve MODEL`."));
     }
+}
+
+QList<PromptSegment> ApiServer::chatPrompt(const ApiRequest &request, waste::ChatFormat format, RequestImages &files)
+{
+    ImageMarkup images = [&](const ContentPart &part) -> QString {
+        if (!m_engine->hasVision())
+            throw ApiError::invalid(QStringLiteral("messages"),
+                                    tr("The open model (%1) does not read images.").arg(modelId()));
+        return files.mediaBlock(part);
+    };
+    if (format == waste::ChatFormat::Plain)
+        return renderRawChat(request, images);
+    QStringList prompts;
+    for (const ApiChatMessage &m : std::as_const(request.messages))
+        for (const ContentPart &part : m.parts)
+            if (part.kind == ContentPart::Image)
+                prompts << images(part);
+    return renderTemplatedChat(format, request, prompts);
+}
+
+void ApiServer::startCompletion(const std::shared_ptr<HttpExchange> &ex, ApiRequest request, quint64 logKey,
+                                QElapsedTimer clock, std::unique_ptr<ReplyDialect> dialect)
+{
+    requireModel();
 
     auto job = std::make_shared<Job>();
     job->ex = ex;
@@ -55,25 +78,14 @@ void ApiServer::startCompletion(const std::shared_ptr<HttpExchange> &ex, ApiRequ
     job->created = QDateTime::currentSecsSinceEpoch();
     job->logKey = logKey;
     job->clock = clock;
+    if (dialect) {
+        job->id = dialect->id();
+        job->dialect = std::move(dialect);
+    }
 
     GenerationRequest gen;
     if (request.kind == ApiRequest::Chat) {
-        ImageMarkup images = [&](const ContentPart &part) -> QString {
-            if (!m_engine->hasVision())
-                throw ApiError::invalid(QStringLiteral("messages"),
-                                        tr("The open model (%1) does not read images.").arg(modelId()));
-            return job->images.mediaBlock(part);
-        };
-        if (job->format == waste::ChatFormat::Plain) {
-            gen.segments = renderRawChat(request, images);
-        } else {
-            QStringList prompts;
-            for (const ApiChatMessage &m : std::as_const(request.messages))
-                for (const ContentPart &part : m.parts)
-                    if (part.kind == ContentPart::Image)
-                        prompts << images(part);
-            gen.segments = renderTemplatedChat(job->format, request, prompts);
-        }
+        gen.segments = chatPrompt(request, job->format, job->images);
         gen.imagePaths = job->images.paths();
     } else {
         gen.segments = renderCompletion(request);
@@ -114,7 +126,9 @@ void ApiServer::beginStream(Job &job)
     if (job.ex->streaming())
         return;
     job.ex->beginStream("text/event-stream");
-    if (job.kind == ApiRequest::Chat) {
+    if (job.dialect) {
+        job.ex->send(job.dialect->streamStart(job.promptTokens));
+    } else if (job.kind == ApiRequest::Chat) {
         const QJsonObject delta{{QStringLiteral("role"), QStringLiteral("assistant")},
                                 {QStringLiteral("content"), QString()}};
         job.ex->send(openai::sseEvent(openai::chatChunk(job.id, job.created, job.model, delta, {}, job.includeUsage)));
@@ -146,7 +160,8 @@ void ApiServer::onReply(Job &job, const waste::ReplyDelta &delta)
         return;
     beginStream(job);
     for (const QJsonObject &d : deltas)
-        job.ex->send(openai::sseEvent(openai::chatChunk(job.id, job.created, job.model, d, {}, job.includeUsage)));
+        job.ex->send(job.dialect ? job.dialect->streamDelta(d)
+                                 : openai::sseEvent(openai::chatChunk(job.id, job.created, job.model, d, {}, job.includeUsage)));
 }
 
 void ApiServer::onFinished(Job &jobRef, const GenerationResult &result)
@@ -161,7 +176,7 @@ void ApiServer::onFinished(Job &jobRef, const GenerationResult &result)
         if (ex.streaming())
             ex.endStream();
         else if (ex.isOpen())
-            ex.sendJson(503, ApiError::cancelled().toJson());
+            ex.sendJson(503, job->dialect ? job->dialect->errorBody(ApiError::cancelled()) : ApiError::cancelled().toJson());
         m_log->finish(job->logKey, 499, promptTokens + completionTokens, job->clock.elapsed());
         endJob(*job);
         return;
@@ -180,7 +195,18 @@ void ApiServer::onFinished(Job &jobRef, const GenerationResult &result)
         finish = QStringLiteral("tool_calls");
     const QJsonObject usage = openai::usage(promptTokens, completionTokens);
 
-    if (!job->stream) {
+    if (job->dialect) {
+        const ReplyEnd end{result.finishReason, result.text, promptTokens, completionTokens, result.stats.reusedTokens};
+        if (!job->stream) {
+            ex.sendJson(200, job->dialect->body(reply, end));
+        } else {
+            beginStream(*job);
+            for (const QJsonObject &d : std::as_const(lastDeltas))
+                ex.send(job->dialect->streamDelta(d));
+            ex.send(job->dialect->streamEnd(reply, end));
+            ex.endStream();
+        }
+    } else if (!job->stream) {
         QJsonObject body = job->kind == ApiRequest::Chat
             ? openai::chatCompletion(job->id, job->created, job->model, reply, finish, usage)
             : openai::textCompletion(job->id, job->created, job->model, result.text, finish, usage);
@@ -220,12 +246,15 @@ void ApiServer::onFailed(Job &job, const GenerationError &error)
                                                         job.kind == ApiRequest::Chat ? QStringLiteral("messages")
                                                                                      : QStringLiteral("prompt"))
                              : ApiError::noModel(error.message);
-    if (ex.streaming()) {
+    if (ex.streaming() && job.dialect) {
+        ex.send(job.dialect->streamError(e));
+        ex.endStream();
+    } else if (ex.streaming()) {
         ex.send(openai::sseEvent(e.toJson()));
         ex.send(openai::sseDone());
         ex.endStream();
     } else {
-        ex.sendJson(e.status, e.toJson());
+        ex.sendJson(e.status, job.dialect ? job.dialect->errorBody(e) : e.toJson());
     }
     m_log->finish(job.logKey, ex.socket() ? ex.status() : 499, job.promptTokens, job.clock.elapsed());
     endJob(job);
