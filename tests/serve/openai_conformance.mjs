@@ -1,7 +1,8 @@
 // `waste serve` driven by the official `openai` npm client, the way applications use it:
 // models.list / retrieve, chat completions (whole, streamed with include_usage, and through
 // the SDK's stream helper that assembles deltas), forced tool calls parsed by the SDK,
-// response_format json_schema, text completions, typed errors (AuthenticationError 401,
+// response_format json_schema, text completions, the Responses API (whole, streamed, stream
+// helper, forced function call and its output, previous_response_id), typed errors (AuthenticationError 401,
 // BadRequestError 400, NotFoundError 404) and a client aborting mid-stream.
 //
 // usage: node openai_conformance.mjs CLIENT_PREFIX WASTE_CLI MODEL_DIR
@@ -169,6 +170,69 @@ try {
     streamedText += c.choices[0]?.text ?? '';
   assert.equal(streamedText, done.choices[0].text);
   step(`completions.create: ${JSON.stringify(done.choices[0].text)}`);
+
+  // Responses API: whole, streamed as raw events and through the SDK's stream helper (the
+  // same greedy answer each time), usage, and errors.
+  const respAsk = { model: id, instructions: 'Be brief.', input: 'Hello there', max_output_tokens: 16, temperature: 0 };
+  const resp = await client.responses.create(respAsk);
+  assert.equal(resp.object, 'response');
+  assert.match(resp.id, /^resp_/);
+  assert.ok(['completed', 'incomplete'].includes(resp.status));
+  assert.equal(typeof resp.output_text, 'string');
+  assert.equal(resp.usage.total_tokens, resp.usage.input_tokens + resp.usage.output_tokens);
+  assert.ok(resp.usage.output_tokens <= 16);
+  let respText = '', seq = -1, firstType = null, lastEvent = null;
+  for await (const event of await client.responses.create({ ...respAsk, stream: true })) {
+    assert.equal(event.sequence_number, seq + 1);
+    seq = event.sequence_number;
+    firstType ??= event.type;
+    lastEvent = event;
+    if (event.type === 'response.output_text.delta') respText += event.delta;
+  }
+  assert.equal(firstType, 'response.created');
+  assert.equal(lastEvent.type, `response.${resp.status}`);
+  assert.equal(respText, resp.output_text);
+  assert.deepEqual(lastEvent.response.usage, resp.usage);
+  const helper = client.responses.stream(respAsk);
+  let helperText = '';
+  helper.on('response.output_text.delta', (e) => { helperText += e.delta; });
+  const finalResp = await helper.finalResponse();
+  assert.equal(finalResp.output_text, resp.output_text);
+  assert.equal(helperText, resp.output_text);
+  step(`responses.create: ${JSON.stringify(resp.output_text)} (${resp.status}), streamed ${seq + 1} events, stream helper`);
+
+  // A forced function call, whole and streamed, and its output sent back: once with the
+  // whole conversation (stateless), once with previous_response_id.
+  const respTools = tools.map((t) => ({ type: 'function', name: t.function.name, description: t.function.description,
+                                        parameters: t.function.parameters, strict: true }));
+  const callAsk = { model: id, input: [{ role: 'user', content: 'Weather in Oslo?' }], tools: respTools,
+                    tool_choice: { type: 'function', name: 'get_weather' }, max_output_tokens: 120, temperature: 1 };
+  const called1 = await client.responses.create(callAsk);
+  const fc = called1.output.find((o) => o.type === 'function_call');
+  assert.ok(fc, JSON.stringify(called1.output));
+  assert.match(fc.call_id, /^call_/);
+  checkCall({ id: fc.call_id, type: 'function', function: { name: fc.name, arguments: fc.arguments } });
+  assert.equal(fc.name, 'get_weather');
+  const streamedCall = await client.responses.stream({ ...callAsk, tool_choice: 'required' }).finalResponse();
+  const sfc = streamedCall.output.find((o) => o.type === 'function_call');
+  checkCall({ id: sfc.call_id, type: 'function', function: { name: sfc.name, arguments: sfc.arguments } });
+  const toolOutput = { type: 'function_call_output', call_id: fc.call_id, output: JSON.stringify({ sky: 'sunny' }) };
+  const stateless = await client.responses.create({ model: id, input: [...callAsk.input, ...called1.output, toolOutput],
+                                                    tools: respTools, max_output_tokens: 8, temperature: 0 });
+  assert.equal(stateless.object, 'response');
+  const chained = await client.responses.create({ model: id, previous_response_id: called1.id, input: [toolOutput],
+                                                  tools: respTools, max_output_tokens: 8, temperature: 0 });
+  assert.equal(chained.previous_response_id, called1.id);
+  assert.equal(chained.output_text, stateless.output_text); // the same conversation, kept by the server
+  assert.equal(chained.usage.input_tokens, stateless.usage.input_tokens);
+  step(`responses function call: get_weather(${fc.arguments}), streamed, output round trip stateless and chained`);
+
+  let re = await expectError(client.responses.create({ ...respAsk, temperature: 5 }), OpenAI.BadRequestError, 400,
+                             'decimal_above_max_value');
+  assert.equal(re.param, 'temperature');
+  re = await expectError(client.responses.create({ model: id, input: 'x', previous_response_id: 'resp_nope' }),
+                         OpenAI.BadRequestError, 400, 'previous_response_not_found');
+  step('responses errors: BadRequestError 400 (decimal_above_max_value, previous_response_not_found)');
 
   // Errors, as the SDK's typed exceptions.
   const stranger = new OpenAI({ baseURL: hello.url, apiKey: 'sk-wrong', maxRetries: 0 });
