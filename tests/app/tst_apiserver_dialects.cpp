@@ -314,6 +314,16 @@ private Q_SLOTS:
                      .value("error").toObject().value("param").toString(),
                  QStringLiteral("input"));
 
+        // Reasoning alone is the whole output, streamed or not; nothing at all is one empty message.
+        QCOMPARE(d.body(ParsedReply{{}, {}, "hmm"}, ReplyEnd{}).value("output").toArray().size(), 1);
+        ResponsesDialect quiet(req, "tiny", 1, nullptr);
+        const auto evsQuiet = events(quiet.streamStart(1) + quiet.streamEnd(ParsedReply{}, ReplyEnd{}));
+        QCOMPARE(names(evsQuiet), (QStringList{"response.created", "response.in_progress", "response.output_item.added",
+                                               "response.content_part.added", "response.output_text.done",
+                                               "response.content_part.done", "response.output_item.done",
+                                               "response.completed"}));
+        QCOMPARE(evsQuiet.last().second.value("response").toObject().value("output").toArray().size(), 1);
+
         ResponsesDialect s(req, "tiny", 1, nullptr);
         QByteArray sse = s.streamStart(1) + s.streamDelta({{"content", "x"}});
         sse += s.streamError(ApiError::server("boom"));

@@ -198,8 +198,14 @@ try {
   helper.on('response.output_text.delta', (e) => { helperText += e.delta; });
   const finalResp = await helper.finalResponse();
   assert.equal(finalResp.output_text, resp.output_text);
+  // The same items (a thinking model's reasoning item first), streamed or not.
+  assert.deepEqual(finalResp.output.map((o) => o.type), resp.output.map((o) => o.type));
+  assert.deepEqual(lastEvent.response.output.map((o) => o.type), resp.output.map((o) => o.type));
+  const quiet = await client.responses.create({ ...respAsk, reasoning: { effort: 'none' } });
+  assert.ok(!quiet.output.some((o) => o.type === 'reasoning'), JSON.stringify(quiet.output));
   assert.equal(helperText, resp.output_text);
-  step(`responses.create: ${JSON.stringify(resp.output_text)} (${resp.status}), streamed ${seq + 1} events, stream helper`);
+  step(`responses.create: ${JSON.stringify(resp.output_text)} (${resp.status}; ${resp.output.map((o) => o.type).join(', ')}), `
+       + `streamed ${seq + 1} events, stream helper, reasoning effort none`);
 
   // A forced function call, whole and streamed, and its output sent back: once with the
   // whole conversation (stateless), once with previous_response_id.

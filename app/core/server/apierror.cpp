@@ -37,7 +37,7 @@ ApiError ApiError::unauthorized()
     ApiError e;
     e.status = 401;
     e.message = QStringLiteral("Missing or wrong API key: send the header \"Authorization: Bearer <key>\" "
-                               "with the key shown on WASTE Studio's Server page.");
+                               "(or \"x-api-key: <key>\") with the key shown on WASTE Studio's Server page.");
     e.code = QStringLiteral("invalid_api_key");
     e.headers.append(qMakePair(QByteArrayLiteral("WWW-Authenticate"), QByteArrayLiteral("Bearer")));
     return e;

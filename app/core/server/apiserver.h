@@ -1,5 +1,6 @@
 // ApiServer: the OpenAI-compatible HTTP API over the open model (GET /health, GET /v1/models,
-// POST /v1/chat/completions, POST /v1/completions; SSE streaming). Runs on the GUI thread;
+// POST /v1/chat/completions, POST /v1/completions, POST /v1/responses; SSE streaming), and
+// Anthropic's Messages API (POST /v1/messages, POST /v1/messages/count_tokens). Runs on the GUI thread;
 // requests reach the engine through EngineController (queued, one model, served in turn) and
 // a client that disconnects cancels its request. No socket is open while it is stopped.
 // Binds 127.0.0.1 by default; any other address requires an API key. CORS is off unless

@@ -253,7 +253,11 @@ QJsonObject ResponsesDialect::finalResponse(const QJsonArray &output, const Repl
 
 QByteArray ResponsesDialect::streamEnd(const ParsedReply &, const ReplyEnd &end)
 {
-    QByteArray out = closeItem();
+    QByteArray out;
+    // A reply with nothing in it still has its (empty) message, as the whole one does.
+    if (m_output.isEmpty() && m_open == Open::None)
+        out += openItem(Open::Message);
+    out += closeItem();
     const QJsonObject r = finalResponse(m_output, end);
     const bool incomplete = cutShort(end.reason);
     return out + event(incomplete ? QStringLiteral("response.incomplete") : QStringLiteral("response.completed"),
@@ -266,7 +270,8 @@ QJsonObject ResponsesDialect::body(const ParsedReply &reply, const ReplyEnd &end
     if (!reply.reasoning.isEmpty())
         output.append(reasoningItem(newItemId(QStringLiteral("rs")), {reasoningPart(reply.reasoning)},
                                     QStringLiteral("completed")));
-    if (!reply.content.isEmpty() || reply.toolCalls.isEmpty())
+    // An empty answer is an empty message only when nothing else came, as in the stream.
+    if (!reply.content.isEmpty() || (output.isEmpty() && reply.toolCalls.isEmpty()))
         output.append(messageItem(newItemId(QStringLiteral("msg")), {textPart(reply.content)}, QStringLiteral("completed")));
     for (const ToolCall &c : reply.toolCalls)
         output.append(callItem(newItemId(QStringLiteral("fc")), c.id, c.name, c.arguments, QStringLiteral("completed")));
