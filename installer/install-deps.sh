@@ -20,8 +20,8 @@ TEST_PKGS=( libgtest-dev python3-numpy curl imagemagick dpkg-dev file fio )
 
 want=("${BUILD_PKGS[@]}")
 [ "${1:-}" = "--with-tests" ] && want+=("${TEST_PKGS[@]}")
-# The official openai client's conformance test (tests/serve) needs node and npm: Debian's
-# nodejs 18 runs the pinned client. A node installed another way is kept (NodeSource's
+# The official openai and @anthropic-ai/sdk clients' conformance tests (tests/serve) need node and npm: Debian's
+# nodejs 18 runs the pinned openai client. A node installed another way is kept (NodeSource's
 # nodejs bundles npm and conflicts with Debian's npm package).
 if [ "${1:-}" = "--with-tests" ] && ! { command -v node && command -v npm; } >/dev/null 2>&1; then
   want+=(nodejs npm)
