@@ -370,6 +370,23 @@ private Q_SLOTS:
         r = m_api->client->get("/v1/messages");
         QCOMPARE(r.status, 405);
         QCOMPARE(r.json().value("error").toObject().value("type").toString(), QStringLiteral("invalid_request_error"));
+        // A prompt longer than the context: the client's fault, named in each API's terms.
+        const QString tooLong = QString("many words ").repeated(1500);
+        r = post("/v1/responses", {{"input", tooLong}, {"max_output_tokens", 4}});
+        QCOMPARE(r.status, 400);
+        QCOMPARE(r.errorParam(), QStringLiteral("input"));
+        QCOMPARE(r.json().value("error").toObject().value("code").toString(), QStringLiteral("context_length_exceeded"));
+        // Streamed, the stream has begun when the engine refuses: an error event, then response.failed.
+        const Events failed = readEvents(post("/v1/responses", {{"input", tooLong}, {"stream", true}}).body);
+        QVERIFY(failed.framed);
+        QCOMPARE(failed.list.last().first, QStringLiteral("response.failed"));
+        QCOMPARE(failed.last("error").value("code").toString(), QStringLiteral("context_length_exceeded"));
+        QCOMPARE(failed.last("error").value("param").toString(), QStringLiteral("input"));
+        r = post("/v1/messages", {{"max_tokens", 4}, {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", tooLong}}}}});
+        QCOMPARE(r.status, 400);
+        QCOMPARE(r.json().value("error").toObject().value("type").toString(), QStringLiteral("invalid_request_error"));
+        QVERIFY(!r.json().value("error").toObject().value("message").toString().isEmpty());
+
         r = post("/v1/responses", {{"input", 3}});
         QCOMPARE(r.status, 400);
         QCOMPARE(r.errorParam(), QStringLiteral("input"));
