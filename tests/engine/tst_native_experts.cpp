@@ -11,13 +11,15 @@
 //       1 thread token by token, bit for bit.
 // Also: q4 (INT4 groups encoded from a bf16 release) against the same float64 pass over
 // its records, and its error against the bf16 weights; which encoding each release gets
-// by default; a native conversion of F16 experts is refused.
+// by default; a native conversion of F16 experts is refused. The quality table (native vs
+// VQ3R vs q4 over 200+ positions) is tst_native_quality.
 #include "convert/model_source.hpp"
 #include "convert/safetensors.hpp"
 #include "format/native_record.hpp"
 #include "session/model_impl.hpp"
 
 #include "k3_reference.hpp"
+#include "native_fixture.hpp"
 #include "test_files.hpp"
 
 #include <waste/convert.hpp>
@@ -32,11 +34,15 @@
 #include <map>
 
 namespace fs = std::filesystem;
+using native_fixture::Made;
+using native_fixture::made;
+using native_fixture::relErr;
 using waste::TinyExperts;
 
 namespace {
 
 constexpr double kTolerance = 1e-4;
+const std::string kSuite = "native-experts";
 
 struct Layout {
     TinyExperts layout;
@@ -48,40 +54,6 @@ const Layout kLayouts[] = {{TinyExperts::MXFP4, "MXFP4", "_packed", "_scale"},
                            {TinyExperts::FP8B128, "FP8B128", "", "_scale_inv"},
                            {TinyExperts::INT4G32, "INT4G32", "_packed", "_scale"},
                            {TinyExperts::BF16, "BF16", "", nullptr}};
-
-struct Made {
-    std::string hf, dir;
-};
-
-// The tiny K3 in `layout`, and its conversion with `encoding` and a 16-bit trunk (cached).
-const Made &made(TinyExperts layout, waste::ExpertEncoding encoding = waste::ExpertEncoding::Native)
-{
-    static std::map<std::pair<int, int>, Made> cache;
-    static std::map<int, std::string> sources;
-    const auto key = std::make_pair(int(layout), int(encoding));
-    auto it = cache.find(key);
-    if (it != cache.end())
-        return it->second;
-    const std::string tag = std::string(waste::tinyExpertsName(layout));
-    Made m;
-    if (!sources.count(int(layout))) {
-        const std::string hf = freshOutputDir("native-experts", tag + "-hf");
-        waste::TinyModelOptions t;
-        t.k3 = true;
-        t.seed = 5;
-        t.experts = layout;
-        waste::makeTinyHf(hf, t);
-        sources[int(layout)] = hf;
-    }
-    m.hf = sources[int(layout)];
-    m.dir = freshOutputDir("native-experts", tag + "-" + waste::expertEncodingName(encoding));
-    waste::ConvertOptions o;
-    o.jobs = 2;
-    o.experts = encoding;
-    o.trunkBits = 16;
-    waste::convertModel(m.hf, m.dir, o);
-    return cache.emplace(key, m).first->second;
-}
 
 // Every stored tensor of the shards, with its file.
 std::map<std::string, std::pair<std::string, waste::convert::TensorInfo>> storedTensors(const std::string &dir)
@@ -106,16 +78,6 @@ std::string storedBytes(const std::map<std::string, std::pair<std::string, waste
     return out;
 }
 
-double relErr(const std::vector<float> &got, const k3ref::Vec &want)
-{
-    double num = 0, den = 0;
-    for (size_t i = 0; i < want.size(); ++i) {
-        num = std::max(num, std::fabs(double(got[i]) - want[i]));
-        den = std::max(den, std::fabs(want[i]));
-    }
-    return num / den;
-}
-
 std::vector<int32_t> prompt(waste::Model &m) { return m.tokenize("The quick brown fox jumps over the lazy dog.", true); }
 
 } // namespace
@@ -124,7 +86,7 @@ TEST(NativeExperts, RecordsHoldTheReleaseBytes)
 {
     for (const Layout &L : kLayouts) {
         SCOPED_TRACE(L.name);
-        const Made &m = made(L.layout);
+        const Made &m = made(kSuite, L.layout);
         const auto manifest = nlohmann::json::parse(slurp(m.dir + "/manifest.json"));
         EXPECT_EQ(manifest["expert_quant"]["fmt"], L.name);
         const auto stored = storedTensors(m.hf);
@@ -165,7 +127,7 @@ TEST(NativeExperts, InfoSaysTheFormatAndTheRecordSize)
 {
     for (const Layout &L : kLayouts) {
         SCOPED_TRACE(L.name);
-        const Made &m = made(L.layout);
+        const Made &m = made(kSuite, L.layout);
         auto model = waste::Model::open(m.dir);
         const auto manifest = nlohmann::json::parse(slurp(m.dir + "/manifest.json"));
         const auto &bank = manifest["layers"]["1"];
@@ -182,7 +144,7 @@ TEST(NativeExperts, EvalMatchesTheFloat64ForwardPassOverTheReleaseWeights)
 {
     for (const Layout &L : kLayouts) {
         SCOPED_TRACE(L.name);
-        const Made &m = made(L.layout);
+        const Made &m = made(kSuite, L.layout);
         auto model = waste::Model::open(m.dir);
         const auto ids = prompt(*model);
         ASSERT_GE(ids.size(), 8u);
@@ -196,7 +158,7 @@ TEST(NativeExperts, EvalMatchesTheFloat64ForwardPassOverTheReleaseWeights)
         EXPECT_LE(err, kTolerance);
         if (L.layout == TinyExperts::MXFP4) {
             // The same release in VQ3R is far from it: the comparison sees the experts.
-            const Made &vq = made(L.layout, waste::ExpertEncoding::VQ3R);
+            const Made &vq = made(kSuite, L.layout, waste::ExpertEncoding::VQ3R);
             auto vqModel = waste::Model::open(vq.dir);
             EXPECT_EQ(vqModel->info().expertFormat, "VQ3R");
             const double vqErr = relErr(vqModel->eval(ids), want);
@@ -210,7 +172,7 @@ TEST(NativeExperts, ThreadsAndChunksGiveTheSameBits)
 {
     for (const Layout &L : kLayouts) {
         SCOPED_TRACE(L.name);
-        const Made &m = made(L.layout);
+        const Made &m = made(kSuite, L.layout);
         auto run = [&](int threads, bool chunked) {
             waste::OpenOptions o;
             o.threads = threads;
@@ -237,7 +199,7 @@ TEST(NativeExperts, ThreadsAndChunksGiveTheSameBits)
 
 TEST(NativeExperts, Q4EncodesABf16ReleaseInInt4Groups)
 {
-    const Made &m = made(TinyExperts::BF16, waste::ExpertEncoding::Q4);
+    const Made &m = made(kSuite, TinyExperts::BF16, waste::ExpertEncoding::Q4);
     auto model = waste::Model::open(m.dir);
     EXPECT_EQ(model->info().expertFormat, "INT4G32");
     // The engine computes what its records say...
@@ -282,7 +244,7 @@ TEST(NativeExperts, QuantisedReleasesDefaultToNativeAndBf16ToVq3r)
 {
     for (const Layout &L : kLayouts) {
         SCOPED_TRACE(L.name);
-        const Made &m = made(L.layout);
+        const Made &m = made(kSuite, L.layout);
         const waste::ConvertPlan plan = waste::planConversion(m.hf, freshOutputDir("native-experts", "plan"));
         EXPECT_EQ(plan.expertFormat, L.layout == TinyExperts::BF16 ? "VQ3R" : L.name);
         waste::ConvertOptions q4;
@@ -323,92 +285,5 @@ TEST(NativeExperts, NativeRefusesExpertsNoRecordKeeps)
     } catch (const waste::Error &e) {
         EXPECT_EQ(e.code(), waste::ErrorCode::Unsupported);
         EXPECT_NE(std::string(e.what()).find("--experts q4 or vq3r"), std::string::npos) << e.what();
-    }
-}
-
-namespace {
-
-// Over 200 positions of text, the engine's next-token distribution against the float64
-// pass over the release's weights: top-1 agreement and mean KL(reference || engine).
-struct Quality {
-    double top1 = 0, meanKl = 0;
-    int positions = 0;
-};
-
-Quality quality(waste::Model &model, const std::vector<int32_t> &ids, const std::vector<k3ref::Vec> &want)
-{
-    Quality q;
-    model.resetState();
-    for (size_t i = 0; i < ids.size(); ++i) {
-        const std::vector<float> got = model.eval(std::span<const int32_t>(&ids[i], 1));
-        const k3ref::Vec &w = want[i];
-        auto logSoftmax = [](auto &&v) {
-            double mx = -1e300, sum = 0;
-            for (double x : v)
-                mx = std::max(mx, x);
-            for (double x : v)
-                sum += std::exp(x - mx);
-            k3ref::Vec out;
-            for (double x : v)
-                out.push_back(x - mx - std::log(sum));
-            return out;
-        };
-        const k3ref::Vec lp = logSoftmax(w), lq = logSoftmax(got);
-        double kl = 0;
-        for (size_t k = 0; k < lp.size(); ++k)
-            kl += std::exp(lp[k]) * (lp[k] - lq[k]);
-        q.meanKl += kl;
-        q.top1 += std::max_element(w.begin(), w.end()) - w.begin() == std::max_element(got.begin(), got.end()) - got.begin();
-        ++q.positions;
-    }
-    q.meanKl /= q.positions;
-    q.top1 /= q.positions;
-    return q;
-}
-
-const char *kText =
-    "The river ran past the old mill and under the stone bridge, where children threw sticks into the water and "
-    "raced to the other side to see whose stick came out first. In the autumn the leaves turned red and gold, and "
-    "the miller's daughter gathered apples from the orchard behind the house. She counted them into baskets, one "
-    "for the market, one for the cellar, and one for the neighbours who had helped with the harvest. When winter "
-    "came the river froze at its edges, the mill wheel stopped, and the village gathered in the hall to sing, to "
-    "trade stories and to plan the spring planting: beans by the wall, wheat in the long field, and a new hedge "
-    "along the lane so that the sheep would stay where they belonged.";
-
-} // namespace
-
-TEST(NativeExperts, QualityTableNativeVq3rQ4AgainstTheFloat64Pass)
-{
-    // For a quantised release (MXFP4, K3's) and a bf16 one: the three ways to store its
-    // experts, each with the same 16-bit trunk so that only the experts differ.
-    std::printf("\n| release | --experts | record | read per token | top-1 agreement | mean KL (nats) |\n"
-                "| --- | --- | --- | --- | --- | --- |\n");
-    for (TinyExperts layout : {TinyExperts::MXFP4, TinyExperts::BF16}) {
-        const Made &native = made(layout, waste::ExpertEncoding::Native);
-        const k3ref::Container ct(native.dir);
-        const k3ref::Reference ref(ct);
-        auto probe = waste::Model::open(native.dir);
-        const std::vector<int32_t> ids = probe->tokenize(kText, false);
-        ASSERT_GE(ids.size(), 200u);
-        std::vector<k3ref::Vec> want;
-        ref.logits(ids, &want);
-        std::map<std::string, Quality> got;
-        for (auto enc : {waste::ExpertEncoding::Native, waste::ExpertEncoding::VQ3R, waste::ExpertEncoding::Q4}) {
-            const Made &m = made(layout, enc);
-            auto model = waste::Model::open(m.dir);
-            const waste::ModelInfo &info = model->info();
-            const Quality q = quality(*model, ids, want);
-            got[waste::expertEncodingName(enc)] = q;
-            const int64_t perToken = info.recordBytes * info.topK * 5; // 5 MoE layers
-            std::printf("| tiny K3, %s experts | %s (%s) | %lld B | %.1f KiB | %.1f %% | %.2e |\n", waste::tinyExpertsName(layout),
-                        waste::expertEncodingName(enc), info.expertFormat.c_str(), static_cast<long long>(info.recordBytes),
-                        perToken / 1024.0, 100 * q.top1, q.meanKl);
-        }
-        // The release's own bytes are the float64 pass up to f32 rounding; re-encoding costs.
-        EXPECT_GE(got["native"].top1, 0.99);
-        EXPECT_LT(got["native"].meanKl, 1e-6);
-        EXPECT_GT(got["vq3r"].meanKl, 100 * got["native"].meanKl);
-        EXPECT_GT(got["q4"].meanKl, 100 * got["native"].meanKl);
-        EXPECT_GE(int(ids.size()), 200);
     }
 }
