@@ -1,8 +1,10 @@
 // `waste convert SRC_DIR OUT_DIR`: Hugging Face safetensors -> streaming container.
 // Progress goes to stderr; Ctrl-C stops after the current expert and the same command
-// resumes where it stopped.
+// resumes where it stopped. With --json the last line on stdout is one JSON object with
+// the run's source bytes, seconds and throughput.
 #include "verb.h"
 
+#include "model_options.h"
 #include "units/units.h"
 
 #include <waste/convert.hpp>
@@ -55,24 +57,36 @@ waste::ConvertProgressCallback stderrProgress()
     };
 }
 
+waste::ExpertEncoding parseExperts(const std::string &v)
+{
+    for (auto e : {waste::ExpertEncoding::Native, waste::ExpertEncoding::VQ3R, waste::ExpertEncoding::Q4,
+                   waste::ExpertEncoding::Auto})
+        if (v == waste::expertEncodingName(e)) return e;
+    throw cli::UsageError("--experts must be native, vq3r or q4, not '" + v + "'");
+}
+
 int runConvert(const cli::Args &args)
 {
     waste::ConvertOptions o;
     o.jobs = static_cast<int>(args.integer("--jobs", 0));
     o.trunkBits = static_cast<int>(args.integer("--trunk-bits", 4));
     o.reclaim = args.flag("--reclaim");
+    if (auto e = args.value("--experts")) o.experts = parseExperts(*e);
     if (o.jobs < 0) throw cli::UsageError("--jobs must be 0 (one per core) or more");
-    if (o.trunkBits != 4 && o.trunkBits != 8) throw cli::UsageError("--trunk-bits must be 4 or 8");
+    if (o.trunkBits != 4 && o.trunkBits != 8 && o.trunkBits != 16) throw cli::UsageError("--trunk-bits must be 4, 8 or 16");
+    const bool json = args.flag("--json");
     if (auto limit = args.value("--fail-after")) o.failAfterBytes = waste::parseSize(*limit);
     const std::string src = args.positional(0), out = args.positional(1);
 
     const waste::ConvertPlan plan = waste::planConversion(src, out, o);
     if (plan.alreadyComplete) {
         std::fprintf(stderr, "%s already holds this conversion; nothing to do\n", out.c_str());
+        if (json) std::printf("{\"source_bytes\":0,\"seconds\":0,\"mb_per_s\":0,\"already_complete\":true}\n");
         return 0;
     }
-    std::fprintf(stderr, "%s: %d layers (%d MoE x %d experts), source %s -> container %s (%s to write, %s free)%s\n",
-                 plan.arch.c_str(), plan.layers, plan.moeLayers, plan.experts, qPrintable(Units::bytes(plan.sourceBytes)),
+    std::fprintf(stderr, "%s: %d layers (%d MoE x %d experts, %s records of %s), source %s -> container %s (%s to write, %s free)%s\n",
+                 plan.arch.c_str(), plan.layers, plan.moeLayers, plan.experts, plan.expertFormat.c_str(),
+                 qPrintable(Units::bytes(plan.recordBytes)), qPrintable(Units::bytes(plan.sourceBytes)),
                  qPrintable(Units::bytes(plan.outputBytes)), qPrintable(Units::bytes(plan.remainingOutputBytes)),
                  qPrintable(Units::bytes(plan.freeBytes)),
                  plan.unitsDone ? (", resuming after unit " + std::to_string(plan.unitsDone)).c_str() : "");
@@ -82,15 +96,25 @@ int runConvert(const cli::Args &args)
     std::fprintf(stderr, "wrote %s in %.1f s (%s of source)%s\n", out.c_str(), r.seconds,
                  qPrintable(Units::rate(r.seconds > 0 ? r.sourceBytesRead / r.seconds : 0)),
                  r.shardsReclaimed ? (", deleted " + std::to_string(r.shardsReclaimed) + " source shards").c_str() : "");
+    if (json) // MB = 10^6 bytes, as disks quote their sequential rates
+        std::printf("{\"source_bytes\":%lld,\"seconds\":%.3f,\"mb_per_s\":%.1f,\"expert_format\":%s,\"record_bytes\":%lld,"
+                    "\"output_bytes\":%lld,\"units_resumed\":%d}\n",
+                    static_cast<long long>(r.sourceBytesRead), r.seconds, r.seconds > 0 ? r.sourceBytesRead / r.seconds / 1e6 : 0.0,
+                    cli::jsonString(r.plan.expertFormat).c_str(), static_cast<long long>(r.plan.recordBytes),
+                    static_cast<long long>(r.plan.outputBytes), r.unitsResumed);
     return 0;
 }
 
 } // namespace
 
-WASTE_CLI_VERB({"convert", "SRC_DIR OUT_DIR [--jobs N] [--trunk-bits 4|8] [--reclaim]",
+WASTE_CLI_VERB({"convert", "SRC_DIR OUT_DIR [--experts native|vq3r|q4] [--jobs N] [--trunk-bits 4|8|16] [--reclaim] [--json]",
                 "convert a Hugging Face safetensors model into a streaming container (resumable)",
-                {{{"--jobs", cli::OptionKind::Value, "N  worker threads (default: one per core)"},
-                  {"--trunk-bits", cli::OptionKind::Value, "4|8  trunk matrices Q4G (default) or Q8G"},
+                {{{"--experts", cli::OptionKind::Value,
+                   "native|vq3r|q4  routed experts as the release stores them (MXFP4, FP8 blocks, INT4 groups, BF16; "
+                   "the default for quantised releases), as 3-bit VQ codes (the default otherwise), or as INT4 groups of 32"},
+                  {"--jobs", cli::OptionKind::Value, "N  worker threads (default: one per core)"},
+                  {"--trunk-bits", cli::OptionKind::Value, "4|8|16  trunk matrices Q4G (default), Q8G, or the source's precision"},
+                  {"--json", cli::OptionKind::Flag, "a last line on stdout: source_bytes, seconds, mb_per_s, expert_format, record_bytes"},
                   {"--reclaim", cli::OptionKind::Flag, "delete each source shard once it is converted"},
                   {"--fail-after", cli::OptionKind::Value, "SIZE  testing: fail writes as if the disk filled up"}},
                  2, 2},

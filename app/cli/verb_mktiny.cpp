@@ -22,14 +22,35 @@ int runMktiny(const cli::Args &args)
     o.k3 = args.flag("--k3");
     o.jobs = static_cast<int>(args.integer("--jobs", 0));
     o.trunkBits = static_cast<int>(args.integer("--trunk-bits", 4));
+    if (auto layout = args.value("--experts-layout")) {
+        bool known = false;
+        for (auto e : {waste::TinyExperts::BF16, waste::TinyExperts::MXFP4, waste::TinyExperts::FP8B128, waste::TinyExperts::INT4G32})
+            if (*layout == waste::tinyExpertsName(e)) {
+                o.experts = e;
+                known = true;
+            }
+        if (!known) throw cli::UsageError("--experts-layout must be bf16, mxfp4, fp8b128 or int4g32, not '" + *layout + "'");
+    }
+    if (auto enc = args.value("--experts")) {
+        bool known = false;
+        for (auto e : {waste::ExpertEncoding::Native, waste::ExpertEncoding::VQ3R, waste::ExpertEncoding::Q4})
+            if (*enc == waste::expertEncodingName(e)) {
+                o.expertEncoding = e;
+                known = true;
+            }
+        if (!known) throw cli::UsageError("--experts must be native, vq3r or q4, not '" + *enc + "'");
+    }
     if (auto size = args.value("--size")) o.targetBytes = waste::parseSize(*size);
     if (args.flag("--hf") && args.flag("--container")) throw cli::UsageError("choose one of --hf and --container");
     const std::string out = args.positional(0);
     const char *what = o.k3 ? "Kimi K3" : "Kimi-Linear";
     if (args.flag("--hf")) {
         waste::makeTinyHf(out, o);
-        std::fprintf(stderr, "wrote a tiny %s model (Hugging Face layout%s) to %s\n", what,
-                     o.k3 ? ", MXFP4 experts" : "", out.c_str());
+        const bool quantised = o.experts != waste::TinyExperts::Default && o.experts != waste::TinyExperts::BF16;
+        const std::string layout = quantised ? std::string(", ") + waste::tinyExpertsName(o.experts) + " experts"
+                                   : o.k3 && o.experts == waste::TinyExperts::Default ? ", mxfp4 experts"
+                                                                                         : "";
+        std::fprintf(stderr, "wrote a tiny %s model (Hugging Face layout%s) to %s\n", what, layout.c_str(), out.c_str());
     } else {
         // At --size a conversion takes minutes: say where it is, one line per unit.
         int lastUnit = -1;
@@ -50,11 +71,15 @@ int runMktiny(const cli::Args &args)
 
 } // namespace
 
-WASTE_CLI_VERB({"mktiny", "OUT_DIR [--hf | --container] [--k3] [--vision] [--seed N] [--size SIZE]",
+WASTE_CLI_VERB({"mktiny", "OUT_DIR [--hf | --container] [--k3] [--experts-layout bf16|mxfp4|fp8b128|int4g32] [--vision] [--seed N] [--size SIZE]",
                 "write a tiny deterministic Kimi-Linear- or Kimi K3-shaped model (container by default)",
                 {{{"--hf", cli::OptionKind::Flag, "Hugging Face layout (safetensors shards, config, tokenizer)"},
                   {"--container", cli::OptionKind::Flag, "a streaming container (the default)"},
                   {"--k3", cli::OptionKind::Flag, "Kimi K3-shaped: every K3 text feature; MXFP4 experts with --hf"},
+                  {"--experts-layout", cli::OptionKind::Value,
+                   "bf16|mxfp4|fp8b128|int4g32  routed experts as releases store them: BF16, MXFP4 _packed/_scale (K3's default), "
+                   "FP8 with 128x128 _scale_inv (DeepSeek-V3, Kimi K2), INT4 pack-quantized groups of 32 (K2-Thinking)"},
+                  {"--experts", cli::OptionKind::Value, "native|vq3r|q4  how a container stores them (as `waste convert --experts`)"},
                   {"--vision", cli::OptionKind::Flag, "include a tiny vision tower"},
                   {"--seed", cli::OptionKind::Value, "N  weights seed (default 1)"},
                   {"--size", cli::OptionKind::Value, "SIZE  scale the model to about SIZE of bf16 source weights (e.g. 2G; a container is about a fifth of it)"},

@@ -1,13 +1,18 @@
 // The container format written through format/'s writer side and read back through
-// its reader side: every expert record format (VQ3R, VQ2R, VQ4P), the codebook
-// record, every trunk format (F32, Q8G, Q4G, Q3G, F16, BF16), and the one f16 rule
-// (exponent 31 ordinary, subnormals, rounding) that both sides share.
+// its reader side: every expert record format (VQ3R, VQ2R, VQ4P, and the native MXFP4,
+// FP8B128, INT4G32, BF16 records with their manifest names), the codebook record, every
+// trunk format (F32, Q8G, Q4G, Q3G, F16, BF16, the half formats through the manifest
+// writer), and the one f16 rule (exponent 31 ordinary, subnormals, rounding) that both
+// sides share.
 #include "format/bytes.hpp"
 #include "format/codebooks.hpp"
 #include "format/crc32.hpp"
+#include "format/expert_bank.hpp"
 #include "format/expert_record.hpp"
 #include "format/f16.hpp"
 #include "format/manifest.hpp"
+#include "format/manifest_writer.hpp"
+#include "format/native_record.hpp"
 #include "format/trunk.hpp"
 #include "format/trunk_layout.hpp"
 
@@ -164,6 +169,150 @@ TEST(FormatRecords, EveryExpertRecordFormatRoundTrips)
         rec[static_cast<size_t>(l.usedBytes - 1)] ^= 1; // the last scale byte is covered by the crc
         EXPECT_THROW(checkExpertRecord(rec.data(), shape, 300, "bank", true), waste::Error) << int(k.fmt);
         EXPECT_NO_THROW(checkExpertRecord(rec.data(), shape, 300, "bank", false)) << int(k.fmt);
+    }
+}
+
+TEST(FormatRecords, EveryNativeRecordFormatRoundTrips)
+{
+    // gate/up [inter, width], down [width, inter]; 200 rows and inputs: FP8's last block
+    // of rows and of inputs is partial.
+    const int inter = 96, width = 200;
+    const uint8_t fmts[] = {kFmtMXFP4, kFmtFP8B128, kFmtINT4G32, kFmtBF16};
+    const char *names[] = {"MXFP4", "FP8B128", "INT4G32", "BF16"};
+    std::mt19937 rng(5);
+    for (size_t k = 0; k < std::size(fmts); ++k) {
+        const uint8_t fmt = fmts[k];
+        SCOPED_TRACE(names[k]);
+        EXPECT_TRUE(isNativeFmt(fmt));
+        EXPECT_STREQ(nativeFmtName(fmt), names[k]);
+        EXPECT_EQ(nativeFmtFromName(names[k]), fmt);
+        if (fmt == kFmtMXFP4 || fmt == kFmtINT4G32) { // 200 inputs are not whole groups of 32
+            EXPECT_THROW(nativeRecordLayout(fmt, inter, width), waste::Error);
+            continue;
+        }
+        const NativeLayout l = nativeRecordLayout(fmt, inter, width);
+        // The release's byte counts: payload and scales of each matrix.
+        const int64_t rows[3] = {inter, inter, width}, cols[3] = {width, width, inter};
+        for (int m = 0; m < 3; ++m) {
+            const int64_t want = fmt == kFmtBF16 ? rows[m] * cols[m] * 2 : rows[m] * cols[m];
+            EXPECT_EQ(l.payloadBytes[m], want);
+            const int64_t blocks = ((rows[m] + 127) / 128) * ((cols[m] + 127) / 128);
+            EXPECT_EQ(l.scaleBytes[m], fmt == kFmtFP8B128 ? 4 * blocks : 0);
+            EXPECT_EQ(l.payloadOff[m] % kNativePartAlign, 0u);
+            EXPECT_EQ(l.scaleOff[m] % kNativePartAlign, 0u);
+        }
+        EXPECT_GE(l.payloadOff[0], uint32_t(kRecordHeaderBytes));
+        EXPECT_GE(l.payloadOff[1], l.payloadOff[0] + l.payloadBytes[0]);
+        EXPECT_GE(l.payloadOff[2], l.payloadOff[1] + l.payloadBytes[1]);
+        EXPECT_GE(l.scaleOff[0], l.payloadOff[2] + l.payloadBytes[2]);
+        EXPECT_EQ(l.usedBytes, l.scaleOff[2] + l.scaleBytes[2]);
+        EXPECT_EQ(l.recordBytes % kRecordPageBytes, 0);
+        EXPECT_LT(l.recordBytes - l.usedBytes, kRecordPageBytes);
+    }
+    // Whole groups of 32: every format, written, read back from a bank file and checked.
+    const int w32 = 160;
+    const std::string dir = outDir("native");
+    for (size_t k = 0; k < std::size(fmts); ++k) {
+        const uint8_t fmt = fmts[k];
+        SCOPED_TRACE(names[k]);
+        const NativeLayout l = nativeRecordLayout(fmt, inter, w32);
+        if (fmt == kFmtMXFP4) {
+            EXPECT_EQ(l.payloadBytes[0], int64_t(inter) * w32 / 2);
+            EXPECT_EQ(l.scaleBytes[0], int64_t(inter) * w32 / 32);
+            EXPECT_EQ(l.scaleBytes[2], int64_t(w32) * inter / 32);
+        }
+        if (fmt == kFmtINT4G32) {
+            EXPECT_EQ(l.payloadBytes[2], int64_t(w32) * inter / 2);
+            EXPECT_EQ(l.scaleBytes[0], int64_t(inter) * w32 / 32 * 2); // bf16 per 32
+        }
+        const int experts = 3, layer = 2;
+        std::vector<uint8_t> bank(static_cast<size_t>(l.recordBytes * experts), 0);
+        for (int e = 0; e < experts; ++e) {
+            uint8_t *rec = bank.data() + e * l.recordBytes;
+            for (int m = 0; m < 3; ++m) {
+                for (int64_t i = 0; i < l.payloadBytes[m]; ++i)
+                    rec[l.payloadOff[m] + i] = static_cast<uint8_t>(rng());
+                for (int64_t i = 0; i < l.scaleBytes[m]; ++i)
+                    rec[l.scaleOff[m] + i] = static_cast<uint8_t>(rng());
+            }
+            ExpertHeader h = nativeHeader(fmt, l, layer, e);
+            h.crc32 = recordPayloadCrc(rec, l.usedBytes);
+            storeExpertHeader(h, rec);
+        }
+        writeFile(dir + "/" + bankFileName(layer), bank);
+
+        // The manifest names the format; the writer and the parser agree on it.
+        ManifestOut mo;
+        mo.arch = "kimi-linear";
+        mo.config = {{"num_hidden_layers", 3}, {"hidden_size", w32}, {"vocab_size", 8}, {"num_attention_heads", 1},
+                     {"num_experts", experts}, {"num_experts_per_token", 1}, {"moe_intermediate_size", inter},
+                     {"kv_lora_rank", 8}, {"v_head_dim", 8}, {"qk_nope_head_dim", 8}};
+        mo.quant.native = fmt;
+        mo.quant.fmtName = names[k];
+        BankEntry be;
+        be.file = bankFileName(layer);
+        be.experts = experts;
+        be.bytes = l.recordBytes * experts;
+        mo.layers[std::to_string(layer)] = bankEntryJson(be);
+        const std::string text = manifestText(mo);
+        EXPECT_EQ(nlohmann::json::parse(text)["expert_quant"], nlohmann::json({{"fmt", names[k]}}));
+        const Manifest m = parseManifest(text, "manifest.json");
+        EXPECT_EQ(m.quant.native, fmt);
+        EXPECT_TRUE(m.quant.isNative());
+        ASSERT_EQ(m.banks.count(layer), 1u);
+        EXPECT_EQ(m.banks.at(layer).recordBytes, l.recordBytes);
+
+        RecordShape shape;
+        shape.layer = layer;
+        shape.recordBytes = l.recordBytes;
+        shape.inter = inter;
+        shape.width = w32;
+        shape.native = fmt;
+        ExpertBank b(dir, m.banks.at(layer), shape);
+        std::vector<uint8_t> got(static_cast<size_t>(l.recordBytes));
+        for (int e = 0; e < experts; ++e) {
+            const ExpertHeader h = b.read(e, got.data(), true);
+            EXPECT_EQ(h.fmt, fmt);
+            EXPECT_EQ(h.codebookId, 0);
+            EXPECT_EQ(std::memcmp(got.data(), bank.data() + e * l.recordBytes, static_cast<size_t>(l.recordBytes)), 0);
+        }
+        // A VQ reading of the same bank refuses it: the format ids do not overlap.
+        RecordShape vq = shape;
+        vq.native = 0;
+        vq.codebooks = 9;
+        EXPECT_THROW(checkBankRecord(bank.data(), vq, 0, "bank", false), waste::Error);
+        // Another native format, a wrong expert, or a flipped byte in the last scales.
+        RecordShape other = shape;
+        other.native = fmt == kFmtBF16 ? kFmtFP8B128 : kFmtBF16;
+        EXPECT_THROW(checkBankRecord(bank.data(), other, 0, "bank", false), waste::Error);
+        EXPECT_THROW(checkBankRecord(bank.data(), shape, 1, "bank", false), waste::Error);
+        std::vector<uint8_t> bad(bank.begin(), bank.begin() + l.recordBytes);
+        bad[static_cast<size_t>(l.usedBytes - 1)] ^= 1;
+        EXPECT_THROW(checkBankRecord(bad.data(), shape, 0, "bank", true), waste::Error);
+        EXPECT_NO_THROW(checkBankRecord(bad.data(), shape, 0, "bank", false));
+        bad = std::vector<uint8_t>(bank.begin(), bank.begin() + l.recordBytes);
+        storeU32(bad.data() + 24, loadU32(bad.data() + 24) + 64); // up_off moved
+        EXPECT_THROW(checkBankRecord(bad.data(), shape, 0, "bank", false), waste::Error);
+    }
+}
+
+TEST(FormatRecords, HalfTrunkEntriesKeepTheirEncodingThroughTheWriter)
+{
+    // fmt 1 alone is Q8G to the reference engine; the writer must add the encoding.
+    for (TrunkFormat f : {TrunkFormat::F16, TrunkFormat::BF16, TrunkFormat::Q8G, TrunkFormat::F32}) {
+        TrunkEntryOut e;
+        e.name = "w";
+        e.format = f;
+        e.shape = {2, 4};
+        e.bytes = 2 * trunkRowBytes(f, 4, kTrunkGroup);
+        const nlohmann::json manifest = {
+            {"format_version", 0},
+            {"config", {{"num_hidden_layers", 1}, {"hidden_size", 8}, {"vocab_size", 8}, {"num_attention_heads", 1},
+                        {"kv_lora_rank", 8}, {"v_head_dim", 8}, {"qk_nope_head_dim", 8}}},
+            {"trunk", nlohmann::json::array({nlohmann::json::parse(trunkEntryJson(e).dump())})}};
+        const Manifest m = parseManifest(manifest.dump(), "manifest.json");
+        ASSERT_EQ(m.trunk.size(), 1u);
+        EXPECT_EQ(m.trunk[0].format, f) << trunkFormatName(f);
     }
 }
 

@@ -14,9 +14,22 @@
 
 namespace waste {
 
+// How routed experts are stored.
+//   Native: each expert's tensors exactly as the release stores them (MXFP4, FP8 with
+//           128x128 block scales, INT4 in groups of 32, BF16): a repack, no re-encoding.
+//   VQ3R:   3-stage residual vector codes with k-means codebooks (the reference engine's).
+//   Q4:     INT4 in groups of 32 with bf16 scales encoded from the weights (no k-means).
+//   Auto:   Native when the release's experts are already quantised, VQ3R otherwise.
+enum class ExpertEncoding { Auto, Native, VQ3R, Q4 };
+
+// "auto", "native", "vq3r", "q4" (the CLI's --experts values).
+const char *expertEncodingName(ExpertEncoding e);
+
 struct ConvertOptions {
     int jobs = 0;            // worker threads (k-means, expert encoding); 0: one per core
-    int trunkBits = 4;       // 4: Q4G trunk (Q8G embed/head); 8: everything Q8G
+    int trunkBits = 4;       // 4: Q4G trunk (Q8G embed/head); 8: everything Q8G; 16: the source's
+                             // precision (BF16/F16/F32; quantised trunk tensors decoded to F32)
+    ExpertEncoding experts = ExpertEncoding::Auto;
     bool reclaim = false;    // delete each source shard once every tensor in it is converted
     uint64_t seed = 0x5741535445ull; // k-means seed; same seed, same bytes
     int codebookExperts = 12;        // experts sampled per layer to fit codebooks
@@ -58,6 +71,7 @@ struct ConvertPlan {
     int unitsDone = 0;                // finished units found in the output folder
     bool alreadyComplete = false;     // the output folder already holds this conversion
     int64_t recordBytes = 0;          // one expert record
+    std::string expertFormat;         // what the records hold: "VQ3R", "MXFP4", "FP8B128", "INT4G32", "BF16"
 };
 
 ConvertPlan planConversion(const std::string &sourceDir, const std::string &outDir, const ConvertOptions &options = {});
@@ -65,7 +79,7 @@ ConvertPlan planConversion(const std::string &sourceDir, const std::string &outD
 struct ConvertResult {
     ConvertPlan plan;
     int unitsResumed = 0;     // units skipped because an earlier run finished them
-    int64_t sourceBytesRead = 0;
+    int64_t sourceBytesRead = 0; // source bytes converted by this run (resumed units not counted)
     double seconds = 0;
     int shardsReclaimed = 0;
 };
@@ -76,23 +90,35 @@ struct ConvertResult {
 ConvertResult convertModel(const std::string &sourceDir, const std::string &outDir, const ConvertOptions &options = {},
                            const ConvertProgressCallback &progress = {}, const std::atomic<bool> *cancel = nullptr);
 
+// The routed experts' layout in a tiny model's Hugging Face files, as releases ship them:
+// BF16 tensors; MXFP4 `_packed`/`_scale` pairs (K3, gpt-oss); FP8 e4m3 with F32
+// `_scale_inv` per 128x128 block (DeepSeek-V3, Kimi K2); INT4 `_packed` I32 words with
+// BF16 `_scale` per 32 and `_shape` (compressed-tensors pack-quantized: K2-Thinking).
+enum class TinyExperts { Default, BF16, MXFP4, FP8B128, INT4G32 };
+
+// "default", "bf16", "mxfp4", "fp8b128", "int4g32" (the CLI's --experts-layout values).
+const char *tinyExpertsName(TinyExperts e);
+
 struct TinyModelOptions {
     uint64_t seed = 1;
     bool vision = false;     // include a tiny vision tower (K3-style) and vision.json
     bool k3 = false;         // Kimi K3-shaped: every K3 text feature, MXFP4 routed experts in the HF layout
+    TinyExperts experts = TinyExperts::Default; // Default: MXFP4 on K3, BF16 on Kimi-Linear
     int64_t targetBytes = 0; // 0: the tiny default; else scale the model to about this many source bytes
     int jobs = 0;
     int trunkBits = 4;       // for makeTinyContainer
+    ExpertEncoding expertEncoding = ExpertEncoding::Auto; // for makeTinyContainer
 };
 
 // Writes a Kimi-Linear-shaped model (Kimi K3-shaped with options.k3) in the Hugging Face
 // layout: config.json, sharded model-0000x-of-0000y.safetensors +
 // model.safetensors.index.json, tiktoken.model, tokenizer_config.json. Deterministic
-// from the seed. K3's routed experts are written as MXFP4 `_packed`/`_scale` pairs.
+// from the seed. Routed experts are written in options.experts' layout (K3's by default
+// as MXFP4 `_packed`/`_scale` pairs).
 void makeTinyHf(const std::string &outDir, const TinyModelOptions &options = {});
 
 // Writes the same model straight into a container; byte-identical to makeTinyHf
-// followed by convertModel with the same seed and trunk bits.
+// followed by convertModel with the same seed, expert layout and encoding, and trunk bits.
 void makeTinyContainer(const std::string &outDir, const TinyModelOptions &options = {},
                        const ConvertProgressCallback &progress = {}, const std::atomic<bool> *cancel = nullptr);
 

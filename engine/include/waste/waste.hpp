@@ -149,6 +149,8 @@ struct ModelInfo {
     int64_t paramsTotal = 0;
     int64_t paramsActive = 0;
     std::string quantization; // e.g. "experts VQ3R, trunk Q4G/Q8G/F32"
+    std::string expertFormat; // "VQ3R", "VQ4P", or a release's own: "MXFP4", "FP8B128", "INT4G32", "BF16"; empty: no experts
+    int64_t recordBytes = 0;  // one routed expert's record (the first bank's), one read from disk
     int64_t expertCacheBytes = 0;
     int64_t budgetBytes = 0;
     bool hasVision = false;

@@ -16,7 +16,7 @@ constexpr const char *kFingerprint = "fingerprint";
 } // namespace
 
 void writeManifest(const std::string &out, const Layout &layout, const ResumeState &st, const ConvertOptions &o,
-                   const std::string &fingerprint) {
+                   const ExpertChoice &experts, const std::string &fingerprint) {
     format::ManifestOut m;
     m.arch = layout.arch;
     m.prefix = layout.prefix;
@@ -27,6 +27,10 @@ void writeManifest(const std::string &out, const Layout &layout, const ResumeSta
     m.quant.vecDim = geom.dim;
     m.quant.entries = geom.entries;
     m.quant.indexBits = geom.indexBits;
+    if (experts.native()) {
+        m.quant.fmtName = experts.name();
+        m.quant.native = experts.fmt;
+    }
     for (const auto &u : layout.units)
         if (!u.experts.empty()) m.layers[std::to_string(u.layer)] = st.layers.at(std::to_string(u.layer));
     for (auto e : st.trunkEntries) {
@@ -35,6 +39,8 @@ void writeManifest(const std::string &out, const Layout &layout, const ResumeSta
     }
     m.converter = {{"name", "WASTE Studio"}, {"version", kVersion}, {kFingerprint, fingerprint},
                    {"trunk_bits", o.trunkBits}, {"seed", o.seed}};
+    if (experts.native()) // how the records were made: a copy of the release's bytes, or q4's encoding
+        m.converter["experts"] = experts.encode ? "q4" : "native";
     writeFileAtomic(joinPath(out, "manifest.json"), format::manifestText(m));
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "convert/hf_names.hpp"
+#include "convert/native_experts.hpp"
 #include "convert/resume_journal.hpp"
 
 #include <waste/convert.hpp>
@@ -14,7 +15,7 @@
 namespace waste::convert {
 
 void writeManifest(const std::string &out, const Layout &layout, const ResumeState &st, const ConvertOptions &o,
-                   const std::string &fingerprint);
+                   const ExpertChoice &experts, const std::string &fingerprint);
 
 // The converter fingerprint of out/manifest.json; empty when it is unreadable or has none.
 std::string manifestFingerprint(const std::string &out);

@@ -3,6 +3,8 @@
 #include "convert/file_io.hpp"
 #include "format/f16.hpp"
 #include "convert/mxfp4.hpp"
+#include "convert/native_experts.hpp"
+#include "format/native_record.hpp"
 #include "convert/parallel.hpp"
 #include "convert/safetensors.hpp"
 #include "convert/tiny_model.hpp"
@@ -19,6 +21,49 @@
 namespace waste {
 
 using convert::HfDirectorySource;
+
+namespace {
+
+// The stored tensors of one logical tensor, in the order their bytes are appended: the
+// quantised groups as their releases name them (model_source.hpp).
+std::vector<convert::TensorSpec> storedSpecs(const convert::SourceTensor &t) {
+    using convert::DType;
+    const int64_t rows = t.rows(), cols = t.rowLength(), B = format::kFp8Block;
+    switch (t.dtype) {
+    case DType::MXFP4: // as compressed-tensors stores it: nibbles, then E8M0 scales
+        return {{t.name + "_packed", DType::U8, {rows, cols / 2}}, {t.name + "_scale", DType::U8, {rows, cols / 32}}};
+    case DType::FP8B128: // DeepSeek's: the weight under its own name, one f32 per 128x128 block
+        return {{t.name, DType::F8E4M3, {rows, cols}}, {t.name + "_scale_inv", DType::F32, {(rows + B - 1) / B, (cols + B - 1) / B}}};
+    case DType::INT4G32: // compressed-tensors pack-quantized
+        return {{t.name + "_packed", DType::I32, {rows, cols / 8}},
+                {t.name + "_scale", DType::BF16, {rows, cols / format::kInt4Group}},
+                {t.name + "_shape", DType::I64, {2}}};
+    default: return {{t.name, DType::BF16, t.shape}};
+    }
+}
+
+} // namespace
+
+const char *expertEncodingName(ExpertEncoding e) {
+    switch (e) {
+    case ExpertEncoding::Auto: return "auto";
+    case ExpertEncoding::Native: return "native";
+    case ExpertEncoding::VQ3R: return "vq3r";
+    case ExpertEncoding::Q4: return "q4";
+    }
+    return "?";
+}
+
+const char *tinyExpertsName(TinyExperts e) {
+    switch (e) {
+    case TinyExperts::Default: return "default";
+    case TinyExperts::BF16: return "bf16";
+    case TinyExperts::MXFP4: return "mxfp4";
+    case TinyExperts::FP8B128: return "fp8b128";
+    case TinyExperts::INT4G32: return "int4g32";
+    }
+    return "?";
+}
 
 ConvertPlan planConversion(const std::string &sourceDir, const std::string &outDir, const ConvertOptions &options) {
     HfDirectorySource src(sourceDir);
@@ -64,28 +109,29 @@ void makeTinyHf(const std::string &outDir, const TinyModelOptions &options) {
         std::snprintf(file, sizeof file, "model-%05zu-of-%05zu.safetensors", s + 1, shards.size());
         std::vector<TensorSpec> specs;
         for (const auto &name : shards[s]) {
-            const SourceTensor t = src.info(name);
-            if (t.dtype == DType::MXFP4) { // as compressed-tensors stores it: nibbles, then E8M0 scales
-                const int64_t cols = t.rowLength();
-                specs.push_back({name + "_packed", DType::U8, {t.rows(), (cols + 1) / 2}});
-                specs.push_back({name + "_scale", DType::U8, {t.rows(), (cols + int64_t(kMxfp4Block) - 1) / int64_t(kMxfp4Block)}});
-                weightMap[name + "_packed"] = file;
-                weightMap[name + "_scale"] = file;
-                continue;
+            for (const TensorSpec &spec : storedSpecs(src.info(name))) {
+                specs.push_back(spec);
+                weightMap[spec.name] = file;
             }
-            specs.push_back({name, DType::BF16, t.shape});
-            weightMap[name] = file;
         }
         SafetensorsWriter writer(joinPath(outDir, file), specs);
         for (const auto &name : shards[s]) {
             const SourceTensor t = src.info(name);
-            if (t.dtype == DType::MXFP4) {
-                const int64_t cols = t.rowLength();
-                std::vector<uint8_t> packed(static_cast<size_t>(t.rows() * ((cols + 1) / 2)));
-                std::vector<uint8_t> scales(static_cast<size_t>(t.rows() * ((cols + int64_t(kMxfp4Block) - 1) / int64_t(kMxfp4Block))));
-                src.readMxfp4(t, packed.data(), scales.data());
-                writer.append(packed.data(), static_cast<int64_t>(packed.size()));
+            if (t.dtype != DType::BF16) { // a quantised group: its tensors' bytes in spec order
+                const uint8_t fmt = nativeFormatOf(t.dtype);
+                std::vector<uint8_t> payload(static_cast<size_t>(format::nativePayloadBytes(fmt, t.rows(), t.rowLength())));
+                std::vector<uint8_t> scales(static_cast<size_t>(format::nativeScaleBytes(fmt, t.rows(), t.rowLength())));
+                src.readStored(t, payload.data(), scales.data());
+                writer.append(payload.data(), static_cast<int64_t>(payload.size()));
                 writer.append(scales.data(), static_cast<int64_t>(scales.size()));
+                if (t.dtype == DType::INT4G32) { // weight_shape: I64 [rows, cols]
+                    uint8_t shape[16];
+                    for (int i = 0; i < 8; ++i) {
+                        shape[i] = static_cast<uint8_t>(uint64_t(t.rows()) >> (8 * i));
+                        shape[8 + i] = static_cast<uint8_t>(uint64_t(t.rowLength()) >> (8 * i));
+                    }
+                    writer.append(shape, 16);
+                }
                 continue;
             }
             const int64_t rowsPerChunk = std::max<int64_t>(1, (1 << 20) / std::max<int64_t>(1, t.rowLength()));
@@ -119,6 +165,7 @@ void makeTinyContainer(const std::string &outDir, const TinyModelOptions &option
     ConvertOptions co;
     co.jobs = options.jobs;
     co.trunkBits = options.trunkBits;
+    co.experts = options.expertEncoding;
     convert::convertSource(src, outDir, co, progress, cancel, false);
 }
 

@@ -6,6 +6,7 @@
 #include "convert/file_io.hpp"
 #include "convert/grouped_quant.hpp"
 #include "convert/hf_names.hpp"
+#include "convert/native_experts.hpp"
 #include "convert/output_file.hpp"
 #include "convert/parallel.hpp"
 #include "convert/random.hpp"
@@ -48,7 +49,9 @@ public:
     Converter(const ModelSource &src, const std::string &out, const ConvertOptions &o, const ConvertProgressCallback &progress,
               const std::atomic<bool> *cancel)
         : m_src(src), m_out(out), m_o(o), m_progress(progress), m_cancel(cancel), m_layout(buildLayout(src)),
-          m_fingerprint(fingerprintOf(src, o)), m_threads(resolveThreads(o.jobs)) {
+          m_experts(chooseExperts(src, m_layout, o.experts)),
+          m_fingerprint(fingerprintOf(src, o, m_experts.native() ? m_experts.name() + (m_experts.encode ? "/q4" : "") : "")),
+          m_threads(resolveThreads(o.jobs)) {
         m_budget.failAfter = o.failAfterBytes;
     }
 
@@ -60,6 +63,7 @@ private:
     void checkCancel(int unit);
     void convertTrunkTensor(const TrunkPlan &p, int unit, OutputFile &trunk, ResumeState &st);
     void convertExperts(const Unit &u, const UnitPlan &p, int unitIndex, OutputFile &codebooks);
+    void convertNativeExperts(const Unit &u, const UnitPlan &p, int unitIndex);
     void finish(ResumeState &st);
     void reclaimShards(int unitsDone, ResumeState &st, int *count);
 
@@ -69,6 +73,7 @@ private:
     ConvertProgressCallback m_progress;
     const std::atomic<bool> *m_cancel;
     Layout m_layout;
+    ExpertChoice m_experts; // VQ3R or a native record format
     std::string m_fingerprint;
     int m_threads;
     OutputBudget m_budget;
@@ -107,6 +112,7 @@ ConvertPlan Converter::plan(ResumeState *stateOut, std::vector<UnitPlan> *plansO
     plan.experts = m_layout.experts;
     plan.sourceBytes = m_src.totalBytes();
     plan.unitsTotal = static_cast<int>(m_layout.units.size());
+    if (m_layout.moeLayers > 0) plan.expertFormat = m_experts.name();
     plan.freeBytes = freeBytes(fileExists(m_out) ? m_out : std::filesystem::path(m_out).parent_path().string().empty()
                                                                ? std::string(".")
                                                                : std::filesystem::path(m_out).parent_path().string());
@@ -128,7 +134,7 @@ ConvertPlan Converter::plan(ResumeState *stateOut, std::vector<UnitPlan> *plansO
     int64_t remaining = 0;
     std::vector<UnitPlan> plans(m_layout.units.size());
     for (size_t u = static_cast<size_t>(st.unitsDone); u < m_layout.units.size(); ++u) {
-        plans[u] = planUnit(m_src, m_layout.units[u], m_o);
+        plans[u] = planUnit(m_src, m_layout.units[u], m_o, m_experts);
         remaining += plans[u].outputBytes;
         if (plans[u].recordBytes) plan.recordBytes = plans[u].recordBytes;
     }
@@ -155,6 +161,20 @@ void Converter::convertTrunkTensor(const TrunkPlan &p, int unit, OutputFile &tru
             const int64_t n = std::min(rowsPerChunk, t.rows() - r);
             m_src.readRows(t, r, n, buf.data());
             trunk.append(buf.data(), n * srcRowLen * 4);
+        }
+    } else if (!format::isGrouped(p.fmt)) {
+        // F16/BF16 at --trunk-bits 16: the source's own precision, so rounding the decoded
+        // f32 back gives the stored bits exactly.
+        std::vector<float> buf(static_cast<size_t>(std::min<int64_t>(total, std::max<int64_t>(kChunkElements, srcRowLen))));
+        std::vector<uint16_t> half(buf.size());
+        const int64_t rowsPerChunk = std::max<int64_t>(1, static_cast<int64_t>(buf.size()) / std::max<int64_t>(1, srcRowLen));
+        for (int64_t r = 0; r < t.rows(); r += rowsPerChunk) {
+            const int64_t n = std::min(rowsPerChunk, t.rows() - r);
+            m_src.readRows(t, r, n, buf.data());
+            for (int64_t i = 0; i < n * srcRowLen; ++i)
+                half[static_cast<size_t>(i)] = p.fmt == format::TrunkFormat::BF16 ? format::floatToBf16(buf[static_cast<size_t>(i)])
+                                                                                  : format::floatToF16(buf[static_cast<size_t>(i)]);
+            trunk.append(half.data(), n * srcRowLen * 2);
         }
     } else {
         // Source rows and stored rows may differ (flattened kernels); read by stored rows,
@@ -183,6 +203,10 @@ void Converter::convertTrunkTensor(const TrunkPlan &p, int unit, OutputFile &tru
 }
 
 void Converter::convertExperts(const Unit &u, const UnitPlan &p, int unitIndex, OutputFile &codebooks) {
+    if (m_experts.native()) {
+        convertNativeExperts(u, p, unitIndex);
+        return;
+    }
     const VqGeometry geom;
     const ExpertShape shape = p.expert;
     const int E = static_cast<int>(u.experts.size());
@@ -267,6 +291,33 @@ void Converter::convertExperts(const Unit &u, const UnitPlan &p, int unitIndex, 
     renameDurable(partial, bankPath);
 }
 
+// Native records: each expert's tensors copied (or, for q4, encoded) into its record, in
+// parallel batches written in id order, like the VQ bank above but with no codebooks.
+void Converter::convertNativeExperts(const Unit &u, const UnitPlan &p, int unitIndex) {
+    const int E = static_cast<int>(u.experts.size());
+    const int64_t perExpertSource = expertSourceBytes(m_src, u);
+    const std::string bankPath = joinPath(m_out, format::bankFileName(u.layer));
+    const std::string partial = bankPath + ".partial";
+    {
+        OutputFile bank(partial, 0, &m_budget);
+        const int batch = std::max(1, m_threads);
+        std::vector<std::vector<uint8_t>> recs(static_cast<size_t>(batch), std::vector<uint8_t>(static_cast<size_t>(p.recordBytes)));
+        for (int e0 = 0; e0 < E; e0 += batch) {
+            checkCancel(unitIndex);
+            const int n = std::min(batch, E - e0);
+            parallelFor(static_cast<size_t>(n), m_threads, [&](size_t i) {
+                const int e = e0 + static_cast<int>(i);
+                buildNativeRecord(m_src, u.experts[static_cast<size_t>(e)], m_experts, p.expert, u.layer, e, recs[i].data());
+            });
+            for (int i = 0; i < n; ++i) bank.append(recs[static_cast<size_t>(i)].data(), p.recordBytes);
+            m_event.sourceBytesDone += perExpertSource * n;
+            emit(ConvertProgress::Phase::Experts, unitIndex, "experts " + std::to_string(e0 + n) + "/" + std::to_string(E));
+        }
+        bank.close();
+    }
+    renameDurable(partial, bankPath);
+}
+
 void Converter::reclaimShards(int unitsDone, ResumeState &st, int *count) {
     // A shard may go once every tensor in it belongs to a finished unit.
     std::map<std::string, int> lastUnit;
@@ -302,9 +353,12 @@ void Converter::finish(ResumeState &st) {
         if (fileSize(fp) != bytes) throw Error(ErrorCode::Io, fp + " has the wrong size; delete the folder and convert again");
     };
     publish(kTrunkPartial, "trunk.bin", trunkBytes);
-    publish(kCodebooksPartial, "codebooks.bin", cbBytes);
+    if (m_experts.native()) // no codebooks.bin: the reference engine's loader then refuses the container
+        ::unlink(joinPath(m_out, kCodebooksPartial).c_str());
+    else
+        publish(kCodebooksPartial, "codebooks.bin", cbBytes);
 
-    writeManifest(m_out, m_layout, st, m_o, m_fingerprint);
+    writeManifest(m_out, m_layout, st, m_o, m_experts, m_fingerprint);
     ::unlink(joinPath(m_out, kJournal).c_str());
     fsyncDirectory(m_out);
 }
@@ -354,7 +408,7 @@ ConvertResult Converter::run(bool allowReclaim) {
                 bank.file = format::bankFileName(u.layer);
                 bank.experts = static_cast<int>(u.experts.size());
                 bank.bytes = plans[ui].recordBytes * static_cast<int64_t>(u.experts.size());
-                bank.codebookBase = u.codebookBase;
+                bank.codebookBase = m_experts.native() ? 0 : u.codebookBase;
                 st.layers[std::to_string(u.layer)] = format::bankEntryJson(bank);
             }
             trunk.sync();
@@ -389,8 +443,8 @@ ConvertPlan planSource(const ModelSource &src, const std::string &outDir, const 
 
 ConvertResult convertSource(const ModelSource &src, const std::string &outDir, const ConvertOptions &options,
                             const ConvertProgressCallback &progress, const std::atomic<bool> *cancel, bool allowReclaim) {
-    if (options.trunkBits != 4 && options.trunkBits != 8)
-        throw Error(ErrorCode::Argument, "--trunk-bits must be 4 or 8");
+    if (options.trunkBits != 4 && options.trunkBits != 8 && options.trunkBits != 16)
+        throw Error(ErrorCode::Argument, "--trunk-bits must be 4, 8 or 16");
     Converter c(src, outDir, options, progress, cancel);
     return c.run(allowReclaim);
 }

@@ -1,7 +1,11 @@
 #include "convert/model_source.hpp"
 
 #include "convert/file_io.hpp"
+#include "convert/fp8_blocks.hpp"
+#include "convert/int4_groups.hpp"
 #include "convert/mxfp4.hpp"
+#include "format/bytes.hpp"
+#include "format/native_record.hpp"
 
 #include <waste/waste.hpp>
 
@@ -75,7 +79,7 @@ HfDirectorySource::HfDirectorySource(const std::string &dir) : m_dir(dir) {
         }
     }
     if (m_tensorBytes == 0) m_tensorBytes = m_totalBytes;
-    pairMxfp4();
+    groupQuantised();
     m_identity = sourceIdentity(m_config, m_tensorBytes, tensorNames());
     if (m_totalBytes == 0) {
         std::map<std::string, bool> seen;
@@ -87,17 +91,24 @@ HfDirectorySource::HfDirectorySource(const std::string &dir) : m_dir(dir) {
     }
 }
 
-void HfDirectorySource::pairMxfp4() {
+void HfDirectorySource::groupQuantised() {
     for (const auto &[name, file] : m_weightMap) {
-        if (!endsWith(name, "_packed")) continue;
-        const std::string base = name.substr(0, name.size() - 7);
-        const std::string scale = base + "_scale";
-        if (!m_weightMap.count(scale))
-            throw Error(ErrorCode::Format, m_dir + ": MXFP4 tensor '" + name + "' has no '" + scale +
-                                               "' beside it; the checkpoint is incomplete, re-download it");
-        if (m_weightMap.count(base))
-            throw Error(ErrorCode::Format, m_dir + ": '" + base + "' exists both plain and as an MXFP4 pair");
-        m_mxfp4[base] = {name, scale};
+        if (endsWith(name, "_packed")) { // MXFP4 (U8 words) or INT4 pack-quantized (I32 words)
+            const std::string base = name.substr(0, name.size() - 7);
+            const std::string scale = base + "_scale";
+            if (!m_weightMap.count(scale))
+                throw Error(ErrorCode::Format, m_dir + ": quantised tensor '" + name + "' has no '" + scale +
+                                                   "' beside it; the checkpoint is incomplete, re-download it");
+            if (m_weightMap.count(base))
+                throw Error(ErrorCode::Format, m_dir + ": '" + base + "' exists both plain and packed");
+            m_groups[base] = {name, scale, m_weightMap.count(base + "_shape") ? base + "_shape" : std::string()};
+        } else if (endsWith(name, "_scale_inv")) { // FP8 blocks: the weight keeps its own name
+            const std::string base = name.substr(0, name.size() - 10);
+            if (!m_weightMap.count(base))
+                throw Error(ErrorCode::Format, m_dir + ": block scales '" + name + "' have no '" + base +
+                                                   "' beside them; the checkpoint is incomplete, re-download it");
+            m_groups[base] = {base, name, {}};
+        }
     }
 }
 
@@ -108,13 +119,15 @@ std::optional<std::string> HfDirectorySource::sideFile(const std::string &name) 
 }
 
 std::vector<std::string> HfDirectorySource::tensorNames() const {
+    std::map<std::string, bool> member; // stored tensors shown only through their group
+    for (const auto &[base, g] : m_groups)
+        for (const std::string *n : {&g.payload, &g.scale, &g.shape})
+            if (!n->empty() && *n != base) member[*n] = true;
     std::vector<std::string> names;
-    for (const auto &[n, f] : m_weightMap) {
-        if (endsWith(n, "_packed") && m_mxfp4.count(n.substr(0, n.size() - 7))) continue;
-        if (endsWith(n, "_scale") && m_mxfp4.count(n.substr(0, n.size() - 6))) continue;
-        names.push_back(n);
-    }
-    for (const auto &[n, pair] : m_mxfp4) names.push_back(n);
+    for (const auto &[n, f] : m_weightMap)
+        if (!member.count(n)) names.push_back(n);
+    for (const auto &[n, g] : m_groups)
+        if (!m_weightMap.count(n)) names.push_back(n);
     std::sort(names.begin(), names.end());
     return names;
 }
@@ -134,9 +147,10 @@ const SafetensorsFile &HfDirectorySource::shard(const std::string &file) const {
 
 std::vector<std::string> HfDirectorySource::shardsOf(const std::string &name) const {
     std::vector<std::string> out;
-    auto pair = m_mxfp4.find(name);
-    for (const std::string &n : pair == m_mxfp4.end() ? std::vector<std::string>{name}
-                                                        : std::vector<std::string>{pair->second.packed, pair->second.scale}) {
+    auto group = m_groups.find(name);
+    std::vector<std::string> members{name};
+    if (group != m_groups.end()) members = {group->second.payload, group->second.scale, group->second.shape};
+    for (const std::string &n : members) {
         auto it = m_weightMap.find(n);
         if (it != m_weightMap.end() && std::find(out.begin(), out.end(), it->second) == out.end()) out.push_back(it->second);
     }
@@ -154,23 +168,70 @@ const TensorInfo &HfDirectorySource::stored(const std::string &name) const {
 
 std::string HfDirectorySource::shardPath(const std::string &shardName) const { return joinPath(m_dir, shardName); }
 
+void HfDirectorySource::readWhole(const std::string &name, uint8_t *out) const {
+    const TensorInfo &t = stored(name);
+    shard(m_weightMap.at(name)).readBytes(t, 0, t.bytes, out);
+}
+
 SourceTensor HfDirectorySource::info(const std::string &name) const {
     SourceTensor s;
     s.name = name;
-    auto pair = m_mxfp4.find(name);
-    if (pair == m_mxfp4.end()) {
+    auto group = m_groups.find(name);
+    if (group == m_groups.end()) {
         const TensorInfo &t = stored(name);
         s.dtype = t.dtype;
         s.shape = t.shape;
         s.bytes = t.bytes;
         return s;
     }
-    const TensorInfo &p = stored(pair->second.packed), &sc = stored(pair->second.scale);
+    const Group &g = group->second;
+    const TensorInfo &p = stored(g.payload), &sc = stored(g.scale);
+    const auto bad = [&](const std::string &why) { return Error(ErrorCode::Format, m_dir + ": quantised tensor '" + name + "': " + why); };
+    if (p.shape.size() != 2 || sc.shape.size() != 2) throw bad("its tensors must be 2-D");
+    if (g.fp8()) {
+        if (p.dtype != DType::F8E4M3 || sc.dtype != DType::F32)
+            throw bad("FP8 block tensors must be F8_E4M3 and F32, not " + p.dtypeText + " and " + sc.dtypeText);
+        const int64_t B = format::kFp8Block;
+        if (sc.shape[0] != (p.shape[0] + B - 1) / B || sc.shape[1] != (p.shape[1] + B - 1) / B)
+            throw Error(ErrorCode::Unsupported, m_dir + ": '" + g.scale + "' is not one scale per 128x128 block of '" + name +
+                                                    "'; only 128x128 FP8 blocks are supported");
+        s.dtype = DType::FP8B128;
+        s.shape = p.shape;
+        s.bytes = p.bytes + sc.bytes;
+        return s;
+    }
+    if (p.dtype == DType::I32) { // compressed-tensors pack-quantized INT4
+        if (sc.dtype != DType::BF16) throw bad("INT4 group scales must be BF16, not " + sc.dtypeText);
+        const int64_t rows = p.shape[0], cols = 8 * p.shape[1];
+        s.bytes = p.bytes + sc.bytes;
+        if (!g.shape.empty()) {
+            const TensorInfo &sh = stored(g.shape);
+            if ((sh.dtype != DType::I64 && sh.dtype != DType::I32) || sh.elements() != 2)
+                throw bad("'" + g.shape + "' must be 2 integers");
+            uint8_t raw[16] = {};
+            readWhole(g.shape, raw);
+            const auto dim = [&](int i) -> int64_t {
+                if (sh.dtype == DType::I32) return int32_t(format::loadU32(raw + 4 * i));
+                return int64_t(uint64_t(format::loadU32(raw + 8 * i)) | uint64_t(format::loadU32(raw + 8 * i + 4)) << 32);
+            };
+            const int64_t r = dim(0), c = dim(1);
+            if (r != rows || c != cols)
+                throw Error(ErrorCode::Unsupported, m_dir + ": '" + name + "' is " + std::to_string(r) + "x" + std::to_string(c) +
+                                                        " packed into " + std::to_string(rows) + "x" + std::to_string(cols) +
+                                                        "; padded INT4 rows are not supported");
+            s.bytes += sh.bytes;
+        }
+        if (sc.shape[0] != rows || sc.shape[1] * format::kInt4Group != cols)
+            throw Error(ErrorCode::Unsupported, m_dir + ": '" + name + "' has " + std::to_string(sc.shape[1]) + " scales per row of " +
+                                                    std::to_string(cols) + "; only groups of 32 are supported");
+        s.dtype = DType::INT4G32;
+        s.shape = {rows, cols};
+        return s;
+    }
     if (p.dtype != DType::U8 || sc.dtype != DType::U8)
         throw Error(ErrorCode::Format, m_dir + ": MXFP4 tensors '" + p.name + "' and '" + sc.name + "' must be U8, not " +
                                            p.dtypeText + " and " + sc.dtypeText);
-    if (p.shape.size() != 2 || sc.shape.size() != 2 || p.shape[0] != sc.shape[0] ||
-        sc.shape[1] != (2 * p.shape[1] + int64_t(kMxfp4Block) - 1) / int64_t(kMxfp4Block))
+    if (p.shape[0] != sc.shape[0] || sc.shape[1] != (2 * p.shape[1] + int64_t(kMxfp4Block) - 1) / int64_t(kMxfp4Block))
         throw Error(ErrorCode::Format, m_dir + ": MXFP4 tensor '" + name +
                                            "': the _packed and _scale shapes do not fit together (expected [rows, cols/2] and [rows, cols/32])");
     s.dtype = DType::MXFP4;
@@ -180,20 +241,50 @@ SourceTensor HfDirectorySource::info(const std::string &name) const {
 }
 
 void HfDirectorySource::readRows(const SourceTensor &t, int64_t row0, int64_t rows, float *out) const {
-    auto pair = m_mxfp4.find(t.name);
-    if (pair == m_mxfp4.end()) {
+    auto group = m_groups.find(t.name);
+    if (group == m_groups.end()) {
         const TensorInfo &ti = stored(t.name);
         shard(m_weightMap.at(t.name)).readElements(ti, row0 * t.rowLength(), rows * t.rowLength(), out);
         return;
     }
-    // Decoded exactly (every E2M1 value times a power of two is an f32) before anything
-    // re-quantizes it.
-    const TensorInfo &p = stored(pair->second.packed), &sc = stored(pair->second.scale);
+    const Group &g = group->second;
+    const TensorInfo &p = stored(g.payload), &sc = stored(g.scale);
+    const int64_t cols = t.rowLength();
+    if (t.dtype == DType::FP8B128) {
+        std::vector<uint8_t> q(static_cast<size_t>(rows * cols)), scales(static_cast<size_t>(sc.bytes));
+        shard(m_weightMap.at(p.name)).readBytes(p, row0 * cols, rows * cols, q.data());
+        readWhole(sc.name, scales.data());
+        decodeFp8Rows(q.data(), scales.data(), cols, row0, rows, out);
+        return;
+    }
+    if (t.dtype == DType::INT4G32) {
+        const int64_t pRow = cols / 2, sRow = cols / format::kInt4Group * 2;
+        std::vector<uint8_t> packed(static_cast<size_t>(rows * pRow)), scales(static_cast<size_t>(rows * sRow));
+        shard(m_weightMap.at(p.name)).readBytes(p, row0 * pRow, rows * pRow, packed.data());
+        shard(m_weightMap.at(sc.name)).readBytes(sc, row0 * sRow, rows * sRow, scales.data());
+        for (int64_t r = 0; r < rows; ++r) decodeInt4G32Row(packed.data() + r * pRow, scales.data() + r * sRow, cols, out + r * cols);
+        return;
+    }
+    // MXFP4, decoded exactly (every E2M1 value times a power of two is an f32) before
+    // anything re-quantizes it.
     const int64_t pRow = p.shape[1], sRow = sc.shape[1];
     std::vector<uint8_t> packed(static_cast<size_t>(rows * pRow)), scales(static_cast<size_t>(rows * sRow));
     shard(m_weightMap.at(p.name)).readBytes(p, row0 * pRow, rows * pRow, packed.data());
     shard(m_weightMap.at(sc.name)).readBytes(sc, row0 * sRow, rows * sRow, scales.data());
-    decodeMxfp4Matrix(packed.data(), scales.data(), static_cast<size_t>(rows), static_cast<size_t>(t.rowLength()), out, t.name);
+    decodeMxfp4Matrix(packed.data(), scales.data(), static_cast<size_t>(rows), static_cast<size_t>(cols), out, t.name);
+}
+
+void HfDirectorySource::readStored(const SourceTensor &t, uint8_t *payload, uint8_t *scales) const {
+    auto group = m_groups.find(t.name);
+    if (group == m_groups.end()) {
+        if (t.dtype != DType::BF16)
+            throw Error(ErrorCode::Unsupported, m_dir + ": '" + t.name + "' is " + dtypeName(t.dtype) +
+                                                    "; native expert records keep MXFP4, FP8 blocks, INT4 groups or BF16");
+        readWhole(t.name, payload);
+        return;
+    }
+    readWhole(group->second.payload, payload);
+    readWhole(group->second.scale, scales);
 }
 
 } // namespace waste::convert

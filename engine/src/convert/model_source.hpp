@@ -2,10 +2,16 @@
 // safetensors shards, optionally sharded through model.safetensors.index.json), or the
 // tiny-model generator, which produces the same tensors without touching disk.
 //
-// MXFP4 weights (Kimi K3's routed experts, compressed-tensors' mxfp4-pack-quantized
-// layout) come as two U8 tensors, `<name>_packed` [rows, cols/2] and `<name>_scale`
-// [rows, cols/32]. A source shows the pair as one logical tensor `<name>` of dtype
-// MXFP4 and shape [rows, cols], and readRows decodes it exactly to f32.
+// Quantised weights come as groups of stored tensors that a source shows as one logical
+// tensor `<name>` of shape [rows, cols]:
+//   MXFP4 (Kimi K3, compressed-tensors' mxfp4-pack-quantized): U8 `<name>_packed`
+//     [rows, cols/2] and U8 `<name>_scale` [rows, cols/32];
+//   FP8B128 (DeepSeek-V3, Kimi K2): F8_E4M3 `<name>` [rows, cols] and F32
+//     `<name>_scale_inv` [ceil(rows/128), ceil(cols/128)];
+//   INT4G32 (compressed-tensors' pack-quantized: K2-Thinking, K2.5): I32 `<name>_packed`
+//     [rows, cols/8], BF16 `<name>_scale` [rows, cols/32] and I64 `<name>_shape` [2].
+// readRows decodes them to f32 (exactly, except FP8's one rounding of e4m3 * scale);
+// readStored gives their bytes exactly as stored, for native expert records.
 #pragma once
 
 #include "convert/safetensors.hpp"
@@ -46,11 +52,17 @@ public:
     virtual SourceTensor info(const std::string &name) const = 0;
     // Reads rows [row0, row0+rows) (a row = the last dimension) as f32. Thread-safe.
     virtual void readRows(const SourceTensor &t, int64_t row0, int64_t rows, float *out) const = 0;
+    // The stored bytes of an MXFP4, FP8B128, INT4G32 or BF16 tensor, exactly as the release
+    // holds them: payload (nibbles, e4m3 bytes, packed words, bf16 values) and scales
+    // (e8m0 bytes, f32 block multipliers, bf16 group scales; none for BF16), of the sizes
+    // format::nativePayloadBytes / nativeScaleBytes give. Throws Error(Unsupported) for
+    // other dtypes. Thread-safe.
+    virtual void readStored(const SourceTensor &t, uint8_t *payload, uint8_t *scales) const = 0;
     // Text that changes whenever the source's content or layout does (resume check).
     virtual std::string identity() const = 0;
     // Total source bytes (for progress and throughput).
     virtual int64_t totalBytes() const = 0;
-    // Shards holding a tensor (two for an MXFP4 pair), for --reclaim. Empty when the
+    // Shards holding a tensor (all of a quantised group's), for --reclaim. Empty when the
     // source has no files.
     virtual std::vector<std::string> shardsOf(const std::string &) const { return {}; }
     virtual std::string shardPath(const std::string &) const { return {}; }
@@ -69,6 +81,7 @@ public:
     std::vector<std::string> tensorNames() const override;
     SourceTensor info(const std::string &name) const override;
     void readRows(const SourceTensor &t, int64_t row0, int64_t rows, float *out) const override;
+    void readStored(const SourceTensor &t, uint8_t *payload, uint8_t *scales) const override;
     std::string identity() const override { return m_identity; }
     int64_t totalBytes() const override { return m_totalBytes; }
     std::vector<std::string> shardsOf(const std::string &name) const override;
@@ -76,15 +89,19 @@ public:
     std::string directory() const override { return m_dir; }
 
 private:
-    struct Mxfp4Pair {
-        std::string packed, scale; // tensor names in the shards
+    // The stored tensors of a quantised logical tensor; which format they are is read
+    // from their dtypes when asked (info), so names alone group them (shards may be gone).
+    struct Group {
+        std::string payload, scale, shape; // shape: INT4's `_shape`, empty when absent
+        bool fp8() const { return scale.ends_with("_scale_inv"); }
     };
     const SafetensorsFile &shard(const std::string &file) const;
     const TensorInfo &stored(const std::string &name) const; // a tensor as the shards hold it
-    void pairMxfp4();
+    void readWhole(const std::string &name, uint8_t *out) const;
+    void groupQuantised();
     std::string m_dir, m_config, m_identity;
     std::map<std::string, std::string> m_weightMap; // stored tensor -> shard file name
-    std::map<std::string, Mxfp4Pair> m_mxfp4;      // logical name -> its pair
+    std::map<std::string, Group> m_groups;         // logical name -> its stored tensors
     int64_t m_totalBytes = 0, m_tensorBytes = 0;
     mutable std::mutex m_mutex;
     mutable std::map<std::string, std::unique_ptr<SafetensorsFile>> m_open;

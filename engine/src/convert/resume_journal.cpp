@@ -23,10 +23,11 @@ std::string hex64(uint64_t v) {
 
 } // namespace
 
-std::string fingerprintOf(const ModelSource &src, const ConvertOptions &o) {
+std::string fingerprintOf(const ModelSource &src, const ConvertOptions &o, const std::string &experts) {
     std::string text = "waste-convert/1|" + src.identity() + "|bits=" + std::to_string(o.trunkBits) +
                        "|seed=" + std::to_string(o.seed) + "|cbx=" + std::to_string(o.codebookExperts) +
                        "|cbv=" + std::to_string(o.codebookVectors) + "|it=" + std::to_string(o.kmeansIterations);
+    if (!experts.empty()) text += "|experts=" + experts;
     return hex64(hashString(text)) + hex64(hashString(text, 0x84222325cbf29ce4ull));
 }
 

@@ -21,7 +21,9 @@ inline constexpr const char *kJournal = ".waste-convert.json";
 inline constexpr const char *kTrunkPartial = "trunk.bin.partial";
 inline constexpr const char *kCodebooksPartial = "codebooks.bin.partial";
 
-std::string fingerprintOf(const ModelSource &src, const ConvertOptions &o);
+// `experts`: the expert record format when it is not VQ3R ("MXFP4", "INT4G32/q4", ...),
+// empty for VQ3R, whose fingerprints stay as they always were.
+std::string fingerprintOf(const ModelSource &src, const ConvertOptions &o, const std::string &experts = {});
 
 struct UnitEnd {
     int64_t trunk = 0, codebooks = 0;

@@ -21,7 +21,12 @@ const char *dtypeName(DType t) {
     case DType::F16: return "F16";
     case DType::BF16: return "BF16";
     case DType::U8: return "U8";
+    case DType::F8E4M3: return "F8_E4M3";
+    case DType::I32: return "I32";
+    case DType::I64: return "I64";
     case DType::MXFP4: return "MXFP4";
+    case DType::FP8B128: return "FP8B128";
+    case DType::INT4G32: return "INT4G32";
     default: return "?";
     }
 }
@@ -31,7 +36,10 @@ int dtypeSize(DType t) {
     case DType::F32: return 4;
     case DType::F16:
     case DType::BF16: return 2;
-    case DType::U8: return 1;
+    case DType::U8:
+    case DType::F8E4M3: return 1;
+    case DType::I32: return 4;
+    case DType::I64: return 8;
     default: return 0;
     }
 }
@@ -52,6 +60,9 @@ DType parseDtype(const std::string &s) {
     if (s == "F16") return DType::F16;
     if (s == "BF16") return DType::BF16;
     if (s == "U8") return DType::U8;
+    if (s == "F8_E4M3") return DType::F8E4M3;
+    if (s == "I32") return DType::I32;
+    if (s == "I64") return DType::I64;
     return DType::Other;
 }
 
@@ -142,7 +153,7 @@ const TensorInfo *SafetensorsFile::find(const std::string &name) const {
 void SafetensorsFile::readElements(const TensorInfo &t, int64_t first, int64_t count, float *out) const {
     if (t.dtype != DType::F32 && t.dtype != DType::F16 && t.dtype != DType::BF16)
         throw Error(ErrorCode::Unsupported, path() + ": tensor '" + t.name + "' has dtype " + t.dtypeText +
-                                                 "; only BF16, F16 and F32 tensors (and MXFP4 _packed/_scale pairs) can be converted");
+                                                 "; only BF16, F16 and F32 tensors (and MXFP4, FP8-block and INT4 pack-quantized groups) can be converted");
     if (first < 0 || count < 0 || first + count > t.elements())
         throw Error(ErrorCode::Argument, path() + ": element range outside tensor '" + t.name + "'");
     const int es = dtypeSize(t.dtype);

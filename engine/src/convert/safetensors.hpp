@@ -14,12 +14,15 @@
 
 namespace waste::convert {
 
-// U8 holds MXFP4 payloads (`*_packed` nibbles, `*_scale` E8M0 exponents). MXFP4 is
-// never a file dtype: it names the logical tensor a source assembles from such a pair.
-enum class DType { F32, F16, BF16, U8, MXFP4, Other };
+// U8 holds MXFP4 payloads (`*_packed` nibbles, `*_scale` E8M0 exponents); F8_E4M3 the
+// FP8 weights of block-quantised releases (with an F32 `*_scale_inv`); I32 the packed
+// INT4 words of compressed-tensors' pack-quantized releases (with a BF16 `*_scale` and
+// an I64 `*_shape`). MXFP4, FP8B128 and INT4G32 are never file dtypes: they name the
+// logical tensor a source assembles from such a group (model_source.hpp).
+enum class DType { F32, F16, BF16, U8, F8E4M3, I32, I64, MXFP4, FP8B128, INT4G32, Other };
 
 const char *dtypeName(DType t);
-int dtypeSize(DType t); // 0 for MXFP4 and Other
+int dtypeSize(DType t); // 0 for the logical MXFP4, FP8B128, INT4G32 and for Other
 
 struct TensorInfo {
     std::string name;

@@ -52,7 +52,7 @@ void TinySource::addK3Tensors(int vocabSize) {
         add(m + "routed_expert_norm.weight", {Lt}, Init::Norm);
         add(m + "routed_expert_up_proj.weight", {H, Lt}, Init::OutMatrix);
         addSharedExperts(m, Init::OutMatrix);
-        addRoutedExperts(m, Lt, d.mxfp4Experts);
+        addRoutedExperts(m, Lt);
     }
     add(P + "model.norm.weight", {H}, Init::Norm);
     add(P + "model.output_attn_res_norm.weight", {H}, Init::Norm);
@@ -99,20 +99,7 @@ std::string TinySource::k3Config(int vocabSize, int nTokens) const {
     c["text_config"] = t;
     c["tie_word_embeddings"] = false;
     c["torch_dtype"] = "bfloat16";
-    if (d.mxfp4Experts) {
-        // compressed-tensors' description of the MXFP4 experts (the converter goes by the
-        // `_packed`/`_scale` tensor names; this is for other readers of the checkpoint).
-        c["quantization_config"] = {
-            {"quant_method", "compressed-tensors"},
-            {"format", "mxfp4-pack-quantized"},
-            {"config_groups",
-             {{"group_0",
-               {{"targets", {"re:.*block_sparse_moe\\.experts\\..*"}},
-                {"weights",
-                 {{"num_bits", 4}, {"type", "float"}, {"strategy", "group"}, {"group_size", 32}, {"symmetric", true},
-                  {"scale_dtype", "uint8"}}}}}}},
-            {"ignore", {"lm_head", "re:.*vision_tower.*", "re:.*mm_projector.*"}}};
-    }
+    putQuantizationConfig(c);
     if (d.vision) addVisionConfig(c, nTokens);
     return c.dump(2) + "\n";
 }

@@ -3,7 +3,6 @@
 #include "convert/converter.hpp"
 #include "convert/file_io.hpp"
 #include "format/f16.hpp"
-#include "convert/mxfp4.hpp"
 #include "convert/parallel.hpp"
 #include "convert/random.hpp"
 #include "convert/safetensors.hpp"
@@ -40,6 +39,7 @@ const char *kChatTemplate =
 TinyDims tinyDimsFor(const TinyModelOptions &o) {
     TinyDims d;
     d.vision = o.vision;
+    d.expertDType = tinyExpertDType(o.experts, DType::BF16);
     if (o.k3) {
         // K3's proportions, scaled down: latent = hidden/2, Ms = 2 Im, I >= 2 Im, about
         // 3 KDA : 1 MLA, experts 896/16 -> 16/4; blocks of 2 layers close at 0, 2, 4.
@@ -60,9 +60,9 @@ TinyDims tinyDimsFor(const TinyModelOptions &o) {
         d.kdaLayers = {1, 2, 4, 5};
         d.fullAttnLayers = {3, 6};
         d.attnResBlock = 2;
-        d.mxfp4Experts = true;
+        d.expertDType = tinyExpertDType(o.experts, DType::MXFP4);
         if (o.targetBytes > 0) {
-            const int64_t perExpert = 3ll * d.moeInter * d.latent / 2; // MXFP4: about half a byte a weight
+            const auto perExpert = static_cast<int64_t>(3.0 * d.moeInter * d.latent * tinyExpertBytesPerWeight(d.expertDType));
             const int64_t e = o.targetBytes / (perExpert * (d.layers - d.firstDense));
             d.experts = static_cast<int>(std::clamp<int64_t>(e, 16, 4096));
         }
@@ -79,7 +79,7 @@ TinyDims tinyDimsFor(const TinyModelOptions &o) {
         d.layers = 8;
         d.kdaLayers = {1, 2, 3, 5, 6, 7};
         d.fullAttnLayers = {4, 8};
-        const int64_t perExpert = 3ll * d.moeInter * d.hidden * 2;
+        const auto perExpert = static_cast<int64_t>(3.0 * d.moeInter * d.hidden * tinyExpertBytesPerWeight(d.expertDType));
         const int64_t moeLayers = d.layers - d.firstDense;
         const int64_t e = o.targetBytes / (perExpert * moeLayers);
         d.experts = static_cast<int>(std::clamp<int64_t>(e, 8, 4096));
@@ -88,14 +88,12 @@ TinyDims tinyDimsFor(const TinyModelOptions &o) {
     return d;
 }
 
-void TinySource::add(const std::string &name, std::vector<int64_t> shape, Init init, bool mxfp4) {
+void TinySource::add(const std::string &name, std::vector<int64_t> shape, Init init, DType dtype) {
     Tensor t;
     t.info.name = name;
-    t.info.dtype = mxfp4 ? DType::MXFP4 : DType::BF16;
+    t.info.dtype = dtype;
     t.info.shape = std::move(shape);
-    t.info.bytes = mxfp4 ? t.info.rows() * ((t.info.rowLength() + 1) / 2 +
-                                            (t.info.rowLength() + int64_t(kMxfp4Block) - 1) / int64_t(kMxfp4Block))
-                         : t.info.elements() * 2;
+    t.info.bytes = tinyStoredBytes(dtype, t.info.rows(), t.info.rowLength());
     t.init = init;
     t.key = mix64(m_options.seed ^ hashString(name));
     m_totalBytes += t.info.bytes;
@@ -169,12 +167,13 @@ void TinySource::addSharedExperts(const std::string &m, Init down) {
     add(m + "shared_experts.down_proj.weight", {d.hidden, ms}, down);
 }
 
-void TinySource::addRoutedExperts(const std::string &m, int width, bool mxfp4) {
+void TinySource::addRoutedExperts(const std::string &m, int width) {
+    const DType dt = m_dims.expertDType;
     for (int e = 0; e < m_dims.experts; ++e) {
         const std::string q = m + "experts." + std::to_string(e) + ".";
-        add(q + "w1.weight", {m_dims.moeInter, width}, Init::Matrix, mxfp4);
-        add(q + "w2.weight", {width, m_dims.moeInter}, Init::Matrix, mxfp4);
-        add(q + "w3.weight", {m_dims.moeInter, width}, Init::Matrix, mxfp4);
+        add(q + "w1.weight", {m_dims.moeInter, width}, Init::Matrix, dt);
+        add(q + "w2.weight", {width, m_dims.moeInter}, Init::Matrix, dt);
+        add(q + "w3.weight", {m_dims.moeInter, width}, Init::Matrix, dt);
     }
 }
 
@@ -207,7 +206,7 @@ void TinySource::addKimiLinearTensors(int vocabSize) {
             const std::string m = p + "block_sparse_moe.";
             addRouter(m);
             addSharedExperts(m, Init::Matrix);
-            addRoutedExperts(m, H, false);
+            addRoutedExperts(m, H);
         }
     }
     add("model.norm.weight", {H}, Init::Norm);
@@ -306,6 +305,7 @@ std::string TinySource::kimiLinearConfig(int vocabSize, int nTokens) const {
     c["use_grouped_topk"] = true;
     c["v_head_dim"] = d.vHead;
     c["vocab_size"] = vocabSize;
+    putQuantizationConfig(c);
     if (d.vision) addVisionConfig(c, nTokens);
     return c.dump(2) + "\n";
 }
@@ -372,35 +372,6 @@ void TinySource::generate(const Tensor &t, int64_t first, int64_t count, float *
         case Init::Bias: v = 0.05 * g; break;
         }
         out[i] = format::bf16ToFloat(format::floatToBf16(static_cast<float>(v))); // the checkpoint's precision
-    }
-}
-
-void TinySource::readMxfp4(const SourceTensor &st, uint8_t *packed, uint8_t *scales) const {
-    const Tensor &t = m_tensors.at(st.name);
-    if (t.info.dtype != DType::MXFP4) throw Error(ErrorCode::Argument, st.name + " is not an MXFP4 tensor");
-    const int64_t n = st.rowLength(), pRow = (n + 1) / 2, sRow = (n + int64_t(kMxfp4Block) - 1) / int64_t(kMxfp4Block);
-    std::vector<float> row(static_cast<size_t>(n));
-    for (int64_t r = 0; r < st.rows(); ++r) {
-        generate(t, r * n, n, row.data());
-        encodeMxfp4Row(row, {packed + r * pRow, static_cast<size_t>(pRow)}, {scales + r * sRow, static_cast<size_t>(sRow)});
-    }
-}
-
-void TinySource::readRows(const SourceTensor &st, int64_t row0, int64_t rows, float *out) const {
-    const Tensor &t = m_tensors.at(st.name);
-    const int64_t n = st.rowLength();
-    if (t.info.dtype != DType::MXFP4) {
-        generate(t, row0 * n, rows * n, out);
-        return;
-    }
-    // What a reader of the MXFP4 checkpoint decodes: generate, encode, decode.
-    const int64_t pRow = (n + 1) / 2, sRow = (n + int64_t(kMxfp4Block) - 1) / int64_t(kMxfp4Block);
-    std::vector<float> row(static_cast<size_t>(n));
-    std::vector<uint8_t> packed(static_cast<size_t>(pRow)), scales(static_cast<size_t>(sRow));
-    for (int64_t r = 0; r < rows; ++r) {
-        generate(t, (row0 + r) * n, n, row.data());
-        encodeMxfp4Row(row, packed, scales);
-        decodeMxfp4Row(packed, scales, {out + r * n, static_cast<size_t>(n)}, st.name);
     }
 }
 

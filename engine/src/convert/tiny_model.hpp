@@ -3,7 +3,8 @@
 // or, with TinyModelOptions::k3, Kimi K3-shaped: every K3 text feature (multimodal
 // wrapper config and `language_model.` prefix, latent MoE, SiTU-GLU, bounded KDA decay
 // gate, full-rank KDA output gate, MLA q_lora and output gate, Attention Residuals,
-// 2 shared experts) and MXFP4 routed experts as the K3 release ships them.
+// 2 shared experts) and MXFP4 routed experts as the K3 release ships them. Either shape
+// may carry its routed experts in another release layout (TinyModelOptions::experts).
 #pragma once
 
 #include "convert/model_source.hpp"
@@ -27,12 +28,19 @@ struct TinyDims {
     bool k3 = false;
     int latent = 0, qLora = 0, attnResBlock = 0;
     float situBeta = 4.0f, situLinearBeta = 25.0f, gateLowerBound = -5.0f;
-    bool mxfp4Experts = false;
+    DType expertDType = DType::BF16; // routed experts: BF16, MXFP4, FP8B128 or INT4G32
     std::string prefix; // "language_model." on K3
     int vtHidden = 32, vtHeads = 2, vtQkv = 32, vtInter = 64, vtLayers = 2, vtGrid = 8;
 };
 
 TinyDims tinyDimsFor(const TinyModelOptions &options);
+
+// The tiny routed experts' release layouts (tiny_expert_layouts.cpp): the logical dtype of
+// a TinyExperts choice (`byDefault` for Default), a dtype's stored bytes per weight (for
+// sizing a model) and the stored bytes of a [rows, cols] tensor of it.
+DType tinyExpertDType(TinyExperts e, DType byDefault);
+double tinyExpertBytesPerWeight(DType dtype);
+int64_t tinyStoredBytes(DType dtype, int64_t rows, int64_t cols);
 
 class TinySource : public ModelSource {
 public:
@@ -49,9 +57,9 @@ public:
     const std::vector<std::string> &order() const { return m_order; }
     const TinyDims &dims() const { return m_dims; }
 
-    // An MXFP4 tensor (dtype MXFP4) as the checkpoint stores it: rows*cols/2 nibble bytes
-    // and rows*cols/32 scale bytes. readRows gives exactly these values decoded.
-    void readMxfp4(const SourceTensor &t, uint8_t *packed, uint8_t *scales) const;
+    // A quantised or BF16 tensor as the checkpoint stores it (ModelSource::readStored);
+    // readRows gives exactly these values decoded.
+    void readStored(const SourceTensor &t, uint8_t *payload, uint8_t *scales) const override;
 
 private:
     enum class Init {
@@ -72,7 +80,7 @@ private:
         Init init = Init::Matrix;
         uint64_t key = 0;
     };
-    void add(const std::string &name, std::vector<int64_t> shape, Init init, bool mxfp4 = false);
+    void add(const std::string &name, std::vector<int64_t> shape, Init init, DType dtype = DType::BF16);
     // Tensor runs both architectures lay out alike, in checkpoint order. p: "model.layers.N.",
     // m: its "block_sparse_moe.".
     bool isKdaLayer(int layer) const;
@@ -80,13 +88,17 @@ private:
     void addDenseMlp(const std::string &p, Init down);
     void addRouter(const std::string &m);
     void addSharedExperts(const std::string &m, Init down);
-    void addRoutedExperts(const std::string &m, int width, bool mxfp4);
+    void addRoutedExperts(const std::string &m, int width);
+    // The whole matrix as generated, before any encoding.
+    std::vector<float> generated(const Tensor &t) const;
     void addKimiLinearTensors(int vocabSize);
     void addK3Tensors(int vocabSize); // tiny_k3_model.cpp
     void addVisionTensors();
     std::string kimiLinearConfig(int vocabSize, int nTokens) const;
     std::string k3Config(int vocabSize, int nTokens) const; // tiny_k3_model.cpp
     void addVisionConfig(nlohmann::ordered_json &c, int nTokens) const;
+    // The release's "quantization_config" for quantised routed experts (tiny_expert_layouts.cpp).
+    void putQuantizationConfig(nlohmann::ordered_json &c) const;
     // config.json key runs both architectures write alike (each keeps its own key order).
     void putHeadKeys(nlohmann::ordered_json &c, int nTokens, int eos, const char *activation) const;
     nlohmann::ordered_json linearAttnConfig() const;

@@ -1,11 +1,13 @@
 // What the converter will write for each unit, decided before a byte is written: the
 // stored format and shape of every trunk tensor (the reference's rules: small and 1-D
-// tensors F32, embeddings, head and vision tower Q8G, the rest Q4G or Q8G), the expert
-// record size, and the output and source bytes the plan and progress report.
+// tensors F32, embeddings, head and vision tower Q8G, the rest Q4G or Q8G; or, at 16
+// bits, every tensor in its source precision), the expert record size (VQ3R or a native
+// format), and the output and source bytes the plan and progress report.
 #pragma once
 
 #include "convert/expert_encoder.hpp"
 #include "convert/hf_names.hpp"
+#include "convert/native_experts.hpp"
 #include "format/trunk_layout.hpp"
 
 #include <waste/convert.hpp>
@@ -34,7 +36,7 @@ struct UnitPlan {
     int64_t sourceBytes = 0;
 };
 
-UnitPlan planUnit(const ModelSource &src, const Unit &u, const ConvertOptions &o);
+UnitPlan planUnit(const ModelSource &src, const Unit &u, const ConvertOptions &o, const ExpertChoice &experts);
 
 // Source bytes of one expert (bf16, or MXFP4 packed + scales), taken from expert 0.
 int64_t expertSourceBytes(const ModelSource &src, const Unit &u);

@@ -1,8 +1,17 @@
 #include "format/expert_bank.hpp"
 
+#include "format/native_record.hpp"
 #include "waste/waste.hpp"
 
 namespace waste::format {
+
+ExpertHeader checkBankRecord(const uint8_t *record, const RecordShape &shape, int expert, const std::string &file,
+                             bool verifyCrc)
+{
+    if (shape.native)
+        return checkNativeRecord(record, shape.native, shape, expert, file, verifyCrc);
+    return checkExpertRecord(record, shape, expert, file, verifyCrc);
+}
 
 ExpertBank::ExpertBank(const std::string &dir, const BankEntry &entry, const RecordShape &shape)
     : m_file(dir + "/" + entry.file), m_shape(shape), m_experts(entry.experts)
@@ -18,7 +27,7 @@ ExpertHeader ExpertBank::read(int expert, uint8_t *dst, bool verifyCrc) const
     if (expert < 0 || expert >= m_experts)
         throw Error(ErrorCode::Argument, m_file.path() + ": expert " + std::to_string(expert) + " out of range");
     m_file.readAt(dst, m_shape.recordBytes, int64_t(expert) * m_shape.recordBytes);
-    return checkExpertRecord(dst, m_shape, expert, m_file.path(), verifyCrc);
+    return checkBankRecord(dst, m_shape, expert, m_file.path(), verifyCrc);
 }
 
 } // namespace waste::format

@@ -10,6 +10,11 @@
 
 namespace waste::format {
 
+// The check every record read passes before use: checkNativeRecord for a bank of native
+// records (shape.native), checkExpertRecord for VQ records.
+ExpertHeader checkBankRecord(const uint8_t *record, const RecordShape &shape, int expert, const std::string &file,
+                             bool verifyCrc);
+
 class ExpertBank {
 public:
     ExpertBank(const std::string &dir, const BankEntry &entry, const RecordShape &shape);

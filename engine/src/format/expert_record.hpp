@@ -37,6 +37,7 @@ struct RecordShape {
     int stages = 3;
     int indexBits = 8;
     int codebooks = 0; // number of codebooks in codebooks.bin
+    uint8_t native = 0; // a native record format id (native_record.hpp); 0: VQ records
 };
 
 // Payload bytes of one matrix's indices ([M, N] blocked by 64 rows).

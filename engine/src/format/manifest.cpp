@@ -1,6 +1,7 @@
 #include "format/manifest.hpp"
 
 #include "format/manifest_keys.hpp"
+#include "format/native_record.hpp"
 
 #include "waste/waste.hpp"
 
@@ -164,6 +165,11 @@ ExpertQuant parseQuant(const json &m, const std::string &where)
     const json &e = m[key::kExpertQuant];
     if (e.contains(key::kFmt) && e[key::kFmt].is_string())
         q.fmtName = e[key::kFmt].get<std::string>();
+    // Native records carry the release's encoding; the VQ keys below do not apply to them.
+    if (const auto native = nativeFmtFromName(q.fmtName)) {
+        q.native = *native;
+        return q;
+    }
     q.stages = static_cast<int>(intField(e, key::kStages, 3, 1, 8, where));
     q.vecDim = static_cast<int>(intField(e, key::kVecDim, 8, 8, 8, where));
     q.entries = static_cast<int>(intField(e, key::kEntries, 256, 1, 256, where));

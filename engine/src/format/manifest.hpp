@@ -53,7 +53,12 @@ struct ModelConfig {
 
 struct ExpertQuant {
     std::string fmtName = "VQ3R";
+    // VQ geometry (codebooks.bin); unused by native records.
     int stages = 3, vecDim = 8, entries = 256, indexBits = 8;
+    // A native record format id (native_record.hpp: MXFP4, FP8B128, INT4G32, BF16) when
+    // fmtName names one; 0 for VQ records. Native banks need no codebooks.bin.
+    uint8_t native = 0;
+    bool isNative() const { return native != 0; }
 };
 
 struct BankEntry {

@@ -2,6 +2,7 @@
 
 #include "format/expert_record.hpp"
 #include "format/manifest_keys.hpp"
+#include "format/native_record.hpp"
 
 namespace waste::format {
 
@@ -18,6 +19,8 @@ OrderedJson trunkEntryJson(const TrunkEntryOut &e)
         j[key::kGroup] = e.group;
         j[key::kScaleOff] = e.scaleOff;
     }
+    if (const char *enc = trunkEncodingName(e.format)) // fmt 1 alone means Q8G to the reference engine
+        j[key::kEncoding] = enc;
     j[key::kBytes] = e.bytes;
     return j;
 }
@@ -29,6 +32,8 @@ OrderedJson bankEntryJson(const BankEntry &b)
 
 OrderedJson expertQuantJson(const ExpertQuant &q)
 {
+    if (q.isNative()) // the format id says everything: no codebooks, the layout follows from the shape
+        return {{key::kFmt, nativeFmtName(q.native)}};
     return {{key::kFmt, q.fmtName},
             {key::kStages, q.stages},
             {key::kVecDim, q.vecDim},

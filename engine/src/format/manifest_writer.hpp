@@ -19,7 +19,7 @@ using OrderedJson = nlohmann::ordered_json;
 std::string bankFileName(int layer);
 
 // One trunk entry: name, fmt, off, shape, then for grouped formats group and scale_off,
-// then bytes (payload + scales).
+// for F16/BF16 the encoding, then bytes (payload + scales).
 struct TrunkEntryOut {
     std::string name;
     TrunkFormat format = TrunkFormat::F32;
@@ -34,7 +34,8 @@ OrderedJson trunkEntryJson(const TrunkEntryOut &e);
 // One bank under "layers": file, experts, bytes, codebook_base (layer is the key).
 OrderedJson bankEntryJson(const BankEntry &b);
 
-// "expert_quant": fmt, stages, vec_dim, entries, index_block, index_bits, bits_per_weight.
+// "expert_quant": fmt, stages, vec_dim, entries, index_block, index_bits, bits_per_weight;
+// for native records only fmt ("MXFP4", "FP8B128", "INT4G32", "BF16").
 OrderedJson expertQuantJson(const ExpertQuant &q);
 
 struct ManifestOut {

@@ -24,9 +24,9 @@ TrunkFormat trunkFormatOf(int fmtId, const std::string &encoding)
     case kTrunkQ4G: return TrunkFormat::Q4G;
     case kTrunkQ3G: return TrunkFormat::Q3G;
     case kTrunkHalf: // our extension: fmt 1 with "encoding" f16/bf16 is real half precision
-        if (encoding == "f16")
+        if (encoding == trunkEncodingName(TrunkFormat::F16))
             return TrunkFormat::F16;
-        if (encoding == "bf16")
+        if (encoding == trunkEncodingName(TrunkFormat::BF16))
             return TrunkFormat::BF16;
         return TrunkFormat::Q8G;
     default: return TrunkFormat::Q8G; // WASTE v0 reads every other id as Q8G
@@ -44,6 +44,15 @@ int trunkFormatId(TrunkFormat f)
     case TrunkFormat::BF16: return kTrunkHalf;
     }
     return kTrunkF32;
+}
+
+const char *trunkEncodingName(TrunkFormat f)
+{
+    if (f == TrunkFormat::F16)
+        return "f16";
+    if (f == TrunkFormat::BF16)
+        return "bf16";
+    return nullptr;
 }
 
 int64_t trunkRowBytes(TrunkFormat f, int64_t cols, int64_t group)

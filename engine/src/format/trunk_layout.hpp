@@ -24,6 +24,8 @@ inline constexpr int64_t kTrunkGroup = 128; // inputs per scale, the manifest's 
 TrunkFormat trunkFormatOf(int fmtId, const std::string &encoding = {});
 // Writer: the "fmt" number to store (F16 and BF16 share 1 and need "encoding").
 int trunkFormatId(TrunkFormat f);
+// The "encoding" value of F16 ("f16") and BF16 ("bf16"); nullptr for the other formats.
+const char *trunkEncodingName(TrunkFormat f);
 
 inline bool isGrouped(TrunkFormat f) { return f == TrunkFormat::Q8G || f == TrunkFormat::Q4G || f == TrunkFormat::Q3G; }
 

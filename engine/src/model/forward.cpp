@@ -15,6 +15,8 @@ Forward::Forward(const format::Manifest &manifest, const Weights &weights, const
     : m_manifest(manifest), m_c(manifest.config), m_w(weights), m_books(books),
       m_ownPool(pool ? nullptr : std::make_unique<compute::ThreadPool>(1)), m_pool(pool ? *pool : *m_ownPool)
 {
+    if (manifest.quant.isNative() && m_c.experts > 0)
+        m_nativeLayout = format::nativeRecordLayout(manifest.quant.native, m_c.moeInter, m_c.expertWidth());
 }
 
 void Forward::embed(int32_t token, float *out) const { m_w.embed->readRow(token, out); }

@@ -6,6 +6,7 @@
 #include "compute/thread_pool.hpp"
 #include "format/codebooks.hpp"
 #include "format/manifest.hpp"
+#include "format/native_record.hpp"
 #include "model/expert_source.hpp"
 #include "model/state.hpp"
 #include "model/vision_placement.hpp"
@@ -52,6 +53,9 @@ private:
     void mla(int layer, const float *a, float *out, LayerState &st, int pos);
     void denseFfn(const FfnWeights &w, const float *x, float *out, int64_t width);
     void moe(int layer, int n, const float *b, float *out, ExpertSource &experts);
+    // One routed expert kept in a native record (moe_native.cpp): y = down(act(gate x, up x)),
+    // x of expertWidth inputs, g/u scratch of moeInter, rows split over the pool.
+    void nativeExpert(const uint8_t *record, const float *x, float *g, float *u, float *y);
     // Router lookahead (decode): predicts the next MoE layer's experts from what this
     // layer knows before its routed experts run (the stream set by the run loop below,
     // plus `shared`, its shared expert's output) and lets the source read them early.
@@ -84,6 +88,7 @@ private:
     quant::Lut m_downLut;
     Vec m_g, m_u; // one expert's gate and up activations (decode)
     std::vector<int64_t> m_layerCodebook; // per layer: books of its last first record (-1: none yet)
+    format::NativeLayout m_nativeLayout;  // the record layout of native banks (manifest.quant.native)
 };
 
 } // namespace waste::model

@@ -1,6 +1,7 @@
 // Mixture-of-experts layer over a chunk of tokens: sigmoid router, score-correction
 // bias for selection only, top-k (ties to the lowest id), renormalisation, routed
-// scaling, routed experts through lookup tables, plus the shared expert.
+// scaling, routed experts through lookup tables (VQ records) or the release's own
+// encoding row by row (native records, moe_native.cpp), plus the shared expert.
 // Each expert record is fetched once per chunk; every token's sum is still formed in
 // its own selection order, so a chunk equals the same tokens one at a time.
 #include "format/expert_record.hpp"
@@ -147,6 +148,23 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
                 buildLuts(layerCb);
         };
     experts.fetch(layer, ids, [&](size_t idx, const uint8_t *rec) {
+        const std::vector<int64_t> &us = users[ids[idx]];
+        if (m_manifest.quant.isNative()) { // the release's own encoding: rows straight from the record
+            auto user = [&](int64_t slot, float *g, float *u) {
+                nativeExpert(rec, xin.data() + (slot / K) * W, g, u, ys.data() + slot * W);
+            };
+            if (us.size() == 1) {
+                user(us[0], m_g.data(), m_u.data());
+                return;
+            }
+            const int64_t nu = static_cast<int64_t>(us.size());
+            m_pool.forRange(nu, m_pool.grainFor(nu, 3 * Im * W), [&](int64_t u0, int64_t u1) {
+                Vec g(static_cast<size_t>(Im)), u(static_cast<size_t>(Im));
+                for (int64_t i = u0; i < u1; ++i)
+                    user(us[static_cast<size_t>(i)], g.data(), u.data());
+            });
+            return;
+        }
         const format::ExpertHeader h = format::parseExpertHeader(rec);
         if (!lutsChecked) {
             if (lutCb != h.codebookId)
@@ -154,7 +172,6 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
             layerCb = h.codebookId;
             lutsChecked = true;
         }
-        const std::vector<int64_t> &us = users[ids[idx]];
         if (us.size() == 1) { // decode: the applies split their rows over the threads
             runUser(h, rec, us[0], m_g.data(), m_u.data(), m_downLut);
             return;

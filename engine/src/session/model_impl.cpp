@@ -3,6 +3,7 @@
 #include "cache/streamed_expert_source.hpp"
 #include "format/expert_bank.hpp"
 #include "format/file.hpp"
+#include "format/native_record.hpp"
 #include "session/state_file.hpp"
 #include "text/chat_format.hpp"
 #include "text/k3_output_parser.hpp"
@@ -27,6 +28,8 @@ bool isDirectory(const std::string &p)
 
 std::string expertFormatName(const format::ExpertQuant &q)
 {
+    if (q.isNative())
+        return format::nativeFmtName(q.native);
     if (q.indexBits == 6)
         return "VQ4P";
     return "VQ" + std::to_string(q.stages) + "R";
@@ -60,11 +63,30 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options) : m_di
     m_trunk = std::make_unique<format::Trunk>(m_dir + "/trunk.bin", m_manifest);
     step(0.1);
     std::map<int, std::shared_ptr<format::ExpertBank>> banks;
+    const bool native = m_manifest.quant.isNative();
     if (c.experts > 0) {
-        m_books = format::Codebooks(m_dir + "/codebooks.bin", m_manifest.quant);
+        if (!native) // native records carry the release's own scales; there is no codebooks.bin
+            m_books = format::Codebooks(m_dir + "/codebooks.bin", m_manifest.quant);
         for (const auto &[layer, entry] : m_manifest.banks) {
             if (layer < c.firstDense)
                 continue;
+            if (native) {
+                format::RecordShape shape;
+                shape.layer = layer;
+                shape.recordBytes = entry.recordBytes;
+                shape.inter = c.moeInter;
+                shape.width = c.expertWidth();
+                shape.native = m_manifest.quant.native;
+                const int64_t want = format::nativeRecordLayout(shape.native, shape.inter, shape.width).recordBytes;
+                if (entry.recordBytes != want)
+                    throw Error(ErrorCode::Format, manifestPath + ": layer " + std::to_string(layer) + " records of " +
+                                                       std::to_string(entry.recordBytes) + " bytes, but " +
+                                                       format::nativeFmtName(shape.native) + " experts of " +
+                                                       std::to_string(shape.inter) + "x" + std::to_string(shape.width) +
+                                                       " take " + std::to_string(want));
+                banks[layer] = std::make_shared<format::ExpertBank>(m_dir, entry, shape);
+                continue;
+            }
             if (entry.codebookBase + 3 * int64_t(m_manifest.quant.stages) > m_books.count())
                 throw Error(ErrorCode::Format, manifestPath + ": layer " + std::to_string(layer) + " codebook_base " +
                                                    std::to_string(entry.codebookBase) + " is beyond the " +
@@ -151,6 +173,11 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options) : m_di
             trunkFmts += (trunkFmts.empty() ? "" : "/") + std::string(format::trunkFormatName(f));
     m_info.quantization = (c.experts > 0 ? "experts " + expertFormatName(m_manifest.quant) + ", " : std::string()) +
                           "trunk " + trunkFmts;
+    if (c.experts > 0) {
+        m_info.expertFormat = expertFormatName(m_manifest.quant);
+        if (!m_manifest.banks.empty())
+            m_info.recordBytes = m_manifest.banks.begin()->second.recordBytes;
+    }
     m_info.expertCacheBytes = cache;
     m_info.budgetBytes = budget;
     m_info.hasVision = format::fileExists(m_dir + "/vision.json");

@@ -1,0 +1,83 @@
+#include "convert/native_experts.hpp"
+
+#include "convert/int4_groups.hpp"
+#include "format/expert_record.hpp"
+#include "format/native_record.hpp"
+
+#include <waste/waste.hpp>
+
+#include <cstring>
+#include <vector>
+
+namespace waste::convert {
+
+uint8_t nativeFormatOf(DType d) {
+    switch (d) {
+    case DType::MXFP4: return format::kFmtMXFP4;
+    case DType::FP8B128: return format::kFmtFP8B128;
+    case DType::INT4G32: return format::kFmtINT4G32;
+    case DType::BF16: return format::kFmtBF16;
+    default: return 0;
+    }
+}
+
+bool ExpertChoice::native() const { return format::isNativeFmt(fmt); }
+
+std::string ExpertChoice::name() const { return native() ? format::nativeFmtName(fmt) : "VQ3R"; }
+
+ExpertChoice chooseExperts(const ModelSource &src, const Layout &layout, ExpertEncoding e) {
+    const Unit *moe = nullptr;
+    for (const Unit &u : layout.units)
+        if (!u.experts.empty()) {
+            moe = &u;
+            break;
+        }
+    if (!moe) return {format::kFmtVQ3R, false};
+    const SourceTensor t = src.info(moe->experts[0].name[0]);
+    const uint8_t own = nativeFormatOf(t.dtype);
+    switch (e) {
+    case ExpertEncoding::VQ3R: return {format::kFmtVQ3R, false};
+    case ExpertEncoding::Q4: return {format::kFmtINT4G32, true};
+    case ExpertEncoding::Auto: return (own && own != format::kFmtBF16) ? ExpertChoice{own, false} : ExpertChoice{format::kFmtVQ3R, false};
+    case ExpertEncoding::Native:
+        if (!own)
+            throw Error(ErrorCode::Unsupported, std::string("--experts native keeps the release's expert bytes, but '") + t.name +
+                                                    "' is " + dtypeName(t.dtype) +
+                                                    " (native records hold MXFP4, FP8 blocks, INT4 groups or BF16); use --experts q4 or vq3r");
+        return {own, false};
+    }
+    return {format::kFmtVQ3R, false};
+}
+
+void buildNativeRecord(const ModelSource &src, const ExpertNames &names, const ExpertChoice &choice,
+                       const ExpertShape &s, int layer, int expert, uint8_t *rec) {
+    const format::NativeLayout l = format::nativeRecordLayout(choice.fmt, s.inter, s.hidden);
+    std::memset(rec, 0, static_cast<size_t>(l.recordBytes));
+    for (int kind = 0; kind < 3; ++kind) {
+        const SourceTensor t = src.info(names.name[kind]);
+        const int64_t rows = kind < 2 ? s.inter : s.hidden;
+        const int64_t cols = kind < 2 ? s.hidden : s.inter;
+        if (t.shape != std::vector<int64_t>{rows, cols})
+            throw Error(ErrorCode::Format, t.name + " has an unexpected shape");
+        uint8_t *payload = rec + l.payloadOff[kind], *scales = rec + l.scaleOff[kind];
+        if (!choice.encode) {
+            // A repack: the record holds the shard's bytes. Every expert must be stored
+            // like the first (a mixed release cannot share one bank's format).
+            if (nativeFormatOf(t.dtype) != choice.fmt)
+                throw Error(ErrorCode::Format, t.name + " is " + dtypeName(t.dtype) + " but the layer's experts are " +
+                                                   format::nativeFmtName(choice.fmt) + "; use --experts q4 or vq3r");
+            src.readStored(t, payload, scales);
+            continue;
+        }
+        std::vector<float> w(static_cast<size_t>(rows * cols));
+        src.readRows(t, 0, rows, w.data());
+        const int64_t sRow = cols / format::kInt4Group * 2;
+        for (int64_t r = 0; r < rows; ++r)
+            encodeInt4G32Row(w.data() + r * cols, cols, payload + r * cols / 2, scales + r * sRow);
+    }
+    format::ExpertHeader h = format::nativeHeader(choice.fmt, l, layer, expert);
+    h.crc32 = format::recordPayloadCrc(rec, l.usedBytes);
+    format::storeExpertHeader(h, rec);
+}
+
+} // namespace waste::convert

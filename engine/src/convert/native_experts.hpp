@@ -1,0 +1,42 @@
+// Routed experts written as native records (format/native_record.hpp) instead of VQ
+// codes: which record format a conversion uses (the person's --experts choice, or the
+// release's own encoding by default), and the record of one expert, either repacked
+// from the release's stored bytes (a copy: byte-identical to the shards) or, for q4,
+// encoded as INT4G32 from the decoded weights.
+#pragma once
+
+#include "convert/expert_encoder.hpp"
+#include "convert/hf_names.hpp"
+#include "convert/model_source.hpp"
+
+#include <waste/convert.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace waste::convert {
+
+// The native record format that keeps a logical dtype's bytes (MXFP4, FP8B128, INT4G32,
+// BF16); 0 for dtypes no record keeps as they are (F16, F32).
+uint8_t nativeFormatOf(DType d);
+
+// What a conversion writes for routed experts: format::kFmtVQ3R, or a native format id
+// with `encode` false for a repack and true for q4's INT4G32 encoding.
+struct ExpertChoice {
+    uint8_t fmt = 0;
+    bool encode = false;
+    bool native() const;
+    std::string name() const; // "VQ3R", "MXFP4", ... (the manifest's expert_quant.fmt)
+};
+
+// Resolves the person's choice against the release: Auto is native when the experts are
+// already quantised (MXFP4, FP8 blocks, INT4 groups) and VQ3R otherwise; Native on F16 or
+// F32 experts is refused with a one-line reason. A source without routed experts gets VQ3R.
+ExpertChoice chooseExperts(const ModelSource &src, const Layout &layout, ExpertEncoding e);
+
+// Fills `record` (nativeRecordLayout(choice.fmt, shape.inter, shape.hidden).recordBytes
+// bytes) with expert `expert` of `layer`: header, gate/up/down payloads and scales, crc.
+void buildNativeRecord(const ModelSource &src, const ExpertNames &names, const ExpertChoice &choice,
+                       const ExpertShape &shape, int layer, int expert, uint8_t *record);
+
+} // namespace waste::convert

@@ -1,0 +1,157 @@
+// The tiny models' routed experts in the layouts releases ship them in (BF16, MXFP4,
+// FP8 with 128x128 block scales, INT4 pack-quantized in groups of 32): which stored
+// bytes each layout has, the bytes themselves (generated, then encoded the way those
+// releases were made), the values a reader decodes from them, and the
+// "quantization_config" that describes them in config.json.
+#include "convert/fp8_blocks.hpp"
+#include "convert/int4_groups.hpp"
+#include "convert/mxfp4.hpp"
+#include "convert/native_experts.hpp"
+#include "convert/tiny_model.hpp"
+#include "format/f16.hpp"
+#include "format/native_record.hpp"
+
+#include <waste/waste.hpp>
+
+#include <nlohmann/json.hpp>
+
+namespace waste::convert {
+
+using ojson = nlohmann::ordered_json;
+
+
+DType tinyExpertDType(TinyExperts e, DType byDefault) {
+    switch (e) {
+    case TinyExperts::Default: return byDefault;
+    case TinyExperts::BF16: return DType::BF16;
+    case TinyExperts::MXFP4: return DType::MXFP4;
+    case TinyExperts::FP8B128: return DType::FP8B128;
+    case TinyExperts::INT4G32: return DType::INT4G32;
+    }
+    return byDefault;
+}
+
+double tinyExpertBytesPerWeight(DType dtype) {
+    switch (dtype) {
+    case DType::MXFP4:
+    case DType::INT4G32: return 0.5; // about half a byte a weight
+    case DType::FP8B128: return 1.0;
+    default: return 2.0;
+    }
+}
+
+int64_t tinyStoredBytes(DType dtype, int64_t rows, int64_t cols) {
+    switch (dtype) {
+    case DType::MXFP4: return rows * ((cols + 1) / 2 + (cols + int64_t(kMxfp4Block) - 1) / int64_t(kMxfp4Block));
+    case DType::FP8B128: return rows * cols + fp8BlockScaleBytes(rows, cols);
+    case DType::INT4G32: return rows * cols / 2 + rows * (cols / format::kInt4Group) * 2 + 16; // + the I64 [2] shape
+    default: return rows * cols * 2;
+    }
+}
+
+std::vector<float> TinySource::generated(const Tensor &t) const {
+    std::vector<float> w(static_cast<size_t>(t.info.elements()));
+    generate(t, 0, t.info.elements(), w.data());
+    return w;
+}
+
+void TinySource::readStored(const SourceTensor &st, uint8_t *payload, uint8_t *scales) const {
+    const Tensor &t = m_tensors.at(st.name);
+    const uint8_t fmt = nativeFormatOf(t.info.dtype);
+    if (!fmt)
+        throw Error(ErrorCode::Unsupported, st.name + " is " + dtypeName(t.info.dtype) +
+                                                "; native expert records keep MXFP4, FP8 blocks, INT4 groups or BF16");
+    const int64_t rows = st.rows(), n = st.rowLength();
+    const std::vector<float> w = generated(t);
+    switch (t.info.dtype) {
+    case DType::MXFP4: {
+        const int64_t pRow = (n + 1) / 2, sRow = (n + int64_t(kMxfp4Block) - 1) / int64_t(kMxfp4Block);
+        for (int64_t r = 0; r < rows; ++r)
+            encodeMxfp4Row({w.data() + r * n, static_cast<size_t>(n)}, {payload + r * pRow, static_cast<size_t>(pRow)},
+                           {scales + r * sRow, static_cast<size_t>(sRow)});
+        return;
+    }
+    case DType::FP8B128: encodeFp8Blocks(w.data(), rows, n, payload, scales); return;
+    case DType::INT4G32:
+        for (int64_t r = 0; r < rows; ++r)
+            encodeInt4G32Row(w.data() + r * n, n, payload + r * n / 2, scales + r * (n / format::kInt4Group) * 2);
+        return;
+    default:
+        for (int64_t i = 0; i < rows * n; ++i) {
+            const uint16_t h = format::floatToBf16(w[static_cast<size_t>(i)]);
+            payload[2 * i] = static_cast<uint8_t>(h);
+            payload[2 * i + 1] = static_cast<uint8_t>(h >> 8);
+        }
+    }
+}
+
+void TinySource::readRows(const SourceTensor &st, int64_t row0, int64_t rows, float *out) const {
+    const Tensor &t = m_tensors.at(st.name);
+    const int64_t n = st.rowLength();
+    if (t.info.dtype == DType::BF16 || t.info.dtype == DType::F32) {
+        generate(t, row0 * n, rows * n, out);
+        return;
+    }
+    // What a reader of the quantised checkpoint decodes: generate, encode, decode.
+    const uint8_t fmt = nativeFormatOf(t.info.dtype);
+    std::vector<uint8_t> payload(static_cast<size_t>(format::nativePayloadBytes(fmt, st.rows(), n)));
+    std::vector<uint8_t> scales(static_cast<size_t>(format::nativeScaleBytes(fmt, st.rows(), n)));
+    readStored(st, payload.data(), scales.data());
+    switch (t.info.dtype) {
+    case DType::MXFP4: {
+        const int64_t pRow = n / 2, sRow = n / int64_t(kMxfp4Block);
+        decodeMxfp4Matrix(payload.data() + row0 * pRow, scales.data() + row0 * sRow, static_cast<size_t>(rows),
+                          static_cast<size_t>(n), out, st.name);
+        return;
+    }
+    case DType::FP8B128: decodeFp8Rows(payload.data() + row0 * n, scales.data(), n, row0, rows, out); return;
+    default:
+        for (int64_t r = 0; r < rows; ++r)
+            decodeInt4G32Row(payload.data() + (row0 + r) * n / 2, scales.data() + (row0 + r) * (n / format::kInt4Group) * 2, n,
+                             out + r * n);
+    }
+}
+
+void TinySource::putQuantizationConfig(ojson &c) const {
+    const TinyDims &d = m_dims;
+    if (d.expertDType == DType::MXFP4) {
+        // compressed-tensors' description of the MXFP4 experts (the converter goes by the
+        // `_packed`/`_scale` tensor names; this is for other readers of the checkpoint).
+        c["quantization_config"] = {
+            {"quant_method", "compressed-tensors"},
+            {"format", "mxfp4-pack-quantized"},
+            {"config_groups",
+             {{"group_0",
+               {{"targets", {"re:.*block_sparse_moe\\.experts\\..*"}},
+                {"weights",
+                 {{"num_bits", 4}, {"type", "float"}, {"strategy", "group"}, {"group_size", 32}, {"symmetric", true},
+                  {"scale_dtype", "uint8"}}}}}}},
+            {"ignore", {"lm_head", "re:.*vision_tower.*", "re:.*mm_projector.*"}}};
+    } else if (d.expertDType == DType::FP8B128) {
+        // DeepSeek-V3's and Kimi K2's description: e4m3 weights, one f32 per 128x128 block.
+        c["quantization_config"] = {{"activation_scheme", "dynamic"},
+                                    {"fmt", "e4m3"},
+                                    {"quant_method", "fp8"},
+                                    {"weight_block_size", {128, 128}}};
+    } else if (d.expertDType == DType::INT4G32) {
+        // K2-Thinking's: compressed-tensors pack-quantized, symmetric int4 in groups of 32,
+        // on the routed experts only.
+        c["quantization_config"] = {
+            {"config_groups",
+             {{"group_0",
+               {{"input_activations", nullptr},
+                {"output_activations", nullptr},
+                {"targets", {"re:.*block_sparse_moe\\.experts\\..*"}},
+                {"weights",
+                 {{"actorder", nullptr}, {"block_structure", nullptr}, {"dynamic", false}, {"group_size", 32},
+                  {"num_bits", 4}, {"observer", "minmax"}, {"observer_kwargs", ojson::object()}, {"strategy", "group"},
+                  {"symmetric", true}, {"type", "int"}}}}}}},
+            {"format", "pack-quantized"},
+            {"ignore", {"lm_head", "re:.*vision_tower.*", "re:.*mm_projector.*"}},
+            {"kv_cache_scheme", nullptr},
+            {"quant_method", "compressed-tensors"},
+            {"quantization_status", "compressed"}};
+    }
+}
+
+} // namespace waste::convert
