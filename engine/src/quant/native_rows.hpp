@@ -27,6 +27,7 @@ struct NativeRowKernels {
 const NativeRowKernels &scalarNativeRows();
 const NativeRowKernels *avx2NativeRows();   // nullptr where not compiled
 const NativeRowKernels *avx512NativeRows(); // nullptr where not compiled
+const NativeRowKernels *neonNativeRows();   // nullptr where not compiled
 
 const NativeRowKernels &nativeRowsFor(SimdLevel lvl); // a specific level (must be supported)
 const NativeRowKernels &nativeRows();                 // the active level (quant::activeSimd())

@@ -82,13 +82,13 @@ const NativeRowKernels &nativeRowsFor(SimdLevel lvl)
         static const NativeRowKernels k = withFallback(*avx2NativeRows());
         return k;
     }
+    if (lvl == SimdLevel::Neon && neonNativeRows()) {
+        static const NativeRowKernels k = withFallback(*neonNativeRows());
+        return k;
+    }
     return kScalar;
 }
 
 const NativeRowKernels &nativeRows() { return nativeRowsFor(activeSimd()); }
-
-// Until the SIMD sets are written, no level has its own native rows.
-const NativeRowKernels *avx2NativeRows() { return nullptr; }
-const NativeRowKernels *avx512NativeRows() { return nullptr; }
 
 } // namespace waste::quant
