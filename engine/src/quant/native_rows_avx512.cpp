@@ -1,7 +1,6 @@
 // AVX-512 (F/BW/VL) row kernels for native expert records, compiled per function and chosen
-// at run time. Same plan as the AVX2 set (native_rows_avx2.cpp): a vector sum per scale
-// group, scaled group vectors accumulated, one reduction per row; agreement with the scalar
-// reference is within rounding (tst_native_rows).
+// at run time. One vector is the 16 lanes of native_rows.hpp, computed in its order exactly
+// (a multiply, then an add), so each row is the scalar kernel's result bit for bit.
 #include "quant/native_rows.hpp"
 
 #if defined(__x86_64__)
@@ -11,14 +10,27 @@
 #include "format/bytes.hpp"
 #include "format/native_record.hpp"
 #include "format/native_values.hpp"
-#include "quant/e8m0_half.hpp"
+#include "quant/e8m0_value.hpp"
 
 #include <immintrin.h>
 
-#define WASTE_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")))
+#define WASTE_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,f16c")))
 
 namespace waste::quant {
 namespace {
+
+// One vector holds the 16 lanes of native_rows.hpp. s = s + w * x, rounded twice.
+WASTE_AVX512 inline __m512 addProducts(__m512 s, __m512 w, __m512 x) { return _mm512_add_ps(s, _mm512_mul_ps(w, x)); }
+
+// The fixed tree: lanes j + j+8, then j + j+4, j + j+2, and lane 0 + lane 1.
+WASTE_AVX512 inline float reduce(__m512 acc)
+{
+    const __m256 r8 = _mm256_add_ps(_mm512_castps512_ps256(acc),
+                                    _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc), 1)));
+    const __m128 r4 = _mm_add_ps(_mm256_castps256_ps128(r8), _mm256_extractf128_ps(r8, 1));
+    const __m128 r2 = _mm_add_ps(r4, _mm_movehl_ps(r4, r4));
+    return _mm_cvtss_f32(_mm_add_ss(r2, _mm_shuffle_ps(r2, r2, 1)));
+}
 
 // 16 bytes of nibbles -> 32 codes in element order (low nibble first), as two halves.
 WASTE_AVX512 inline void unpackNibbles(const uint8_t *p, __m128i &first, __m128i &second)
@@ -32,29 +44,29 @@ WASTE_AVX512 inline void unpackNibbles(const uint8_t *p, __m128i &first, __m128i
 
 WASTE_AVX512 float mxfp4(const uint8_t *packed, const uint8_t *scales, const float *x, int64_t n)
 {
-    // The 16 codes index a 16-float table directly (permutexvar reads the low 4 bits).
-    // The table holds the values doubled, as the AVX2 set's does, so both take the block
-    // scale from halfE8m0.
-    const __m512 table = _mm512_setr_ps(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12);
+    // The 16 codes index a 16-float table of the e2m1 values (permutexvar reads the low 4 bits).
+    const __m512 table = _mm512_setr_ps(0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f, //
+                                        -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f);
     __m512 acc = _mm512_setzero_ps();
     for (int64_t b = 0; b * format::kMxfp4Group < n; ++b) {
         __m128i c0, c1;
         unpackNibbles(packed + 16 * b, c0, c1);
         const float *xb = x + 32 * b;
-        __m512 s = _mm512_mul_ps(_mm512_permutexvar_ps(_mm512_cvtepu8_epi32(c0), table), _mm512_loadu_ps(xb));
-        s = _mm512_fmadd_ps(_mm512_permutexvar_ps(_mm512_cvtepu8_epi32(c1), table), _mm512_loadu_ps(xb + 16), s);
-        acc = _mm512_fmadd_ps(s, _mm512_set1_ps(halfE8m0(scales[b])), acc);
+        __m512 s = _mm512_setzero_ps();
+        s = addProducts(s, _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(c0), table), _mm512_loadu_ps(xb));
+        s = addProducts(s, _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(c1), table), _mm512_loadu_ps(xb + 16));
+        acc = addProducts(acc, _mm512_set1_ps(e8m0Value(scales[b])), s);
     }
-    return _mm512_reduce_add_ps(acc);
+    return reduce(acc);
 }
 
-// 16 e4m3 bytes -> 16 floats divided by 2^8 (the half-float reading of native_rows_avx2.cpp).
-WASTE_AVX512 inline __m512 e4m3x16Over256(const uint8_t *q)
+// 16 e4m3 bytes (widened to 16 bits) -> 16 floats, through an IEEE half with the same
+// exponent and mantissa bits (native_rows_avx2.cpp); both steps exact.
+WASTE_AVX512 inline __m512 e4m3x16(__m256i b)
 {
-    const __m256i b = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(q)));
     const __m256i sign = _mm256_slli_epi16(_mm256_and_si256(b, _mm256_set1_epi16(0x80)), 8);
     const __m256i mag = _mm256_slli_epi16(_mm256_and_si256(b, _mm256_set1_epi16(0x7f)), 7);
-    return _mm512_cvtph_ps(_mm256_or_si256(sign, mag));
+    return _mm512_mul_ps(_mm512_cvtph_ps(_mm256_or_si256(sign, mag)), _mm512_set1_ps(256.0f));
 }
 
 WASTE_AVX512 float fp8b128(const uint8_t *q, const uint8_t *blockScales, const float *x, int64_t n)
@@ -62,26 +74,20 @@ WASTE_AVX512 float fp8b128(const uint8_t *q, const uint8_t *blockScales, const f
     __m512 acc = _mm512_setzero_ps();
     for (int64_t b = 0, i0 = 0; i0 < n; ++b, i0 += format::kFp8Block) {
         const int64_t i1 = i0 + format::kFp8Block < n ? i0 + format::kFp8Block : n;
-        __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+        __m512 s = _mm512_setzero_ps();
         int64_t i = i0;
-        for (; i + 32 <= i1; i += 32) {
-            s0 = _mm512_fmadd_ps(e4m3x16Over256(q + i), _mm512_loadu_ps(x + i), s0);
-            s1 = _mm512_fmadd_ps(e4m3x16Over256(q + i + 16), _mm512_loadu_ps(x + i + 16), s1);
-        }
         for (; i + 16 <= i1; i += 16)
-            s0 = _mm512_fmadd_ps(e4m3x16Over256(q + i), _mm512_loadu_ps(x + i), s0);
+            s = addProducts(s, e4m3x16(_mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(q + i)))),
+                            _mm512_loadu_ps(x + i));
         if (i < i1) {
-            // The short end of a row: masked loads read neither byte nor float past it.
+            // The short end of a row: masked loads read neither byte nor float past it, and
+            // the lanes past it add 0 * 0 = +0, which leaves their sums as they are.
             const __mmask16 m = static_cast<__mmask16>((1u << (i1 - i)) - 1u);
-            const __m256i b16 = _mm256_cvtepu8_epi16(_mm_maskz_loadu_epi8(m, q + i));
-            const __m256i sign = _mm256_slli_epi16(_mm256_and_si256(b16, _mm256_set1_epi16(0x80)), 8);
-            const __m256i mag = _mm256_slli_epi16(_mm256_and_si256(b16, _mm256_set1_epi16(0x7f)), 7);
-            s1 = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_or_si256(sign, mag)), _mm512_maskz_loadu_ps(m, x + i), s1);
+            s = addProducts(s, e4m3x16(_mm256_cvtepu8_epi16(_mm_maskz_loadu_epi8(m, q + i))), _mm512_maskz_loadu_ps(m, x + i));
         }
-        const float scale = format::loadF32(blockScales + 4 * b);
-        acc = _mm512_fmadd_ps(_mm512_add_ps(s0, s1), _mm512_set1_ps(256.0f * scale), acc);
+        acc = addProducts(acc, _mm512_set1_ps(format::loadF32(blockScales + 4 * b)), s);
     }
-    return _mm512_reduce_add_ps(acc);
+    return reduce(acc);
 }
 
 WASTE_AVX512 float int4g32(const uint8_t *packed, const uint8_t *scales, const float *x, int64_t n)
@@ -92,12 +98,12 @@ WASTE_AVX512 float int4g32(const uint8_t *packed, const uint8_t *scales, const f
         __m128i c0, c1;
         unpackNibbles(packed + 16 * g, c0, c1);
         const float *xg = x + 32 * g;
-        const __m512 w0 = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_cvtepu8_epi32(c0), eight));
-        const __m512 w1 = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_cvtepu8_epi32(c1), eight));
-        const __m512 s = _mm512_fmadd_ps(w1, _mm512_loadu_ps(xg + 16), _mm512_mul_ps(w0, _mm512_loadu_ps(xg)));
-        acc = _mm512_fmadd_ps(s, _mm512_set1_ps(format::bf16Value(scales + 2 * g)), acc);
+        __m512 s = _mm512_setzero_ps();
+        s = addProducts(s, _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_cvtepu8_epi32(c0), eight)), _mm512_loadu_ps(xg));
+        s = addProducts(s, _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_cvtepu8_epi32(c1), eight)), _mm512_loadu_ps(xg + 16));
+        acc = addProducts(acc, _mm512_set1_ps(format::bf16Value(scales + 2 * g)), s);
     }
-    return _mm512_reduce_add_ps(acc);
+    return reduce(acc);
 }
 
 // 16 bf16 -> 16 floats: the 16 bits are the top half of the f32.
@@ -108,22 +114,16 @@ WASTE_AVX512 inline __m512 bf16x16(__m256i h)
 
 WASTE_AVX512 float bf16(const uint8_t *w, const float *x, int64_t n)
 {
-    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+    __m512 acc = _mm512_setzero_ps();
     int64_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        s0 = _mm512_fmadd_ps(bf16x16(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(w + 2 * i))),
-                             _mm512_loadu_ps(x + i), s0);
-        s1 = _mm512_fmadd_ps(bf16x16(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(w + 2 * i + 32))),
-                             _mm512_loadu_ps(x + i + 16), s1);
-    }
     for (; i + 16 <= n; i += 16)
-        s0 = _mm512_fmadd_ps(bf16x16(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(w + 2 * i))),
-                             _mm512_loadu_ps(x + i), s0);
+        acc = addProducts(acc, bf16x16(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(w + 2 * i))),
+                          _mm512_loadu_ps(x + i));
     if (i < n) {
         const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1u);
-        s1 = _mm512_fmadd_ps(bf16x16(_mm256_maskz_loadu_epi16(m, w + 2 * i)), _mm512_maskz_loadu_ps(m, x + i), s1);
+        acc = addProducts(acc, bf16x16(_mm256_maskz_loadu_epi16(m, w + 2 * i)), _mm512_maskz_loadu_ps(m, x + i));
     }
-    return _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
+    return reduce(acc);
 }
 
 const NativeRowKernels kAvx512{mxfp4, fp8b128, int4g32, bf16};
