@@ -17,6 +17,8 @@ BUILD_PKGS=(
 )
 # Tests only: reference computations, fixtures, packaging checks.
 TEST_PKGS=( libgtest-dev python3-numpy curl imagemagick dpkg-dev file fio )
+# The aarch64 kernel test (tst_aarch64_kernels): Debian's cross compiler and qemu's user mode.
+TEST_PKGS+=( g++-aarch64-linux-gnu qemu-user )
 
 want=("${BUILD_PKGS[@]}")
 [ "${1:-}" = "--with-tests" ] && want+=("${TEST_PKGS[@]}")

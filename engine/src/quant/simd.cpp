@@ -18,10 +18,27 @@ SimdLevel detectSimd()
     if (avx512Kernels() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma"))
         return SimdLevel::Avx512;
-    if (avx2Kernels() && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    // F16C comes with every AVX2 CPU; the native FP8 rows use it, so it is checked too.
+    if (avx2Kernels() && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+        __builtin_cpu_supports("f16c"))
         return SimdLevel::Avx2;
 #endif
+    // Advanced SIMD is mandatory in the aarch64 base ISA: compiled means supported.
+    if (neonKernels())
+        return SimdLevel::Neon;
     return SimdLevel::Scalar;
+}
+
+bool simdSupported(SimdLevel lvl)
+{
+    const SimdLevel best = detectSimd();
+    switch (lvl) {
+    case SimdLevel::Scalar: return true;
+    case SimdLevel::Avx2: return best == SimdLevel::Avx2 || best == SimdLevel::Avx512;
+    case SimdLevel::Avx512: return best == SimdLevel::Avx512;
+    case SimdLevel::Neon: return best == SimdLevel::Neon;
+    }
+    return false;
 }
 
 SimdLevel activeSimd()
@@ -38,9 +55,8 @@ SimdLevel activeSimd()
 
 void setActiveSimd(SimdLevel lvl)
 {
-    const SimdLevel best = detectSimd();
-    if (static_cast<int>(lvl) > static_cast<int>(best))
-        lvl = best;
+    if (!simdSupported(lvl))
+        lvl = lvl == SimdLevel::Avx512 && simdSupported(SimdLevel::Avx2) ? SimdLevel::Avx2 : SimdLevel::Scalar;
     g_active.store(static_cast<int>(lvl), std::memory_order_relaxed);
 }
 
@@ -49,6 +65,7 @@ const char *simdName(SimdLevel lvl)
     switch (lvl) {
     case SimdLevel::Avx512: return "AVX-512";
     case SimdLevel::Avx2: return "AVX2";
+    case SimdLevel::Neon: return "NEON";
     case SimdLevel::Scalar: return "scalar";
     }
     return "scalar";
@@ -60,6 +77,8 @@ const Kernels &kernelsFor(SimdLevel lvl)
         return *avx512Kernels();
     if (lvl == SimdLevel::Avx2 && avx2Kernels())
         return *avx2Kernels();
+    if (lvl == SimdLevel::Neon && neonKernels())
+        return *neonKernels();
     return scalarKernels();
 }
 

@@ -1,12 +1,14 @@
-// Run-time choice of SIMD kernels (AVX-512, AVX2, scalar). Each kernel set is compiled
-// with per-function target attributes, so the library runs on any x86-64 (or other) CPU.
+// Run-time choice of SIMD kernels (AVX-512, AVX2 on x86-64; NEON on aarch64; scalar
+// anywhere). The x86 sets are compiled with per-function target attributes, so the library
+// runs on any x86-64 CPU; NEON is part of the aarch64 base ISA, so its set is compiled
+// wherever the target is aarch64 and chosen like the others.
 #pragma once
 
 #include <cstdint>
 
 namespace waste::quant {
 
-enum class SimdLevel { Scalar, Avx2, Avx512 };
+enum class SimdLevel { Scalar, Avx2, Avx512, Neon };
 
 struct Kernels {
     // Σ a[i]*b[i] over n floats.
@@ -20,8 +22,11 @@ struct Kernels {
 };
 
 SimdLevel detectSimd();            // best level this CPU (and OS) supports
+bool simdSupported(SimdLevel lvl); // whether this CPU runs that level (scalar: always)
 SimdLevel activeSimd();            // level in use (detected, or WASTE_BACKEND=cpu -> scalar)
-void setActiveSimd(SimdLevel lvl); // tests and benchmarks; clamps to what the CPU supports
+// Tests and benchmarks. A level this CPU lacks falls back: AVX-512 to AVX2 where that runs,
+// anything else to scalar.
+void setActiveSimd(SimdLevel lvl);
 const char *simdName(SimdLevel lvl);
 const Kernels &kernels();                // active set
 const Kernels &kernelsFor(SimdLevel lvl); // a specific set (must be supported)
@@ -30,5 +35,6 @@ const Kernels &kernelsFor(SimdLevel lvl); // a specific set (must be supported)
 const Kernels &scalarKernels();
 const Kernels *avx2Kernels();   // nullptr where not compiled
 const Kernels *avx512Kernels(); // nullptr where not compiled
+const Kernels *neonKernels();   // nullptr where not compiled (any target but aarch64)
 
 } // namespace waste::quant
