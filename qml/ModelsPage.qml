@@ -195,6 +195,13 @@ PageFrame {
                 }
             }
 
+            ReleasePlanCard {
+                Layout.fillWidth: true
+                repo: repoField.text
+                endpoint: DownloadManager.endpoint
+                sourceBytes: DownloadManager.repo === DownloadManager.normalizeRepo(repoField.text) ? DownloadManager.totalBytes : 0
+            }
+
             Label {
                 id: refusedLabel
                 Layout.fillWidth: true
@@ -498,6 +505,7 @@ PageFrame {
                     required property var bytes
                     required property bool canOpen
                     required property bool canConvert
+                    required property string budgetText
                     Layout.fillWidth: true
                     implicitHeight: libRow.implicitHeight + Theme.spacing * 2
                     color: Theme.surface
@@ -513,7 +521,7 @@ PageFrame {
                             spacing: 0
                             Label { text: name; font.bold: true; color: Theme.text; elide: Text.ElideRight; Layout.fillWidth: true }
                             Label {
-                                text: kind + " · " + Units.bytes(bytes)
+                                text: kind + " · " + Units.bytes(bytes) + (budgetText !== "" ? " · " + budgetText : "")
                                 color: kind === "partial download" ? Theme.warning : Theme.textMuted
                             }
                         }
@@ -521,7 +529,7 @@ PageFrame {
                             text: qsTr("Open")
                             visible: canOpen
                             Accessible.name: qsTr("Open %1").arg(name)
-                            onClicked: EngineController.openModel(path, AppSettings.budgetBytes, AppSettings.contextTokens)
+                            onClicked: EngineController.openModel(path, AppSettings.budgetFor(path), AppSettings.contextTokens)
                         }
                         Button {
                             text: qsTr("Convert")

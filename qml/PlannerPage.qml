@@ -12,9 +12,10 @@ import WasteStudio.Core
 PageFrame {
     id: page
     title: qsTr("Planner")
+    // Short: the header row does not wrap, and the page must fit a 900x600 window.
     subtitle: PlannerController.container !== ""
-              ? qsTr("%1 · choose how much RAM the engine may use").arg(EngineController.modelName || PlannerController.container.split("/").pop())
-              : qsTr("Choose the RAM budget: the floor, the default and the paging cliff")
+              ? (EngineController.modelName || PlannerController.container.split("/").pop())
+              : qsTr("RAM budget: floor, default, paging cliff")
 
     // The chart's unit: GiB for real models, MiB for tiny ones (the demo, test containers).
     readonly property bool inMiB: PlannerController.axisMaxBytes < 4 * 1024 * 1024 * 1024
@@ -33,7 +34,7 @@ PageFrame {
         },
         Button {
             objectName: "measureDiskButton"
-            text: PlannerController.measuringDisk ? qsTr("Measuring…") : qsTr("Measure disk speed")
+            text: PlannerController.measuringDisk ? qsTr("Measuring…") : qsTr("Measure disk")
             enabled: PlannerController.container !== "" && !PlannerController.measuringDisk
             Accessible.name: qsTr("Measure the model disk's speed with direct reads")
             onClicked: PlannerController.measureDisk()
@@ -70,7 +71,7 @@ PageFrame {
     ColumnLayout {
         anchors.fill: parent
         visible: PlannerController.ready
-        spacing: Theme.padding
+        spacing: Theme.spacing
 
         // Fixed costs: the floor, stacked
         ColumnLayout {
@@ -132,7 +133,7 @@ PageFrame {
         Item {
             Layout.fillWidth: true
             Layout.fillHeight: true
-            Layout.minimumHeight: 220
+            Layout.minimumHeight: 140
 
             ChartView {
                 id: chart
@@ -305,15 +306,15 @@ PageFrame {
             }
         }
 
+        // The cliff in words: what happens past it, or that this model never gets near it.
         Label {
+            objectName: "cliffText"
             Layout.fillWidth: true
-            visible: PlannerController.capBytes > PlannerController.axisMaxBytes
+            visible: text !== ""
             wrapMode: Text.WordWrap
-            color: Theme.textMuted
+            color: PlannerController.cliffInRange ? Theme.danger : Theme.textMuted
             font.pixelSize: Theme.fontSmall
-            text: qsTr("Beyond the chart, far above what this model needs: 7/8 of RAM at %1, the paging cliff at %2 (other programs hold %3 now).")
-                    .arg(Units.bytes(PlannerController.capBytes)).arg(Units.bytes(PlannerController.cliffBytes))
-                    .arg(Units.bytes(PlannerController.otherBytes))
+            text: PlannerController.cliffText
         }
 
         // The slider on the same axis, and what the choice means
@@ -359,11 +360,23 @@ PageFrame {
                 Layout.fillWidth: true
                 spacing: Theme.spacing
                 Label {
+                    objectName: "savedBudgetText"
                     Layout.fillWidth: true
-                    text: PlannerController.diskText
+                    text: PlannerController.reopening
+                          ? qsTr("Re-opening the model at %1…").arg(Units.bytes(PlannerController.budget))
+                          : PlannerController.savedBudgetText
                     wrapMode: Text.WordWrap
-                    color: Theme.textMuted
+                    color: PlannerController.savedBudgetBytes > 0 && PlannerController.savedBudgetBytes < PlannerController.floorBytes
+                           ? Theme.danger : Theme.textMuted
                     font.pixelSize: Theme.fontSmall
+                }
+                ProgressBar {
+                    objectName: "reopenProgress"
+                    visible: PlannerController.reopening
+                    from: 0; to: 1
+                    value: EngineController.loadProgress
+                    Layout.preferredWidth: 120
+                    Accessible.name: qsTr("Re-opening the model")
                 }
                 Button {
                     text: qsTr("Default")
@@ -375,17 +388,32 @@ PageFrame {
                     objectName: "applyBudgetButton"
                     text: PlannerController.budgetApplied ? qsTr("Applied") : qsTr("Use this budget")
                     highlighted: !PlannerController.budgetApplied
-                    enabled: !PlannerController.budgetApplied && PlannerController.budget >= PlannerController.floorBytes
-                    Accessible.name: qsTr("Use this budget the next time the model opens")
+                    enabled: !PlannerController.budgetApplied && !PlannerController.reopening
+                             && PlannerController.budget >= PlannerController.floorBytes
+                    Accessible.name: qsTr("Keep this budget for this model; an open model re-opens with it")
                     onClicked: PlannerController.applyBudget()
                 }
             }
-            Label {
-                visible: PlannerController.budgetApplied && EngineController.budgetBytes > 0
-                         && EngineController.budgetBytes !== PlannerController.budget
-                text: qsTr("Applies when the model is next opened (open now: %1).").arg(Units.bytes(EngineController.budgetBytes))
-                color: Theme.textMuted
-                font.pixelSize: Theme.fontSmall
+            RowLayout {
+                Layout.fillWidth: true
+                spacing: Theme.spacing
+                Label {
+                    Layout.fillWidth: true
+                    text: PlannerController.diskText + " " + PlannerController.computeText
+                    wrapMode: Text.WordWrap
+                    maximumLineCount: 2
+                    elide: Text.ElideRight
+                    color: Theme.textMuted
+                    font.pixelSize: Theme.fontSmall
+                }
+                Button {
+                    objectName: "recalibrateButton"
+                    flat: true
+                    text: PlannerController.calibrating ? qsTr("Measuring…") : qsTr("Measure compute")
+                    enabled: !PlannerController.calibrating
+                    Accessible.name: qsTr("Measure this machine's compute speed again")
+                    onClicked: PlannerController.recalibrate()
+                }
             }
         }
     }

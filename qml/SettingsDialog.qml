@@ -64,20 +64,12 @@ Dialog {
             }
         }
 
-        Label { text: qsTr("Default budget"); color: Theme.text }
-        RowLayout {
-            Label {
-                Layout.fillWidth: true
-                text: AppSettings.budgetBytes > 0 ? Units.bytes(AppSettings.budgetBytes)
-                                                  : qsTr("chosen by the engine")
-                color: Theme.textMuted
-            }
-            Button {
-                text: qsTr("Use the engine's")
-                visible: AppSettings.budgetBytes > 0
-                Accessible.name: qsTr("Let the engine choose the budget")
-                onClicked: AppSettings.budgetBytes = 0
-            }
+        Label { text: qsTr("RAM budget"); color: Theme.text }
+        Label {
+            Layout.fillWidth: true
+            text: qsTr("Each model keeps its own; a model without one gets the engine's default.")
+            wrapMode: Text.WordWrap
+            color: Theme.textMuted
         }
         Item { width: 1; height: 1 }
         Label {

@@ -1,8 +1,16 @@
 // waste plan MODEL [--budget SIZE] [--ctx N] [--json]
 // The RAM plan from the manifest alone: the reference's fields, plus what other processes
 // hold, the paging cliff and a forecast (hit rate, tokens/s) for a ladder of budgets.
+// Tokens/s = compute per token (this machine's calibrated kernels over what a token
+// touches) + the expert reads the compute beside them cannot hide (the model's own expert
+// file, measured with direct I/O at the engine's queue depth).
+// `waste plan --config config.json` plans a release before it is downloaded (plan_release.cpp).
+#include "calibration_path.h"
+#include "plan_forecast.h"
+#include "plan_release.h"
 #include "verb.h"
 
+#include <waste/calibration.hpp>
 #include <waste/waste.hpp>
 
 #include <nlohmann/json.hpp>
@@ -19,6 +27,12 @@ int runPlan(const cli::Args &args)
     const long long ctx = args.integer("--ctx", 4096);
     if (ctx < 1 || ctx > (1 << 24))
         throw cli::UsageError("--ctx must be between 1 and 16777216");
+    if (args.value("--config"))
+        return cli::runPlanRelease(args, int(ctx));
+    if (args.positionals().size() != 1)
+        throw cli::UsageError("plan needs MODEL (a container) or --config config.json");
+    if (args.value("--ram"))
+        throw cli::UsageError("--ram is for --config (a container's plan is for this machine)");
     const waste::MemoryPlan p = waste::planMemory(args.positional(0), int(ctx));
     const auto budgetText = args.value("--budget");
     const int64_t requested = budgetText ? waste::parseSize(*budgetText) : 0;
@@ -28,19 +42,22 @@ int runPlan(const cli::Args &args)
         choice = waste::resolveBudget(p, requested);
     const waste::BudgetChoice def = waste::resolveBudget(p, 0);
 
-    // The ladder the GUI draws: floor, floor + 1/2/3 working sets, the default, the cliff.
-    std::vector<int64_t> ladder = {p.floor_bytes};
-    const int64_t ws = (p.recommended_bytes - p.floor_bytes) / 3;
-    for (int n = 1; n <= 3; ++n)
-        ladder.push_back(p.floor_bytes + n * ws);
-    if (p.cliff_bytes > p.floor_bytes)
-        ladder.push_back(p.cliff_bytes);
-    if (budgetText && !below)
-        ladder.push_back(requested);
-    std::sort(ladder.begin(), ladder.end());
-    ladder.erase(std::unique(ladder.begin(), ladder.end()), ladder.end());
-    const waste::Forecast fc = waste::forecastBudgets(p, ladder, args.number("--disk-gbps", 0),
-                                                      args.number("--compute-ms", 0) / 1000.0);
+    const std::vector<int64_t> ladder = cli::budgetLadder(p, def.budget_bytes, budgetText && !below ? requested : 0);
+    waste::ForecastInputs fin;
+    fin.diskGBps = cli::diskGBpsOption(args);
+    const double computeMs = args.number("--compute-ms", -1);
+    std::string calibrationFile;
+    if (computeMs >= 0) {
+        fin.computeSeconds = fin.computeOverlapSeconds = computeMs / 1000.0; // as given: all of it overlapping
+    } else {
+        calibrationFile = cli::calibrationPath();
+        const waste::ComputeCalibration cal = waste::cachedCalibration(calibrationFile, args.flag("--calibrate"),
+                                                                        int(args.integer("--threads", 0)));
+        const waste::ComputeEstimate e = waste::estimateComputePerToken(args.positional(0), cal);
+        fin.computeSeconds = e.seconds;
+        fin.computeOverlapSeconds = e.overlapSeconds;
+    }
+    const waste::Forecast fc = waste::forecastBudgets(p, ladder, fin);
 
     if (args.flag("--json")) {
         nlohmann::ordered_json j;
@@ -66,16 +83,9 @@ int runPlan(const cli::Args &args)
         j["other_process_bytes"] = p.other_process_bytes;
         j["cliff_bytes"] = p.cliff_bytes;
         j["warnings"] = budgetText ? choice.warnings : def.warnings;
-        nlohmann::ordered_json f;
-        f["hit_model"] = fc.hit_model;
-        f["disk_gbps"] = fc.disk_gbps;
-        f["compute_s_per_token"] = args.number("--compute-ms", 0) / 1000.0;
-        auto &rows = f["budgets"] = nlohmann::ordered_json::array();
-        for (const auto &b : fc.budgets)
-            rows.push_back({{"budget_bytes", b.budget_bytes}, {"cache_slots", b.cache_slots},
-                            {"hit_rate", b.hit_rate}, {"io_s_per_token", b.io_seconds_per_token},
-                            {"tok_per_s", b.tok_per_s > 0 ? nlohmann::ordered_json(b.tok_per_s) : nlohmann::ordered_json()},
-                            {"past_cliff", b.past_cliff}});
+        j["every_expert_budget_bytes"] = cli::everyExpertBudget(p);
+        nlohmann::ordered_json f = cli::forecastJson(fc, fin.computeSeconds, fin.computeOverlapSeconds);
+        f["calibration_file"] = calibrationFile.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(calibrationFile);
         j["forecast"] = f;
         std::printf("%s\n", j.dump().c_str());
     } else {
@@ -83,7 +93,7 @@ int runPlan(const cli::Args &args)
         std::printf("  trunk %.3f GB, attention state %.3f GB, scratch %.3f GB, two layers of experts %.3f GB\n",
                     gb(p.trunk_bytes), gb(p.state_bytes), gb(p.scratch_bytes), gb(p.min_expert_cache));
         std::printf("  floor %.3f GB, recommended %.3f GB (floor + 3 working sets of %.3f GB)\n", gb(p.floor_bytes),
-                    gb(p.recommended_bytes), gb(ws));
+                    gb(p.recommended_bytes), gb((p.recommended_bytes - p.floor_bytes) / 3));
         if (p.vision_bytes > 0)
             std::printf("  with --image: %.3f GB more, taken from the expert cache\n", gb(p.vision_bytes));
         std::printf("  RAM: physical %.2f GB, usable %.2f GB, 7/8 line %.2f GB, other processes hold %.2f GB now\n",
@@ -92,12 +102,9 @@ int runPlan(const cli::Args &args)
         if (budgetText && !below)
             std::printf("  budget %.3f GB -> expert cache %.3f GB (%lld slots)\n", gb(requested),
                         gb(choice.expert_cache_bytes), (long long)choice.cache_slots);
-        std::printf("  forecast (%s, disk %.2f GB/s):\n", fc.hit_model.c_str(), fc.disk_gbps);
-        for (const auto &b : fc.budgets)
-            std::printf("    %9.3f GB  %8lld slots  hit %5.1f%%  %s tok/s%s\n", gb(b.budget_bytes),
-                        (long long)b.cache_slots, 100 * b.hit_rate,
-                        b.tok_per_s > 0 ? std::to_string(b.tok_per_s).c_str() : "(no I/O; compute not given)",
-                        b.past_cliff ? "  (past the cliff)" : "");
+        cli::printForecast(fc, fin.computeSeconds);
+        if (!calibrationFile.empty())
+            std::printf("  compute calibration: %s (--calibrate measures again)\n", calibrationFile.c_str());
     }
     for (const auto &w : (budgetText && !below) ? choice.warnings : def.warnings)
         std::fprintf(stderr, "warning: %s\n", w.c_str());
@@ -111,12 +118,18 @@ int runPlan(const cli::Args &args)
 
 } // namespace
 
-WASTE_CLI_VERB({"plan", "MODEL [--budget SIZE] [--ctx N] [--json]",
+WASTE_CLI_VERB({"plan", "MODEL | --config config.json [--ram SIZE] [--budget SIZE] [--ctx N] [--json]",
                 "RAM floor, default budget, paging cliff and what each budget buys (reads no weights)",
                 {{{"--budget", cli::OptionKind::Value, "SIZE  budget to check (8G, 512M, bytes)"},
                   {"--ctx", cli::OptionKind::Value, "N  context positions (default 4096)"},
-                  {"--disk-gbps", cli::OptionKind::Value, "X  disk speed for the forecast (default: measured)"},
-                  {"--compute-ms", cli::OptionKind::Value, "X  compute time per token for the forecast"},
+                  {"--config", cli::OptionKind::Value, "FILE  plan a release from its config.json, before downloading"},
+                  {"--ram", cli::OptionKind::Value, "SIZE  with --config: plan for a machine with this much RAM"},
+                  {"--trunk-bits", cli::OptionKind::Value, "4|8  with --config: the trunk as `convert --trunk-bits`"},
+                  {"--disk-gbps", cli::OptionKind::Value, "X  disk speed in GB/s (default: measured on MODEL)"},
+                  {"--disk-mbps", cli::OptionKind::Value, "N  disk speed in MB/s (10^6 bytes per second)"},
+                  {"--compute-ms", cli::OptionKind::Value, "X  compute time per token instead of the calibration"},
+                  {"--calibrate", cli::OptionKind::Flag, "measure this machine's kernels again"},
+                  {"--threads", cli::OptionKind::Value, "N  compute threads the calibration uses (default: all)"},
                   {"--json", cli::OptionKind::Flag, "one JSON object on stdout"}},
-                 1, 1},
+                 0, 1},
                 &runPlan});

@@ -112,7 +112,7 @@ void StudioApplication::openStartupModel(StudioServices &services)
 {
     const QString last = services.settings->lastModelPath();
     if (!last.isEmpty() && QDir(last).exists())
-        services.engine->openModel(last, services.settings->budgetBytes(), services.settings->contextTokens());
+        services.engine->openModel(last, services.settings->budgetFor(last), services.settings->contextTokens());
     else if (services.demo->needed())
         services.demo->openDemo();
 }

@@ -1,7 +1,8 @@
 // The planner controller on a fake 64 GB machine running a K3-sized model (the
 // reference's worked figures, waste-engine.md §4.1-§4.3): the cliff is marked at the
-// budget the machine model gives, the sentence for each budget says what it means, the
-// floor refuses, and the chosen budget is written to the settings.
+// budget the machine model gives and the chart reaches past it, the sentence for each
+// budget says what it means, the floor refuses, and the chosen budget is kept for the
+// container it was chosen for, never another.
 #include "planner/engineplansource.h"
 #include "planner/plannercontroller.h"
 #include "settings/appsettings.h"
@@ -9,6 +10,8 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTest>
+
+#include <cmath>
 
 namespace {
 
@@ -41,7 +44,8 @@ public:
         f.maxRecord = qint64(11.83 * (1 << 20));
         return f;
     }
-    QList<ForecastPoint> forecast(const QString &, const PlanFacts &f, const QList<qint64> &budgets, double) override
+    QList<ForecastPoint> forecast(const QString &, const PlanFacts &f, const QList<qint64> &budgets,
+                                  const DiskMeasurement &) override
     {
         QList<ForecastPoint> out;
         for (qint64 b : budgets) {
@@ -61,6 +65,34 @@ public:
         d.disk = QStringLiteral("nvme0n1");
         return d;
     }
+    int calibrations = 0;
+    QString calibrate(bool rerun) override
+    {
+        if (rerun)
+            ++calibrations;
+        return QStringLiteral("Compute measured on a fake machine.");
+    }
+};
+
+// Two containers on one machine: a K3-sized one (the FakeMachine's figures) and a small one
+// whose floor is a hundredth of it, chosen by path.
+class TwoModels : public FakeMachine {
+public:
+    PlanFacts plan(const QString &container, int ctx) override
+    {
+        PlanFacts f = FakeMachine::plan(container, ctx);
+        if (container.endsWith(QStringLiteral("small.waste"))) {
+            for (qint64 *v : {&f.trunk, &f.state, &f.scratch, &f.minExpertCache, &f.workingSet, &f.maxRecord})
+                *v /= 100;
+            f.floor = f.trunk + f.state + f.scratch + f.minExpertCache;
+            f.recommended = f.floor + 3 * f.workingSet;
+            f.defaultBudget = f.recommended;
+        }
+        // A longer context costs the big model 2 GiB more floor per doubling past 4K.
+        if (ctx > 4096 && !container.endsWith(QStringLiteral("small.waste")))
+            f.floor += 2 * GiB * qint64(std::log2(double(ctx) / 4096.0)), f.defaultBudget = f.floor + f.workingSet;
+        return f;
+    }
 };
 
 } // namespace
@@ -73,7 +105,8 @@ private Q_SLOTS:
     void marksTheCliffOnAFake64GBMachine()
     {
         AppSettings settings(nullptr);
-        settings.setBudgetBytes(0);
+        const QString k3 = QStringLiteral("/models/kimi-k3.waste");
+        settings.setBudgetFor(k3, 0);
         auto machine = std::make_shared<FakeMachine>();
         PlannerController planner(machine, nullptr);
         QSignalSpy planned(&planner, &PlannerController::planChanged);
@@ -123,15 +156,108 @@ private Q_SLOTS:
         QCOMPARE(planner.budgetLevel(), 2);
         QVERIFY(planner.describe(20 * GiB).startsWith(QStringLiteral("Below the floor of 29.")));
 
-        // Applying writes the budget for the next open; the default is stored as 0.
+        // Applying keeps the budget for this container; the default is kept as 0.
         planner.setBudget(46 * GiB);
         QVERIFY(!planner.budgetApplied());
         planner.applyBudget();
-        QCOMPARE(settings.budgetBytes(), 46 * GiB);
+        QCOMPARE(settings.budgetFor(k3), 46 * GiB);
         QVERIFY(planner.budgetApplied());
+        QCOMPARE(planner.savedBudgetText(), QStringLiteral("Kept for this model: 46.0 GiB."));
         planner.useDefaultBudget();
         planner.applyBudget();
-        QCOMPARE(settings.budgetBytes(), 0);
+        QCOMPARE(settings.budgetFor(k3), 0);
+
+        // The model could use more than 7/8 of RAM: the chart reaches past the cliff and the
+        // page says what happens there in words.
+        QVERIFY(planner.cliffInRange());
+        QVERIFY(planner.axisMaxBytes() > planner.cliffBytes());
+        QVERIFY2(planner.cliffText().contains(QStringLiteral("tokens/s fall about 8×")), qPrintable(planner.cliffText()));
+        // And the slider can go there: a budget past the cliff is kept as chosen.
+        planner.setBudget(planner.axisMaxBytes());
+        QCOMPARE(planner.budget(), planner.axisMaxBytes());
+        QCOMPARE(planner.budgetLevel(), 2);
+    }
+
+    // A budget chosen for model A is never applied to model B: switching the page to B shows
+    // B's own (default) budget, B is not "Applied" with A's value, and A keeps its budget.
+    void budgetChosenForOneModelIsNotAppliedToAnother()
+    {
+        AppSettings settings(nullptr);
+        const QString a = QStringLiteral("/models/kimi-k3.waste");
+        const QString b = QStringLiteral("/models/small.waste");
+        settings.setBudgetFor(a, 0);
+        settings.setBudgetFor(b, 0);
+        auto machine = std::make_shared<TwoModels>();
+        PlannerController planner(machine, nullptr);
+        QSignalSpy planned(&planner, &PlannerController::planChanged);
+
+        planner.setContainer(a);
+        QVERIFY(planned.wait(10000));
+        planner.setBudget(40 * GiB);
+        planner.applyBudget();
+        QCOMPARE(settings.budgetFor(a), 40 * GiB);
+        QVERIFY(planner.budgetApplied());
+
+        planner.setContainer(b);
+        QVERIFY(planned.wait(10000));
+        QCOMPARE(settings.budgetFor(b), 0);
+        QCOMPARE(planner.budget(), planner.defaultBytes()); // B's own default, not A's 40 GiB
+        QVERIFY(planner.budget() < GiB);
+        QVERIFY(planner.budgetApplied());                   // B opens at its default: that is what is applied
+        QCOMPARE(planner.budgetLevel(), 0);                  // no "below the floor" left over from A
+        // An unapplied slider position on B does not travel back to A either.
+        planner.setBudget(planner.floorBytes() + 1);
+        planner.setContainer(a);
+        QVERIFY(planned.wait(10000));
+        QCOMPARE(planner.budget(), 40 * GiB);
+        QVERIFY(planner.budgetApplied());
+        QCOMPARE(settings.budgetFor(b), 0);
+        // The library reads each container's own budget.
+        QCOMPARE(settings.budgetFor(QStringLiteral("/models/other.waste")), 0);
+    }
+
+    // A budget kept at one context is re-checked at another: below the new floor it is not
+    // shown as applied, the page says why, and it cannot be applied there.
+    void contextChangeRechecksTheKeptBudget()
+    {
+        AppSettings settings(nullptr);
+        const QString a = QStringLiteral("/models/kimi-k3.waste");
+        settings.setBudgetFor(a, 0);
+        auto machine = std::make_shared<TwoModels>();
+        PlannerController planner(machine, nullptr);
+        QSignalSpy planned(&planner, &PlannerController::planChanged);
+        planner.setContextTokens(4096);
+        planner.setContainer(a);
+        QVERIFY(planned.wait(10000));
+        const qint64 floor4k = planner.floorBytes();
+        planner.setBudget(floor4k + GiB / 2);
+        planner.applyBudget();
+        QVERIFY(planner.budgetApplied());
+
+        planner.setContextTokens(1 << 20); // 8 doublings: 16 GiB more floor
+        QVERIFY(planned.wait(10000));
+        QVERIFY(planner.floorBytes() > floor4k + GiB);
+        QVERIFY(!planner.budgetApplied());
+        QCOMPARE(planner.budgetLevel(), 2);
+        QVERIFY2(planner.savedBudgetText().contains(QStringLiteral("below its floor")), qPrintable(planner.savedBudgetText()));
+        planner.applyBudget(); // refused below the floor
+        QCOMPARE(settings.budgetFor(a), floor4k + GiB / 2);
+    }
+
+    void recalibrationReplans()
+    {
+        AppSettings settings(nullptr);
+        auto machine = std::make_shared<FakeMachine>();
+        PlannerController planner(machine, nullptr);
+        QSignalSpy planned(&planner, &PlannerController::planChanged);
+        planner.setContainer(QStringLiteral("/models/kimi-k3.waste"));
+        QVERIFY(planned.wait(10000));
+        const qsizetype before = planned.size();
+        planner.recalibrate();
+        QVERIFY(planner.calibrating());
+        QTRY_VERIFY_WITH_TIMEOUT(!planner.calibrating(), 10000);
+        QCOMPARE(machine->calibrations, 1);
+        QTRY_VERIFY_WITH_TIMEOUT(planned.size() > before, 10000);
     }
 
     void engineMarksTheCliffForK3OnA64GBMachine();
@@ -173,7 +299,8 @@ void TestPlanner::engineMarksTheCliffForK3OnA64GBMachine()
     PlannerController planner(std::make_shared<EnginePlanSource>(machine), nullptr);
     QSignalSpy planned(&planner, &PlannerController::planChanged);
     planner.setContainer(QStringLiteral(WASTE_FIXTURES_DIR "/k3-full-manifest"));
-    QVERIFY(planned.wait(20000));
+    // The first forecast also measures this machine's compute (a few seconds; longer on a busy machine).
+    QVERIFY(planned.wait(120000));
     QVERIFY2(planner.ready(), qPrintable(planner.error()));
     // Reference (GiB): floor 29.06 at 4K, default floor + 1 working set = 46.25 on 64 GB.
     QVERIFY(std::abs(double(planner.floorBytes()) / GiB - 29.06) / 29.06 < 0.01);

@@ -259,7 +259,7 @@ int main(int argc, char **argv)
             idleWorst = std::max(idleWorst, s);
         stalls.clear();
         measuring = false;
-        engine->openModel(container, services->settings->budgetBytes(), 4096);
+        engine->openModel(container, services->settings->budgetFor(container), 4096);
     });
     const int rc = app.exec();
     if (hub) {

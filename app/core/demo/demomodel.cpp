@@ -25,7 +25,7 @@ DemoModel::DemoModel(EngineController *engine, AppSettings *settings, QObject *p
         m_progress = 1;
         Q_EMIT progressChanged();
         setState(Ready);
-        m_engine->openModel(m_path, m_settings->budgetBytes(), m_settings->contextTokens());
+        m_engine->openModel(m_path, m_settings->budgetFor(m_path), m_settings->contextTokens());
     });
 }
 
@@ -61,7 +61,7 @@ void DemoModel::openDemo()
     // A finished container has its manifest: written last, so its presence means complete.
     if (QFileInfo::exists(m_path + QStringLiteral("/manifest.json"))) {
         setState(Ready);
-        m_engine->openModel(m_path, m_settings->budgetBytes(), m_settings->contextTokens());
+        m_engine->openModel(m_path, m_settings->budgetFor(m_path), m_settings->contextTokens());
         return;
     }
     m_progress = 0;

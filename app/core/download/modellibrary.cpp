@@ -1,5 +1,8 @@
 #include "download/modellibrary.h"
 
+#include "settings/appsettings.h"
+#include "units/units.h"
+
 #include <QDir>
 #include <QDirIterator>
 #include <QFileInfo>
@@ -7,6 +10,12 @@
 
 ModelLibrary::ModelLibrary(QObject *parent) : QAbstractListModel(parent)
 {
+    // Each container shows the budget kept for it; a budget applied on the Planner page shows at once.
+    if (AppSettings *s = AppSettings::instance())
+        connect(s, &AppSettings::changed, this, [this] {
+            if (!m_entries.isEmpty())
+                Q_EMIT dataChanged(index(0), index(int(m_entries.size()) - 1), {BudgetTextRole});
+        });
     connect(&m_scan, &QFutureWatcherBase::finished, this, [this] {
         beginResetModel();
         m_entries = m_scan.result();
@@ -52,6 +61,12 @@ QVariant ModelLibrary::data(const QModelIndex &index, int role) const
     case ModifiedRole: return e.modified;
     case CanOpenRole: return e.kind == QLatin1String("container");
     case CanConvertRole: return e.kind == QLatin1String("source");
+    case BudgetTextRole: {
+        if (e.kind != QLatin1String("container"))
+            return QString();
+        const qint64 kept = AppSettings::instance() ? AppSettings::instance()->budgetFor(e.path) : 0;
+        return kept > 0 ? tr("budget %1").arg(Units::bytes(kept)) : tr("default budget");
+    }
     default: return {};
     }
 }
@@ -59,7 +74,8 @@ QVariant ModelLibrary::data(const QModelIndex &index, int role) const
 QHash<int, QByteArray> ModelLibrary::roleNames() const
 {
     return {{NameRole, "name"},           {PathRole, "path"},         {KindRole, "kind"},       {BytesRole, "bytes"},
-            {FileCountRole, "fileCount"}, {ModifiedRole, "modified"}, {CanOpenRole, "canOpen"}, {CanConvertRole, "canConvert"}};
+            {FileCountRole, "fileCount"}, {ModifiedRole, "modified"}, {CanOpenRole, "canOpen"}, {CanConvertRole, "canConvert"},
+            {BudgetTextRole, "budgetText"}};
 }
 
 void ModelLibrary::setFolder(const QString &folder)

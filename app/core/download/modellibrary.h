@@ -23,7 +23,8 @@ class ModelLibrary : public QAbstractListModel {
     Q_PROPERTY(QString downloadFolder MEMBER m_downloadFolder NOTIFY blockersChanged)
 
 public:
-    enum Role { NameRole = Qt::UserRole + 1, PathRole, KindRole, BytesRole, FileCountRole, ModifiedRole, CanOpenRole, CanConvertRole };
+    enum Role { NameRole = Qt::UserRole + 1, PathRole, KindRole, BytesRole, FileCountRole, ModifiedRole, CanOpenRole, CanConvertRole,
+                BudgetTextRole }; // BudgetTextRole: a container's own RAM budget, in words
     Q_ENUM(Role)
 
     struct Entry {

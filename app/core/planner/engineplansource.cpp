@@ -2,7 +2,10 @@
 
 #include <waste/waste.hpp>
 
+#include <QDir>
+#include <QObject>
 #include <QFileInfo>
+#include <QStandardPaths>
 #include <QStorageInfo>
 
 #include <vector>
@@ -46,20 +49,62 @@ PlanFacts EnginePlanSource::plan(const QString &container, int ctxTokens)
     f.other = p.other_process_bytes;
     f.cliff = p.cliff_bytes;
     f.maxRecord = p.max_record_bytes;
+    f.expertBytes = p.expert_bytes_total;
     return f;
 }
 
+QString EnginePlanSource::calibrationFile()
+{
+    return QStandardPaths::writableLocation(QStandardPaths::GenericCacheLocation) +
+           QStringLiteral("/waste/compute-calibration.json");
+}
+
+waste::ComputeCalibration EnginePlanSource::calibration(bool rerun)
+{
+    std::lock_guard lock(m_mutex);
+    if (!m_calibration || rerun)
+        m_calibration = waste::cachedCalibration(QDir::toNativeSeparators(calibrationFile()).toStdString(), rerun);
+    return *m_calibration;
+}
+
+QString EnginePlanSource::calibrate(bool rerun)
+{
+    const waste::ComputeCalibration c = calibration(rerun);
+    return QObject::tr("Compute measured on %1 (a %2 s run of the engine's kernels).")
+        .arg(QString::fromStdString(c.machine))
+        .arg(c.seconds, 0, 'f', 1);
+}
+
 QList<ForecastPoint> EnginePlanSource::forecast(const QString &container, const PlanFacts &facts,
-                                                const QList<qint64> &budgets, double diskGBps)
+                                                const QList<qint64> &budgets, const DiskMeasurement &disk)
 {
     const waste::MemoryPlan p = enginePlan(container, int(facts.ctx), m_machine);
-    if (diskGBps <= 0 && m_machine && m_machine->diskGBps > 0)
-        diskGBps = m_machine->diskGBps;
+    waste::ForecastInputs in;
+    in.diskGBps = disk.gbPerSecond;
+    in.readLatencySeconds = disk.latencySeconds;
+    if (in.diskGBps <= 0 && m_machine && m_machine->diskGBps > 0)
+        in.diskGBps = m_machine->diskGBps;
+    if (in.diskGBps <= 0) {
+        // Not measured on the page yet: measure once per container, not on every re-plan.
+        std::optional<DiskMeasurement> known;
+        {
+            std::lock_guard lock(m_mutex);
+            if (m_disks.contains(QString::fromStdString(p.container)))
+                known = m_disks.value(QString::fromStdString(p.container));
+        }
+        const DiskMeasurement d = known ? *known : measureDisk(container);
+        in.diskGBps = d.gbPerSecond;
+        in.readLatencySeconds = d.latencySeconds;
+    }
+    const waste::ComputeEstimate compute = waste::estimateComputePerToken(p.container, calibration(false));
+    in.computeSeconds = compute.seconds;
+    in.computeOverlapSeconds = compute.overlapSeconds;
     const std::vector<int64_t> list(budgets.begin(), budgets.end());
-    const waste::Forecast fc = waste::forecastBudgets(p, list, diskGBps);
+    const waste::Forecast fc = waste::forecastBudgets(p, list, in);
     QList<ForecastPoint> out;
     for (const waste::BudgetForecast &b : fc.budgets)
-        out << ForecastPoint{b.budget_bytes, b.tok_per_s, b.hit_rate, b.past_cliff};
+        out << ForecastPoint{b.budget_bytes, b.tok_per_s, b.hit_rate, b.past_cliff, b.compute_seconds_per_token,
+                             b.io_seconds_per_token};
     return out;
 }
 
@@ -67,14 +112,19 @@ DiskMeasurement EnginePlanSource::measureDisk(const QString &container)
 {
     const QString path = QFileInfo(container).absoluteFilePath();
     const waste::MemoryPlan p = enginePlan(path, 4096, std::nullopt);
-    // The engine's forecast measures the disk when given no speed: random whole-record
-    // reads of the first expert bank with direct I/O, the pattern decoding uses.
-    const waste::Forecast fc = waste::forecastBudgets(p, {p.floor_bytes}, 0);
+    // Random whole-record reads of the model's first expert bank with direct I/O, as many in
+    // flight as the engine's reader threads, and one alone for the latency.
+    const waste::ExpertReadSpeed r = waste::measureExpertReads(p);
     DiskMeasurement d;
-    d.gbPerSecond = fc.disk_gbps;
+    d.gbPerSecond = r.gbps;
+    d.latencySeconds = r.latency_seconds;
+    if (!r.direct_io)
+        d.warning = QObject::tr("the page cache answered (no direct I/O here), so this is RAM speed, not the disk's");
     const QStorageInfo storage(path);
     d.disk = QString::fromUtf8(storage.device());
     if (d.disk.startsWith(QLatin1String("/dev/")))
         d.disk = d.disk.mid(5);
+    std::lock_guard lock(m_mutex);
+    m_disks.insert(QString::fromStdString(p.container), d);
     return d;
 }

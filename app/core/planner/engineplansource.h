@@ -5,6 +5,11 @@
 
 #include "planner/planfacts.h"
 
+#include <waste/calibration.hpp>
+
+#include <QHash>
+
+#include <mutex>
 #include <optional>
 
 struct MachineOverride {
@@ -20,9 +25,18 @@ public:
 
     PlanFacts plan(const QString &container, int ctxTokens) override;
     QList<ForecastPoint> forecast(const QString &container, const PlanFacts &facts, const QList<qint64> &budgets,
-                                  double diskGBps) override;
+                                  const DiskMeasurement &disk) override;
     DiskMeasurement measureDisk(const QString &container) override;
+    QString calibrate(bool rerun) override;
+
+    // The calibration file the app shares with `waste plan` (the user's cache folder).
+    static QString calibrationFile();
 
 private:
+    waste::ComputeCalibration calibration(bool rerun);
+
     std::optional<MachineOverride> m_machine;
+    std::mutex m_mutex; // the forecast and a re-calibration may run on two pool threads
+    std::optional<waste::ComputeCalibration> m_calibration;
+    QHash<QString, DiskMeasurement> m_disks; // by absolute container path
 };

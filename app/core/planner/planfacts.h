@@ -24,6 +24,7 @@ struct PlanFacts {
     qint64 other = 0;         // RAM other programs hold now
     qint64 cliff = 0;         // budgets above this are likely to be paged
     qint64 maxRecord = 0;     // one expert cache slot
+    qint64 expertBytes = 0;   // every expert record of the model (0: not known)
 };
 
 struct ForecastPoint {
@@ -31,10 +32,13 @@ struct ForecastPoint {
     double tokensPerSecond = 0;
     double hitRate = 0;
     bool pastCliff = false;
+    double computeSeconds = 0; // per token, from the machine's calibration
+    double ioSeconds = 0;      // per token, reading the misses
 };
 
 struct DiskMeasurement {
-    double gbPerSecond = 0;
+    double gbPerSecond = 0;    // records read with the engine's queue depth
+    double latencySeconds = 0; // one record read alone
     QString disk;    // the device the model lives on
     QString warning; // why there is no figure
 };
@@ -45,8 +49,11 @@ class PlanSource {
 public:
     virtual ~PlanSource() = default;
     virtual PlanFacts plan(const QString &container, int ctxTokens) = 0;
-    // diskGBps <= 0: the source measures or assumes a speed itself.
+    // disk.gbPerSecond <= 0: the source measures or assumes a speed itself.
     virtual QList<ForecastPoint> forecast(const QString &container, const PlanFacts &facts,
-                                          const QList<qint64> &budgets, double diskGBps) = 0;
+                                          const QList<qint64> &budgets, const DiskMeasurement &disk) = 0;
     virtual DiskMeasurement measureDisk(const QString &container) = 0;
+    // Measures the machine's compute speed (again, with rerun) for the forecast; says what
+    // was measured, in words.
+    virtual QString calibrate(bool rerun) = 0;
 };

@@ -1,8 +1,10 @@
 #include "planner/plannercontroller.h"
 
+#include "engine/enginecontroller.h"
 #include "settings/appsettings.h"
 #include "units/units.h"
 
+#include <QFileInfo>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
@@ -12,13 +14,30 @@ namespace {
 
 constexpr int kChartPoints = 64;
 
-// The chart's right end: past the full working sets, and past the machine's RAM (so the
-// cliff shows) unless the model is so small that RAM would squash its curve into a line.
+// The largest budget this model can use: every expert cached, or floor + 3 working sets
+// when the expert total is not known.
+qint64 usefulMax(const PlanFacts &f)
+{
+    const qint64 all = f.expertBytes > 0 ? f.floor - f.minExpertCache + f.expertBytes : f.recommended;
+    return std::min(f.recommended, all);
+}
+
+// Whether the model could use more RAM than is safe here: past 7/8 of RAM or the cliff.
+bool nearsCliff(const PlanFacts &f)
+{
+    return f.cliff > 0 && (usefulMax(f) > f.cap || usefulMax(f) > f.cliff);
+}
+
+// The chart's right end: past the full working sets; for a model that could use more than
+// 7/8 of RAM, past the cliff by enough to show the collapse beyond it. A model that never
+// nears the cliff keeps its own range (RAM would squash its curve into a line) and the page
+// says so in words.
 qint64 axisMaxFor(const PlanFacts &f)
 {
     const qint64 model = std::max(f.recommended + f.recommended / 4, f.floor * 2);
-    const qint64 machine = std::max(f.physical, f.cliff + f.cliff / 10);
-    return machine <= model * 3 ? std::max(model, machine) : model;
+    if (!nearsCliff(f))
+        return model;
+    return std::max(model, f.cliff + std::max(f.cliff / 6, f.workingSet));
 }
 
 } // namespace
@@ -28,7 +47,7 @@ PlannerController::PlannerController(std::shared_ptr<PlanSource> source, QObject
 {
     if (AppSettings *s = AppSettings::instance()) {
         m_ctx = s->contextTokens();
-        m_budget = s->budgetBytes();
+        connect(s, &AppSettings::changed, this, &PlannerController::budgetChanged);
     }
     connect(&m_planWatcher, &QFutureWatcher<Result>::finished, this, &PlannerController::onPlanned);
     connect(&m_diskWatcher, &QFutureWatcher<DiskMeasurement>::finished, this, [this] {
@@ -37,12 +56,27 @@ PlannerController::PlannerController(std::shared_ptr<PlanSource> source, QObject
         Q_EMIT diskChanged();
         refresh(); // the prediction follows the measured speed
     });
+    connect(&m_calibrationWatcher, &QFutureWatcher<QString>::finished, this, [this] {
+        m_calibrationText = m_calibrationWatcher.result();
+        m_calibrating = false;
+        Q_EMIT calibrationChanged();
+        refresh(); // the prediction follows the new compute figures
+    });
+    if (EngineController *e = EngineController::instance())
+        connect(e, &EngineController::stateChanged, this, [this, e] {
+            if (m_reopening && e->state() != EngineController::Loading) {
+                m_reopening = false;
+                Q_EMIT reopeningChanged();
+                Q_EMIT budgetChanged();
+            }
+        });
 }
 
 PlannerController::~PlannerController()
 {
     m_planWatcher.waitForFinished();
     m_diskWatcher.waitForFinished();
+    m_calibrationWatcher.waitForFinished();
 }
 
 void PlannerController::setContainer(const QString &path)
@@ -51,6 +85,10 @@ void PlannerController::setContainer(const QString &path)
         return;
     m_container = path;
     m_disk = {};
+    // Each container has its own budget: the one kept for it, or (0) its default once planned.
+    m_budget = AppSettings::instance() ? AppSettings::instance()->budgetFor(path) : 0;
+    m_facts = {};
+    m_points.clear();
     Q_EMIT containerChanged();
     Q_EMIT diskChanged();
     refresh();
@@ -90,7 +128,7 @@ void PlannerController::refresh()
     }
     setBusy(true);
     m_planWatcher.setFuture(QtConcurrent::run(
-        [source = m_source, container = m_container, ctx = m_ctx, disk = m_disk.gbPerSecond]() -> Result {
+        [source = m_source, container = m_container, ctx = m_ctx, disk = m_disk]() -> Result {
             Result r;
             try {
                 r.facts = source->plan(container, ctx);
@@ -110,6 +148,7 @@ void PlannerController::refresh()
                         budgets << b;
                 std::sort(budgets.begin(), budgets.end());
                 budgets.erase(std::unique(budgets.begin(), budgets.end()), budgets.end());
+                r.calibration = source->calibrate(false);
                 r.points = source->forecast(container, f, budgets, disk);
             } catch (const std::exception &e) {
                 r.error = QString::fromStdString(e.what());
@@ -123,6 +162,8 @@ void PlannerController::onPlanned()
     setBusy(false);
     const Result r = m_planWatcher.result();
     m_error = r.error;
+    if (!r.calibration.isEmpty())
+        m_calibrationText = r.calibration;
     m_facts = r.error.isEmpty() ? r.facts : PlanFacts{};
     m_points = r.error.isEmpty() ? r.points : QList<ForecastPoint>{};
     if (m_facts.floor > 0) {
@@ -217,7 +258,9 @@ QString PlannerController::describe(qint64 budget) const
     const QVariantMap p = predictionAt(budget);
     const double tps = p.value(QStringLiteral("tokensPerSecond")).toDouble();
     const int hit = int(std::lround(p.value(QStringLiteral("hitRate")).toDouble() * 100));
-    const QString speed = tps >= 10 ? QString::number(tps, 'f', 0) : QString::number(tps, 'f', tps >= 1 ? 1 : 2);
+    const QString speed = tps >= 10 ? QString::number(tps, 'f', 0)
+                          : tps >= 0.1 ? QString::number(tps, 'f', tps >= 1 ? 1 : 2)
+                                       : QString::number(tps, 'g', 2); // 0.0017, not 0.00
     const qint64 cache = budget - f.floor + f.minExpertCache;
     // No disk time left to predict (every expert fits): the processor sets the pace.
     const bool computeBound = tps <= 0;
@@ -240,23 +283,106 @@ QString PlannerController::describe(qint64 budget) const
     return what;
 }
 
-bool PlannerController::budgetApplied() const
+qint64 PlannerController::savedBudgetBytes() const
 {
     AppSettings *s = AppSettings::instance();
-    if (!s)
+    return s ? s->budgetFor(m_container) : 0;
+}
+
+bool PlannerController::budgetApplied() const
+{
+    // Never "applied" below the floor at the chosen context, whatever was kept.
+    if (!ready() || !AppSettings::instance() || m_budget < m_facts.floor)
         return false;
-    const qint64 saved = s->budgetBytes();
+    const qint64 saved = savedBudgetBytes();
     return saved == m_budget || (saved == 0 && m_budget == m_facts.defaultBudget);
+}
+
+QString PlannerController::savedBudgetText() const
+{
+    if (!ready())
+        return {};
+    const qint64 saved = savedBudgetBytes();
+    const QString ctx = m_facts.ctx >= 1024 ? QStringLiteral("%1K").arg(m_facts.ctx / 1024) : QString::number(m_facts.ctx);
+    if (saved <= 0)
+        return tr("No budget kept for this model: it opens at the engine's default (%1 at a %2 context).")
+            .arg(Units::bytes(m_facts.defaultBudget), ctx);
+    if (saved < m_facts.floor)
+        return tr("The budget kept for this model, %1, is below its floor of %2 at a %3 context: the model will not "
+                  "open with it. Choose at least %2, or a shorter context.")
+            .arg(Units::bytes(saved), Units::bytes(m_facts.floor), ctx);
+    return tr("Kept for this model: %1.").arg(Units::bytes(saved));
 }
 
 void PlannerController::applyBudget()
 {
-    if (AppSettings *s = AppSettings::instance()) {
-        // The default is stored as 0 so the engine keeps choosing it for other models.
-        s->setBudgetBytes(m_budget == m_facts.defaultBudget ? 0 : m_budget);
-        s->setContextTokens(m_ctx);
+    AppSettings *s = AppSettings::instance();
+    if (!s || !ready() || m_budget < m_facts.floor)
+        return; // refused below the floor, as the engine would refuse it
+    // The default is kept as 0, so the engine goes on choosing it if the machine changes.
+    const qint64 kept = m_budget == m_facts.defaultBudget ? 0 : m_budget;
+    s->setBudgetFor(m_container, kept);
+    s->setContextTokens(m_ctx);
+    // The open model takes it now: re-opened at that budget, with the engine's progress.
+    EngineController *e = EngineController::instance();
+    if (e && !e->modelPath().isEmpty() &&
+        QFileInfo(e->modelPath()).absoluteFilePath() == QFileInfo(m_container).absoluteFilePath() &&
+        (e->budgetBytes() != m_budget || e->contextTokens() != m_ctx)) {
+        m_reopening = true;
+        Q_EMIT reopeningChanged();
+        e->openModel(m_container, kept, m_ctx);
     }
     Q_EMIT budgetChanged();
+}
+
+void PlannerController::recalibrate()
+{
+    if (m_calibrating || !m_source)
+        return;
+    m_calibrating = true;
+    Q_EMIT calibrationChanged();
+    m_calibrationWatcher.setFuture(QtConcurrent::run([source = m_source]() -> QString {
+        try {
+            return source->calibrate(true);
+        } catch (const std::exception &e) {
+            return tr("The compute calibration failed: %1").arg(QString::fromStdString(e.what()));
+        }
+    }));
+}
+
+bool PlannerController::cliffInRange() const
+{
+    return ready() && m_facts.cliff > 0 && m_facts.cliff <= m_axisMax;
+}
+
+QString PlannerController::cliffText() const
+{
+    if (!ready() || m_facts.cliff <= 0)
+        return {};
+    const PlanFacts &f = m_facts;
+    if (nearsCliff(f))
+        return tr("This model could use more RAM than is safe here: past %1 on this %2 machine the OS pages the "
+                  "expert cache out, and tokens/s fall about 8× (shaded). Keep the budget left of it.")
+            .arg(Units::bytes(f.cliff), Units::bytes(f.physical));
+    return tr("This model never comes near the paging cliff on this machine: even the most it can use (%1) stays "
+              "well under %2, where paging would begin.")
+        .arg(Units::bytes(usefulMax(f)), Units::bytes(f.cliff));
+}
+
+QString PlannerController::computeText() const
+{
+    if (!ready() || m_points.isEmpty())
+        return m_calibrationText;
+    double compute = 0;
+    for (const ForecastPoint &pt : m_points)
+        if (pt.budget <= m_facts.defaultBudget)
+            compute = pt.computeSeconds;
+    if (compute <= 0)
+        return m_calibrationText;
+    const QString time = compute >= 1 ? tr("%1 s").arg(compute, 0, 'f', 1)
+                                      : tr("%1 ms").arg(compute * 1000, 0, 'f', compute < 0.01 ? 2 : 1);
+    return tr("Compute takes about %1 a token here; the rest is the reads the disk cannot hide. %2")
+        .arg(time, m_calibrationText);
 }
 
 void PlannerController::useDefaultBudget()
@@ -286,8 +412,8 @@ QString PlannerController::diskText() const
     if (m_measuring)
         return tr("Measuring the disk with the engine's direct reads…");
     if (m_disk.gbPerSecond <= 0)
-        return m_disk.warning.isEmpty() ? tr("Disk speed not measured yet: the prediction uses the engine's first "
-                                             "reading of the model's expert file.")
+        return m_disk.warning.isEmpty() ? tr("The prediction measured the model's expert file once with the engine's "
+                                             "direct reads; Measure disk reads it again.")
                                         : tr("The disk could not be measured: %1").arg(m_disk.warning);
     return tr("%1 reads %2 GB/s with the engine's own expert reads (direct I/O); the prediction uses it.")
         .arg(m_disk.disk.isEmpty() ? tr("The model's disk") : m_disk.disk)

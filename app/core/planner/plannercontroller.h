@@ -1,7 +1,8 @@
 // PlannerController: the Planner page's numbers. Asks a PlanSource (the engine's planner)
 // for the model's floor and the machine's limits at the chosen context, and for predicted
 // tokens/s and hit rate over a row of budgets; all of that runs off the GUI thread. The
-// chosen budget is written to AppSettings and applies when the model is next opened.
+// chosen budget belongs to the container it was chosen for (AppSettings::budgetFor); when
+// that container is the open model, using it re-opens the model at that budget.
 #pragma once
 
 #include "planner/planfacts.h"
@@ -44,6 +45,16 @@ class PlannerController : public QObject, public AppSingleton<PlannerController>
     Q_PROPERTY(QString budgetSentence READ budgetSentence NOTIFY budgetChanged)
     Q_PROPERTY(int budgetLevel READ budgetLevel NOTIFY budgetChanged) // 0 ok, 1 warning, 2 danger
     Q_PROPERTY(bool budgetApplied READ budgetApplied NOTIFY budgetChanged)
+    // The budget saved for this container (0: the engine's default) and what it means now.
+    Q_PROPERTY(qint64 savedBudgetBytes READ savedBudgetBytes NOTIFY budgetChanged)
+    Q_PROPERTY(QString savedBudgetText READ savedBudgetText NOTIFY budgetChanged)
+    // True while the open model re-opens at a newly applied budget.
+    Q_PROPERTY(bool reopening READ reopening NOTIFY reopeningChanged)
+    // One plain sentence about the paging cliff for this model on this machine.
+    Q_PROPERTY(QString cliffText READ cliffText NOTIFY planChanged)
+    Q_PROPERTY(bool cliffInRange READ cliffInRange NOTIFY planChanged)
+    Q_PROPERTY(QString computeText READ computeText NOTIFY planChanged)
+    Q_PROPERTY(bool calibrating READ calibrating NOTIFY calibrationChanged)
     Q_PROPERTY(bool measuringDisk READ measuringDisk NOTIFY diskChanged)
     Q_PROPERTY(double diskGBps READ diskGBps NOTIFY diskChanged)
     Q_PROPERTY(QString diskText READ diskText NOTIFY diskChanged)
@@ -83,6 +94,13 @@ public:
     QString budgetSentence() const { return describe(m_budget); }
     int budgetLevel() const;
     bool budgetApplied() const;
+    qint64 savedBudgetBytes() const;
+    QString savedBudgetText() const;
+    bool reopening() const { return m_reopening; }
+    QString cliffText() const;
+    bool cliffInRange() const;
+    QString computeText() const;
+    bool calibrating() const { return m_calibrating; }
     bool measuringDisk() const { return m_measuring; }
     double diskGBps() const { return m_disk.gbPerSecond; }
     QString diskText() const;
@@ -91,8 +109,12 @@ public:
     Q_INVOKABLE QString describe(qint64 budget) const;
     // The forecast at a budget (linear between the computed points).
     Q_INVOKABLE QVariantMap predictionAt(qint64 budget) const;
-    // Writes the chosen budget to AppSettings (0: let the engine choose).
+    // Keeps the chosen budget for this container (the default is kept as 0: the engine
+    // chooses); when the container is the open model, re-opens it at that budget. A budget
+    // below the floor at the chosen context is refused.
     Q_INVOKABLE void applyBudget();
+    // Runs the compute calibration again, then re-plans.
+    Q_INVOKABLE void recalibrate();
     Q_INVOKABLE void useDefaultBudget();
     Q_INVOKABLE void measureDisk();
     Q_INVOKABLE void refresh();
@@ -103,12 +125,15 @@ Q_SIGNALS:
     void planChanged();
     void budgetChanged();
     void diskChanged();
+    void reopeningChanged();
+    void calibrationChanged();
 
 private:
     struct Result {
         PlanFacts facts;
         QList<ForecastPoint> points;
         QString error;
+        QString calibration;
     };
     void setBusy(bool busy);
     void onPlanned();
@@ -128,4 +153,8 @@ private:
     DiskMeasurement m_disk;
     QFutureWatcher<Result> m_planWatcher;
     QFutureWatcher<DiskMeasurement> m_diskWatcher;
+    QFutureWatcher<QString> m_calibrationWatcher;
+    bool m_reopening = false;
+    bool m_calibrating = false;
+    QString m_calibrationText;
 };

@@ -1,6 +1,8 @@
 #include "settings/appsettings.h"
 
 #include <QDir>
+#include <QFileInfo>
+#include <QUrl>
 #include <QStandardPaths>
 
 AppSettings::AppSettings(QObject *parent) : QObject(parent) {}
@@ -29,8 +31,33 @@ void AppSettings::setModelsFolder(const QString &v) { write(QStringLiteral("mode
 QString AppSettings::lastModelPath() const { return m_settings.value(QStringLiteral("models/last")).toString(); }
 void AppSettings::setLastModelPath(const QString &v) { write(QStringLiteral("models/last"), v); }
 
-qint64 AppSettings::budgetBytes() const { return m_settings.value(QStringLiteral("engine/budget"), 0).toLongLong(); }
-void AppSettings::setBudgetBytes(qint64 v) { write(QStringLiteral("engine/budget"), qMax<qint64>(0, v)); }
+QString AppSettings::budgetKey(const QString &container)
+{
+    // QSettings reads '/' as a group separator: the path is percent-encoded into one key.
+    const QString path = QFileInfo(container).absoluteFilePath();
+    return QStringLiteral("budgets/") + QString::fromLatin1(QUrl::toPercentEncoding(path));
+}
+
+qint64 AppSettings::budgetFor(const QString &container) const
+{
+    if (container.isEmpty())
+        return 0;
+    return m_settings.value(budgetKey(container), 0).toLongLong();
+}
+
+void AppSettings::setBudgetFor(const QString &container, qint64 bytes)
+{
+    if (container.isEmpty())
+        return;
+    if (bytes <= 0) {
+        if (!m_settings.contains(budgetKey(container)))
+            return;
+        m_settings.remove(budgetKey(container)); // back to the engine's default
+        Q_EMIT changed();
+        return;
+    }
+    write(budgetKey(container), bytes);
+}
 
 int AppSettings::contextTokens() const { return m_settings.value(QStringLiteral("engine/ctx"), 4096).toInt(); }
 void AppSettings::setContextTokens(int v) { write(QStringLiteral("engine/ctx"), qBound(256, v, 1 << 20)); }

@@ -1,5 +1,6 @@
-// Persisted user settings (QSettings): model folders, the default budget, the open model,
-// theme and font size. A QML singleton so every page binds to the same values.
+// Persisted user settings (QSettings): model folders, each model's own RAM budget, the open
+// model, the context length, theme and font size. A QML singleton so every page binds to
+// the same values.
 #pragma once
 
 #include "singleton/appsingleton.h"
@@ -15,7 +16,6 @@ class AppSettings : public QObject, public AppSingleton<AppSettings> {
     QML_SINGLETON
     Q_PROPERTY(QString modelsFolder READ modelsFolder WRITE setModelsFolder NOTIFY changed)
     Q_PROPERTY(QString lastModelPath READ lastModelPath WRITE setLastModelPath NOTIFY changed)
-    Q_PROPERTY(qint64 budgetBytes READ budgetBytes WRITE setBudgetBytes NOTIFY changed)
     Q_PROPERTY(int contextTokens READ contextTokens WRITE setContextTokens NOTIFY changed)
     Q_PROPERTY(QString theme READ theme WRITE setTheme NOTIFY changed)
     Q_PROPERTY(int fontSize READ fontSize WRITE setFontSize NOTIFY changed)
@@ -29,8 +29,10 @@ public:
     void setModelsFolder(const QString &v);
     QString lastModelPath() const;
     void setLastModelPath(const QString &v);
-    qint64 budgetBytes() const; // 0: the engine's default
-    void setBudgetBytes(qint64 v);
+    // The budget chosen for one container on the Planner page (0: the engine's default). Kept
+    // per container, by its absolute path, so a budget chosen for one model never reaches another.
+    Q_INVOKABLE qint64 budgetFor(const QString &container) const;
+    Q_INVOKABLE void setBudgetFor(const QString &container, qint64 bytes);
     int contextTokens() const;
     void setContextTokens(int v);
     QString theme() const; // "system", "light", "dark"
@@ -44,6 +46,7 @@ Q_SIGNALS:
     void changed();
 
 private:
+    static QString budgetKey(const QString &container);
     void write(const QString &key, const QVariant &value);
     mutable QSettings m_settings;
 };

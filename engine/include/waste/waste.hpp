@@ -85,19 +85,47 @@ struct BudgetForecast {
     int64_t budget_bytes = 0;
     int64_t cache_slots = 0;
     double hit_rate = 0;              // demand hit rate
-    double io_seconds_per_token = 0;  // misses x record bytes / disk speed
+    double io_seconds_per_token = 0;  // reading the misses: a lone read's latency per layer with
+                                      // a miss, then the rest at the queue's bandwidth
     double compute_seconds_per_token = 0; // 0 when not measured
-    double tok_per_s = 0;             // with read-ahead: 1 / max(io, compute); / 8 past the cliff; 0: unknown
+    double unhidden_io_seconds_per_token = 0; // the reads that outlast the compute beside them
+    double tok_per_s = 0;             // 1 / (compute + unhidden reads); / 8 past the cliff; 0: unknown
     bool past_cliff = false;
 };
 struct Forecast {
     std::string hit_model;   // "replay:<file>" or the stated model
     double disk_gbps = 0;
+    double read_latency_seconds = 0; // one record read alone
+    int queue_depth = 0;             // reads in flight, as the engine's reader threads
     std::vector<BudgetForecast> budgets;
+};
+
+// Expert reads as the engine does them, measured on a container's first bank with direct
+// I/O: whole records at record-aligned offsets, `queue_depth` in flight (the engine's
+// reader threads: max(2, top-k), at most 16) for the bandwidth, one at a time for latency.
+struct ExpertReadSpeed {
+    double gbps = 0;
+    double latency_seconds = 0;
+    int queue_depth = 0;
+    int64_t record_bytes = 0;
+    bool direct_io = false;  // false: the page cache answered (the figure is RAM, not disk)
+    std::string warning;
+};
+ExpertReadSpeed measureExpertReads(const MemoryPlan &plan);
+
+// The machine's side of a forecast.
+struct ForecastInputs {
+    double diskGBps = 0;           // <= 0: measured on the first expert bank
+    double readLatencySeconds = 0; // <= 0: diskGBps's record time (or measured with it)
+    int queueDepth = 0;            // 0: the engine's reader threads for this top-k
+    double computeSeconds = 0;     // per token (ComputeEstimate::seconds)
+    double computeOverlapSeconds = 0; // the part that runs while expert reads are in flight
 };
 // Hit rates replay the routing a --learn run recorded (<container>/usage.routing.jsonl)
 // through the real cache policy when present; otherwise they follow the stated model
-// in plan/forecast.cpp. diskGBps <= 0: measured on the first expert bank.
+// in plan/forecast.cpp.
+Forecast forecastBudgets(const MemoryPlan &plan, const std::vector<int64_t> &budgets, const ForecastInputs &in);
+// The older form: compute counted as fully overlapping the reads.
 Forecast forecastBudgets(const MemoryPlan &plan, const std::vector<int64_t> &budgets, double diskGBps = 0,
                          double computeSecondsPerToken = 0);
 

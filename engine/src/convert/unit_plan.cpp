@@ -9,21 +9,13 @@ namespace waste::convert {
 
 namespace {
 
-constexpr int64_t kSmallTensor = 65536; // fewer elements than this stay F32 (reference rule)
-
 TrunkPlan planTrunkTensor(const SourceTensor &t, int trunkBits) {
     TrunkPlan p;
     p.name = t.name;
     p.shape = t.shape;
     const int64_t numel = t.elements();
     const bool vision = t.name.starts_with("vision_tower.") || t.name.starts_with("mm_projector.");
-    if (t.shape.size() <= 1 || numel < kSmallTensor) {
-        p.fmt = format::TrunkFormat::F32;
-    } else if (vision || t.name.ends_with("embed_tokens.weight") || t.name.ends_with("lm_head.weight")) {
-        p.fmt = format::TrunkFormat::Q8G; // the tower is useless at 4 bits; embeddings and head are always 8
-    } else {
-        p.fmt = trunkBits == 8 ? format::TrunkFormat::Q8G : format::TrunkFormat::Q4G;
-    }
+    p.fmt = format::storedTrunkFormat(t.name, numel, t.shape.size(), trunkBits);
     if (trunkBits == 16 && p.fmt != format::TrunkFormat::F32) {
         // The source's precision, so that the trunk is lossless; quantised trunk tensors
         // (FP8 releases) are kept as their decoded F32 values.

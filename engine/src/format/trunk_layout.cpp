@@ -4,6 +4,17 @@
 
 namespace waste::format {
 
+TrunkFormat storedTrunkFormat(const std::string &name, int64_t elements, size_t dims, int trunkBits)
+{
+    constexpr int64_t kSmallTensor = 65536; // fewer elements than this stay F32 (reference rule)
+    const bool vision = name.starts_with("vision_tower.") || name.starts_with("mm_projector.");
+    if (dims <= 1 || elements < kSmallTensor)
+        return TrunkFormat::F32;
+    if (vision || name.ends_with("embed_tokens.weight") || name.ends_with("lm_head.weight"))
+        return TrunkFormat::Q8G; // the tower is useless at 4 bits; embeddings and head are always 8
+    return trunkBits == 8 ? TrunkFormat::Q8G : TrunkFormat::Q4G;
+}
+
 const char *trunkFormatName(TrunkFormat f)
 {
     switch (f) {

@@ -29,6 +29,12 @@ const char *trunkEncodingName(TrunkFormat f);
 
 inline bool isGrouped(TrunkFormat f) { return f == TrunkFormat::Q8G || f == TrunkFormat::Q4G || f == TrunkFormat::Q3G; }
 
+// The format the converter stores a trunk tensor in (the reference's rules): 1-D tensors and
+// those under 65536 elements F32; the vision tower, embeddings and head Q8G; the rest Q4G,
+// or Q8G with trunkBits 8. Shared by the converter and the planner that plans a release
+// from its config before any weight exists.
+TrunkFormat storedTrunkFormat(const std::string &name, int64_t elements, size_t dims, int trunkBits);
+
 // Scale groups of a row of `cols` inputs.
 inline int64_t trunkGroups(int64_t cols, int64_t group) { return (cols + group - 1) / group; }
 

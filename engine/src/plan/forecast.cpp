@@ -7,6 +7,7 @@
 #include <waste/waste.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <utility>
@@ -36,26 +37,70 @@ double modelHitRate(double fraction)
 
 } // namespace
 
+namespace {
+
+// The engine's reader threads for a top-k when none are set (cache/streamed_expert_source).
+int engineQueueDepth(int64_t topK) { return int(std::clamp<int64_t>(topK, 2, 16)); }
+
+} // namespace
+
+ExpertReadSpeed measureExpertReads(const MemoryPlan &plan)
+{
+    const plan::PlanInputs in = plan::readPlanInputs(plan.container);
+    ExpertReadSpeed r;
+    r.queue_depth = engineQueueDepth(in.topK);
+    r.record_bytes = in.recordBytes;
+    // Enough reads to cover ~256 MiB (and never fewer than 8 per reader), so a fast disk is
+    // timed over more than its first burst; random records, so read-ahead cannot help.
+    const int64_t records = std::clamp<int64_t>((int64_t(256) << 20) / std::max<int64_t>(in.recordBytes, 1),
+                                                8 * r.queue_depth, 4096);
+    const io::DiskSpeed bw = io::probeRecords(in.firstBankPath, in.recordBytes, int(records), r.queue_depth);
+    const int lone = int(std::clamp<int64_t>(records / 8, 16, 256));
+    const io::DiskSpeed one = io::probeRecords(in.firstBankPath, in.recordBytes, lone, 1);
+    r.gbps = bw.gbPerSecond;
+    r.latency_seconds = one.bytes > 0 ? one.seconds / (double(one.bytes) / double(in.recordBytes)) : 0;
+    r.direct_io = bw.directIo && one.directIo;
+    r.warning = bw.warning;
+    return r;
+}
+
 Forecast forecastBudgets(const MemoryPlan &plan, const std::vector<int64_t> &budgets, double diskGBps,
                          double computeSecondsPerToken)
+{
+    ForecastInputs in;
+    in.diskGBps = diskGBps;
+    in.computeSeconds = in.computeOverlapSeconds = std::max(0.0, computeSecondsPerToken);
+    return forecastBudgets(plan, budgets, in);
+}
+
+Forecast forecastBudgets(const MemoryPlan &plan, const std::vector<int64_t> &budgets, const ForecastInputs &inputs)
 {
     namespace fs = std::filesystem;
     Forecast out;
     const int64_t rec = plan.max_record_bytes;
-    const int64_t readsPerToken = plan.top_k * plan.moe_layers;
+    const int64_t k = std::max<int64_t>(plan.top_k, 1);
+    double diskGBps = inputs.diskGBps;
+    double latency = inputs.readLatencySeconds;
+    out.queue_depth = inputs.queueDepth > 0 ? inputs.queueDepth : engineQueueDepth(k);
 
-    if (diskGBps <= 0) {
-        // Measure the engine's own pattern: whole records, random, top-k in flight.
-        const plan::PlanInputs in = plan::readPlanInputs(plan.container);
-        const int64_t records = std::clamp<int64_t>((int64_t(256) << 20) / std::max<int64_t>(rec, 1), 16, 256);
-        diskGBps = io::probeRecords(in.firstBankPath, in.recordBytes, int(records), int(std::max<int64_t>(plan.top_k, 1)))
-                       .gbPerSecond;
+    if (diskGBps <= 0 && !plan.container.empty()) {
+        const ExpertReadSpeed r = measureExpertReads(plan);
+        diskGBps = r.gbps;
+        if (latency <= 0)
+            latency = r.latency_seconds;
+        out.queue_depth = r.queue_depth;
     }
+    // Without a measured lone read, a read is assumed to take its bytes at the stated speed
+    // plus an NVMe drive's access time (~0.1 ms).
+    const double recordSeconds = diskGBps > 0 ? double(rec) / (diskGBps * 1e9) : 0;
+    if (latency <= 0 && diskGBps > 0)
+        latency = recordSeconds + 100e-6;
     out.disk_gbps = diskGBps;
+    out.read_latency_seconds = latency;
 
     std::optional<cache::RoutingTrace> trace;
     const fs::path routing = fs::path(plan.container) / "usage.routing.jsonl";
-    if (fs::exists(routing)) {
+    if (!plan.container.empty() && fs::exists(routing)) {
         try {
             trace = cache::loadRoutingTrace(routing.string());
             if (trace->layers > plan.moe_layers || trace->topK != plan.top_k)
@@ -67,6 +112,8 @@ Forecast forecastBudgets(const MemoryPlan &plan, const std::vector<int64_t> &bud
     out.hit_model = trace ? "replay of " + routing.string() + " through the " + cache::policyName(cache::kDefaultPolicy) + " cache policy"
                           : "reference measured curve (Kimi-Linear Gate 5: hit rate vs cache share of all expert bytes)";
 
+    const double compute = std::max(0.0, inputs.computeSeconds);
+    const double overlap = std::clamp(inputs.computeOverlapSeconds, 0.0, compute);
     for (int64_t budget : budgets) {
         BudgetForecast f;
         f.budget_bytes = budget;
@@ -77,15 +124,23 @@ Forecast forecastBudgets(const MemoryPlan &plan, const std::vector<int64_t> &bud
                                          cache::kDefaultPolicy, false).hitRate;
         else if (plan.expert_bytes_total > 0)
             f.hit_rate = modelHitRate(double(f.cache_slots * rec) / double(plan.expert_bytes_total));
-        f.io_seconds_per_token = diskGBps > 0 ? double(readsPerToken) * (1.0 - f.hit_rate) * double(rec) / (diskGBps * 1e9) : 0;
-        f.compute_seconds_per_token = computeSecondsPerToken > 0 ? computeSecondsPerToken : 0;
-        // With read-ahead, I/O and compute overlap: a token takes about the longer of
-        // the two. Past the cliff the reference measured an 8x collapse.
-        const double s = std::max(f.io_seconds_per_token, f.compute_seconds_per_token);
+        if (diskGBps > 0) {
+            // Per MoE layer the misses go out together: a layer with any miss waits one read's
+            // latency, and its further misses stream at the queue's bandwidth.
+            const double missing = double(k) * (1.0 - f.hit_rate);
+            const double anyMiss = 1.0 - std::pow(f.hit_rate, double(k));
+            f.io_seconds_per_token =
+                double(plan.moe_layers) * (anyMiss * latency + std::max(0.0, missing - anyMiss) * recordSeconds);
+        }
+        f.compute_seconds_per_token = compute;
+        // The shared experts, the layer's tables and the routed experts already in run while
+        // the reads are in flight; only the reads that outlast them add to the token.
+        f.unhidden_io_seconds_per_token = std::max(0.0, f.io_seconds_per_token - overlap);
+        const double s = compute + f.unhidden_io_seconds_per_token;
         f.past_cliff = plan.cliff_bytes > 0 && budget > plan.cliff_bytes;
         f.tok_per_s = s > 0 ? 1.0 / s : 0;
         if (f.past_cliff)
-            f.tok_per_s /= 8;
+            f.tok_per_s /= 8; // the collapse the reference measured past the cliff
         out.budgets.push_back(f);
     }
     return out;

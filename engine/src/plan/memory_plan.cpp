@@ -1,6 +1,7 @@
 // waste::planMemory: the plan from the manifest plus what the machine offers.
 #include "plan/budget.hpp"
 #include "plan/floor.hpp"
+#include "plan/memory_plan.hpp"
 #include "plan/plan_inputs.hpp"
 #include "plan/system_memory.hpp"
 
@@ -8,11 +9,12 @@
 
 namespace waste {
 
-MemoryPlan planMemory(const std::string &containerPath, int ctxTokens)
+namespace plan {
+
+MemoryPlan planFromInputs(const PlanInputs &in, int ctxTokens)
 {
     if (ctxTokens <= 0 || ctxTokens > (1 << 24))
         throw Error(ErrorCode::Argument, "ctx must be between 1 and 16777216 tokens (got " + std::to_string(ctxTokens) + ")");
-    const plan::PlanInputs in = plan::readPlanInputs(containerPath);
     const plan::FloorTerms f = plan::computeFloor(in, ctxTokens);
     MemoryPlan p;
     p.ctx = ctxTokens;
@@ -33,6 +35,14 @@ MemoryPlan planMemory(const std::string &containerPath, int ctxTokens)
     p.moe_layers = in.moeLayers;
     p.top_k = in.topK;
     p.expert_bytes_total = in.expertBytesTotal;
+    return p;
+}
+
+} // namespace plan
+
+MemoryPlan planMemory(const std::string &containerPath, int ctxTokens)
+{
+    MemoryPlan p = plan::planFromInputs(plan::readPlanInputs(containerPath), ctxTokens);
     p.container = containerPath;
     return p;
 }

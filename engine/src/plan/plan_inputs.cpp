@@ -1,6 +1,9 @@
 #include "plan/plan_inputs.hpp"
 
+#include "format/expert_record.hpp"
 #include "format/manifest.hpp"
+#include "format/native_record.hpp"
+#include "format/trunk_layout.hpp"
 
 #include <waste/waste.hpp>
 
@@ -42,6 +45,38 @@ int64_t num(const Json &obj, const char *key, int64_t fallback, const std::strin
 }
 
 } // namespace
+
+void addTrunkWork(PlanInputs &in, const std::string &name, const std::string &fmt, int64_t bytes,
+                  const std::vector<int64_t> &shape)
+{
+    if (shape.size() < 2)
+        return; // norms, biases, gates: a pass over a vector, nothing a token waits on
+    int64_t elements = 1;
+    for (int64_t d : shape)
+        elements *= d;
+    // Half-precision trunk tensors are widened to f32 when loaded and multiply as F32.
+    const bool half = fmt == "F16" || fmt == "BF16";
+    const bool conv = shape.size() == 3 && shape[1] == 1; // short-conv kernels: a few taps per channel
+    if (conv)
+        return;
+    // The shared experts run while the layer's routed records are read (model/moe.cpp).
+    const bool shared = name.find("shared_expert") != std::string::npos;
+    in.perToken.push_back({half ? "F32" : fmt, half ? elements * 4 : bytes, 1, shared});
+}
+
+void addLayerWork(PlanInputs &in, const std::string &expertKernel, int64_t expertCallSize)
+{
+    // Linear attention: each KDA layer reads and rewrites its f32 state matrices (decay and
+    // update, then the readout): about three passes, priced as F32 streaming.
+    if (in.kdaLayers > 0 && in.kdaHeads > 0)
+        in.perToken.push_back({"F32", in.kdaHeads * in.kdaDim * in.kdaDim * 4, 3 * in.kdaLayers, false});
+    if (in.moeLayers <= 0 || in.topK <= 0)
+        return;
+    const int64_t width = in.expertWidth > 0 ? in.expertWidth : in.hidden;
+    if (expertKernel == "VQ-expert") // gate and up tables, once per layer and token
+        in.perToken.push_back({"LUT", width, 2 * in.moeLayers, true});
+    in.perToken.push_back({expertKernel, expertCallSize, in.topK * in.moeLayers, true});
+}
 
 PlanInputs readPlanInputs(const std::string &containerPath)
 {
@@ -85,6 +120,9 @@ PlanInputs readPlanInputs(const std::string &containerPath)
         if (t.name.substr(m.prefix.size()) == "model.embed_tokens.weight" && t.rawFmt != 0)
             continue;
         p.trunkBytes += t.bytes;
+        // the embedding table is looked up (one row), never multiplied
+        if (t.name.find("embed_tokens") == std::string::npos)
+            addTrunkWork(p, t.name, format::trunkFormatName(t.format), t.bytes, t.shape);
     }
 
     if (m.banks.empty())
@@ -98,6 +136,18 @@ PlanInputs readPlanInputs(const std::string &containerPath)
         p.maxRecordBytes = std::max(p.maxRecordBytes, bank.recordBytes);
         p.expertBytesTotal += bank.bytes;
         ++p.moeLayers;
+    }
+
+    const int64_t width = p.expertWidth > 0 ? p.expertWidth : p.hidden;
+    if (const auto native = format::nativeFmtFromName(m.quant.fmtName)) {
+        const format::NativeLayout l = format::nativeRecordLayout(*native, p.moeInter, width);
+        addLayerWork(p, std::string(format::nativeFmtName(*native)) + "-expert",
+                     l.payloadBytes[0] + l.payloadBytes[1] + l.payloadBytes[2] + l.scaleBytes[0] + l.scaleBytes[1] +
+                         l.scaleBytes[2]);
+    } else {
+        addLayerWork(p, "VQ-expert",
+                     2 * format::indexBytes(p.moeInter, width, int(p.stages), m.quant.indexBits) +
+                         format::indexBytes(width, p.moeInter, int(p.stages), m.quant.indexBits));
     }
 
     Json v = readVisionJson(dir / "vision.json");

@@ -9,8 +9,19 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace waste::plan {
+
+// One kind of work a decoded token does, for the compute estimate: a calibrated kernel
+// (waste/calibration.hpp names), the size of one call in that kernel's units, calls per
+// token, and whether it runs while the layer's expert reads are in flight.
+struct TokenCall {
+    std::string kernel;
+    int64_t size = 0;
+    int64_t count = 0;
+    bool overlapsReads = false;
+};
 
 struct PlanInputs {
     // config (planner defaults in comments)
@@ -41,11 +52,20 @@ struct PlanInputs {
     int64_t moeLayers = 0;         // banks in the manifest
     int64_t expertBytesTotal = 0;  // all banks
     std::string firstBankPath;     // for the disk probe
+    std::vector<TokenCall> perToken; // what one decoded token computes
     // vision.json (defaults if absent); textHidden 0 = config hidden_size
     int64_t vtHidden = 1024, vtQkv = 1536, vtInter = 4096, posH = 64, posW = 64, maxPatches = 1024, textHidden = 0;
 };
 
 // Throws waste::Error(Format/Io) naming manifest.json on missing or malformed input.
 PlanInputs readPlanInputs(const std::string &containerPath);
+
+// The per-token work that follows from the geometry alone: the linear-attention state
+// update, and per MoE layer the two layer tables and top-k routed experts of `expertKernel`
+// ("VQ-expert" or "<native format>-expert") whose calls are `expertCallSize` units.
+void addLayerWork(PlanInputs &in, const std::string &expertKernel, int64_t expertCallSize);
+// The trunk matrix `name` of stored format `fmt` and `bytes`, used once per token.
+void addTrunkWork(PlanInputs &in, const std::string &name, const std::string &fmt, int64_t bytes,
+                  const std::vector<int64_t> &shape);
 
 } // namespace waste::plan

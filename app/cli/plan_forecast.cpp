@@ -1,0 +1,84 @@
+#include "plan_forecast.h"
+
+#include "args.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace cli {
+
+int64_t everyExpertBudget(const waste::MemoryPlan &p)
+{
+    // The cache is budget - floor + min_expert_cache; one more slot absorbs the rounding.
+    return p.floor_bytes - p.min_expert_cache + p.expert_bytes_total + p.max_record_bytes;
+}
+
+std::vector<int64_t> budgetLadder(const waste::MemoryPlan &p, int64_t defaultBudget, int64_t asked)
+{
+    std::vector<int64_t> ladder = {p.floor_bytes, defaultBudget};
+    const int64_t ws = (p.recommended_bytes - p.floor_bytes) / 3;
+    for (int n = 1; n <= 3; ++n)
+        ladder.push_back(p.floor_bytes + n * ws);
+    if (p.expert_bytes_total > 0)
+        ladder.push_back(everyExpertBudget(p));
+    if (p.cliff_bytes > p.floor_bytes)
+        ladder.push_back(p.cliff_bytes);
+    if (asked >= p.floor_bytes)
+        ladder.push_back(asked);
+    std::sort(ladder.begin(), ladder.end());
+    ladder.erase(std::unique(ladder.begin(), ladder.end()), ladder.end());
+    return ladder;
+}
+
+nlohmann::ordered_json forecastJson(const waste::Forecast &fc, double computeSeconds, double overlapSeconds)
+{
+    using J = nlohmann::ordered_json;
+    J f;
+    f["hit_model"] = fc.hit_model;
+    f["disk_gbps"] = fc.disk_gbps;
+    f["read_latency_ms"] = fc.read_latency_seconds * 1000;
+    f["queue_depth"] = fc.queue_depth;
+    f["compute_s_per_token"] = computeSeconds;
+    f["compute_overlap_s_per_token"] = overlapSeconds;
+    J rows = J::array();
+    for (const auto &b : fc.budgets)
+        rows.push_back({{"budget_bytes", b.budget_bytes},
+                        {"cache_slots", b.cache_slots},
+                        {"hit_rate", b.hit_rate},
+                        {"io_s_per_token", b.io_seconds_per_token},
+                        {"compute_s_per_token", b.compute_seconds_per_token},
+                        {"unhidden_io_s_per_token", b.unhidden_io_seconds_per_token},
+                        {"tok_per_s", b.tok_per_s > 0 ? J(b.tok_per_s) : J()},
+                        {"past_cliff", b.past_cliff}});
+    f["budgets"] = rows;
+    return f;
+}
+
+void printForecast(const waste::Forecast &fc, double computeSeconds)
+{
+    std::printf("  forecast (%s)\n", fc.hit_model.c_str());
+    std::printf("  disk %.2f GB/s with %d reads in flight, one read alone %.3f ms; compute %.3f ms per token\n",
+                fc.disk_gbps, fc.queue_depth, fc.read_latency_seconds * 1000, computeSeconds * 1000);
+    for (const auto &b : fc.budgets) {
+        char speed[64];
+        if (b.tok_per_s > 0)
+            std::snprintf(speed, sizeof speed, "%.2f tok/s", b.tok_per_s);
+        else
+            std::snprintf(speed, sizeof speed, "(no disk speed or compute)");
+        std::printf("    %9.3f GB  %8lld slots  hit %5.1f%%  reads %7.3f ms  compute %7.3f ms  %s%s\n",
+                    double(b.budget_bytes) / 1e9, (long long)b.cache_slots, 100 * b.hit_rate,
+                    b.io_seconds_per_token * 1000, b.compute_seconds_per_token * 1000, speed,
+                    b.past_cliff ? "  (past the cliff)" : "");
+    }
+}
+
+double diskGBpsOption(const Args &args)
+{
+    const double gbps = args.number("--disk-gbps", 0);
+    const double mbps = args.number("--disk-mbps", 0);
+    if (gbps < 0 || mbps < 0)
+        throw UsageError("disk speed must be positive");
+    return gbps > 0 ? gbps : mbps / 1000.0;
+}
+
+} // namespace cli

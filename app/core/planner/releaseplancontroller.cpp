@@ -1,0 +1,308 @@
+#include "planner/releaseplancontroller.h"
+
+#include "download/hubendpoint.h"
+#include "download/hubrequest.h"
+#include "download/modellibrary.h"
+#include "planner/engineplansource.h"
+#include "settings/appsettings.h"
+#include "units/units.h"
+
+#include <waste/release_plan.hpp>
+
+#include <QDir>
+#include <QMutex>
+#include <QNetworkReply>
+#include <QStorageInfo>
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace {
+
+constexpr qint64 GiB = qint64(1) << 30;
+const qint64 kMachineSizes[] = {16 * GiB, 32 * GiB, 64 * GiB, 128 * GiB, 256 * GiB};
+
+// The disk the models folder is on, read the way the engine reads experts: the largest
+// container already there (the demo's when there is nothing else), measured once per session.
+double folderDiskGBps(const QString &modelsFolder, const QString &dataFolder)
+{
+    static QMutex mutex;
+    static QHash<QString, double> known;
+    QMutexLocker lock(&mutex);
+    if (known.contains(modelsFolder))
+        return known.value(modelsFolder);
+    QString best;
+    qint64 bestBytes = -1;
+    for (const QString &folder : {modelsFolder, dataFolder + QStringLiteral("/demo")})
+        for (const ModelLibrary::Entry &e : ModelLibrary::scan(folder))
+            if (e.kind == QLatin1String("container") && e.bytes > bestBytes) {
+                best = e.path;
+                bestBytes = e.bytes;
+            }
+    double gbps = 0;
+    if (!best.isEmpty()) {
+        try {
+            gbps = waste::measureExpertReads(waste::planMemory(QDir(best).absolutePath().toStdString())).gbps;
+        } catch (const std::exception &) {
+            gbps = 0; // no figure: the sentence says so instead of guessing
+        }
+    }
+    known.insert(modelsFolder, gbps);
+    return gbps;
+}
+
+double tokensPerSecond(const waste::ReleaseLayout &l, int64_t budget, double gbps)
+{
+    if (gbps <= 0)
+        return 0;
+    waste::ForecastInputs in;
+    in.diskGBps = gbps;
+    in.computeSeconds = l.compute_seconds;
+    in.computeOverlapSeconds = l.compute_overlap_seconds;
+    const waste::Forecast fc = waste::forecastBudgets(l.plan, {budget}, in);
+    return fc.budgets.empty() ? 0 : fc.budgets.front().tok_per_s;
+}
+
+QString speed(double tps)
+{
+    return tps >= 10 ? QString::number(tps, 'f', 0)
+           : tps >= 0.1 ? QString::number(tps, 'f', tps >= 1 ? 1 : 2)
+                        : QString::number(tps, 'g', 2); // 0.0017, not 0.00
+}
+
+} // namespace
+
+ReleasePlanController::ReleasePlanController(QObject *parent) : QObject(parent)
+{
+    m_typing.setSingleShot(true);
+    m_typing.setInterval(600);
+    connect(&m_typing, &QTimer::timeout, this, &ReleasePlanController::fetch);
+    connect(&m_watcher, &QFutureWatcher<Figures>::finished, this, [this] {
+        const Figures f = m_watcher.result();
+        if (!f.error.isEmpty() && m_state == Planning) {
+            m_error = f.error;
+            m_state = Failed;
+        } else if (m_state == Planning) {
+            m_fits = f.fits;
+            m_headline = headlineFor(f);
+            m_details = detailsFor(f);
+            m_state = Ready;
+        }
+        Q_EMIT planChanged();
+        if (m_again) {
+            m_again = false;
+            planConfig(m_config);
+        }
+    });
+}
+
+ReleasePlanController::~ReleasePlanController()
+{
+    if (m_reply)
+        m_reply->abort();
+    m_watcher.waitForFinished();
+}
+
+QVariantList ReleasePlanController::machines() const
+{
+    QVariantList out{QVariantMap{{QStringLiteral("label"), tr("This machine")}, {QStringLiteral("bytes"), qint64(0)}}};
+    for (qint64 b : kMachineSizes)
+        if (b <= 128 * GiB)
+            out << QVariantMap{{QStringLiteral("label"), Units::bytes(b)}, {QStringLiteral("bytes"), b}};
+    return out;
+}
+
+void ReleasePlanController::setState(State s)
+{
+    m_state = s;
+    Q_EMIT planChanged();
+}
+
+void ReleasePlanController::setRepo(const QString &repo)
+{
+    const QString id = HubEndpoint::normalizeRepo(repo);
+    if (id == m_repo)
+        return;
+    m_repo = id;
+    m_config.clear();
+    Q_EMIT repoChanged();
+    m_typing.start();
+}
+
+void ReleasePlanController::setEndpoint(const QString &endpoint)
+{
+    if (endpoint == m_endpoint)
+        return;
+    m_endpoint = endpoint;
+    Q_EMIT repoChanged();
+    if (!m_repo.isEmpty())
+        m_typing.start();
+}
+
+void ReleasePlanController::setSourceBytes(qint64 bytes)
+{
+    if (bytes == m_sourceBytes)
+        return;
+    m_sourceBytes = bytes;
+    if (!m_config.isEmpty())
+        planConfig(m_config);
+}
+
+void ReleasePlanController::setMachineRam(qint64 bytes)
+{
+    if (bytes == m_machineRam)
+        return;
+    m_machineRam = bytes;
+    if (!m_config.isEmpty())
+        planConfig(m_config);
+    else
+        Q_EMIT planChanged();
+}
+
+void ReleasePlanController::fetch()
+{
+    if (m_reply)
+        m_reply->abort();
+    m_error.clear();
+    if (m_repo.isEmpty()) {
+        setState(Idle);
+        return;
+    }
+    try {
+        const HubEndpoint endpoint(HubEndpoint::resolve(m_endpoint), HubEndpoint::resolveToken({}));
+        m_reply = m_network.get(hubrequest::make(endpoint.fileUrl(m_repo, QStringLiteral("main"), QStringLiteral("config.json")), endpoint));
+        QNetworkReply *r = m_reply;
+        connect(r, &QNetworkReply::finished, this, [this, r] { onFetched(r, 0); });
+        setState(Fetching);
+    } catch (const std::exception &e) {
+        m_error = QString::fromUtf8(e.what());
+        setState(Failed);
+    }
+}
+
+void ReleasePlanController::onFetched(QNetworkReply *reply, int redirects)
+{
+    reply->deleteLater();
+    if (reply != m_reply)
+        return; // an older repository's answer
+    const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+    if (status >= 300 && status < 400 && redirects < 5) {
+        QString why;
+        const QUrl next = hubrequest::redirectTarget(reply, &why);
+        if (next.isEmpty()) {
+            m_error = why;
+            setState(Failed);
+            return;
+        }
+        const HubEndpoint endpoint(HubEndpoint::resolve(m_endpoint), HubEndpoint::resolveToken({}));
+        m_reply = m_network.get(hubrequest::make(next, endpoint));
+        QNetworkReply *r = m_reply;
+        connect(r, &QNetworkReply::finished, this, [this, r, redirects] { onFetched(r, redirects + 1); });
+        return;
+    }
+    if (reply->error() != QNetworkReply::NoError || status != 200) {
+        m_error = status == 404 ? tr("%1 has no config.json on the hub, so it cannot be planned before the download.").arg(m_repo)
+                                : tr("Could not read %1's config.json: %2").arg(m_repo, hubrequest::describeError(reply));
+        setState(Failed);
+        return;
+    }
+    planConfig(reply->readAll());
+}
+
+void ReleasePlanController::planConfig(const QByteArray &configJson)
+{
+    m_config = configJson;
+    if (m_watcher.isRunning()) {
+        m_again = true;
+        return;
+    }
+    m_error.clear();
+    setState(Planning);
+    AppSettings *s = AppSettings::instance();
+    const QString models = s ? s->modelsFolder() : QString();
+    const QString data = s ? s->dataFolder() : QString();
+    const int ctx = s ? s->contextTokens() : 4096;
+    m_watcher.setFuture(QtConcurrent::run([config = m_config.toStdString(), ram = m_machineRam,
+                                           source = m_sourceBytes, models, data, ctx]() -> Figures {
+        Figures f;
+        try {
+            const waste::ComputeCalibration cal =
+                waste::cachedCalibration(QDir::toNativeSeparators(EnginePlanSource::calibrationFile()).toStdString());
+            waste::ReleasePlanOptions o;
+            o.ctx = ctx;
+            o.ramBytes = ram;
+            o.calibration = &cal;
+            const waste::ReleasePlan rp = waste::planRelease(config, o);
+            const waste::MemoryPlan &p = rp.vq.plan;
+            const double gbps = folderDiskGBps(models, data);
+            f.onThisMachine = ram <= 0;
+            f.floor = p.floor_bytes;
+            f.defaultBudget = waste::resolveBudget(p, 0).budget_bytes;
+            f.cliff = p.cliff_bytes;
+            f.usable = p.usable_ram_bytes;
+            f.physical = p.physical_ram_bytes;
+            f.tokPerS = tokensPerSecond(rp.vq, f.defaultBudget, gbps);
+            f.diskNeeded = rp.vq.container_bytes + source;
+            QString folder = models;
+            while (!folder.isEmpty() && !QDir(folder).exists())
+                folder = QFileInfo(folder).absolutePath() == folder ? QString() : QFileInfo(folder).absolutePath();
+            if (f.onThisMachine && !folder.isEmpty())
+                f.diskFree = QStorageInfo(folder).bytesAvailable();
+            f.fits = f.floor <= f.usable && (f.diskFree < 0 || f.diskNeeded <= f.diskFree);
+            if (rp.has_native) {
+                f.nativeFormat = QString::fromStdString(rp.native.expert_format);
+                f.nativeFloor = rp.native.plan.floor_bytes;
+            }
+            // The next machine up: where the cliff leaves room for a larger default.
+            for (qint64 b : kMachineSizes)
+                if (b > p.physical_ram_bytes + GiB) {
+                    waste::ReleasePlanOptions up = o;
+                    up.ramBytes = b;
+                    const waste::ReleasePlan big = waste::planRelease(config, up);
+                    f.largerRam = b;
+                    f.largerDefault = waste::resolveBudget(big.vq.plan, 0).budget_bytes;
+                    f.largerTokPerS = tokensPerSecond(big.vq, f.largerDefault, gbps);
+                    break;
+                }
+        } catch (const std::exception &e) {
+            f.error = QString::fromUtf8(e.what());
+        }
+        return f;
+    }));
+}
+
+QString ReleasePlanController::headlineFor(const Figures &f)
+{
+    const QString where = f.onThisMachine ? tr("On this machine") : tr("On a %1 machine").arg(Units::bytes(f.physical));
+    if (!f.fits) {
+        QStringList needs;
+        if (f.floor > f.usable)
+            needs << tr("%1 of RAM (its floor; %2 here)").arg(Units::bytes(f.floor), Units::bytes(f.usable));
+        if (f.diskFree >= 0 && f.diskNeeded > f.diskFree)
+            needs << tr("%1 of disk (%2 free)").arg(Units::bytes(f.diskNeeded), Units::bytes(f.diskFree));
+        return tr("%1 it will not fit: needs %2.").arg(where, needs.join(tr(" and ")));
+    }
+    const QString base = tr("%1: floor %2, default %3").arg(where, Units::bytes(f.floor), Units::bytes(f.defaultBudget));
+    if (f.tokPerS > 0)
+        return tr("%1, about %2 tok/s from this disk.").arg(base, speed(f.tokPerS));
+    return tr("%1; speed not known until a model is on this disk to measure.").arg(base);
+}
+
+QString ReleasePlanController::detailsFor(const Figures &f)
+{
+    QStringList parts;
+    if (f.floor > f.cliff)
+        parts << tr("Even the floor is past the paging cliff (%1): it would open but the OS would page it, "
+                    "about 8× slower.").arg(Units::bytes(f.cliff));
+    else
+        parts << tr("The paging cliff lies at %1: budgets past it run about 8× slower.").arg(Units::bytes(f.cliff));
+    if (f.diskNeeded > 0)
+        parts << tr("Needs %1 of disk for the download and the container.").arg(Units::bytes(f.diskNeeded));
+    if (!f.nativeFormat.isEmpty())
+        parts << tr("With its experts kept as released (%1) the floor is %2.").arg(f.nativeFormat, Units::bytes(f.nativeFloor));
+    if (f.largerRam > 0) {
+        QString more = tr("With %1 of RAM: default %2").arg(Units::bytes(f.largerRam), Units::bytes(f.largerDefault));
+        if (f.largerTokPerS > 0)
+            more += tr(", about %1 tok/s").arg(speed(f.largerTokPerS));
+        parts << more + QLatin1Char('.');
+    }
+    return parts.join(QLatin1Char(' '));
+}

@@ -1,0 +1,61 @@
+// This machine's compute speed, measured, for the planner's tokens/s.
+//
+// A short run of the engine's own kernels (trunk matvecs per stored format, the VQ lookup
+// table build and a whole routed expert) on the engine's thread pool, at a few sizes, so
+// that a model's time per token can be read off from what each token touches. The result
+// is kept in a file (the caller names it: the CLI and the app use the user's cache folder)
+// and reused while the machine is the same; `waste plan --calibrate` and the Planner page
+// run it again.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace waste {
+
+// One measured call: `kernel` over `size` units took `seconds` (the mean over repeats).
+// Units: bytes of stored weights for trunk formats ("F32", "Q8G", "Q4G", "Q3G", "F16",
+// "BF16"), input width for "LUT" (one table build), index bytes for "VQ-expert" (gate,
+// up, activation, down table and down of one routed expert).
+struct KernelTiming {
+    std::string kernel;
+    int64_t size = 0;
+    double seconds = 0;
+};
+
+struct ComputeCalibration {
+    std::string machine;   // what the figures belong to: CPU, SIMD level, compute threads
+    int threads = 0;       // compute threads measured with (the engine's default: 0 = all)
+    double seconds = 0;    // how long the run took
+    std::vector<KernelTiming> timings;
+
+    // Seconds for one call of `kernel` over `size` units: linear between the measured sizes,
+    // the end segments' slopes beyond them. -1 when the kernel was not measured.
+    double secondsFor(const std::string &kernel, int64_t size) const;
+};
+
+// The key a cached calibration must carry to be reused on this machine.
+std::string calibrationMachineKey(int threads);
+// Runs the kernels (about a second or two). threads 0: one per hardware thread, as the engine.
+ComputeCalibration calibrateCompute(int threads = 0);
+std::string calibrationToJson(const ComputeCalibration &c);
+// Throws Error(Format) on text that is not a calibration.
+ComputeCalibration calibrationFromJson(const std::string &text);
+// The calibration in `path` when it was made on this machine with these threads; otherwise
+// (or with rerun) a fresh run, written back to `path` (its folder is created).
+ComputeCalibration cachedCalibration(const std::string &path, bool rerun = false, int threads = 0);
+
+// What one decoded token costs a container's kernels on a calibrated machine.
+struct ComputeEstimate {
+    double seconds = 0;        // all of it
+    double overlapSeconds = 0; // the part that runs while expert reads are in flight
+                               // (shared experts, the layer tables, routed experts)
+    // seconds per kernel kind, for the forecast's explanation
+    std::vector<std::pair<std::string, double>> byKernel;
+};
+// From the manifest: every resident trunk matrix once, per MoE layer the two layer tables
+// and top-k routed experts of the bank's shape, the linear-attention state update.
+ComputeEstimate estimateComputePerToken(const std::string &containerPath, const ComputeCalibration &c);
+
+} // namespace waste

@@ -1,0 +1,334 @@
+// waste::planRelease: the plan of a container not yet made, from the release's config.json.
+//
+// The trunk is enumerated tensor by tensor as the converter would store it (shapes from the
+// config, formats from format::storedTrunkFormat, bytes from format's row arithmetic), so
+// the floor matches what `waste plan` reads from the converted container's manifest; the
+// expert records come from format's record layouts (VQ3R, or the release's native one).
+#include "format/codebooks.hpp"
+#include "format/expert_record.hpp"
+#include "format/native_record.hpp"
+#include "format/trunk_layout.hpp"
+#include "plan/compute_estimate.hpp"
+#include "plan/memory_plan.hpp"
+#include "plan/plan_inputs.hpp"
+
+#include <waste/release_plan.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <optional>
+
+namespace waste {
+
+namespace {
+
+using Json = nlohmann::json;
+
+[[noreturn]] void refuse(const std::string &why) { throw Error(ErrorCode::Format, "config.json: " + why); }
+
+// A whole number under `key` (or its alias), bounded so that the arithmetic below cannot overflow.
+int64_t num(const Json &c, std::initializer_list<const char *> keys, int64_t fallback)
+{
+    for (const char *k : keys)
+        if (c.contains(k) && c[k].is_number() && !c[k].is_boolean()) {
+            const double v = c[k].get<double>();
+            if (!(v >= 0 && v <= double(int64_t(1) << 32)))
+                refuse(std::string(k) + " is out of range");
+            return int64_t(v);
+        }
+    return fallback;
+}
+
+// The release's own expert encoding, from its quantization_config.
+std::optional<uint8_t> nativeExpertFormat(const Json &root)
+{
+    if (!root.contains("quantization_config") || !root["quantization_config"].is_object())
+        return std::nullopt;
+    const Json &q = root["quantization_config"];
+    const std::string method = q.value("quant_method", "");
+    const std::string fmt = q.contains("format") && q["format"].is_string() ? q["format"].get<std::string>() : "";
+    if (method == "mxfp4" || fmt.find("mxfp4") != std::string::npos)
+        return format::kFmtMXFP4;
+    if (method == "fp8")
+        return format::kFmtFP8B128;
+    if (method == "compressed-tensors" && q.contains("config_groups") && q["config_groups"].is_object())
+        for (const Json &group : q["config_groups"]) {
+            const Json w = group.is_object() && group.contains("weights") ? group["weights"] : Json();
+            if (w.is_object() && w.value("num_bits", 0) == 4 && w.value("type", "") == "int" &&
+                w.value("group_size", 0) == 32)
+                return format::kFmtINT4G32;
+        }
+    return std::nullopt;
+}
+
+struct Geometry {
+    std::string arch;
+    Json text; // the text model's config
+    int64_t H = 0, L = 0, V = 0, NH = 0, E = 0, K = 0, IM = 0, NS = 0, FD = 0, I = 0, LT = 0;
+    int64_t QL = 0, DC = 0, DN = 0, DR = 0, DV = 0, KH = 0, KD = 0, KC = 4, AR = 0;
+    bool tied = false, outputGate = false, fullRankGate = false;
+    std::vector<bool> kda; // per layer (0-based)
+    int64_t moeFreq = 1;
+};
+
+Geometry readGeometry(const Json &root)
+{
+    Geometry g;
+    auto firstArch = [](const Json &o) -> std::string {
+        if (o.is_object() && o.contains("architectures") && o["architectures"].is_array() &&
+            !o["architectures"].empty() && o["architectures"][0].is_string())
+            return o["architectures"][0].get<std::string>();
+        return {};
+    };
+    const std::string outer = firstArch(root);
+    g.text = root.contains("text_config") && root["text_config"].is_object() ? root["text_config"] : root;
+    const std::string modelType = root.value("model_type", g.text.value("model_type", ""));
+    if (outer.find("KimiK3") != std::string::npos || modelType == "kimi_k3")
+        g.arch = "kimi-k3";
+    else if (outer.find("KimiLinear") != std::string::npos || modelType == "kimi_linear")
+        g.arch = "kimi-linear";
+    else if (outer.find("DeepseekV3") != std::string::npos || modelType == "deepseek_v3" || modelType == "kimi_k2")
+        g.arch = "deepseek-v3";
+    else
+        refuse("architecture \"" + (outer.empty() ? modelType : outer) +
+               "\" is not one this engine plans (Kimi-Linear, Kimi K3, DeepSeek-V3 / Kimi K2)");
+    const Json &c = g.text;
+    g.H = num(c, {"hidden_size"}, 0);
+    g.L = num(c, {"num_hidden_layers"}, 0);
+    g.V = num(c, {"vocab_size"}, 0);
+    g.NH = num(c, {"num_attention_heads"}, 0);
+    g.E = num(c, {"num_experts", "n_routed_experts"}, 0);
+    g.K = num(c, {"num_experts_per_token", "num_experts_per_tok"}, 0);
+    g.IM = num(c, {"moe_intermediate_size"}, 0);
+    g.NS = num(c, {"num_shared_experts", "n_shared_experts"}, 0);
+    g.FD = num(c, {"first_k_dense_replace"}, 0);
+    g.I = num(c, {"intermediate_size"}, 0);
+    g.LT = num(c, {"routed_expert_hidden_size"}, 0);
+    g.QL = num(c, {"q_lora_rank"}, 0);
+    g.DC = num(c, {"kv_lora_rank"}, 0);
+    g.DN = num(c, {"qk_nope_head_dim"}, 0);
+    g.DR = num(c, {"qk_rope_head_dim"}, 0);
+    g.DV = num(c, {"v_head_dim"}, 0);
+    g.AR = num(c, {"attn_res_block_size"}, 0);
+    g.moeFreq = std::max<int64_t>(1, num(c, {"moe_layer_freq"}, 1));
+    g.tied = c.value("tie_word_embeddings", root.value("tie_word_embeddings", false));
+    g.outputGate = c.contains("mla_use_output_gate") && c["mla_use_output_gate"].is_boolean() && c["mla_use_output_gate"].get<bool>();
+    if (g.H <= 0 || g.L <= 0 || g.V <= 0 || g.NH <= 0 || g.L > 4096 || g.H > (1 << 20))
+        refuse("needs hidden_size, num_hidden_layers, vocab_size and num_attention_heads");
+    if (g.E <= 0 || g.K <= 0 || g.K > g.E || g.IM <= 0 || g.IM % 8 != 0)
+        refuse("not a mixture of experts this engine streams (experts, top-k and moe_intermediate_size needed)");
+    g.kda.assign(size_t(g.L), false);
+    if (c.contains("linear_attn_config") && c["linear_attn_config"].is_object()) {
+        const Json &lin = c["linear_attn_config"];
+        g.KH = num(lin, {"num_heads"}, 0);
+        g.KD = num(lin, {"head_dim"}, 0);
+        g.KC = num(lin, {"short_conv_kernel_size"}, 4);
+        g.fullRankGate = lin.contains("use_full_rank_gate") && lin["use_full_rank_gate"].is_boolean() &&
+                         lin["use_full_rank_gate"].get<bool>();
+        if (lin.contains("kda_layers") && lin["kda_layers"].is_array())
+            for (const Json &v : lin["kda_layers"])
+                if (v.is_number_integer() && v.get<int64_t>() >= 1 && v.get<int64_t>() <= g.L)
+                    g.kda[size_t(v.get<int64_t>() - 1)] = true;
+    }
+    return g;
+}
+
+struct TrunkTally {
+    plan::PlanInputs *in;
+    int trunkBits;
+    int64_t bytes = 0;      // everything trunk.bin holds
+    int64_t params = 0;
+    int64_t embedParams = 0;
+
+    void add(const std::string &name, std::vector<int64_t> shape)
+    {
+        int64_t elements = 1;
+        for (int64_t d : shape)
+            elements *= d;
+        const format::TrunkFormat f = format::storedTrunkFormat(name, elements, shape.size(), trunkBits);
+        const int64_t cols = shape.back(), rows = elements / cols;
+        const int64_t b = f == format::TrunkFormat::F32
+                              ? elements * 4
+                              : rows * format::trunkRowBytes(f, cols, format::kTrunkGroup) +
+                                    format::trunkScaleBytes(rows, cols, format::kTrunkGroup);
+        bytes += b;
+        params += elements;
+        const bool embed = name.ends_with("embed_tokens.weight");
+        if (embed && f != format::TrunkFormat::F32) {
+            embedParams += elements;
+            return; // a quantized embedding table stays on disk, a row per token
+        }
+        in->trunkBytes += b;
+        if (!embed)
+            plan::addTrunkWork(*in, name, format::trunkFormatName(f), b, shape);
+    }
+};
+
+// The text model's trunk, tensor by tensor (names as the converter keeps them, which is all
+// the format rules look at).
+void enumerateTrunk(const Geometry &g, TrunkTally &t)
+{
+    const int64_t H = g.H, C = g.KH * g.KD;
+    t.add("model.embed_tokens.weight", {g.V, H});
+    for (int64_t l = 0; l < g.L; ++l) {
+        const std::string p = "model.layers." + std::to_string(l) + ".";
+        t.add(p + "input_layernorm.weight", {H});
+        t.add(p + "post_attention_layernorm.weight", {H});
+        if (g.AR > 0)
+            for (const char *n : {"self_attention_res_norm", "self_attention_res_proj", "mlp_res_norm", "mlp_res_proj"})
+                t.add(p + n + ".weight", {H});
+        if (g.kda[size_t(l)]) {
+            for (const char *x : {"q", "k", "v"}) {
+                t.add(p + "self_attn." + x + "_proj.weight", {C, H});
+                t.add(p + "self_attn." + x + "_conv1d.weight", {C, 1, g.KC});
+            }
+            t.add(p + "self_attn.f_a_proj.weight", {g.KD, H});
+            t.add(p + "self_attn.f_b_proj.weight", {C, g.KD});
+            t.add(p + "self_attn.b_proj.weight", {g.KH, H});
+            t.add(p + "self_attn.A_log", {g.KD});
+            t.add(p + "self_attn.dt_bias", {C});
+            if (g.fullRankGate) {
+                t.add(p + "self_attn.g_proj.weight", {C, H});
+            } else {
+                t.add(p + "self_attn.g_a_proj.weight", {g.KD, H});
+                t.add(p + "self_attn.g_b_proj.weight", {C, g.KD});
+            }
+            t.add(p + "self_attn.o_norm.weight", {g.KD});
+            t.add(p + "self_attn.o_proj.weight", {H, C});
+        } else {
+            if (g.QL > 0) {
+                t.add(p + "self_attn.q_a_proj.weight", {g.QL, H});
+                t.add(p + "self_attn.q_a_layernorm.weight", {g.QL});
+                t.add(p + "self_attn.q_b_proj.weight", {g.NH * (g.DN + g.DR), g.QL});
+            } else {
+                t.add(p + "self_attn.q_proj.weight", {g.NH * (g.DN + g.DR), H});
+            }
+            t.add(p + "self_attn.kv_a_proj_with_mqa.weight", {g.DC + g.DR, H});
+            t.add(p + "self_attn.kv_a_layernorm.weight", {g.DC});
+            t.add(p + "self_attn.kv_b_proj.weight", {g.NH * (g.DN + g.DV), g.DC});
+            if (g.outputGate)
+                t.add(p + "self_attn.g_proj.weight", {g.NH * g.DV, H});
+            t.add(p + "self_attn.o_proj.weight", {H, g.NH * g.DV});
+        }
+        if (l < g.FD || (l - g.FD) % g.moeFreq != 0) {
+            t.add(p + "mlp.gate_proj.weight", {g.I, H});
+            t.add(p + "mlp.up_proj.weight", {g.I, H});
+            t.add(p + "mlp.down_proj.weight", {H, g.I});
+            continue;
+        }
+        const std::string m = p + "block_sparse_moe.";
+        t.add(m + "gate.weight", {g.E, H});
+        t.add(m + "gate.e_score_correction_bias", {g.E});
+        if (g.LT > 0 && g.LT != H) {
+            t.add(m + "routed_expert_down_proj.weight", {g.LT, H});
+            t.add(m + "routed_expert_norm.weight", {g.LT});
+            t.add(m + "routed_expert_up_proj.weight", {H, g.LT});
+        }
+        const int64_t ms = g.IM * std::max<int64_t>(g.NS, 1);
+        t.add(m + "shared_experts.gate_proj.weight", {ms, H});
+        t.add(m + "shared_experts.up_proj.weight", {ms, H});
+        t.add(m + "shared_experts.down_proj.weight", {H, ms});
+    }
+    t.add("model.norm.weight", {H});
+    if (g.AR > 0) {
+        t.add("model.output_attn_res_norm.weight", {H});
+        t.add("model.output_attn_res_proj.weight", {H});
+    }
+    if (!g.tied)
+        t.add("lm_head.weight", {g.V, H});
+}
+
+void fillMachine(MemoryPlan &p, int64_t ramBytes)
+{
+    if (ramBytes <= 0)
+        return; // planFromInputs measured this machine
+    p.physical_ram_bytes = p.usable_ram_bytes = ramBytes;
+    p.cap_bytes = ramBytes - ramBytes / 8;
+    p.other_process_bytes = assumedOtherProcessBytes(ramBytes);
+    p.cliff_bytes = pagingCliff(ramBytes, ramBytes, p.other_process_bytes);
+}
+
+} // namespace
+
+int64_t assumedOtherProcessBytes(int64_t physicalBytes) { return physicalBytes / 6; }
+
+ReleasePlan planRelease(const std::string &configJson, const ReleasePlanOptions &o)
+{
+    const Json root = Json::parse(configJson, nullptr, false);
+    if (root.is_discarded() || !root.is_object())
+        refuse("not a JSON object");
+    const Geometry g = readGeometry(root);
+    if (o.trunkBits != 4 && o.trunkBits != 8)
+        throw Error(ErrorCode::Argument, "trunk bits must be 4 or 8");
+
+    plan::PlanInputs in;
+    in.layers = g.L;
+    in.hidden = g.H;
+    in.heads = g.NH;
+    in.kvLora = g.DC;
+    in.qkRope = g.DR;
+    in.kdaHeads = g.KH;
+    in.kdaDim = g.KD;
+    in.convKernel = g.KC;
+    in.kdaLayers = std::count(g.kda.begin(), g.kda.end(), true);
+    in.moeInter = g.IM;
+    in.inter = g.I > 0 ? g.I : g.IM;
+    in.vocab = g.V;
+    in.expertWidth = g.LT > 0 ? g.LT : g.H;
+    in.sharedExperts = std::max<int64_t>(g.NS, 1);
+    in.attnResBlock = g.AR;
+    in.experts = g.E;
+    in.topK = g.K;
+    for (int64_t l = g.FD; l < g.L; ++l)
+        if ((l - g.FD) % g.moeFreq == 0)
+            ++in.moeLayers;
+
+    TrunkTally tally{&in, o.trunkBits};
+    enumerateTrunk(g, tally);
+    const int64_t W = in.expertWidth;
+    const int64_t expertParams = 3 * g.IM * W;
+
+    ReleasePlan out;
+    out.arch = g.arch;
+    out.total_params = tally.params + expertParams * g.E * in.moeLayers;
+    out.active_params = tally.params - tally.embedParams + expertParams * g.K * in.moeLayers;
+
+    auto layoutFor = [&](const std::string &name, int64_t record, const std::string &kernel, int64_t callSize,
+                         int64_t extraDisk) {
+        plan::PlanInputs p = in;
+        p.recordBytes = p.maxRecordBytes = record;
+        p.expertBytesTotal = record * g.E * in.moeLayers;
+        plan::addLayerWork(p, kernel, callSize);
+        ReleaseLayout l;
+        l.expert_format = name;
+        l.record_bytes = record;
+        l.container_bytes = tally.bytes + p.expertBytesTotal + extraDisk;
+        l.plan = plan::planFromInputs(p, o.ctx);
+        fillMachine(l.plan, o.ramBytes);
+        if (o.calibration) {
+            const ComputeEstimate e = plan::estimateCompute(p, *o.calibration);
+            l.compute_seconds = e.seconds;
+            l.compute_overlap_seconds = e.overlapSeconds;
+        }
+        return l;
+    };
+
+    const int stages = 3;
+    const format::RecordLayout vq = format::recordLayout(g.IM, W, stages, 8);
+    const int64_t books = in.moeLayers * 3 * stages * format::codebookRecordBytes(256, 8);
+    out.vq = layoutFor("VQ3R", vq.recordBytes, "VQ-expert",
+                       2 * format::indexBytes(g.IM, W, stages, 8) + format::indexBytes(W, g.IM, stages, 8), books);
+    if (const auto native = nativeExpertFormat(root)) {
+        const format::NativeLayout nl = format::nativeRecordLayout(*native, g.IM, W);
+        out.has_native = true;
+        out.native = layoutFor(format::nativeFmtName(*native), nl.recordBytes,
+                               std::string(format::nativeFmtName(*native)) + "-expert",
+                               nl.payloadBytes[0] + nl.payloadBytes[1] + nl.payloadBytes[2] + nl.scaleBytes[0] +
+                                   nl.scaleBytes[1] + nl.scaleBytes[2],
+                               0);
+    }
+    return out;
+}
+
+} // namespace waste

@@ -1,0 +1,248 @@
+// The calibration run behind waste::calibrateCompute: the engine's own kernels on the
+// engine's thread pool, timed at a few sizes each, so the planner can price a token from
+// what it touches. Sizes span from a tiny model's matrices (where dispatch and cache
+// effects dominate) to a large release's (where memory bandwidth does), because the time
+// per byte differs by several times between the two ends.
+#include "compute/thread_pool.hpp"
+#include "format/codebooks.hpp"
+#include "format/expert_record.hpp"
+#include "format/f16.hpp"
+#include "format/native_record.hpp"
+#include "format/trunk.hpp"
+#include "format/trunk_layout.hpp"
+#include "quant/lut.hpp"
+#include "quant/native_rows.hpp"
+#include "quant/simd.hpp"
+#include "quant/trunk_matvec.hpp"
+
+#include <waste/calibration.hpp>
+#include <waste/waste.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+namespace waste {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Mean seconds of `fn` over enough calls to fill ~`target` seconds (at least 3, at most
+// 2000). The mean, not the best or the median: a decoded token pays for every stall the
+// machine imposes (other programs' threads, frequency changes), and the mean carries the
+// same load into the prediction that the decode will meet.
+template <typename F> double meanSeconds(F &&fn, double target = 0.04)
+{
+    fn(); // warm caches and wake the pool's threads
+    auto t0 = Clock::now();
+    fn();
+    const double once = std::max(1e-7, std::chrono::duration<double>(Clock::now() - t0).count());
+    const int reps = std::clamp(int(target / once), 3, 2000);
+    t0 = Clock::now();
+    for (int i = 0; i < reps; ++i)
+        fn();
+    return std::chrono::duration<double>(Clock::now() - t0).count() / reps;
+}
+
+// A resident trunk matrix of the given format filled with arbitrary values (timing only).
+format::TrunkTensor trunkMatrix(format::TrunkFormat f, int64_t rows, int64_t cols, std::mt19937 &rng)
+{
+    format::TrunkTensor w;
+    w.name = "calibration";
+    w.format = f;
+    w.rows = rows;
+    w.cols = cols;
+    w.shape = {rows, cols};
+    if (format::isGrouped(f)) {
+        w.group = format::kTrunkGroup;
+        w.groups = format::trunkGroups(cols, w.group);
+        w.rowBytes = format::trunkRowBytes(f, cols, w.group);
+        w.payload.resize(size_t(rows * w.rowBytes));
+        for (auto &b : w.payload)
+            b = uint8_t(rng());
+        w.scales.assign(size_t(rows * w.groups), 0.01f);
+    } else {
+        w.f32.resize(size_t(rows * cols));
+        for (auto &v : w.f32)
+            v = float(int(rng() % 200) - 100) * 0.001f;
+    }
+    return w;
+}
+
+int64_t storedBytes(const format::TrunkTensor &w)
+{
+    return w.f32.empty() ? int64_t(w.payload.size()) + w.rows * w.groups * 2 : int64_t(w.f32.size()) * 4;
+}
+
+// Codebooks of random values, through a temporary codebooks.bin: the loader is the only
+// way the engine makes them, and the tables must come from the same layout it uses.
+format::Codebooks randomCodebooks(int books, std::mt19937 &rng)
+{
+    namespace fs = std::filesystem;
+    format::ExpertQuant q; // VQ3R defaults: 256 entries of 8
+    const int64_t rec = format::codebookRecordBytes(q.entries, q.vecDim);
+    std::vector<uint8_t> raw(size_t(books * rec), 0);
+    for (int b = 0; b < books; ++b) {
+        format::storeCodebookHeader(raw.data() + b * rec, b, 0, q.vecDim, q.entries);
+        for (int64_t i = 0; i < int64_t(q.entries) * q.vecDim; ++i) {
+            const uint16_t h = format::floatToF16(float(int(rng() % 200) - 100) * 0.01f);
+            raw[size_t(b * rec + format::kCodebookHeaderBytes + 2 * i)] = uint8_t(h & 0xff);
+            raw[size_t(b * rec + format::kCodebookHeaderBytes + 2 * i + 1)] = uint8_t(h >> 8);
+        }
+    }
+    const fs::path path = fs::temp_directory_path() /
+                          ("waste-calibration-" + std::to_string(std::random_device{}()) + ".bin");
+    {
+        std::ofstream f(path, std::ios::binary);
+        f.write(reinterpret_cast<const char *>(raw.data()), std::streamsize(raw.size()));
+        if (!f)
+            throw Error(ErrorCode::Io, path.string() + ": cannot write the calibration's codebooks");
+    }
+    format::Codebooks cb(path.string(), q);
+    std::error_code ec;
+    fs::remove(path, ec);
+    return cb;
+}
+
+std::string cpuName()
+{
+    std::ifstream f("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(f, line))
+        if (line.rfind("model name", 0) == 0) {
+            const auto colon = line.find(':');
+            if (colon != std::string::npos) {
+                std::string s = line.substr(colon + 1);
+                s.erase(0, s.find_first_not_of(' '));
+                return s;
+            }
+        }
+    return "unknown CPU";
+}
+
+} // namespace
+
+std::string calibrationMachineKey(int threads)
+{
+    const int hw = int(std::max(1u, std::thread::hardware_concurrency()));
+    return cpuName() + ", " + std::to_string(hw) + " hardware threads, " +
+           quant::simdName(quant::activeSimd()) + ", " + std::to_string(threads > 0 ? threads : hw) +
+           " compute threads";
+}
+
+ComputeCalibration calibrateCompute(int threads)
+{
+    const auto start = Clock::now();
+    compute::ThreadPool pool(threads);
+    ComputeCalibration c;
+    c.threads = threads;
+    c.machine = calibrationMachineKey(threads);
+    std::mt19937 rng(12345);
+    std::vector<float> x(1 << 16), y(1 << 16);
+    for (auto &v : x)
+        v = float(int(rng() % 200) - 100) * 0.01f;
+
+    // Trunk matvecs: inputs 1024 wide, rows for ~16 KiB to ~48 MiB of stored weights
+    // (a tiny model's projections up to a large release's).
+    using format::TrunkFormat;
+    for (TrunkFormat f : {TrunkFormat::F32, TrunkFormat::Q8G, TrunkFormat::Q4G, TrunkFormat::Q3G}) {
+        for (int64_t target : {int64_t(16) << 10, int64_t(256) << 10, int64_t(4) << 20, int64_t(48) << 20}) {
+            if (f == TrunkFormat::Q3G && target > (int64_t(4) << 20))
+                break; // no SIMD kernel: slow enough that 4 MiB already shows its bandwidth
+            const int64_t cols = 1024;
+            const int64_t rowBytes = format::isGrouped(f) ? format::trunkRowBytes(f, cols, format::kTrunkGroup) +
+                                                                format::trunkGroups(cols, format::kTrunkGroup) * 2
+                                                          : cols * 4;
+            const int64_t rows = std::max<int64_t>(target / rowBytes, 8);
+            const format::TrunkTensor w = trunkMatrix(f, rows, cols, rng);
+            if (y.size() < size_t(rows))
+                y.resize(size_t(rows));
+            const double s = meanSeconds([&] { quant::matvec(w, x.data(), y.data(), pool); });
+            c.timings.push_back({format::trunkFormatName(f), storedBytes(w), s});
+        }
+    }
+
+    // VQ3R: one table build (per input width), and a whole routed expert as decoding runs
+    // it (gate and up applies split over the pool, the activation, the down table, the
+    // down apply), by index bytes.
+    const format::Codebooks books = randomCodebooks(9, rng);
+    const int stages = 3;
+    for (int64_t width : {int64_t(256), int64_t(1024), int64_t(4096)}) {
+        quant::Lut lut;
+        const double s = meanSeconds([&] { quant::buildLut(lut, x.data(), width, books, 0, stages, false, &pool); });
+        c.timings.push_back({"LUT", width, s});
+    }
+    for (auto [inter, width] : {std::pair<int64_t, int64_t>{128, 256}, {512, 1024}, {2048, 4096}}) {
+        const int64_t gateBytes = format::indexBytes(inter, width, stages, 8);
+        const int64_t downBytes = format::indexBytes(width, inter, stages, 8);
+        std::vector<uint8_t> idx(size_t(2 * gateBytes + downBytes));
+        for (auto &b : idx)
+            b = uint8_t(rng());
+        std::vector<uint8_t> scales(size_t(format::rowScaleBytes(inter, width)), 0);
+        for (size_t i = 1; i < scales.size(); i += 2)
+            scales[i] = 0x3c; // f16 1.0
+        quant::Lut gate, up, down;
+        quant::buildLut(gate, x.data(), width, books, 0, stages, false, &pool);
+        quant::buildLut(up, x.data(), width, books, 3, stages, false, &pool);
+        std::vector<float> g(static_cast<size_t>(inter)), u(static_cast<size_t>(inter)), out(static_cast<size_t>(width));
+        const double s = meanSeconds([&] {
+            quant::applyLut8(gate, idx.data(), scales.data(), inter, g.data(), &pool);
+            quant::applyLut8(up, idx.data() + gateBytes, scales.data() + 2 * inter, inter, u.data(), &pool);
+            for (int64_t i = 0; i < inter; ++i)
+                g[size_t(i)] = g[size_t(i)] / (1.0f + std::exp(-g[size_t(i)])) * u[size_t(i)];
+            quant::buildLut(down, g.data(), inter, books, 6, stages, false, &pool);
+            quant::applyLut8(down, idx.data() + 2 * gateBytes, scales.data() + 4 * inter, width, out.data(), &pool);
+        });
+        c.timings.push_back({"VQ-expert", int64_t(idx.size()), s});
+    }
+
+    // Native records (a release's own encoding): gate, up and down as row dot products.
+    const quant::NativeRowKernels &nk = quant::nativeRows();
+    // Two sizes: these are row kernels whose time per byte is flat past the caches, and the
+    // scalar ones among them would make a large size take seconds.
+    for (uint8_t fmt : {format::kFmtMXFP4, format::kFmtFP8B128, format::kFmtINT4G32, format::kFmtBF16}) {
+        for (auto [inter, width] : {std::pair<int64_t, int64_t>{128, 256}, {512, 1024}}) {
+            const format::NativeLayout l = format::nativeRecordLayout(fmt, inter, width);
+            std::vector<uint8_t> rec(size_t(l.recordBytes));
+            for (auto &b : rec)
+                b = uint8_t(rng() & 0x77); // small exponents: no inf/nan on the way
+            std::vector<float> g(static_cast<size_t>(inter)), u(static_cast<size_t>(inter)), out(static_cast<size_t>(width));
+            auto rows = [&](int part, int64_t nrows, int64_t n, const float *in, float *o) {
+                const uint8_t *p = rec.data() + l.payloadOff[part];
+                const uint8_t *sc = rec.data() + l.scaleOff[part];
+                const int64_t rowPayload = l.payloadBytes[part] / nrows;
+                pool.forRange(nrows, pool.grainFor(nrows, std::max<int64_t>(1, n / 4)), [&](int64_t r0, int64_t r1) {
+                    for (int64_t r = r0; r < r1; ++r) {
+                        const uint8_t *q = p + r * rowPayload;
+                        switch (fmt) {
+                        case format::kFmtMXFP4: o[r] = nk.mxfp4(q, sc + r * (n / 32), in, n); break;
+                        case format::kFmtFP8B128: o[r] = nk.fp8b128(q, sc + (r / 128) * ((n + 127) / 128) * 4, in, n); break;
+                        case format::kFmtINT4G32: o[r] = nk.int4g32(q, sc + r * (n / 32) * 2, in, n); break;
+                        default: o[r] = nk.bf16(q, in, n); break;
+                        }
+                    }
+                });
+            };
+            const double s = meanSeconds([&] {
+                rows(0, inter, width, x.data(), g.data());
+                rows(1, inter, width, x.data(), u.data());
+                for (int64_t i = 0; i < inter; ++i)
+                    g[size_t(i)] = g[size_t(i)] / (1.0f + std::exp(-g[size_t(i)])) * u[size_t(i)];
+                rows(2, width, inter, g.data(), out.data());
+            });
+            c.timings.push_back({std::string(format::nativeFmtName(fmt)) + "-expert",
+                                 l.payloadBytes[0] + l.payloadBytes[1] + l.payloadBytes[2] + l.scaleBytes[0] +
+                                     l.scaleBytes[1] + l.scaleBytes[2],
+                                 s});
+        }
+    }
+    c.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    return c;
+}
+
+} // namespace waste

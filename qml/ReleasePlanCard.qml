@@ -1,0 +1,67 @@
+// Before the download: will this release run here, and how fast? The repository's
+// config.json is planned (ReleasePlanController): one line with the floor, the default and
+// the speed, or what it lacks; where the cliff lies; and a "compare machines" choice.
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import WasteStudio
+import WasteStudio.Core
+
+Rectangle {
+    id: card
+    // The repository to plan ("owner/name" or a hub URL) and its listed download size.
+    property alias repo: plan.repo
+    property alias endpoint: plan.endpoint
+    property alias sourceBytes: plan.sourceBytes
+
+    implicitHeight: column.implicitHeight + 2 * Theme.spacing
+    color: Theme.surface
+    border.color: plan.state === ReleasePlanController.Ready && !plan.fits ? Theme.danger : Theme.border
+    radius: Theme.radius
+    visible: plan.repo !== ""
+
+    ReleasePlanController { id: plan; objectName: "releasePlan" }
+
+    ColumnLayout {
+        id: column
+        anchors.fill: parent
+        anchors.margins: Theme.spacing
+        spacing: Theme.unit
+
+        RowLayout {
+            Layout.fillWidth: true
+            spacing: Theme.spacing
+            Label {
+                objectName: "releasePlanHeadline"
+                Layout.fillWidth: true
+                wrapMode: Text.WordWrap
+                font.bold: true
+                color: plan.state === ReleasePlanController.Failed ? Theme.textMuted
+                       : plan.state === ReleasePlanController.Ready && !plan.fits ? Theme.danger : Theme.text
+                text: plan.state === ReleasePlanController.Fetching ? qsTr("Reading %1's config.json…").arg(plan.repo)
+                      : plan.state === ReleasePlanController.Planning ? qsTr("Planning %1 for this machine…").arg(plan.repo)
+                      : plan.state === ReleasePlanController.Failed ? plan.error
+                      : plan.headline
+                Accessible.name: text
+            }
+            Label { text: qsTr("Compare"); color: Theme.textMuted }
+            ComboBox {
+                objectName: "compareMachines"
+                model: plan.machines
+                textRole: "label"
+                valueRole: "bytes"
+                Accessible.name: qsTr("Compare machines: plan this release for another amount of RAM")
+                onActivated: plan.machineRam = currentValue
+            }
+        }
+        Label {
+            objectName: "releasePlanDetails"
+            Layout.fillWidth: true
+            visible: plan.state === ReleasePlanController.Ready
+            wrapMode: Text.WordWrap
+            color: Theme.textMuted
+            font.pixelSize: Theme.fontSmall
+            text: plan.details
+        }
+    }
+}

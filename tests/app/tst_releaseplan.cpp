@@ -1,0 +1,110 @@
+// Planning a release before the download: the Models page's card fetches the repository's
+// config.json from a (local) hub and says, for this machine or a chosen one, the floor, the
+// default and the speed, or what it lacks. Full-size Kimi K3 on 64 GB gives the reference's
+// floor and default; on 16 GB it will not fit.
+#include "planner/releaseplancontroller.h"
+#include "settings/appsettings.h"
+#include "units/units.h"
+
+#include "faultyhub.h"
+
+#include <waste/release_plan.hpp>
+
+#include <QFile>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTest>
+
+namespace {
+
+constexpr qint64 GiB = qint64(1) << 30;
+
+QByteArray k3Config()
+{
+    QFile f(QStringLiteral(WASTE_FIXTURES_DIR "/release-configs/kimi-k3.json"));
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+} // namespace
+
+class TestReleasePlan : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+    void k3FromTheHubOnA64GBMachine()
+    {
+        AppSettings settings(nullptr);
+        FaultyHub hub;
+        QVERIFY(hub.start());
+        hub.addFile(QStringLiteral("moonshotai/Kimi-K3"), QStringLiteral("config.json"), k3Config(), false);
+
+        ReleasePlanController plan;
+        plan.setEndpoint(hub.endpoint());
+        plan.setMachineRam(64 * GiB);
+        plan.setRepo(QStringLiteral("https://huggingface.co/moonshotai/Kimi-K3"));
+        QCOMPARE(plan.repo(), QStringLiteral("moonshotai/Kimi-K3"));
+        QTRY_COMPARE_WITH_TIMEOUT(plan.state(), ReleasePlanController::Ready, 60000);
+        QVERIFY(plan.fits());
+
+        // The same figures as the engine's plan of the config (tst_release_plan checks those
+        // against the reference: floor 29.06 GiB, default 46.25 GiB on 64 GB).
+        waste::ReleasePlanOptions o;
+        o.ramBytes = 64 * GiB;
+        const waste::ReleasePlan rp = waste::planRelease(k3Config().toStdString(), o);
+        const qint64 floor = rp.vq.plan.floor_bytes;
+        const qint64 def = waste::resolveBudget(rp.vq.plan, 0).budget_bytes;
+        QVERIFY(std::abs(double(floor) / GiB - 29.06) < 0.3);
+        QVERIFY(std::abs(double(def) / GiB - 46.25) < 0.5);
+        const QString expected = QStringLiteral("On a 64.0 GiB machine: floor %1, default %2").arg(Units::bytes(floor), Units::bytes(def));
+        QVERIFY2(plan.headline().startsWith(expected), qPrintable(plan.headline() + " / " + expected));
+        // Where the cliff lies, and what 128 GiB would give.
+        QVERIFY2(plan.details().contains(QStringLiteral("The paging cliff lies at %1").arg(Units::bytes(rp.vq.plan.cliff_bytes))),
+                 qPrintable(plan.details()));
+        QVERIFY2(plan.details().contains(QStringLiteral("With 128 GiB of RAM: default")), qPrintable(plan.details()));
+        QVERIFY2(plan.details().contains(QStringLiteral("kept as released (MXFP4)")), qPrintable(plan.details()));
+
+        // Compare machines: on 16 GiB the floor alone does not fit.
+        plan.setMachineRam(16 * GiB);
+        QTRY_COMPARE_WITH_TIMEOUT(plan.state(), ReleasePlanController::Ready, 60000);
+        QVERIFY(!plan.fits());
+        QVERIFY2(plan.headline().startsWith(QStringLiteral("On a 16.0 GiB machine it will not fit: needs %1 of RAM").arg(Units::bytes(floor))),
+                 qPrintable(plan.headline()));
+        QCOMPARE(plan.machines().size(), 5);
+    }
+
+    void aRepositoryWithoutAConfigSaysSo()
+    {
+        AppSettings settings(nullptr);
+        FaultyHub hub;
+        QVERIFY(hub.start());
+        hub.addFile(QStringLiteral("someone/weights-only"), QStringLiteral("model.safetensors"), QByteArray(64, 'x'), false);
+        ReleasePlanController plan;
+        plan.setEndpoint(hub.endpoint());
+        plan.setRepo(QStringLiteral("someone/weights-only"));
+        QTRY_COMPARE_WITH_TIMEOUT(plan.state(), ReleasePlanController::Failed, 30000);
+        QVERIFY2(plan.error().contains(QStringLiteral("no config.json")), qPrintable(plan.error()));
+    }
+
+    void sentencesFromFigures()
+    {
+        ReleasePlanController::Figures f;
+        f.floor = 29 * GiB;
+        f.defaultBudget = 46 * GiB;
+        f.usable = f.physical = 64 * GiB;
+        f.cliff = 49 * GiB;
+        f.tokPerS = 0.63;
+        QCOMPARE(ReleasePlanController::headlineFor(f),
+                 QStringLiteral("On this machine: floor 29.0 GiB, default 46.0 GiB, about 0.63 tok/s from this disk."));
+        f.diskFree = 100 * GiB;
+        f.diskNeeded = 2000 * GiB;
+        f.fits = false;
+        QCOMPARE(ReleasePlanController::headlineFor(f),
+                 QStringLiteral("On this machine it will not fit: needs 2.0 TiB of disk (100 GiB free)."));
+        f.floor = 60 * GiB;
+        QVERIFY(ReleasePlanController::detailsFor(f).startsWith(QStringLiteral("Even the floor is past the paging cliff")));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestReleasePlan)
+#include "tst_releaseplan.moc"

@@ -1,0 +1,86 @@
+"""`waste plan --config` plans a release from its config.json alone, and `waste plan MODEL`
+prices a token: compute from the calibration plus the reads it cannot hide, per budget.
+The compute calibration is kept in a cache folder of this test's own."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+WASTE, FIX = sys.argv[1], sys.argv[2]
+GiB = 1 << 30
+failures = []
+cache = tempfile.mkdtemp(prefix="waste-plan-config-")
+env = dict(os.environ, XDG_CACHE_HOME=cache, HOME=cache)
+
+
+def run(*args):
+    p = subprocess.run([WASTE, *args], capture_output=True, text=True, timeout=110, env=env)
+    return p.returncode, p.stdout, p.stderr
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+# Full-size Kimi K3 on a 64 GB machine: the reference's floor (29.06 GiB) and default
+# (46.25 GiB), the cliff, and both expert layouts (VQ3R as converted, MXFP4 as released).
+rc, out, err = run("plan", "--config", f"{FIX}/release-configs/kimi-k3.json", "--ram", "64G", "--json",
+                   "--disk-mbps", "3000")
+check(rc == 0, f"plan --config exit {rc}: {err}")
+got = json.loads(out) if rc == 0 else {}
+check(got.get("arch") == "kimi-k3", f"arch {got.get('arch')}")
+check(abs(got.get("floor_bytes", 0) / GiB - 29.06) < 0.29, f"K3 floor {got.get('floor_bytes', 0) / GiB:.2f} GiB")
+check(abs(got.get("default_budget_bytes", 0) / GiB - 46.25) < 0.46,
+      f"K3 default {got.get('default_budget_bytes', 0) / GiB:.2f} GiB")
+check(got.get("physical_ram_bytes") == 64 * GiB and got.get("other_process_assumed") is True, "the machine asked for")
+check(got.get("expert_format") == "VQ3R" and got.get("native", {}).get("expert_format") == "MXFP4", "both layouts")
+check(got.get("fits") is True, "K3 fits 64 GB at the floor")
+fc = got.get("forecast", {})
+check(abs(fc.get("disk_gbps", 0) - 3.0) < 1e-9, f"disk {fc.get('disk_gbps')}")
+check(fc.get("compute_s_per_token", 0) > 0, "compute priced from the calibration")
+rows = fc.get("budgets", [])
+check(len(rows) >= 5, "budget ladder")
+for r in rows:
+    for k in ("tok_per_s", "hit_rate", "io_s_per_token", "compute_s_per_token"):
+        check(k in r, f"budget row without {k}")
+    if not r.get("past_cliff"):
+        check(r.get("tok_per_s") and r["tok_per_s"] > 0, f"no speed at {r.get('budget_bytes')}")
+# More RAM buys hit rate: the forecast rises from the floor to the default.
+by_budget = {r["budget_bytes"]: r for r in rows}
+floor_row, def_row = by_budget.get(got.get("floor_bytes")), by_budget.get(got.get("default_budget_bytes"))
+check(floor_row and def_row and def_row["hit_rate"] > floor_row["hit_rate"], "hit rate rises with the budget")
+
+# On 16 GB it does not fit.
+rc, out, err = run("plan", "--config", f"{FIX}/release-configs/kimi-k3.json", "--ram", "16G", "--json")
+check(rc == 0 and json.loads(out).get("fits") is False, f"K3 on 16 GB: {rc} {out[:200]}")
+
+# DeepSeek-V3 and Kimi K2 plan; a config of another architecture is refused in words.
+for name in ("deepseek-v3", "kimi-k2", "kimi-linear-48b"):
+    rc, out, err = run("plan", "--config", f"{FIX}/release-configs/{name}.json", "--ram", "128G", "--json")
+    check(rc == 0 and json.loads(out)["floor_bytes"] > 0, f"{name}: {rc} {err}")
+bad = os.path.join(cache, "llama.json")
+with open(bad, "w") as f:
+    json.dump({"architectures": ["LlamaForCausalLM"], "hidden_size": 4096}, f)
+rc, out, err = run("plan", "--config", bad)
+check(rc != 0 and "not one this engine plans" in err, f"llama config: {rc} {err!r}")
+rc, out, err = run("plan", f"{FIX}/reference-container/r3.waste", "--config", bad)
+check(rc != 0, "MODEL and --config together must be refused")
+
+# A container: compute from the calibration, the calibration file written and reused.
+rc, out, err = run("plan", f"{FIX}/reference-container/r3.waste", "--json")
+check(rc == 0, f"plan r3 exit {rc}: {err}")
+fc = json.loads(out)["forecast"] if rc == 0 else {}
+check(fc.get("compute_s_per_token", 0) > 0, "container compute priced")
+check(fc.get("disk_gbps", 0) > 0 and fc.get("queue_depth", 0) >= 2, "disk measured at the engine's queue depth")
+cal = fc.get("calibration_file") or ""
+check(cal.startswith(cache) and os.path.exists(cal), f"calibration file {cal}")
+machine = json.load(open(cal))["machine"] if os.path.exists(cal) else ""
+rc, out, err = run("plan", f"{FIX}/reference-container/r3.waste", "--json", "--disk-gbps", "2")
+check(rc == 0 and json.load(open(cal))["machine"] == machine, "calibration reused")
+
+if failures:
+    print("\n".join(failures))
+    sys.exit(1)
+print("plan --config: ok")
