@@ -4,6 +4,7 @@
 #include "format/expert_bank.hpp"
 #include "format/file.hpp"
 #include "session/state_file.hpp"
+#include "waste/prefix.hpp"
 #include "text/chat_format.hpp"
 #include "text/k3_output_parser.hpp"
 #include "text/output_stream.hpp"
@@ -54,7 +55,18 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options) : m_di
     // The planner reads the manifest on its own; a budget below the floor is refused here,
     // before any weight is loaded.
     m_plan = planMemory(m_dir, m_opts.ctxTokens);
-    const BudgetChoice choice = resolveBudget(m_plan, m_opts.ramBudget);
+    BudgetChoice choice = resolveBudget(m_plan, m_opts.ramBudget);
+    // The checkpoint (waste/prefix.hpp) lives inside the budget: its bytes come out of the
+    // expert cache when they fit above the smallest cache; otherwise none is kept.
+    const int64_t checkpoint = checkpointBytes(m_dir);
+    if (choice.expert_cache_bytes - checkpoint >= m_plan.min_expert_cache) {
+        choice.expert_cache_bytes -= checkpoint;
+        choice.cache_slots = m_plan.max_record_bytes > 0 ? choice.expert_cache_bytes / m_plan.max_record_bytes : 0;
+    } else {
+        m_read.setCapacity(0);
+        m_warnings.push_back("the budget leaves no room for a state checkpoint (" + std::to_string(checkpoint >> 20) +
+                             " MiB): a turn whose chat format rewrites the last answer reads the whole conversation again");
+    }
     const int64_t budget = choice.budget_bytes, cache = choice.expert_cache_bytes;
 
     m_trunk = std::make_unique<format::Trunk>(m_dir + "/trunk.bin", m_manifest);
@@ -196,6 +208,7 @@ void ModelImpl::feed(std::span<const int32_t> tokens, const PrefillCallback &pro
     for (size_t done = 0; done < tokens.size(); done += chunk) {
         const size_t n = std::min(chunk, tokens.size() - done);
         m_forward->run(tokens.subspan(done, n), m_state, *m_experts, &m_cancel);
+        m_read.append(tokens.subspan(done, n), m_vision ? int32_t(m_vision->config().mediaTokenId) : -1);
         if (progress && !progress(static_cast<int>(done + n), static_cast<int>(tokens.size())))
             throw Error(ErrorCode::Cancelled, "prefill stopped by the caller");
     }
@@ -243,6 +256,7 @@ GenResult ModelImpl::generate(std::span<const int32_t> prompt, const GenParams &
     } else if (m_state.lastLogits.empty()) {
         throw Error(ErrorCode::Argument, "generate needs a prompt on a fresh session");
     }
+    m_read.mark(m_state); // the start of the answer
     text::SamplerParams sp;
     sp.temperature = params.temperature;
     sp.topP = params.topP;
@@ -362,11 +376,15 @@ std::vector<int32_t> ModelImpl::placeImages(std::span<const int32_t> tokens) con
     return m_vision->expand(tokens);
 }
 
-void ModelImpl::resetState() { m_state.reset(); }
+void ModelImpl::resetState()
+{
+    m_state.reset();
+    m_read.clear();
+}
 
-void ModelImpl::saveState(const std::string &path) const { session::saveState(path, m_manifest.config, m_state); }
+void ModelImpl::saveState(const std::string &path) const { session::saveState(path, m_manifest.config, m_state, m_read); }
 
-void ModelImpl::loadState(const std::string &path) { session::loadState(path, m_manifest.config, m_state); }
+void ModelImpl::loadState(const std::string &path) { session::loadState(path, m_manifest.config, m_state, m_read); }
 
 Stats ModelImpl::stats() const
 {
