@@ -3,7 +3,9 @@
 //
 // Before a generation, prepare() tokenises the prompt and keeps the state when it holds a
 // prefix of the prompt (StateHistory), else loads the conversation's saved state when that
-// one does (savedstate.h), else resets; it adds the images that are not in the state yet.
+// one does (savedstate.h), else goes back to the engine's checkpoint (the start of the last
+// answer, for formats that rewrite it; waste::reusePrefix in waste/prefix.hpp), in memory or in the saved
+// state, else resets; it adds the images that are not in the state yet.
 // After the generation, record() notes what was fed, and save() writes the state to disk.
 #pragma once
 
@@ -54,6 +56,10 @@ public:
 private:
     qsizetype keptPrefix(const std::vector<int32_t> &prompt, const QStringList &images, const QString &stateFile,
                          bool &restored);
+    // Loads a saved state and its history; false (the caller resets) when it cannot be used.
+    bool load(const QString &stateFile, savedstate::Record &saved);
+    // Puts the session at the longest prefix of `prompt` the engine or its checkpoints hold.
+    qsizetype fromCheckpoint(const std::vector<int32_t> &prompt);
 
     waste::Model *m_model = nullptr;
     QString m_identity;

@@ -178,7 +178,7 @@ void ApiServer::onFinished(Job &jobRef, const GenerationResult &result)
     }
     if (!reply.toolCalls.isEmpty())
         finish = QStringLiteral("tool_calls");
-    const QJsonObject usage = openai::usage(promptTokens, completionTokens);
+    const QJsonObject usage = openai::usage(promptTokens, completionTokens, result.stats.reusedTokens);
 
     if (!job->stream) {
         QJsonObject body = job->kind == ApiRequest::Chat
