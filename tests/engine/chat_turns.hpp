@@ -66,6 +66,7 @@ struct TurnFigures {
     size_t promptTokens = 0;
     int reused = 0;
     int expectedReuse = 0;
+    size_t common = 0; // leading tokens the prompt shares with what the session read
     bool identical = false;
 };
 
@@ -89,6 +90,9 @@ inline std::vector<TurnFigures> converse(const std::string &container, Format f,
         TurnFigures t;
         t.promptTokens = prompt.size();
         t.expectedReuse = expected;
+        const std::vector<int32_t> read = waste::readTokens(*live);
+        while (t.common < read.size() && t.common < prompt.size() && read[t.common] == prompt[t.common])
+            ++t.common;
         t.reused = waste::reusePrefix(*live, prompt);
         const std::vector<float> a = live->eval(std::span<const int32_t>(prompt).subspan(size_t(t.reused)));
         fresh->resetState();

@@ -32,6 +32,11 @@ void expectReuse(const std::vector<TurnFigures> &turns, const char *what)
         const TurnFigures &t = turns[i];
         EXPECT_TRUE(t.identical) << what << ": turn " << i + 1 << " logits differ from a fresh read";
         EXPECT_EQ(t.reused, t.expectedReuse) << what << ": turn " << i + 1;
+        // On token ids: the new prompt begins with all that was read (the format kept the
+        // answer as the model wrote it), or, where the format rewrote the answer, its
+        // earliest changed token is the answer's first, where the checkpoint is.
+        if (i > 0)
+            EXPECT_EQ(t.common, size_t(t.expectedReuse)) << what << ": turn " << i + 1;
         EXPECT_LT(size_t(t.reused), t.promptTokens) << what << ": turn " << i + 1;
         if (i > 0)
             EXPECT_GT(t.reused, 0) << what << ": turn " << i + 1;
@@ -126,11 +131,17 @@ TEST(Checkpoints, OneIsKeptTheNewest)
 
 TEST(Checkpoints, TheBudgetCountsThem)
 {
-    // A checkpoint is the recurrent state plus one row of logits; an open model takes it out
-    // of its expert cache, or keeps none when that would leave less than the smallest cache.
+    // A checkpoint is the recurrent state plus one row of logits. The engine's default budget
+    // grows by it; a budget the caller chose gives it from the expert cache, or keeps none
+    // when that would leave less than the smallest cache.
     const waste::MemoryPlan p = waste::planMemory(kKimiLinear, 4096);
     const int64_t bytes = waste::checkpointBytes(kKimiLinear);
     EXPECT_EQ(bytes, (3 * (4 * 32 * 32 + 3 * 3 * 4 * 32) + 316) * 4); // r3: 3 KDA layers of 4 x 32, 316 logits
+    const waste::BudgetChoice byEngine = waste::resolveBudget(p, 0);
+    auto byDefault = waste::Model::open(kKimiLinear);
+    EXPECT_EQ(byDefault->info().expertCacheBytes, byEngine.expert_cache_bytes);
+    EXPECT_EQ(byDefault->info().budgetBytes, byEngine.budget_bytes + bytes);
+
     waste::OpenOptions o;
     o.ramBudget = p.recommended_bytes;
     auto m = waste::Model::open(kKimiLinear, o);

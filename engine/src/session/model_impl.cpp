@@ -56,10 +56,13 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options) : m_di
     // before any weight is loaded.
     m_plan = planMemory(m_dir, m_opts.ctxTokens);
     BudgetChoice choice = resolveBudget(m_plan, m_opts.ramBudget);
-    // The checkpoint (waste/prefix.hpp) lives inside the budget: its bytes come out of the
-    // expert cache when they fit above the smallest cache; otherwise none is kept.
+    // The checkpoint (waste/prefix.hpp) is counted in the budget: the engine's own default
+    // grows by it (the expert cache stays what the plan gives); a budget the caller chose
+    // gives it from the expert cache when it fits above the smallest cache, else none is kept.
     const int64_t checkpoint = checkpointBytes(m_dir);
-    if (choice.expert_cache_bytes - checkpoint >= m_plan.min_expert_cache) {
+    if (choice.chosen_by_engine) {
+        choice.budget_bytes += checkpoint;
+    } else if (choice.expert_cache_bytes - checkpoint >= m_plan.min_expert_cache) {
         choice.expert_cache_bytes -= checkpoint;
         choice.cache_slots = m_plan.max_record_bytes > 0 ? choice.expert_cache_bytes / m_plan.max_record_bytes : 0;
     } else {

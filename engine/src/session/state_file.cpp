@@ -3,6 +3,7 @@
 #include "format/file.hpp"
 #include "waste/waste.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -28,8 +29,41 @@ std::vector<int64_t> shapeWords(const format::ModelConfig &c, const model::State
 
 void saveState(const std::string &path, const format::ModelConfig &c, const model::State &s, const ReadHistory &h)
 {
+    // Written through an 8 MiB buffer: a full-size K3 state with its checkpoint is over a
+    // GiB, which must not be copied into memory whole first.
+    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        throw Error(ErrorCode::Io, path + ": cannot write session state (" + std::strerror(errno) + ")");
     std::vector<char> buf;
-    auto put = [&](const void *p, size_t n) { buf.insert(buf.end(), static_cast<const char *>(p), static_cast<const char *>(p) + n); };
+    const auto flush = [&] {
+        size_t done = 0;
+        while (done < buf.size()) {
+            const ssize_t n = ::write(fd, buf.data() + done, buf.size() - done);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0) {
+                const std::string why = std::strerror(errno);
+                ::close(fd);
+                ::unlink(tmp.c_str());
+                throw Error(ErrorCode::Io, path + ": writing session state failed (" + why + ")");
+            }
+            done += static_cast<size_t>(n);
+        }
+        buf.clear();
+    };
+    constexpr size_t kBuffer = size_t(8) << 20;
+    auto put = [&](const void *p, size_t n) {
+        const char *from = static_cast<const char *>(p);
+        while (n > 0) {
+            const size_t take = std::min(n, kBuffer - buf.size());
+            buf.insert(buf.end(), from, from + take);
+            from += take;
+            n -= take;
+            if (buf.size() == kBuffer)
+                flush();
+        }
+    };
     const auto words = shapeWords(c, s, !s.lastLogits.empty());
     put(words.data(), words.size() * sizeof(int64_t));
     for (int L = 0; L < c.layers; ++L) {
@@ -59,22 +93,7 @@ void saveState(const std::string &path, const format::ModelConfig &c, const mode
         put(cp.logits.data(), cp.logits.size() * 4);
     }
 
-    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        throw Error(ErrorCode::Io, path + ": cannot write session state (" + std::strerror(errno) + ")");
-    size_t done = 0;
-    while (done < buf.size()) {
-        const ssize_t n = ::write(fd, buf.data() + done, buf.size() - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            ::close(fd);
-            ::unlink(tmp.c_str());
-            throw Error(ErrorCode::Io, path + ": writing session state failed (" + std::strerror(errno) + ")");
-        }
-        done += static_cast<size_t>(n);
-    }
+    flush();
     ::fsync(fd);
     ::close(fd);
     if (::rename(tmp.c_str(), path.c_str()) != 0) {
