@@ -10,6 +10,7 @@
 #include "engine/promptfeeder.h"
 #include "engine/statehistory.h"
 
+#include <waste/prefix.hpp>
 #include <waste/waste.hpp>
 
 #include <QTemporaryDir>
@@ -359,6 +360,27 @@ private Q_SLOTS:
         QVERIFY(q.restored);
         QCOMPARE(q.reused, first);
         QVERIFY(reopened->eval(q.rest()) == inMemory);
+
+        // This turn went back to a checkpoint, so its save writes only the state at this
+        // answer's start (the live state would not be used): a third turn that rewrites the
+        // second answer continues from the file.
+        const waste::GenResult r2 = model->generate({}, greedy(8));
+        feeder.record(p, r2);
+        feeder.save(file);
+        QCOMPARE(feeder.lastKept(), PromptFeeder::Kept::Checkpoint);
+        const qsizetype second = qsizetype(p.prompt.size());
+        DialogueTurn answer2 = assistantTurn(*model, p.prompt, r2, greedy(8), prompt.opensThinking);
+        answer2.reasoning.clear();
+        d.turns << answer2 << turn(QStringLiteral("user"), QStringLiteral("And then?"));
+        prompt = renderDialogue(d, waste::ChatFormat::K3);
+        auto third = open(kK3);
+        PromptFeeder thirdFeeder;
+        thirdFeeder.setModel(third.get(), QStringLiteral("k3s1"));
+        const PromptFeeder::Prepared t = thirdFeeder.prepare(prompt.segments, {}, true, file);
+        QVERIFY(t.restored);
+        QCOMPARE(t.reused, second);
+        QCOMPARE(waste::checkpointPosition(*third), 0); // the file held the state there, no checkpoint
+        QVERIFY(third->eval(t.rest()) == open(kK3)->eval(t.prompt));
     }
 
     void keptImagesAreNotEncodedAgain()

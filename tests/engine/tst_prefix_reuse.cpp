@@ -185,4 +185,22 @@ TEST(Checkpoints, ASavedStateHoldsThemSoAReopenedChatContinues)
     const std::vector<float> a = reopened->eval(std::span<const int32_t>(next).subspan(50));
     auto fresh = waste::Model::open(kK3);
     EXPECT_TRUE(sameBits(a, fresh->eval(next)));
+
+    // Only the part the next turn needs: the state at the checkpoint (a plain state there),
+    // or the live state; each is the whole file less the other's bytes.
+    const std::string atCheckpoint = path + ".checkpoint", live = path + ".live";
+    waste::saveState(*m, atCheckpoint, waste::SavedParts::Checkpoint);
+    waste::saveState(*m, live, waste::SavedParts::LiveState);
+    const auto size = [](const std::string &p) { return int64_t(std::ifstream(p, std::ios::binary | std::ios::ate).tellg()); };
+    EXPECT_EQ(size(path) - size(live), 8 + waste::checkpointBytes(kK3));
+    auto fromCheckpoint = waste::Model::open(kK3);
+    fromCheckpoint->loadState(atCheckpoint);
+    EXPECT_EQ(fromCheckpoint->position(), 50);
+    EXPECT_EQ(waste::checkpointPosition(*fromCheckpoint), 0);
+    ASSERT_EQ(waste::reusePrefix(*fromCheckpoint, next), 50);
+    EXPECT_TRUE(sameBits(a, fromCheckpoint->eval(std::span<const int32_t>(next).subspan(50))));
+    auto fromLive = waste::Model::open(kK3);
+    fromLive->loadState(live);
+    EXPECT_EQ(fromLive->position(), 80);
+    EXPECT_EQ(waste::reusablePrefix(*fromLive, next), 0); // no checkpoint to go back to
 }

@@ -41,8 +41,10 @@ qsizetype PromptFeeder::keptPrefix(const std::vector<int32_t> &prompt, const QSt
     };
     if (!m_history.empty()) {
         const qsizetype k = m_history.matchPrefix(prompt, bytes);
-        if (usable(m_history, k))
+        if (usable(m_history, k)) {
+            m_kept = Kept::LiveState;
             return k;
+        }
     }
     // The prompt does not extend all the state read (the format rewrote the last answer,
     // or the conversation changed): the engine can still go back to the longest prefix
@@ -56,6 +58,7 @@ qsizetype PromptFeeder::keptPrefix(const std::vector<int32_t> &prompt, const QSt
             if (!load(stateFile, *saved))
                 return 0; // the caller resets
             restored = true;
+            m_kept = Kept::LiveState;
             return k;
         }
     }
@@ -88,6 +91,7 @@ qsizetype PromptFeeder::fromCheckpoint(const std::vector<int32_t> &prompt)
     // The engine's match is token for token and stops before any image, so the state then
     // holds exactly the prompt's first n tokens.
     const int n = waste::reusePrefix(*m_model, prompt);
+    m_kept = n > 0 ? Kept::Checkpoint : Kept::Nothing;
     m_history.clear();
     m_history.appendPrompt(std::span<const int32_t>(prompt).first(size_t(n)));
     return n;
@@ -98,6 +102,7 @@ PromptFeeder::Prepared PromptFeeder::prepare(const QList<PromptSegment> &segment
 {
     Prepared p;
     p.prompt = tokenize(segments);
+    m_kept = Kept::Nothing;
     p.reused = reuse ? keptPrefix(p.prompt, images, stateFile, p.restored) : 0;
     qsizetype placed = 0;
     if (p.reused > 0) {
@@ -138,6 +143,17 @@ void PromptFeeder::reset()
 
 void PromptFeeder::save(const QString &stateFile, const QJsonObject &extra) const
 {
+    if (m_kept == Kept::LiveState) {
+        savedstate::save(*m_model, stateFile, m_history, m_identity, extra, waste::SavedParts::LiveState);
+        return;
+    }
+    // The checkpoint generate() kept at this answer's start: the history without the answer.
+    const int at = waste::checkpointPosition(*m_model);
+    if (m_kept == Kept::Checkpoint && at > 0 && at == m_model->position() - m_history.trailingGenerated()) {
+        savedstate::save(*m_model, stateFile, m_history.withoutTrailingGenerated(), m_identity, extra,
+                         waste::SavedParts::Checkpoint, at);
+        return;
+    }
     savedstate::save(*m_model, stateFile, m_history, m_identity, extra);
 }
 

@@ -6,7 +6,10 @@
 // one does (savedstate.h), else goes back to the engine's checkpoint (the start of the last
 // answer, for formats that rewrite it; waste::reusePrefix in waste/prefix.hpp), in memory or in the saved
 // state, else resets; it adds the images that are not in the state yet.
-// After the generation, record() notes what was fed, and save() writes the state to disk.
+// After the generation, record() notes what was fed, and save() writes the state to disk:
+// only the part the next turn is likely to use, as this turn did (the live state when the
+// prompt extended it, the state at the answer's start when the format rewrote the last
+// answer), both when there is nothing to go by.
 #pragma once
 
 #include "engine/generationtypes.h"
@@ -53,6 +56,10 @@ public:
     // state is then unchanged) when there is none or it is of another model.
     std::optional<QJsonObject> restore(const QString &stateFile);
 
+    // How the last prepare() kept a prefix: it decides what save() writes.
+    enum class Kept { Nothing, LiveState, Checkpoint };
+    Kept lastKept() const { return m_kept; }
+
 private:
     qsizetype keptPrefix(const std::vector<int32_t> &prompt, const QStringList &images, const QString &stateFile,
                          bool &restored);
@@ -65,4 +72,5 @@ private:
     QString m_identity;
     int32_t m_mediaToken = -1; // <|media_pad|>: one per image in an unexpanded prompt
     StateHistory m_history;
+    Kept m_kept = Kept::Nothing;
 };

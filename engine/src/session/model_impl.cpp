@@ -385,7 +385,12 @@ void ModelImpl::resetState()
     m_read.clear();
 }
 
-void ModelImpl::saveState(const std::string &path) const { session::saveState(path, m_manifest.config, m_state, m_read); }
+void ModelImpl::saveState(const std::string &path) const { saveState(path, SavedParts::Everything); }
+
+void ModelImpl::saveState(const std::string &path, SavedParts parts) const
+{
+    session::saveState(path, m_manifest.config, m_state, m_read, parts);
+}
 
 void ModelImpl::loadState(const std::string &path) { session::loadState(path, m_manifest.config, m_state, m_read); }
 

@@ -13,6 +13,7 @@
 #include "model/vision_runtime.hpp"
 #include "model/weights.hpp"
 #include "session/read_history.hpp"
+#include "waste/prefix.hpp"
 #include "text/tokenizer.hpp"
 #include "waste/waste.hpp"
 
@@ -52,6 +53,8 @@ public:
     int reusablePrefix(std::span<const int32_t> prompt) const { return m_read.reusable(prompt, m_state); }
     int reusePrefix(std::span<const int32_t> prompt) { return m_read.reuse(prompt, m_state); }
     const std::vector<int32_t> &readTokens() const { return m_read.tokens(); }
+    int checkpointPosition() const { return m_read.checkpoints().empty() ? 0 : m_read.checkpoints().back().pos; }
+    void saveState(const std::string &path, SavedParts parts) const;
 
     // Engine internals for tests and tools.
     const format::Manifest &manifest() const { return m_manifest; }

@@ -29,6 +29,10 @@ int reusePrefix(Model &model, std::span<const int32_t> prompt) { return impl(mod
 
 std::vector<int32_t> readTokens(const Model &model) { return impl(model).readTokens(); }
 
+int checkpointPosition(const Model &model) { return impl(model).checkpointPosition(); }
+
+void saveState(const Model &model, const std::string &path, SavedParts parts) { impl(model).saveState(path, parts); }
+
 int64_t checkpointBytes(const std::string &containerPath)
 {
     // What session/read_history copies: per KDA layer the S matrices and three conv rings.

@@ -27,8 +27,20 @@ std::vector<int64_t> shapeWords(const format::ModelConfig &c, const model::State
 
 } // namespace
 
-void saveState(const std::string &path, const format::ModelConfig &c, const model::State &s, const ReadHistory &h)
+void saveState(const std::string &path, const format::ModelConfig &c, const model::State &s, const ReadHistory &h,
+               SavedParts parts)
 {
+    // What is written: the live state, or the state as it was at the newest checkpoint (its
+    // recurrent copy and logits, the latent rows before it, which are the live ones); with
+    // Everything, the checkpoints after the live state.
+    const Checkpoint *at = parts == SavedParts::Checkpoint && !h.checkpoints().empty() ? &h.checkpoints().back() : nullptr;
+    const int pos = at ? at->pos : s.pos;
+    const std::vector<model::LayerState> &recurrent = at ? at->recurrent : s.layers;
+    const std::vector<float> &logits = at ? at->logits : s.lastLogits;
+    const std::span<const int32_t> tokens = std::span<const int32_t>(h.tokens()).first(size_t(pos));
+    const std::span<const Checkpoint> checkpoints =
+        parts == SavedParts::Everything ? std::span<const Checkpoint>(h.checkpoints()) : std::span<const Checkpoint>();
+
     // Written through an 8 MiB buffer: a full-size K3 state with its checkpoint is over a
     // GiB, which must not be copied into memory whole first.
     const std::string tmp = path + ".tmp." + std::to_string(::getpid());
@@ -64,24 +76,27 @@ void saveState(const std::string &path, const format::ModelConfig &c, const mode
                 flush();
         }
     };
-    const auto words = shapeWords(c, s, !s.lastLogits.empty());
+    model::State shape;
+    shape.pos = pos;
+    const auto words = shapeWords(c, shape, !logits.empty());
     put(words.data(), words.size() * sizeof(int64_t));
     for (int L = 0; L < c.layers; ++L) {
-        const model::LayerState &l = s.layers[static_cast<size_t>(L)];
+        const model::LayerState &l = recurrent[static_cast<size_t>(L)];
         put(l.S.data(), l.S.size() * 4);
         put(l.convQ.data(), l.convQ.size() * 4);
         put(l.convK.data(), l.convK.size() * 4);
         put(l.convV.data(), l.convV.size() * 4);
-        if (!l.latent.empty())
-            put(l.latent.data(), size_t(s.pos) * size_t(c.kvLora + c.qkRope) * 4);
+        const std::vector<float> &latent = s.layers[static_cast<size_t>(L)].latent;
+        if (!latent.empty())
+            put(latent.data(), size_t(pos) * size_t(c.kvLora + c.qkRope) * 4);
     }
-    put(s.lastLogits.data(), s.lastLogits.size() * 4);
-    const int64_t nTokens = int64_t(h.tokens().size());
+    put(logits.data(), logits.size() * 4);
+    const int64_t nTokens = int64_t(tokens.size());
     put(&nTokens, 8);
-    put(h.tokens().data(), h.tokens().size() * 4);
-    const int64_t nCheckpoints = int64_t(h.checkpoints().size());
+    put(tokens.data(), tokens.size() * 4);
+    const int64_t nCheckpoints = int64_t(checkpoints.size());
     put(&nCheckpoints, 8);
-    for (const Checkpoint &cp : h.checkpoints()) {
+    for (const Checkpoint &cp : checkpoints) {
         const int64_t pos = cp.pos;
         put(&pos, 8);
         for (const model::LayerState &l : cp.recurrent) {

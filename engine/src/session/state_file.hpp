@@ -6,12 +6,14 @@
 #include "format/manifest.hpp"
 #include "model/state.hpp"
 #include "session/read_history.hpp"
+#include "waste/prefix.hpp"
 
 #include <string>
 
 namespace waste::session {
 
-void saveState(const std::string &path, const format::ModelConfig &c, const model::State &s, const ReadHistory &h);
+void saveState(const std::string &path, const format::ModelConfig &c, const model::State &s, const ReadHistory &h,
+               SavedParts parts = SavedParts::Everything);
 // Reads into `s` and `h` only after the whole file validated; otherwise throws and leaves
 // both untouched.
 void loadState(const std::string &path, const format::ModelConfig &c, model::State &s, ReadHistory &h);
