@@ -37,6 +37,8 @@ const char *formatName(waste::ChatFormat f)
 struct Totals {
     int64_t tokens = 0;
     double seconds = 0;
+    int64_t promptRead = 0;   // prompt tokens fed to the engine
+    int64_t promptReused = 0; // prompt tokens its state or a checkpoint already held
 };
 
 waste::GenResult streamed(waste::Model &model, std::span<const int32_t> ids, const waste::GenParams &params,
@@ -124,6 +126,8 @@ int runChat(const cli::Args &args)
             }
             if (line == "/stats") {
                 cli::printStatsLine(model->stats(), static_cast<int>(totals.tokens), totals.seconds);
+                std::fprintf(stderr, "prompts: %lld tokens read, %lld not read again (held by the state or a checkpoint)\n",
+                             static_cast<long long>(totals.promptRead), static_cast<long long>(totals.promptReused));
                 continue;
             }
             if (line.rfind("/image ", 0) == 0) {
@@ -152,6 +156,8 @@ int runChat(const cli::Args &args)
             try {
                 const RenderedPrompt prompt = renderDialogue(dialogue, format);
                 const PromptFeeder::Prepared prepared = feeder.prepare(prompt.segments, prompt.imagePaths, true, {});
+                totals.promptRead += static_cast<int64_t>(prepared.rest().size());
+                totals.promptReused += prepared.reused;
                 const waste::GenResult r = streamed(*model, prepared.rest(), params, totals);
                 feeder.record(prepared, r);
                 dialogue.turns << assistantTurn(*model, prepared.prompt, r, params, prompt.opensThinking);

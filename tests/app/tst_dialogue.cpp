@@ -10,6 +10,7 @@
 #include "engine/promptfeeder.h"
 #include "engine/statehistory.h"
 
+#include <waste/prefix.hpp>
 #include <waste/waste.hpp>
 
 #include <QTemporaryDir>
@@ -309,13 +310,77 @@ private Q_SLOTS:
         QVERIFY(again->eval(q.rest()) == inMemory);
 
         // Another model's record is ignored, and a prompt the state is not a prefix of resets.
+        // (On a session of its own: the engine itself would keep what `again` read.)
+        auto third = open(kR3);
         PromptFeeder stranger;
-        stranger.setModel(again.get(), QStringLiteral("another model"));
+        stranger.setModel(third.get(), QStringLiteral("another model"));
         QCOMPARE(stranger.prepare(prompt.segments, {}, true, file).reused, qsizetype(0));
         PromptFeeder edited;
         edited.setModel(again.get(), QStringLiteral("r3"));
         d.turns.first().text = QStringLiteral("Hello here");
         QCOMPARE(edited.prepare(renderDialogue(d, waste::ChatFormat::ChatMl).segments, {}, true, file).reused, qsizetype(0));
+    }
+
+    void aRewrittenAnswerGoesBackToItsStartAlsoAfterReopening()
+    {
+        // K3 with thinking on and a client that sends back only the answer's content: the past
+        // answer's think element is then empty, so the next prompt leaves what the engine read
+        // where the reasoning began, the checkpoint generate() kept at the answer's start. Only
+        // the rest is read, in memory and on a fresh session that loads the saved state.
+        QTemporaryDir dir;
+        const QString file = dir.filePath(QStringLiteral("k3.state"));
+        auto model = open(kK3);
+        PromptFeeder feeder;
+        feeder.setModel(model.get(), QStringLiteral("k3s1"));
+        Dialogue d;
+        d.thinking = true;
+        d.turns << turn(QStringLiteral("user"), QStringLiteral("Hello there"));
+        RenderedPrompt prompt = renderDialogue(d, waste::ChatFormat::K3);
+        PromptFeeder::Prepared p = feeder.prepare(prompt.segments, {}, true, file);
+        const waste::GenResult r = model->generate(p.rest(), greedy(8));
+        feeder.record(p, r);
+        feeder.save(file);
+        const qsizetype first = qsizetype(p.prompt.size());
+        DialogueTurn answer = assistantTurn(*model, p.prompt, r, greedy(8), prompt.opensThinking);
+        QVERIFY(!answer.reasoning.isEmpty()); // the random model's words are all in the think channel
+        answer.reasoning.clear();
+        d.turns << answer << turn(QStringLiteral("user"), QStringLiteral("Go on."));
+        prompt = renderDialogue(d, waste::ChatFormat::K3);
+
+        p = feeder.prepare(prompt.segments, {}, true, file);
+        QVERIFY(!p.restored);
+        QCOMPARE(p.reused, first);
+        const std::vector<float> inMemory = model->eval(p.rest());
+        QVERIFY(open(kK3)->eval(p.prompt) == inMemory); // a fresh read of the whole prompt
+
+        auto reopened = open(kK3);
+        PromptFeeder other;
+        other.setModel(reopened.get(), QStringLiteral("k3s1"));
+        const PromptFeeder::Prepared q = other.prepare(prompt.segments, {}, true, file);
+        QVERIFY(q.restored);
+        QCOMPARE(q.reused, first);
+        QVERIFY(reopened->eval(q.rest()) == inMemory);
+
+        // This turn went back to a checkpoint, so its save writes only the state at this
+        // answer's start (the live state would not be used): a third turn that rewrites the
+        // second answer continues from the file.
+        const waste::GenResult r2 = model->generate({}, greedy(8));
+        feeder.record(p, r2);
+        feeder.save(file);
+        QCOMPARE(feeder.lastKept(), PromptFeeder::Kept::Checkpoint);
+        const qsizetype second = qsizetype(p.prompt.size());
+        DialogueTurn answer2 = assistantTurn(*model, p.prompt, r2, greedy(8), prompt.opensThinking);
+        answer2.reasoning.clear();
+        d.turns << answer2 << turn(QStringLiteral("user"), QStringLiteral("And then?"));
+        prompt = renderDialogue(d, waste::ChatFormat::K3);
+        auto third = open(kK3);
+        PromptFeeder thirdFeeder;
+        thirdFeeder.setModel(third.get(), QStringLiteral("k3s1"));
+        const PromptFeeder::Prepared t = thirdFeeder.prepare(prompt.segments, {}, true, file);
+        QVERIFY(t.restored);
+        QCOMPARE(t.reused, second);
+        QCOMPARE(waste::checkpointPosition(*third), 0); // the file held the state there, no checkpoint
+        QVERIFY(third->eval(t.rest()) == open(kK3)->eval(t.prompt));
     }
 
     void keptImagesAreNotEncodedAgain()

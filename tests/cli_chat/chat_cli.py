@@ -3,6 +3,7 @@
 comparison is exact: a saved-and-loaded conversation must print the same third answer as one
 that never stopped, and `run` must answer like the first turn of `chat`."""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -46,6 +47,12 @@ for name, (model, extra) in models.items():
     if first.stdout + second.stdout != whole.stdout:
         failures.append(f"{name}: saved and loaded conversation differs:\n{first.stdout + second.stdout!r}\n{whole.stdout!r}")
     if name != "raw":
+        # Turns 2 and 3 read only what the engine does not hold (its state, or the
+        # checkpoint at the last answer's start): /stats counts what was not read again.
+        stats = chat(model, turns + ["/stats"], *extra)
+        kept = re.search(r"(\d+) tokens read, (\d+) not read again", stats.stderr)
+        if not kept or int(kept.group(2)) == 0:
+            failures.append(f"{name}: later turns read the whole conversation again: {stats.stderr.strip()[-200:]}")
         # run renders PROMPT as the first user message, exactly as chat does.
         once = call("run", model, turns[0], "-n", "12", *extra)
         one_turn = chat(model, turns[:1], *extra)

@@ -120,8 +120,22 @@ try {
   assert.equal(text, message.content);
   assert.equal(reasoning, message.reasoning_content ?? '');
   assert.equal(finish, whole.choices[0].finish_reason);
-  assert.deepEqual(usage, whole.usage);
+  // The same prompt again is read from the checkpoint the engine kept at the answer's start:
+  // the whole prompt is cached, everything else in the usage is the same.
+  assert.equal(whole.usage.prompt_tokens_details.cached_tokens, 0);
+  assert.equal(usage.prompt_tokens_details.cached_tokens, usage.prompt_tokens);
+  const uncached = (u) => ({ ...u, prompt_tokens_details: undefined });
+  assert.deepEqual(uncached(usage), uncached(whole.usage));
   step(`streamed: ${chunks} chunks, same text, usage ${JSON.stringify(usage)}`);
+
+  // A follow-up that sends the answer back as clients do (content only, no
+  // reasoning_content): only what the engine does not hold is read again.
+  const follow = await client.chat.completions.create({
+    ...ask, messages: [...ask.messages, { role: 'assistant', content: message.content ?? '' },
+                       { role: 'user', content: 'And then?' }] });
+  const cached = follow.usage.prompt_tokens_details.cached_tokens;
+  assert.ok(cached >= whole.usage.prompt_tokens && cached < follow.usage.prompt_tokens, JSON.stringify(follow.usage));
+  step(`follow-up: ${cached} of ${follow.usage.prompt_tokens} prompt tokens cached`);
 
   // Forced tool calls: parsed calls, whole and streamed (the SDK's stream helper assembles
   // the tool_call deltas by index into the final message).

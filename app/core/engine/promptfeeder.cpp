@@ -1,6 +1,7 @@
 #include "engine/promptfeeder.h"
 
 #include <waste/chat.hpp>
+#include <waste/prefix.hpp>
 
 #include <algorithm>
 
@@ -40,29 +41,60 @@ qsizetype PromptFeeder::keptPrefix(const std::vector<int32_t> &prompt, const QSt
     };
     if (!m_history.empty()) {
         const qsizetype k = m_history.matchPrefix(prompt, bytes);
-        if (usable(m_history, k))
+        if (usable(m_history, k)) {
+            m_kept = Kept::LiveState;
             return k;
+        }
     }
-    if (stateFile.isEmpty())
+    // The prompt does not extend all the state read (the format rewrote the last answer,
+    // or the conversation changed): the engine can still go back to the longest prefix
+    // that it, or a checkpoint of it, holds token for token.
+    const int live = waste::reusablePrefix(*m_model, prompt);
+    std::optional<savedstate::Record> saved =
+        stateFile.isEmpty() ? std::nullopt : savedstate::readRecord(stateFile, m_identity);
+    if (saved) {
+        const qsizetype k = saved->history.matchPrefix(prompt, bytes);
+        if (usable(saved->history, k) && k > live) {
+            if (!load(stateFile, *saved))
+                return 0; // the caller resets
+            restored = true;
+            m_kept = Kept::LiveState;
+            return k;
+        }
+    }
+    if (live > 0)
+        return fromCheckpoint(prompt);
+    // The saved state's checkpoint (a reopened chat whose last answer the format rewrites).
+    if (!saved || !load(stateFile, *saved))
         return 0;
-    std::optional<savedstate::Record> saved = savedstate::readRecord(stateFile, m_identity);
-    if (!saved)
-        return 0;
-    const qsizetype k = saved->history.matchPrefix(prompt, bytes);
-    if (!usable(saved->history, k))
-        return 0;
+    restored = true;
+    return fromCheckpoint(prompt);
+}
+
+bool PromptFeeder::load(const QString &stateFile, savedstate::Record &saved)
+{
     try {
         m_model->loadState(stateFile.toStdString());
     } catch (const waste::Error &) {
         // Damaged, or of other shapes: of no use again. The state in memory is unchanged.
         savedstate::remove(stateFile);
-        return 0;
+        return false;
     }
-    if (m_model->position() != saved->position)
-        return 0; // the caller resets
-    m_history = std::move(saved->history);
-    restored = true;
-    return k;
+    if (m_model->position() != saved.position)
+        return false;
+    m_history = std::move(saved.history);
+    return true;
+}
+
+qsizetype PromptFeeder::fromCheckpoint(const std::vector<int32_t> &prompt)
+{
+    // The engine's match is token for token and stops before any image, so the state then
+    // holds exactly the prompt's first n tokens.
+    const int n = waste::reusePrefix(*m_model, prompt);
+    m_kept = n > 0 ? Kept::Checkpoint : Kept::Nothing;
+    m_history.clear();
+    m_history.appendPrompt(std::span<const int32_t>(prompt).first(size_t(n)));
+    return n;
 }
 
 PromptFeeder::Prepared PromptFeeder::prepare(const QList<PromptSegment> &segments, const QStringList &images, bool reuse,
@@ -70,6 +102,7 @@ PromptFeeder::Prepared PromptFeeder::prepare(const QList<PromptSegment> &segment
 {
     Prepared p;
     p.prompt = tokenize(segments);
+    m_kept = Kept::Nothing;
     p.reused = reuse ? keptPrefix(p.prompt, images, stateFile, p.restored) : 0;
     qsizetype placed = 0;
     if (p.reused > 0) {
@@ -110,6 +143,17 @@ void PromptFeeder::reset()
 
 void PromptFeeder::save(const QString &stateFile, const QJsonObject &extra) const
 {
+    if (m_kept == Kept::LiveState) {
+        savedstate::save(*m_model, stateFile, m_history, m_identity, extra, waste::SavedParts::LiveState);
+        return;
+    }
+    // The checkpoint generate() kept at this answer's start: the history without the answer.
+    const int at = waste::checkpointPosition(*m_model);
+    if (m_kept == Kept::Checkpoint && at > 0 && at == m_model->position() - m_history.trailingGenerated()) {
+        savedstate::save(*m_model, stateFile, m_history.withoutTrailingGenerated(), m_identity, extra,
+                         waste::SavedParts::Checkpoint, at);
+        return;
+    }
     savedstate::save(*m_model, stateFile, m_history, m_identity, extra);
 }
 

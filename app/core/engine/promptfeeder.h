@@ -3,8 +3,13 @@
 //
 // Before a generation, prepare() tokenises the prompt and keeps the state when it holds a
 // prefix of the prompt (StateHistory), else loads the conversation's saved state when that
-// one does (savedstate.h), else resets; it adds the images that are not in the state yet.
-// After the generation, record() notes what was fed, and save() writes the state to disk.
+// one does (savedstate.h), else goes back to the engine's checkpoint (the start of the last
+// answer, for formats that rewrite it; waste::reusePrefix in waste/prefix.hpp), in memory or in the saved
+// state, else resets; it adds the images that are not in the state yet.
+// After the generation, record() notes what was fed, and save() writes the state to disk:
+// only the part the next turn is likely to use, as this turn did (the live state when the
+// prompt extended it, the state at the answer's start when the format rewrote the last
+// answer), both when there is nothing to go by.
 #pragma once
 
 #include "engine/generationtypes.h"
@@ -51,12 +56,21 @@ public:
     // state is then unchanged) when there is none or it is of another model.
     std::optional<QJsonObject> restore(const QString &stateFile);
 
+    // How the last prepare() kept a prefix: it decides what save() writes.
+    enum class Kept { Nothing, LiveState, Checkpoint };
+    Kept lastKept() const { return m_kept; }
+
 private:
     qsizetype keptPrefix(const std::vector<int32_t> &prompt, const QStringList &images, const QString &stateFile,
                          bool &restored);
+    // Loads a saved state and its history; false (the caller resets) when it cannot be used.
+    bool load(const QString &stateFile, savedstate::Record &saved);
+    // Puts the session at the longest prefix of `prompt` the engine or its checkpoints hold.
+    qsizetype fromCheckpoint(const std::vector<int32_t> &prompt);
 
     waste::Model *m_model = nullptr;
     QString m_identity;
     int32_t m_mediaToken = -1; // <|media_pad|>: one per image in an unexpanded prompt
     StateHistory m_history;
+    Kept m_kept = Kept::Nothing;
 };

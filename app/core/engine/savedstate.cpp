@@ -36,16 +36,16 @@ QString modelIdentity(const QString &containerPath, int ctxTokens)
 }
 
 void save(waste::Model &model, const QString &path, const StateHistory &history, const QString &identity,
-          const QJsonObject &extra)
+          const QJsonObject &extra, waste::SavedParts parts, int position)
 {
     QDir().mkpath(QFileInfo(path).absolutePath());
     // The old record goes first: a crash between the two writes leaves no record, not a
     // record that describes another state.
     QFile::remove(path + kRecordSuffix);
-    model.saveState(path.toStdString());
+    waste::saveState(model, path.toStdString(), parts);
     const QJsonObject record{{QStringLiteral("version"), kRecordVersion},
                              {QStringLiteral("model"), identity},
-                             {QStringLiteral("position"), model.position()},
+                             {QStringLiteral("position"), position >= 0 ? position : model.position()},
                              {QStringLiteral("history"), history.toJson()},
                              {QStringLiteral("extra"), extra}};
     QSaveFile f(path + kRecordSuffix);

@@ -7,6 +7,7 @@
 
 #include "engine/statehistory.h"
 
+#include <waste/prefix.hpp>
 #include <waste/waste.hpp>
 
 #include <QJsonObject>
@@ -23,8 +24,10 @@ QString modelIdentity(const QString &containerPath, int ctxTokens);
 // Writes the state and its record (the record last: a state without a record is ignored).
 // Throws waste::Error / std::runtime_error when it cannot.
 // extra: anything the caller keeps with the state (`waste chat` keeps its dialogue).
+// parts: what of the engine state is written (waste/prefix.hpp); `history` and `position`
+// (-1: the model's) describe what the written state holds.
 void save(waste::Model &model, const QString &path, const StateHistory &history, const QString &identity,
-          const QJsonObject &extra = {});
+          const QJsonObject &extra = {}, waste::SavedParts parts = waste::SavedParts::Everything, int position = -1);
 
 struct Record {
     StateHistory history;

@@ -56,6 +56,19 @@ qsizetype StateHistory::matchPrefix(std::span<const int32_t> prompt, const Token
     return qsizetype(at);
 }
 
+qsizetype StateHistory::trailingGenerated() const
+{
+    return !m_chunks.empty() && m_chunks.back().generated ? qsizetype(m_chunks.back().tokens.size()) : 0;
+}
+
+StateHistory StateHistory::withoutTrailingGenerated() const
+{
+    StateHistory h = *this;
+    if (!h.m_chunks.empty() && h.m_chunks.back().generated)
+        h.m_chunks.pop_back();
+    return h;
+}
+
 qsizetype StateHistory::countPromptToken(int32_t token) const
 {
     qsizetype n = 0;

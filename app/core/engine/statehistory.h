@@ -34,6 +34,11 @@ public:
     // of the prompt (then it must be reset and the whole prompt fed).
     qsizetype matchPrefix(std::span<const int32_t> prompt, const TokenBytes &bytes) const;
 
+    // Tokens of a generated chunk at the end (0 when the history ends with prompt tokens).
+    qsizetype trailingGenerated() const;
+    // The same history without that chunk: what the state held when the answer began.
+    StateHistory withoutTrailingGenerated() const;
+
     // Occurrences of `token` among the prompt tokens (media placeholders already placed).
     qsizetype countPromptToken(int32_t token) const;
 

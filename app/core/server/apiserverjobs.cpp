@@ -193,7 +193,7 @@ void ApiServer::onFinished(Job &jobRef, const GenerationResult &result)
     }
     if (!reply.toolCalls.isEmpty())
         finish = QStringLiteral("tool_calls");
-    const QJsonObject usage = openai::usage(promptTokens, completionTokens);
+    const QJsonObject usage = openai::usage(promptTokens, completionTokens, result.stats.reusedTokens);
 
     if (job->dialect) {
         const ReplyEnd end{result.finishReason, result.text, promptTokens, completionTokens, result.stats.reusedTokens};

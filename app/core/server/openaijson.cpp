@@ -26,11 +26,14 @@ QString newCallId()
     return QStringLiteral("call_") + randomHex(24); // OpenAI's own form
 }
 
-QJsonObject usage(int promptTokens, int completionTokens)
+QJsonObject usage(int promptTokens, int completionTokens, int cachedTokens)
 {
-    return {{QStringLiteral("prompt_tokens"), promptTokens},
-            {QStringLiteral("completion_tokens"), completionTokens},
-            {QStringLiteral("total_tokens"), promptTokens + completionTokens}};
+    QJsonObject o{{QStringLiteral("prompt_tokens"), promptTokens},
+                  {QStringLiteral("completion_tokens"), completionTokens},
+                  {QStringLiteral("total_tokens"), promptTokens + completionTokens}};
+    if (cachedTokens >= 0)
+        o.insert(QStringLiteral("prompt_tokens_details"), QJsonObject{{QStringLiteral("cached_tokens"), cachedTokens}});
+    return o;
 }
 
 QJsonObject wasteStats(const GenerationStats &s, qint64 ms)

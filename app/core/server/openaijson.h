@@ -17,7 +17,9 @@ QString newId(const QString &prefix);
 // A tool call's id.
 QString newCallId();
 
-QJsonObject usage(int promptTokens, int completionTokens);
+// cachedTokens >= 0 adds prompt_tokens_details.cached_tokens: prompt tokens the engine
+// did not read again (its state or a checkpoint held them).
+QJsonObject usage(int promptTokens, int completionTokens, int cachedTokens = -1);
 // WASTE's own figures for one generation, under the top-level "waste" key.
 QJsonObject wasteStats(const GenerationStats &stats, qint64 ms);
 

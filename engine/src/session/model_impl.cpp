@@ -5,6 +5,7 @@
 #include "format/file.hpp"
 #include "format/native_record.hpp"
 #include "session/state_file.hpp"
+#include "waste/prefix.hpp"
 #include "text/chat_format.hpp"
 #include "text/k3_output_parser.hpp"
 #include "text/output_stream.hpp"
@@ -57,7 +58,21 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options) : m_di
     // The planner reads the manifest on its own; a budget below the floor is refused here,
     // before any weight is loaded.
     m_plan = planMemory(m_dir, m_opts.ctxTokens);
-    const BudgetChoice choice = resolveBudget(m_plan, m_opts.ramBudget);
+    BudgetChoice choice = resolveBudget(m_plan, m_opts.ramBudget);
+    // The checkpoint (waste/prefix.hpp) is counted in the budget: the engine's own default
+    // grows by it (the expert cache stays what the plan gives); a budget the caller chose
+    // gives it from the expert cache when it fits above the smallest cache, else none is kept.
+    const int64_t checkpoint = checkpointBytes(m_dir);
+    if (choice.chosen_by_engine) {
+        choice.budget_bytes += checkpoint;
+    } else if (choice.expert_cache_bytes - checkpoint >= m_plan.min_expert_cache) {
+        choice.expert_cache_bytes -= checkpoint;
+        choice.cache_slots = m_plan.max_record_bytes > 0 ? choice.expert_cache_bytes / m_plan.max_record_bytes : 0;
+    } else {
+        m_read.setCapacity(0);
+        m_warnings.push_back("the budget leaves no room for a state checkpoint (" + std::to_string(checkpoint >> 20) +
+                             " MiB): a turn whose chat format rewrites the last answer reads the whole conversation again");
+    }
     const int64_t budget = choice.budget_bytes, cache = choice.expert_cache_bytes;
 
     m_trunk = std::make_unique<format::Trunk>(m_dir + "/trunk.bin", m_manifest);
@@ -223,6 +238,7 @@ void ModelImpl::feed(std::span<const int32_t> tokens, const PrefillCallback &pro
     for (size_t done = 0; done < tokens.size(); done += chunk) {
         const size_t n = std::min(chunk, tokens.size() - done);
         m_forward->run(tokens.subspan(done, n), m_state, *m_experts, &m_cancel);
+        m_read.append(tokens.subspan(done, n), m_vision ? int32_t(m_vision->config().mediaTokenId) : -1);
         if (progress && !progress(static_cast<int>(done + n), static_cast<int>(tokens.size())))
             throw Error(ErrorCode::Cancelled, "prefill stopped by the caller");
     }
@@ -270,6 +286,7 @@ GenResult ModelImpl::generate(std::span<const int32_t> prompt, const GenParams &
     } else if (m_state.lastLogits.empty()) {
         throw Error(ErrorCode::Argument, "generate needs a prompt on a fresh session");
     }
+    m_read.mark(m_state); // the start of the answer
     text::SamplerParams sp;
     sp.temperature = params.temperature;
     sp.topP = params.topP;
@@ -389,11 +406,20 @@ std::vector<int32_t> ModelImpl::placeImages(std::span<const int32_t> tokens) con
     return m_vision->expand(tokens);
 }
 
-void ModelImpl::resetState() { m_state.reset(); }
+void ModelImpl::resetState()
+{
+    m_state.reset();
+    m_read.clear();
+}
 
-void ModelImpl::saveState(const std::string &path) const { session::saveState(path, m_manifest.config, m_state); }
+void ModelImpl::saveState(const std::string &path) const { saveState(path, SavedParts::Everything); }
 
-void ModelImpl::loadState(const std::string &path) { session::loadState(path, m_manifest.config, m_state); }
+void ModelImpl::saveState(const std::string &path, SavedParts parts) const
+{
+    session::saveState(path, m_manifest.config, m_state, m_read, parts);
+}
+
+void ModelImpl::loadState(const std::string &path) { session::loadState(path, m_manifest.config, m_state, m_read); }
 
 Stats ModelImpl::stats() const
 {

@@ -12,6 +12,8 @@
 #include "model/state.hpp"
 #include "model/vision_runtime.hpp"
 #include "model/weights.hpp"
+#include "session/read_history.hpp"
+#include "waste/prefix.hpp"
 #include "text/tokenizer.hpp"
 #include "waste/waste.hpp"
 
@@ -46,6 +48,14 @@ public:
     void saveUsage() override;
     void cancel() override { m_cancel.store(true); }
 
+    // Prefix reuse (waste/prefix.hpp).
+    void markCheckpoint() { m_read.mark(m_state); }
+    int reusablePrefix(std::span<const int32_t> prompt) const { return m_read.reusable(prompt, m_state); }
+    int reusePrefix(std::span<const int32_t> prompt) { return m_read.reuse(prompt, m_state); }
+    const std::vector<int32_t> &readTokens() const { return m_read.tokens(); }
+    int checkpointPosition() const { return m_read.checkpoints().empty() ? 0 : m_read.checkpoints().back().pos; }
+    void saveState(const std::string &path, SavedParts parts) const;
+
     // Engine internals for tests and tools.
     const format::Manifest &manifest() const { return m_manifest; }
     const std::vector<float> &lastLogits() const { return m_state.lastLogits; }
@@ -69,6 +79,7 @@ private:
     std::unique_ptr<compute::ThreadPool> m_pool; // decode threads (OpenOptions::threads)
     std::unique_ptr<model::Forward> m_forward;
     model::State m_state;
+    ReadHistory m_read; // what m_state read, and its checkpoints
     std::unique_ptr<vision::VisionRuntime> m_vision; // created by the first addImage
     std::optional<text::Tokenizer> m_tokenizer;
     ModelInfo m_info;

@@ -3,6 +3,7 @@
 #include "format/file.hpp"
 #include "waste/waste.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -13,49 +14,101 @@ namespace waste::session {
 namespace {
 
 constexpr uint32_t kMagic = 0x53545357u; // "WSTS"
-constexpr uint32_t kVersion = 1;
+// Version 2 adds what the state read (one token per position) and its checkpoints
+// (read_history.hpp); version 1 files still load, with nothing to match a prompt against.
+constexpr uint32_t kVersion = 2;
 
-std::vector<int64_t> shapeWords(const format::ModelConfig &c, const model::State &s, bool withLogits)
+std::vector<int64_t> shapeWords(const format::ModelConfig &c, const model::State &s, bool withLogits,
+                                uint32_t version = kVersion)
 {
-    return {kMagic, kVersion, c.layers, c.hidden, c.vocab, c.kdaHeads, c.kdaDim, c.convK, c.heads,
+    return {kMagic, version, c.layers, c.hidden, c.vocab, c.kdaHeads, c.kdaDim, c.convK, c.heads,
             c.qkNope, c.qkRope, c.vHead, c.kvLora, s.pos, withLogits ? 1 : 0};
 }
 
 } // namespace
 
-void saveState(const std::string &path, const format::ModelConfig &c, const model::State &s)
+void saveState(const std::string &path, const format::ModelConfig &c, const model::State &s, const ReadHistory &h,
+               SavedParts parts)
 {
-    std::vector<char> buf;
-    auto put = [&](const void *p, size_t n) { buf.insert(buf.end(), static_cast<const char *>(p), static_cast<const char *>(p) + n); };
-    const auto words = shapeWords(c, s, !s.lastLogits.empty());
-    put(words.data(), words.size() * sizeof(int64_t));
-    for (int L = 0; L < c.layers; ++L) {
-        const model::LayerState &l = s.layers[static_cast<size_t>(L)];
-        put(l.S.data(), l.S.size() * 4);
-        put(l.convQ.data(), l.convQ.size() * 4);
-        put(l.convK.data(), l.convK.size() * 4);
-        put(l.convV.data(), l.convV.size() * 4);
-        if (!l.latent.empty())
-            put(l.latent.data(), size_t(s.pos) * size_t(c.kvLora + c.qkRope) * 4);
-    }
-    put(s.lastLogits.data(), s.lastLogits.size() * 4);
+    // What is written: the live state, or the state as it was at the newest checkpoint (its
+    // recurrent copy and logits, the latent rows before it, which are the live ones); with
+    // Everything, the checkpoints after the live state.
+    const Checkpoint *at = parts == SavedParts::Checkpoint && !h.checkpoints().empty() ? &h.checkpoints().back() : nullptr;
+    const int pos = at ? at->pos : s.pos;
+    const std::vector<model::LayerState> &recurrent = at ? at->recurrent : s.layers;
+    const std::vector<float> &logits = at ? at->logits : s.lastLogits;
+    const std::span<const int32_t> tokens = std::span<const int32_t>(h.tokens()).first(size_t(pos));
+    const std::span<const Checkpoint> checkpoints =
+        parts == SavedParts::Everything ? std::span<const Checkpoint>(h.checkpoints()) : std::span<const Checkpoint>();
 
+    // Written through an 8 MiB buffer: a full-size K3 state with its checkpoint is over a
+    // GiB, which must not be copied into memory whole first.
     const std::string tmp = path + ".tmp." + std::to_string(::getpid());
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         throw Error(ErrorCode::Io, path + ": cannot write session state (" + std::strerror(errno) + ")");
-    size_t done = 0;
-    while (done < buf.size()) {
-        const ssize_t n = ::write(fd, buf.data() + done, buf.size() - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            ::close(fd);
-            ::unlink(tmp.c_str());
-            throw Error(ErrorCode::Io, path + ": writing session state failed (" + std::strerror(errno) + ")");
+    std::vector<char> buf;
+    const auto flush = [&] {
+        size_t done = 0;
+        while (done < buf.size()) {
+            const ssize_t n = ::write(fd, buf.data() + done, buf.size() - done);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0) {
+                const std::string why = std::strerror(errno);
+                ::close(fd);
+                ::unlink(tmp.c_str());
+                throw Error(ErrorCode::Io, path + ": writing session state failed (" + why + ")");
+            }
+            done += static_cast<size_t>(n);
         }
-        done += static_cast<size_t>(n);
+        buf.clear();
+    };
+    constexpr size_t kBuffer = size_t(8) << 20;
+    auto put = [&](const void *p, size_t n) {
+        const char *from = static_cast<const char *>(p);
+        while (n > 0) {
+            const size_t take = std::min(n, kBuffer - buf.size());
+            buf.insert(buf.end(), from, from + take);
+            from += take;
+            n -= take;
+            if (buf.size() == kBuffer)
+                flush();
+        }
+    };
+    model::State shape;
+    shape.pos = pos;
+    const auto words = shapeWords(c, shape, !logits.empty());
+    put(words.data(), words.size() * sizeof(int64_t));
+    for (int L = 0; L < c.layers; ++L) {
+        const model::LayerState &l = recurrent[static_cast<size_t>(L)];
+        put(l.S.data(), l.S.size() * 4);
+        put(l.convQ.data(), l.convQ.size() * 4);
+        put(l.convK.data(), l.convK.size() * 4);
+        put(l.convV.data(), l.convV.size() * 4);
+        const std::vector<float> &latent = s.layers[static_cast<size_t>(L)].latent;
+        if (!latent.empty())
+            put(latent.data(), size_t(pos) * size_t(c.kvLora + c.qkRope) * 4);
     }
+    put(logits.data(), logits.size() * 4);
+    const int64_t nTokens = int64_t(tokens.size());
+    put(&nTokens, 8);
+    put(tokens.data(), tokens.size() * 4);
+    const int64_t nCheckpoints = int64_t(checkpoints.size());
+    put(&nCheckpoints, 8);
+    for (const Checkpoint &cp : checkpoints) {
+        const int64_t pos = cp.pos;
+        put(&pos, 8);
+        for (const model::LayerState &l : cp.recurrent) {
+            put(l.S.data(), l.S.size() * 4);
+            put(l.convQ.data(), l.convQ.size() * 4);
+            put(l.convK.data(), l.convK.size() * 4);
+            put(l.convV.data(), l.convV.size() * 4);
+        }
+        put(cp.logits.data(), cp.logits.size() * 4);
+    }
+
+    flush();
     ::fsync(fd);
     ::close(fd);
     if (::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -64,7 +117,7 @@ void saveState(const std::string &path, const format::ModelConfig &c, const mode
     }
 }
 
-void loadState(const std::string &path, const format::ModelConfig &c, model::State &s)
+void loadState(const std::string &path, const format::ModelConfig &c, model::State &s, ReadHistory &h)
 {
     format::File f(path);
     auto bad = [&](const std::string &what) {
@@ -81,7 +134,8 @@ void loadState(const std::string &path, const format::ModelConfig &c, model::Sta
         bad("position " + std::to_string(pos) + " does not fit the context of " + std::to_string(s.ctx));
     model::State tmp = s;
     tmp.pos = static_cast<int>(pos);
-    if (words != shapeWords(c, tmp, withLogits))
+    const uint32_t version = words[1] == 1 ? 1 : kVersion;
+    if (words != shapeWords(c, tmp, withLogits, version))
         bad("model shapes differ");
     int64_t off = int64_t(nWords * 8);
     auto get = [&](std::vector<float> &v, size_t n) {
@@ -105,9 +159,56 @@ void loadState(const std::string &path, const format::ModelConfig &c, model::Sta
     }
     tmp.lastLogits.assign(withLogits ? size_t(c.vocab) : 0, 0.0f);
     get(tmp.lastLogits, tmp.lastLogits.size());
+    // Version 1 did not say what was read: positions that match nothing.
+    std::vector<int32_t> tokens(size_t(pos), kUnmatchable);
+    std::vector<Checkpoint> checkpoints;
+    if (version >= 2) {
+        auto count = [&](int64_t most) {
+            int64_t n = 0;
+            if (off + 8 > f.size())
+                bad("truncated");
+            f.readAt(&n, 8, off);
+            off += 8;
+            if (n < 0 || n > most)
+                bad("a count of " + std::to_string(n) + " is out of range");
+            return n;
+        };
+        if (count(pos) != pos)
+            bad("the tokens read do not match the position");
+        if (pos > 0) {
+            if (off + pos * 4 > f.size())
+                bad("truncated");
+            f.readAt(tokens.data(), pos * 4, off);
+            off += pos * 4;
+        }
+        const int64_t nCheckpoints = count(64);
+        for (int64_t i = 0; i < nCheckpoints; ++i) {
+            Checkpoint cp;
+            cp.pos = int(count(pos));
+            if (cp.pos == 0)
+                bad("a checkpoint at position 0");
+            cp.recurrent.resize(size_t(c.layers));
+            for (int L = 0; L < c.layers; ++L) {
+                const model::LayerState &shape = tmp.layers[size_t(L)];
+                model::LayerState &l = cp.recurrent[size_t(L)];
+                l.S.resize(shape.S.size());
+                l.convQ.resize(shape.convQ.size());
+                l.convK.resize(shape.convK.size());
+                l.convV.resize(shape.convV.size());
+                get(l.S, l.S.size());
+                get(l.convQ, l.convQ.size());
+                get(l.convK, l.convK.size());
+                get(l.convV, l.convV.size());
+            }
+            cp.logits.resize(size_t(c.vocab));
+            get(cp.logits, cp.logits.size());
+            checkpoints.push_back(std::move(cp));
+        }
+    }
     if (off != f.size())
         bad("unexpected trailing bytes");
     s = std::move(tmp);
+    h.assign(std::move(tokens), std::move(checkpoints));
 }
 
 } // namespace waste::session
