@@ -41,12 +41,14 @@ QJsonObject userMessage(const QString &text)
     return {{"role", "user"}, {"content", text}};
 }
 
-// The answer the server gives to `messages` when asked directly (greedy, like the chat's).
+// The answer the server streams for `messages` when asked directly (greedy, like the chat's):
+// what a chat through the remote engine must show, piece for piece.
 struct Direct {
     QString content;
     QString reasoning;
     QString finish;
     int completionTokens = 0;
+    int promptTokens = 0;
 };
 
 Direct askDirectly(int port, const QString &model, const QJsonArray &messages, int maxTokens, const Headers &auth = {})
@@ -54,14 +56,22 @@ Direct askDirectly(int port, const QString &model, const QJsonArray &messages, i
     HttpTestClient client(port);
     const HttpResult r = client.post("/v1/chat/completions",
                                      QJsonObject{{"model", model}, {"messages", messages}, {"max_tokens", maxTokens},
-                                                 {"temperature", 0.0}},
+                                                 {"temperature", 0.0}, {"stream", true},
+                                                 {"stream_options", QJsonObject{{"include_usage", true}}}},
                                      auth);
-    const QJsonObject choice = r.json().value("choices").toArray().at(0).toObject();
     Direct d;
-    d.content = choice.value("message").toObject().value("content").toString();
-    d.reasoning = choice.value("message").toObject().value("reasoning_content").toString();
-    d.finish = choice.value("finish_reason").toString();
-    d.completionTokens = r.json().value("usage").toObject().value("completion_tokens").toInt();
+    for (const QByteArray &event : sseData(r.body)) {
+        const QJsonObject o = QJsonDocument::fromJson(event).object();
+        const QJsonObject choice = o.value("choices").toArray().at(0).toObject();
+        d.content += choice.value("delta").toObject().value("content").toString();
+        d.reasoning += choice.value("delta").toObject().value("reasoning_content").toString();
+        if (!choice.value("finish_reason").toString().isEmpty())
+            d.finish = choice.value("finish_reason").toString();
+        if (o.contains("usage") && o.value("usage").isObject()) {
+            d.completionTokens = o.value("usage").toObject().value("completion_tokens").toInt();
+            d.promptTokens = o.value("usage").toObject().value("prompt_tokens").toInt();
+        }
+    }
     return d;
 }
 
@@ -289,31 +299,41 @@ private Q_SLOTS:
         const QString dataUrl = QStringLiteral("data:image/png;base64,") + QString::fromLatin1(image.readAll().toBase64());
         const QJsonArray parts{QJsonObject{{"type", "image_url"}, {"image_url", QJsonObject{{"url", dataUrl}}}},
                                QJsonObject{{"type", "text"}, {"text", "What is this?"}}};
-        const Direct withImage = askDirectly(vision.port(), "eyes", {QJsonObject{{"role", "user"}, {"content", parts}}}, 12);
-        const Direct without = askDirectly(vision.port(), "eyes", {userMessage("What is this?")}, 12);
-        QVERIFY2(withImage.content != without.content, "the image changes nothing: this test could not tell");
+        const Direct withImage = askDirectly(vision.port(), "eyes", {QJsonObject{{"role", "user"}, {"content", parts}}}, 16);
+        const Direct without = askDirectly(vision.port(), "eyes", {userMessage("What is this?")}, 16);
+        // The tiny model's words hardly depend on the picture; its prompt does (the image's
+        // positions): the prompt's size tells whether the picture arrived.
+        QVERIFY2(withImage.promptTokens > without.promptTokens, "the image adds nothing to the prompt: this test could not tell");
 
         const QString path = addThroughEditor(vision.port(), QStringLiteral("eyes"));
         EngineController engine(nullptr);
         QVERIFY2(open(engine, path), qPrintable(engine.errorString()));
         ChatController chat(&engine, dbPath(QStringLiteral("images.sqlite")), nullptr);
         chat.setTemperature(0.0);
-        chat.setMaxTokens(12);
+        chat.setMaxTokens(16); // the chat's least
+        int promptTokens = -1;
+        connect(&engine, &EngineController::generationQueued, this, [&](GenerationHandle *h) {
+            connect(h, &GenerationHandle::finished, this, [&](const GenerationResult &r) { promptTokens = r.stats.promptTokens; });
+        });
         QVERIFY2(chat.addAttachment(QUrl::fromLocalFile(kImage)), qPrintable(chat.notice()));
         QVERIFY(sendAndWait(chat, QStringLiteral("What is this?")));
         QCOMPARE(messageText(chat, 1, MessageModel::ErrorRole), QString());
         QCOMPARE(messageText(chat, 1).trimmed(), withImage.content.trimmed());
+        QCOMPARE(promptTokens, withImage.promptTokens);
         remotestore::remove(path.mid(7));
     }
 
     void stopCancelsTheHttpRequest()
     {
-        const QString path = addThroughEditor(m_r3->port(), QStringLiteral("tiny-remote"));
+        // A long context, so an answer the server kept generating would run for many seconds.
+        WasteServe server(QStringLiteral(WASTE_CLI_PATH));
+        QVERIFY2(server.start(kR3, {"--model-id", "long-winded", "--ctx", "32768"}), qPrintable(server.error()));
+        const QString path = addThroughEditor(server.port(), QStringLiteral("long-winded"));
         EngineController engine(nullptr);
         QVERIFY2(open(engine, path), qPrintable(engine.errorString()));
         ChatController chat(&engine, dbPath(QStringLiteral("stop.sqlite")), nullptr);
         chat.setTemperature(1.0);
-        chat.setMaxTokens(3000);
+        chat.setMaxTokens(30000);
         QSignalSpy saved(&chat, &ChatController::answerSaved);
         QVERIFY(chat.send(QStringLiteral("Go on and on.")));
         QTRY_VERIFY_WITH_TIMEOUT(!messageText(chat, 1).isEmpty(), 30000);
@@ -325,9 +345,10 @@ private Q_SLOTS:
         QCOMPARE(messageText(chat, 1, MessageModel::FinishReasonRole), QStringLiteral("cancelled"));
         QVERIFY(!messageText(chat, 1).isEmpty()); // what streamed stays
         QCOMPARE(messageText(chat, 1, MessageModel::ErrorRole), QString());
-        // The server saw its client go and stopped generating.
-        HttpTestClient client(m_r3->port());
-        QTRY_COMPARE_WITH_TIMEOUT(client.get("/health").json().value("active_requests").toInt(), 0, 10000);
+        // The server saw its client go and stopped generating at once, long before the
+        // 30000 tokens it was asked for.
+        HttpTestClient client(server.port());
+        QTRY_COMPARE_WITH_TIMEOUT(client.get("/health").json().value("active_requests").toInt(), 0, 3000);
         remotestore::remove(path.mid(7));
     }
 
