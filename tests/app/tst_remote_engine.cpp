@@ -332,7 +332,7 @@ private Q_SLOTS:
         EngineController engine(nullptr);
         QVERIFY2(open(engine, path), qPrintable(engine.errorString()));
         ChatController chat(&engine, dbPath(QStringLiteral("stop.sqlite")), nullptr);
-        chat.setTemperature(1.0);
+        chat.setTemperature(0.0); // greedy: the tiny model never ends early (no EOS)
         chat.setMaxTokens(30000);
         QSignalSpy saved(&chat, &ChatController::answerSaved);
         QVERIFY(chat.send(QStringLiteral("Go on and on.")));
@@ -470,14 +470,14 @@ private Q_SLOTS:
     void streamCutMidAnswerKeepsWhatArrived()
     {
         WasteServe server(QStringLiteral(WASTE_CLI_PATH));
-        QVERIFY2(server.start(kR3, {"--model-id", "fragile"}), qPrintable(server.error()));
+        QVERIFY2(server.start(kR3, {"--model-id", "fragile", "--ctx", "32768"}), qPrintable(server.error()));
         const QString path = addThroughEditor(server.port(), QStringLiteral("fragile"));
         EngineController engine(nullptr);
         QVERIFY2(open(engine, path), qPrintable(engine.errorString()));
         const QString db = dbPath(QStringLiteral("cut.sqlite"));
         ChatController chat(&engine, db, nullptr);
-        chat.setTemperature(1.0);
-        chat.setMaxTokens(3000);
+        chat.setTemperature(0.0); // greedy: the tiny model never ends early (no EOS)
+        chat.setMaxTokens(30000);
         QSignalSpy saved(&chat, &ChatController::answerSaved);
         QVERIFY(chat.send(QStringLiteral("Go on and on.")));
         QTRY_VERIFY_WITH_TIMEOUT(messageText(chat, 1).size() > 8, 30000);

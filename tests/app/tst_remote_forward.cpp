@@ -2,7 +2,8 @@
 // (`waste serve` on the tiny r3 container, in a child process), local tools keep this
 // server's address. Chat Completions (whole and streamed) and text completions are passed on
 // and answered exactly as the remote server answers them directly; the local key still
-// guards the door; and when the remote server is gone the client gets a 502 that says so.
+// guards the door; and when the remote server refuses its key or is gone the client gets a
+// 502 that says so.
 #include "apiservertestbed.h"
 #include "remote/remotestore.h"
 #include "wasteserveprocess.h"
@@ -129,6 +130,19 @@ private Q_SLOTS:
         // Each forwarded request is in the log with its status.
         const RequestLogModel *log = m_api->server.log();
         QCOMPARE(log->data(log->index(log->rowCount() - 1), RequestLogModel::StatusRole).toInt(), 200);
+    }
+
+    void remoteRefusingItsKeyIs502()
+    {
+        // The remote server comes back (same port) with another key: the client's own key
+        // was right, so it gets no 401 but a 502 that says which key was refused.
+        const int port = m_remote->port();
+        m_remote->stop();
+        QVERIFY2(m_remote->start(kR3, {"--model-id", "far-away", "--api-key", "sk-rotated"}, port), qPrintable(m_remote->error()));
+        const HttpResult r = m_api->client->post("/v1/chat/completions", chat("hi", 4), {{"Authorization", "Bearer sk-local"}});
+        QCOMPARE(r.status, 502);
+        QCOMPARE(r.json().value("error").toObject().value("code").toString(), QStringLiteral("remote_key_refused"));
+        QVERIFY2(r.errorMessage().contains("refused the API key (HTTP 401)"), qPrintable(r.errorMessage()));
     }
 
     void remoteGoneIs502InWords()

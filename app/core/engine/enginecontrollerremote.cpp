@@ -11,11 +11,10 @@
 void EngineController::connectRemote()
 {
     m_remote = new RemoteEngine(this);
-    // A remote engine has no context limit here unless its server says (vLLM's max_model_len).
-    // (Connected first: it is set when the handlers below announce the model.)
-    connect(m_remote, &RemoteEngine::opened, this, [this](const QString &, const QVariantMap &info) {
-        m_ctxTokens = info.value(QStringLiteral("ctxMax")).toInt();
-    });
+    // The context is the server's: with no count here (countDialogue answers -1) the chat
+    // shows no meter and cuts nothing; a conversation too long is refused by the server,
+    // in words. (Connected first: it is set when the handlers below announce the model.)
+    connect(m_remote, &RemoteEngine::opened, this, [this] { m_ctxTokens = 0; });
     // Emitted on the GUI thread, these reach the controller's handlers directly, in order.
     connect(m_remote, &RemoteEngine::opened, m_worker, &EngineWorker::modelOpened);
     connect(m_remote, &RemoteEngine::openFailed, m_worker, &EngineWorker::modelOpenFailed);

@@ -162,6 +162,13 @@ void RemoteEngine::generate(const GenerationRequest &request)
             end(r);
             return;
         }
+        // Only a conversation can be sent (the chat page's; the API server forwards its own
+        // completions as they came): a request rendered for a local template has none.
+        if (r->request.dialogue.turns.isEmpty()) {
+            fail(*r, tr("This request cannot run on the remote engine %1: only chats are sent to it.").arg(m_endpoint.name));
+            end(r);
+            return;
+        }
         Q_EMIT generationStarted(r->request.id, 0, 0);
         checkModel(r);
     });

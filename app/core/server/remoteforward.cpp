@@ -50,6 +50,13 @@ void RemoteForward::forward(const std::shared_ptr<HttpExchange> &ex, const QStri
                 ex->send("data: " + QJsonDocument(e).toJson(QJsonDocument::Compact) + "\n\n");
             }
             ex->endStream();
+        } else if (status == 401 || status == 403) {
+            // The client's key was this server's and it was right: the key refused is the one
+            // saved for the remote engine, which is this server's failure, not the client's.
+            ApiError e = ApiError::server(remotehttp::failure(reply, base, reply->readAll()));
+            e.status = 502;
+            e.code = QStringLiteral("remote_key_refused");
+            ex->sendJson(e.status, e.toJson());
         } else if (status > 0) {
             const QByteArray answer = reply->readAll();
             const QJsonDocument doc = QJsonDocument::fromJson(answer);
