@@ -132,6 +132,15 @@ private Q_SLOTS:
         QCOMPARE(log->data(log->index(log->rowCount() - 1), RequestLogModel::StatusRole).toInt(), 200);
     }
 
+    void otherRoutesAreRefusedInWords()
+    {
+        // The Responses and Messages APIs are not passed on: a 501 that says what is.
+        const HttpResult r = m_api->client->post("/v1/responses", QJsonObject{{"model", "x"}, {"input", "hi"}},
+                                                 {{"Authorization", "Bearer sk-local"}});
+        QCOMPARE(r.status, 501);
+        QVERIFY2(r.errorMessage().contains("passes only Chat Completions"), qPrintable(r.errorMessage()));
+    }
+
     void remoteRefusingItsKeyIs502()
     {
         // The remote server comes back (same port) with another key: the client's own key

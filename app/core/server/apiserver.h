@@ -29,6 +29,7 @@ class QTcpServer;
 class ReplyDialect;
 class RequestImages;
 class ResponseStore;
+struct ApiError;
 struct ApiRequest;
 struct ParseOptions;
 struct PromptSegment;
@@ -131,6 +132,8 @@ private:
     // The open model is a remote engine: the request goes on to it (apiserverremote.cpp).
     void forwardToRemote(const std::shared_ptr<HttpExchange> &ex, const QString &route, const QByteArray &body,
                          quint64 logKey, QElapsedTimer clock);
+    // A route a remote engine is not asked for (only completions are forwarded).
+    static ApiError notForwarded(const QString &path);
 
     void onStarted(Job &job, int promptTokens);
     void onTokens(Job &job, const QString &text);
