@@ -476,6 +476,11 @@ PageFrame {
                     font.family: Theme.monoFamily
                 }
                 Button {
+                    text: qsTr("Add remote engine…")
+                    Accessible.name: qsTr("Add a remote OpenAI-compatible engine to the library")
+                    onClicked: remoteDialog.open()
+                }
+                Button {
                     text: qsTr("Refresh")
                     Accessible.name: qsTr("Look for models again")
                     onClicked: library.refresh()
@@ -521,7 +526,8 @@ PageFrame {
                             spacing: 0
                             Label { text: name; font.bold: true; color: Theme.text; elide: Text.ElideRight; Layout.fillWidth: true }
                             Label {
-                                text: kind + " · " + Units.bytes(bytes) + (budgetText !== "" ? " · " + budgetText : "")
+                                text: kind === "remote" ? qsTr("remote engine")
+                                      : kind + " · " + Units.bytes(bytes) + (budgetText !== "" ? " · " + budgetText : "")
                                 color: kind === "partial download" ? Theme.warning : Theme.textMuted
                             }
                         }
@@ -539,6 +545,7 @@ PageFrame {
                         }
                         Button {
                             text: qsTr("Show in folder")
+                            visible: kind !== "remote"
                             Accessible.name: qsTr("Show %1 in the file manager").arg(name)
                             onClicked: Qt.openUrlExternally("file://" + path)
                         }
@@ -560,6 +567,11 @@ PageFrame {
         }
     }
 
+    RemoteEngineDialog {
+        id: remoteDialog
+        onAdded: library.refresh()
+    }
+
     Dialog {
         id: deleteDialog
         property string targetPath
@@ -576,6 +588,8 @@ PageFrame {
             color: Theme.text
             text: deleteDialog.blocker !== ""
                   ? deleteDialog.blocker
+                  : deleteDialog.targetPath.startsWith("remote:")
+                  ? qsTr("This removes the remote engine %1 and its saved key from the library. The server is not touched.").arg(deleteDialog.targetName)
                   : qsTr("This deletes %1 and frees %2. It cannot be undone.")
                     .arg(deleteDialog.targetPath).arg(Units.bytes(deleteDialog.targetBytes))
         }

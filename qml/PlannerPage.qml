@@ -41,6 +41,25 @@ PageFrame {
         }
     ]
 
+    // A remote engine's model lives in that server's memory: no RAM figures apply here.
+    Rectangle {
+        objectName: "plannerRemote"
+        anchors.fill: parent
+        z: 10
+        visible: EngineController.remote
+        color: Theme.background
+        Label {
+            anchors.centerIn: parent
+            width: Math.min(parent.width, 480)
+            horizontalAlignment: Text.AlignHCenter
+            wrapMode: Text.WordWrap
+            font.pixelSize: Theme.fontLarge
+            color: Theme.text
+            text: qsTr("%1 runs on the remote engine at %2: its memory is that server's, so there is no RAM budget to plan on this computer.")
+                  .arg(EngineController.modelName).arg(EngineController.modelInfo.baseUrl || "")
+        }
+    }
+
     // Empty and error states
     ColumnLayout {
         anchors.centerIn: parent

@@ -60,7 +60,7 @@ std::unique_ptr<StudioServices> StudioApplication::createServices()
     // The planner follows the open model (or the last one when none is open yet).
     QObject::connect(s->engine.get(), &EngineController::modelChanged, s->planner.get(),
                      [e = s->engine.get(), p = s->planner.get()] {
-                         if (!e->modelPath().isEmpty())
+                         if (!e->modelPath().isEmpty() && !e->isRemote()) // a remote engine has no plan here
                              p->setContainer(e->modelPath());
                      });
     if (!s->settings->lastModelPath().isEmpty())
@@ -69,7 +69,8 @@ std::unique_ptr<StudioServices> StudioApplication::createServices()
     // A real model that opened is the one to reopen next time; the demo never is.
     QObject::connect(s->engine.get(), &EngineController::modelChanged, s->settings.get(),
                      [e = s->engine.get(), st = s->settings.get(), d = s->demo.get()] {
-                         if (e->state() == EngineController::Ready && !e->modelPath().isEmpty() && !d->active())
+                         if (e->state() == EngineController::Ready && !e->modelPath().isEmpty() && !d->active()
+                             && !e->isRemote()) // a server that may be down at the next start is not reopened
                              st->setLastModelPath(e->modelPath());
                      });
     // The download queue in the data folder; a download that was running when the app quit

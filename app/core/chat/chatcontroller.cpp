@@ -308,9 +308,11 @@ bool ChatController::startAnswer()
 
     const int firstMessage = firstMessageThatFits(history, m_contextUsed, m_settings.maxTokens, contextLimit());
     const waste::ChatFormat format = chatFormat();
+    const Dialogue dialogue = dialogueFor(history, firstMessage);
     RenderedPrompt prompt;
     try {
-        prompt = renderDialogue(dialogueFor(history, firstMessage), format);
+        if (!m_engine->isRemote()) // a remote engine renders the chat itself (request.dialogue)
+            prompt = renderDialogue(dialogue, format);
     } catch (const std::exception &e) {
         setNotice(tr("The conversation cannot be sent: %1").arg(QString::fromStdString(e.what())));
         return false;
@@ -325,6 +327,7 @@ bool ChatController::startAnswer()
     request.params.maxTokens = m_settings.maxTokens;
     request.params.seed = QRandomGenerator::global()->generate64();
     request.parseReply = true;
+    request.dialogue = dialogue;
 
     Run run;
     run.conversationId = m_current.id;

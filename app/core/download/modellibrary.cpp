@@ -1,5 +1,7 @@
 #include "download/modellibrary.h"
 
+#include "remote/remotelibrary.h"
+#include "remote/remotestore.h"
 #include "settings/appsettings.h"
 #include "units/units.h"
 
@@ -59,7 +61,7 @@ QVariant ModelLibrary::data(const QModelIndex &index, int role) const
     case BytesRole: return e.bytes;
     case FileCountRole: return e.files;
     case ModifiedRole: return e.modified;
-    case CanOpenRole: return e.kind == QLatin1String("container");
+    case CanOpenRole: return e.kind == QLatin1String("container") || e.kind == QLatin1String("remote");
     case CanConvertRole: return e.kind == QLatin1String("source");
     case BudgetTextRole: {
         if (e.kind != QLatin1String("container"))
@@ -141,7 +143,7 @@ void ModelLibrary::refresh()
         return;
     }
     const QString folder = m_folder;
-    m_scan.setFuture(QtConcurrent::run([folder] { return scan(folder); }));
+    m_scan.setFuture(QtConcurrent::run([folder] { return scan(folder) + remotelibrary::entries(); }));
     Q_EMIT busyChanged();
 }
 
@@ -158,6 +160,14 @@ QString ModelLibrary::removeBlocker(const QString &path) const
 
 void ModelLibrary::remove(const QString &path)
 {
+    if (remoteendpoint::isRemotePath(path)) { // forgets the engine and its key; nothing on disk
+        const QString blocker = removeBlocker(path);
+        if (blocker.isEmpty())
+            remotestore::remove(remoteendpoint::idOf(path));
+        Q_EMIT removed(path, 0, blocker);
+        refresh();
+        return;
+    }
     const QFileInfo info(path);
     const QString parent = QFileInfo(info.absolutePath()).canonicalFilePath();
     const QString root = QFileInfo(m_folder).canonicalFilePath();

@@ -30,7 +30,7 @@ public:
     struct Entry {
         QString name;
         QString path;
-        QString kind; // "container", "source", "partial download"
+        QString kind; // "container", "source", "partial download", "remote" (remote/remotelibrary.h)
         qint64 bytes = 0;
         int files = 0;
         QDateTime modified;

@@ -20,8 +20,13 @@ QString path()
 
 QString save(const QString &token)
 {
-    const QString target = path();
-    const QString clean = token.trimmed();
+    return saveAt(path(), token);
+}
+
+QString saveAt(const QString &file, const QString &secret)
+{
+    const QString target = file;
+    const QString clean = secret.trimmed();
     if (clean.isEmpty()) {
         if (QFile::exists(target) && !QFile::remove(target))
             return QStringLiteral("could not remove %1").arg(QDir::toNativeSeparators(target));
@@ -55,9 +60,15 @@ QString load()
     const QString legacy = settings.value(kLegacyKey).toString().trimmed();
     if (!legacy.isEmpty() && save(legacy).isEmpty())
         settings.remove(kLegacyKey); // moved: the settings file no longer holds it
-    QFile f(path());
+    const QString saved = loadFrom(path());
+    return saved.isEmpty() ? legacy : saved; // none saved (or the move failed: use it from the settings this time)
+}
+
+QString loadFrom(const QString &file)
+{
+    QFile f(file);
     if (!f.open(QIODevice::ReadOnly))
-        return legacy; // none saved (or the move failed: use it from the settings this time)
+        return {};
     if (f.permissions() & ~(kOwnerOnly | QFile::ReadUser | QFile::WriteUser))
         f.setPermissions(kOwnerOnly); // a copy restored with looser rights is tightened again
     return QString::fromUtf8(f.readAll()).trimmed();

@@ -16,4 +16,9 @@ QString load();
 // renamed into place); an empty token removes the file. Returns "" or a one-line error.
 QString save(const QString &token);
 
+// The same keeping for any other secret (remote engines' API keys, remote/remotestore.h):
+// `file` is written owner-only and read back the same way; an empty secret removes it.
+QString saveAt(const QString &file, const QString &secret);
+QString loadFrom(const QString &file);
+
 } // namespace tokenstore

@@ -1,5 +1,6 @@
 #include "engine/enginecontroller.h"
 
+#include "remote/remoteengine.h"
 #include "threads/threadpriority.h"
 
 #include <QDir>
@@ -17,12 +18,16 @@ EngineController::EngineController(QObject *parent) : QObject(parent)
         Q_EMIT loadProgressChanged();
     });
     connect(m_worker, &EngineWorker::modelOpened, this, [this](const QString &path, const QVariantMap &info) {
+        if (supersededByRemote(path))
+            return;
         m_modelPath = path;
         m_info = info;
         setState(Ready);
         Q_EMIT modelChanged();
     });
     connect(m_worker, &EngineWorker::modelOpenFailed, this, [this](const QString &path, const QString &message) {
+        if (supersededByRemote(path))
+            return;
         m_modelPath.clear();
         m_info.clear();
         setState(Failed, message);
@@ -30,6 +35,8 @@ EngineController::EngineController(QObject *parent) : QObject(parent)
         Q_EMIT modelOpenFailed(path, message);
     });
     connect(m_worker, &EngineWorker::modelClosed, this, [this] {
+        if (supersededByRemote({})) // the local model was closed to make way for a remote engine
+            return;
         m_modelPath.clear();
         m_info.clear();
         setState(NoModel);
@@ -79,6 +86,7 @@ EngineController::EngineController(QObject *parent) : QObject(parent)
         if (h)
             Q_EMIT h->failed(error);
     });
+    connectRemote();
     // Runs on the new thread before its event loop starts.
     connect(&m_thread, &QThread::started, m_worker, [] { setCurrentThreadRole(ThreadRole::Engine); }, Qt::DirectConnection);
     m_thread.start();
@@ -86,6 +94,8 @@ EngineController::EngineController(QObject *parent) : QObject(parent)
 
 EngineController::~EngineController()
 {
+    delete m_remote; // drops its requests silently: no report reaches a controller going away
+    m_remote = nullptr;
     m_worker->cancelAll();
     m_thread.quit();
     m_thread.wait();
@@ -112,6 +122,8 @@ QString EngineController::modelName() const
 {
     if (m_modelPath.isEmpty())
         return {};
+    if (isRemote())
+        return m_info.value(QStringLiteral("name")).toString();
     QString name = QFileInfo(QDir::cleanPath(m_modelPath)).fileName();
     if (name.endsWith(QStringLiteral(".waste")))
         name.chop(6);
@@ -129,6 +141,9 @@ void EngineController::setState(State s, const QString &error)
 
 void EngineController::openModel(const QString &path, qint64 budgetBytes, int ctxTokens)
 {
+    if (remoteendpoint::isRemotePath(path))
+        return openRemote(path);
+    m_remote->close();
     m_loadProgress = 0;
     m_ctxTokens = ctxTokens;
     Q_EMIT loadProgressChanged();
@@ -140,12 +155,22 @@ void EngineController::openModel(const QString &path, qint64 budgetBytes, int ct
 
 void EngineController::closeModel()
 {
+    if (m_remote->isActive()) {
+        m_remote->close();
+        m_modelPath.clear();
+        m_info.clear();
+        setState(NoModel);
+        Q_EMIT modelChanged();
+        return;
+    }
     m_worker->requestCancel(0);
     QMetaObject::invokeMethod(m_worker, &EngineWorker::closeModel, Qt::QueuedConnection);
 }
 
 void EngineController::cancel(quint64 id)
 {
+    if (m_remote->owns(id) || (id == 0 && m_remote->isActive()))
+        return m_remote->cancel(id);
     m_worker->requestCancel(id);
 }
 
@@ -158,7 +183,10 @@ GenerationHandle *EngineController::generate(GenerationRequest request)
     Q_EMIT activeRequestsChanged();
     if (m_state == Ready)
         setState(Generating);
-    QMetaObject::invokeMethod(m_worker, [w = m_worker, request] { w->generate(request); }, Qt::QueuedConnection);
+    if (m_remote->isOpen())
+        m_remote->generate(request);
+    else
+        QMetaObject::invokeMethod(m_worker, [w = m_worker, request] { w->generate(request); }, Qt::QueuedConnection);
     Q_EMIT generationQueued(handle);
     return handle;
 }
@@ -168,6 +196,12 @@ TokenCount *EngineController::countDialogue(const Dialogue &dialogue, waste::Cha
     const quint64 id = m_nextId++;
     auto *count = new TokenCount(this);
     m_counts.insert(id, count);
+    if (m_remote->isOpen()) {
+        // The remote server's tokenizer is not here: the count is unknown (-1), not guessed.
+        QMetaObject::invokeMethod(m_worker, [w = m_worker, id] { Q_EMIT w->tokensCounted(id, -1); }, Qt::QueuedConnection);
+        Q_EMIT countQueued(count);
+        return count;
+    }
     QMetaObject::invokeMethod(m_worker, [w = m_worker, id, dialogue, format] { w->countDialogue(id, dialogue, format); },
                               Qt::QueuedConnection);
     Q_EMIT countQueued(count);

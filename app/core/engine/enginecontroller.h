@@ -14,6 +14,8 @@
 #include <QThread>
 #include <QVariantMap>
 
+class RemoteEngine;
+
 class EngineController : public QObject, public AppSingleton<EngineController> {
     Q_OBJECT
     QML_ELEMENT
@@ -32,6 +34,8 @@ class EngineController : public QObject, public AppSingleton<EngineController> {
     Q_PROPERTY(double lastTokensPerSecond READ lastTokensPerSecond NOTIFY statsChanged)
     Q_PROPERTY(double lastHitRate READ lastHitRate NOTIFY statsChanged)
     Q_PROPERTY(int activeRequests READ activeRequests NOTIFY activeRequestsChanged)
+    // The open model is a remote engine (remote/remoteengine.h): no RAM, budget or cache here.
+    Q_PROPERTY(bool remote READ isRemote NOTIFY modelChanged)
 
 public:
     enum State { NoModel, Loading, Ready, Generating, Failed };
@@ -55,6 +59,7 @@ public:
     double lastTokensPerSecond() const { return m_lastTokensPerSecond; }
     double lastHitRate() const { return m_lastHitRate; }
     int activeRequests() const { return m_active; }
+    bool isRemote() const { return m_info.value(QStringLiteral("remote")).toBool(); }
 
     Q_INVOKABLE void openModel(const QString &path, qint64 budgetBytes = 0, int ctxTokens = 4096);
     Q_INVOKABLE void closeModel();
@@ -75,6 +80,8 @@ public:
     void forgetState(const QString &stateFile);
 
     EngineWorker *worker() const { return m_worker; }
+    // Serves the model when it is a remote engine ("remote:ID" paths; enginecontrollerremote.cpp).
+    RemoteEngine *remoteEngine() const { return m_remote; }
 
 Q_SIGNALS:
     void stateChanged();
@@ -94,9 +101,15 @@ private:
     // The handle of a request the worker reports on (null once the request has ended).
     GenerationHandle *handleFor(quint64 id) const { return m_handles.value(id); }
     void requestDone(quint64 id);
+    // The remote engine's part (enginecontrollerremote.cpp).
+    void connectRemote();
+    void openRemote(const QString &path);
+    // A report of the local engine about `path` that came after a remote engine took over.
+    bool supersededByRemote(const QString &path) const;
 
     QThread m_thread;
     EngineWorker *m_worker = nullptr;
+    RemoteEngine *m_remote = nullptr;
     State m_state = NoModel;
     QString m_modelPath;
     QString m_error;

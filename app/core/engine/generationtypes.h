@@ -1,6 +1,7 @@
 // Value types that travel between the EngineWorker thread and its clients (chat, API server).
 #pragma once
 
+#include "prompt/dialogue.h"
 #include "prompt/promptsegment.h"
 
 #include <waste/waste.hpp>
@@ -39,6 +40,9 @@ struct GenerationRequest {
     // content and tool calls arrive through GenerationHandle::reply and in
     // GenerationResult::reply; stop strings then cut the content.
     bool parseReply = false;
+    // The conversation the segments were rendered from, for a remote engine
+    // (remote/remoteengine.h), which sends it as OpenAI messages and renders nothing here.
+    Dialogue dialogue;
 };
 
 // Live figures about one generation, cumulative since it started.

@@ -300,6 +300,12 @@ void ApiServer::handle(const QHttpServerRequest &request, QHttpServerResponder &
     if ((lengthOk && declared > m_maxBodyBytes) || request.body().size() > m_maxBodyBytes)
         return answer(ApiError::tooLarge(m_maxBodyBytes));
 
+    if (m_engine->isRemote()) {
+        if (route == Route::Chat || route == Route::Completions)
+            return forwardToRemote(ex, route == Route::Chat ? QStringLiteral("/chat/completions") : QStringLiteral("/completions"),
+                                   request.body(), logKey, clock);
+        return answer(notForwarded(path));
+    }
     try {
         const QJsonObject body = parseJsonBody(request.body());
         ParseOptions options;

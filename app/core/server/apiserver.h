@@ -24,10 +24,12 @@ class HttpExchange;
 class QHttpServer;
 class QHttpServerRequest;
 class QHttpServerResponder;
+class RemoteForward;
 class QTcpServer;
 class ReplyDialect;
 class RequestImages;
 class ResponseStore;
+struct ApiError;
 struct ApiRequest;
 struct ParseOptions;
 struct PromptSegment;
@@ -127,6 +129,11 @@ private:
     void countMessageTokens(const std::shared_ptr<HttpExchange> &ex, const QJsonObject &body,
                             const ParseOptions &options, quint64 logKey, QElapsedTimer clock);
     void finishLog(quint64 logKey, const HttpExchange &ex, int tokens, const QElapsedTimer &clock);
+    // The open model is a remote engine: the request goes on to it (apiserverremote.cpp).
+    void forwardToRemote(const std::shared_ptr<HttpExchange> &ex, const QString &route, const QByteArray &body,
+                         quint64 logKey, QElapsedTimer clock);
+    // A route a remote engine is not asked for (only completions are forwarded).
+    static ApiError notForwarded(const QString &path);
 
     void onStarted(Job &job, int promptTokens);
     void onTokens(Job &job, const QString &text);
@@ -138,6 +145,7 @@ private:
 
     EngineController *m_engine;
     RequestLogModel *m_log;
+    RemoteForward *m_forward = nullptr; // made on the first forwarded request
     std::unique_ptr<QHttpServer> m_http;
     QTcpServer *m_tcp = nullptr; // owned by m_http once bound
     QHash<const Job *, std::shared_ptr<Job>> m_jobs; // requests in the engine
