@@ -81,6 +81,10 @@ int main(int argc, char **argv)
         {"deep 48 x 128, top-4, strong drift, less locality", {400, 48, 128, 4, 1.2, 2.0, 0.2, 4}},
         {"DeepSeek-like 58 x 256, top-8, strong locality", {300, 58, 256, 8, 1.0, 0.5, 0.5, 5}},
         {"Qwen-like 48 x 128, top-8", {300, 48, 128, 8, 1.0, 1.0, 0.3, 8}},
+        // The large releases' shapes: Kimi K2 / DeepSeek-V3 (61 layers, the first dense)
+        // and Kimi K3 (93 layers, the first dense, 896 experts, top-16).
+        {"Kimi-K2-like 60 x 384, top-8", {300, 60, 384, 8, 1.0, 0.5, 0.3, 11}},
+        {"Kimi-K3-like 92 x 896, top-16", {200, 92, 896, 16, 1.0, 0.5, 0.3, 12}},
     };
     double synthWorst = 1, synthOverLru = 1;
     for (const Shape &s : shapes) {

@@ -3,8 +3,10 @@
 // native conversion (a repack of FP8-block experts, nativeThroughput below) against the
 // disk's sequential read rate measured in the same run on the same source files.
 // Usage: bench_convert [SIZE] [WORK_DIR] [JOBS] [NATIVE_SIZE]. Last line: MB of source
-// per second of both.
+// per second of both. Before it: the CPU time the VQ3R conversion took (the figure to
+// compare on a loaded machine) and its reconstruction error against the source.
 #include "io/disk_probe.hpp"
+#include "vq3r_error.hpp"
 
 #include <waste/convert.hpp>
 #include <waste/waste.hpp>
@@ -14,10 +16,17 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <string>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <vector>
 
 namespace {
+
+double processCpuSeconds() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
 
 // Drops a file's clean pages from the page cache, so the next read comes from the disk.
 void evict(const std::string &path) {
@@ -95,9 +104,13 @@ int main(int argc, char **argv) {
     waste::ConvertOptions o;
     o.jobs = jobs;
     t0 = std::chrono::steady_clock::now();
+    const double cpu0 = processCpuSeconds();
     const auto r = waste::convertModel(hf, out, o);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::fprintf(stderr, "container %.1f MB in %.1f s\n", plan.outputBytes / 1e6, s);
+    const double cpu = processCpuSeconds() - cpu0;
+    std::fprintf(stderr, "container %.1f MB in %.1f s, %.1f s of CPU (%.1f MB of source per CPU second)\n", plan.outputBytes / 1e6, s,
+                 cpu, r.sourceBytesRead / 1e6 / cpu);
+    std::fprintf(stderr, "VQ3R relative reconstruction error of the experts: %.2f %%\n", 100 * bench::vq3rRelativeError(hf, out));
     const int64_t nativeSize = argc > 4 ? waste::parseSize(argv[4]) : (1ll << 30);
     const NativeFigure nf = nativeThroughput(nativeSize, work, jobs);
     std::filesystem::remove_all(work);

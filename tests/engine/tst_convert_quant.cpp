@@ -246,24 +246,3 @@ TEST(ConvertRecord, BuildsAVerifiableRecordThatDecodes) {
     vqDecodeMatrix(rec.data() + l.downOff, sc + 128, 128, 64, books[2], g, back.data());
     EXPECT_LT(relError(down, back), 0.25);
 }
-
-TEST(ConvertVq, SimdAndPortableSearchPickTheSameEntries) {
-    std::vector<float> c(256 * 8);
-    for (size_t i = 0; i < c.size(); ++i) c[i] = static_cast<float>(gaussian(77, i) * 0.3);
-    for (int d = 0; d < 8; ++d) c[17 * 8 + d] = c[5 * 8 + d]; // a duplicated entry: ties go to the lower id
-    const NearestSearch fast(c, 256, 8, 2), avx2(c, 256, 8, 1), portable(c, 256, 8, 0);
-    for (uint64_t v = 0; v < 20000; ++v) {
-        float x[8];
-        for (int d = 0; d < 8; ++d) x[d] = static_cast<float>(gaussian(99, v * 8 + d) * 0.3);
-        if (v % 100 == 0)
-            for (int d = 0; d < 8; ++d) x[d] = c[5 * 8 + d];
-        float da = 0, db = 0;
-        float dc = 0;
-        const int a = fast.nearest(x, &da), b = portable.nearest(x, &db), m = avx2.nearest(x, &dc);
-        ASSERT_EQ(a, b) << v;
-        ASSERT_EQ(da, db) << v;
-        ASSERT_EQ(m, b) << v;
-        ASSERT_EQ(dc, db) << v;
-        ASSERT_NE(a, 17);
-    }
-}

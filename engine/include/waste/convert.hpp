@@ -33,7 +33,7 @@ struct ConvertOptions {
     bool reclaim = false;    // delete each source shard once every tensor in it is converted
     uint64_t seed = 0x5741535445ull; // k-means seed; same seed, same bytes
     int codebookExperts = 12;        // experts sampled per layer to fit codebooks
-    int codebookVectors = 300000;    // training vectors per (layer, matrix kind)
+    int codebookVectors = 300000;    // training vectors per (layer, matrix kind), at most
     int kmeansIterations = 10;
     bool checkFreeSpace = true;
     // Testing: after this many output bytes, writes fail as if the disk were full (-1: off).

@@ -36,6 +36,7 @@ using ojson = nlohmann::ordered_json;
 namespace {
 
 constexpr int64_t kChunkElements = 1 << 22;
+constexpr int64_t kMinCodebookSample = 65536;
 
 std::string gib(int64_t b) {
     char buf[32];
@@ -221,7 +222,12 @@ void Converter::convertExperts(const Unit &u, const UnitPlan &p, int unitIndex, 
         const int64_t cols = kind < 2 ? shape.hidden : shape.inter;
         const int64_t nv = cols / geom.dim;
         const int64_t available = static_cast<int64_t>(nSample) * rows * nv;
-        const int64_t want = std::min<int64_t>(available, std::max(1, m_o.codebookVectors));
+        // k-means is fitted on a sample: a quarter of the layer's vectors of this kind,
+        // at least 65536 (256 per entry) and at most codebookVectors. On a small layer its
+        // passes then cost about 1.5 times the layer's encoding (they cost 10 times when
+        // the sample was the whole layer); on a large one the cap keeps them far below.
+        const int64_t layerVectors = static_cast<int64_t>(E) * rows * nv;
+        const int64_t want = std::min<int64_t>({available, std::max(1, m_o.codebookVectors), std::max<int64_t>(kMinCodebookSample, layerVectors / 4)});
         const uint64_t kindSeed = mix64(m_o.seed ^ mix64(static_cast<uint64_t>(u.layer) * 16 + static_cast<uint64_t>(kind)));
         Rng pick(kindSeed);
         std::vector<float> vectors;

@@ -3,6 +3,7 @@
 // vectors, and each vector is coded by `stages` greedy nearest-neighbour picks from
 // per-(layer, matrix kind) codebooks of 256 entries fitted by k-means on residuals.
 // Index bytes are blocked by 64 rows: [row_block][vector][row_in_block][stage].
+// Nearest entries are found by quant/nearest_entry (SIMD, the same picks on every CPU).
 #pragma once
 
 #include "format/expert_record.hpp"
@@ -53,20 +54,5 @@ void vqEncodeMatrix(const float *w, int64_t rows, int64_t cols, const std::vecto
 // Reconstruction, for checks: rows*cols floats.
 void vqDecodeMatrix(const uint8_t *indices, const uint16_t *scales, int64_t rows, int64_t cols,
                     const std::vector<Codebook> &books, const VqGeometry &geom, float *out);
-
-// Nearest-entry search shared by training and encoding: returns the entry index and
-// writes the squared distance.
-class NearestSearch {
-public:
-    // maxSimd caps the kernel: 0 portable, 1 AVX2, 2 AVX-512 (tests check all pick the same entries).
-    NearestSearch(const std::vector<float> &centroids, int entries, int dim, int maxSimd = 2);
-    int nearest(const float *x, float *distance) const;
-
-private:
-    int m_entries, m_dim;
-    int m_simd;
-    std::vector<float> m_m2;   // [dim][entries] = -2 * centroid
-    std::vector<float> m_norm; // [entries] = |centroid|^2
-};
 
 } // namespace waste::convert
