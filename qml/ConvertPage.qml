@@ -127,8 +127,11 @@ PageFrame {
                 }
                 Label {
                     visible: job.state === ConversionJob.Running
-                    text: qsTr("%1 %2 · about %3 left").arg(Math.round(job.progress * 100) + " %").arg(Units.rate(job.bytesPerSecond))
-                          .arg(job.etaSeconds < 0 ? qsTr("estimating…") : Units.duration(Math.round(job.etaSeconds)))
+                    text: job.etaSeconds < 0
+                          ? qsTr("%1 · %2 · estimating the time left").arg(Math.round(job.progress * 100) + " %")
+                                .arg(Units.rate(job.bytesPerSecond))
+                          : qsTr("%1 · %2 · about %3 left").arg(Math.round(job.progress * 100) + " %")
+                                .arg(Units.rate(job.bytesPerSecond)).arg(Units.duration(Math.round(job.etaSeconds)))
                     color: Theme.textMuted
                 }
             }
@@ -203,6 +206,7 @@ PageFrame {
                             Label { text: qsTr("Trunk precision") }
                             RadioButton {
                                 objectName: "trunkBits4"
+                                Accessible.name: qsTr("4-bit trunk: smaller, the default")
                                 text: qsTr("4-bit (smaller, default)")
                                 checked: job.trunkBits === 4
                                 enabled: !job.busy
@@ -210,6 +214,7 @@ PageFrame {
                             }
                             RadioButton {
                                 objectName: "trunkBits8"
+                                Accessible.name: qsTr("8-bit trunk: more accurate, about twice the trunk")
                                 text: qsTr("8-bit (more accurate, about twice the trunk)")
                                 checked: job.trunkBits === 8
                                 enabled: !job.busy
@@ -224,6 +229,7 @@ PageFrame {
                         }
                         CheckBox {
                             objectName: "reclaim"
+                            Accessible.name: qsTr("Delete each source shard once it is converted")
                             text: qsTr("Delete each source shard once it is converted (saves space; cannot be undone)")
                             checked: job.reclaim
                             enabled: !job.busy
@@ -240,6 +246,7 @@ PageFrame {
                         anchors.fill: parent
                         Button {
                             objectName: "convertCheck"
+                            Accessible.name: qsTr("Check the source and the space needed")
                             text: qsTr("Check source and space")
                             enabled: !job.busy && sourceField.text !== "" && outputField.text !== ""
                             onClicked: { job.sourceDir = sourceField.text; job.outputDir = outputField.text; job.plan() }
