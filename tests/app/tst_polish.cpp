@@ -133,20 +133,21 @@ private Q_SLOTS:
         QCoreApplication::setApplicationName(QStringLiteral("WASTE Studio"));
         const QString doubled = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
         QVERIFY(doubled.endsWith(QLatin1String("WASTE Studio/WASTE Studio"))); // what Qt gives
-        // An earlier version's chats there are moved up, not lost.
+        // An earlier version's files there are moved up, not lost (a name of this test's own:
+        // other tests run as "WASTE Studio" too and keep their chats in the folder).
         QDir().mkpath(doubled);
-        QFile old(doubled + QStringLiteral("/conversations.sqlite"));
+        QFile old(doubled + QStringLiteral("/polish-moved-up.txt"));
         QVERIFY(old.open(QIODevice::WriteOnly));
-        old.write("chats");
+        old.write("kept");
         old.close();
         const QString folder = appDataFolder();
         QVERIFY2(!folder.contains(QLatin1String("WASTE Studio/WASTE Studio")), qPrintable(folder));
         QVERIFY(folder.endsWith(QLatin1String("/WASTE Studio")));
-        QFile moved(folder + QStringLiteral("/conversations.sqlite"));
+        QFile moved(folder + QStringLiteral("/polish-moved-up.txt"));
         QVERIFY(moved.open(QIODevice::ReadOnly));
-        QCOMPARE(moved.readAll(), QByteArray("chats"));
-        QVERIFY(!QFileInfo::exists(doubled));
-        QFile::remove(folder + QStringLiteral("/conversations.sqlite"));
+        QCOMPARE(moved.readAll(), QByteArray("kept"));
+        QVERIFY(!QFileInfo::exists(doubled + QStringLiteral("/polish-moved-up.txt")));
+        QFile::remove(folder + QStringLiteral("/polish-moved-up.txt"));
         QCoreApplication::setApplicationName(testName);
     }
 
