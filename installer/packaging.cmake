@@ -11,8 +11,9 @@ set(CPACK_DEBIAN_PACKAGE_SECTION "science")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 # dpkg-shlibdeps fills in libc and the libqt6* libraries we link.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-# QML modules and plugins are loaded at run time, so shlibdeps cannot see them.
+# QML modules and plugins are loaded at run time, so shlibdeps cannot see them. The image
+# format plugins let the chat read WebP, TIFF and the other formats Qt decodes.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "qml6-module-qtquick, qml6-module-qtquick-controls, qml6-module-qtquick-layouts, qml6-module-qtquick-window, qml6-module-qtquick-templates, qml6-module-qtqml-workerscript, qml6-module-qtqml, qml6-module-qtqml-models, qml6-module-qtquick-dialogs, qml6-module-qt-labs-folderlistmodel, qml6-module-qtcharts, libqt6sql6-sqlite, libqt6svg6, fonts-dejavu-core")
+    "qml6-module-qtquick, qml6-module-qtquick-controls, qml6-module-qtquick-layouts, qml6-module-qtquick-window, qml6-module-qtquick-templates, qml6-module-qtqml-workerscript, qml6-module-qtqml, qml6-module-qtqml-models, qml6-module-qtquick-dialogs, qml6-module-qt-labs-folderlistmodel, qml6-module-qtcharts, libqt6sql6-sqlite, libqt6svg6, qt6-image-formats-plugins, fonts-dejavu-core")
 set(CPACK_STRIP_FILES ON)
 include(CPack)

@@ -3,7 +3,6 @@
 // per-chat settings drawer.
 import QtQuick
 import QtQuick.Controls
-import QtQuick.Dialogs
 import QtQuick.Layouts
 import WasteStudio
 import WasteStudio.Core
@@ -47,7 +46,8 @@ PageFrame {
         ConversationSidebar {
             id: sidebar
             Layout.fillHeight: true
-            Layout.preferredWidth: 248
+            // Narrower in a small window, so the messages keep most of the width.
+            Layout.preferredWidth: Math.max(180, Math.min(248, page.width * 0.26))
         }
 
         ColumnLayout {
@@ -134,7 +134,9 @@ PageFrame {
                 property bool follow: true
                 onMovementEnded: follow = atYEnd
                 onCountChanged: if (follow) Qt.callLater(positionViewAtEnd)
-                onContentHeightChanged: if (follow && ChatController.generating) Qt.callLater(positionViewAtEnd)
+                // Also after the answer ends: its figures line (tokens, "stopped") appears
+                // then and must not sit behind the message box.
+                onContentHeightChanged: if (follow) Qt.callLater(positionViewAtEnd)
                 Connections {
                     target: ChatController
                     function onCurrentChanged() { messages.follow = true; Qt.callLater(messages.positionViewAtEnd) }
@@ -239,7 +241,7 @@ PageFrame {
                         id: composerScroll
                         Layout.fillWidth: true
                         Layout.fillHeight: true
-                        TextArea {
+                        TabTextArea {
                             id: composer
                             objectName: "composer"
                             placeholderText: EngineController.modelName ? qsTr("Message %1").arg(EngineController.modelName)
@@ -289,11 +291,14 @@ PageFrame {
         parent: Overlay.overlay
     }
 
-    FileDialog {
+    // QFileDialog underneath (FilePicker says why): a single click and Open attach that
+    // file, and several files can be selected at once.
+    FilePicker {
         id: fileDialog
+        objectName: "attachPicker"
         title: qsTr("Attach images")
-        fileMode: FileDialog.OpenFiles
-        nameFilters: [qsTr("Images (*.png *.jpg *.jpeg *.gif *.bmp)"), qsTr("All files (*)")]
-        onAccepted: ChatController.addAttachments(selectedFiles)
+        mode: FilePicker.OpenFiles
+        nameFilters: [qsTr("Images (%1)").arg(ChatController.imageFilePatterns), qsTr("All files (*)")]
+        onAccepted: (paths, urls) => ChatController.addAttachments(urls)
     }
 }

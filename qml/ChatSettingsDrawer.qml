@@ -36,7 +36,7 @@ Drawer {
         ScrollView {
             Layout.fillWidth: true
             Layout.preferredHeight: 120
-            TextArea {
+            TabTextArea {
                 id: systemPrompt
                 objectName: "systemPrompt"
                 text: ChatController.systemPrompt

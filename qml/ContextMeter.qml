@@ -31,8 +31,11 @@ ColumnLayout {
         }
         Label {
             objectName: "contextMeterText"
+            Layout.fillWidth: true
+            elide: Text.ElideRight
             text: qsTr("%1 / %2 tokens").arg(ChatController.contextUsed.toLocaleString(Qt.locale(), 'f', 0))
                                          .arg(ChatController.contextLimit.toLocaleString(Qt.locale(), 'f', 0))
+                  + (ChatController.contextNote !== "" ? " · " + ChatController.contextNote : "")
             color: meter.warn ? Theme.warning : Theme.textMuted
             font.pixelSize: Theme.fontSmall
             font.family: Theme.monoFamily

@@ -100,10 +100,12 @@ Rectangle {
                             id: rowMenu
                             MenuItem {
                                 text: qsTr("Rename…")
+                                Accessible.name: qsTr("Rename %1").arg(row.title)
                                 onTriggered: renameDialog.openFor(row.conversationId, row.title)
                             }
                             MenuItem {
                                 text: qsTr("Delete…")
+                                Accessible.name: qsTr("Delete %1").arg(row.title)
                                 onTriggered: deleteDialog.openFor(row.conversationId, row.title)
                             }
                         }

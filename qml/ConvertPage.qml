@@ -3,7 +3,6 @@
 // it fits, choose the trunk precision, start, watch each layer, cancel, resume.
 import QtQuick
 import QtQuick.Controls
-import QtQuick.Dialogs
 import QtQuick.Layouts
 import WasteStudio
 import WasteStudio.Core
@@ -13,217 +12,304 @@ PageFrame {
     title: qsTr("Convert")
     subtitle: qsTr("Turn a downloaded model into a streaming container")
 
-    function localPath(url) {
-        const s = url.toString()
-        return s.startsWith("file://") ? decodeURIComponent(s.substring(7)) : s
+    // Opened from the Models page for a finished download: everything filled in and checked.
+    function prepare(source) {
+        job.prepare(source)
     }
 
     ConversionJob {
         id: job
+        objectName: "conversionJob"
         onFinished: (ok) => { if (ok) AppSettings.lastModelPath = job.outputDir }
     }
-
-    FolderDialog {
-        id: sourceDialog
-        title: qsTr("Folder of the downloaded model (config.json and .safetensors)")
-        onAccepted: {
-            sourceField.text = page.localPath(selectedFolder)
-            outputField.text = job.suggestOutput(sourceField.text)
+    // The fields follow the job when it changes them (prepare), and the job follows the fields.
+    Connections {
+        target: job
+        function onSettingsChanged() {
+            if (sourceField.text !== job.sourceDir) sourceField.text = job.sourceDir
+            if (outputField.text !== job.outputDir) outputField.text = job.outputDir
         }
     }
-    FolderDialog {
+
+    FilePicker {
+        id: sourceDialog
+        title: qsTr("Folder of the downloaded model (config.json and .safetensors)")
+        mode: FilePicker.OpenFolder
+        folder: AppSettings.modelsFolder
+        onAccepted: (paths) => {
+            sourceField.text = paths[0]
+            job.sourceDir = paths[0]
+            outputField.text = job.suggestOutput(paths[0])
+        }
+    }
+    FilePicker {
         id: outputDialog
         title: qsTr("Where the container goes")
-        onAccepted: outputField.text = page.localPath(selectedFolder)
+        mode: FilePicker.OpenFolder
+        folder: AppSettings.modelsFolder
+        onAccepted: (paths) => outputField.text = paths[0]
     }
 
-    ScrollView {
+    readonly property bool showRun: job.state === ConversionJob.Running || job.state === ConversionJob.Cancelling
+                                    || (job.state === ConversionJob.Finished && !job.alreadyComplete)
+                                    || job.state === ConversionJob.Cancelled || job.state === ConversionJob.Failed
+
+    ColumnLayout {
         anchors.fill: parent
-        contentWidth: availableWidth
+        spacing: Theme.padding
 
-        ColumnLayout {
-            width: parent.width
-            spacing: Theme.padding
-
-            // 1. Source and target
-            GroupBox {
-                Layout.fillWidth: true
-                title: qsTr("1. Model")
-                GridLayout {
-                    anchors.fill: parent
-                    columns: 3
-                    columnSpacing: Theme.spacing
-                    Label { text: qsTr("Source folder") }
-                    TextField {
-                        id: sourceField
-                        objectName: "convertSource"
-                        Layout.fillWidth: true
-                        placeholderText: qsTr("A Hugging Face model folder or a finished download")
-                        text: job.sourceDir
-                        enabled: !job.busy
-                        onEditingFinished: {
-                            job.sourceDir = text
-                            if (outputField.text === "") outputField.text = job.suggestOutput(text)
-                        }
-                        Accessible.name: qsTr("Source folder")
-                    }
-                    Button { text: qsTr("Browse…"); enabled: !job.busy; onClicked: sourceDialog.open() }
-                    Label { text: qsTr("Container") }
-                    TextField {
-                        id: outputField
-                        objectName: "convertOutput"
-                        Layout.fillWidth: true
-                        placeholderText: qsTr("Folder for the streaming container")
-                        enabled: !job.busy
-                        onTextChanged: job.outputDir = text
-                        Accessible.name: qsTr("Container folder")
-                    }
-                    Button { text: qsTr("Browse…"); enabled: !job.busy; onClicked: outputDialog.open() }
-                }
-            }
-
-            // 2. Options
-            GroupBox {
-                Layout.fillWidth: true
-                title: qsTr("2. Options")
-                ColumnLayout {
-                    anchors.fill: parent
-                    RowLayout {
-                        spacing: Theme.spacing
-                        Label { text: qsTr("Trunk precision") }
-                        RadioButton {
-                            objectName: "trunkBits4"
-                            text: qsTr("4-bit (smaller, default)")
-                            checked: job.trunkBits === 4
-                            enabled: !job.busy
-                            onToggled: if (checked) job.trunkBits = 4
-                        }
-                        RadioButton {
-                            objectName: "trunkBits8"
-                            text: qsTr("8-bit (more accurate, about twice the trunk)")
-                            checked: job.trunkBits === 8
-                            enabled: !job.busy
-                            onToggled: if (checked) job.trunkBits = 8
-                        }
-                    }
+        // The run at the top of the page, where the eye is after Start: progress, the layer,
+        // rate and time left, Cancel; then the result and the way on (open it in a chat).
+        Rectangle {
+            objectName: "convertRunCard"
+            Layout.fillWidth: true
+            visible: page.showRun
+            implicitHeight: runColumn.implicitHeight + 2 * Theme.padding
+            radius: Theme.radius
+            color: Theme.surface
+            border.color: job.state === ConversionJob.Failed ? Theme.danger
+                          : job.state === ConversionJob.Finished ? Theme.ok : Theme.accent
+            ColumnLayout {
+                id: runColumn
+                anchors.fill: parent
+                anchors.margins: Theme.padding
+                spacing: Theme.unit
+                RowLayout {
+                    Layout.fillWidth: true
+                    spacing: Theme.spacing
                     Label {
-                        text: qsTr("Experts are always stored as 3-bit residual vector codes; embeddings and the output head stay 8-bit.")
-                        color: Theme.textMuted
-                        wrapMode: Text.WordWrap
                         Layout.fillWidth: true
-                    }
-                    CheckBox {
-                        objectName: "reclaim"
-                        text: qsTr("Delete each source shard once it is converted (saves space; cannot be undone)")
-                        checked: job.reclaim
-                        enabled: !job.busy
-                        onToggled: job.reclaim = checked
-                    }
-                }
-            }
-
-            // 3. What will be made
-            GroupBox {
-                Layout.fillWidth: true
-                title: qsTr("3. Check")
-                ColumnLayout {
-                    anchors.fill: parent
-                    Button {
-                        objectName: "convertCheck"
-                        text: qsTr("Check source and space")
-                        enabled: !job.busy && sourceField.text !== "" && outputField.text !== ""
-                        onClicked: { job.sourceDir = sourceField.text; job.outputDir = outputField.text; job.plan() }
-                    }
-                    GridLayout {
-                        visible: job.planned
-                        columns: 2
-                        columnSpacing: Theme.padding
-                        Label { text: qsTr("Architecture"); color: Theme.textMuted }
-                        Label { text: job.arch }
-                        Label { text: qsTr("Layers"); color: Theme.textMuted }
-                        Label { text: qsTr("%1 (%2 with %3 experts each)").arg(job.layers).arg(job.moeLayers).arg(job.experts) }
-                        Label { text: qsTr("Source"); color: Theme.textMuted }
-                        Label { text: Units.bytes(job.sourceBytes) }
-                        Label { text: qsTr("Container"); color: Theme.textMuted }
-                        Label { text: Units.bytes(job.outputBytes) }
-                        Label { text: qsTr("Still to write"); color: Theme.textMuted }
-                        Label { text: Units.bytes(job.remainingBytes) }
-                        Label { text: qsTr("Free space"); color: Theme.textMuted }
-                        Label {
-                            objectName: "convertFreeSpace"
-                            text: Units.bytes(job.freeBytes) + (job.enoughSpace ? "" : qsTr(" — not enough: free %1 more").arg(Units.bytes(job.remainingBytes - job.freeBytes)))
-                            color: job.enoughSpace ? Theme.ok : Theme.danger
-                        }
-                    }
-                    Label {
-                        visible: job.planned && job.unitsDone > 0 && !job.alreadyComplete
-                        text: qsTr("An interrupted conversion is in this folder: %1 of %2 parts are done. Start resumes it.").arg(job.unitsDone).arg(job.unitsTotal)
-                        color: Theme.warning
-                        wrapMode: Text.WordWrap
-                        Layout.fillWidth: true
-                    }
-                    Label {
-                        visible: job.planned && job.alreadyComplete
-                        text: qsTr("This folder already holds this conversion; nothing to do.")
-                        color: Theme.ok
-                    }
-                }
-            }
-
-            // 4. Run
-            GroupBox {
-                Layout.fillWidth: true
-                title: qsTr("4. Convert")
-                ColumnLayout {
-                    anchors.fill: parent
-                    RowLayout {
-                        spacing: Theme.spacing
-                        Button {
-                            objectName: "convertStart"
-                            text: job.planned && job.unitsDone > 0 ? qsTr("Resume") : qsTr("Start")
-                            highlighted: true
-                            enabled: !job.busy && job.planned && job.enoughSpace && !job.alreadyComplete
-                            onClicked: job.start()
-                        }
-                        Button {
-                            objectName: "convertCancel"
-                            text: job.state === ConversionJob.Cancelling ? qsTr("Stopping…") : qsTr("Cancel")
-                            enabled: job.state === ConversionJob.Running
-                            onClicked: job.cancel()
-                        }
-                    }
-                    ProgressBar {
-                        objectName: "convertProgress"
-                        Layout.fillWidth: true
-                        from: 0; to: 1
-                        value: job.progress
-                        visible: job.state !== ConversionJob.Idle && job.state !== ConversionJob.Planning && job.state !== ConversionJob.Ready
-                        Accessible.name: qsTr("Conversion progress")
-                    }
-                    Label {
                         visible: job.state === ConversionJob.Running || job.state === ConversionJob.Cancelling
                         text: (job.currentLayer < 0 ? qsTr("Embeddings and head") : qsTr("Layer %1 of %2").arg(job.currentLayer + 1).arg(job.layers))
                               + " · " + job.phase + (job.tensor !== "" ? " · " + job.tensor : "")
                               + (job.resumed ? qsTr(" · resumed") : "")
                         elide: Text.ElideMiddle
-                        Layout.fillWidth: true
-                    }
-                    Label {
-                        visible: job.state === ConversionJob.Running
-                        text: qsTr("%1 %2 · about %3 left").arg(Math.round(job.progress * 100) + " %").arg(Units.rate(job.bytesPerSecond))
-                              .arg(job.etaSeconds < 0 ? qsTr("estimating…") : Units.duration(Math.round(job.etaSeconds)))
-                        color: Theme.textMuted
+                        color: Theme.text
                     }
                     Label {
                         objectName: "convertStatus"
                         visible: text !== ""
                         Layout.fillWidth: true
                         wrapMode: Text.WordWrap
-                        text: job.state === ConversionJob.Finished && !job.alreadyComplete ? qsTr("Done: the container is in %1").arg(job.outputDir)
+                        text: job.state === ConversionJob.Finished ? qsTr("Done: the container is in %1").arg(job.outputDir)
                             : job.state === ConversionJob.Cancelled ? qsTr("Stopped. Finished layers are kept; Check, then Resume to continue.")
                             : job.state === ConversionJob.Failed ? job.errorText
                             : ""
                         color: job.state === ConversionJob.Failed ? Theme.danger : Theme.text
+                    }
+                    Button {
+                        objectName: "convertCancel"
+                        visible: job.state === ConversionJob.Running || job.state === ConversionJob.Cancelling
+                        text: job.state === ConversionJob.Cancelling ? qsTr("Stopping…") : qsTr("Cancel")
+                        enabled: job.state === ConversionJob.Running
+                        Accessible.name: qsTr("Cancel the conversion (finished layers are kept)")
+                        onClicked: job.cancel()
+                    }
+                    Button {
+                        objectName: "convertOpenInChat"
+                        visible: job.state === ConversionJob.Finished
+                        text: qsTr("Open in chat")
+                        highlighted: true
+                        Accessible.name: qsTr("Open the new container and go to the chat")
+                        onClicked: {
+                            EngineController.openModel(job.outputDir, AppSettings.budgetFor(job.outputDir), AppSettings.contextTokens)
+                            const w = ApplicationWindow.window
+                            if (w && w.showPage) w.showPage("Chat")
+                        }
+                    }
+                }
+                ProgressBar {
+                    objectName: "convertProgress"
+                    Layout.fillWidth: true
+                    from: 0; to: 1
+                    value: job.progress
+                    Accessible.name: qsTr("Conversion progress")
+                }
+                Label {
+                    visible: job.state === ConversionJob.Running
+                    text: job.etaSeconds < 0
+                          ? qsTr("%1 · %2 · estimating the time left").arg(Math.round(job.progress * 100) + " %")
+                                .arg(Units.rate(job.bytesPerSecond))
+                          : qsTr("%1 · %2 · about %3 left").arg(Math.round(job.progress * 100) + " %")
+                                .arg(Units.rate(job.bytesPerSecond)).arg(Units.duration(Math.round(job.etaSeconds)))
+                    color: Theme.textMuted
+                }
+            }
+        }
+
+        ScrollView {
+            id: scroll
+            Layout.fillWidth: true
+            Layout.fillHeight: true
+            contentWidth: availableWidth
+            clip: true
+
+            ColumnLayout {
+                width: scroll.availableWidth
+                spacing: Theme.padding
+
+                // 1. Source and target
+                GroupBox {
+                    Layout.fillWidth: true
+                    title: qsTr("1. Model")
+                    GridLayout {
+                        anchors.fill: parent
+                        columns: 3
+                        columnSpacing: Theme.spacing
+                        Label { text: qsTr("Source folder") }
+                        TextField {
+                            id: sourceField
+                            objectName: "convertSource"
+                            Layout.fillWidth: true
+                            placeholderText: qsTr("A Hugging Face model folder or a finished download")
+                            text: job.sourceDir
+                            enabled: !job.busy
+                            onEditingFinished: {
+                                job.sourceDir = text
+                                if (outputField.text === "") outputField.text = job.suggestOutput(text)
+                            }
+                            Accessible.name: qsTr("Source folder")
+                        }
+                        Button {
+                            text: qsTr("Browse…")
+                            enabled: !job.busy
+                            Accessible.name: qsTr("Choose the source folder")
+                            onClicked: sourceDialog.open()
+                        }
+                        Label { text: qsTr("Container") }
+                        TextField {
+                            id: outputField
+                            objectName: "convertOutput"
+                            Layout.fillWidth: true
+                            placeholderText: qsTr("Folder for the streaming container")
+                            enabled: !job.busy
+                            onTextChanged: job.outputDir = text
+                            Accessible.name: qsTr("Container folder")
+                        }
+                        Button {
+                            text: qsTr("Browse…")
+                            enabled: !job.busy
+                            Accessible.name: qsTr("Choose the container folder")
+                            onClicked: outputDialog.open()
+                        }
+                    }
+                }
+
+                // 2. Options
+                GroupBox {
+                    Layout.fillWidth: true
+                    title: qsTr("2. Options")
+                    ColumnLayout {
+                        anchors.fill: parent
+                        RowLayout {
+                            spacing: Theme.spacing
+                            Label { text: qsTr("Trunk precision") }
+                            RadioButton {
+                                objectName: "trunkBits4"
+                                Accessible.name: qsTr("4-bit trunk: smaller, the default")
+                                text: qsTr("4-bit (smaller, default)")
+                                checked: job.trunkBits === 4
+                                enabled: !job.busy
+                                onToggled: if (checked) job.trunkBits = 4
+                            }
+                            RadioButton {
+                                objectName: "trunkBits8"
+                                Accessible.name: qsTr("8-bit trunk: more accurate, about twice the trunk")
+                                text: qsTr("8-bit (more accurate, about twice the trunk)")
+                                checked: job.trunkBits === 8
+                                enabled: !job.busy
+                                onToggled: if (checked) job.trunkBits = 8
+                            }
+                        }
+                        Label {
+                            text: qsTr("Experts are always stored as 3-bit residual vector codes; embeddings and the output head stay 8-bit.")
+                            color: Theme.textMuted
+                            wrapMode: Text.WordWrap
+                            Layout.fillWidth: true
+                        }
+                        CheckBox {
+                            objectName: "reclaim"
+                            Accessible.name: qsTr("Delete each source shard once it is converted")
+                            text: qsTr("Delete each source shard once it is converted (saves space; cannot be undone)")
+                            checked: job.reclaim
+                            enabled: !job.busy
+                            onToggled: job.reclaim = checked
+                        }
+                    }
+                }
+
+                // 3. What will be made
+                GroupBox {
+                    Layout.fillWidth: true
+                    title: qsTr("3. Check")
+                    ColumnLayout {
+                        anchors.fill: parent
+                        Button {
+                            objectName: "convertCheck"
+                            Accessible.name: qsTr("Check the source and the space needed")
+                            text: qsTr("Check source and space")
+                            enabled: !job.busy && sourceField.text !== "" && outputField.text !== ""
+                            onClicked: { job.sourceDir = sourceField.text; job.outputDir = outputField.text; job.plan() }
+                        }
+                        GridLayout {
+                            visible: job.planned
+                            columns: 2
+                            columnSpacing: Theme.padding
+                            Label { text: qsTr("Architecture"); color: Theme.textMuted }
+                            Label { text: job.arch }
+                            Label { text: qsTr("Layers"); color: Theme.textMuted }
+                            Label { text: qsTr("%1 (%2 with %3 experts each)").arg(job.layers).arg(job.moeLayers).arg(job.experts) }
+                            Label { text: qsTr("Source"); color: Theme.textMuted }
+                            Label { text: Units.bytes(job.sourceBytes) }
+                            Label { text: qsTr("Container"); color: Theme.textMuted }
+                            Label { text: Units.bytes(job.outputBytes) }
+                            Label { text: qsTr("Still to write"); color: Theme.textMuted }
+                            Label { text: Units.bytes(job.remainingBytes) }
+                            Label { text: qsTr("Free space"); color: Theme.textMuted }
+                            Label {
+                                objectName: "convertFreeSpace"
+                                text: Units.bytes(job.freeBytes) + (job.enoughSpace ? "" : qsTr(" — not enough: free %1 more").arg(Units.bytes(job.remainingBytes - job.freeBytes)))
+                                color: job.enoughSpace ? Theme.ok : Theme.danger
+                            }
+                        }
+                        Label {
+                            visible: job.canResume && job.state !== ConversionJob.Running
+                            text: qsTr("An interrupted conversion is in this folder: %1 of %2 parts are done. Start resumes it.").arg(job.unitsDone).arg(job.unitsTotal)
+                            color: Theme.warning
+                            wrapMode: Text.WordWrap
+                            Layout.fillWidth: true
+                        }
+                        Label {
+                            visible: job.planned && job.alreadyComplete && job.state !== ConversionJob.Running
+                            text: qsTr("This folder already holds this conversion; nothing to do.")
+                            color: Theme.ok
+                        }
+                    }
+                }
+
+                // 4. Run (its progress shows at the top of the page)
+                GroupBox {
+                    Layout.fillWidth: true
+                    title: qsTr("4. Convert")
+                    RowLayout {
+                        anchors.fill: parent
+                        spacing: Theme.spacing
+                        Button {
+                            objectName: "convertStart"
+                            text: job.canResume ? qsTr("Resume") : qsTr("Start")
+                            highlighted: true
+                            enabled: !job.busy && job.planned && job.enoughSpace && !job.alreadyComplete
+                                     && job.state !== ConversionJob.Finished
+                            Accessible.name: job.canResume ? qsTr("Resume the interrupted conversion") : qsTr("Start the conversion")
+                            onClicked: job.start()
+                        }
+                        Label {
+                            Layout.fillWidth: true
+                            wrapMode: Text.WordWrap
+                            color: Theme.textMuted
+                            text: !job.planned ? qsTr("Check the source and the space first (step 3).")
+                                  : qsTr("Progress shows at the top of this page.")
+                        }
                     }
                 }
             }

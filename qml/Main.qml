@@ -30,7 +30,9 @@ ApplicationWindow {
     palette.dark: Theme.accent
     palette.mid: Theme.border
     palette.midlight: Theme.surfaceAlt
-    palette.light: Theme.surface
+    // A highlighted list row (a drop-down's current or hovered item, a menu item) is drawn
+    // on palette.light with palette.highlightedText: the accent, so the text stays readable.
+    palette.light: Theme.accent
     palette.shadow: Theme.border
     palette.placeholderText: Theme.textMuted
     palette.toolTipBase: Theme.surface
@@ -43,6 +45,11 @@ ApplicationWindow {
         const i = pageNames.indexOf(name)
         if (i >= 0) rail.currentIndex = i
     }
+    // The Convert page, filled in for source (a finished download) and checked.
+    function convertModel(source) {
+        showPage("Convert")
+        if (source !== "") convertPage.prepare(source)
+    }
 
     Shortcut { sequence: "Ctrl+1"; onActivated: rail.currentIndex = 0 }
     Shortcut { sequence: "Ctrl+2"; onActivated: rail.currentIndex = 1 }
@@ -53,6 +60,11 @@ ApplicationWindow {
         sequence: "Ctrl+N"
         onActivated: { ChatController.newConversation(); window.showPage("Chat"); chatPage.focusComposer() }
     }
+    // Ctrl+L: straight to the message box, from any page.
+    Shortcut {
+        sequence: "Ctrl+L"
+        onActivated: { window.showPage("Chat"); chatPage.focusComposer() }
+    }
     // Esc stops the answer wherever the focus is (dialogs and editors take Esc first).
     Shortcut {
         sequence: "Esc"
@@ -60,6 +72,9 @@ ApplicationWindow {
         onActivated: ChatController.stop()
     }
     Shortcut { sequence: "Ctrl+,"; onActivated: settingsDialog.open() }
+
+    // A control reached by Tab inside a scrolled page is scrolled into view.
+    onActiveFocusItemChanged: GuiHelpers.ensureVisible(activeFocusItem)
 
     ColumnLayout {
         anchors.fill: parent
@@ -85,7 +100,7 @@ ApplicationWindow {
                 currentIndex: rail.currentIndex
 
                 ModelsPage { objectName: "modelsPage" }
-                ConvertPage { objectName: "convertPage" }
+                ConvertPage { id: convertPage; objectName: "convertPage" }
                 PlannerPage { objectName: "plannerPage" }
                 ChatPage {
                     id: chatPage
@@ -136,5 +151,11 @@ ApplicationWindow {
 
     SettingsDialog {
         id: settingsDialog
+    }
+
+    // Above the pages and the dialogs (the overlay), so it frames a control in either.
+    FocusRing {
+        parent: Overlay.overlay
+        target: window.activeFocusItem
     }
 }

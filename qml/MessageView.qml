@@ -41,14 +41,17 @@ Item {
         spacing: Theme.unit
 
         // Images as thumbnails
+        // Always left to right, in the order they were attached; a user's row sits at the
+        // right edge by its alignment (a right-to-left Flow would reverse the order).
         Flow {
-            Layout.fillWidth: true
+            Layout.alignment: view.isUser ? Qt.AlignRight : Qt.AlignLeft
+            Layout.preferredWidth: Math.min(column.width, view.images.length * (112 + Theme.unit))
             visible: view.images.length > 0
             spacing: Theme.unit
-            layoutDirection: view.isUser ? Qt.RightToLeft : Qt.LeftToRight
             Repeater {
                 model: view.images
                 delegate: Rectangle {
+                    objectName: "messageImage"
                     required property string modelData
                     width: 112; height: 84
                     radius: Theme.radius
@@ -100,7 +103,7 @@ Item {
                 visible: view.editing
                 anchors.fill: parent
                 anchors.margins: Theme.spacing
-                TextArea {
+                TabTextArea {
                     id: editor
                     Layout.fillWidth: true
                     wrapMode: TextEdit.Wrap
@@ -196,13 +199,16 @@ Item {
             text: qsTr("The answer failed: %1").arg(view.error)
         }
 
-        // Figures and actions
-        RowLayout {
+        // Figures and actions: a Flow, so in a narrow window the actions wrap under the
+        // figures instead of running past the edge.
+        Flow {
+            Layout.fillWidth: true
             visible: !view.streaming
             spacing: Theme.unit
             layoutDirection: view.isUser ? Qt.RightToLeft : Qt.LeftToRight
             Label {
-                visible: !view.isUser && view.tokens > 0
+                // Also for an answer stopped before its first token: it says "stopped".
+                visible: !view.isUser && (view.tokens > 0 || view.finishReason === "cancelled")
                 text: qsTr("%1 tokens · %2 tok/s · hit %3%").arg(view.tokens)
                         .arg(view.tokensPerSecond.toFixed(1)).arg(Math.round(view.hitRate * 100))
                       + (view.finishReason === "cancelled" ? qsTr(" · stopped")

@@ -17,10 +17,10 @@ PageFrame {
     property string libraryMessage: ""
     property bool libraryScanning: false
 
-    function showConvert() {
+    function showConvert(source) {
         const w = ApplicationWindow.window
-        if (w && w.showPage)
-            w.showPage("Convert")
+        if (w && w.convertModel)
+            w.convertModel(source)
     }
 
     function stateColor(state) {
@@ -63,12 +63,24 @@ PageFrame {
         id: library
         folder: AppSettings.modelsFolder
         openModelPath: EngineController.modelPath
+        // The demo and a container opened from elsewhere stay listed beside the folder's own.
+        extraPaths: [DemoModel.path, EngineController.modelPath, AppSettings.lastModelPath]
         downloadFolder: DownloadManager.unfinishedDestination
         onBusyChanged: page.libraryScanning = busy
         onRemoved: (path, bytesFreed, error) => {
             page.libraryMessage = error !== "" ? error
                                                : qsTr("Deleted %1 and freed %2.").arg(path).arg(Units.bytes(bytesFreed))
         }
+    }
+
+    // A container anywhere on disk (another drive, a colleague's share): a folder picker.
+    FilePicker {
+        id: openPicker
+        objectName: "openContainerPicker"
+        title: qsTr("Open a container (the folder with manifest.json)")
+        mode: FilePicker.OpenFolder
+        folder: AppSettings.modelsFolder
+        onAccepted: (paths) => EngineController.openModel(paths[0], AppSettings.budgetFor(paths[0]), AppSettings.contextTokens)
     }
 
     Connections {
@@ -136,6 +148,10 @@ PageFrame {
                     id: repoField
                     objectName: "repoField"
                     Layout.fillWidth: true
+                    // Its long placeholder must not be its width: at 900 px that pushed
+                    // Download out of the window.
+                    Layout.preferredWidth: 240
+                    Layout.minimumWidth: 160
                     placeholderText: qsTr("owner/name or a hub address, e.g. moonshotai/Kimi-Linear-48B-A3B-Instruct")
                     text: DownloadManager.repo !== "" ? DownloadManager.repo : "moonshotai/Kimi-Linear-48B-A3B-Instruct"
                     selectByMouse: true
@@ -181,10 +197,15 @@ PageFrame {
                     model: DownloadManager.presets
                     delegate: Button {
                         required property var modelData
+                        objectName: "preset" + modelData.name.replace(/[^A-Za-z0-9]/g, "")
                         flat: true
                         text: modelData.name + " · " + modelData.sizeText
                         Accessible.name: qsTr("Preset %1, %2").arg(modelData.name).arg(modelData.sizeText)
-                        ToolTip.visible: hovered
+                        // Hidden once pressed (the page below changes, the pointer may not
+                        // move again), and after a few seconds in any case: never stuck.
+                        ToolTip.visible: hovered && !pressed && !page.jobBusy
+                        ToolTip.delay: 500
+                        ToolTip.timeout: 6000
                         ToolTip.text: modelData.repo + " — " + modelData.note
                         onClicked: {
                             repoField.text = modelData.repo
@@ -231,7 +252,9 @@ PageFrame {
                       + qsTr("needs %1%2; %3 free on %4")
                         .arg(Units.bytes(DownloadManager.downloadBytesNeeded))
                         .arg(DownloadManager.containerBytesNeeded > 0
-                             ? qsTr(" + %1 for the container (about the source size)").arg(Units.bytes(DownloadManager.containerBytesNeeded))
+                             ? (DownloadManager.containerPlanned
+                                ? qsTr(" + %1 for the container (as the Convert page plans it)")
+                                : qsTr(" + %1 for the container (at most about the source size)")).arg(Units.bytes(DownloadManager.containerBytesNeeded))
                              : "")
                         .arg(Units.bytes(DownloadManager.freeBytes))
                         .arg(DownloadManager.volume)
@@ -275,7 +298,7 @@ PageFrame {
                     visible: page.jobState === Download.JobState.Done
                     highlighted: true
                     Accessible.name: qsTr("Convert the downloaded model into a container")
-                    onClicked: page.showConvert()
+                    onClicked: page.showConvert(DownloadManager.destination)
                 }
                 Button {
                     text: page.jobState === Download.JobState.Done ? qsTr("Clear") : qsTr("Cancel")
@@ -306,7 +329,7 @@ PageFrame {
                       + (page.jobState === Download.JobState.Running ? qsTr(" · %1").arg(Units.rate(DownloadManager.speed)) : "")
                       + (page.jobState === Download.JobState.Running && DownloadManager.etaSeconds >= 0
                          ? qsTr(" · %1 left").arg(Units.duration(DownloadManager.etaSeconds)) : "")
-                      + (DownloadManager.retries > 0 ? qsTr(" · %1 retries").arg(DownloadManager.retries) : "")
+                      + (DownloadManager.retries > 0 ? " · " + Units.count(DownloadManager.retries, qsTr("retry"), qsTr("retries")) : "")
             }
 
             Label {
@@ -342,7 +365,7 @@ PageFrame {
                                   : Units.bytes(modelData.onDisk) + " / " + Units.bytes(modelData.size)
                                     + " · " + Units.rate(modelData.speed)
                                     + (modelData.eta >= 0 ? " · " + qsTr("%1 left").arg(Units.duration(modelData.eta)) : "")
-                                    + (modelData.retries > 0 ? " · " + qsTr("%1 retries").arg(modelData.retries) : "")
+                                    + (modelData.retries > 0 ? " · " + Units.count(modelData.retries, qsTr("retry"), qsTr("retries")) : "")
                         }
                     }
                     ProgressBar {
@@ -419,42 +442,51 @@ PageFrame {
             }
 
             // ---- Settings for downloads ------------------------------------------------
-            RowLayout {
+            // A Flow: in a narrow window the groups wrap instead of running off the edge.
+            Flow {
                 Layout.fillWidth: true
-                spacing: Theme.spacing
-                Label { text: qsTr("Files at once"); color: Theme.textMuted }
-                SpinBox {
-                    from: 1
-                    to: 4
-                    value: DownloadManager.parallelFiles
-                    editable: true
-                    Accessible.name: qsTr("Files downloaded at once")
-                    onValueModified: DownloadManager.parallelFiles = value
+                spacing: Theme.padding
+                RowLayout {
+                    spacing: Theme.spacing
+                    Label { text: qsTr("Files at once"); color: Theme.textMuted }
+                    SpinBox {
+                        from: 1
+                        to: 4
+                        value: DownloadManager.parallelFiles
+                        editable: true
+                        Accessible.name: qsTr("Files downloaded at once")
+                        onValueModified: DownloadManager.parallelFiles = value
+                    }
                 }
-                Label { text: qsTr("Limit (MiB/s, 0 = none)"); color: Theme.textMuted }
-                SpinBox {
-                    from: 0
-                    to: 10000
-                    value: Math.round(DownloadManager.bandwidthLimit / 1048576)
-                    editable: true
-                    Accessible.name: qsTr("Bandwidth limit in MiB per second")
-                    onValueModified: DownloadManager.bandwidthLimit = value * 1048576
+                RowLayout {
+                    spacing: Theme.spacing
+                    Label { text: qsTr("Limit (MiB/s, 0 = none)"); color: Theme.textMuted }
+                    SpinBox {
+                        from: 0
+                        to: 10000
+                        value: Math.round(DownloadManager.bandwidthLimit / 1048576)
+                        editable: true
+                        Accessible.name: qsTr("Bandwidth limit in MiB per second")
+                        onValueModified: DownloadManager.bandwidthLimit = value * 1048576
+                    }
                 }
-                Item { Layout.fillWidth: true }
-                TextField {
-                    id: tokenField
-                    Layout.preferredWidth: 220
-                    echoMode: TextInput.Password
-                    placeholderText: DownloadManager.tokenSource === "HF_TOKEN" ? qsTr("token from HF_TOKEN")
-                                     : DownloadManager.hasToken ? qsTr("token saved") : qsTr("access token (gated models)")
-                    Accessible.name: qsTr("Hub access token")
-                    onAccepted: { DownloadManager.setAccessToken(text); text = "" }
-                }
-                Button {
-                    text: qsTr("Save token")
-                    enabled: tokenField.text !== ""
-                    Accessible.name: qsTr("Save the access token")
-                    onClicked: { DownloadManager.setAccessToken(tokenField.text); tokenField.text = "" }
+                RowLayout {
+                    spacing: Theme.spacing
+                    TextField {
+                        id: tokenField
+                        Layout.preferredWidth: 220
+                        echoMode: TextInput.Password
+                        placeholderText: DownloadManager.tokenSource === "HF_TOKEN" ? qsTr("token from HF_TOKEN")
+                                         : DownloadManager.hasToken ? qsTr("token saved") : qsTr("access token (gated models)")
+                        Accessible.name: qsTr("Hub access token")
+                        onAccepted: { DownloadManager.setAccessToken(text); text = "" }
+                    }
+                    Button {
+                        text: qsTr("Save token")
+                        enabled: tokenField.text !== ""
+                        Accessible.name: qsTr("Save the access token")
+                        onClicked: { DownloadManager.setAccessToken(tokenField.text); tokenField.text = "" }
+                    }
                 }
             }
 
@@ -474,6 +506,13 @@ PageFrame {
                     elide: Text.ElideMiddle
                     color: Theme.textMuted
                     font.family: Theme.monoFamily
+                }
+                Button {
+                    objectName: "openContainerButton"
+                    Layout.minimumWidth: implicitWidth
+                    text: qsTr("Open a container…")
+                    Accessible.name: qsTr("Open a container from any folder")
+                    onClicked: openPicker.open()
                 }
                 Button {
                     text: qsTr("Add remote engine…")
@@ -504,6 +543,7 @@ PageFrame {
             Repeater {
                 model: library
                 delegate: Rectangle {
+                    objectName: "libraryEntry"
                     required property string name
                     required property string path
                     required property string kind
@@ -511,10 +551,14 @@ PageFrame {
                     required property bool canOpen
                     required property bool canConvert
                     required property string budgetText
+                    required property bool isOpen
+                    required property bool outside
+                    readonly property bool isDemo: path === DemoModel.path
                     Layout.fillWidth: true
                     implicitHeight: libRow.implicitHeight + Theme.spacing * 2
                     color: Theme.surface
-                    border.color: Theme.border
+                    border.color: isOpen ? Theme.accent : Theme.border
+                    border.width: isOpen ? 2 : 1
                     radius: Theme.radius
                     RowLayout {
                         id: libRow
@@ -524,33 +568,51 @@ PageFrame {
                         ColumnLayout {
                             Layout.fillWidth: true
                             spacing: 0
-                            Label { text: name; font.bold: true; color: Theme.text; elide: Text.ElideRight; Layout.fillWidth: true }
                             Label {
+                                text: isDemo ? qsTr("Demo model (built in)") : name
+                                font.bold: true
+                                color: Theme.text
+                                elide: Text.ElideRight
+                                Layout.fillWidth: true
+                            }
+                            Label {
+                                Layout.fillWidth: true
+                                elide: Text.ElideMiddle
                                 text: kind === "remote" ? qsTr("remote engine")
                                       : kind + " · " + Units.bytes(bytes) + (budgetText !== "" ? " · " + budgetText : "")
+                                        + (outside && !isDemo ? " · " + path : "")
                                 color: kind === "partial download" ? Theme.warning : Theme.textMuted
                             }
                         }
+                        Label {
+                            objectName: "openBadge"
+                            visible: isOpen
+                            text: qsTr("● open")
+                            color: Theme.ok
+                            font.bold: true
+                            Accessible.name: qsTr("%1 is open").arg(name)
+                        }
                         Button {
                             text: qsTr("Open")
-                            visible: canOpen
-                            Accessible.name: qsTr("Open %1").arg(name)
+                            visible: canOpen && !isOpen
+                            Accessible.name: qsTr("Open %1").arg(isDemo ? qsTr("the demo model") : name)
                             onClicked: EngineController.openModel(path, AppSettings.budgetFor(path), AppSettings.contextTokens)
                         }
                         Button {
                             text: qsTr("Convert")
                             visible: canConvert
                             Accessible.name: qsTr("Convert %1").arg(name)
-                            onClicked: page.showConvert()
+                            onClicked: page.showConvert(path)
                         }
                         Button {
                             text: qsTr("Show in folder")
                             visible: kind !== "remote"
                             Accessible.name: qsTr("Show %1 in the file manager").arg(name)
-                            onClicked: Qt.openUrlExternally("file://" + path)
+                            onClicked: Qt.openUrlExternally(GuiHelpers.fileUrl(path))
                         }
                         Button {
                             text: qsTr("Delete")
+                            visible: !outside
                             Accessible.name: qsTr("Delete %1").arg(name)
                             onClicked: {
                                 deleteDialog.targetPath = path

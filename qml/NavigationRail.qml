@@ -33,6 +33,7 @@ Rectangle {
             model: rail.pages
             delegate: ItemDelegate {
                 id: entry
+                objectName: "railEntry" + modelData
                 required property string modelData
                 required property int index
                 Layout.fillWidth: true
@@ -41,7 +42,7 @@ Rectangle {
                 implicitHeight: 64
                 highlighted: rail.currentIndex === index
                 focusPolicy: Qt.StrongFocus
-                Accessible.name: modelData + " page"
+                Accessible.name: qsTr("%1 page (Ctrl+%2)").arg(modelData).arg(index + 1)
                 Accessible.role: Accessible.PageTab
                 onClicked: rail.currentIndex = index
                 background: Rectangle {

@@ -67,8 +67,8 @@ PageFrame {
                         text: !ApiServer.running
                               ? qsTr("No port is open. Switch it on to let editors, agents and scripts use the model.")
                               : EngineController.modelName
-                                ? qsTr("Serving %1 · %2 request(s) in progress").arg(EngineController.modelName)
-                                                                               .arg(ApiServer.activeRequests)
+                                ? qsTr("Serving %1 · %2 in progress").arg(EngineController.modelName)
+                                      .arg(Units.count(ApiServer.activeRequests, qsTr("request"), qsTr("requests")))
                                 : qsTr("Listening, but no model is open: requests get 503 until you open one.")
                     }
                     Label {
@@ -90,7 +90,8 @@ PageFrame {
                         selectByMouse: true
                         text: ApiServer.url
                         font.family: Theme.monoFamily
-                        implicitWidth: 260
+                        Layout.preferredWidth: 240
+                        Layout.minimumWidth: 160
                         Accessible.name: qsTr("Server URL")
                     }
                     Button {
@@ -150,12 +151,17 @@ PageFrame {
 
             Label { text: qsTr("API key"); color: Theme.text }
             RowLayout {
+                Layout.fillWidth: true
                 spacing: Theme.spacing
                 TextField {
                     id: keyField
                     objectName: "apiKeyField"
                     property bool shown: false
-                    implicitWidth: 340
+                    // Shares the row with its buttons: narrower windows shorten the field,
+                    // never push the buttons out.
+                    Layout.fillWidth: true
+                    Layout.maximumWidth: 340
+                    Layout.minimumWidth: 120
                     text: ApiServer.apiKey
                     echoMode: shown ? TextInput.Normal : TextInput.Password
                     font.family: Theme.monoFamily

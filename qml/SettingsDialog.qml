@@ -1,8 +1,7 @@
-// App settings: theme, font size, model folder, default budget and context. Saved at once
+// App settings: theme, font size, model folder, the hub's address, default budget and context. Saved at once
 // (QSettings); the budget and context apply when a model is next opened.
 import QtQuick
 import QtQuick.Controls
-import QtQuick.Dialogs
 import QtQuick.Layouts
 import WasteStudio
 import WasteStudio.Core
@@ -52,6 +51,7 @@ Dialog {
         RowLayout {
             TextField {
                 Layout.fillWidth: true
+                Layout.preferredWidth: 200
                 text: AppSettings.modelsFolder
                 font.family: Theme.monoFamily
                 Accessible.name: qsTr("Models folder")
@@ -62,6 +62,35 @@ Dialog {
                 Accessible.name: qsTr("Choose the models folder")
                 onClicked: folderDialog.open()
             }
+        }
+
+        // The hub: HF_ENDPOINT (a mirror, a company proxy) shown where a person can see and
+        // change it; a saved address wins over the environment, an empty field gives it back.
+        Label { text: qsTr("Hub address"); color: Theme.text }
+        TextField {
+            id: endpointField
+            objectName: "endpointField"
+            Layout.fillWidth: true
+            text: DownloadManager.endpoint
+            placeholderText: DownloadManager.effectiveEndpoint
+            font.family: Theme.monoFamily
+            selectByMouse: true
+            Accessible.name: qsTr("Hub address, now %1").arg(DownloadManager.effectiveEndpoint)
+            onEditingFinished: DownloadManager.endpoint = text
+        }
+        Item { width: 1; height: 1 }
+        Label {
+            objectName: "endpointSource"
+            Layout.fillWidth: true
+            wrapMode: Text.WordWrap
+            color: Theme.textMuted
+            font.pixelSize: Theme.fontSmall
+            text: DownloadManager.endpointSource === "HF_ENDPOINT"
+                  ? qsTr("Now %1, from the HF_ENDPOINT environment variable. An address typed here is used instead.").arg(DownloadManager.effectiveEndpoint)
+                  : DownloadManager.endpointSource === "settings"
+                    ? qsTr("Now %1, saved here. Empty the field to use %2.").arg(DownloadManager.effectiveEndpoint)
+                      .arg(qsTr("HF_ENDPOINT or the public hub"))
+                    : qsTr("Now the public hub, %1. Type a mirror's address to use it instead.").arg(DownloadManager.effectiveEndpoint)
         }
 
         Label { text: qsTr("RAM budget"); color: Theme.text }
@@ -91,9 +120,11 @@ Dialog {
         }
     }
 
-    FolderDialog {
+    FilePicker {
         id: folderDialog
         title: qsTr("Models folder")
-        onAccepted: AppSettings.modelsFolder = selectedFolder.toString().replace(/^file:\/\//, "")
+        mode: FilePicker.OpenFolder
+        folder: AppSettings.modelsFolder
+        onAccepted: (paths) => AppSettings.modelsFolder = paths[0]
     }
 }

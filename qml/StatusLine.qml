@@ -49,6 +49,7 @@ Rectangle {
             Accessible.name: qsTr("Engine state: %1").arg(text)
         }
         Label {
+            objectName: "statusSpeed"
             visible: EngineController.lastTokensPerSecond > 0
             text: qsTr("· %1 tok/s · hit %2%").arg(EngineController.lastTokensPerSecond.toFixed(1))
                                                .arg(Math.round(EngineController.lastHitRate * 100))

@@ -1,9 +1,12 @@
 #include "guihelpers.h"
 
 #include "settings/appsettings.h"
+#include "settings/datafolder.h"
 #include "chat/markdownblocks.h"
 
 #include <QClipboard>
+
+#include <algorithm>
 #include <QDateTime>
 #include <QDir>
 #include <QFileInfo>
@@ -37,8 +40,7 @@ QList<QUrl> GuiHelpers::clipboardImages() const
     const QImage image = qvariant_cast<QImage>(mime->imageData());
     if (image.isNull())
         return {};
-    const QString folder = (AppSettings::instance() ? AppSettings::instance()->dataFolder()
-                                                    : QStandardPaths::writableLocation(QStandardPaths::AppDataLocation))
+    const QString folder = (AppSettings::instance() ? AppSettings::instance()->dataFolder() : appDataFolder())
                            + QStringLiteral("/pasted");
     QDir().mkpath(folder);
     const QString path =
@@ -61,4 +63,31 @@ QVariantList GuiHelpers::markdownBlocks(const QString &markdown) const
                            {QStringLiteral("language"), b.language},
                            {QStringLiteral("text"), b.text}};
     return out;
+}
+
+void GuiHelpers::ensureVisible(QQuickItem *item) const
+{
+    if (!item)
+        return;
+    for (QQuickItem *p = item->parentItem(); p; p = p->parentItem()) {
+        // QQuickFlickable is private API: reach it through its properties.
+        if (!p->inherits("QQuickFlickable"))
+            continue;
+        QQuickItem *content = p->property("contentItem").value<QQuickItem *>();
+        if (!content || !content->isAncestorOf(item))
+            continue;
+        const QRectF r = item->mapRectToItem(content, QRectF(0, 0, item->width(), item->height()));
+        const qreal viewHeight = p->height();
+        const qreal y = p->property("contentY").toReal();
+        const qreal originY = p->property("originY").toReal();
+        const qreal maxY = originY + std::max<qreal>(0, p->property("contentHeight").toReal() - viewHeight);
+        qreal target = y;
+        if (r.top() < y)
+            target = r.top();
+        else if (r.bottom() > y + viewHeight)
+            target = std::min(r.top(), r.bottom() - viewHeight);
+        target = std::clamp(target, originY, maxY);
+        if (!qFuzzyCompare(target + 1, y + 1))
+            p->setProperty("contentY", target);
+    }
 }

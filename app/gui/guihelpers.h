@@ -3,6 +3,7 @@
 #pragma once
 
 #include <QObject>
+#include <QQuickItem>
 #include <QQmlEngine>
 #include <QUrl>
 #include <QVariantList>
@@ -21,6 +22,9 @@ public:
     Q_INVOKABLE bool clipboardHasImage() const;
     Q_INVOKABLE QUrl fileUrl(const QString &path) const { return QUrl::fromLocalFile(path); }
     Q_INVOKABLE QString fileName(const QString &path) const;
+    // Scrolls every Flickable (ScrollView, ListView) around item so that item is in view: a
+    // control reached by Tab must be seen.
+    Q_INVOKABLE void ensureVisible(QQuickItem *item) const;
     // [{code: bool, language, text}] for MessageView.
     Q_INVOKABLE QVariantList markdownBlocks(const QString &markdown) const;
 };

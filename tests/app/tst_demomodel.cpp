@@ -6,6 +6,7 @@
 #include "demo/demomodel.h"
 #include "engine/enginecontroller.h"
 #include "settings/appsettings.h"
+#include "settings/datafolder.h"
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -23,6 +24,7 @@ private Q_SLOTS:
         QCoreApplication::setApplicationName(QStringLiteral("WASTE Studio demo test"));
         QCoreApplication::setOrganizationName(QStringLiteral("WASTE Studio"));
         QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).removeRecursively();
+        QDir(appDataFolder()).removeRecursively();
         QFile::remove(QStandardPaths::writableLocation(QStandardPaths::AppConfigLocation) + QStringLiteral(".conf"));
     }
 

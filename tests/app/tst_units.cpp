@@ -35,6 +35,13 @@ private Q_SLOTS:
         QCOMPARE(Units::bytes(n), text);
     }
 
+    void countsSayTheWordInItsNumber()
+    {
+        QCOMPARE(Units::count(1, QStringLiteral("retry"), QStringLiteral("retries")), QStringLiteral("1 retry"));
+        QCOMPARE(Units::count(2, QStringLiteral("retry"), QStringLiteral("retries")), QStringLiteral("2 retries"));
+        QCOMPARE(Units::count(0, QStringLiteral("message"), QStringLiteral("messages")), QStringLiteral("0 messages"));
+    }
+
     void rate()
     {
         QCOMPARE(Units::rate(1.5 * 1024 * 1024), QStringLiteral("1.5 MiB/s"));

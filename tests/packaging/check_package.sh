@@ -9,7 +9,7 @@ deb=$(ls "$out"/*.deb); tgz=$(ls "$out"/*.tar.gz)
 echo "built $(basename "$deb") and $(basename "$tgz")"
 
 depends=$(dpkg-deb -f "$deb" Depends)
-for need in libqt6core6 libqt6qml6 qml6-module-qtquick-controls qml6-module-qtcharts libqt6sql6-sqlite; do
+for need in libqt6core6 libqt6qml6 qml6-module-qtquick-controls qml6-module-qtcharts libqt6sql6-sqlite qt6-image-formats-plugins; do
   grep -q "$need" <<<"$depends" || { echo "Depends lacks $need: $depends"; exit 1; }
 done
 contents=$(dpkg-deb -c "$deb")

@@ -2,11 +2,14 @@
 
 #include "studioapplication.h"
 
+#include "settings/datafolder.h"
+
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QMimeData>
 #include <QQmlApplicationEngine>
+#include <QQuickItem>
 #include <QQuickWindow>
 #include <QSettings>
 #include <QStandardPaths>
@@ -37,6 +40,7 @@ void useOwnAppData(const QString &testName)
     QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, config);
     QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, config);
     QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).removeRecursively();
+    QDir(appDataFolder()).removeRecursively();
     QFile::remove(QStandardPaths::writableLocation(QStandardPaths::AppConfigLocation) + QStringLiteral(".conf"));
 }
 
@@ -70,6 +74,28 @@ void dropFile(QQuickWindow *window, const QString &path)
     QCoreApplication::sendEvent(window, &move);
     QDropEvent drop(QPointF(at), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
     QCoreApplication::sendEvent(window, &drop);
+}
+
+QList<QQuickItem *> allItems(QQuickItem *root)
+{
+    QList<QQuickItem *> out;
+    if (!root)
+        return out;
+    const QList<QQuickItem *> children = root->childItems();
+    for (QQuickItem *child : children) {
+        out << child;
+        out << allItems(child);
+    }
+    return out;
+}
+
+QList<QQuickItem *> itemsNamed(QQuickItem *root, const QString &objectName)
+{
+    QList<QQuickItem *> out;
+    for (QQuickItem *item : allItems(root))
+        if (item->objectName() == objectName)
+            out << item;
+    return out;
 }
 
 void typeText(QQuickWindow *window, const QString &text)

@@ -3,10 +3,12 @@
 // a file manager, typed text).
 #pragma once
 
+#include <QList>
 #include <QString>
 #include <QStringList>
 
 class QQmlApplicationEngine;
+class QQuickItem;
 class QQuickWindow;
 
 namespace WindowTest {
@@ -28,6 +30,12 @@ QString warnings();
 
 // What a file manager's drag does: enter, move, drop, at the window's centre.
 void dropFile(QQuickWindow *window, const QString &path);
+// Every item under root in the visual tree (delegates of views and repeaters included, which
+// findChildren() misses: they are not always QObject children of what shows them).
+QList<QQuickItem *> allItems(QQuickItem *root);
+// The same, named objectName.
+QList<QQuickItem *> itemsNamed(QQuickItem *root, const QString &objectName);
+
 // QTest::keyClicks takes widgets only; a QML window gets its keys one by one.
 void typeText(QQuickWindow *window, const QString &text);
 

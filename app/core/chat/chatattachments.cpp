@@ -22,6 +22,11 @@ QString ChatController::firstProblemForImage(const QString &path) const
     return {};
 }
 
+QString ChatController::imageFilePatterns() const
+{
+    return readableImagePatterns();
+}
+
 bool ChatController::addAttachment(const QUrl &url)
 {
     if (!url.isLocalFile()) {
@@ -72,9 +77,14 @@ QString ChatController::imagesFolder() const
 
 QString ChatController::keepImage(const QString &path) const
 {
-    const QString folder = imagesFolder();
+    QString folder = imagesFolder();
     const QFileInfo source(path);
-    if (folder.isEmpty() || source.absolutePath() == QDir(folder).absolutePath())
+    // A format the engine does not decode (WebP, TIFF, HEIF…) is decoded here and kept as a
+    // PNG of the same pixels (imagecheck.h): the engine then reads exactly those pixels.
+    const bool decodeHere = !engineReadsImage(path);
+    if (folder.isEmpty() && decodeHere)
+        folder = QDir::temp().filePath(QStringLiteral("waste-studio-images"));
+    if (folder.isEmpty() || (!decodeHere && source.absolutePath() == QDir(folder).absolutePath()))
         return path;
     // Named for the file it came from (path, size, time): attaching it again reuses the copy.
     const QByteArray key = QStringLiteral("%1|%2|%3")
@@ -83,14 +93,16 @@ QString ChatController::keepImage(const QString &path) const
                                .arg(source.lastModified().toMSecsSinceEpoch())
                                .toUtf8();
     const QString name = QString::fromLatin1(QCryptographicHash::hash(key, QCryptographicHash::Sha256).toHex().left(24));
-    const QString suffix = source.suffix().toLower();
+    const QString suffix = decodeHere ? QStringLiteral("png") : source.suffix().toLower();
     const QString target = QDir(folder).filePath(suffix.isEmpty() ? name : name + QLatin1Char('.') + suffix);
     if (QFileInfo::exists(target))
         return target;
-    // Copied under another name first: a copy cut short never takes the final name.
+    // Written under another name first: a copy cut short never takes the final name.
     const QString part = target + QStringLiteral(".part");
     QFile::remove(part);
-    if (!QDir().mkpath(folder) || !QFile::copy(path, part) || !QFile::rename(part, target)) {
+    const bool written = QDir().mkpath(folder)
+                         && (decodeHere ? decodeToPng(path, part).isEmpty() : QFile::copy(path, part));
+    if (!written || !QFile::rename(part, target)) {
         QFile::remove(part);
         return path; // the original still works while it stays where it is
     }

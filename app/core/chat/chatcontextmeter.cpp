@@ -24,6 +24,14 @@ QString ChatController::contextWarning() const
         .arg(m_settings.maxTokens);
 }
 
+QString ChatController::contextNote() const
+{
+    if (!m_contextTemplateOnly || m_contextUsed <= 0)
+        return {};
+    return m_settings.systemPrompt.trimmed().isEmpty() ? tr("the chat template's own tokens, before anything is typed")
+                                                       : tr("the chat template and the system prompt, before anything is typed");
+}
+
 void ChatController::setDraft(const QString &text)
 {
     if (text == m_draft)
@@ -52,6 +60,7 @@ void ChatController::recount()
         draft.text = m_draft.trimmed();
         list << draft;
     }
+    m_countingTemplateOnly = list.isEmpty();
     // Rendered and counted on the engine thread: rendering re-reads every turn and stats
     // every image, which grows with the conversation.
     if (m_count)
@@ -65,5 +74,6 @@ void ChatController::onCounted(int tokens)
     if (tokens < 0) // not renderable (an unreadable image): keep the last count
         return;
     m_contextUsed = tokens;
+    m_contextTemplateOnly = m_countingTemplateOnly;
     Q_EMIT contextChanged();
 }

@@ -359,8 +359,9 @@ bool ChatController::startAnswer()
         finishRun(nullptr, error.message);
     });
     if (firstMessage > 0)
-        setNotice(tr("The oldest %n message(s) no longer fit the context and were left out of this answer.", nullptr,
-                     firstMessage));
+        setNotice(firstMessage == 1
+                      ? tr("The oldest message no longer fits the context and was left out of this answer.")
+                      : tr("The oldest %1 messages no longer fit the context and were left out of this answer.").arg(firstMessage));
     Q_EMIT generatingChanged();
     return true;
 }

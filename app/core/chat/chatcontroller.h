@@ -46,6 +46,8 @@ class ChatController : public QObject, public AppSingleton<ChatController> {
     Q_PROPERTY(double prefillProgress READ prefillProgress NOTIFY prefillProgressChanged)
     Q_PROPERTY(QStringList attachments READ attachments NOTIFY attachmentsChanged)
     Q_PROPERTY(QString notice READ notice NOTIFY noticeChanged)
+    // "*.png *.jpg *.webp …": what the attach dialog offers (every format Qt's plugins read).
+    Q_PROPERTY(QString imageFilePatterns READ imageFilePatterns CONSTANT)
     Q_PROPERTY(QString storeError READ storeError CONSTANT)
     // Per-conversation settings (the drawer); they apply to the next answer.
     Q_PROPERTY(QString systemPrompt READ systemPrompt WRITE setSystemPrompt NOTIFY settingsChanged)
@@ -57,6 +59,9 @@ class ChatController : public QObject, public AppSingleton<ChatController> {
     Q_PROPERTY(int contextUsed READ contextUsed NOTIFY contextChanged)
     Q_PROPERTY(int contextLimit READ contextLimit NOTIFY contextChanged)
     Q_PROPERTY(QString contextWarning READ contextWarning NOTIFY contextChanged)
+    // What the count is made of when nothing is typed yet (the template's own tokens, the
+    // system prompt), so a count above zero on an empty chat explains itself; else "".
+    Q_PROPERTY(QString contextNote READ contextNote NOTIFY contextChanged)
 
 public:
     // No default argument: Qt 6.4 prefers a default constructor over create() for QML singletons.
@@ -73,6 +78,7 @@ public:
     bool prefilling() const { return m_run && m_run->prefilling; }
     double prefillProgress() const { return m_run ? m_run->prefill : 0; }
     QStringList attachments() const { return m_attachments; }
+    QString imageFilePatterns() const;
     QString notice() const { return m_notice; }
     QString storeError() const { return m_storeError; }
 
@@ -90,6 +96,7 @@ public:
     int contextUsed() const { return m_contextUsed; }
     int contextLimit() const;
     QString contextWarning() const;
+    QString contextNote() const;
 
     Q_INVOKABLE void newConversation();
     Q_INVOKABLE void openConversation(qint64 id);
@@ -180,4 +187,6 @@ private:
     QTimer m_recountTimer; // draft edits: one count after typing pauses
     static constexpr int kDraftRecountMs = 150;
     int m_contextUsed = 0;
+    bool m_countingTemplateOnly = false; // the count on its way has no message and no draft
+    bool m_contextTemplateOnly = false;  // so has the count shown
 };

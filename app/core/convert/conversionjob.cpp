@@ -109,6 +109,16 @@ void ConversionJob::setState(State s, const QString &error)
     Q_EMIT stateChanged();
 }
 
+void ConversionJob::prepare(const QString &source)
+{
+    if (busy()) return;
+    setSourceDir(QDir::cleanPath(source));
+    setOutputDir(suggestOutput(source));
+    applySnapshot(Snapshot{});
+    setState(Idle);
+    plan();
+}
+
 void ConversionJob::plan()
 {
     if (busy()) return;
@@ -213,6 +223,11 @@ void ConversionJob::start()
         QMetaObject::invokeMethod(self.data(), [self, end, error] {
             if (!self) return;
             if (end == Finished) {
+                // What plan() said about an interrupted run is history now: every part is
+                // done and nothing is left to write (no stale "Start resumes it").
+                self->m_unitsDone = self->m_unitsTotal;
+                self->m_remainingBytes = 0;
+                Q_EMIT self->planChanged();
                 Snapshot s;
                 s.progress = 1.0;
                 s.phase = QStringLiteral("done");

@@ -37,6 +37,8 @@ class ConversionJob : public QObject {
     Q_PROPERTY(int unitsDone READ unitsDone NOTIFY planChanged)
     Q_PROPERTY(int unitsTotal READ unitsTotal NOTIFY planChanged)
     Q_PROPERTY(bool alreadyComplete READ alreadyComplete NOTIFY planChanged)
+    // An interrupted run left finished parts in the output folder: Start resumes it.
+    Q_PROPERTY(bool canResume READ canResume NOTIFY planChanged)
     // While running:
     Q_PROPERTY(double progress READ progress NOTIFY progressChanged)
     Q_PROPERTY(int currentLayer READ currentLayer NOTIFY progressChanged)
@@ -82,6 +84,7 @@ public:
     int unitsDone() const { return m_unitsDone; }
     int unitsTotal() const { return m_unitsTotal; }
     bool alreadyComplete() const { return m_alreadyComplete; }
+    bool canResume() const { return m_planned && !m_alreadyComplete && m_unitsDone > 0 && m_unitsDone < m_unitsTotal; }
 
     double progress() const { return m_progress; }
     int currentLayer() const { return m_layer; }
@@ -94,6 +97,9 @@ public:
 
     // A default output folder for a source folder: "<source>.waste" next to it.
     Q_INVOKABLE QString suggestOutput(const QString &source) const;
+    // The Convert page opened for a source (a finished download): the source, the suggested
+    // output folder, and the plan, so the person only has to press Start.
+    Q_INVOKABLE void prepare(const QString &source);
     Q_INVOKABLE void plan();
     Q_INVOKABLE void start();
     Q_INVOKABLE void cancel();

@@ -1,6 +1,7 @@
 #include "download/downloadmanager.h"
 
 #include "settings/appsettings.h"
+#include "settings/datafolder.h"
 #include "threads/threadpriority.h"
 #include "download/tokenstore.h"
 
@@ -10,21 +11,19 @@
 
 namespace {
 
-QString appDataFolder()
+QString studioDataFolder()
 {
     if (AppSettings *a = AppSettings::instance())
         return a->dataFolder();
-    const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
-    QDir().mkpath(dir);
-    return dir;
+    return ::appDataFolder();
 }
 } // namespace
 
 DownloadManager::DownloadManager(QObject *parent) : QObject(parent)
 {
     Config c;
-    c.queuePath = appDataFolder() + QStringLiteral("/downloads.json");
-    c.modelsFolder = AppSettings::instance() ? AppSettings::instance()->modelsFolder() : appDataFolder() + QStringLiteral("/models");
+    c.queuePath = studioDataFolder() + QStringLiteral("/downloads.json");
+    c.modelsFolder = AppSettings::instance() ? AppSettings::instance()->modelsFolder() : studioDataFolder() + QStringLiteral("/models");
     c.useSettings = true;
     init(c);
 }
@@ -182,6 +181,13 @@ void DownloadManager::setEndpoint(const QString &endpoint)
     if (m_useSettings)
         QSettings().setValue(QStringLiteral("download/endpoint"), m_endpoint);
     Q_EMIT settingsChanged();
+}
+
+QString DownloadManager::endpointSource() const
+{
+    if (!m_endpoint.isEmpty())
+        return QStringLiteral("settings");
+    return qEnvironmentVariable("HF_ENDPOINT").trimmed().isEmpty() ? QStringLiteral("default") : QStringLiteral("HF_ENDPOINT");
 }
 
 void DownloadManager::setParallelFiles(int n)

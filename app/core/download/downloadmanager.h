@@ -9,6 +9,8 @@
 #include "download/downloadworker.h"
 #include "singleton/appsingleton.h"
 
+#include "download/hubendpoint.h"
+
 #include <QObject>
 #include <QQmlEngine>
 #include <QThread>
@@ -40,12 +42,18 @@ class DownloadManager : public QObject, public AppSingleton<DownloadManager> {
     Q_PROPERTY(QVariantList activeFiles READ activeFiles NOTIFY changed)
     Q_PROPERTY(qint64 downloadBytesNeeded READ downloadBytesNeeded NOTIFY changed)
     Q_PROPERTY(qint64 containerBytesNeeded READ containerBytesNeeded NOTIFY changed)
+    // containerBytesNeeded is the converter's plan (the Convert page's figure), not the bound.
+    Q_PROPERTY(bool containerPlanned READ containerPlanned NOTIFY changed)
     Q_PROPERTY(qint64 freeBytes READ freeBytes NOTIFY changed)
     Q_PROPERTY(QString volume READ volume NOTIFY changed)
     Q_PROPERTY(bool spaceOk READ spaceOk NOTIFY changed)
     Q_PROPERTY(QString lastFinishedFolder READ lastFinishedFolder NOTIFY changed)
     Q_PROPERTY(QVariantList presets READ presets CONSTANT)
     Q_PROPERTY(QString endpoint READ endpoint WRITE setEndpoint NOTIFY settingsChanged)
+    // The hub the next listing and download use, and where it comes from, for Settings:
+    // "settings" (saved here), "HF_ENDPOINT" (the environment) or "default" (the public hub).
+    Q_PROPERTY(QString effectiveEndpoint READ effectiveEndpoint NOTIFY settingsChanged)
+    Q_PROPERTY(QString endpointSource READ endpointSource NOTIFY settingsChanged)
     Q_PROPERTY(int parallelFiles READ parallelFiles WRITE setParallelFiles NOTIFY settingsChanged)
     Q_PROPERTY(qint64 bandwidthLimit READ bandwidthLimit WRITE setBandwidthLimit NOTIFY settingsChanged)
     Q_PROPERTY(bool hasToken READ hasToken NOTIFY settingsChanged)
@@ -89,6 +97,7 @@ public:
     QVariantList activeFiles() const { return m_active; }
     qint64 downloadBytesNeeded() const { return m_snap.space.downloadBytes; }
     qint64 containerBytesNeeded() const { return m_snap.space.containerBytes; }
+    bool containerPlanned() const { return m_snap.space.containerPlanned; }
     qint64 freeBytes() const { return m_snap.space.freeBytes; }
     QString volume() const { return m_snap.space.volume; }
     bool spaceOk() const { return m_snap.space.enough(); }
@@ -97,6 +106,8 @@ public:
     const DownloadSnapshot &snapshot() const { return m_snap; }
 
     QString endpoint() const { return m_endpoint; }
+    QString effectiveEndpoint() const { return HubEndpoint::resolve(m_endpoint); }
+    QString endpointSource() const;
     void setEndpoint(const QString &endpoint);
     int parallelFiles() const { return m_parallel; }
     void setParallelFiles(int n);

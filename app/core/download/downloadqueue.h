@@ -51,6 +51,9 @@ struct DownloadJob {
     QString dest;
     QStringList include;
     bool countContainer = true; // free-space check counts the container this becomes
+    // The container's size as the converter plans it, once every file is here (-1: not yet);
+    // not saved: planned again after a restart.
+    qint64 plannedContainerBytes = -1;
     JobState state = JobState::Ready;
     QString reason;
     std::vector<QueuedFile> files; // a vector: transfers hold pointers to its elements, which never move while they run

@@ -30,6 +30,7 @@ struct SpaceCheck {
     qint64 freeBytes = -1;
     qint64 downloadBytes = 0; // still to download
     qint64 containerBytes = 0; // the container this becomes (about the source size); 0 when not counted
+    bool containerPlanned = false; // containerBytes is the converter's own plan (the Convert page's figure)
     bool enough() const { return freeBytes < 0 || freeBytes >= downloadBytes + containerBytes; }
 };
 

@@ -4,6 +4,8 @@
 #include "download/hublister.h"
 #include "units/units.h"
 
+#include <waste/convert.hpp>
+
 #include <QDir>
 #include <algorithm>
 #include <QFileInfo>
@@ -150,6 +152,15 @@ void DownloadWorker::prepare(const JobSpec &spec, bool andStart)
     });
     connect(m_lister, &HubLister::retrying, this, [this](const QString &reason, qint64 ms) {
         Q_EMIT event(QString(), QStringLiteral("listing: retry in %1 s: %2").arg(ms / 1000.0, 0, 'f', 1).arg(reason));
+        // On the page at once (offline, the hub unreachable): what failed and when it is
+        // tried again, not an endless "Reading the file list…".
+        if (m_job && m_job->state == JobState::Listing) {
+            m_job->reason = QStringLiteral("Could not read the file list: %1. Trying again in %2 (attempt %3 of %4); Cancel stops.")
+                                .arg(reason, QString::number(ms / 1000.0, 'f', 1) + QStringLiteral(" s"))
+                                .arg(m_lister ? m_lister->attempts() + 1 : 0)
+                                .arg(m_options.maxAttempts);
+            emitSnapshot();
+        }
     });
     m_lister->start();
     emitSnapshot();
@@ -161,6 +172,7 @@ void DownloadWorker::onListed(const QList<HubFile> &listed, bool andStart)
         m_lister->deleteLater();
     if (!m_job)
         return;
+    m_job->reason.clear(); // a listing retry's reason is history once the list came
     const QList<HubFile> files = hublisting::filter(listed, m_job->include);
     if (files.isEmpty()) {
         const QString why = listed.isEmpty()
@@ -245,6 +257,10 @@ SpaceCheck DownloadWorker::computeSpace() const
             s.downloadBytes += f.size - f.onDisk;
     }
     s.containerBytes = m_job->countContainer ? total : 0;
+    if (m_job->countContainer && m_job->plannedContainerBytes >= 0) {
+        s.containerBytes = m_job->plannedContainerBytes;
+        s.containerPlanned = true;
+    }
     QStorageInfo info(existingAncestor(m_job->dest));
     if (info.isValid()) {
         s.volume = info.rootPath();
@@ -379,11 +395,27 @@ void DownloadWorker::endJob(JobState state, const QString &reason, bool ok)
     m_tick.stop();
     m_job->state = state;
     m_job->reason = reason;
+    if (state == JobState::Done)
+        planContainer();
     m_space = computeSpace();
     saveNow();
     emitSnapshot();
     Q_EMIT jobEnded(ok, ok ? QStringLiteral("all %1 files of %2 verified in %3").arg(m_job->files.size()).arg(m_job->repo, m_job->dest)
                            : reason);
+}
+
+void DownloadWorker::planContainer()
+{
+    // Every file is here: the container's size is the converter's own plan for this source,
+    // the figure the Convert page shows (the source size is only a bound before that).
+    if (!m_job || !m_job->countContainer)
+        return;
+    try {
+        const QString out = QDir::cleanPath(m_job->dest) + QStringLiteral(".waste");
+        m_job->plannedContainerBytes = waste::planConversion(m_job->dest.toStdString(), out.toStdString(), {}).outputBytes;
+    } catch (const std::exception &) {
+        m_job->plannedContainerBytes = -1; // not a model the converter reads: keep the bound
+    }
 }
 
 void DownloadWorker::stopTransfers()

@@ -66,6 +66,7 @@ private:
     void onDiskProblem(const QString &reason);
     void refreshDisk();
     SpaceCheck computeSpace() const;
+    void planContainer();
     void stopTransfers();
     void saveSoon();
     void saveNow();

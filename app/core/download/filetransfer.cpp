@@ -395,6 +395,10 @@ void FileTransfer::pump()
             return;
         }
         m_sum.addData(chunk.constData(), chunk.size());
+        // Bytes flow again: why an earlier attempt stopped is history, not this file's state
+        // (the file table would otherwise keep "connection reset" beside a moving bar).
+        if (m_attemptBytes == 0)
+            m_file->reason.clear();
         m_written += chunk.size();
         m_attemptBytes += chunk.size();
         m_file->transferred += chunk.size();

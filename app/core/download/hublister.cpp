@@ -23,6 +23,10 @@ HubLister::~HubLister()
     }
 }
 
+namespace {
+constexpr int kListingTimeoutMs = 15000;
+}
+
 void HubLister::start()
 {
     m_files.clear();
@@ -37,7 +41,9 @@ void HubLister::fetch(const QUrl &url, int hop)
     m_hop = hop;
     QNetworkRequest req = hubrequest::make(url, m_endpoint);
     req.setRawHeader("Accept", "application/json");
-    req.setTransferTimeout(m_options.stallMs);
+    // A listing is small: a silent connection is reported within seconds, not after the
+    // minute a stalled file transfer is given.
+    req.setTransferTimeout(qMin(m_options.stallMs, kListingTimeoutMs));
     m_reply = m_nam->get(req);
     connect(m_reply, &QNetworkReply::finished, this, &HubLister::onFinished);
 }

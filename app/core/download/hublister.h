@@ -21,6 +21,8 @@ public:
               const DownloadOptions &options, std::mt19937_64 *rng, QObject *parent);
     ~HubLister() override;
     void start();
+    // Consecutive failed attempts so far.
+    int attempts() const { return m_attempts; }
 
 Q_SIGNALS:
     void listed(const QList<HubFile> &files);

@@ -10,8 +10,14 @@
 #include <QFileInfo>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <algorithm>
+
 ModelLibrary::ModelLibrary(QObject *parent) : QAbstractListModel(parent)
 {
+    m_settle.setSingleShot(true);
+    m_settle.setInterval(250);
+    connect(&m_settle, &QTimer::timeout, this, &ModelLibrary::refresh);
+    connect(&m_watcher, &QFileSystemWatcher::directoryChanged, &m_settle, qOverload<>(&QTimer::start));
     // Each container shows the budget kept for it; a budget applied on the Planner page shows at once.
     if (AppSettings *s = AppSettings::instance())
         connect(s, &AppSettings::changed, this, [this] {
@@ -22,6 +28,7 @@ ModelLibrary::ModelLibrary(QObject *parent) : QAbstractListModel(parent)
         beginResetModel();
         m_entries = m_scan.result();
         endResetModel();
+        watch();
         Q_EMIT countChanged();
         Q_EMIT busyChanged();
         if (m_rescan) {
@@ -62,6 +69,9 @@ QVariant ModelLibrary::data(const QModelIndex &index, int role) const
     case FileCountRole: return e.files;
     case ModifiedRole: return e.modified;
     case CanOpenRole: return e.kind == QLatin1String("container") || e.kind == QLatin1String("remote");
+    case IsOpenRole:
+        return !m_openModelPath.isEmpty() && QDir::cleanPath(e.path) == QDir::cleanPath(m_openModelPath);
+    case OutsideRole: return e.outside;
     case CanConvertRole: return e.kind == QLatin1String("source");
     case BudgetTextRole: {
         if (e.kind != QLatin1String("container"))
@@ -77,7 +87,7 @@ QHash<int, QByteArray> ModelLibrary::roleNames() const
 {
     return {{NameRole, "name"},           {PathRole, "path"},         {KindRole, "kind"},       {BytesRole, "bytes"},
             {FileCountRole, "fileCount"}, {ModifiedRole, "modified"}, {CanOpenRole, "canOpen"}, {CanConvertRole, "canConvert"},
-            {BudgetTextRole, "budgetText"}};
+            {BudgetTextRole, "budgetText"}, {IsOpenRole, "isOpen"},   {OutsideRole, "outside"}};
 }
 
 void ModelLibrary::setFolder(const QString &folder)
@@ -85,8 +95,54 @@ void ModelLibrary::setFolder(const QString &folder)
     if (folder == m_folder)
         return;
     m_folder = folder;
+    // The folder downloads and conversions go to: there from the start, so a person who
+    // opens it (or a file dialog starting in it) finds it.
+    if (!folder.isEmpty())
+        QDir().mkpath(folder);
     Q_EMIT folderChanged();
     refresh();
+}
+
+void ModelLibrary::setOpenModelPath(const QString &path)
+{
+    if (path == m_openModelPath)
+        return;
+    m_openModelPath = path;
+    Q_EMIT blockersChanged();
+    if (!m_entries.isEmpty())
+        Q_EMIT dataChanged(index(0), index(rowCount() - 1), {IsOpenRole});
+}
+
+void ModelLibrary::setExtraPaths(const QStringList &paths)
+{
+    if (paths == m_extraPaths)
+        return;
+    m_extraPaths = paths;
+    Q_EMIT extraPathsChanged();
+    refresh();
+}
+
+void ModelLibrary::watch()
+{
+    // The folder itself (new, renamed, deleted entries) and every folder in it, models or
+    // not yet (a conversion's folder gets its manifest.json last; a download renames its
+    // .part files at the end).
+    QStringList paths{m_folder};
+    if (!m_folder.isEmpty())
+        for (const QFileInfo &d : QDir(m_folder).entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot))
+            paths << d.absoluteFilePath();
+    const QStringList old = m_watcher.directories();
+    QStringList gone, added;
+    for (const QString &p : old)
+        if (!paths.contains(p))
+            gone << p;
+    for (const QString &p : std::as_const(paths))
+        if (!p.isEmpty() && !old.contains(p) && QFileInfo(p).isDir())
+            added << p;
+    if (!gone.isEmpty())
+        m_watcher.removePaths(gone);
+    if (!added.isEmpty())
+        m_watcher.addPaths(added);
 }
 
 qint64 ModelLibrary::totalBytes() const
@@ -97,13 +153,44 @@ qint64 ModelLibrary::totalBytes() const
     return n;
 }
 
-QList<ModelLibrary::Entry> ModelLibrary::scan(const QString &folder)
+namespace {
+
+// The containers named in extras that are not in the folder, each once, marked outside.
+void appendExtras(QList<ModelLibrary::Entry> &out, const QString &folder, const QStringList &extras)
+{
+    using Entry = ModelLibrary::Entry;
+    const QString root = folder.isEmpty() ? QString() : QDir(folder).canonicalPath();
+    for (const QString &x : extras) {
+        const QFileInfo d(x);
+        // Only containers (those in the folder are listed from it anyway), once each.
+        if (x.isEmpty() || !d.isDir() || !QFileInfo::exists(d.absoluteFilePath() + QStringLiteral("/manifest.json")))
+            continue;
+        if (!root.isEmpty() && QFileInfo(d.absolutePath()).canonicalFilePath() == root)
+            continue;
+        if (std::any_of(out.cbegin(), out.cend(), [&](const Entry &e) { return e.path == d.absoluteFilePath(); }))
+            continue;
+        Entry e;
+        e.name = d.fileName();
+        e.path = d.absoluteFilePath();
+        e.kind = QStringLiteral("container");
+        e.outside = true;
+        QDirIterator it(e.path, QDir::Files | QDir::Hidden | QDir::NoSymLinks, QDirIterator::Subdirectories);
+        while (it.hasNext()) {
+            it.next();
+            e.bytes += it.fileInfo().size();
+            ++e.files;
+        }
+        out.append(e);
+    }
+}
+
+} // namespace
+
+QList<ModelLibrary::Entry> ModelLibrary::scan(const QString &folder, const QStringList &extras)
 {
     QList<Entry> out;
-    if (folder.isEmpty())
-        return out;
     const QDir root(folder);
-    for (const QFileInfo &d : root.entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name | QDir::IgnoreCase)) {
+    for (const QFileInfo &d : folder.isEmpty() ? QFileInfoList() : root.entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name | QDir::IgnoreCase)) {
         Entry e;
         e.name = d.fileName();
         e.path = d.absoluteFilePath();
@@ -133,6 +220,7 @@ QList<ModelLibrary::Entry> ModelLibrary::scan(const QString &folder)
             continue; // not a model
         out.append(e);
     }
+    appendExtras(out, folder, extras);
     return out;
 }
 
@@ -143,7 +231,8 @@ void ModelLibrary::refresh()
         return;
     }
     const QString folder = m_folder;
-    m_scan.setFuture(QtConcurrent::run([folder] { return scan(folder) + remotelibrary::entries(); }));
+    const QStringList extras = m_extraPaths;
+    m_scan.setFuture(QtConcurrent::run([folder, extras] { return scan(folder, extras) + remotelibrary::entries(); }));
     Q_EMIT busyChanged();
 }
 

@@ -22,6 +22,7 @@ EngineController::EngineController(QObject *parent) : QObject(parent)
             return;
         m_modelPath = path;
         m_info = info;
+        forgetStats();
         setState(Ready);
         Q_EMIT modelChanged();
     });
@@ -30,6 +31,7 @@ EngineController::EngineController(QObject *parent) : QObject(parent)
             return;
         m_modelPath.clear();
         m_info.clear();
+        forgetStats();
         setState(Failed, message);
         Q_EMIT modelChanged();
         Q_EMIT modelOpenFailed(path, message);
@@ -39,6 +41,7 @@ EngineController::EngineController(QObject *parent) : QObject(parent)
             return;
         m_modelPath.clear();
         m_info.clear();
+        forgetStats();
         setState(NoModel);
         Q_EMIT modelChanged();
     });
@@ -137,6 +140,17 @@ void EngineController::setState(State s, const QString &error)
     m_state = s;
     m_error = error;
     Q_EMIT stateChanged();
+}
+
+void EngineController::forgetStats()
+{
+    // The last speed and hit rate belong to the model that produced them; the status bar
+    // must not show them under the next model's name.
+    if (m_lastTokensPerSecond == 0 && m_lastHitRate == 0)
+        return;
+    m_lastTokensPerSecond = 0;
+    m_lastHitRate = 0;
+    Q_EMIT statsChanged();
 }
 
 void EngineController::openModel(const QString &path, qint64 budgetBytes, int ctxTokens)

@@ -97,6 +97,7 @@ Q_SIGNALS:
     void countQueued(TokenCount *count);
 
 private:
+    void forgetStats();
     void setState(State s, const QString &error = {});
     // The handle of a request the worker reports on (null once the request has ended).
     GenerationHandle *handleFor(quint64 id) const { return m_handles.value(id); }

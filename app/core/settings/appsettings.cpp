@@ -1,5 +1,7 @@
 #include "settings/appsettings.h"
 
+#include "settings/datafolder.h"
+
 #include <QDir>
 #include <QFileInfo>
 #include <QUrl>
@@ -17,9 +19,7 @@ void AppSettings::write(const QString &key, const QVariant &value)
 
 QString AppSettings::dataFolder() const
 {
-    const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
-    QDir().mkpath(dir);
-    return dir;
+    return appDataFolder();
 }
 
 QString AppSettings::modelsFolder() const

@@ -40,3 +40,8 @@ QString Units::duration(qint64 s)
         return tr("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60);
     return tr("%1 d %2 h").arg(s / 86400).arg((s % 86400) / 3600);
 }
+
+QString Units::count(qint64 n, const QString &one, const QString &many)
+{
+    return QString::number(n) + QLatin1Char(' ') + (n == 1 || n == -1 ? one : many);
+}

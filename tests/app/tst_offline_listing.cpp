@@ -1,0 +1,104 @@
+// The Models page with no network: pressing the Kimi K3 preset while the hub cannot be
+// reached shows, within seconds, what failed and when it is tried again (not an endless
+// "Reading the file list…"), the preset's tooltip does not stay on screen, and Cancel clears
+// it all.
+#include "studioapplication.h"
+
+#include "download/downloadmanager.h"
+#include "windowtest.h"
+
+#include <QApplication>
+#include <QStyleHints>
+#include <QElapsedTimer>
+#include <QQmlApplicationEngine>
+#include <QQuickItem>
+#include <QQuickWindow>
+#include <QTcpServer>
+#include <QTest>
+
+namespace {
+
+// The preset's tooltip on screen: its text in a visible item of the window (the shared
+// ToolTip lives in the window's overlay while shown).
+bool toolTipShown(QQuickWindow *window, const QString &text)
+{
+    for (QQuickItem *item : WindowTest::allItems(window->contentItem()))
+        if (item->isVisible() && item->property("text").toString() == text)
+            return true;
+    return false;
+}
+
+} // namespace
+
+class TestOfflineListing : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        StudioApplication::configure();
+        // As on a desktop with a mouse: controls react to hovering (offscreen says they need not).
+        QGuiApplication::styleHints()->setUseHoverEffects(true);
+        WindowTest::useOwnAppData(QStringLiteral("offline-listing test"));
+        WindowTest::collectWarnings();
+    }
+
+    void theKimiK3PresetOfflineSaysWhatFailedWithinSeconds()
+    {
+        // A hub address where nothing listens: what a machine without a network gets.
+        QTcpServer probe;
+        QVERIFY(probe.listen(QHostAddress::LocalHost, 0));
+        const quint16 port = probe.serverPort();
+        probe.close();
+        qputenv("HF_ENDPOINT", QStringLiteral("http://127.0.0.1:%1").arg(port).toUtf8());
+
+        auto services = StudioApplication::createServices();
+        QQmlApplicationEngine qml;
+        QQuickWindow *window = WindowTest::showMainWindow(qml);
+        QVERIFY(window);
+        window->setProperty("currentPage", 0);
+        QTest::qWait(100);
+
+        QQuickItem *preset = WindowTest::itemsNamed(window->contentItem(), QStringLiteral("presetKimiK3")).value(0);
+        QVERIFY(preset && preset->isVisible());
+        const QPoint centre = preset->mapToScene(QPointF(preset->width() / 2, preset->height() / 2)).toPoint();
+        QTest::mouseMove(window, centre);
+        QString tip;
+        for (const QVariant &p : services->downloads->presets()) {
+            const QVariantMap m = p.toMap();
+            if (m.value(QStringLiteral("name")).toString() == QLatin1String("Kimi K3"))
+                tip = m.value(QStringLiteral("repo")).toString() + QStringLiteral(" — ") + m.value(QStringLiteral("note")).toString();
+        }
+        QVERIFY(!tip.isEmpty());
+        QTRY_VERIFY(toolTipShown(window, tip)); // the pointer rests on it: the repository is named
+        QElapsedTimer clock;
+        clock.start();
+        QTest::mouseClick(window, Qt::LeftButton, Qt::NoModifier, centre);
+
+        auto *reason = window->findChild<QQuickItem *>(QStringLiteral("jobReason"));
+        QVERIFY(reason);
+        QTRY_VERIFY_WITH_TIMEOUT(reason->isVisible(), 5000);
+        QVERIFY2(clock.elapsed() < 5000, "the failure took more than a few seconds to show");
+        const QString text = reason->property("text").toString();
+        QVERIFY2(text.contains(QLatin1String("Could not read the file list")) && text.contains(QLatin1String("Trying again in"))
+                     && text.contains(QLatin1String("attempt 2 of")),
+                 qPrintable(text));
+        // The pointer has not moved, yet the tooltip is gone.
+        QTRY_VERIFY_WITH_TIMEOUT(!toolTipShown(window, tip), 2000);
+
+        // Cancel: the job and its reason go.
+        services->downloads->cancel();
+        QTRY_VERIFY(!services->downloads->hasJob());
+        QTRY_VERIFY(!reason->isVisible());
+        QVERIFY2(WindowTest::warnings().isEmpty(), qPrintable(WindowTest::warnings()));
+        qunsetenv("HF_ENDPOINT");
+    }
+};
+
+int main(int argc, char **argv)
+{
+    QApplication app(argc, argv);
+    TestOfflineListing t;
+    return QTest::qExec(&t, argc, argv);
+}
+
+#include "tst_offline_listing.moc"
