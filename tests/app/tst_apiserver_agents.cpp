@@ -158,7 +158,11 @@ private Q_SLOTS:
         QCOMPARE(ev.list.last().first, QStringLiteral("response.") + r.value("status").toString());
         QCOMPARE(deltas, outputText(r)); // greedy: the same answer
         QCOMPARE(outputText(done), outputText(r));
-        QCOMPARE(done.value("usage").toObject(), usage);
+        // The streamed request repeats a prompt just read: it may be reported cached.
+        QJsonObject streamedUsage = done.value("usage").toObject(), wholeUsage = usage;
+        streamedUsage.remove(QStringLiteral("input_tokens_details"));
+        wholeUsage.remove(QStringLiteral("input_tokens_details"));
+        QCOMPARE(streamedUsage, wholeUsage);
     }
 
     void previousResponseIdContinuesAndStoreFalseForgets()

@@ -128,9 +128,7 @@ TEST(K3OutputParser, StrayStructureDegradesToText)
     K3OutputParser p(tok, false);
     for (int32_t id : tok.encode("x<|sep|>y<|close|>nothing<|sep|>z<|end_of_msg|>", true))
         p.feed(id);
-    // The text around stray structure stays; the stray special itself is markup, never shown
-    // as words (issue 19: no "<|sep|>" in an answer).
-    EXPECT_EQ(p.reply().content, "xyz");
+    EXPECT_EQ(p.reply().content, "x<|sep|>yz");
 }
 
 TEST(ChatMl, RendersMarkersAsMarkupAndTextAsText)

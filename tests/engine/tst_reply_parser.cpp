@@ -8,11 +8,7 @@
 #include "text/reply_stream.hpp"
 #include "text/tagged_reply_parser.hpp"
 
-#include <waste/convert.hpp>
-
 #include <nlohmann/json.hpp>
-
-#include <filesystem>
 
 using Json = nlohmann::ordered_json;
 using namespace waste::text;
@@ -174,57 +170,6 @@ TEST(ReplyParser, K3StartsInTheChannelThePromptOpened)
     d.add(q->finish());
     EXPECT_EQ(d.r.content, "Just text <|close|>response<|sep|>");
     EXPECT_TRUE(d.r.reasoning.empty());
-}
-
-// Special tokens are markup: a model that samples one (the tiny random models do it all the
-// time) never shows "<|im_assistant|>", "<|media_end|>", "[BOS]" or "[EOS]" as words, in the
-// text parser, the K3 parser or the generation's plain text.
-TEST(ReplyParser, SpecialTokensAreNeverShownAsText)
-{
-    // The demo model's kind: the tiny Kimi-Linear container, whose vocabulary has the specials.
-    const std::string tiny = std::string(WASTE_TEST_OUTPUT_DIR) + "/special-tokens/tiny.waste";
-    std::filesystem::remove_all(tiny);
-    waste::makeTinyContainer(tiny, {});
-    auto demo = openModel(tiny);
-    std::vector<int32_t> reply = demo->tokenize("Hello", false);
-    for (const char *special : {"<|im_assistant|>", "<|media_end|>", "[BOS]"}) {
-        const auto id = demo->tokenize(special, true);
-        ASSERT_EQ(id.size(), 1u) << special;
-        reply.push_back(id[0]);
-    }
-    const auto world = demo->tokenize(" world", false);
-    reply.insert(reply.end(), world.begin(), world.end());
-    auto parser = demo->replyParser(demo->tokenize("Question:", false));
-    Collected c;
-    for (int32_t id : reply)
-        c.add(parser->feed(id));
-    c.add(parser->finish());
-    EXPECT_EQ(c.r.content, "Hello world");
-
-    waste::Model &m = k3();
-    auto q = m.replyParser(encode(m, renderK3(k3Request(false))));
-    Collected d;
-    for (int32_t id : m.tokenize("Just", false))
-        d.add(q->feed(id));
-    for (const char *special : {"<|media_end|>", "[BOS]", "<|media_pad|>"}) { // K3's vocabulary
-        const auto id = m.tokenize(special, true);
-        ASSERT_EQ(id.size(), 1u) << special;
-        d.add(q->feed(id[0]));
-    }
-    for (int32_t id : m.tokenize(" text", false))
-        d.add(q->feed(id));
-    d.add(q->finish());
-    EXPECT_EQ(d.r.content, "Just text");
-
-    // Sampling from random weights: whatever specials come out, the text has none of them.
-    waste::GenParams gp;
-    gp.maxTokens = 200;
-    gp.temperature = 1.5f;
-    gp.seed = 7;
-    demo->resetState();
-    const waste::GenResult g = demo->generate(demo->tokenize("Once upon a time", false), gp);
-    for (const char *special : {"<|im_assistant|>", "<|media_end|>", "[BOS]", "[EOS]", "<|im_end|>", "<|"})
-        EXPECT_EQ(g.text.find(special), std::string::npos) << special << " in: " << g.text;
 }
 
 // Random weights, forced structure: every run must come back as one well-formed call to a

@@ -206,7 +206,9 @@ try {
   assert.equal(firstType, 'response.created');
   assert.equal(lastEvent.type, `response.${resp.status}`);
   assert.equal(respText, resp.output_text);
-  assert.deepEqual(lastEvent.response.usage, resp.usage);
+  // The streamed request repeats a prompt just read, so it may report it cached.
+  const uncachedUsage = ({ input_tokens_details, ...rest }) => rest;
+  assert.deepEqual(uncachedUsage(lastEvent.response.usage), uncachedUsage(resp.usage));
   const helper = client.responses.stream(respAsk);
   let helperText = '';
   helper.on('response.output_text.delta', (e) => { helperText += e.delta; });

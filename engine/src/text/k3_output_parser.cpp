@@ -201,9 +201,7 @@ ReplyDelta K3OutputParser::feed(int32_t token)
     }
     if (token == m_end)
         return finish();
-    // Structure comes from the open/close/sep/end specials alone; any other special
-    // (<|media_end|>, <|im_assistant|>…) is markup, never words in the reply.
-    const std::string_view piece = m_tok.isSpecial(token) ? std::string_view() : m_tok.piece(token);
+    const std::string_view piece = m_tok.piece(token);
     if (token == m_open || token == m_close) {
         if (m_mode != Mode::Body) // an unfinished header is text after all
             bodyText(m_header, d);

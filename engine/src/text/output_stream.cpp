@@ -7,8 +7,7 @@
 namespace waste::text {
 
 OutputStream::OutputStream(const Tokenizer &tokenizer, const GenParams &params, int32_t eos)
-    : m_tok(tokenizer), m_stopTokens(params.stopTokens), m_stopStrings(params.stopStrings), m_maxTokens(params.maxTokens),
-      m_stops(params.stopStrings)
+    : m_tok(tokenizer), m_stopTokens(params.stopTokens), m_maxTokens(params.maxTokens), m_stops(params.stopStrings)
 {
     m_stopTokens.push_back(eos);
 }
@@ -32,19 +31,6 @@ OutputStream::Step OutputStream::push(int32_t token)
         step.text = drain();
         step.done = true;
         step.finish = FinishReason::Stop;
-    } else if (m_tok.isSpecial(token)) {
-        // Markup, not words: released as nothing. A stop string spelled as this special
-        // still stops, as it would have when the special's text was matched.
-        const std::string_view text = m_tok.piece(token);
-        if (std::find(m_stopStrings.begin(), m_stopStrings.end(), text) != m_stopStrings.end()) {
-            step.text = drain();
-            step.done = true;
-            step.finish = FinishReason::Stop;
-        } else if (m_maxTokens > 0 && m_count >= m_maxTokens) {
-            step.text = drain();
-            step.done = true;
-            step.finish = FinishReason::Length;
-        }
     } else {
         const StopMatcher::Result r = m_stops.push(m_tok.piece(token));
         step.text = m_utf8.push(r.text);

@@ -40,7 +40,6 @@ private:
 
     const Tokenizer &m_tok;
     std::vector<int32_t> m_stopTokens;
-    std::vector<std::string> m_stopStrings;
     int m_maxTokens;
     StopMatcher m_stops;
     Utf8StreamDecoder m_utf8;

@@ -210,12 +210,7 @@ ReplyDelta TextReplyParser::feed(int32_t token)
 {
     if (m_end >= 0 && token == m_end)
         return m_parser.finish();
-    // A vocabulary may make the parser's own tags specials (<think> in Qwen-style ones):
-    // those are read as the tags they are; every other special is markup, not words.
-    const std::string_view piece = m_tok.piece(token);
-    if (m_tok.isSpecial(token) && piece != kThinkOpen && piece != kThinkClose && piece != kCallOpen && piece != kCallClose)
-        return {};
-    return m_parser.push(piece);
+    return m_parser.push(m_tok.piece(token));
 }
 
 ReplyDelta TextReplyParser::finish() { return m_parser.finish(); }
