@@ -1,16 +1,12 @@
 // Every SIMD kernel this CPU supports agrees with the scalar kernels within 1e-5
-// relative, and a whole eval agrees too. NEON's lutRow is held to bit-identity (its
+// relative (a whole eval: tst_simd_eval). NEON's lutRow is held to bit-identity (its
 // entries are computed in the scalar order; see quant/kernels_neon.cpp).
 #include <gtest/gtest.h>
 
 #include "quant/simd.hpp"
-#include "waste/waste.hpp"
-
-#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <random>
 
 using waste::quant::Kernels;
@@ -88,26 +84,4 @@ TEST(Simd, KernelsAgreeWithScalar)
             expectClose(a[c], b[c], mag, "lutRow");
         }
     }
-}
-
-TEST(Simd, WholeEvalAgreesWithScalar)
-{
-    const std::string dir = std::string(WASTE_FIXTURES_DIR) + "/reference-container/";
-    std::ifstream in(dir + "r3.tok.fox.json");
-    const auto ids = nlohmann::json::parse(in)["ids"].get<std::vector<int32_t>>();
-    const SimdLevel before = waste::quant::activeSimd();
-    waste::quant::setActiveSimd(SimdLevel::Scalar);
-    const std::vector<float> ref = waste::Model::open(dir + "r3.waste")->eval(ids);
-    for (SimdLevel lvl : supported()) {
-        waste::quant::setActiveSimd(lvl);
-        const std::vector<float> got = waste::Model::open(dir + "r3.waste")->eval(ids);
-        ASSERT_EQ(got.size(), ref.size());
-        double maxAbs = 0, scale = 0;
-        for (size_t i = 0; i < ref.size(); ++i) {
-            maxAbs = std::max(maxAbs, std::fabs(double(got[i]) - ref[i]));
-            scale = std::max(scale, std::fabs(double(ref[i])));
-        }
-        EXPECT_LE(maxAbs, 1e-5 * scale) << waste::quant::simdName(lvl);
-    }
-    waste::quant::setActiveSimd(before);
 }
