@@ -85,14 +85,14 @@ inline std::vector<int> route(const Vec &key, int K, int groups, int topkGroups)
             gs.push_back({v[0] + v[1], g});
         }
         std::stable_sort(gs.begin(), gs.end(), [](auto a, auto b) { return a.first > b.first; });
-        std::vector<bool> keep(size_t(groups), false);
+        std::vector<bool> keep(static_cast<size_t>(groups), false);
         for (int j = 0; j < topkGroups; ++j)
             keep[size_t(gs[size_t(j)].second)] = true;
         for (int e = 0; e < E; ++e)
             if (!keep[size_t(e / per)])
                 masked[size_t(e)] = -INFINITY;
     }
-    std::vector<int> order(size_t(E));
+    std::vector<int> order(static_cast<size_t>(E));
     for (int e = 0; e < E; ++e)
         order[size_t(e)] = e;
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return masked[size_t(a)] > masked[size_t(b)]; });
@@ -136,7 +136,7 @@ public:
         std::vector<Vec> kvs(n);
         for (size_t s = 0; s < n; ++s)
             kvs[s] = kvb.mul(cache.latent[s]);
-        Vec o(size_t(nh * dv), 0.0);
+        Vec o(static_cast<size_t>(nh * dv), 0.0);
         for (int64_t h = 0; h < nh; ++h) {
             const Vec qpe = yr.rotate(Vec(q.begin() + h * dq + dn, q.begin() + (h + 1) * dq), pos);
             Vec z(n);
@@ -199,7 +199,7 @@ public:
         const std::vector<int> order = route(k, int(K), groupsOverride ? groupsOverride : int(groups), int(topkGroups));
         if (chosen)
             *chosen = order;
-        Vec w(size_t(K));
+        Vec w(static_cast<size_t>(K));
         double sum = 0;
         for (int64_t j = 0; j < K; ++j)
             sum += (w[size_t(j)] = s[size_t(order[size_t(j)])]);
@@ -219,7 +219,7 @@ public:
     // The whole forward pass over `tokens`; the last token's logits.
     Vec logits(const std::vector<int32_t> &tokens) const
     {
-        std::vector<Cache> caches(size_t(layers));
+        std::vector<Cache> caches(static_cast<size_t>(layers));
         const Mat &embed = t("model.embed_tokens.weight");
         Vec x;
         for (int32_t tok : tokens) {
