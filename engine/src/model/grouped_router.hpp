@@ -12,4 +12,8 @@ namespace waste::model {
 // Writes the K chosen expert ids to `chosen`, best first. groups <= 1: plain top-k.
 void selectExperts(const float *key, int64_t E, int64_t K, int groups, int topkGroups, int *chosen);
 
+// Sets the keys of the experts outside the topkGroups best groups to -infinity (the
+// router lookahead ranks the rest); nothing when routing is not grouped.
+void keepBestGroups(float *key, int64_t E, int groups, int topkGroups);
+
 } // namespace waste::model
