@@ -1,7 +1,7 @@
-// Mixture-of-experts layer over a chunk of tokens: sigmoid router, score-correction
-// bias for selection only, top-k (ties to the lowest id; group-limited on DeepSeek-V3), renormalisation, routed
-// scaling, routed experts through lookup tables (VQ records) or the release's own
-// encoding row by row (native records, moe_native.cpp), plus the shared expert.
+// Mixture-of-experts layer over a chunk of tokens: sigmoid router, score-correction bias
+// for selection only, top-k (ties to the lowest id; group-limited on DeepSeek-V3), then
+// renormalisation, routed scaling, routed experts through lookup tables (VQ records) or
+// the release's own encoding row by row (native records, moe_native.cpp), shared expert.
 // Each expert record is fetched once per chunk; every token's sum is still formed in
 // its own selection order, so a chunk equals the same tokens one at a time.
 #include "format/expert_record.hpp"
