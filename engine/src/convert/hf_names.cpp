@@ -23,10 +23,12 @@ int parseLayer(const std::string &name, const std::string &prefix, std::string *
     return std::stoi(name.substr(i, j - i));
 }
 
-// "block_sparse_moe.experts.<e>.w{1,2,3}.weight" (or .{gate,up,down}_proj.weight) -> e and
-// kind (0 gate, 1 up, 2 down). MXFP4 experts arrive here already paired (model_source.hpp).
+// "block_sparse_moe.experts.<e>.w{1,2,3}.weight" (or .{gate,up,down}_proj.weight; DeepSeek-V3
+// names the block "mlp.") -> e and kind (0 gate, 1 up, 2 down). Quantised experts arrive
+// here already paired (model_source.hpp).
 bool parseExpert(const std::string &rest, int *expert, int *kind) {
-    const std::string head = "block_sparse_moe.experts.";
+    std::string head = "block_sparse_moe.experts.";
+    if (!rest.starts_with(head)) head = "mlp.experts.";
     if (!rest.starts_with(head)) return false;
     size_t i = head.size(), j = i;
     while (j < rest.size() && j - i < 6 && rest[j] >= '0' && rest[j] <= '9') ++j;
@@ -73,9 +75,14 @@ Layout buildLayout(const ModelSource &src) {
     L.units.resize(static_cast<size_t>(L.layers) + 1);
     for (int i = 0; i < L.layers; ++i) L.units[static_cast<size_t>(i) + 1].layer = i;
     std::vector<std::map<int, ExpertNames>> experts(static_cast<size_t>(L.layers));
+    // DeepSeek's multi-token-prediction layers follow the last layer (model.layers.61 on
+    // V3); the forward pass does not use them, so they are read past, not converted.
+    const auto mtp = cfg.find("num_nextn_predict_layers");
+    const int mtpLayers = mtp != cfg.end() && mtp->is_number_integer() ? mtp->get<int>() : 0;
     for (const std::string &name : src.tensorNames()) {
         std::string rest;
         const int layer = parseLayer(name, L.prefix, &rest);
+        if (mtpLayers > 0 && layer >= L.layers && layer < L.layers + mtpLayers) continue;
         if (layer < 0 || layer >= L.layers) {
             L.units[0].trunk.push_back(name);
             L.unitOf[name] = 0;

@@ -38,6 +38,7 @@ const char *kChatTemplate =
 
 TinyDims tinyDimsFor(const TinyModelOptions &o) {
     TinyDims d;
+    if (o.arch == "deepseek-v3" || o.arch == "kimi-k2") return tinyDeepseekDims(o);
     d.vision = o.vision;
     d.expertDType = tinyExpertDType(o.experts, DType::BF16);
     if (o.k3) {
@@ -105,13 +106,20 @@ TinySource::TinySource(const TinyModelOptions &options) : m_options(options), m_
     const TinyVocabulary vocab = learnTinyVocabulary(kMerges);
     const int nTokens = static_cast<int>(vocab.tokens.size());
     const int vocabSize = (nTokens + kSpecialCount + 15) / 16 * 16;
-    if (m_dims.k3) addK3Tensors(vocabSize);
+    if (m_dims.deepseek) addDeepseekTensors(vocabSize);
+    else if (m_dims.k3) addK3Tensors(vocabSize);
     else addKimiLinearTensors(vocabSize);
     if (m_dims.vision) {
         addVisionTensors();
         ojson pre;
         pre["media_proc_cfg"] = {{"image_mean", {0.5, 0.5, 0.5}}, {"image_std", {0.5, 0.5, 0.5}}, {"patch_size", 14}};
         m_files["preprocessor_config.json"] = pre.dump(2) + "\n";
+    }
+    if (m_dims.deepseek) {
+        m_config = deepseekConfig(vocabSize, nTokens);
+        // tokenizer files: see tiny family tokenizers
+        putDeepseekTokenizerFiles(vocab);
+        return;
     }
     m_config = m_dims.k3 ? k3Config(vocabSize, nTokens) : kimiLinearConfig(vocabSize, nTokens);
 

@@ -30,10 +30,15 @@ struct TinyDims {
     float situBeta = 4.0f, situLinearBeta = 25.0f, gateLowerBound = -5.0f;
     DType expertDType = DType::BF16; // routed experts: BF16, MXFP4, FP8B128 or INT4G32
     std::string prefix; // "language_model." on K3
+    // DeepSeek-V3 family (tiny_deepseek_model.cpp): Kimi K2 is the same with one group.
+    bool deepseek = false, kimiK2 = false;
+    int groups = 1, topkGroups = 1, mtpLayers = 0;
+    DType trunkDType = DType::BF16; // FP8B128 for the FP8 releases
     int vtHidden = 32, vtHeads = 2, vtQkv = 32, vtInter = 64, vtLayers = 2, vtGrid = 8;
 };
 
 TinyDims tinyDimsFor(const TinyModelOptions &options);
+TinyDims tinyDeepseekDims(const TinyModelOptions &options); // tiny_deepseek_model.cpp
 
 // The tiny routed experts' release layouts (tiny_expert_layouts.cpp): the logical dtype of
 // a TinyExperts choice (`byDefault` for Default), a dtype's stored bytes per weight (for
@@ -94,6 +99,10 @@ private:
     void addKimiLinearTensors(int vocabSize);
     void addK3Tensors(int vocabSize); // tiny_k3_model.cpp
     void addVisionTensors();
+    void addDeepseekTensors(int vocabSize);                   // tiny_deepseek_model.cpp
+    void addDeepseekLayer(const std::string &p, bool moe);    // attention + dense or MoE FFN
+    std::string deepseekConfig(int vocabSize, int nTokens) const;
+    void putDeepseekTokenizerFiles(const TinyVocabulary &vocab);
     std::string kimiLinearConfig(int vocabSize, int nTokens) const;
     std::string k3Config(int vocabSize, int nTokens) const; // tiny_k3_model.cpp
     void addVisionConfig(nlohmann::ordered_json &c, int nTokens) const;

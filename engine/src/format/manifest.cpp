@@ -1,5 +1,6 @@
 #include "format/manifest.hpp"
 
+#include "format/deepseek_config.hpp"
 #include "format/manifest_keys.hpp"
 #include "format/native_record.hpp"
 
@@ -74,6 +75,8 @@ std::string archName(const json &cfg)
         return "kimi-k3";
     if (name.find("KimiLinear") != std::string::npos)
         return "kimi-linear";
+    if (name.find("DeepseekV3") != std::string::npos) // Kimi K2 ships DeepSeek-V3's class
+        return cfg.is_object() && cfg.value("model_type", std::string()) == "kimi_k2" ? "kimi-k2" : "deepseek-v3";
     return name.empty() ? "unknown" : name;
 }
 
@@ -133,6 +136,8 @@ ModelConfig parseConfig(const json &cfg, const std::string &where)
         c.situ = cfg["hidden_act"].get<std::string>() == "situ";
     c.situBeta = floatField(cfg, "activation_situ_beta", 1.0f);
     c.situLinearBeta = floatField(cfg, "activation_situ_linear_beta", 0.0f);
+    if (isDeepseekFamily(c.arch))
+        readDeepseekConfig(cfg, c, where);
 
     // Geometry the forward pass relies on.
     if (c.experts > 0) {

@@ -3,6 +3,7 @@
 // loaders (trunk.cpp, expert_bank.cpp) once the files are open.
 #pragma once
 
+#include "format/rope_params.hpp"
 #include "format/trunk_layout.hpp"
 
 #include <cstdint>
@@ -46,6 +47,11 @@ struct ModelConfig {
     float situBeta = 1.0f, situLinearBeta = 0.0f;
     bool fullRankGate = false;
     float gateLowerBound = 0.0f;
+    // DeepSeek-V3 family (deepseek_config.cpp): group-limited routing, rotated MLA dims,
+    // and the name of the MoE block ("mlp." there).
+    int groups = 1, topkGroups = 1;
+    RopeParams rope;
+    std::string moeBlock = "block_sparse_moe.";
 
     int kdaLayerCount() const;
     int expertWidth() const { return latentMoe > 0 ? latentMoe : hidden; }

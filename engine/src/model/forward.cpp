@@ -13,7 +13,8 @@ namespace waste::model {
 Forward::Forward(const format::Manifest &manifest, const Weights &weights, const format::Codebooks &books,
                  compute::ThreadPool *pool)
     : m_manifest(manifest), m_c(manifest.config), m_w(weights), m_books(books),
-      m_ownPool(pool ? nullptr : std::make_unique<compute::ThreadPool>(1)), m_pool(pool ? *pool : *m_ownPool)
+      m_ownPool(pool ? nullptr : std::make_unique<compute::ThreadPool>(1)), m_pool(pool ? *pool : *m_ownPool),
+      m_rope(m_c.rope, m_c.qkRope, m_c.qkNope + m_c.qkRope)
 {
     if (manifest.quant.isNative() && m_c.experts > 0)
         m_nativeLayout = format::nativeRecordLayout(manifest.quant.native, m_c.moeInter, m_c.expertWidth());

@@ -11,6 +11,7 @@
 #include "model/state.hpp"
 #include "model/vision_placement.hpp"
 #include "model/weights.hpp"
+#include "model/yarn.hpp"
 #include "quant/lut.hpp"
 
 #include <atomic>
@@ -89,6 +90,7 @@ private:
     Vec m_g, m_u; // one expert's gate and up activations (decode)
     std::vector<int64_t> m_layerCodebook; // per layer: books of its last first record (-1: none yet)
     format::NativeLayout m_nativeLayout;  // the record layout of native banks (manifest.quant.native)
+    Rope m_rope;                          // MLA's rotated dims (DeepSeek-V3 family) and score scale
 };
 
 } // namespace waste::model

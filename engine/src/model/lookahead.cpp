@@ -22,6 +22,7 @@
 // layer ahead, and the first layer's demand misses fell from 3.7 to 0.6 per token.
 #include "model/attn_res.hpp"
 #include "model/forward.hpp"
+#include "model/grouped_router.hpp"
 #include "model/ops.hpp"
 #include "quant/trunk_matvec.hpp"
 
@@ -48,6 +49,7 @@ void Forward::predictExperts(int layer, const float *b, ExpertSource &experts)
     const float *bias = w.bias ? w.bias->f32.data() : nullptr;
     for (int64_t e = 0; e < E; ++e)
         key[e] = sigmoid(key[e]) + (bias ? bias[e] : 0.0f); // selection key, as the router ranks
+    keepBestGroups(key.data(), E, m_c.groups, m_c.topkGroups); // DeepSeek-V3: only the kept groups
     std::vector<int> ids(static_cast<size_t>(E));
     std::iota(ids.begin(), ids.end(), 0);
     std::partial_sort(ids.begin(), ids.begin() + want, ids.end(),

@@ -1,6 +1,8 @@
 // Multi-head latent attention for one token, with kv_b_proj absorbed into the query
 // (scores against the cached latent) and the output (values summed in latent space):
-// the cache holds only dc + dr floats per position. No rotary embedding is applied.
+// the cache holds only dc + dr floats per position. Kimi-Linear and K3 apply no rotary
+// embedding; the DeepSeek-V3 family rotates the dr dims of each query head and of the
+// shared key before it is cached (RoPE with YaRN, yarn.hpp).
 #include "model/forward.hpp"
 #include "model/ops.hpp"
 #include "quant/trunk_matvec.hpp"
@@ -30,9 +32,14 @@ void Forward::mla(int layer, const float *a, float *out, LayerState &st, int pos
     rmsNorm(c.data(), w.kvaNorm->f32.data(), slot, dc, m_c.eps);
     for (int64_t i = 0; i < dr; ++i)
         slot[dc + i] = c[dc + i];
+    if (m_rope.enabled()) {
+        m_rope.rotate(slot + dc, pos);
+        for (int64_t h = 0; h < nh; ++h)
+            m_rope.rotate(q.data() + h * dq + dn, pos);
+    }
 
     const int64_t n = pos + 1;
-    const float invScale = 1.0f / std::sqrt(static_cast<float>(dq));
+    const float invScale = m_rope.scoreScale();
     // Heads are independent (own output slice): split them over threads.
     m_pool.forRange(nh, m_pool.grainFor(nh, (dn * dc * 2 + n * (2 * dc + dr) + dv * dc) / 4), [&](int64_t h0, int64_t h1) {
         Vec qabs(dc), row(dc), z(n), ctx(dc);

@@ -1,11 +1,12 @@
-// Mixture-of-experts layer over a chunk of tokens: sigmoid router, score-correction
-// bias for selection only, top-k (ties to the lowest id), renormalisation, routed
-// scaling, routed experts through lookup tables (VQ records) or the release's own
-// encoding row by row (native records, moe_native.cpp), plus the shared expert.
+// Mixture-of-experts layer over a chunk of tokens: sigmoid router, score-correction bias
+// for selection only, top-k (ties to the lowest id; group-limited on DeepSeek-V3), then
+// renormalisation, routed scaling, routed experts through lookup tables (VQ records) or
+// the release's own encoding row by row (native records, moe_native.cpp), shared expert.
 // Each expert record is fetched once per chunk; every token's sum is still formed in
 // its own selection order, so a chunk equals the same tokens one at a time.
 #include "format/expert_record.hpp"
 #include "model/forward.hpp"
+#include "model/grouped_router.hpp"
 #include "model/ops.hpp"
 #include "quant/trunk_matvec.hpp"
 #include "waste/waste.hpp"
@@ -34,17 +35,11 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
             r[e] = sigmoid(r[e]);
             key[e] = r[e] + (bias ? bias[e] : 0.0f);
         }
-        std::vector<bool> taken(static_cast<size_t>(E), false);
+        selectExperts(key.data(), E, K, m_c.groups, m_c.topkGroups, chosen.data() + t * K);
         float sum = 0.0f;
         for (int64_t j = 0; j < K; ++j) {
-            int64_t best = -1;
-            for (int64_t e = 0; e < E; ++e)
-                if (!taken[e] && (best < 0 || key[e] > key[best]))
-                    best = e;
-            taken[best] = true;
-            chosen[t * K + j] = static_cast<int>(best);
-            weight[t * K + j] = r[best];
-            sum += r[best];
+            weight[t * K + j] = r[chosen[t * K + j]];
+            sum += weight[t * K + j];
         }
         for (int64_t j = 0; j < K; ++j) {
             float &wj = weight[t * K + j];

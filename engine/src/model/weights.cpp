@@ -133,7 +133,7 @@ Weights loadWeights(const format::Manifest &m, const format::Trunk &trunk)
         lw.moe = c.experts > 0 && L >= c.firstDense;
         if (lw.moe) {
             MoeWeights &e = lw.moeW;
-            const std::string a = p + "block_sparse_moe.";
+            const std::string a = p + c.moeBlock; // "block_sparse_moe." or DeepSeek's "mlp."
             const int64_t Ms = int64_t(c.moeInter) * (c.sharedExperts > 1 ? c.sharedExperts : 1);
             e.router = ld.mat(a + "gate.weight", c.experts, Hd);
             e.bias = ld.optional(a + "gate.e_score_correction_bias");

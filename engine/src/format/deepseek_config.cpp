@@ -1,0 +1,116 @@
+#include "format/deepseek_config.hpp"
+
+#include "waste/waste.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+namespace waste::format {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void refuse(const std::string &where, const std::string &what)
+{
+    throw Error(ErrorCode::Format, where + ": " + what + " (the config does not describe a DeepSeek-V3 model; re-convert it)");
+}
+
+// A number key, or `def` when absent or null; a value of another type is an error.
+double number(const json &o, const char *key, double def, const std::string &where)
+{
+    auto it = o.find(key);
+    if (it == o.end() || it->is_null())
+        return def;
+    if (!it->is_number())
+        refuse(where, std::string("config key '") + key + "' is not a number");
+    return it->get<double>();
+}
+
+int count(const json &o, const char *key, int def, int lo, int hi, const std::string &where)
+{
+    const double v = number(o, key, def, where);
+    if (!(v >= lo && v <= hi) || std::trunc(v) != v)
+        refuse(where, std::string("config key '") + key + "' = " + std::to_string(v) + " is not a whole number in [" +
+                          std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return static_cast<int>(v);
+}
+
+std::string text(const json &o, const char *key)
+{
+    auto it = o.find(key);
+    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+void readRope(const json &cfg, RopeParams &r, const std::string &where)
+{
+    r.enabled = true;
+    r.theta = number(cfg, "rope_theta", 10000.0, where);
+    if (!(r.theta > 1.0) || !std::isfinite(r.theta))
+        refuse(where, "rope_theta must be a finite number above 1");
+    auto it = cfg.find("rope_scaling");
+    if (it == cfg.end() || it->is_null())
+        return;
+    if (!it->is_object())
+        refuse(where, "rope_scaling is not an object");
+    const json &s = *it;
+    std::string type = text(s, "type");
+    if (type.empty())
+        type = text(s, "rope_type");
+    if (type != "yarn")
+        throw Error(ErrorCode::Unsupported, where + ": rope_scaling type '" + type +
+                                                "' is not supported (DeepSeek-V3 and Kimi K2 releases use yarn)");
+    r.yarn = true;
+    r.factor = number(s, "factor", 1.0, where);
+    r.betaFast = number(s, "beta_fast", 32.0, where);
+    r.betaSlow = number(s, "beta_slow", 1.0, where);
+    r.mscale = number(s, "mscale", 1.0, where);
+    r.mscaleAllDim = number(s, "mscale_all_dim", 0.0, where);
+    r.originalMax = number(s, "original_max_position_embeddings", 4096.0, where);
+    for (double v : {r.factor, r.betaFast, r.betaSlow, r.originalMax})
+        if (!(v > 0.0) || !std::isfinite(v))
+            refuse(where, "rope_scaling factor, beta_fast, beta_slow and original_max_position_embeddings must be positive");
+    if (!std::isfinite(r.mscale) || !std::isfinite(r.mscaleAllDim))
+        refuse(where, "rope_scaling mscale and mscale_all_dim must be finite");
+}
+
+} // namespace
+
+bool isDeepseekFamily(const std::string &arch) { return arch == "deepseek-v3" || arch == "kimi-k2"; }
+
+void readDeepseekConfig(const json &cfg, ModelConfig &c, const std::string &where)
+{
+    // The Kimi-Linear spellings win when a config has both (parseConfig read them).
+    if (!cfg.contains("num_experts"))
+        c.experts = count(cfg, "n_routed_experts", 0, 0, Limits::kMaxExperts, where);
+    if (!cfg.contains("num_experts_per_token"))
+        c.topK = count(cfg, "num_experts_per_tok", 0, 0, Limits::kMaxTopK, where);
+    if (!cfg.contains("num_shared_experts"))
+        c.sharedExperts = count(cfg, "n_shared_experts", 0, 0, 64, where);
+    if (auto it = cfg.find("norm_topk_prob"); it != cfg.end() && it->is_boolean())
+        c.renormalize = it->get<bool>();
+    c.groups = count(cfg, "n_group", 1, 1, Limits::kMaxExperts, where);
+    c.topkGroups = count(cfg, "topk_group", c.groups, 1, c.groups, where);
+    if (c.experts > 0) {
+        if (c.experts % c.groups != 0)
+            refuse(where, "n_routed_experts " + std::to_string(c.experts) + " is not a multiple of n_group " +
+                              std::to_string(c.groups));
+        if (c.groups > 1 && c.experts / c.groups < 2)
+            refuse(where, "group-limited routing needs at least 2 experts per group");
+        if (int64_t(c.topkGroups) * (c.experts / c.groups) < c.topK)
+            refuse(where, "topk_group groups hold fewer experts than num_experts_per_tok");
+        const std::string scoring = text(cfg, "scoring_func"), method = text(cfg, "topk_method");
+        if (!scoring.empty() && scoring != "sigmoid")
+            throw Error(ErrorCode::Unsupported, where + ": scoring_func '" + scoring +
+                                                    "' is not supported (DeepSeek-V3 routes with sigmoid)");
+        if (!method.empty() && method != "noaux_tc")
+            throw Error(ErrorCode::Unsupported, where + ": topk_method '" + method +
+                                                    "' is not supported (DeepSeek-V3 routes with noaux_tc)");
+    }
+    if (c.qkRope % 2 != 0)
+        refuse(where, "qk_rope_head_dim must be even to be rotated in pairs");
+    readRope(cfg, c.rope, where);
+    c.moeBlock = "mlp.";
+}
+
+} // namespace waste::format
