@@ -156,8 +156,8 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options) : m_di
     m_forward = std::make_unique<model::Forward>(m_manifest, m_weights, m_books, m_pool.get());
     m_state.allocate(c, m_opts.ctxTokens);
 
-    if (format::fileExists(m_dir + "/tokenizer.model") || format::fileExists(m_dir + "/tiktoken.model"))
-        m_tokenizer = text::Tokenizer::load(m_dir, -1, c.eosId > 0 ? static_cast<int32_t>(c.eosId) : -1);
+    if (text::Tokenizer::present(m_dir))
+        m_tokenizer = text::Tokenizer::load(m_dir, -1, c.eosId > 0 ? static_cast<int32_t>(c.eosId) : -1, c.arch);
 
     // Info, with the reference's counting rules.
     m_info.arch = c.arch;
@@ -212,7 +212,7 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options) : m_di
 const text::Tokenizer &ModelImpl::tokenizer() const
 {
     if (!m_tokenizer)
-        throw Error(ErrorCode::Unsupported, m_dir + ": the container has no tokenizer.model; copy the model's tokenizer into it");
+        throw Error(ErrorCode::Unsupported, m_dir + ": the container has no tokenizer (tokenizer.json or tokenizer.model); copy the model's tokenizer into it");
     return *m_tokenizer;
 }
 

@@ -66,8 +66,8 @@ ChatFormat containerChatFormat(const std::string &containerPath)
     const format::Manifest manifest =
         format::parseManifest(format::readWholeFile(manifestPath, int64_t(256) << 20), manifestPath);
     std::optional<text::Tokenizer> tok;
-    if (format::fileExists(containerPath + "/tokenizer.model") || format::fileExists(containerPath + "/tiktoken.model"))
-        tok = text::Tokenizer::load(containerPath);
+    if (text::Tokenizer::present(containerPath))
+        tok = text::Tokenizer::load(containerPath, -1, -1, manifest.config.arch);
     return text::decideChatFormat(manifest.config.arch, tok ? &*tok : nullptr,
                                   text::hasChatTemplateFile(containerPath));
 }
