@@ -16,7 +16,7 @@ BUILD_PKGS=(
   fonts-dejavu-core libgl1-mesa-dri
 )
 # Tests only: reference computations, fixtures, packaging checks.
-TEST_PKGS=( libgtest-dev python3-numpy curl imagemagick dpkg-dev file fio )
+TEST_PKGS=( libgtest-dev python3-numpy python3-jinja2 curl imagemagick dpkg-dev file fio )
 # The aarch64 kernel test (tst_aarch64_kernels): Debian's cross compiler and qemu's user mode.
 TEST_PKGS+=( g++-aarch64-linux-gnu qemu-user )
 

@@ -28,6 +28,12 @@ const char *formatName(waste::ChatFormat f)
         return "K3 chat template";
     case waste::ChatFormat::ChatMl:
         return "ChatML chat template";
+    case waste::ChatFormat::DeepSeek:
+        return "DeepSeek chat template";
+    case waste::ChatFormat::KimiK2:
+        return "Kimi K2 chat template";
+    case waste::ChatFormat::Qwen3:
+        return "Qwen3 chat template";
     case waste::ChatFormat::Plain:
         break;
     }

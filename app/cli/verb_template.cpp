@@ -62,13 +62,21 @@ int runTemplate(const cli::Args &args)
     // Without --format: a container's chat format (one without a template is shown with the
     // engine's generic ChatML template); no container: K3.
     waste::ChatFormat format = waste::ChatFormat::K3;
-    if (formatName == "chatml")
-        format = waste::ChatFormat::ChatMl;
-    else if (!formatName.empty() && formatName != "k3")
-        throw cli::UsageError("--format must be k3 or chatml, not '" + formatName + "'");
-    else if (formatName.empty() && !args.positionals().empty())
-        format = waste::containerChatFormat(args.positional(0)) == waste::ChatFormat::K3 ? waste::ChatFormat::K3
-                                                                                          : waste::ChatFormat::ChatMl;
+    const waste::ChatFormat named[] = {waste::ChatFormat::K3, waste::ChatFormat::ChatMl, waste::ChatFormat::DeepSeek,
+                                       waste::ChatFormat::KimiK2, waste::ChatFormat::Qwen3};
+    bool known = formatName.empty();
+    for (waste::ChatFormat f : named)
+        if (formatName == waste::chatFormatName(f)) {
+            format = f;
+            known = true;
+        }
+    if (!known)
+        throw cli::UsageError("--format must be k3, chatml, deepseek, kimi-k2 or qwen3, not '" + formatName + "'");
+    if (formatName.empty() && !args.positionals().empty()) {
+        format = waste::containerChatFormat(args.positional(0));
+        if (format == waste::ChatFormat::Plain)
+            format = waste::ChatFormat::ChatMl;
+    }
     // K3 requests may carry the media block of each image (image_prompts); they are placed as given.
     std::vector<std::string> mediaBlocks;
     if (const auto it = request.find("image_prompts"); it != request.end() && it->is_array())
@@ -92,10 +100,10 @@ int runTemplate(const cli::Args &args)
 }
 
 WASTE_CLI_VERB({"template",
-                "[MODEL] --request FILE.json [--format k3|chatml] [--json]",
+                "[MODEL] --request FILE.json [--format k3|chatml|deepseek|kimi-k2|qwen3] [--json]",
                 "render a chat request into prompt segments (markup vs ordinary text)",
                 {{{"--request", cli::OptionKind::Value, "FILE[#/pointer]  OpenAI-style chat request (- for stdin)"},
-                  {"--format", cli::OptionKind::Value, "NAME  k3 or chatml (default: from MODEL, else k3)"},
+                  {"--format", cli::OptionKind::Value, "NAME  k3, chatml, deepseek, kimi-k2 or qwen3 (default: from MODEL, else k3)"},
                   {"--json", cli::OptionKind::Flag, "print {\"segments\": [[text, is_markup], ...]}"}},
                  0,
                  1},

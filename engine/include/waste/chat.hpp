@@ -16,10 +16,12 @@ namespace waste {
 // - K3: Kimi K3's XTML (kimi-k3 containers whose vocabulary has K3's markup specials);
 // - ChatMl: ChatML, for other containers that ship a chat template (chat.json or
 //   chat_template.jinja);
-// - Plain: no template; a front end writes a plain "role: text" transcript itself.
-enum class ChatFormat { Plain, ChatMl, K3 };
+// - Plain: no template; a front end writes a plain "role: text" transcript itself;
+// - DeepSeek, KimiK2, Qwen3: the chat templates of those releases (deepseek-v3, kimi-k2,
+//   qwen3-moe / qwen3-next containers whose vocabulary has the family's markup).
+enum class ChatFormat { Plain, ChatMl, K3, DeepSeek, KimiK2, Qwen3 };
 
-// "plain", "chatml", "k3".
+// "plain", "chatml", "k3", "deepseek", "kimi-k2", "qwen3".
 const char *chatFormatName(ChatFormat format);
 
 // The chat format of the container at `containerPath`, by the same rule Model::open uses
@@ -38,7 +40,7 @@ struct ChatSegment {
 using ChatSegments = std::vector<ChatSegment>;
 
 // Renders an OpenAI-style chat request (JSON text: messages, tools, thinking, ...) with a
-// template format (K3 or ChatMl). `mediaBlocks` holds the media block of each image part
+// template format (any but Plain; the family formats take no images). `mediaBlocks` holds the media block of each image part
 // of the request, in order of appearance (imageMediaBlock); each lands where its image
 // was. With none, every image stays as the placeholder markup <|kimi_image_placeholder|>
 // (to show a template). Throws Error(Argument) with a one-line reason when the request is
@@ -47,7 +49,7 @@ ChatSegments renderChat(ChatFormat format, std::string_view requestJson,
                         const std::vector<std::string> &mediaBlocks = {});
 
 // Whether the prompt renderChat writes for this request ends inside the thinking channel
-// (K3 with thinking on, its default). Throws Error(Argument) for a malformed request.
+// (K3 and DeepSeek with thinking on, their default). Throws Error(Argument) for a malformed request.
 bool chatOpensThinking(ChatFormat format, std::string_view requestJson);
 
 // The media block that places one image in a prompt:

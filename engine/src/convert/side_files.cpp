@@ -62,6 +62,10 @@ void writeSideFiles(const ModelSource &src, const std::string &out, const ojson 
     if (auto tok = src.sideFile("tiktoken.model")) writeFileAtomic(joinPath(out, "tokenizer.model"), *tok);
     else if (auto tok2 = src.sideFile("tokenizer.model")) writeFileAtomic(joinPath(out, "tokenizer.model"), *tok2);
     const auto tokenizerConfig = src.sideFile("tokenizer_config.json");
+    // A Hugging Face tokenizer travels whole: the engine reads tokenizer.json, and BOS/EOS
+    // from tokenizer_config.json (Tokenizer::load).
+    if (auto hf = src.sideFile("tokenizer.json")) writeFileAtomic(joinPath(out, "tokenizer.json"), *hf);
+    if (tokenizerConfig) writeFileAtomic(joinPath(out, "tokenizer_config.json"), *tokenizerConfig);
     writeFileAtomic(joinPath(out, "specials.json"), specialsFrom(tokenizerConfig).dump(1));
     if (auto tpl = src.sideFile("chat_template.jinja")) {
         writeFileAtomic(joinPath(out, "chat_template.jinja"), *tpl);

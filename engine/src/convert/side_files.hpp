@@ -1,6 +1,7 @@
 // The files a container carries beside the weights, taken from the source folder:
-// tokenizer.model (tiktoken.model or tokenizer.model), specials.json (the added tokens
-// of tokenizer_config.json, by id), chat_template.jinja (the file, or the template in
+// tokenizer.model (tiktoken.model or tokenizer.model), tokenizer.json and
+// tokenizer_config.json (a Hugging Face tokenizer, copied as they are), specials.json (the
+// added tokens of tokenizer_config.json, by id), chat_template.jinja (the file, or the template in
 // tokenizer_config.json) and vision.json (vision_config + preprocessor_config.json).
 #pragma once
 

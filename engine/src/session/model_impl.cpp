@@ -6,6 +6,7 @@
 #include "format/native_record.hpp"
 #include "session/state_file.hpp"
 #include "waste/prefix.hpp"
+#include "text/family_reply_parser.hpp"
 #include "text/chat_format.hpp"
 #include "text/k3_output_parser.hpp"
 #include "text/output_stream.hpp"
@@ -156,8 +157,8 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options) : m_di
     m_forward = std::make_unique<model::Forward>(m_manifest, m_weights, m_books, m_pool.get());
     m_state.allocate(c, m_opts.ctxTokens);
 
-    if (format::fileExists(m_dir + "/tokenizer.model") || format::fileExists(m_dir + "/tiktoken.model"))
-        m_tokenizer = text::Tokenizer::load(m_dir, -1, c.eosId > 0 ? static_cast<int32_t>(c.eosId) : -1);
+    if (text::Tokenizer::present(m_dir))
+        m_tokenizer = text::Tokenizer::load(m_dir, -1, c.eosId > 0 ? static_cast<int32_t>(c.eosId) : -1, c.arch);
 
     // Info, with the reference's counting rules.
     m_info.arch = c.arch;
@@ -212,7 +213,7 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options) : m_di
 const text::Tokenizer &ModelImpl::tokenizer() const
 {
     if (!m_tokenizer)
-        throw Error(ErrorCode::Unsupported, m_dir + ": the container has no tokenizer.model; copy the model's tokenizer into it");
+        throw Error(ErrorCode::Unsupported, m_dir + ": the container has no tokenizer (tokenizer.json or tokenizer.model); copy the model's tokenizer into it");
     return *m_tokenizer;
 }
 
@@ -228,6 +229,11 @@ std::unique_ptr<ReplyParser> ModelImpl::replyParser(std::span<const int32_t> pro
     // The reply is read in the format the prompt was written in (ModelInfo::chatFormat).
     if (m_info.chatFormat == ChatFormat::K3)
         return std::make_unique<text::K3OutputParser>(tok, text::k3PromptOpensThink(tok, prompt));
+    if (m_info.chatFormat == ChatFormat::DeepSeek || m_info.chatFormat == ChatFormat::KimiK2)
+        return std::make_unique<text::FamilyReplyParser>(
+            tok, m_info.chatFormat == ChatFormat::DeepSeek ? text::FamilyReplyParser::Family::DeepSeek
+                                                            : text::FamilyReplyParser::Family::KimiK2,
+            text::promptEndsWithToken(tok, prompt, tok.specialId("<think>")));
     return std::make_unique<text::TextReplyParser>(tok, text::promptEndsInThink(tok, prompt));
 }
 

@@ -22,6 +22,13 @@ ChatFormat decideChatFormat(std::string_view arch, const Tokenizer *tok, bool ha
 {
     if (arch == "kimi-k3" && tok && hasK3Markup(*tok))
         return ChatFormat::K3;
+    // The family formats need the family's markup in the vocabulary (one marker each).
+    if (arch == "deepseek-v3" && tok && tok->specialId("<\xEF\xBD\x9CUser\xEF\xBD\x9C>") >= 0)
+        return ChatFormat::DeepSeek;
+    if (arch == "kimi-k2" && tok && tok->specialId("<|im_middle|>") >= 0)
+        return ChatFormat::KimiK2;
+    if ((arch == "qwen3-moe" || arch == "qwen3-next") && tok && tok->specialId("<|im_start|>") >= 0)
+        return ChatFormat::Qwen3;
     return hasChatTemplate ? ChatFormat::ChatMl : ChatFormat::Plain;
 }
 

@@ -7,6 +7,7 @@
 #include "format/manifest.hpp"
 #include "text/chat_format.hpp"
 #include "text/chatml_template.hpp"
+#include "text/family_templates.hpp"
 #include "text/k3_template.hpp"
 #include "text/tokenizer.hpp"
 #include "waste/waste.hpp"
@@ -54,6 +55,12 @@ const char *chatFormatName(ChatFormat format)
         return "k3";
     case ChatFormat::ChatMl:
         return "chatml";
+    case ChatFormat::DeepSeek:
+        return "deepseek";
+    case ChatFormat::KimiK2:
+        return "kimi-k2";
+    case ChatFormat::Qwen3:
+        return "qwen3";
     case ChatFormat::Plain:
         break;
     }
@@ -66,8 +73,8 @@ ChatFormat containerChatFormat(const std::string &containerPath)
     const format::Manifest manifest =
         format::parseManifest(format::readWholeFile(manifestPath, int64_t(256) << 20), manifestPath);
     std::optional<text::Tokenizer> tok;
-    if (format::fileExists(containerPath + "/tokenizer.model") || format::fileExists(containerPath + "/tiktoken.model"))
-        tok = text::Tokenizer::load(containerPath);
+    if (text::Tokenizer::present(containerPath))
+        tok = text::Tokenizer::load(containerPath, -1, -1, manifest.config.arch);
     return text::decideChatFormat(manifest.config.arch, tok ? &*tok : nullptr,
                                   text::hasChatTemplateFile(containerPath));
 }
@@ -85,6 +92,15 @@ ChatSegments renderChat(ChatFormat format, std::string_view requestJson, const s
             placeImageBlocks(segments, mediaBlocks);
         return segments;
     }
+    case ChatFormat::DeepSeek:
+    case ChatFormat::KimiK2:
+    case ChatFormat::Qwen3:
+        if (!mediaBlocks.empty())
+            throw Error(ErrorCode::Argument, std::string("the ") + chatFormatName(format) +
+                                                 " chat format takes no images; send the conversation as text");
+        return format == ChatFormat::DeepSeek ? text::renderDeepSeek(request)
+               : format == ChatFormat::KimiK2 ? text::renderKimiK2(request)
+                                              : text::renderQwen3(request);
     case ChatFormat::Plain:
         break;
     }
@@ -93,6 +109,8 @@ ChatSegments renderChat(ChatFormat format, std::string_view requestJson, const s
 
 bool chatOpensThinking(ChatFormat format, std::string_view requestJson)
 {
+    if (format == ChatFormat::DeepSeek)
+        return text::familyThinkingEnabled(parseRequest(requestJson));
     return format == ChatFormat::K3 && text::k3ThinkingEnabled(parseRequest(requestJson));
 }
 

@@ -1,6 +1,8 @@
 #include "text/tokenizer.hpp"
 
+#include "text/piece_splitter.hpp"
 #include "text/pretokenizer.hpp"
+#include "text/unicode_props.hpp"
 #include "waste/waste.hpp"
 
 #include <algorithm>
@@ -114,10 +116,31 @@ std::vector<SpecialToken> scanSpecials(std::string_view json)
 
 } // namespace
 
-Tokenizer Tokenizer::load(const std::string &containerDir, int32_t bos, int32_t eos)
+bool Tokenizer::present(const std::string &dir)
+{
+    namespace fs = std::filesystem;
+    return fs::exists(fs::path(dir) / "tokenizer.json") || fs::exists(fs::path(dir) / "tokenizer.model") ||
+           fs::exists(fs::path(dir) / "tiktoken.model");
+}
+
+std::string_view Tokenizer::tiktokenSplitPattern(std::string_view arch)
+{
+    return arch == "kimi-k2" ? std::string_view(kKimiK2SplitPattern) : std::string_view();
+}
+
+Tokenizer Tokenizer::load(const std::string &containerDir, int32_t bos, int32_t eos, std::string_view arch)
 {
     namespace fs = std::filesystem;
     const fs::path dir(containerDir);
+    if (const fs::path json = dir / "tokenizer.json"; fs::exists(json)) {
+        const fs::path configPath = dir / "tokenizer_config.json";
+        const std::string config = fs::exists(configPath) ? readFile(configPath) : std::string();
+        try {
+            return fromHfJson(readFile(json), config, eos);
+        } catch (const Error &e) {
+            throw Error(e.code(), json.string() + ": " + e.what());
+        }
+    }
     fs::path rankPath = dir / "tokenizer.model";
     if (!fs::exists(rankPath))
         rankPath = dir / "tiktoken.model";
@@ -128,15 +151,23 @@ Tokenizer Tokenizer::load(const std::string &containerDir, int32_t bos, int32_t 
     const fs::path specialsPath = dir / "specials.json";
     const std::string specials = fs::exists(specialsPath) ? readFile(specialsPath) : std::string();
     try {
-        return fromData(ranks, specials, bos, eos);
+        return fromData(ranks, specials, bos, eos, tiktokenSplitPattern(arch));
     } catch (const Error &e) {
         throw Error(e.code(), rankPath.string() + ": " + e.what());
     }
 }
 
-Tokenizer Tokenizer::fromData(std::string_view rankFile, std::string_view specialsJson, int32_t bos, int32_t eos)
+Tokenizer Tokenizer::fromData(std::string_view rankFile, std::string_view specialsJson, int32_t bos, int32_t eos,
+                              std::string_view splitPattern)
 {
     Tokenizer t;
+    if (!splitPattern.empty()) {
+        // tiktoken encodes the pattern's matches, whole; what lies between them is dropped.
+        auto splitter = std::make_shared<PieceSplitter>();
+        splitter->addSplit(splitPattern, SplitBehavior::Removed, true);
+        t.m_splitter = std::move(splitter);
+        t.m_windows = false;
+    }
     int32_t maxRank = -1;
     size_t pos = 0;
     std::vector<std::pair<int32_t, std::string>> lines;
@@ -174,13 +205,7 @@ Tokenizer Tokenizer::fromData(std::string_view rankFile, std::string_view specia
         t.m_ranks.emplace(std::move(bytes), rank); // emplace keeps the first line's rank
     }
 
-    std::vector<SpecialToken> specials = scanSpecials(specialsJson);
-    for (const SpecialToken &sp : specials)
-        t.m_specialText.emplace(sp.id, sp.text); // decoding uses the first entry for an id
-    // Matching tries longer texts first (stable: file order among equal lengths).
-    std::stable_sort(specials.begin(), specials.end(),
-                     [](const SpecialToken &a, const SpecialToken &b) { return a.text.size() > b.text.size(); });
-    t.m_specials = std::move(specials);
+    t.finishSpecials(scanSpecials(specialsJson));
 
     t.m_bos = bos >= 0 ? bos : t.m_rankCount;
     t.m_eos = eos > 0 ? eos : t.m_rankCount + 2;
@@ -191,13 +216,32 @@ Tokenizer Tokenizer::fromData(std::string_view rankFile, std::string_view specia
     return t;
 }
 
+void Tokenizer::finishSpecials(std::vector<SpecialToken> specials)
+{
+    for (const SpecialToken &sp : specials) {
+        m_specialText.emplace(sp.id, sp.text); // decoding uses the first entry for an id
+        m_specialFlag.emplace(sp.id, sp.special);
+    }
+    // Matching tries longer texts first (stable: file order among equal lengths).
+    std::stable_sort(specials.begin(), specials.end(),
+                     [](const SpecialToken &a, const SpecialToken &b) { return a.text.size() > b.text.size(); });
+    for (const SpecialToken &sp : specials)
+        if (!sp.special)
+            m_plainAdded.push_back(sp);
+    m_specials = std::move(specials);
+}
+
 int32_t Tokenizer::rankOf(std::string_view bytes) const
 {
     const auto it = m_ranks.find(bytes);
     return it == m_ranks.end() ? -1 : it->second;
 }
 
-bool Tokenizer::isSpecial(int32_t id) const { return m_specialText.count(id) != 0; }
+bool Tokenizer::isSpecial(int32_t id) const
+{
+    const auto it = m_specialFlag.find(id);
+    return it != m_specialFlag.end() && it->second;
+}
 
 int32_t Tokenizer::specialId(std::string_view text) const
 {
@@ -233,22 +277,28 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool markup) const
 
 void Tokenizer::encodeTo(std::string_view text, bool markup, std::vector<int32_t> &out) const
 {
-    if (!markup || m_specials.empty()) {
+    encodeWith(markup ? m_specials : m_plainAdded, text, out);
+}
+
+void Tokenizer::encodeWith(const std::vector<SpecialToken> &added, std::string_view text, std::vector<int32_t> &out) const
+{
+    if (added.empty()) {
         encodePlain(text, out);
         return;
     }
-    // Next occurrence of each special at or after the cursor, refreshed lazily.
+    // Next occurrence of each added token at or after the cursor, refreshed lazily.
     constexpr size_t npos = std::string_view::npos;
-    std::vector<size_t> next(m_specials.size());
-    for (size_t i = 0; i < m_specials.size(); ++i)
-        next[i] = text.find(m_specials[i].text);
+    std::vector<size_t> next(added.size());
+    for (size_t i = 0; i < added.size(); ++i)
+        next[i] = text.find(added[i].text);
     size_t cursor = 0;
+    const auto isWs = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; };
     while (cursor < text.size()) {
         size_t bestPos = npos;
         size_t best = 0;
-        for (size_t i = 0; i < m_specials.size(); ++i) {
+        for (size_t i = 0; i < added.size(); ++i) {
             if (next[i] != npos && next[i] < cursor)
-                next[i] = text.find(m_specials[i].text, cursor);
+                next[i] = text.find(added[i].text, cursor);
             // Sorted longest first, so strict < keeps the longest at an equal start.
             if (next[i] < bestPos) {
                 bestPos = next[i];
@@ -257,9 +307,16 @@ void Tokenizer::encodeTo(std::string_view text, bool markup, std::vector<int32_t
         }
         if (bestPos == npos)
             break;
-        encodePlain(text.substr(cursor, bestPos - cursor), out);
-        out.push_back(m_specials[best].id);
-        cursor = bestPos + m_specials[best].text.size();
+        size_t before = bestPos, after = bestPos + added[best].text.size();
+        if (added[best].lstrip)
+            while (before > cursor && isWs(text[before - 1]))
+                --before;
+        if (added[best].rstrip)
+            while (after < text.size() && isWs(text[after]))
+                ++after;
+        encodePlain(text.substr(cursor, before - cursor), out);
+        out.push_back(added[best].id);
+        cursor = after;
     }
     if (cursor < text.size())
         encodePlain(text.substr(cursor), out);
@@ -267,6 +324,12 @@ void Tokenizer::encodeTo(std::string_view text, bool markup, std::vector<int32_t
 
 void Tokenizer::encodePlain(std::string_view text, std::vector<int32_t> &out) const
 {
+    if (m_splitter) {
+        const std::string normalized = m_nfc ? unicode::nfc(text) : std::string();
+        for (const std::string &piece : m_splitter->split(m_nfc ? std::string_view(normalized) : text))
+            encodePiece(piece, out);
+        return;
+    }
     while (!text.empty()) {
         const size_t n = nextPieceLength(text);
         encodePiece(text.substr(0, n), out);
@@ -276,7 +339,11 @@ void Tokenizer::encodePlain(std::string_view text, std::vector<int32_t> &out) co
 
 void Tokenizer::encodePiece(std::string_view piece, std::vector<int32_t> &out) const
 {
-    if (piece.size() <= kWindowBytes) {
+    if (m_mergeRules) {
+        mergeByRules(piece, out);
+        return;
+    }
+    if (piece.size() <= kWindowBytes || !m_windows) {
         bytePairMerge(piece, out);
         return;
     }
@@ -339,6 +406,45 @@ void Tokenizer::bytePairMerge(std::string_view piece, std::vector<int32_t> &out)
         const int32_t r = rankOf(piece.substr(starts[i], starts[i + 1] - starts[i]));
         out.push_back(r < 0 ? 0 : r);
     }
+}
+
+// tokenizer.json's BPE: start from single bytes; repeatedly apply the merge of lowest rank
+// among adjacent pairs (leftmost on ties); a pair without a merge rule never joins, even
+// when the joined bytes are a vocabulary word.
+void Tokenizer::mergeByRules(std::string_view piece, std::vector<int32_t> &out) const
+{
+    if (piece.empty())
+        return;
+    if (m_ignoreMerges)
+        if (const int32_t whole = rankOf(piece); whole >= 0) {
+            out.push_back(whole);
+            return;
+        }
+    std::vector<int32_t> parts;
+    parts.reserve(piece.size());
+    for (size_t i = 0; i < piece.size(); ++i)
+        if (const int32_t id = rankOf(piece.substr(i, 1)); id >= 0)
+            parts.push_back(id); // a byte outside the vocabulary is dropped, as the library does without unk
+    const auto rule = [&](size_t i) -> const std::pair<int32_t, int32_t> * {
+        const auto it = m_merges.find((uint64_t(uint32_t(parts[i])) << 32) | uint32_t(parts[i + 1]));
+        return it == m_merges.end() ? nullptr : &it->second;
+    };
+    while (parts.size() > 1) {
+        const std::pair<int32_t, int32_t> *best = nullptr;
+        size_t at = 0;
+        for (size_t i = 0; i + 1 < parts.size(); ++i) {
+            const auto *r = rule(i);
+            if (r && (!best || r->first < best->first)) {
+                best = r;
+                at = i;
+            }
+        }
+        if (!best)
+            break;
+        parts[at] = best->second;
+        parts.erase(parts.begin() + static_cast<std::ptrdiff_t>(at) + 1);
+    }
+    out.insert(out.end(), parts.begin(), parts.end());
 }
 
 } // namespace waste::text

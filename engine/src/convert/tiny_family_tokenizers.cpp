@@ -1,0 +1,336 @@
+#include "convert/tiny_family_tokenizers.hpp"
+
+#include "convert/file_io.hpp"
+#include "convert/tiny_tokenizer.hpp"
+#include "text/byte_level.hpp"
+#include "text/piece_splitter.hpp"
+
+#include <waste/waste.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <set>
+#include <vector>
+
+namespace waste::convert {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+// Training text, written for this purpose: prose with contractions, code, Chinese,
+// Japanese and Korean, emoji, numbers and whitespace runs, so every split rule of the
+// families' patterns has pieces to learn from.
+const char *kFamilyCorpus =
+    "The model streams its experts from the disk, and it doesn't keep them all in memory.\n"
+    "We'll read one record per expert; they're aligned to 4096 bytes, so a read is one pread.\n"
+    "I'm sure you've seen 12345 tokens/s on 2 cores, or 1,234,567 bytes in 0.25 seconds.\n"
+    "int main(int argc, char **argv) {\n    for (int i = 0; i < argc; ++i)\n        printf(\"%s\\n\", argv[i]);\n    return 0;\n}\n"
+    "def route(scores, k=8):\n    top = sorted(range(len(scores)), key=lambda i: -scores[i])[:k]\n    return {i: scores[i] for i in top}\n"
+    "if (x != y && y >= 0) { z = x << 2; } // shift and compare\n"
+    "\t\tindented with tabs,    and    runs of    spaces.\n\n\n"
+    "模型把专家放在磁盘上，只在需要时读取。中文文本没有空格，分词要靠字典。\n"
+    "日本語のテキストも試します。カタカナとひらがなが混ざっています。\n"
+    "한국어 문장도 조금 넣습니다. 토큰은 바이트 단위로 나뉩니다.\n"
+    "Emoji 😀🎉👍🏽 and symbols ±×÷ € £ ¥ © ® ™ — fine.\n"
+    "Ünïcödé wörds like café, naïve, façade, Straße and Ελληνικά or русский текст.\n"
+    "Numbers: 3.14159, 2718281828, 1e-5, 0x1F, 2026-12-02 00:40 UTC.\n"
+    "CAPITALS and camelCase and snake_case and kebab-case and PascalCase words.\n"
+    "The quick brown fox jumps over the lazy dog; pack my box with five dozen liquor jugs.\n";
+
+struct Family {
+    bool tiktoken = false;  // kimi-k2: tiktoken.model
+    bool nfc = false;       // Qwen: NFC normalizer
+    bool ignoreMerges = false;
+    std::vector<std::string> splits; // tokenizer.json Split patterns, in order (or the tiktoken pattern)
+    std::vector<std::pair<std::string, bool>> specials; // text, special (false: a plain added token)
+    std::string bos, eos, pad;
+    std::string chatTemplate;
+    std::string tokenizerClass;
+};
+
+// The split rules the releases ship (their tokenizer.json pre_tokenizer / tiktoken pat_str).
+const char *kDeepSeekDigits = "\\p{N}{1,3}";
+const char *kDeepSeekCjk = "[\xE4\xB8\x80-\xE9\xBE\xA5\xE3\x81\x80-\xE3\x82\x9F\xE3\x82\xA0-\xE3\x83\xBF]+";
+const char *kDeepSeekMain = "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\\r\\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+"
+                            "| ?[\\p{P}\\p{S}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const char *kQwenSplit = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
+                         "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const char *kO200kSplit =
+    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+    "|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+    "|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+// Compact chat templates in each family's format (system prompt, turns, generation
+// prompt), written here; the engine renders conversations with its own template
+// functions (engine/src/text), selected by arch.
+const char *kDeepSeekTemplate =
+    "{{ bos_token }}{% for m in messages %}{% if m['role'] == 'system' %}{{ m['content'] }}"
+    "{% elif m['role'] == 'user' %}<\xEF\xBD\x9CUser\xEF\xBD\x9C>{{ m['content'] }}"
+    "{% elif m['role'] == 'assistant' %}<\xEF\xBD\x9C" "Assistant\xEF\xBD\x9C></think>{{ m['content'] }}<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>"
+    "{% endif %}{% endfor %}{% if add_generation_prompt %}<\xEF\xBD\x9C" "Assistant\xEF\xBD\x9C><think>\n{% endif %}";
+const char *kKimiTemplate =
+    "{% for m in messages %}{% if m['role'] == 'system' %}<|im_system|>system<|im_middle|>"
+    "{% elif m['role'] == 'user' %}<|im_user|>user<|im_middle|>{% else %}<|im_assistant|>assistant<|im_middle|>{% endif %}"
+    "{{ m['content'] }}<|im_end|>{% endfor %}{% if add_generation_prompt %}<|im_assistant|>assistant<|im_middle|>{% endif %}";
+const char *kQwenTemplate =
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
+const char *kHarmonyTemplate =
+    "<|start|>system<|message|>Reasoning: {{ reasoning_effort | default('medium') }}\n\n"
+    "# Valid channels: analysis, commentary, final. Channel must be included for every message.<|end|>"
+    "{% for m in messages %}{% if m['role'] == 'assistant' %}<|start|>assistant<|channel|>final<|message|>{{ m['content'] }}<|end|>"
+    "{% elif m['role'] == 'user' %}<|start|>user<|message|>{{ m['content'] }}<|end|>"
+    "{% else %}<|start|>developer<|message|># Instructions\n\n{{ m['content'] }}<|end|>{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}<|start|>assistant{% endif %}";
+
+std::string fw(const char *inner) // DeepSeek's full-width bars and ▁ in special tokens
+{
+    std::string s = "<\xEF\xBD\x9C";
+    for (const char *p = inner; *p; ++p) {
+        if (*p == '_')
+            s += "\xE2\x96\x81";
+        else
+            s.push_back(*p);
+    }
+    return s + "\xEF\xBD\x9C>";
+}
+
+Family familyOf(std::string_view arch)
+{
+    Family f;
+    if (arch == "deepseek-v3") {
+        f.splits = {kDeepSeekDigits, kDeepSeekCjk, kDeepSeekMain};
+        f.specials = {{fw("begin_of_sentence"), true}, {fw("end_of_sentence"), true}, {fw("_pad_"), true},
+                      {fw("User"), false}, {fw("Assistant"), false}, {"<think>", false}, {"</think>", false},
+                      {fw("tool_calls_begin"), false}, {fw("tool_calls_end"), false}, {fw("tool_call_begin"), false},
+                      {fw("tool_call_end"), false}, {fw("tool_outputs_begin"), false}, {fw("tool_outputs_end"), false},
+                      {fw("tool_output_begin"), false}, {fw("tool_output_end"), false}, {fw("tool_sep"), false}};
+        f.bos = fw("begin_of_sentence");
+        f.eos = fw("end_of_sentence");
+        f.pad = fw("end_of_sentence");
+        f.chatTemplate = kDeepSeekTemplate;
+        f.tokenizerClass = "LlamaTokenizerFast";
+    } else if (arch == "kimi-k2") {
+        f.tiktoken = true;
+        f.splits = {text::kKimiK2SplitPattern};
+        // [BOS] [EOS] <|im_end|> first, as in the release, so BOS is the rank count and EOS
+        // the rank count + 2 (the engine's rule for rank files).
+        f.specials = {{"[BOS]", true}, {"[EOS]", true}, {"<|im_end|>", true}, {"<|im_user|>", true},
+                      {"<|im_assistant|>", true}, {"<|im_system|>", true}, {"<|im_middle|>", true},
+                      {"<|tool_calls_section_begin|>", true}, {"<|tool_calls_section_end|>", true},
+                      {"<|tool_call_begin|>", true}, {"<|tool_call_argument_begin|>", true}, {"<|tool_call_end|>", true},
+                      {"<think>", true}, {"</think>", true}, {"[UNK]", true}, {"[PAD]", true}};
+        f.bos = "[BOS]";
+        f.eos = "<|im_end|>";
+        f.pad = "[PAD]";
+        f.chatTemplate = kKimiTemplate;
+        f.tokenizerClass = "TikTokenTokenizer";
+    } else if (arch == "qwen3-moe" || arch == "qwen3-next") {
+        f.nfc = true;
+        f.splits = {kQwenSplit};
+        f.specials = {{"<|endoftext|>", true}, {"<|im_start|>", true}, {"<|im_end|>", true},
+                      {"<tool_call>", false}, {"</tool_call>", false}, {"<tool_response>", false},
+                      {"</tool_response>", false}, {"<think>", false}, {"</think>", false}};
+        f.eos = "<|im_end|>";
+        f.pad = "<|endoftext|>";
+        f.chatTemplate = kQwenTemplate;
+        f.tokenizerClass = "Qwen2Tokenizer";
+    } else if (arch == "gpt-oss") {
+        f.ignoreMerges = true;
+        f.splits = {kO200kSplit};
+        f.specials = {{"<|startoftext|>", true}, {"<|endoftext|>", true}, {"<|return|>", true},
+                      {"<|constrain|>", true}, {"<|channel|>", true}, {"<|start|>", true}, {"<|end|>", true},
+                      {"<|message|>", true}, {"<|call|>", true}};
+        f.bos = "<|startoftext|>";
+        f.eos = "<|return|>";
+        f.pad = "<|endoftext|>";
+        f.chatTemplate = kHarmonyTemplate;
+        f.tokenizerClass = "PreTrainedTokenizerFast";
+    } else {
+        throw Error(ErrorCode::Argument, "no tiny tokenizer for arch '" + std::string(arch) +
+                                             "' (deepseek-v3, kimi-k2, qwen3-moe, qwen3-next, gpt-oss)");
+    }
+    return f;
+}
+
+text::PieceSplitter splitterOf(const Family &f)
+{
+    text::PieceSplitter s;
+    for (const std::string &p : f.splits)
+        s.addSplit(p, f.tiktoken ? text::SplitBehavior::Removed : text::SplitBehavior::Isolated, f.tiktoken);
+    return s;
+}
+
+struct Learned {
+    std::vector<std::string> tokens;           // id -> bytes
+    std::vector<std::pair<int, int>> merges;   // in rank order
+};
+
+// Byte-pair learning over the family's pieces: the most frequent adjacent pair (ties: the
+// lowest pair) becomes the next token, up to `maxMerges`.
+Learned learn(const Family &f, int maxMerges)
+{
+    Learned l;
+    for (int b = 0; b < 256; ++b)
+        l.tokens.push_back(std::string(1, static_cast<char>(b)));
+    std::set<std::string> known(l.tokens.begin(), l.tokens.end());
+    std::map<std::vector<int>, int> words;
+    for (const std::string &p : splitterOf(f).split(kFamilyCorpus)) {
+        std::vector<int> ids;
+        for (unsigned char c : p)
+            ids.push_back(c);
+        ++words[ids];
+    }
+    std::set<std::pair<int, int>> skipped;
+    while (static_cast<int>(l.merges.size()) < maxMerges) {
+        std::map<std::pair<int, int>, int> counts;
+        for (const auto &[w, n] : words)
+            for (size_t i = 0; i + 1 < w.size(); ++i)
+                counts[{w[i], w[i + 1]}] += n;
+        std::pair<int, int> best{-1, -1};
+        int bestCount = 1; // a pair seen once teaches nothing
+        for (const auto &[pair, n] : counts)
+            if (n > bestCount && !skipped.count(pair)) {
+                best = pair;
+                bestCount = n;
+            }
+        if (best.first < 0)
+            break;
+        const std::string bytes = l.tokens[size_t(best.first)] + l.tokens[size_t(best.second)];
+        if (known.count(bytes)) { // the same bytes by another route
+            skipped.insert(best);
+            continue;
+        }
+        const int id = static_cast<int>(l.tokens.size());
+        l.tokens.push_back(bytes);
+        l.merges.push_back(best);
+        known.insert(bytes);
+        std::map<std::vector<int>, int> next;
+        for (const auto &[w, n] : words) {
+            std::vector<int> out;
+            for (size_t i = 0; i < w.size(); ++i) {
+                if (i + 1 < w.size() && w[i] == best.first && w[i + 1] == best.second) {
+                    out.push_back(id);
+                    ++i;
+                } else {
+                    out.push_back(w[i]);
+                }
+            }
+            next[out] += n;
+        }
+        words = std::move(next);
+    }
+    return l;
+}
+
+ojson splitStep(const std::string &pattern)
+{
+    return {{"type", "Split"}, {"pattern", {{"Regex", pattern}}}, {"behavior", "Isolated"}, {"invert", false}};
+}
+
+ojson byteLevel(const char *type)
+{
+    ojson b = {{"type", type}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}};
+    return b;
+}
+
+} // namespace
+
+bool hasTinyFamilyTokenizer(std::string_view arch)
+{
+    return arch == "deepseek-v3" || arch == "kimi-k2" || arch == "qwen3-moe" || arch == "qwen3-next" || arch == "gpt-oss";
+}
+
+TinyFamilyTokenizer tinyFamilyTokenizer(std::string_view arch, int vocabSize)
+{
+    const Family f = familyOf(arch);
+    const int nSpecials = static_cast<int>(f.specials.size());
+    if (vocabSize < 384)
+        throw Error(ErrorCode::Argument, "a tiny " + std::string(arch) + " tokenizer needs a vocabulary of at least 384 (got " +
+                                             std::to_string(vocabSize) + ")");
+    const Learned l = learn(f, vocabSize - 256 - nSpecials);
+    const int base = static_cast<int>(l.tokens.size()); // the specials follow the learned words
+    TinyFamilyTokenizer out;
+    out.vocabSize = vocabSize;
+    const auto idOf = [&](const std::string &text) {
+        for (int i = 0; i < nSpecials; ++i)
+            if (f.specials[size_t(i)].first == text)
+                return base + i;
+        return -1;
+    };
+    out.bosId = f.bos.empty() ? -1 : idOf(f.bos);
+    out.eosId = idOf(f.eos);
+    out.padId = idOf(f.pad);
+
+    ojson addedDecoder = ojson::object();
+    for (int i = 0; i < nSpecials; ++i)
+        addedDecoder[std::to_string(base + i)] = {{"content", f.specials[size_t(i)].first}, {"lstrip", false},
+                                                  {"normalized", false}, {"rstrip", false}, {"single_word", false},
+                                                  {"special", f.specials[size_t(i)].second}};
+    ojson tc;
+    tc["add_bos_token"] = !f.bos.empty() && !f.tiktoken;
+    tc["add_eos_token"] = false;
+    tc["added_tokens_decoder"] = addedDecoder;
+    tc["bos_token"] = f.bos.empty() ? ojson() : ojson(f.bos);
+    tc["chat_template"] = f.chatTemplate;
+    tc["clean_up_tokenization_spaces"] = false;
+    tc["eos_token"] = f.eos;
+    tc["model_max_length"] = 131072;
+    tc["pad_token"] = f.pad;
+    tc["tokenizer_class"] = f.tokenizerClass;
+    out.files["tokenizer_config.json"] = tc.dump(2) + "\n";
+
+    if (f.tiktoken) {
+        std::string ranks;
+        for (size_t id = 0; id < l.tokens.size(); ++id)
+            ranks += base64Encode(l.tokens[id]) + " " + std::to_string(id) + "\n";
+        out.files["tiktoken.model"] = ranks;
+        return out;
+    }
+
+    ojson j;
+    j["version"] = "1.0";
+    j["truncation"] = nullptr;
+    j["padding"] = nullptr;
+    ojson added = ojson::array();
+    for (int i = 0; i < nSpecials; ++i)
+        added.push_back({{"id", base + i}, {"content", f.specials[size_t(i)].first}, {"single_word", false},
+                         {"lstrip", false}, {"rstrip", false}, {"normalized", false},
+                         {"special", f.specials[size_t(i)].second}});
+    j["added_tokens"] = added;
+    j["normalizer"] = f.nfc ? ojson{{"type", "NFC"}} : ojson();
+    ojson steps = ojson::array();
+    for (const std::string &p : f.splits)
+        steps.push_back(splitStep(p));
+    steps.push_back(byteLevel("ByteLevel"));
+    j["pre_tokenizer"] = {{"type", "Sequence"}, {"pretokenizers", steps}};
+    j["post_processor"] = byteLevel("ByteLevel");
+    j["decoder"] = byteLevel("ByteLevel");
+    ojson vocab = ojson::object();
+    for (size_t id = 0; id < l.tokens.size(); ++id)
+        vocab[text::toByteLevel(l.tokens[id])] = id;
+    ojson merges = ojson::array();
+    for (const auto &[a, b] : l.merges)
+        merges.push_back({text::toByteLevel(l.tokens[size_t(a)]), text::toByteLevel(l.tokens[size_t(b)])});
+    j["model"] = {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", nullptr},
+                  {"end_of_word_suffix", nullptr}, {"fuse_unk", false}, {"byte_fallback", false},
+                  {"ignore_merges", f.ignoreMerges}, {"vocab", vocab}, {"merges", merges}};
+    out.files["tokenizer.json"] = j.dump(1) + "\n";
+    return out;
+}
+
+TinyFamilyTokenizer writeTinyFamilyTokenizer(const std::string &dir, std::string_view arch, int vocabSize)
+{
+    TinyFamilyTokenizer t = tinyFamilyTokenizer(arch, vocabSize);
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec)
+        throw Error(ErrorCode::Io, dir + ": cannot create the directory (" + ec.message() + ")");
+    for (const auto &[name, data] : t.files)
+        writeFileAtomic(joinPath(dir, name), data);
+    return t;
+}
+
+} // namespace waste::convert

@@ -1,0 +1,35 @@
+// Tokenizer files for the tiny models of the DeepSeek-V3, Kimi K2, Qwen3 and gpt-oss
+// families, in the layout each release ships: tokenizer.json + tokenizer_config.json
+// (deepseek-v3, qwen3-moe, qwen3-next, gpt-oss) or tiktoken.model +
+// tokenizer_config.json (kimi-k2). The vocabulary is a small byte-level BPE learned here
+// with the family's own split pattern from a mixed text (prose, code, CJK, emoji,
+// digits); the family's special tokens follow it, and tokenizer_config.json names BOS,
+// EOS and a chat template in the family's format.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+namespace waste::convert {
+
+struct TinyFamilyTokenizer {
+    std::map<std::string, std::string> files; // file name -> contents
+    int32_t bosId = -1;                       // -1: the family has no BOS (Qwen3)
+    int32_t eosId = -1;                       // the end of an assistant turn
+    int32_t padId = -1;
+    int32_t vocabSize = 0;                    // as asked: every id is below it
+};
+
+// Whether `arch` is one of the families above.
+bool hasTinyFamilyTokenizer(std::string_view arch);
+
+// The files for `arch` with ids below `vocabSize` (at least 384). Throws waste::Error
+// (Argument) for another arch or a vocabulary too small for the family's specials.
+TinyFamilyTokenizer tinyFamilyTokenizer(std::string_view arch, int vocabSize);
+
+// The same, written into `dir` (created if needed).
+TinyFamilyTokenizer writeTinyFamilyTokenizer(const std::string &dir, std::string_view arch, int vocabSize);
+
+} // namespace waste::convert

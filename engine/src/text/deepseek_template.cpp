@@ -1,0 +1,112 @@
+// DeepSeek-R1's chat template (the V3 family's format), segment for segment. Its quirks
+// are the release's and are kept: the system prompts are joined and written first; the
+// "first call" and "first tool output" flags are set once per conversation, so a later
+// assistant message with calls continues the earlier calls section's layout.
+#include "text/family_request.hpp"
+#include "text/family_templates.hpp"
+#include "text/segment_writer.hpp"
+
+namespace waste::text {
+
+using family::Json;
+
+namespace {
+
+const std::string kBos = "<\xEF\xBD\x9C" "begin\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>";
+const std::string kEos = "<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>";
+const std::string kUser = "<\xEF\xBD\x9CUser\xEF\xBD\x9C>";
+const std::string kAssistant = "<\xEF\xBD\x9C" "Assistant\xEF\xBD\x9C>";
+const std::string kCallsBegin = "<\xEF\xBD\x9Ctool\xE2\x96\x81" "calls\xE2\x96\x81" "begin\xEF\xBD\x9C>";
+const std::string kCallsEnd = "<\xEF\xBD\x9Ctool\xE2\x96\x81" "calls\xE2\x96\x81" "end\xEF\xBD\x9C>";
+const std::string kCallBegin = "<\xEF\xBD\x9Ctool\xE2\x96\x81" "call\xE2\x96\x81" "begin\xEF\xBD\x9C>";
+const std::string kCallEnd = "<\xEF\xBD\x9Ctool\xE2\x96\x81" "call\xE2\x96\x81" "end\xEF\xBD\x9C>";
+const std::string kSep = "<\xEF\xBD\x9Ctool\xE2\x96\x81sep\xEF\xBD\x9C>";
+const std::string kOutputsBegin = "<\xEF\xBD\x9Ctool\xE2\x96\x81outputs\xE2\x96\x81" "begin\xEF\xBD\x9C>";
+const std::string kOutputsEnd = "<\xEF\xBD\x9Ctool\xE2\x96\x81outputs\xE2\x96\x81" "end\xEF\xBD\x9C>";
+const std::string kOutputBegin = "<\xEF\xBD\x9Ctool\xE2\x96\x81output\xE2\x96\x81" "begin\xEF\xBD\x9C>";
+const std::string kOutputEnd = "<\xEF\xBD\x9Ctool\xE2\x96\x81output\xE2\x96\x81" "end\xEF\xBD\x9C>";
+
+} // namespace
+
+Segments renderDeepSeek(const Json &request)
+{
+    const Json &msgs = family::messages(request);
+    SegmentWriter w;
+    std::string system;
+    bool firstSystem = true;
+    for (const Json &m : msgs) {
+        if (family::role(m) != "system")
+            continue;
+        system += (firstSystem ? "" : "\n\n") + family::contentText(m);
+        firstSystem = false;
+    }
+    w.markup(kBos);
+    w.text(system);
+    bool isFirst = false, isTool = false, isOutputFirst = true;
+    for (const Json &m : msgs) {
+        const std::string role = family::role(m);
+        if (role == "user") {
+            isTool = false;
+            w.markup(kUser);
+            w.text(family::contentText(m));
+        } else if (role == "assistant" && m.contains("tool_calls") && !m["tool_calls"].is_null()) {
+            isTool = false;
+            for (const Json &call : family::toolCalls(m)) {
+                const Json &fn = family::function(call);
+                if (!isFirst) {
+                    w.markup(kAssistant);
+                    if (family::hasContent(m))
+                        w.text(family::contentText(m));
+                    w.markup(kCallsBegin + kCallBegin);
+                    isFirst = true;
+                } else {
+                    w.markup("\n" + kCallBegin);
+                }
+                w.text(family::stringOr(call, "type").empty() ? "function" : family::stringOr(call, "type"));
+                w.markup(kSep);
+                w.text(family::stringOr(fn, "name") + "\n```json\n" + family::argumentsText(fn) + "\n```");
+                w.markup(kCallEnd);
+            }
+            w.markup(kCallsEnd + kEos);
+        } else if (role == "assistant") {
+            if (isTool) {
+                w.markup(kOutputsEnd);
+                w.text(family::contentText(m));
+                w.markup(kEos);
+                isTool = false;
+            } else {
+                std::string content = family::contentText(m);
+                if (const size_t at = content.rfind("</think>"); at != std::string::npos)
+                    content = content.substr(at + 8); // earlier turns drop their reasoning
+                w.markup(kAssistant);
+                w.text(content);
+                w.markup(kEos);
+            }
+        } else if (role == "tool") {
+            isTool = true;
+            w.markup(isOutputFirst ? kOutputsBegin + kOutputBegin : kOutputBegin);
+            isOutputFirst = false;
+            w.text(family::contentText(m));
+            w.markup(kOutputEnd);
+        }
+    }
+    if (isTool)
+        w.markup(kOutputsEnd);
+    if (family::addGenerationPrompt(request) && !isTool)
+        w.markup(familyThinkingEnabled(request) ? kAssistant + "<think>\n" : kAssistant);
+    return w.take();
+}
+
+bool familyThinkingEnabled(const Json &request)
+{
+    for (const char *key : {"thinking", "enable_thinking"}) {
+        const auto it = request.find(key);
+        if (it != request.end() && it->is_boolean() && !it->get<bool>())
+            return false;
+        if (it != request.end() && it->is_object() && it->value("type", "") == "disabled")
+            return false;
+    }
+    return true;
+}
+
+} // namespace waste::text

@@ -1,0 +1,36 @@
+// Reading an OpenAI-style chat request for the family templates (family_templates.hpp):
+// the pieces every template needs, with the same refusals everywhere.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace waste::text::family {
+
+using Json = nlohmann::ordered_json;
+
+[[noreturn]] void bad(const std::string &what);
+
+// The request's messages (an array of objects with a string role), or a refusal.
+const Json &messages(const Json &request);
+std::string role(const Json &message);
+// A message's content as text: a string, the text parts of an array joined, "" for null
+// or absent.
+std::string contentText(const Json &message);
+// Whether `content` is present and not null (Jinja's `is not none`).
+bool hasContent(const Json &message);
+// A string field, or "" when absent or not a string.
+std::string stringOr(const Json &obj, const char *key);
+// The tool calls of an assistant message (an empty array when it has none).
+const Json &toolCalls(const Json &message);
+// A tool call's function object (the call itself when it has no "function").
+const Json &function(const Json &call);
+// Arguments as the templates write them: a string as it is, anything else as Hugging
+// Face's tojson writes it (json.dumps, non-ASCII kept).
+std::string argumentsText(const Json &fn);
+// Hugging Face's tojson filter.
+std::string toJson(const Json &v);
+bool addGenerationPrompt(const Json &request);
+
+} // namespace waste::text::family

@@ -1,0 +1,29 @@
+// The chat templates of the DeepSeek-V3, Kimi K2 and Qwen3 releases, rendered from an
+// OpenAI-style chat request segment for segment as the release's Jinja chat_template
+// renders it (checked against the real templates by tests/chat_templates):
+//   - DeepSeek: DeepSeek-R1's template (the V3 family's format with its think block);
+//     "thinking": false gives V3's plain generation prompt instead of "<think>\n";
+//   - Kimi K2: Kimi-K2-Thinking's template (tool_declare, "## Return of" tool results,
+//     <think> kept only after the last plain assistant answer);
+//   - Qwen3: Qwen3's ChatML with <tools>, <tool_call>, <tool_response> and <think>
+//     (earlier turns drop their reasoning; "enable_thinking": false closes it empty).
+// Request fields read: messages (role, content as a string or text parts, name,
+// reasoning_content, tool_calls [{id, type, function {name, arguments}}], tool_call_id),
+// tools, add_generation_prompt (default true), thinking / enable_thinking.
+// Throws waste::Error(Argument) naming what is malformed.
+#pragma once
+
+#include "text/chat_segments.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace waste::text {
+
+Segments renderDeepSeek(const nlohmann::ordered_json &request);
+Segments renderKimiK2(const nlohmann::ordered_json &request);
+Segments renderQwen3(const nlohmann::ordered_json &request);
+
+// Whether the request asks for thinking (true unless "thinking" or "enable_thinking" is false).
+bool familyThinkingEnabled(const nlohmann::ordered_json &request);
+
+} // namespace waste::text
