@@ -85,7 +85,7 @@ void makeTinyHf(const std::string &outDir, const TinyModelOptions &options) {
     const TinySource src(options);
     makeDirectories(outDir);
     writeFileAtomic(joinPath(outDir, "config.json"), src.configText());
-    for (const char *side : {"tiktoken.model", "tokenizer_config.json", "preprocessor_config.json"})
+    for (const char *side : {"tiktoken.model", "tokenizer.json", "tokenizer_config.json", "preprocessor_config.json"})
         if (auto text = src.sideFile(side)) writeFileAtomic(joinPath(outDir, side), *text);
 
     // Shards in checkpoint order, about a third of the model each (512 MiB when large).

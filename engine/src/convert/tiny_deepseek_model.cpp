@@ -114,7 +114,7 @@ void TinySource::addDeepseekTensors(int vocabSize) {
     }
 }
 
-std::string TinySource::deepseekConfig(int vocabSize, int nTokens) const {
+std::string TinySource::deepseekConfig(int vocabSize, int bosId, int eosId) const {
     const TinyDims &d = m_dims;
     ojson c;
     c["architectures"] = {"DeepseekV3ForCausalLM"};
@@ -124,8 +124,8 @@ std::string TinySource::deepseekConfig(int vocabSize, int nTokens) const {
                      {"AutoModel", "modeling_deepseek.DeepseekV3Model"},
                      {"AutoModelForCausalLM", "modeling_deepseek.DeepseekV3ForCausalLM"}};
     c["aux_loss_alpha"] = 0.001;
-    c["bos_token_id"] = nTokens;
-    c["eos_token_id"] = nTokens + 1;
+    c["bos_token_id"] = bosId;
+    c["eos_token_id"] = eosId;
     c["ep_size"] = 1;
     c["first_k_dense_replace"] = d.firstDense;
     c["hidden_act"] = "silu";
@@ -172,30 +172,6 @@ std::string TinySource::deepseekConfig(int vocabSize, int nTokens) const {
     c["v_head_dim"] = d.vHead;
     c["vocab_size"] = vocabSize;
     return c.dump(2) + "\n";
-}
-
-// Until the family's own tokenizers land, the tiny tiktoken vocabulary with the family's
-// begin/end-of-sentence specials; no chat template (the engine's plain fallback).
-void TinySource::putDeepseekTokenizerFiles(const TinyVocabulary &vocab) {
-    const int nTokens = static_cast<int>(vocab.tokens.size());
-    const std::vector<std::string> specials =
-        m_dims.kimiK2 ? std::vector<std::string>{"[BOS]", "[EOS]", "<|im_end|>", "<|im_user|>", "<|im_assistant|>",
-                                                 "<|im_system|>", "<|im_middle|>"}
-                      : std::vector<std::string>{"<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<｜User｜>",
-                                                 "<｜Assistant｜>", "<think>", "</think>", "<｜▁pad▁｜>"};
-    m_files["tiktoken.model"] = vocab.rankFile;
-    ojson tc;
-    ojson added = ojson::object();
-    for (size_t i = 0; i < specials.size(); ++i)
-        added[std::to_string(nTokens + static_cast<int>(i))] = {{"content", specials[i]}, {"lstrip", false},
-                                                                {"normalized", false}, {"rstrip", false},
-                                                                {"single_word", false}, {"special", true}};
-    tc["added_tokens_decoder"] = added;
-    tc["bos_token"] = specials[0];
-    tc["eos_token"] = specials[1];
-    tc["model_max_length"] = m_dims.kimiK2 ? 131072 : 163840;
-    tc["tokenizer_class"] = "TikTokenTokenizer";
-    m_files["tokenizer_config.json"] = tc.dump(2) + "\n";
 }
 
 } // namespace waste::convert

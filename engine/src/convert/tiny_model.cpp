@@ -6,6 +6,7 @@
 #include "convert/parallel.hpp"
 #include "convert/random.hpp"
 #include "convert/safetensors.hpp"
+#include "convert/tiny_family_tokenizers.hpp"
 
 #include <waste/waste.hpp>
 
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 namespace waste::convert {
 
@@ -105,7 +107,14 @@ void TinySource::add(const std::string &name, std::vector<int64_t> shape, Init i
 TinySource::TinySource(const TinyModelOptions &options) : m_options(options), m_dims(tinyDimsFor(options)) {
     const TinyVocabulary vocab = learnTinyVocabulary(kMerges);
     const int nTokens = static_cast<int>(vocab.tokens.size());
-    const int vocabSize = (nTokens + kSpecialCount + 15) / 16 * 16;
+    int vocabSize = (nTokens + kSpecialCount + 15) / 16 * 16;
+    // The newer families ship their own tokenizer layout (tokenizer.json or tiktoken.model
+    // with the family's split pattern and specials): a small vocabulary of that kind.
+    std::optional<TinyFamilyTokenizer> family;
+    if (hasTinyFamilyTokenizer(m_options.arch)) {
+        vocabSize = std::max(vocabSize, 512);
+        family = tinyFamilyTokenizer(m_options.arch, vocabSize);
+    }
     if (m_dims.deepseek) addDeepseekTensors(vocabSize);
     else if (m_dims.k3) addK3Tensors(vocabSize);
     else addKimiLinearTensors(vocabSize);
@@ -116,9 +125,8 @@ TinySource::TinySource(const TinyModelOptions &options) : m_options(options), m_
         m_files["preprocessor_config.json"] = pre.dump(2) + "\n";
     }
     if (m_dims.deepseek) {
-        m_config = deepseekConfig(vocabSize, nTokens);
-        // tokenizer files: see tiny family tokenizers
-        putDeepseekTokenizerFiles(vocab);
+        m_config = deepseekConfig(vocabSize, family->bosId, family->eosId);
+        m_files.insert(family->files.begin(), family->files.end());
         return;
     }
     m_config = m_dims.k3 ? k3Config(vocabSize, nTokens) : kimiLinearConfig(vocabSize, nTokens);

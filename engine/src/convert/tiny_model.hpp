@@ -101,8 +101,7 @@ private:
     void addVisionTensors();
     void addDeepseekTensors(int vocabSize);                   // tiny_deepseek_model.cpp
     void addDeepseekLayer(const std::string &p, bool moe);    // attention + dense or MoE FFN
-    std::string deepseekConfig(int vocabSize, int nTokens) const;
-    void putDeepseekTokenizerFiles(const TinyVocabulary &vocab);
+    std::string deepseekConfig(int vocabSize, int bosId, int eosId) const;
     std::string kimiLinearConfig(int vocabSize, int nTokens) const;
     std::string k3Config(int vocabSize, int nTokens) const; // tiny_k3_model.cpp
     void addVisionConfig(nlohmann::ordered_json &c, int nTokens) const;
