@@ -103,6 +103,7 @@ struct TinyModelOptions {
     uint64_t seed = 1;
     bool vision = false;     // include a tiny vision tower (K3-style) and vision.json
     bool k3 = false;         // Kimi K3-shaped: every K3 text feature, MXFP4 routed experts in the HF layout
+    std::string arch;        // "qwen3-moe" or "gpt-oss": that family's release layout; empty: Kimi (k3 above)
     TinyExperts experts = TinyExperts::Default; // Default: MXFP4 on K3, BF16 on Kimi-Linear
     int64_t targetBytes = 0; // 0: the tiny default; else scale the model to about this many source bytes
     int jobs = 0;

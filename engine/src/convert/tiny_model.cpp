@@ -40,6 +40,29 @@ TinyDims tinyDimsFor(const TinyModelOptions &o) {
     TinyDims d;
     d.vision = o.vision;
     d.expertDType = tinyExpertDType(o.experts, DType::BF16);
+    if (!o.arch.empty() && o.arch != "qwen3-moe")
+        throw Error(ErrorCode::Argument, "mktiny --arch must be kimi-linear, kimi-k3 or qwen3-moe, not '" + o.arch + "'");
+    if (o.arch == "qwen3-moe") {
+        // Qwen3-30B-A3B's proportions, scaled down: query heads wider than hidden (4 x 64
+        // = 256 here, 32 x 128 = 4096 over 2048 there), 2 query heads per key/value head,
+        // experts 128/8 -> 16/4, every layer MoE, moe_intermediate_size 3/8 of hidden.
+        d.arch = o.arch;
+        d.hidden = 128;
+        d.layers = 4;
+        d.firstDense = 0;
+        d.mlaHeads = 4;
+        d.kvHeads = 2;
+        d.headDim = 64;
+        d.moeInter = 48;
+        d.experts = 16;
+        d.topK = 4;
+        d.shared = 0;
+        if (o.targetBytes > 0) {
+            const auto perExpert = static_cast<int64_t>(3.0 * d.moeInter * d.hidden * tinyExpertBytesPerWeight(d.expertDType));
+            d.experts = static_cast<int>(std::clamp<int64_t>(o.targetBytes / (perExpert * d.layers), 16, 4096));
+        }
+        return d;
+    }
     if (o.k3) {
         // K3's proportions, scaled down: latent = hidden/2, Ms = 2 Im, I >= 2 Im, about
         // 3 KDA : 1 MLA, experts 896/16 -> 16/4; blocks of 2 layers close at 0, 2, 4.
@@ -105,7 +128,8 @@ TinySource::TinySource(const TinyModelOptions &options) : m_options(options), m_
     const TinyVocabulary vocab = learnTinyVocabulary(kMerges);
     const int nTokens = static_cast<int>(vocab.tokens.size());
     const int vocabSize = (nTokens + kSpecialCount + 15) / 16 * 16;
-    if (m_dims.k3) addK3Tensors(vocabSize);
+    if (m_dims.arch == "qwen3-moe") addQwen3Tensors(vocabSize);
+    else if (m_dims.k3) addK3Tensors(vocabSize);
     else addKimiLinearTensors(vocabSize);
     if (m_dims.vision) {
         addVisionTensors();
@@ -113,8 +137,15 @@ TinySource::TinySource(const TinyModelOptions &options) : m_options(options), m_
         pre["media_proc_cfg"] = {{"image_mean", {0.5, 0.5, 0.5}}, {"image_std", {0.5, 0.5, 0.5}}, {"patch_size", 14}};
         m_files["preprocessor_config.json"] = pre.dump(2) + "\n";
     }
-    m_config = m_dims.k3 ? k3Config(vocabSize, nTokens) : kimiLinearConfig(vocabSize, nTokens);
+    m_config = m_dims.arch == "qwen3-moe" ? qwen3Config(vocabSize, nTokens)
+               : m_dims.k3                ? k3Config(vocabSize, nTokens)
+                                          : kimiLinearConfig(vocabSize, nTokens);
+    // tokenizer files: see tiny family tokenizers
+    putTokenizerFiles(vocab);
+}
 
+void TinySource::putTokenizerFiles(const TinyVocabulary &vocab) {
+    const int nTokens = static_cast<int>(vocab.tokens.size());
     m_files["tiktoken.model"] = vocab.rankFile;
     ojson tc;
     ojson added = ojson::object();

@@ -30,6 +30,10 @@ struct TinyDims {
     float situBeta = 4.0f, situLinearBeta = 25.0f, gateLowerBound = -5.0f;
     DType expertDType = DType::BF16; // routed experts: BF16, MXFP4, FP8B128 or INT4G32
     std::string prefix; // "language_model." on K3
+    // The GQA families (tiny_qwen3_model.cpp, tiny_gpt_oss_model.cpp); empty arch: Kimi.
+    std::string arch;
+    int kvHeads = 0, headDim = 0;
+    bool tied = false;
     int vtHidden = 32, vtHeads = 2, vtQkv = 32, vtInter = 64, vtLayers = 2, vtGrid = 8;
 };
 
@@ -94,6 +98,10 @@ private:
     void addKimiLinearTensors(int vocabSize);
     void addK3Tensors(int vocabSize); // tiny_k3_model.cpp
     void addVisionTensors();
+    void addQwen3Tensors(int vocabSize);                    // tiny_qwen3_model.cpp
+    std::string qwen3Config(int vocabSize, int nTokens) const;
+    // tokenizer_config.json and tiktoken.model, the same writer for every family.
+    void putTokenizerFiles(const TinyVocabulary &vocab);
     std::string kimiLinearConfig(int vocabSize, int nTokens) const;
     std::string k3Config(int vocabSize, int nTokens) const; // tiny_k3_model.cpp
     void addVisionConfig(nlohmann::ordered_json &c, int nTokens) const;

@@ -3,6 +3,7 @@
 // loaders (trunk.cpp, expert_bank.cpp) once the files are open.
 #pragma once
 
+#include "format/gqa_config.hpp"
 #include "format/trunk_layout.hpp"
 
 #include <cstdint>
@@ -46,6 +47,8 @@ struct ModelConfig {
     float situBeta = 1.0f, situLinearBeta = 0.0f;
     bool fullRankGate = false;
     float gateLowerBound = 0.0f;
+    // Grouped-query attention families (Qwen3-MoE, gpt-oss; gqa_config.cpp).
+    GqaConfig g;
 
     int kdaLayerCount() const;
     int expertWidth() const { return latentMoe > 0 ? latentMoe : hidden; }

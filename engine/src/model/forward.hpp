@@ -8,6 +8,7 @@
 #include "format/manifest.hpp"
 #include "format/native_record.hpp"
 #include "model/expert_source.hpp"
+#include "model/rotary.hpp"
 #include "model/state.hpp"
 #include "model/vision_placement.hpp"
 #include "model/weights.hpp"
@@ -51,6 +52,7 @@ private:
     void runAttnRes(int n, float *h, State &state, ExpertSource &experts);
     void kda(int layer, const float *a, float *out, LayerState &st);
     void mla(int layer, const float *a, float *out, LayerState &st, int pos);
+    void gqa(int layer, const float *a, float *out, LayerState &st, int pos); // gqa_attention.cpp
     void denseFfn(const FfnWeights &w, const float *x, float *out, int64_t width);
     void moe(int layer, int n, const float *b, float *out, ExpertSource &experts);
     // One routed expert kept in a native record (moe_native.cpp): y = down(act(gate x, up x)),
@@ -89,6 +91,7 @@ private:
     Vec m_g, m_u; // one expert's gate and up activations (decode)
     std::vector<int64_t> m_layerCodebook; // per layer: books of its last first record (-1: none yet)
     format::NativeLayout m_nativeLayout;  // the record layout of native banks (manifest.quant.native)
+    Rotary m_rotary;                      // GQA families' rotary tables
 };
 
 } // namespace waste::model

@@ -7,6 +7,7 @@
 #include "format/expert_record.hpp"
 #include "model/forward.hpp"
 #include "model/ops.hpp"
+#include "model/softmax_router.hpp"
 #include "quant/trunk_matvec.hpp"
 #include "waste/waste.hpp"
 
@@ -30,6 +31,12 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
     const float *bias = w.bias ? w.bias->f32.data() : nullptr;
     for (int t = 0; t < n; ++t) {
         quant::matvec(*w.router, b + t * Hd, r.data(), m_pool);
+        if (m_c.g.on) { // Qwen3-MoE, gpt-oss: softmax routers (softmax_router.cpp)
+            for (int64_t e = 0; w.routerBias && e < E; ++e)
+                r[e] += w.routerBias->f32[size_t(e)];
+            routeSoftmax(m_c, r.data(), chosen.data() + t * K, weight.data() + t * K);
+            continue;
+        }
         for (int64_t e = 0; e < E; ++e) {
             r[e] = sigmoid(r[e]);
             key[e] = r[e] + (bias ? bias[e] : 0.0f);
@@ -140,7 +147,8 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
     ExpertSource::Hook whileReading;
     if (n == 1)
         whileReading = [&] {
-            denseFfn(w.shared, b, shared.data(), Ms);
+            if (w.shared.gate) // the GQA families have no shared expert: its output stays 0
+                denseFfn(w.shared, b, shared.data(), Ms);
             sharedDone = true;
             if (experts.lookaheadWidth() > 0)
                 lookahead(layer, shared.data(), experts); // before the tables: its reads queue sooner
@@ -205,7 +213,7 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
         } else {
             std::copy(acc.begin(), acc.end(), o);
         }
-        if (!sharedDone)
+        if (!sharedDone && w.shared.gate)
             denseFfn(w.shared, b + t * Hd, shared.data(), Ms);
         for (int64_t i = 0; i < Hd; ++i)
             o[i] += shared[i];
