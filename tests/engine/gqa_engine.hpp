@@ -19,9 +19,12 @@
 
 #include <waste/convert.hpp>
 
+#include <gtest/gtest.h>
+
 #include <map>
 #include <memory>
 #include <mutex>
+#include <cstring>
 #include <random>
 
 namespace gqatest {
@@ -130,6 +133,41 @@ inline void report(const char *family, const char *what, double err, double wron
     if (wrong > 0)
         std::printf("; wrong reading %.2e", wrong);
     std::printf("\n");
+}
+
+} // namespace gqatest
+
+#include <waste/prefix.hpp>
+
+namespace gqatest {
+
+// The session state of a GQA container survives what sessions do with it, bit for bit:
+// a state saved and loaded goes on as if never stopped, and going back to a checkpoint
+// (prefix reuse, which must restore a sliding window's ring) then reading other tokens
+// gives a fresh run's logits. `a`, `b`, `c`, `d`: token runs; the checkpoint after `a`.
+inline void checkSessionState(const std::string &dir, const std::vector<int32_t> &a, const std::vector<int32_t> &b,
+                              const std::vector<int32_t> &c, const std::vector<int32_t> &d)
+{
+    auto cat = [](std::vector<int32_t> x, const std::vector<int32_t> &y) {
+        x.insert(x.end(), y.begin(), y.end());
+        return x;
+    };
+    auto fresh = [&](const std::vector<int32_t> &t) { return waste::Model::open(dir)->eval(t); };
+    auto same = [](const std::vector<float> &x, const std::vector<float> &y) {
+        return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * 4) == 0;
+    };
+    auto m = waste::Model::open(dir);
+    m->eval(a);
+    waste::markCheckpoint(*m);
+    m->eval(b);
+    const std::string path = dir + "/../session.state";
+    m->saveState(path);
+    auto loaded = waste::Model::open(dir);
+    loaded->loadState(path);
+    EXPECT_TRUE(same(loaded->eval(c), fresh(cat(cat(a, b), c)))) << "saved, loaded and continued";
+    const std::vector<int32_t> other = cat(a, d);
+    EXPECT_EQ(waste::reusePrefix(*m, other), int(a.size())) << "back to the checkpoint";
+    EXPECT_TRUE(same(m->eval(d), fresh(other))) << "continued from the checkpoint";
 }
 
 } // namespace gqatest

@@ -183,3 +183,8 @@ TEST(Qwen3Moe, TiedEmbeddingsServeAsTheHead)
     EXPECT_EQ(w.head, w.embed);
     EXPECT_FALSE(w.embed->f32.empty() && w.embed->payload.empty()) << "a tied table must be resident";
 }
+
+TEST(Qwen3Moe, SessionStateSavesLoadsAndReturnsToCheckpoints)
+{
+    checkSessionState(fixture().dir, someTokens(30, 21), someTokens(20, 22), someTokens(5, 23), someTokens(9, 24));
+}
