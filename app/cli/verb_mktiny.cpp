@@ -22,9 +22,9 @@ int runMktiny(const cli::Args &args)
     o.k3 = args.flag("--k3");
     if (auto arch = args.value("--arch")) {
         if (*arch == "kimi-k3") o.k3 = true;
-        else if (*arch == "qwen3-moe") o.arch = *arch;
+        else if (*arch == "qwen3-moe" || *arch == "gpt-oss") o.arch = *arch;
         else if (*arch != "kimi-linear")
-            throw cli::UsageError("--arch must be kimi-linear, kimi-k3 or qwen3-moe, not '" + *arch + "'");
+            throw cli::UsageError("--arch must be kimi-linear, kimi-k3, qwen3-moe or gpt-oss, not '" + *arch + "'");
     }
     o.jobs = static_cast<int>(args.integer("--jobs", 0));
     o.trunkBits = static_cast<int>(args.integer("--trunk-bits", 4));
@@ -49,7 +49,7 @@ int runMktiny(const cli::Args &args)
     if (auto size = args.value("--size")) o.targetBytes = waste::parseSize(*size);
     if (args.flag("--hf") && args.flag("--container")) throw cli::UsageError("choose one of --hf and --container");
     const std::string out = args.positional(0);
-    const char *what = o.arch == "qwen3-moe" ? "Qwen3-MoE" : o.k3 ? "Kimi K3" : "Kimi-Linear";
+    const char *what = o.arch == "qwen3-moe" ? "Qwen3-MoE" : o.arch == "gpt-oss" ? "gpt-oss" : o.k3 ? "Kimi K3" : "Kimi-Linear";
     if (args.flag("--hf")) {
         waste::makeTinyHf(out, o);
         const bool quantised = o.experts != waste::TinyExperts::Default && o.experts != waste::TinyExperts::BF16;
@@ -82,7 +82,7 @@ WASTE_CLI_VERB({"mktiny", "OUT_DIR [--hf | --container] [--arch A] [--k3] [--exp
                 {{{"--hf", cli::OptionKind::Flag, "Hugging Face layout (safetensors shards, config, tokenizer)"},
                   {"--container", cli::OptionKind::Flag, "a streaming container (the default)"},
                   {"--k3", cli::OptionKind::Flag, "Kimi K3-shaped: every K3 text feature; MXFP4 experts with --hf"},
-                  {"--arch", cli::OptionKind::Value, "kimi-linear|kimi-k3|qwen3-moe  the family whose release layout to write"},
+                  {"--arch", cli::OptionKind::Value, "kimi-linear|kimi-k3|qwen3-moe|gpt-oss  the family whose release layout to write (gpt-oss: fused MXFP4 experts)"},
                   {"--experts-layout", cli::OptionKind::Value,
                    "bf16|mxfp4|fp8b128|int4g32  routed experts as releases store them: BF16, MXFP4 _packed/_scale (K3's default), "
                    "FP8 with 128x128 _scale_inv (DeepSeek-V3, Kimi K2), INT4 pack-quantized groups of 32 (K2-Thinking)"},

@@ -66,7 +66,7 @@ struct Config {
 };
 
 // What a test may switch off to show that the engine's reading is not an accident.
-enum class Wrong { None, NoQkNorm, AdjacentPairs, NoSinks, NoWindow, PlainRope, NoRenorm, SoftmaxAll, PlainSwiglu };
+enum class Wrong { None, NoQkNorm, AdjacentPairs, NoSinks, NoWindow, PlainRope, NoRenorm, SoftmaxAll, PlainSwiglu, NoClamp, NoExpertBias };
 
 using Weights = std::function<Vec(const std::string &)>;
 
@@ -231,6 +231,8 @@ public:
                     g[i] += gu[(2 * i) * W + c] * x[c];
                     u[i] += gu[(2 * i + 1) * W + c] * x[c];
                 }
+                if (wrong == Wrong::NoExpertBias)
+                    continue;
                 g[i] += gub[size_t(e) * 2 * Im + 2 * i];
                 u[i] += gub[size_t(e) * 2 * Im + 2 * i + 1];
             }
@@ -242,7 +244,8 @@ public:
         Vec act(g.size());
         for (size_t i = 0; i < g.size(); ++i) {
             if (m_c.oss && wrong != Wrong::PlainSwiglu) {
-                const double gc = std::min(g[i], m_c.limit), uc = std::clamp(u[i], -m_c.limit, m_c.limit);
+                const bool clamp = wrong != Wrong::NoClamp;
+                const double gc = clamp ? std::min(g[i], m_c.limit) : g[i], uc = clamp ? std::clamp(u[i], -m_c.limit, m_c.limit) : u[i];
                 act[i] = (uc + 1) * gc / (1 + std::exp(-m_c.alpha * gc));
             } else {
                 act[i] = g[i] / (1 + std::exp(-g[i])) * u[i];

@@ -40,8 +40,35 @@ TinyDims tinyDimsFor(const TinyModelOptions &o) {
     TinyDims d;
     d.vision = o.vision;
     d.expertDType = tinyExpertDType(o.experts, DType::BF16);
-    if (!o.arch.empty() && o.arch != "qwen3-moe")
-        throw Error(ErrorCode::Argument, "mktiny --arch must be kimi-linear, kimi-k3 or qwen3-moe, not '" + o.arch + "'");
+    if (!o.arch.empty() && o.arch != "qwen3-moe" && o.arch != "gpt-oss")
+        throw Error(ErrorCode::Argument, "mktiny --arch must be kimi-linear, kimi-k3, qwen3-moe or gpt-oss, not '" + o.arch + "'");
+    if (o.arch == "gpt-oss") {
+        // gpt-oss-20b's proportions, scaled down: experts as wide as hidden (2880 = 2880),
+        // query heads wider than hidden (64 x 64 = 4096 there, 8 x 32 = 256 here) over
+        // a quarter as many key/value heads (8 there, 2 here), experts 32/4 -> 8/4,
+        // sliding and full attention alternating, a window of 16 (128 there) so short
+        // prompts wrap the ring. Its experts ship only as MXFP4.
+        d.arch = o.arch;
+        d.hidden = 128;
+        d.layers = 4;
+        d.firstDense = 0;
+        d.mlaHeads = 8;
+        d.kvHeads = 2;
+        d.headDim = 32;
+        d.moeInter = 128;
+        d.experts = 8;
+        d.topK = 4;
+        d.shared = 0;
+        d.window = 16;
+        if (o.experts != TinyExperts::Default && o.experts != TinyExperts::MXFP4)
+            throw Error(ErrorCode::Argument, "gpt-oss releases ship their experts as MXFP4 only");
+        d.expertDType = DType::MXFP4;
+        if (o.targetBytes > 0) {
+            const auto perExpert = static_cast<int64_t>(3.0 * d.moeInter * d.hidden * tinyExpertBytesPerWeight(d.expertDType));
+            d.experts = static_cast<int>(std::clamp<int64_t>(o.targetBytes / (perExpert * d.layers), 8, 4096));
+        }
+        return d;
+    }
     if (o.arch == "qwen3-moe") {
         // Qwen3-30B-A3B's proportions, scaled down: query heads wider than hidden (4 x 64
         // = 256 here, 32 x 128 = 4096 over 2048 there), 2 query heads per key/value head,
@@ -129,6 +156,7 @@ TinySource::TinySource(const TinyModelOptions &options) : m_options(options), m_
     const int nTokens = static_cast<int>(vocab.tokens.size());
     const int vocabSize = (nTokens + kSpecialCount + 15) / 16 * 16;
     if (m_dims.arch == "qwen3-moe") addQwen3Tensors(vocabSize);
+    else if (m_dims.arch == "gpt-oss") addGptOssTensors(vocabSize);
     else if (m_dims.k3) addK3Tensors(vocabSize);
     else addKimiLinearTensors(vocabSize);
     if (m_dims.vision) {
@@ -138,6 +166,7 @@ TinySource::TinySource(const TinyModelOptions &options) : m_options(options), m_
         m_files["preprocessor_config.json"] = pre.dump(2) + "\n";
     }
     m_config = m_dims.arch == "qwen3-moe" ? qwen3Config(vocabSize, nTokens)
+               : m_dims.arch == "gpt-oss" ? gptOssConfig(vocabSize, nTokens)
                : m_dims.k3                ? k3Config(vocabSize, nTokens)
                                           : kimiLinearConfig(vocabSize, nTokens);
     // tokenizer files: see tiny family tokenizers

@@ -34,6 +34,7 @@ struct TinyDims {
     std::string arch;
     int kvHeads = 0, headDim = 0;
     bool tied = false;
+    int window = 0; // gpt-oss: sliding window of the even layers
     int vtHidden = 32, vtHeads = 2, vtQkv = 32, vtInter = 64, vtLayers = 2, vtGrid = 8;
 };
 
@@ -64,6 +65,7 @@ public:
     // A quantised or BF16 tensor as the checkpoint stores it (ModelSource::readStored);
     // readRows gives exactly these values decoded.
     void readStored(const SourceTensor &t, uint8_t *payload, uint8_t *scales) const override;
+    void readStoredRows(const SourceTensor &t, int64_t row0, int64_t rows, uint8_t *payload, uint8_t *scales) const override;
 
 private:
     enum class Init {
@@ -100,6 +102,8 @@ private:
     void addVisionTensors();
     void addQwen3Tensors(int vocabSize);                    // tiny_qwen3_model.cpp
     std::string qwen3Config(int vocabSize, int nTokens) const;
+    void addGptOssTensors(int vocabSize);                   // tiny_gpt_oss_model.cpp
+    std::string gptOssConfig(int vocabSize, int nTokens) const;
     // tokenizer_config.json and tiktoken.model, the same writer for every family.
     void putTokenizerFiles(const TinyVocabulary &vocab);
     std::string kimiLinearConfig(int vocabSize, int nTokens) const;

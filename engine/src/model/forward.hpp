@@ -57,7 +57,10 @@ private:
     void moe(int layer, int n, const float *b, float *out, ExpertSource &experts);
     // One routed expert kept in a native record (moe_native.cpp): y = down(act(gate x, up x)),
     // x of expertWidth inputs, g/u scratch of moeInter, rows split over the pool.
-    void nativeExpert(const uint8_t *record, const float *x, float *g, float *u, float *y);
+    void nativeExpert(const uint8_t *record, const float *x, float *g, float *u, float *y, int layer = -1, int expert = -1);
+    // gpt-oss: expert `expert`'s gate/up biases (interleaved in one row) into g and u; no-op elsewhere.
+    void addExpertBias(int layer, int expert, float *g, float *u) const;
+    void addDownBias(int layer, int expert, float *y) const;
     // Router lookahead (decode): predicts the next MoE layer's experts from what this
     // layer knows before its routed experts run (the stream set by the run loop below,
     // plus `shared`, its shared expert's output) and lets the source read them early.

@@ -108,6 +108,7 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
                                                     up ? u : g);
                             }
                         });
+        addExpertBias(layer, h.expertId, g, u); // gpt-oss only
         activate(g, u, g, Im);
         quant::buildLut(down, g, Im, m_books, cb + 2 * S, S, vq4p, &m_pool);
         float *y = ys.data() + slot * W;
@@ -115,6 +116,7 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
             quant::applyLut4p(down, rec + h.downOff, sc + 4 * Im, W, y, &m_pool);
         else
             quant::applyLut8(down, rec + h.downOff, sc + 4 * Im, W, y, &m_pool);
+        addDownBias(layer, h.expertId, y);
     };
     const int64_t userWork = 3 * Im * W / 8 * S / 2; // one user's three applies: ~0.5 ns per index byte
     // Gate/up tables: once per token and layer, from the books of the first record consumed.
@@ -159,7 +161,7 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
         const std::vector<int64_t> &us = users[ids[idx]];
         if (m_manifest.quant.isNative()) { // the release's own encoding: rows straight from the record
             auto user = [&](int64_t slot, float *g, float *u) {
-                nativeExpert(rec, xin.data() + (slot / K) * W, g, u, ys.data() + slot * W);
+                nativeExpert(rec, xin.data() + (slot / K) * W, g, u, ys.data() + slot * W, layer, ids[idx]);
             };
             if (us.size() == 1) {
                 user(us[0], m_g.data(), m_u.data());
