@@ -39,15 +39,17 @@ void Forward::gqa(int layer, const float *a, float *out, LayerState &st, int pos
     addBias(q.data(), w.qBias, nh * hd);
     addBias(k.data(), w.kBias, kvh * hd);
     addBias(v.data(), w.vBias, kvh * hd);
+    Vec cs(hd); // cos then sin of this position
+    m_rotary.angles(pos, cs.data(), cs.data() + hd / 2);
     for (int64_t h = 0; h < nh; ++h) {
         if (w.qNorm)
             rmsNorm(q.data() + h * hd, w.qNorm->f32.data(), q.data() + h * hd, hd, m_c.eps);
-        m_rotary.apply(q.data() + h * hd, pos);
+        m_rotary.apply(q.data() + h * hd, cs.data(), cs.data() + hd / 2);
     }
     for (int64_t h = 0; h < kvh; ++h) {
         if (w.kNorm)
             rmsNorm(k.data() + h * hd, w.kNorm->f32.data(), k.data() + h * hd, hd, m_c.eps);
-        m_rotary.apply(k.data() + h * hd, pos);
+        m_rotary.apply(k.data() + h * hd, cs.data(), cs.data() + hd / 2);
     }
     const int64_t slot = ring ? pos % slots : pos;
     std::copy(k.begin(), k.end(), st.keys.begin() + slot * kvh * hd);

@@ -52,15 +52,13 @@ void Rotary::angles(int pos, float *c, float *s) const
     }
 }
 
-void Rotary::apply(float *x, int pos) const
+void Rotary::apply(float *x, const float *c, const float *s) const
 {
     const int half = m_dim / 2;
-    std::vector<float> c(static_cast<size_t>(half)), s(static_cast<size_t>(half));
-    angles(pos, c.data(), s.data());
     for (int i = 0; i < half; ++i) {
         const float x1 = x[i], x2 = x[i + half];
-        x[i] = x1 * c[size_t(i)] - x2 * s[size_t(i)];
-        x[i + half] = x2 * c[size_t(i)] + x1 * s[size_t(i)];
+        x[i] = x1 * c[i] - x2 * s[i];
+        x[i + half] = x2 * c[i] + x1 * s[i];
     }
 }
 

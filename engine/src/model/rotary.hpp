@@ -17,10 +17,10 @@ public:
     Rotary() = default;
     Rotary(const format::GqaConfig &g);
 
-    // Rotates the head vector x (headDim floats) for position pos, in place.
-    void apply(float *x, int pos) const;
-    // cos and sin of pos (headDim/2 each), already scaled.
+    // cos and sin of pos (headDim/2 each), already scaled: once per token, for all its heads.
     void angles(int pos, float *cosOut, float *sinOut) const;
+    // Rotates the head vector x (headDim floats) by the angles of one position, in place.
+    void apply(float *x, const float *c, const float *s) const;
 
     const std::vector<double> &invFreq() const { return m_invFreq; }
     double scale() const { return m_scale; }
