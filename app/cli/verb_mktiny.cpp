@@ -22,9 +22,10 @@ int runMktiny(const cli::Args &args)
     o.k3 = args.flag("--k3");
     if (auto arch = args.value("--arch")) {
         if (*arch == "kimi-k3") o.k3 = true;
-        else if (*arch == "deepseek-v3" || *arch == "kimi-k2") o.arch = *arch;
+        else if (*arch == "deepseek-v3" || *arch == "kimi-k2" || *arch == "qwen3-moe" || *arch == "gpt-oss") o.arch = *arch;
         else if (*arch != "kimi-linear")
-            throw cli::UsageError("--arch must be kimi-linear, kimi-k3, deepseek-v3 or kimi-k2, not '" + *arch + "'");
+            throw cli::UsageError("--arch must be kimi-linear, kimi-k3, deepseek-v3, kimi-k2, qwen3-moe or gpt-oss, not '" +
+                                  *arch + "'");
     }
     if (args.flag("--int4")) {
         if (o.arch != "kimi-k2") throw cli::UsageError("--int4 (K2-Thinking's INT4 experts) needs --arch kimi-k2");
@@ -53,7 +54,12 @@ int runMktiny(const cli::Args &args)
     if (auto size = args.value("--size")) o.targetBytes = waste::parseSize(*size);
     if (args.flag("--hf") && args.flag("--container")) throw cli::UsageError("choose one of --hf and --container");
     const std::string out = args.positional(0);
-    const char *what = o.arch == "deepseek-v3" ? "DeepSeek-V3" : o.arch == "kimi-k2" ? "Kimi K2" : o.k3 ? "Kimi K3" : "Kimi-Linear";
+    const char *what = o.arch == "deepseek-v3" ? "DeepSeek-V3"
+                       : o.arch == "kimi-k2"   ? "Kimi K2"
+                       : o.arch == "qwen3-moe" ? "Qwen3-MoE"
+                       : o.arch == "gpt-oss"   ? "gpt-oss"
+                       : o.k3                  ? "Kimi K3"
+                                               : "Kimi-Linear";
     if (args.flag("--hf")) {
         waste::makeTinyHf(out, o);
         const bool quantised = o.experts != waste::TinyExperts::Default && o.experts != waste::TinyExperts::BF16;
@@ -83,12 +89,13 @@ int runMktiny(const cli::Args &args)
 } // namespace
 
 WASTE_CLI_VERB({"mktiny", "OUT_DIR [--hf | --container] [--k3 | --arch NAME] [--int4] [--experts-layout bf16|mxfp4|fp8b128|int4g32] [--vision] [--seed N] [--size SIZE]",
-                "write a tiny deterministic Kimi-Linear-, Kimi K3-, DeepSeek-V3- or Kimi K2-shaped model (container by default)",
+                "write a tiny deterministic model of a supported family: Kimi-Linear, Kimi K3, DeepSeek-V3, Kimi K2, Qwen3-MoE or gpt-oss (container by default)",
                 {{{"--hf", cli::OptionKind::Flag, "Hugging Face layout (safetensors shards, config, tokenizer)"},
                   {"--container", cli::OptionKind::Flag, "a streaming container (the default)"},
                   {"--k3", cli::OptionKind::Flag, "Kimi K3-shaped: every K3 text feature; MXFP4 experts with --hf"},
                   {"--arch", cli::OptionKind::Value,
-                   "kimi-linear|kimi-k3|deepseek-v3|kimi-k2  the release layout (deepseek-v3, kimi-k2: FP8 trunk and experts)"},
+                   "kimi-linear|kimi-k3|deepseek-v3|kimi-k2|qwen3-moe|gpt-oss  the release layout (deepseek-v3, kimi-k2: FP8 trunk "
+                   "and experts; gpt-oss: fused MXFP4 experts)"},
                   {"--int4", cli::OptionKind::Flag, "with --arch kimi-k2: INT4 experts and a BF16 trunk, as K2-Thinking"},
                   {"--experts-layout", cli::OptionKind::Value,
                    "bf16|mxfp4|fp8b128|int4g32  routed experts as releases store them: BF16, MXFP4 _packed/_scale (K3's default), "

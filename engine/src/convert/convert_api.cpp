@@ -29,6 +29,9 @@ namespace {
 std::vector<convert::TensorSpec> storedSpecs(const convert::SourceTensor &t) {
     using convert::DType;
     const int64_t rows = t.rows(), cols = t.rowLength(), B = format::kFp8Block;
+    if (t.dtype == DType::MXFP4 && t.shape.size() == 3) // gpt-oss's fused experts: [E, rows, cols/32] blocks of 16 bytes
+        return {{t.name + "_blocks", DType::U8, {t.shape[0], t.shape[1], cols / 32, 16}},
+                {t.name + "_scales", DType::U8, {t.shape[0], t.shape[1], cols / 32}}};
     switch (t.dtype) {
     case DType::MXFP4: // as compressed-tensors stores it: nibbles, then E8M0 scales
         return {{t.name + "_packed", DType::U8, {rows, cols / 2}}, {t.name + "_scale", DType::U8, {rows, cols / 32}}};

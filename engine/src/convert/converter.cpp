@@ -4,6 +4,7 @@
 #include "convert/dir_lock.hpp"
 #include "convert/expert_encoder.hpp"
 #include "convert/file_io.hpp"
+#include "convert/fused_experts_source.hpp"
 #include "convert/grouped_quant.hpp"
 #include "convert/hf_names.hpp"
 #include "convert/native_experts.hpp"
@@ -443,7 +444,8 @@ ConvertResult Converter::run(bool allowReclaim) {
 } // namespace
 
 ConvertPlan planSource(const ModelSource &src, const std::string &outDir, const ConvertOptions &options) {
-    Converter c(src, outDir, options, {}, nullptr);
+    const FusedExpertsSource fused(src); // gpt-oss: per-expert tensors out of the fused ones
+    Converter c(fused.fused() ? fused : src, outDir, options, {}, nullptr);
     return c.plan(nullptr, nullptr);
 }
 
@@ -451,7 +453,8 @@ ConvertResult convertSource(const ModelSource &src, const std::string &outDir, c
                             const ConvertProgressCallback &progress, const std::atomic<bool> *cancel, bool allowReclaim) {
     if (options.trunkBits != 4 && options.trunkBits != 8 && options.trunkBits != 16)
         throw Error(ErrorCode::Argument, "--trunk-bits must be 4, 8 or 16");
-    Converter c(src, outDir, options, progress, cancel);
+    const FusedExpertsSource fused(src);
+    Converter c(fused.fused() ? fused : src, outDir, options, progress, cancel);
     return c.run(allowReclaim);
 }
 

@@ -27,6 +27,7 @@ int parseLayer(const std::string &name, const std::string &prefix, std::string *
 // names the block "mlp.") -> e and kind (0 gate, 1 up, 2 down). Quantised experts arrive
 // here already paired (model_source.hpp).
 bool parseExpert(const std::string &rest, int *expert, int *kind) {
+    // Kimi names the block "block_sparse_moe"; DeepSeek-V3, Qwen3-MoE and gpt-oss "mlp".
     std::string head = "block_sparse_moe.experts.";
     if (!rest.starts_with(head)) head = "mlp.experts.";
     if (!rest.starts_with(head)) return false;
@@ -93,7 +94,7 @@ Layout buildLayout(const ModelSource &src) {
         if (parseExpert(rest, &e, &kind)) experts[static_cast<size_t>(layer)][e].name[kind] = name;
         else L.units[static_cast<size_t>(layer) + 1].trunk.push_back(name);
     }
-    const int cfgExperts = cfg.value("num_experts", cfg.value("n_routed_experts", 0));
+    const int cfgExperts = cfg.value("num_experts", cfg.value("n_routed_experts", cfg.value("num_local_experts", 0)));
     const int stages = VqGeometry{}.stages;
     for (int layer = 0; layer < L.layers; ++layer) {
         auto &m = experts[static_cast<size_t>(layer)];

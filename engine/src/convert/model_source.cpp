@@ -91,8 +91,20 @@ HfDirectorySource::HfDirectorySource(const std::string &dir) : m_dir(dir) {
     }
 }
 
+void ModelSource::readStoredRows(const SourceTensor &t, int64_t, int64_t, uint8_t *, uint8_t *) const {
+    throw Error(ErrorCode::Unsupported, "'" + t.name + "' is " + dtypeName(t.dtype) + "; only MXFP4 tensors are read row by row as stored");
+}
+
 void HfDirectorySource::groupQuantised() {
     for (const auto &[name, file] : m_weightMap) {
+        if (endsWith(name, "_blocks")) { // gpt-oss MXFP4: U8 [..., rows, cols/32, 16] and U8 [..., rows, cols/32]
+            const std::string base = name.substr(0, name.size() - 7);
+            if (!m_weightMap.count(base + "_scales"))
+                throw Error(ErrorCode::Format, m_dir + ": MXFP4 blocks '" + name + "' have no '" + base +
+                                                   "_scales' beside them; the checkpoint is incomplete, re-download it");
+            m_groups[base] = {name, base + "_scales", {}};
+            continue;
+        }
         if (endsWith(name, "_packed")) { // MXFP4 (U8 words) or INT4 pack-quantized (I32 words)
             const std::string base = name.substr(0, name.size() - 7);
             const std::string scale = base + "_scale";
@@ -187,6 +199,18 @@ SourceTensor HfDirectorySource::info(const std::string &name) const {
     const Group &g = group->second;
     const TensorInfo &p = stored(g.payload), &sc = stored(g.scale);
     const auto bad = [&](const std::string &why) { return Error(ErrorCode::Format, m_dir + ": quantised tensor '" + name + "': " + why); };
+    if (endsWith(g.payload, "_blocks")) { // gpt-oss: blocks of 32 nibble pairs, one E8M0 scale each
+        const size_t d = p.shape.size();
+        if (p.dtype != DType::U8 || sc.dtype != DType::U8) throw bad("MXFP4 blocks and scales must be U8");
+        if (d < 3 || sc.shape.size() != d - 1 || p.shape[d - 1] != 16 ||
+            !std::equal(sc.shape.begin(), sc.shape.end(), p.shape.begin()))
+            throw bad("expected _blocks [..., rows, cols/32, 16] and _scales [..., rows, cols/32]");
+        s.dtype = DType::MXFP4;
+        s.shape.assign(p.shape.begin(), p.shape.end() - 2);
+        s.shape.push_back(p.shape[d - 2] * 32);
+        s.bytes = p.bytes + sc.bytes;
+        return s;
+    }
     if (p.shape.size() != 2 || sc.shape.size() != 2) throw bad("its tensors must be 2-D");
     if (g.fp8()) {
         if (p.dtype != DType::F8E4M3 || sc.dtype != DType::F32)
@@ -267,11 +291,21 @@ void HfDirectorySource::readRows(const SourceTensor &t, int64_t row0, int64_t ro
     }
     // MXFP4, decoded exactly (every E2M1 value times a power of two is an f32) before
     // anything re-quantizes it.
-    const int64_t pRow = p.shape[1], sRow = sc.shape[1];
+    const int64_t pRow = (cols + 1) / 2, sRow = (cols + int64_t(kMxfp4Block) - 1) / int64_t(kMxfp4Block);
     std::vector<uint8_t> packed(static_cast<size_t>(rows * pRow)), scales(static_cast<size_t>(rows * sRow));
     shard(m_weightMap.at(p.name)).readBytes(p, row0 * pRow, rows * pRow, packed.data());
     shard(m_weightMap.at(sc.name)).readBytes(sc, row0 * sRow, rows * sRow, scales.data());
     decodeMxfp4Matrix(packed.data(), scales.data(), static_cast<size_t>(rows), static_cast<size_t>(cols), out, t.name);
+}
+
+void HfDirectorySource::readStoredRows(const SourceTensor &t, int64_t row0, int64_t rows, uint8_t *payload,
+                                       uint8_t *scales) const {
+    auto group = m_groups.find(t.name);
+    if (group == m_groups.end() || t.dtype != DType::MXFP4) ModelSource::readStoredRows(t, row0, rows, payload, scales);
+    const TensorInfo &p = stored(group->second.payload), &sc = stored(group->second.scale);
+    const int64_t cols = t.rowLength(), pRow = cols / 2, sRow = cols / int64_t(kMxfp4Block);
+    shard(m_weightMap.at(p.name)).readBytes(p, row0 * pRow, rows * pRow, payload);
+    shard(m_weightMap.at(sc.name)).readBytes(sc, row0 * sRow, rows * sRow, scales);
 }
 
 void HfDirectorySource::readStored(const SourceTensor &t, uint8_t *payload, uint8_t *scales) const {

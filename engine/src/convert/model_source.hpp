@@ -58,6 +58,10 @@ public:
     // format::nativePayloadBytes / nativeScaleBytes give. Throws Error(Unsupported) for
     // other dtypes. Thread-safe.
     virtual void readStored(const SourceTensor &t, uint8_t *payload, uint8_t *scales) const = 0;
+    // The stored bytes of rows [row0, row0+rows) of an MXFP4 tensor (each row is encoded on
+    // its own), for fused expert tensors read one expert's rows at a time
+    // (fused_experts_source.hpp). Throws Error(Unsupported) for other dtypes.
+    virtual void readStoredRows(const SourceTensor &t, int64_t row0, int64_t rows, uint8_t *payload, uint8_t *scales) const;
     // Text that changes whenever the source's content or layout does (resume check).
     virtual std::string identity() const = 0;
     // Total source bytes (for progress and throughput).
@@ -82,6 +86,7 @@ public:
     SourceTensor info(const std::string &name) const override;
     void readRows(const SourceTensor &t, int64_t row0, int64_t rows, float *out) const override;
     void readStored(const SourceTensor &t, uint8_t *payload, uint8_t *scales) const override;
+    void readStoredRows(const SourceTensor &t, int64_t row0, int64_t rows, uint8_t *payload, uint8_t *scales) const override;
     std::string identity() const override { return m_identity; }
     int64_t totalBytes() const override { return m_totalBytes; }
     std::vector<std::string> shardsOf(const std::string &name) const override;

@@ -85,6 +85,18 @@ void TinySource::readStored(const SourceTensor &st, uint8_t *payload, uint8_t *s
     }
 }
 
+void TinySource::readStoredRows(const SourceTensor &st, int64_t row0, int64_t rows, uint8_t *payload, uint8_t *scales) const {
+    const Tensor &t = m_tensors.at(st.name);
+    if (t.info.dtype != DType::MXFP4) ModelSource::readStoredRows(st, row0, rows, payload, scales);
+    // Rows are encoded one by one, so a range is the slice of the whole encoding.
+    const int64_t n = st.rowLength(), pRow = n / 2, sRow = n / int64_t(kMxfp4Block);
+    std::vector<float> w(static_cast<size_t>(rows * n));
+    generate(t, row0 * n, rows * n, w.data());
+    for (int64_t r = 0; r < rows; ++r)
+        encodeMxfp4Row({w.data() + r * n, static_cast<size_t>(n)}, {payload + r * pRow, static_cast<size_t>(pRow)},
+                       {scales + r * sRow, static_cast<size_t>(sRow)});
+}
+
 void TinySource::readRows(const SourceTensor &st, int64_t row0, int64_t rows, float *out) const {
     const Tensor &t = m_tensors.at(st.name);
     const int64_t n = st.rowLength();
@@ -114,6 +126,12 @@ void TinySource::readRows(const SourceTensor &st, int64_t row0, int64_t rows, fl
 
 void TinySource::putQuantizationConfig(ojson &c) const {
     const TinyDims &d = m_dims;
+    if (d.arch == "gpt-oss") { // the release's own description: everything but the experts stays BF16
+        c["quantization_config"] = {{"modules_to_not_convert", {"model.layers.*.self_attn", "model.layers.*.mlp.router",
+                                                                "model.embed_tokens", "lm_head"}},
+                                    {"quant_method", "mxfp4"}};
+        return;
+    }
     if (d.expertDType == DType::MXFP4) {
         // compressed-tensors' description of the MXFP4 experts (the converter goes by the
         // `_packed`/`_scale` tensor names; this is for other readers of the checkpoint).

@@ -43,6 +43,56 @@ TinyDims tinyDimsFor(const TinyModelOptions &o) {
     if (o.arch == "deepseek-v3" || o.arch == "kimi-k2") return tinyDeepseekDims(o);
     d.vision = o.vision;
     d.expertDType = tinyExpertDType(o.experts, DType::BF16);
+    if (!o.arch.empty() && o.arch != "qwen3-moe" && o.arch != "gpt-oss")
+        throw Error(ErrorCode::Argument, "mktiny --arch must be kimi-linear, kimi-k3, qwen3-moe or gpt-oss, not '" + o.arch + "'");
+    if (o.arch == "gpt-oss") {
+        // gpt-oss-20b's proportions, scaled down: experts as wide as hidden (2880 = 2880),
+        // query heads wider than hidden (64 x 64 = 4096 there, 8 x 32 = 256 here) over
+        // a quarter as many key/value heads (8 there, 2 here), experts 32/4 -> 8/4,
+        // sliding and full attention alternating, a window of 16 (128 there) so short
+        // prompts wrap the ring. Its experts ship only as MXFP4.
+        d.arch = o.arch;
+        d.hidden = 128;
+        d.layers = 4;
+        d.firstDense = 0;
+        d.mlaHeads = 8;
+        d.kvHeads = 2;
+        d.headDim = 32;
+        d.moeInter = 128;
+        d.experts = 8;
+        d.topK = 4;
+        d.shared = 0;
+        d.window = 16;
+        if (o.experts != TinyExperts::Default && o.experts != TinyExperts::MXFP4)
+            throw Error(ErrorCode::Argument, "gpt-oss releases ship their experts as MXFP4 only");
+        d.expertDType = DType::MXFP4;
+        if (o.targetBytes > 0) {
+            const auto perExpert = static_cast<int64_t>(3.0 * d.moeInter * d.hidden * tinyExpertBytesPerWeight(d.expertDType));
+            d.experts = static_cast<int>(std::clamp<int64_t>(o.targetBytes / (perExpert * d.layers), 8, 4096));
+        }
+        return d;
+    }
+    if (o.arch == "qwen3-moe") {
+        // Qwen3-30B-A3B's proportions, scaled down: query heads wider than hidden (4 x 64
+        // = 256 here, 32 x 128 = 4096 over 2048 there), 2 query heads per key/value head,
+        // experts 128/8 -> 16/4, every layer MoE, moe_intermediate_size 3/8 of hidden.
+        d.arch = o.arch;
+        d.hidden = 128;
+        d.layers = 4;
+        d.firstDense = 0;
+        d.mlaHeads = 4;
+        d.kvHeads = 2;
+        d.headDim = 64;
+        d.moeInter = 48;
+        d.experts = 16;
+        d.topK = 4;
+        d.shared = 0;
+        if (o.targetBytes > 0) {
+            const auto perExpert = static_cast<int64_t>(3.0 * d.moeInter * d.hidden * tinyExpertBytesPerWeight(d.expertDType));
+            d.experts = static_cast<int>(std::clamp<int64_t>(o.targetBytes / (perExpert * d.layers), 16, 4096));
+        }
+        return d;
+    }
     if (o.k3) {
         // K3's proportions, scaled down: latent = hidden/2, Ms = 2 Im, I >= 2 Im, about
         // 3 KDA : 1 MLA, experts 896/16 -> 16/4; blocks of 2 layers close at 0, 2, 4.
@@ -110,12 +160,15 @@ TinySource::TinySource(const TinyModelOptions &options) : m_options(options), m_
     int vocabSize = (nTokens + kSpecialCount + 15) / 16 * 16;
     // The newer families ship their own tokenizer layout (tokenizer.json or tiktoken.model
     // with the family's split pattern and specials): a small vocabulary of that kind.
+    // gpt-oss keeps the Kimi tiny tokenizer until the engine has its harmony chat format.
     std::optional<TinyFamilyTokenizer> family;
-    if (hasTinyFamilyTokenizer(m_options.arch)) {
+    if (hasTinyFamilyTokenizer(m_options.arch) && m_options.arch != "gpt-oss") {
         vocabSize = std::max(vocabSize, 512);
         family = tinyFamilyTokenizer(m_options.arch, vocabSize);
     }
     if (m_dims.deepseek) addDeepseekTensors(vocabSize);
+    else if (m_dims.arch == "qwen3-moe") addQwen3Tensors(vocabSize);
+    else if (m_dims.arch == "gpt-oss") addGptOssTensors(vocabSize);
     else if (m_dims.k3) addK3Tensors(vocabSize);
     else addKimiLinearTensors(vocabSize);
     if (m_dims.vision) {
@@ -124,13 +177,22 @@ TinySource::TinySource(const TinyModelOptions &options) : m_options(options), m_
         pre["media_proc_cfg"] = {{"image_mean", {0.5, 0.5, 0.5}}, {"image_std", {0.5, 0.5, 0.5}}, {"patch_size", 14}};
         m_files["preprocessor_config.json"] = pre.dump(2) + "\n";
     }
-    if (m_dims.deepseek) {
-        m_config = deepseekConfig(vocabSize, family->bosId, family->eosId);
+    if (family) {
+        // Qwen3 has no BOS: its config names <|endoftext|> (the pad token) there.
+        const int bos = family->bosId >= 0 ? family->bosId : family->padId;
+        m_config = m_dims.deepseek ? deepseekConfig(vocabSize, bos, family->eosId)
+                                   : qwen3Config(vocabSize, bos, family->eosId);
         m_files.insert(family->files.begin(), family->files.end());
         return;
     }
-    m_config = m_dims.k3 ? k3Config(vocabSize, nTokens) : kimiLinearConfig(vocabSize, nTokens);
+    m_config = m_dims.arch == "gpt-oss" ? gptOssConfig(vocabSize, nTokens)
+               : m_dims.k3              ? k3Config(vocabSize, nTokens)
+                                        : kimiLinearConfig(vocabSize, nTokens);
+    putTokenizerFiles(vocab);
+}
 
+void TinySource::putTokenizerFiles(const TinyVocabulary &vocab) {
+    const int nTokens = static_cast<int>(vocab.tokens.size());
     m_files["tiktoken.model"] = vocab.rankFile;
     ojson tc;
     ojson added = ojson::object();

@@ -34,6 +34,11 @@ struct TinyDims {
     bool deepseek = false, kimiK2 = false;
     int groups = 1, topkGroups = 1, mtpLayers = 0;
     DType trunkDType = DType::BF16; // FP8B128 for the FP8 releases
+    // The GQA families (tiny_qwen3_model.cpp, tiny_gpt_oss_model.cpp); empty arch: Kimi.
+    std::string arch;
+    int kvHeads = 0, headDim = 0;
+    bool tied = false;
+    int window = 0; // gpt-oss: sliding window of the even layers
     int vtHidden = 32, vtHeads = 2, vtQkv = 32, vtInter = 64, vtLayers = 2, vtGrid = 8;
 };
 
@@ -65,6 +70,7 @@ public:
     // A quantised or BF16 tensor as the checkpoint stores it (ModelSource::readStored);
     // readRows gives exactly these values decoded.
     void readStored(const SourceTensor &t, uint8_t *payload, uint8_t *scales) const override;
+    void readStoredRows(const SourceTensor &t, int64_t row0, int64_t rows, uint8_t *payload, uint8_t *scales) const override;
 
 private:
     enum class Init {
@@ -102,6 +108,13 @@ private:
     void addDeepseekTensors(int vocabSize);                   // tiny_deepseek_model.cpp
     void addDeepseekLayer(const std::string &p, bool moe);    // attention + dense or MoE FFN
     std::string deepseekConfig(int vocabSize, int bosId, int eosId) const;
+    void addQwen3Tensors(int vocabSize);                      // tiny_qwen3_model.cpp
+    std::string qwen3Config(int vocabSize, int bosId, int eosId) const;
+    void addGptOssTensors(int vocabSize);                     // tiny_gpt_oss_model.cpp
+    std::string gptOssConfig(int vocabSize, int nTokens) const;
+    // The Kimi tiny tokenizer's files (tokenizer_config.json and tiktoken.model), for the
+    // families without their own tiny tokenizer (convert/tiny_family_tokenizers).
+    void putTokenizerFiles(const TinyVocabulary &vocab);
     std::string kimiLinearConfig(int vocabSize, int nTokens) const;
     std::string k3Config(int vocabSize, int nTokens) const; // tiny_k3_model.cpp
     void addVisionConfig(nlohmann::ordered_json &c, int nTokens) const;

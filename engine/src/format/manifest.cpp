@@ -77,6 +77,8 @@ std::string archName(const json &cfg)
         return "kimi-linear";
     if (name.find("DeepseekV3") != std::string::npos) // Kimi K2 ships DeepSeek-V3's class
         return cfg.is_object() && cfg.value("model_type", std::string()) == "kimi_k2" ? "kimi-k2" : "deepseek-v3";
+    if (const char *gqa = gqaArchName(name))
+        return gqa;
     return name.empty() ? "unknown" : name;
 }
 
@@ -108,6 +110,8 @@ ModelConfig parseConfig(const json &cfg, const std::string &where)
     c.renormalize = present(cfg, "moe_renormalize");
     c.eosId = intField(cfg, "eos_token_id", 0, std::numeric_limits<int32_t>::min(),
                        std::numeric_limits<int32_t>::max(), where);
+    if (c.arch == "qwen3-moe" || c.arch == "gpt-oss")
+        readGqaConfig(cfg, c, where); // their own keys for experts, top-k, routing and attention
 
     const json empty = json::object();
     const json &lin = (cfg.contains("linear_attn_config") && cfg["linear_attn_config"].is_object())
@@ -151,7 +155,7 @@ ModelConfig parseConfig(const json &cfg, const std::string &where)
     const int nKda = c.kdaLayerCount();
     if (nKda > 0 && (c.kdaHeads <= 0 || c.kdaDim <= 0 || c.convK < 1))
         refuse(where, "linear_attn_config needs num_heads, head_dim and short_conv_kernel_size > 0");
-    if (nKda < c.layers) {
+    if (nKda < c.layers && !c.g.on) {
         if (c.kvLora <= 0 || c.vHead <= 0 || c.qkNope + c.qkRope <= 0)
             refuse(where, "MLA layers need kv_lora_rank, v_head_dim and qk head dims > 0");
     }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "format/rope_params.hpp"
+#include "format/gqa_config.hpp"
 #include "format/trunk_layout.hpp"
 
 #include <cstdint>
@@ -52,6 +53,8 @@ struct ModelConfig {
     int groups = 1, topkGroups = 1;
     RopeParams rope;
     std::string moeBlock = "block_sparse_moe.";
+    // Grouped-query attention families (Qwen3-MoE, gpt-oss; gqa_config.cpp).
+    GqaConfig g;
 
     int kdaLayerCount() const;
     int expertWidth() const { return latentMoe > 0 ? latentMoe : hidden; }

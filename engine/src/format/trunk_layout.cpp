@@ -10,6 +10,8 @@ TrunkFormat storedTrunkFormat(const std::string &name, int64_t elements, size_t 
     const bool vision = name.starts_with("vision_tower.") || name.starts_with("mm_projector.");
     if (dims <= 1 || elements < kSmallTensor)
         return TrunkFormat::F32;
+    if (name.ends_with("_bias") || name.ends_with(".bias"))
+        return TrunkFormat::F32; // per-expert biases (gpt-oss): added, never multiplied; keep them exact
     if (vision || name.ends_with("embed_tokens.weight") || name.ends_with("lm_head.weight"))
         return TrunkFormat::Q8G; // the tower is useless at 4 bits; embeddings and head are always 8
     return trunkBits == 8 ? TrunkFormat::Q8G : TrunkFormat::Q4G;

@@ -1,5 +1,6 @@
 // Gated feed-forward blocks: the dense FFN of the first layers and the shared experts.
 #include "model/forward.hpp"
+#include "model/clamped_swiglu.hpp"
 #include "model/ops.hpp"
 #include "quant/trunk_matvec.hpp"
 
@@ -10,6 +11,10 @@ namespace waste::model {
 // silu(g)·u, or K3's SiTU-GLU when the config says hidden_act = "situ".
 void Forward::activate(const float *g, const float *u, float *out, int64_t n) const
 {
+    if (m_c.g.swigluLimit > 0.0f) { // gpt-oss (its only FFNs are the routed experts)
+        clampedSwiglu(g, u, out, n, m_c.g.swigluAlpha, m_c.g.swigluLimit);
+        return;
+    }
     if (!m_c.situ) {
         for (int64_t i = 0; i < n; ++i)
             out[i] = silu(g[i]) * u[i];

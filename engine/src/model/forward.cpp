@@ -18,6 +18,8 @@ Forward::Forward(const format::Manifest &manifest, const Weights &weights, const
 {
     if (manifest.quant.isNative() && m_c.experts > 0)
         m_nativeLayout = format::nativeRecordLayout(manifest.quant.native, m_c.moeInter, m_c.expertWidth());
+    if (m_c.g.on)
+        m_rotary = Rotary(m_c.g);
 }
 
 void Forward::embed(int32_t token, float *out) const { m_w.embed->readRow(token, out); }
@@ -27,7 +29,9 @@ void Forward::attention(int layer, int n, const float *a, float *out, LayerState
 {
     const int64_t Hd = m_c.hidden;
     for (int t = 0; t < n; ++t) {
-        if (m_w.layers[static_cast<size_t>(layer)].kda)
+        if (m_c.g.on)
+            gqa(layer, a + t * Hd, out + t * Hd, st, pos0 + t);
+        else if (m_w.layers[static_cast<size_t>(layer)].kda)
             kda(layer, a + t * Hd, out + t * Hd, st);
         else
             mla(layer, a + t * Hd, out + t * Hd, st, pos0 + t);

@@ -8,6 +8,7 @@
 #include "format/manifest.hpp"
 #include "format/native_record.hpp"
 #include "model/expert_source.hpp"
+#include "model/rotary.hpp"
 #include "model/state.hpp"
 #include "model/vision_placement.hpp"
 #include "model/weights.hpp"
@@ -52,11 +53,15 @@ private:
     void runAttnRes(int n, float *h, State &state, ExpertSource &experts);
     void kda(int layer, const float *a, float *out, LayerState &st);
     void mla(int layer, const float *a, float *out, LayerState &st, int pos);
+    void gqa(int layer, const float *a, float *out, LayerState &st, int pos); // gqa_attention.cpp
     void denseFfn(const FfnWeights &w, const float *x, float *out, int64_t width);
     void moe(int layer, int n, const float *b, float *out, ExpertSource &experts);
     // One routed expert kept in a native record (moe_native.cpp): y = down(act(gate x, up x)),
     // x of expertWidth inputs, g/u scratch of moeInter, rows split over the pool.
-    void nativeExpert(const uint8_t *record, const float *x, float *g, float *u, float *y);
+    void nativeExpert(const uint8_t *record, const float *x, float *g, float *u, float *y, int layer = -1, int expert = -1);
+    // gpt-oss: expert `expert`'s gate/up biases (interleaved in one row) into g and u; no-op elsewhere.
+    void addExpertBias(int layer, int expert, float *g, float *u) const;
+    void addDownBias(int layer, int expert, float *y) const;
     // Router lookahead (decode): predicts the next MoE layer's experts from what this
     // layer knows before its routed experts run (the stream set by the run loop below,
     // plus `shared`, its shared expert's output) and lets the source read them early.
@@ -91,6 +96,7 @@ private:
     std::vector<int64_t> m_layerCodebook; // per layer: books of its last first record (-1: none yet)
     format::NativeLayout m_nativeLayout;  // the record layout of native banks (manifest.quant.native)
     Rope m_rope;                          // MLA's rotated dims (DeepSeek-V3 family) and score scale
+    Rotary m_rotary;                      // GQA families' rotary tables
 };
 
 } // namespace waste::model

@@ -8,6 +8,7 @@
 #include "model/forward.hpp"
 #include "model/grouped_router.hpp"
 #include "model/ops.hpp"
+#include "model/softmax_router.hpp"
 #include "quant/trunk_matvec.hpp"
 #include "waste/waste.hpp"
 
@@ -31,6 +32,12 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
     const float *bias = w.bias ? w.bias->f32.data() : nullptr;
     for (int t = 0; t < n; ++t) {
         quant::matvec(*w.router, b + t * Hd, r.data(), m_pool);
+        if (m_c.g.on) { // Qwen3-MoE, gpt-oss: softmax routers (softmax_router.cpp)
+            for (int64_t e = 0; w.routerBias && e < E; ++e)
+                r[e] += w.routerBias->f32[size_t(e)];
+            routeSoftmax(m_c, r.data(), chosen.data() + t * K, weight.data() + t * K);
+            continue;
+        }
         for (int64_t e = 0; e < E; ++e) {
             r[e] = sigmoid(r[e]);
             key[e] = r[e] + (bias ? bias[e] : 0.0f);
@@ -96,6 +103,7 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
                                                     up ? u : g);
                             }
                         });
+        addExpertBias(layer, h.expertId, g, u); // gpt-oss only
         activate(g, u, g, Im);
         quant::buildLut(down, g, Im, m_books, cb + 2 * S, S, vq4p, &m_pool);
         float *y = ys.data() + slot * W;
@@ -103,6 +111,7 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
             quant::applyLut4p(down, rec + h.downOff, sc + 4 * Im, W, y, &m_pool);
         else
             quant::applyLut8(down, rec + h.downOff, sc + 4 * Im, W, y, &m_pool);
+        addDownBias(layer, h.expertId, y);
     };
     const int64_t userWork = 3 * Im * W / 8 * S / 2; // one user's three applies: ~0.5 ns per index byte
     // Gate/up tables: once per token and layer, from the books of the first record consumed.
@@ -135,7 +144,8 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
     ExpertSource::Hook whileReading;
     if (n == 1)
         whileReading = [&] {
-            denseFfn(w.shared, b, shared.data(), Ms);
+            if (w.shared.gate) // the GQA families have no shared expert: its output stays 0
+                denseFfn(w.shared, b, shared.data(), Ms);
             sharedDone = true;
             if (experts.lookaheadWidth() > 0)
                 lookahead(layer, shared.data(), experts); // before the tables: its reads queue sooner
@@ -146,7 +156,7 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
         const std::vector<int64_t> &us = users[ids[idx]];
         if (m_manifest.quant.isNative()) { // the release's own encoding: rows straight from the record
             auto user = [&](int64_t slot, float *g, float *u) {
-                nativeExpert(rec, xin.data() + (slot / K) * W, g, u, ys.data() + slot * W);
+                nativeExpert(rec, xin.data() + (slot / K) * W, g, u, ys.data() + slot * W, layer, ids[idx]);
             };
             if (us.size() == 1) {
                 user(us[0], m_g.data(), m_u.data());
@@ -200,7 +210,7 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
         } else {
             std::copy(acc.begin(), acc.end(), o);
         }
-        if (!sharedDone)
+        if (!sharedDone && w.shared.gate)
             denseFfn(w.shared, b + t * Hd, shared.data(), Ms);
         for (int64_t i = 0; i < Hd; ++i)
             o[i] += shared[i];

@@ -9,7 +9,31 @@
 
 namespace waste::model {
 
-void Forward::nativeExpert(const uint8_t *record, const float *x, float *g, float *u, float *y)
+void Forward::addExpertBias(int layer, int expert, float *g, float *u) const
+{
+    const TensorPtr &b = layer < 0 ? nullptr : m_w.layers[size_t(layer)].moeW.gateUpBias;
+    if (!b)
+        return;
+    const int64_t Im = m_c.moeInter;
+    const float *row = b->f32.data() + int64_t(expert) * 2 * Im;
+    for (int64_t i = 0; i < Im; ++i) {
+        g[i] += row[2 * i];
+        u[i] += row[2 * i + 1];
+    }
+}
+
+void Forward::addDownBias(int layer, int expert, float *y) const
+{
+    const TensorPtr &b = layer < 0 ? nullptr : m_w.layers[size_t(layer)].moeW.downBias;
+    if (!b)
+        return;
+    const int64_t W = m_c.expertWidth();
+    const float *row = b->f32.data() + int64_t(expert) * W;
+    for (int64_t i = 0; i < W; ++i)
+        y[i] += row[i];
+}
+
+void Forward::nativeExpert(const uint8_t *record, const float *x, float *g, float *u, float *y, int layer, int expert)
 {
     const int64_t Im = m_c.moeInter, W = m_c.expertWidth();
     const uint8_t fmt = m_manifest.quant.native;
@@ -24,8 +48,10 @@ void Forward::nativeExpert(const uint8_t *record, const float *x, float *g, floa
         if (r1 > Im)
             quant::nativeMatRows(up, x, std::max(r0, Im) - Im, r1 - Im, u);
     });
+    addExpertBias(layer, expert, g, u);
     activate(g, u, g, Im);
     m_pool.forRange(W, m_pool.grainFor(W, Im), [&](int64_t r0, int64_t r1) { quant::nativeMatRows(down, g, r0, r1, y); });
+    addDownBias(layer, expert, y);
 }
 
 } // namespace waste::model

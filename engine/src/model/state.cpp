@@ -10,7 +10,12 @@ void State::allocate(const format::ModelConfig &c, int ctxTokens)
     layers.assign(static_cast<size_t>(c.layers), {});
     for (int L = 0; L < c.layers; ++L) {
         LayerState &s = layers[static_cast<size_t>(L)];
-        if (c.isKda[static_cast<size_t>(L)]) {
+        if (c.g.on) {
+            const size_t kv = size_t(c.g.slots(L, ctxTokens)) * size_t(c.g.kvHeads) * size_t(c.g.headDim);
+            s.keys.assign(kv, 0.0f);
+            s.values.assign(kv, 0.0f);
+            s.kvRing = c.g.window > 0 && c.g.sliding[size_t(L)];
+        } else if (c.isKda[static_cast<size_t>(L)]) {
             const size_t C = size_t(c.kdaHeads) * size_t(c.kdaDim);
             s.S.assign(size_t(c.kdaHeads) * size_t(c.kdaDim) * size_t(c.kdaDim), 0.0f);
             const size_t ring = C * size_t(std::max(c.convK - 1, 0));
@@ -33,6 +38,8 @@ void State::reset()
         std::fill(s.convK.begin(), s.convK.end(), 0.0f);
         std::fill(s.convV.begin(), s.convV.end(), 0.0f);
         std::fill(s.latent.begin(), s.latent.end(), 0.0f);
+        std::fill(s.keys.begin(), s.keys.end(), 0.0f);
+        std::fill(s.values.begin(), s.values.end(), 0.0f);
     }
     pos = 0;
     lastLogits.clear();
@@ -42,7 +49,7 @@ int64_t State::bytes() const
 {
     int64_t n = 0;
     for (const LayerState &s : layers)
-        n += int64_t(s.S.size() + s.convQ.size() + s.convK.size() + s.convV.size() + s.latent.size()) * 4;
+        n += int64_t(s.S.size() + s.convQ.size() + s.convK.size() + s.convV.size() + s.latent.size() + s.keys.size() + s.values.size()) * 4;
     return n;
 }
 

@@ -13,6 +13,8 @@ struct LayerState {
     std::vector<float> S;                   // KDA: heads × D × D (row = key dim)
     std::vector<float> convQ, convK, convV; // KDA: C × (Kc−1), oldest first
     std::vector<float> latent;              // MLA: ctx × (dc + dr)
+    std::vector<float> keys, values;        // GQA: slots × kv heads × head dim (a ring of `window` slots when sliding)
+    bool kvRing = false;                    // keys/values are a ring: recurrent, so checkpoints copy them
 };
 
 struct State {

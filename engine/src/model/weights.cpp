@@ -63,9 +63,65 @@ private:
 
 } // namespace
 
+// Qwen3-MoE and gpt-oss: GQA attention and routed experts on every layer, no shared
+// expert, the head tied to the embedding table where the config says so.
+Weights loadGqaWeights(const format::Manifest &m, const format::Trunk &trunk)
+{
+    const format::ModelConfig &c = m.config;
+    const format::GqaConfig &g = c.g;
+    Weights w;
+    Loader ld(m, trunk, w);
+    const int64_t Hd = c.hidden, V = c.vocab, nq = int64_t(c.heads) * g.headDim, nkv = int64_t(g.kvHeads) * g.headDim;
+    w.embed = ld.mat("model.embed_tokens.weight", V, Hd, /*resident=*/g.tied); // a tied table is the head too
+    w.norm = ld.vec("model.norm.weight", Hd);
+    w.head = g.tied ? w.embed : ld.mat("lm_head.weight", V, Hd);
+    w.layers.resize(static_cast<size_t>(c.layers));
+    const bool oss = c.arch == "gpt-oss";
+    for (int L = 0; L < c.layers; ++L) {
+        LayerWeights &lw = w.layers[static_cast<size_t>(L)];
+        const std::string p = "model.layers." + std::to_string(L) + ".";
+        lw.inNorm = ld.vec(p + "input_layernorm.weight", Hd);
+        lw.postNorm = ld.vec(p + "post_attention_layernorm.weight", Hd);
+        GqaWeights &a = lw.g;
+        const std::string s = p + "self_attn.";
+        a.q = ld.mat(s + "q_proj.weight", nq, Hd);
+        a.k = ld.mat(s + "k_proj.weight", nkv, Hd);
+        a.v = ld.mat(s + "v_proj.weight", nkv, Hd);
+        a.o = ld.mat(s + "o_proj.weight", Hd, nq);
+        if (g.attnBias) {
+            a.qBias = ld.vec(s + "q_proj.bias", nq);
+            a.kBias = ld.vec(s + "k_proj.bias", nkv);
+            a.vBias = ld.vec(s + "v_proj.bias", nkv);
+            a.oBias = ld.vec(s + "o_proj.bias", Hd);
+        }
+        if (g.qkNorm) {
+            a.qNorm = ld.vec(s + "q_norm.weight", g.headDim);
+            a.kNorm = ld.vec(s + "k_norm.weight", g.headDim);
+        }
+        if (g.sinks)
+            a.sinks = ld.vec(s + "sinks", c.heads);
+        lw.moe = true;
+        MoeWeights &e = lw.moeW;
+        const std::string mp = p + "mlp.";
+        e.router = ld.mat(mp + (oss ? "router.weight" : "gate.weight"), c.experts, Hd);
+        if (g.routerBias)
+            e.routerBias = ld.vec(mp + "router.bias", c.experts);
+        if (g.expertBias) {
+            e.gateUpBias = ld.vec(mp + "experts.gate_up_proj_bias", int64_t(c.experts) * 2 * c.moeInter);
+            e.downBias = ld.vec(mp + "experts.down_proj_bias", int64_t(c.experts) * Hd);
+        }
+        if (!m.banks.count(L))
+            throw Error(ErrorCode::Format, "manifest.json: MoE layer " + std::to_string(L) +
+                                               " has no expert bank in 'layers'; the container is incomplete");
+    }
+    return w;
+}
+
 Weights loadWeights(const format::Manifest &m, const format::Trunk &trunk)
 {
     const format::ModelConfig &c = m.config;
+    if (c.g.on)
+        return loadGqaWeights(m, trunk);
     Weights w;
     Loader ld(m, trunk, w);
     const int64_t Hd = c.hidden, V = c.vocab;

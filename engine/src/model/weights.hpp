@@ -24,10 +24,17 @@ struct MlaWeights {
     TensorPtr q, qa, qaNorm, qb, kva, kvaNorm, kvb, o, g;
 };
 
+// Grouped-query attention (Qwen3-MoE, gpt-oss): biases, q/k norms and sinks where the
+// family has them (null otherwise).
+struct GqaWeights {
+    TensorPtr q, k, v, o, qBias, kBias, vBias, oBias, qNorm, kNorm, sinks;
+};
+
 struct MoeWeights {
     TensorPtr router, bias; // bias: F32 e_score_correction_bias or null (zeros)
     FfnWeights shared;
     TensorPtr latentDown, latentUp, latentNorm; // K3 latent MoE
+    TensorPtr routerBias, gateUpBias, downBias;  // gpt-oss: [E], [E, 2 Im] (gate/up interleaved), [E, Hd]
 };
 
 struct LayerWeights {
@@ -37,6 +44,7 @@ struct LayerWeights {
     TensorPtr attnResNorm, attnResProj, mlpResNorm, mlpResProj; // K3 Attention Residuals
     KdaWeights k;
     MlaWeights m;
+    GqaWeights g;
     FfnWeights dense;
     MoeWeights moeW;
 };

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -107,6 +108,14 @@ PlanInputs readPlanInputs(const std::string &containerPath)
     p.attnResBlock = c.attnResBlock;
     p.experts = c.experts;
     p.topK = c.topK;
+    if (c.g.on) {
+        p.gqaLayers = c.layers;
+        p.gqaSlidingLayers = std::count(c.g.sliding.begin(), c.g.sliding.end(), true);
+        p.kvHeads = c.g.kvHeads;
+        p.headDim = c.g.headDim;
+        p.window = c.g.window;
+        p.sharedExperts = 0;
+    }
     p.stages = m.quant.stages;
     p.vecDim = m.quant.vecDim;
     p.entries = m.quant.entries;

@@ -70,6 +70,9 @@ struct Geometry {
     bool tied = false, outputGate = false, fullRankGate = false;
     std::vector<bool> kda; // per layer (0-based)
     int64_t moeFreq = 1;
+    // GQA families (Qwen3-MoE, gpt-oss).
+    bool gqa = false;
+    int64_t KVH = 0, HD = 0, window = 0, slidingLayers = 0;
 };
 
 Geometry readGeometry(const Json &root)
@@ -90,15 +93,19 @@ Geometry readGeometry(const Json &root)
         g.arch = "kimi-linear";
     else if (outer.find("DeepseekV3") != std::string::npos || modelType == "deepseek_v3" || modelType == "kimi_k2")
         g.arch = "deepseek-v3";
+    else if (outer.find("Qwen3Moe") != std::string::npos || modelType == "qwen3_moe")
+        g.arch = "qwen3-moe";
+    else if (outer.find("GptOss") != std::string::npos || modelType == "gpt_oss")
+        g.arch = "gpt-oss";
     else
         refuse("architecture \"" + (outer.empty() ? modelType : outer) +
-               "\" is not one this engine plans (Kimi-Linear, Kimi K3, DeepSeek-V3 / Kimi K2)");
+               "\" is not one this engine plans (Kimi-Linear, Kimi K3, DeepSeek-V3 / Kimi K2, Qwen3-MoE, gpt-oss)");
     const Json &c = g.text;
     g.H = num(c, {"hidden_size"}, 0);
     g.L = num(c, {"num_hidden_layers"}, 0);
     g.V = num(c, {"vocab_size"}, 0);
     g.NH = num(c, {"num_attention_heads"}, 0);
-    g.E = num(c, {"num_experts", "n_routed_experts"}, 0);
+    g.E = num(c, {"num_experts", "n_routed_experts", "num_local_experts"}, 0);
     g.K = num(c, {"num_experts_per_token", "num_experts_per_tok"}, 0);
     g.IM = num(c, {"moe_intermediate_size"}, 0);
     g.NS = num(c, {"num_shared_experts", "n_shared_experts"}, 0);
@@ -113,6 +120,20 @@ Geometry readGeometry(const Json &root)
     g.AR = num(c, {"attn_res_block_size"}, 0);
     g.moeFreq = std::max<int64_t>(1, num(c, {"moe_layer_freq"}, 1));
     g.tied = c.value("tie_word_embeddings", root.value("tie_word_embeddings", false));
+    if (g.arch == "qwen3-moe" || g.arch == "gpt-oss") {
+        // Every layer GQA attention and MoE; gpt-oss's experts are intermediate_size wide
+        // and half its layers keep a sliding window of keys and values.
+        g.gqa = true;
+        g.KVH = num(c, {"num_key_value_heads"}, g.NH);
+        g.HD = num(c, {"head_dim"}, g.NH > 0 ? g.H / g.NH : 0);
+        if (g.arch == "gpt-oss") {
+            g.IM = num(c, {"intermediate_size"}, 0);
+            g.window = num(c, {"sliding_window"}, 0);
+            if (c.contains("layer_types") && c["layer_types"].is_array())
+                for (const Json &t : c["layer_types"])
+                    g.slidingLayers += t.is_string() && t.get<std::string>() == "sliding_attention" ? 1 : 0;
+        }
+    }
     g.outputGate = c.contains("mla_use_output_gate") && c["mla_use_output_gate"].is_boolean() && c["mla_use_output_gate"].get<bool>();
     if (g.H <= 0 || g.L <= 0 || g.V <= 0 || g.NH <= 0 || g.L > 4096 || g.H > (1 << 20))
         refuse("needs hidden_size, num_hidden_layers, vocab_size and num_attention_heads");
@@ -239,6 +260,42 @@ void enumerateTrunk(const Geometry &g, TrunkTally &t)
         t.add("lm_head.weight", {g.V, H});
 }
 
+// Qwen3-MoE and gpt-oss, tensor by tensor, as their releases name them (gpt-oss's
+// per-expert biases are trunk tensors; its experts' weights are the records).
+void enumerateGqaTrunk(const Geometry &g, TrunkTally &t)
+{
+    const int64_t H = g.H, nq = g.NH * g.HD, nkv = g.KVH * g.HD;
+    const bool oss = g.arch == "gpt-oss";
+    t.add("model.embed_tokens.weight", {g.V, H});
+    for (int64_t l = 0; l < g.L; ++l) {
+        const std::string p = "model.layers." + std::to_string(l) + ".";
+        t.add(p + "input_layernorm.weight", {H});
+        t.add(p + "post_attention_layernorm.weight", {H});
+        t.add(p + "self_attn.q_proj.weight", {nq, H});
+        t.add(p + "self_attn.k_proj.weight", {nkv, H});
+        t.add(p + "self_attn.v_proj.weight", {nkv, H});
+        t.add(p + "self_attn.o_proj.weight", {H, nq});
+        if (oss) {
+            t.add(p + "self_attn.q_proj.bias", {nq});
+            t.add(p + "self_attn.k_proj.bias", {nkv});
+            t.add(p + "self_attn.v_proj.bias", {nkv});
+            t.add(p + "self_attn.o_proj.bias", {H});
+            t.add(p + "self_attn.sinks", {g.NH});
+            t.add(p + "mlp.router.weight", {g.E, H});
+            t.add(p + "mlp.router.bias", {g.E});
+            t.add(p + "mlp.experts.gate_up_proj_bias", {g.E, 2 * g.IM});
+            t.add(p + "mlp.experts.down_proj_bias", {g.E, H});
+        } else {
+            t.add(p + "self_attn.q_norm.weight", {g.HD});
+            t.add(p + "self_attn.k_norm.weight", {g.HD});
+            t.add(p + "mlp.gate.weight", {g.E, H});
+        }
+    }
+    t.add("model.norm.weight", {H});
+    if (!g.tied)
+        t.add("lm_head.weight", {g.V, H});
+}
+
 void fillMachine(MemoryPlan &p, int64_t ramBytes)
 {
     if (ramBytes <= 0)
@@ -280,12 +337,23 @@ ReleasePlan planRelease(const std::string &configJson, const ReleasePlanOptions 
     in.attnResBlock = g.AR;
     in.experts = g.E;
     in.topK = g.K;
+    if (g.gqa) {
+        in.gqaLayers = g.L;
+        in.gqaSlidingLayers = g.slidingLayers;
+        in.kvHeads = g.KVH;
+        in.headDim = g.HD;
+        in.window = g.window;
+        in.sharedExperts = 0;
+    }
     for (int64_t l = g.FD; l < g.L; ++l)
         if ((l - g.FD) % g.moeFreq == 0)
             ++in.moeLayers;
 
     TrunkTally tally{&in, o.trunkBits};
-    enumerateTrunk(g, tally);
+    if (g.gqa)
+        enumerateGqaTrunk(g, tally);
+    else
+        enumerateTrunk(g, tally);
     const int64_t W = in.expertWidth;
     const int64_t expertParams = 3 * g.IM * W;
 

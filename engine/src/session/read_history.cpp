@@ -42,6 +42,11 @@ void ReadHistory::mark(const model::State &s)
         to.convQ = from.convQ;
         to.convK = from.convK;
         to.convV = from.convV;
+        if (from.kvRing) { // a sliding window's ring is overwritten as positions go on
+            to.keys = from.keys;
+            to.values = from.values;
+            to.kvRing = true;
+        }
     }
     cp->logits = s.lastLogits;
 }
@@ -94,6 +99,10 @@ int ReadHistory::reuse(std::span<const int32_t> prompt, model::State &s)
         std::copy(from.convQ.begin(), from.convQ.end(), to.convQ.begin());
         std::copy(from.convK.begin(), from.convK.end(), to.convK.begin());
         std::copy(from.convV.begin(), from.convV.end(), to.convV.begin());
+        if (from.kvRing) {
+            std::copy(from.keys.begin(), from.keys.end(), to.keys.begin());
+            std::copy(from.values.begin(), from.values.end(), to.values.begin());
+        }
     }
     s.pos = n;
     s.lastLogits = cp.logits;

@@ -23,7 +23,7 @@ inline constexpr int32_t kUnmatchable = -1;
 
 struct Checkpoint {
     int pos = 0;
-    std::vector<model::LayerState> recurrent; // per layer: S and conv rings; latent stays empty
+    std::vector<model::LayerState> recurrent; // per layer: S, conv rings, sliding-window KV rings; latent stays empty
     std::vector<float> logits;                // after the token at pos - 1
 };
 

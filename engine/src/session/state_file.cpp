@@ -89,6 +89,13 @@ void saveState(const std::string &path, const format::ModelConfig &c, const mode
         const std::vector<float> &latent = s.layers[static_cast<size_t>(L)].latent;
         if (!latent.empty())
             put(latent.data(), size_t(pos) * size_t(c.kvLora + c.qkRope) * 4);
+        // GQA keys and values: a sliding ring whole (recurrent), else the rows before pos.
+        const model::LayerState &live = s.layers[static_cast<size_t>(L)];
+        const size_t kvRows = live.kvRing ? l.keys.size() : size_t(pos) * size_t(c.g.kvHeads) * size_t(c.g.headDim);
+        if (!live.keys.empty()) {
+            put((live.kvRing ? l : live).keys.data(), kvRows * 4);
+            put((live.kvRing ? l : live).values.data(), kvRows * 4);
+        }
     }
     put(logits.data(), logits.size() * 4);
     const int64_t nTokens = int64_t(tokens.size());
@@ -104,6 +111,10 @@ void saveState(const std::string &path, const format::ModelConfig &c, const mode
             put(l.convQ.data(), l.convQ.size() * 4);
             put(l.convK.data(), l.convK.size() * 4);
             put(l.convV.data(), l.convV.size() * 4);
+            if (l.kvRing) {
+                put(l.keys.data(), l.keys.size() * 4);
+                put(l.values.data(), l.values.size() * 4);
+            }
         }
         put(cp.logits.data(), cp.logits.size() * 4);
     }
@@ -156,6 +167,13 @@ void loadState(const std::string &path, const format::ModelConfig &c, model::Sta
             std::fill(l.latent.begin(), l.latent.end(), 0.0f);
             get(l.latent, size_t(pos) * size_t(c.kvLora + c.qkRope));
         }
+        if (!l.keys.empty()) {
+            const size_t kvRows = l.kvRing ? l.keys.size() : size_t(pos) * size_t(c.g.kvHeads) * size_t(c.g.headDim);
+            std::fill(l.keys.begin(), l.keys.end(), 0.0f);
+            std::fill(l.values.begin(), l.values.end(), 0.0f);
+            get(l.keys, kvRows);
+            get(l.values, kvRows);
+        }
     }
     tmp.lastLogits.assign(withLogits ? size_t(c.vocab) : 0, 0.0f);
     get(tmp.lastLogits, tmp.lastLogits.size());
@@ -199,6 +217,13 @@ void loadState(const std::string &path, const format::ModelConfig &c, model::Sta
                 get(l.convQ, l.convQ.size());
                 get(l.convK, l.convK.size());
                 get(l.convV, l.convV.size());
+                if (shape.kvRing) {
+                    l.kvRing = true;
+                    l.keys.resize(shape.keys.size());
+                    l.values.resize(shape.values.size());
+                    get(l.keys, l.keys.size());
+                    get(l.values, l.values.size());
+                }
             }
             cp.logits.resize(size_t(c.vocab));
             get(cp.logits, cp.logits.size());

@@ -1,0 +1,117 @@
+"""The Judged-by pipeline for the GQA families, Qwen3-MoE and gpt-oss: `waste mktiny T
+--arch A --hf` writes the release layout (tensor names, dtypes, config fields), `waste
+convert` turns it into a container, `waste info --json` names the architecture, and
+`waste run ... -n 8 --temp 0` gives the same tokens twice. `waste plan --config` on the
+tiny release agrees with `waste plan` on the converted container (floor and state)."""
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+WASTE = sys.argv[1]
+failures = []
+work = tempfile.mkdtemp(prefix="waste-gqa-families-")
+env = dict(os.environ, XDG_CACHE_HOME=work, HOME=work)
+
+
+def run(*args):
+    p = subprocess.run([WASTE, *args], capture_output=True, text=True, timeout=110, env=env)
+    return p.returncode, p.stdout, p.stderr
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+def safetensors_header(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        return json.loads(f.read(n))
+
+
+def stored_tensors(folder):
+    out = {}
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".safetensors"):
+            for k, v in safetensors_header(os.path.join(folder, name)).items():
+                if k != "__metadata__":
+                    out[k] = v
+    return out
+
+
+EXPECT = {
+    # arch: (architectures, model_type, a few stored tensors with dtype and rank)
+    "qwen3-moe": ("Qwen3MoeForCausalLM", "qwen3_moe", {
+        "model.layers.0.self_attn.q_norm.weight": ("BF16", 1),
+        "model.layers.0.mlp.gate.weight": ("BF16", 2),
+        "model.layers.0.mlp.experts.0.gate_proj.weight": ("BF16", 2),
+        "model.layers.3.mlp.experts.15.down_proj.weight": ("BF16", 2),
+    }),
+    "gpt-oss": ("GptOssForCausalLM", "gpt_oss", {
+        "model.layers.0.self_attn.sinks": ("BF16", 1),
+        "model.layers.0.self_attn.q_proj.bias": ("BF16", 1),
+        "model.layers.0.mlp.router.bias": ("BF16", 1),
+        "model.layers.0.mlp.experts.gate_up_proj_blocks": ("U8", 4),
+        "model.layers.0.mlp.experts.gate_up_proj_scales": ("U8", 3),
+        "model.layers.0.mlp.experts.gate_up_proj_bias": ("BF16", 2),
+        "model.layers.1.mlp.experts.down_proj_blocks": ("U8", 4),
+    }),
+}
+
+for arch, (architecture, model_type, tensors) in EXPECT.items():
+    hf, ct = os.path.join(work, arch + "-hf"), os.path.join(work, arch + "-ct")
+    rc, out, err = run("mktiny", hf, "--arch", arch, "--hf")
+    check(rc == 0, f"{arch}: mktiny --hf exit {rc}: {err}")
+    if rc != 0:
+        continue
+    cfg = json.load(open(os.path.join(hf, "config.json")))
+    check(cfg.get("architectures") == [architecture] and cfg.get("model_type") == model_type,
+          f"{arch}: config names {cfg.get('architectures')} / {cfg.get('model_type')}")
+    stored = stored_tensors(hf)
+    for name, (dtype, rank) in tensors.items():
+        t = stored.get(name)
+        check(t is not None and t["dtype"] == dtype and len(t["shape"]) == rank,
+              f"{arch}: {name} is {t and (t['dtype'], t['shape'])}, expected {dtype} of rank {rank}")
+    if arch == "gpt-oss":
+        check(not any(".experts.0." in n for n in stored), "gpt-oss: experts are fused, not per expert")
+        check(cfg.get("quantization_config", {}).get("quant_method") == "mxfp4", "gpt-oss: quant_method mxfp4")
+        blocks = stored["model.layers.0.mlp.experts.gate_up_proj_blocks"]["shape"]
+        check(blocks == [cfg["num_local_experts"], 2 * cfg["intermediate_size"], cfg["hidden_size"] // 32, 16],
+              f"gpt-oss: gate_up blocks shape {blocks}")
+
+    rc, out, err = run("convert", hf, ct)
+    check(rc == 0, f"{arch}: convert exit {rc}: {err[-400:]}")
+    rc, out, err = run("info", ct, "--json")
+    info = json.loads(out) if rc == 0 else {}
+    check(info.get("arch") == arch, f"{arch}: info arch {info.get('arch')}")
+    if arch == "gpt-oss":
+        check(info.get("expert_format") == "MXFP4", f"gpt-oss: expert format {info.get('expert_format')}")
+    answers = []
+    for _ in range(2):
+        rc, out, err = run("run", ct, "The quick brown fox", "-n", "8", "--temp", "0")
+        check(rc == 0, f"{arch}: run exit {rc}: {err[-400:]}")
+        answers.append(out)
+        check("[8 tokens" in err, f"{arch}: run did not generate 8 tokens: {err[-200:]}")
+    check(answers[0] == answers[1], f"{arch}: two greedy runs differ: {answers}")
+
+    # The plan of the release from its config alone equals the plan of the container.
+    rc1, a, e1 = run("plan", "--config", os.path.join(hf, "config.json"), "--ram", "16G", "--json", "--ctx", "8192")
+    rc2, b, e2 = run("plan", ct, "--json", "--ctx", "8192")
+    check(rc1 == 0 and rc2 == 0, f"{arch}: plan exits {rc1} {rc2}: {e1[-300:]} {e2[-300:]}")
+    if rc1 == 0 and rc2 == 0:
+        a, b = json.loads(a), json.loads(b)
+        check(a.get("arch") == arch, f"{arch}: plan --config arch {a.get('arch')}")
+        # The container holds what convert chose: VQ3R for BF16 experts, MXFP4 natively for gpt-oss.
+        layout = a.get("native", {}) if arch == "gpt-oss" else a
+        for k in ("state_bytes", "trunk_bytes", "scratch_bytes", "min_expert_cache", "floor_bytes", "working_set_bytes"):
+            check(layout.get(k) == b.get(k), f"{arch}: plan --config {k} {layout.get(k)} vs container {b.get(k)}")
+
+shutil.rmtree(work, ignore_errors=True)
+if failures:
+    print("\n".join(failures))
+    sys.exit(1)
+print("ok")

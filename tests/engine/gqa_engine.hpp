@@ -1,0 +1,173 @@
+// The engine's pieces for a tiny GQA-family container (Qwen3-MoE, gpt-oss), opened the way
+// a session opens them (manifest, trunk, native expert banks, weights, Forward), so the
+// component tests can call Forward::attention / feedForward and run chunks directly, and
+// the tiny model's generator as the float64 reference's weights.
+#pragma once
+
+#include "convert/tiny_model.hpp"
+#include "format/codebooks.hpp"
+#include "format/expert_bank.hpp"
+#include "format/manifest.hpp"
+#include "format/trunk.hpp"
+#include "model/expert_source.hpp"
+#include "model/forward.hpp"
+#include "model/state.hpp"
+#include "model/weights.hpp"
+
+#include "gqa_reference.hpp"
+#include "test_files.hpp"
+
+#include <waste/convert.hpp>
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <cstring>
+#include <random>
+
+namespace gqatest {
+
+struct Engine {
+    std::string dir;
+    waste::format::Manifest manifest;
+    std::unique_ptr<waste::format::Trunk> trunk;
+    waste::format::Codebooks books;
+    waste::model::Weights weights;
+    std::unique_ptr<waste::model::PreadExpertSource> experts;
+    std::unique_ptr<waste::compute::ThreadPool> pool;
+    std::unique_ptr<waste::model::Forward> forward;
+
+    Engine(const std::string &d, int threads) : dir(d)
+    {
+        using namespace waste::format;
+        manifest = parseManifest(slurp(dir + "/manifest.json"), dir + "/manifest.json");
+        trunk = std::make_unique<Trunk>(dir + "/trunk.bin", manifest);
+        std::map<int, std::shared_ptr<ExpertBank>> banks;
+        for (const auto &[layer, entry] : manifest.banks) {
+            RecordShape shape;
+            shape.layer = layer;
+            shape.recordBytes = entry.recordBytes;
+            shape.inter = manifest.config.moeInter;
+            shape.width = manifest.config.expertWidth();
+            shape.native = manifest.quant.native;
+            banks[layer] = std::make_shared<ExpertBank>(dir, entry, shape);
+        }
+        weights = waste::model::loadWeights(manifest, *trunk);
+        experts = std::make_unique<waste::model::PreadExpertSource>(std::move(banks), true);
+        pool = std::make_unique<waste::compute::ThreadPool>(threads);
+        forward = std::make_unique<waste::model::Forward>(manifest, weights, books, pool.get());
+    }
+
+    // Logits after running `tokens` in chunks of `chunk` tokens from a fresh state.
+    std::vector<float> logits(const std::vector<int32_t> &tokens, size_t chunk, int ctx = 256)
+    {
+        waste::model::State st;
+        st.allocate(manifest.config, ctx);
+        for (size_t i = 0; i < tokens.size(); i += chunk) {
+            const size_t n = std::min(chunk, tokens.size() - i);
+            forward->run(std::span<const int32_t>(tokens).subspan(i, n), st, *experts, nullptr);
+        }
+        return st.lastLogits;
+    }
+};
+
+// The tiny model's own generator: the release's weights, decoded to double once each.
+class SourceWeights {
+public:
+    explicit SourceWeights(const waste::TinyModelOptions &o) : m_src(o) {}
+    const waste::convert::TinySource &source() const { return m_src; }
+    gqaref::Vec operator()(const std::string &name)
+    {
+        std::lock_guard lock(m_mutex);
+        auto it = m_cache.find(name);
+        if (it != m_cache.end())
+            return it->second;
+        const waste::convert::SourceTensor t = m_src.info(name);
+        std::vector<float> f(size_t(t.elements()));
+        m_src.readRows(t, 0, t.rows(), f.data());
+        return m_cache[name] = gqaref::Vec(f.begin(), f.end());
+    }
+
+private:
+    waste::convert::TinySource m_src;
+    std::map<std::string, gqaref::Vec> m_cache;
+    std::mutex m_mutex;
+};
+
+// max |got − want| / max |want|.
+inline double relErr(const float *got, const gqaref::Vec &want)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+        num = std::max(num, std::fabs(double(got[i]) - want[i]));
+        den = std::max(den, std::fabs(want[i]));
+    }
+    return num / den;
+}
+
+// Unit-RMS Gaussian vectors, exactly representable in f32.
+inline std::vector<gqaref::Vec> inputs(int n, int width, unsigned seed)
+{
+    std::mt19937 rng(seed);
+    std::normal_distribution<double> g(0.0, 1.0);
+    std::vector<gqaref::Vec> v(static_cast<size_t>(n), gqaref::Vec(static_cast<size_t>(width)));
+    for (auto &x : v)
+        for (auto &e : x)
+            e = float(g(rng));
+    return v;
+}
+
+inline std::vector<float> flat(const std::vector<gqaref::Vec> &v)
+{
+    std::vector<float> out;
+    for (const auto &x : v)
+        out.insert(out.end(), x.begin(), x.end());
+    return out;
+}
+
+inline void report(const char *family, const char *what, double err, double wrong = 0)
+{
+    std::printf("[%s] %-52s max rel err %.2e (limit 1e-05)", family, what, err);
+    if (wrong > 0)
+        std::printf("; wrong reading %.2e", wrong);
+    std::printf("\n");
+}
+
+} // namespace gqatest
+
+#include <waste/prefix.hpp>
+
+namespace gqatest {
+
+// The session state of a GQA container survives what sessions do with it, bit for bit:
+// a state saved and loaded goes on as if never stopped, and going back to a checkpoint
+// (prefix reuse, which must restore a sliding window's ring) then reading other tokens
+// gives a fresh run's logits. `a`, `b`, `c`, `d`: token runs; the checkpoint after `a`.
+inline void checkSessionState(const std::string &dir, const std::vector<int32_t> &a, const std::vector<int32_t> &b,
+                              const std::vector<int32_t> &c, const std::vector<int32_t> &d)
+{
+    auto cat = [](std::vector<int32_t> x, const std::vector<int32_t> &y) {
+        x.insert(x.end(), y.begin(), y.end());
+        return x;
+    };
+    auto fresh = [&](const std::vector<int32_t> &t) { return waste::Model::open(dir)->eval(t); };
+    auto same = [](const std::vector<float> &x, const std::vector<float> &y) {
+        return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * 4) == 0;
+    };
+    auto m = waste::Model::open(dir);
+    m->eval(a);
+    waste::markCheckpoint(*m);
+    m->eval(b);
+    const std::string path = dir + "/../session.state";
+    m->saveState(path);
+    auto loaded = waste::Model::open(dir);
+    loaded->loadState(path);
+    EXPECT_TRUE(same(loaded->eval(c), fresh(cat(cat(a, b), c)))) << "saved, loaded and continued";
+    const std::vector<int32_t> other = cat(a, d);
+    EXPECT_EQ(waste::reusePrefix(*m, other), int(a.size())) << "back to the checkpoint";
+    EXPECT_TRUE(same(m->eval(d), fresh(other))) << "continued from the checkpoint";
+}
+
+} // namespace gqatest

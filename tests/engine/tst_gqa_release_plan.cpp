@@ -1,0 +1,120 @@
+// Planning the full-size Qwen3-MoE and gpt-oss releases from their config.json alone
+// (waste::planRelease): trunk, KV state, records, floor and default against the
+// arithmetic written out here, parameter counts against the published figures, and
+// gpt-oss's sliding layers keeping 128 positions whatever the context.
+#include <waste/release_plan.hpp>
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+
+namespace {
+
+const std::string kConfigs = std::string(WASTE_FIXTURES_DIR) + "/release-configs/";
+
+std::string readText(const std::string &path)
+{
+    std::ifstream f(path, std::ios::binary);
+    EXPECT_TRUE(f.good()) << path;
+    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+waste::ReleasePlan planOn(const std::string &file, int64_t ram, int ctx = 4096)
+{
+    waste::ReleasePlanOptions o;
+    o.ctx = ctx;
+    o.ramBytes = ram;
+    return waste::planRelease(readText(kConfigs + file), o);
+}
+
+// Stored bytes: Q4G two weights a byte, Q8G one, rows padded to whole groups of 128
+// inputs (gpt-oss's 2880 = 22.5 groups), an f16 scale per group; F32 four bytes a value
+// (small tensors and every bias).
+int64_t groups(int64_t cols) { return (cols + 127) / 128; }
+int64_t q4(int64_t rows, int64_t cols) { return rows * groups(cols) * 64 + rows * groups(cols) * 2; }
+int64_t q8(int64_t rows, int64_t cols) { return rows * groups(cols) * 128 + rows * groups(cols) * 2; }
+int64_t f32(int64_t n) { return n * 4; }
+int64_t pages(int64_t bytes) { return (bytes + 4095) / 4096 * 4096; }
+// VQ3R record: 3 index bytes per 8 inputs per row (rows in blocks of 64), f16 row scales,
+// a 48-byte header, whole pages.
+int64_t vq3r(int64_t IM, int64_t H) { return pages(48 + 3 * (IM / 64) * (H / 8) * 64 * 3 + 2 * (2 * IM + H)); }
+
+// The default budget: floor plus 3, 2 or 1 working sets, the first under 7/8 of RAM.
+int64_t defaultBudget(const waste::MemoryPlan &p, int64_t ram)
+{
+    const int64_t cap = ram - ram / 8;
+    for (int n = 3; n >= 1; --n)
+        if (p.floor_bytes + n * p.working_set_bytes <= cap)
+            return p.floor_bytes + n * p.working_set_bytes;
+    return p.floor_bytes;
+}
+
+void checkQwen3(const std::string &file, int64_t H, int64_t L, int64_t NH, int64_t IM, double total, double active)
+{
+    const int64_t ram = int64_t(64) << 30;
+    const waste::ReleasePlan r = planOn(file, ram);
+    EXPECT_EQ(r.arch, "qwen3-moe");
+    const int64_t KVH = 4, HD = 128, E = 128, K = 8, V = 151936;
+    // Every layer: q, k, v, o (Q4G), the per-head q/k norm weights, two norms, the Q4G
+    // router; no shared expert. The final norm, the Q8G head; the embedding stays on disk.
+    const int64_t layer = q4(NH * HD, H) + 2 * q4(KVH * HD, H) + q4(H, NH * HD) + 2 * f32(HD) + 2 * f32(H) + q4(E, H);
+    EXPECT_EQ(r.vq.plan.trunk_bytes, L * layer + f32(H) + q8(V, H));
+    // KV cache, f32, every layer: keys and values of 4 heads of 128 for 4096 positions.
+    EXPECT_EQ(r.vq.plan.state_bytes, L * 4096 * 2 * KVH * HD * 4);
+    const int64_t rec = vq3r(IM, H);
+    EXPECT_EQ(r.vq.record_bytes, rec);
+    EXPECT_EQ(r.vq.plan.working_set_bytes, rec * K * L);
+    EXPECT_EQ(r.vq.plan.floor_bytes,
+              r.vq.plan.trunk_bytes + r.vq.plan.state_bytes + r.vq.plan.scratch_bytes + rec * K * 2);
+    EXPECT_EQ(r.vq.plan.recommended_bytes, defaultBudget(r.vq.plan, ram));
+    EXPECT_FALSE(r.has_native) << "a BF16 release has no quantised expert layout of its own";
+    EXPECT_NEAR(double(r.total_params) / 1e9, total, total * 0.02);
+    EXPECT_NEAR(double(r.active_params) / 1e9, active, active * 0.08);
+    std::printf("[plan] %-22s floor %.2f GiB, default %.2f GiB on 64 GiB (VQ3R record %lld B)\n", file.c_str(),
+                double(r.vq.plan.floor_bytes) / double(1 << 30), double(r.vq.plan.recommended_bytes) / double(1 << 30),
+                static_cast<long long>(rec));
+}
+
+void checkGptOss(const std::string &file, int64_t L, int64_t E, double total, double active)
+{
+    const int64_t ram = int64_t(32) << 30;
+    const waste::ReleasePlan r = planOn(file, ram);
+    EXPECT_EQ(r.arch, "gpt-oss");
+    const int64_t H = 2880, NH = 64, KVH = 8, HD = 64, IM = 2880, K = 4, V = 201088;
+    // Every layer: q, k, v, o (Q4G) with F32 biases, the sinks, two norms, the Q4G router
+    // with its bias, the experts' gate/up and down biases (F32, exact).
+    const int64_t layer = q4(NH * HD, H) + 2 * q4(KVH * HD, H) + q4(H, NH * HD) + f32(NH * HD + 2 * KVH * HD + H) +
+                          f32(NH) + 2 * f32(H) + q4(E, H) + f32(E) + f32(E * 2 * IM) + f32(E * H);
+    EXPECT_EQ(r.vq.plan.trunk_bytes, L * layer + f32(H) + q8(V, H));
+    // KV: the full half of the layers 4096 positions, the sliding half 128.
+    const int64_t row = 2 * KVH * HD * 4;
+    EXPECT_EQ(r.vq.plan.state_bytes, L / 2 * 4096 * row + L / 2 * 128 * row);
+    // The release's MXFP4 records: half a byte a weight, an E8M0 scale per 32, a header.
+    ASSERT_TRUE(r.has_native);
+    EXPECT_EQ(r.native.expert_format, "MXFP4");
+    const int64_t mx = pages(64 + 3 * IM * H / 2 + 3 * IM * (H / 32));
+    EXPECT_EQ(r.native.record_bytes, mx);
+    EXPECT_EQ(r.native.plan.working_set_bytes, mx * K * L);
+    EXPECT_EQ(r.native.plan.floor_bytes, r.native.plan.trunk_bytes + r.native.plan.state_bytes +
+                                             r.native.plan.scratch_bytes + mx * K * 2);
+    EXPECT_EQ(r.native.plan.recommended_bytes, defaultBudget(r.native.plan, ram));
+    EXPECT_EQ(r.native.plan.expert_bytes_total, mx * E * L);
+    EXPECT_NEAR(double(r.total_params) / 1e9, total, total * 0.02);
+    EXPECT_NEAR(double(r.active_params) / 1e9, active, active * 0.05);
+    // A 16 times longer context grows the full layers' KV only.
+    const waste::ReleasePlan longer = planOn(file, ram, 65536);
+    EXPECT_EQ(longer.native.plan.state_bytes - r.native.plan.state_bytes, L / 2 * (65536 - 4096) * row);
+    std::printf("[plan] %-22s native MXFP4 floor %.2f GiB, default %.2f GiB on 32 GiB (record %lld B)\n", file.c_str(),
+                double(r.native.plan.floor_bytes) / double(1 << 30),
+                double(r.native.plan.recommended_bytes) / double(1 << 30), static_cast<long long>(mx));
+}
+
+} // namespace
+
+// Published: 30.5B total / 3.3B active; 235B / 22B.
+TEST(GqaReleasePlan, Qwen3_30B_A3B) { checkQwen3("qwen3-30b-a3b.json", 2048, 48, 32, 768, 30.5, 3.3); }
+TEST(GqaReleasePlan, Qwen3_235B_A22B) { checkQwen3("qwen3-235b-a22b.json", 4096, 94, 64, 1536, 235.0, 22.0); }
+// Published: 21B total / 3.6B active; 117B / 5.1B.
+TEST(GqaReleasePlan, GptOss20b) { checkGptOss("gpt-oss-20b.json", 24, 32, 20.9, 3.6); }
+TEST(GqaReleasePlan, GptOss120b) { checkGptOss("gpt-oss-120b.json", 36, 128, 116.8, 5.1); }
