@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string_view>
 
 namespace waste::model {
 
@@ -17,6 +19,8 @@ Forward::Forward(const format::Manifest &manifest, const Weights &weights, const
 {
     if (manifest.quant.isNative() && m_c.experts > 0)
         m_nativeLayout = format::nativeRecordLayout(manifest.quant.native, m_c.moeInter, m_c.expertWidth());
+    const char *act = std::getenv("WASTE_NATIVE_ACTIVATIONS");
+    m_int8Activations = manifest.quant.native == format::kFmtMXFP4 && act && std::string_view(act) == "int8";
 }
 
 void Forward::embed(int32_t token, float *out) const { m_w.embed->readRow(token, out); }

@@ -89,6 +89,10 @@ private:
     Vec m_g, m_u; // one expert's gate and up activations (decode)
     std::vector<int64_t> m_layerCodebook; // per layer: books of its last first record (-1: none yet)
     format::NativeLayout m_nativeLayout;  // the record layout of native banks (manifest.quant.native)
+    // MXFP4 experts with int8 activations (quant/mxfp4_q8.hpp): WASTE_NATIVE_ACTIVATIONS=int8
+    // at construction; f32 (the default) otherwise. Off by default: on the tiny K3 the
+    // logits moved by 0.1 of their range on average, against the 1e-3 allowed (tst_mxfp4_q8).
+    bool m_int8Activations = false;
 };
 
 } // namespace waste::model
