@@ -61,6 +61,7 @@ NativeFigure nativeThroughput(int64_t size, const std::string &work, int jobs) {
     double seconds = 0;
     f.diskDirect = true;
     for (const auto &s : shards) {
+        if (std::filesystem::file_size(s) < (8 << 20)) continue; // below one probe chunk: nothing to time
         evict(s);
         const waste::io::DiskSpeed d = waste::io::probeSequential(s);
         bytes += d.bytes;

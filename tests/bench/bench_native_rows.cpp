@@ -3,8 +3,10 @@
 // 33.6 MB depending on the format, more than the caches hold) by a vector, best of 5.
 //   bench_native_rows [--rows N] [--cols N] [--reps N]
 // Figures are GB/s of weight bytes (codes plus scales, as stored in the record) and
-// G weights/s, per second of the thread's CPU time. Last line: GB/s per format and level.
+// G weights/s, per second of the thread's CPU time. Last line: GB/s per format and level,
+// and of MXFP4 with int8 activations (quant/mxfp4_q8.hpp).
 #include "format/bytes.hpp"
+#include "quant/mxfp4_q8.hpp"
 #include "quant/native_rows.hpp"
 
 #include <algorithm>
@@ -124,6 +126,34 @@ int main(int argc, char **argv)
             std::printf("%-8s %-8s %7.2f GB/s  %6.2f G weights/s  (%.1f MB, row %lld = %g)\n", name,
                         waste::quant::simdName(l), bytes / best / 1e9, double(rows * n) / best / 1e9, bytes / 1e6,
                         (long long)(rows / 2), check);
+            char buf[64];
+            std::snprintf(buf, sizeof buf, " %s %.2f", waste::quant::simdName(l), bytes / best / 1e9);
+            last += buf;
+        }
+        last += ";";
+    }
+    // MXFP4 with int8 activations (quant/mxfp4_q8.hpp): the input quantised once per
+    // product, its time counted, against the f32 kernel above.
+    {
+        const Matrix m = make("MXFP4", rows, n, rng);
+        const double bytes = double(m.codes.size() + m.scales.size());
+        std::vector<int8_t> q(static_cast<size_t>(n));
+        std::vector<float> d(static_cast<size_t>(n / 32));
+        last += " MXFP4-int8";
+        for (SimdLevel l : levels) {
+            const waste::quant::Mxfp4Q8Row k = waste::quant::mxfp4Q8For(l);
+            double best = 1e30, check = 0;
+            for (int rep = 0; rep < reps; ++rep) {
+                const double t0 = now();
+                waste::quant::quantizeQ8(x.data(), n, q.data(), d.data());
+                for (int64_t r = 0; r < rows; ++r)
+                    y[size_t(r)] = k(m.codes.data() + r * m.codeBytesPerRow, m.scales.data() + r * m.scaleBytesPerRow, q.data(),
+                                     d.data(), n);
+                best = std::min(best, now() - t0);
+                check = y[size_t(rows / 2)];
+            }
+            std::printf("%-11s %-8s %7.2f GB/s  %6.2f G weights/s  (row %lld = %g)\n", "MXFP4-int8", waste::quant::simdName(l),
+                        bytes / best / 1e9, double(rows * n) / best / 1e9, (long long)(rows / 2), check);
             char buf[64];
             std::snprintf(buf, sizeof buf, " %s %.2f", waste::quant::simdName(l), bytes / best / 1e9);
             last += buf;

@@ -280,19 +280,25 @@ TEST(FormatRecords, EveryNativeRecordFormatRoundTrips)
         RecordShape vq = shape;
         vq.native = 0;
         vq.codebooks = 9;
-        EXPECT_THROW(checkBankRecord(bank.data(), vq, 0, "bank", false), waste::Error);
-        // Another native format, a wrong expert, or a flipped byte in the last scales.
+        const ExpertBank asVq(dir, m.banks.at(layer), vq);
+        EXPECT_THROW(asVq.check(bank.data(), 0, false), waste::Error);
+        // Another native format: its layout does not fit the stride (refused as the bank
+        // opens), and a header naming another format is refused per record.
         RecordShape other = shape;
         other.native = fmt == kFmtBF16 ? kFmtFP8B128 : kFmtBF16;
-        EXPECT_THROW(checkBankRecord(bank.data(), other, 0, "bank", false), waste::Error);
-        EXPECT_THROW(checkBankRecord(bank.data(), shape, 1, "bank", false), waste::Error);
+        EXPECT_THROW(ExpertBank(dir, m.banks.at(layer), other), waste::Error);
         std::vector<uint8_t> bad(bank.begin(), bank.begin() + l.recordBytes);
+        bad[8] = other.native; // the header's fmt byte
+        EXPECT_THROW(b.check(bad.data(), 0, false), waste::Error);
+        // A wrong expert, or a flipped byte in the last scales.
+        EXPECT_THROW(b.check(bank.data(), 1, false), waste::Error);
+        bad = std::vector<uint8_t>(bank.begin(), bank.begin() + l.recordBytes);
         bad[static_cast<size_t>(l.usedBytes - 1)] ^= 1;
-        EXPECT_THROW(checkBankRecord(bad.data(), shape, 0, "bank", true), waste::Error);
-        EXPECT_NO_THROW(checkBankRecord(bad.data(), shape, 0, "bank", false));
+        EXPECT_THROW(b.check(bad.data(), 0, true), waste::Error);
+        EXPECT_NO_THROW(b.check(bad.data(), 0, false));
         bad = std::vector<uint8_t>(bank.begin(), bank.begin() + l.recordBytes);
         storeU32(bad.data() + 24, loadU32(bad.data() + 24) + 64); // up_off moved
-        EXPECT_THROW(checkBankRecord(bad.data(), shape, 0, "bank", false), waste::Error);
+        EXPECT_THROW(b.check(bad.data(), 0, false), waste::Error);
     }
 }
 

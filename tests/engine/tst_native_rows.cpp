@@ -11,7 +11,6 @@
 
 #include "format/bytes.hpp"
 #include "format/native_values.hpp"
-#include "quant/e8m0_value.hpp"
 #include "quant/native_rows.hpp"
 
 #include <cmath>
@@ -212,20 +211,14 @@ TEST(NativeRows, LevelsUnderTest)
     std::printf("native rows at: %s\n", s.c_str());
 }
 
-TEST(NativeRows, E8m0FromBitsIsTheFormatsScale)
-{
-    // The kernels read e8m0 scales through quant/e8m0_value.hpp instead of ldexp.
-    for (int e = 0; e < 255; ++e) {
-        const float a = waste::quant::e8m0Value(uint8_t(e)), b = waste::format::e8m0Scale(uint8_t(e));
-        EXPECT_EQ(std::memcmp(&a, &b, 4), 0) << e;
-    }
-    EXPECT_TRUE(std::isnan(waste::quant::e8m0Value(255)));
-}
-
 TEST(NativeRows, Mxfp4EveryCodeInEveryLaneIsExact)
 {
     // Exponents 0 and 1 put the result among the f32 subnormals (2^-127 * 0.5 = 2^-128 is
-    // the smallest product); 254 with x = 2^-3 keeps 6 * 2^127 * 2^-3 finite.
+    // the smallest product); 254 with x = 2^-3 keeps 6 * 2^127 * 2^-3 finite. The scale the
+    // kernels build from its bits is first checked against ldexp for every exponent.
+    for (int e = 0; e < 255; ++e)
+        ASSERT_EQ(double(waste::format::e8m0Scale(uint8_t(e))), std::ldexp(1.0, e - 127)) << "e " << e;
+    EXPECT_TRUE(std::isnan(waste::format::e8m0Scale(255)));
     for (const Level &l : levels())
         for (int e : {0, 1, 2, 100, 127, 128, 200, 254})
             for (int code = 0; code < 16; ++code)

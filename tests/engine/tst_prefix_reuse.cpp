@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "chat_turns.hpp"
+#include "session/model_impl.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -108,6 +109,41 @@ TEST(Checkpoints, GenerateMarksTheAnswerStartAndARegenerateGoesBackThere)
     other.push_back(ids[3]);
     EXPECT_EQ(waste::reusePrefix(*m, other), 0);
     EXPECT_EQ(m->position(), 0);
+}
+
+TEST(Checkpoints, ARegenerateAtTheCheckpointCopiesNothingAndKeepsTheLogits)
+{
+    // A regenerate goes back to the checkpoint and marks the same position again; the state
+    // there is the checkpoint's, so no copy is made, and what the checkpoint holds still
+    // equals a fresh read of the prompt bit for bit.
+    const std::vector<int32_t> ids = foxIds(kFixtures + "/k3-container/k3s1.tok.fox.json");
+    auto m = waste::Model::open(kK3);
+    auto &impl = dynamic_cast<waste::session::ModelImpl &>(*m);
+    waste::GenParams gp;
+    gp.maxTokens = 4;
+    gp.temperature = 0.7f;
+    gp.seed = 3;
+    const waste::GenResult first = m->generate(ids, gp);
+    EXPECT_EQ(impl.checkpointCopies(), 1);
+    for (int round = 0; round < 2; ++round) {
+        ASSERT_EQ(waste::reusePrefix(*m, ids), int(ids.size()));
+        EXPECT_EQ(m->generate({}, gp).tokens, first.tokens) << "round " << round;
+        EXPECT_EQ(impl.checkpointCopies(), 1) << "round " << round; // marked at the kept position: skipped
+    }
+    ASSERT_EQ(waste::reusePrefix(*m, ids), int(ids.size()));
+    const std::vector<float> kept = m->eval({});
+    auto fresh = waste::Model::open(kK3);
+    const std::vector<float> want = fresh->eval(ids);
+    ASSERT_EQ(kept.size(), want.size());
+    EXPECT_EQ(std::memcmp(kept.data(), want.data(), want.size() * sizeof(float)), 0);
+    // From the checkpoint's recurrent state on, the reads equal a fresh read too.
+    const std::vector<int32_t> more(first.tokens.begin(), first.tokens.end());
+    const std::vector<float> onKept = m->eval(more), onFresh = fresh->eval(more);
+    EXPECT_EQ(std::memcmp(onKept.data(), onFresh.data(), onFresh.size() * sizeof(float)), 0);
+
+    // An answer that starts somewhere new is copied.
+    m->generate(std::vector<int32_t>{ids[1], ids[2]}, gp);
+    EXPECT_EQ(impl.checkpointCopies(), 2);
 }
 
 TEST(Checkpoints, OneIsKeptTheNewest)

@@ -96,7 +96,7 @@ io::ReadJob StreamedExpertSource::makeJob(const Bank &b, int expert, const Exper
     job.finish = [cache, bank, slot, expert, verify, record](io::ReadDone &d) {
         if (d.ok) {
             try {
-                format::checkBankRecord(record, bank->shape(), expert, bank->file().path(), verify);
+                bank->check(record, expert, verify);
             } catch (const Error &e) {
                 d.ok = false;
                 d.error = e.what();

@@ -7,6 +7,7 @@
 #include "convert/fused_experts_source.hpp"
 #include "convert/grouped_quant.hpp"
 #include "convert/hf_names.hpp"
+#include "convert/bank_writer.hpp"
 #include "convert/native_experts.hpp"
 #include "convert/output_file.hpp"
 #include "convert/parallel.hpp"
@@ -27,6 +28,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <unistd.h>
 
@@ -38,6 +40,7 @@ namespace {
 
 constexpr int64_t kChunkElements = 1 << 22;
 constexpr int64_t kMinCodebookSample = 65536;
+constexpr int kRepackReaders = 8; // reads in flight during a native repack
 
 std::string gib(int64_t b) {
     char buf[32];
@@ -66,6 +69,7 @@ private:
     void convertTrunkTensor(const TrunkPlan &p, int unit, OutputFile &trunk, ResumeState &st);
     void convertExperts(const Unit &u, const UnitPlan &p, int unitIndex, OutputFile &codebooks);
     void convertNativeExperts(const Unit &u, const UnitPlan &p, int unitIndex);
+    void writeBank(const Unit &u, const UnitPlan &p, int unitIndex, const std::function<void(int, uint8_t *)> &build);
     void finish(ResumeState &st);
     void reclaimShards(int unitsDone, ResumeState &st, int *count);
 
@@ -79,6 +83,7 @@ private:
     std::string m_fingerprint;
     int m_threads;
     OutputBudget m_budget;
+    BankBuffers m_bankBuffers; // reused by every bank
     ConvertProgress m_event;
     std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
 };
@@ -212,7 +217,6 @@ void Converter::convertExperts(const Unit &u, const UnitPlan &p, int unitIndex, 
     const VqGeometry geom;
     const ExpertShape shape = p.expert;
     const int E = static_cast<int>(u.experts.size());
-    const int64_t perExpertSource = expertSourceBytes(m_src, u);
     // 1. Codebooks for gate, up, down, fitted on vectors sampled from evenly spaced experts.
     emit(ConvertProgress::Phase::Codebooks, unitIndex, "codebooks");
     const int nSample = std::max(1, std::min(E, m_o.codebookExperts));
@@ -267,59 +271,50 @@ void Converter::convertExperts(const Unit &u, const UnitPlan &p, int unitIndex, 
             codebooks.append(cbRec.data(), static_cast<int64_t>(cbRec.size()));
         }
     // 2. The bank: experts encoded in parallel batches, written in id order.
-    const std::string bankPath = joinPath(m_out, format::bankFileName(u.layer));
-    const std::string partial = bankPath + ".partial";
-    {
-        OutputFile bank(partial, 0, &m_budget);
-        const int batch = std::max(1, m_threads);
-        std::vector<std::vector<uint8_t>> recs(static_cast<size_t>(batch), std::vector<uint8_t>(static_cast<size_t>(p.recordBytes)));
-        for (int e0 = 0; e0 < E; e0 += batch) {
-            checkCancel(unitIndex);
-            const int n = std::min(batch, E - e0);
-            parallelFor(static_cast<size_t>(n), m_threads, [&](size_t i) {
-                const int e = e0 + static_cast<int>(i);
-                std::vector<float> m[3];
-                for (int kind = 0; kind < 3; ++kind) {
-                    const SourceTensor t = m_src.info(u.experts[static_cast<size_t>(e)].name[kind]);
-                    const int64_t rows = kind < 2 ? shape.inter : shape.hidden;
-                    const int64_t cols = kind < 2 ? shape.hidden : shape.inter;
-                    if (t.shape != std::vector<int64_t>{rows, cols}) throw Error(ErrorCode::Format, t.name + " has an unexpected shape");
-                    m[kind].resize(static_cast<size_t>(rows * cols));
-                    m_src.readRows(t, 0, rows, m[kind].data());
-                }
-                buildExpertRecord(u.layer, e, u.codebookBase, shape, geom, m[0].data(), m[1].data(), m[2].data(), books, recs[i].data());
-            });
-            for (int i = 0; i < n; ++i) bank.append(recs[static_cast<size_t>(i)].data(), p.recordBytes);
-            m_event.sourceBytesDone += perExpertSource * n;
-            emit(ConvertProgress::Phase::Experts, unitIndex, "experts " + std::to_string(e0 + n) + "/" + std::to_string(E));
+    writeBank(u, p, unitIndex, [&](int e, uint8_t *rec) {
+        std::vector<float> m[3];
+        for (int kind = 0; kind < 3; ++kind) {
+            const SourceTensor t = m_src.info(u.experts[static_cast<size_t>(e)].name[kind]);
+            const int64_t rows = kind < 2 ? shape.inter : shape.hidden;
+            const int64_t cols = kind < 2 ? shape.hidden : shape.inter;
+            if (t.shape != std::vector<int64_t>{rows, cols}) throw Error(ErrorCode::Format, t.name + " has an unexpected shape");
+            m[kind].resize(static_cast<size_t>(rows * cols));
+            m_src.readRows(t, 0, rows, m[kind].data());
         }
-        bank.close();
-    }
-    renameDurable(partial, bankPath);
+        buildExpertRecord(u.layer, e, u.codebookBase, shape, geom, m[0].data(), m[1].data(), m[2].data(), books, rec);
+    });
 }
 
-// Native records: each expert's tensors copied (or, for q4, encoded) into its record, in
-// parallel batches written in id order, like the VQ bank above but with no codebooks.
+// Native records: each expert's tensors copied (or, for q4, encoded) into its record, like
+// the VQ bank above but with no codebooks.
 void Converter::convertNativeExperts(const Unit &u, const UnitPlan &p, int unitIndex) {
+    writeBank(u, p, unitIndex, [&](int e, uint8_t *rec) {
+        buildNativeRecord(m_src, u.experts[static_cast<size_t>(e)], m_experts, p.expert, u.layer, e, rec);
+    });
+}
+
+// A unit's bank: records built on the worker threads and written in id order, the write of
+// one batch overlapping the building of the next (bank_writer.hpp); progress and cancel
+// between batches. The bank appears under its name only once complete.
+void Converter::writeBank(const Unit &u, const UnitPlan &p, int unitIndex, const std::function<void(int, uint8_t *)> &build) {
     const int E = static_cast<int>(u.experts.size());
     const int64_t perExpertSource = expertSourceBytes(m_src, u);
     const std::string bankPath = joinPath(m_out, format::bankFileName(u.layer));
     const std::string partial = bankPath + ".partial";
     {
-        OutputFile bank(partial, 0, &m_budget);
-        const int batch = std::max(1, m_threads);
-        std::vector<std::vector<uint8_t>> recs(static_cast<size_t>(batch), std::vector<uint8_t>(static_cast<size_t>(p.recordBytes)));
-        for (int e0 = 0; e0 < E; e0 += batch) {
+        OutputFile bank(partial, 0, &m_budget, true);
+        int reported = 0;
+        checkCancel(unitIndex);
+        // A repack is reads and copies: more workers than jobs keep more reads in flight
+        // (its CPU work, the copy and the checksum, is small).
+        const bool repack = m_experts.native() && !m_experts.encode;
+        const int workers = repack ? std::max(m_threads, kRepackReaders) : m_threads;
+        writeBankRecords(bank, {E, p.recordBytes, workers}, m_bankBuffers, build, [&](int built) {
+            m_event.sourceBytesDone += perExpertSource * (built - reported);
+            reported = built;
+            emit(ConvertProgress::Phase::Experts, unitIndex, "experts " + std::to_string(built) + "/" + std::to_string(E));
             checkCancel(unitIndex);
-            const int n = std::min(batch, E - e0);
-            parallelFor(static_cast<size_t>(n), m_threads, [&](size_t i) {
-                const int e = e0 + static_cast<int>(i);
-                buildNativeRecord(m_src, u.experts[static_cast<size_t>(e)], m_experts, p.expert, u.layer, e, recs[i].data());
-            });
-            for (int i = 0; i < n; ++i) bank.append(recs[static_cast<size_t>(i)].data(), p.recordBytes);
-            m_event.sourceBytesDone += perExpertSource * n;
-            emit(ConvertProgress::Phase::Experts, unitIndex, "experts " + std::to_string(e0 + n) + "/" + std::to_string(E));
-        }
+        });
         bank.close();
     }
     renameDurable(partial, bankPath);

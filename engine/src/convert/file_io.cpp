@@ -1,7 +1,10 @@
 #include "convert/file_io.hpp"
 
+#include "io/aligned_buffer.hpp"
+
 #include <waste/waste.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -9,10 +12,50 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+#include <vector>
 
 namespace waste::convert {
 
 namespace {
+
+// Aligned buffers for uncached reads, lent out and taken back: the converter's workers are
+// threads made per batch, so buffers of their own would be fresh pages (a page fault per
+// 4 KiB) every batch.
+class BounceBuffer {
+public:
+    explicit BounceBuffer(int64_t bytes) {
+        {
+            std::lock_guard lock(mutex());
+            auto &free = pool();
+            auto it = std::find_if(free.begin(), free.end(), [&](const io::AlignedBuffer &b) { return b.size() >= bytes; });
+            if (it != free.end()) {
+                m_buffer = std::move(*it);
+                free.erase(it);
+            }
+        }
+        if (m_buffer.size() < bytes) m_buffer = io::AlignedBuffer(bytes);
+    }
+    ~BounceBuffer() {
+        std::lock_guard lock(mutex());
+        if (pool().size() < kKept) pool().push_back(std::move(m_buffer));
+    }
+    BounceBuffer(const BounceBuffer &) = delete;
+    BounceBuffer &operator=(const BounceBuffer &) = delete;
+    uint8_t *data() const { return m_buffer.data(); }
+
+private:
+    static constexpr size_t kKept = 32;
+    static std::mutex &mutex() {
+        static std::mutex m;
+        return m;
+    }
+    static std::vector<io::AlignedBuffer> &pool() {
+        static std::vector<io::AlignedBuffer> p;
+        return p;
+    }
+    io::AlignedBuffer m_buffer;
+};
+
 std::string sysError(const std::string &what, const std::string &path) {
     return what + " " + path + ": " + std::strerror(errno);
 }
@@ -122,6 +165,25 @@ void InputFile::readAt(int64_t offset, void *dst, int64_t bytes) const {
         offset += n;
         bytes -= n;
     }
+}
+
+void InputFile::readAtUncached(int64_t offset, void *dst, int64_t bytes) const {
+    if (offset < 0 || bytes < 0 || offset + bytes > m_size)
+        throw Error(ErrorCode::Format, m_path + ": read of " + std::to_string(bytes) + " bytes at " + std::to_string(offset) +
+                                           " is past the end of the file (" + std::to_string(m_size) + " bytes); the file is truncated");
+    std::call_once(m_directOnce, [this] { m_direct = std::make_unique<io::DirectFile>(m_path, true); });
+    if (!m_direct->directIo()) {
+        readAt(offset, dst, bytes);
+        return;
+    }
+    const int64_t start = offset / io::kDirectAlign * io::kDirectAlign;
+    const int64_t span = io::alignUp(offset + bytes) - start;
+    BounceBuffer bounce(span);
+    // The last piece of a file may end short of a whole page: the read stops at the end.
+    const int64_t got = m_direct->readAt(bounce.data(), span, start);
+    if (got < offset + bytes - start)
+        throw Error(ErrorCode::Io, m_path + ": unexpected end of file");
+    std::memcpy(dst, bounce.data() + (offset - start), static_cast<size_t>(bytes));
 }
 
 } // namespace waste::convert

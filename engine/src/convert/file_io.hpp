@@ -3,7 +3,11 @@
 // with the path in the message.
 #pragma once
 
+#include "io/direct_file.hpp"
+
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 
 namespace waste::convert {
@@ -27,6 +31,12 @@ public:
     InputFile(const InputFile &) = delete;
     InputFile &operator=(const InputFile &) = delete;
     void readAt(int64_t offset, void *dst, int64_t bytes) const;
+    // The same bytes, read past the page cache (io::DirectFile, opened at the first call) in
+    // one aligned read through a per-thread buffer. For bytes read once, in large pieces: a
+    // native repack reads each expert's tensors once, and buffered reads on a cold cache ran
+    // at a fifth of the disk's direct rate here. Falls back to buffered reads where the
+    // filesystem has no direct I/O. Thread-safe.
+    void readAtUncached(int64_t offset, void *dst, int64_t bytes) const;
     int64_t size() const { return m_size; }
     const std::string &path() const { return m_path; }
 
@@ -34,6 +44,8 @@ private:
     std::string m_path;
     int m_fd = -1;
     int64_t m_size = 0;
+    mutable std::once_flag m_directOnce;
+    mutable std::unique_ptr<io::DirectFile> m_direct;
 };
 
 } // namespace waste::convert

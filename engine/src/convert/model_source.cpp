@@ -180,9 +180,11 @@ const TensorInfo &HfDirectorySource::stored(const std::string &name) const {
 
 std::string HfDirectorySource::shardPath(const std::string &shardName) const { return joinPath(m_dir, shardName); }
 
-void HfDirectorySource::readWhole(const std::string &name, uint8_t *out) const {
+void HfDirectorySource::readWhole(const std::string &name, uint8_t *out, bool uncached) const {
     const TensorInfo &t = stored(name);
-    shard(m_weightMap.at(name)).readBytes(t, 0, t.bytes, out);
+    const SafetensorsFile &f = shard(m_weightMap.at(name));
+    if (uncached) f.readBytesUncached(t, 0, t.bytes, out);
+    else f.readBytes(t, 0, t.bytes, out);
 }
 
 SourceTensor HfDirectorySource::info(const std::string &name) const {
@@ -314,11 +316,11 @@ void HfDirectorySource::readStored(const SourceTensor &t, uint8_t *payload, uint
         if (t.dtype != DType::BF16)
             throw Error(ErrorCode::Unsupported, m_dir + ": '" + t.name + "' is " + dtypeName(t.dtype) +
                                                     "; native expert records keep MXFP4, FP8 blocks, INT4 groups or BF16");
-        readWhole(t.name, payload);
+        readWhole(t.name, payload, true);
         return;
     }
-    readWhole(group->second.payload, payload);
-    readWhole(group->second.scale, scales);
+    readWhole(group->second.payload, payload, true);
+    readWhole(group->second.scale, scales, true);
 }
 
 } // namespace waste::convert

@@ -102,7 +102,8 @@ private:
     };
     const SafetensorsFile &shard(const std::string &file) const;
     const TensorInfo &stored(const std::string &name) const; // a tensor as the shards hold it
-    void readWhole(const std::string &name, uint8_t *out) const;
+    // uncached: past the page cache, for the bytes a native repack reads once.
+    void readWhole(const std::string &name, uint8_t *out, bool uncached = false) const;
     void groupQuantised();
     std::string m_dir, m_config, m_identity;
     std::map<std::string, std::string> m_weightMap; // stored tensor -> shard file name

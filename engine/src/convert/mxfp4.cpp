@@ -7,21 +7,6 @@
 
 namespace waste::convert {
 
-float e2m1Value(uint8_t code)
-{
-    // Magnitudes for exponent/mantissa 0..7: subnormal 0 and 0.5, then 1, 1.5, 2, 3, 4, 6.
-    static constexpr float kMagnitude[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
-    const float m = kMagnitude[code & 7];
-    return (code & 8) ? -m : m;
-}
-
-float e8m0Scale(uint8_t e)
-{
-    if (e == 255)
-        return std::nanf("");
-    return std::ldexp(1.0f, int(e) - 127);
-}
-
 void decodeMxfp4Row(std::span<const uint8_t> packed, std::span<const uint8_t> scales, std::span<float> out,
                     const std::string &what)
 {

@@ -4,6 +4,8 @@
 // Decoding is exact in f32: every E2M1 value times a power of two is representable.
 #pragma once
 
+#include "format/native_values.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -13,10 +15,10 @@ namespace waste::convert {
 
 inline constexpr size_t kMxfp4Block = 32;
 
-// The 16 E2M1 codes: bit 3 sign, bits 2..1 exponent, bit 0 mantissa.
-float e2m1Value(uint8_t code);
-// 2^(e-127); e = 255 is NaN in the OCP spec and is refused by decodeMxfp4Row.
-float e8m0Scale(uint8_t e);
+// The element decoders are the container's (an e8m0 scale of 255 is NaN and is refused by
+// decodeMxfp4Row).
+using format::e2m1Value;
+using format::e8m0Scale;
 
 // Decodes one row of `n` weights (n a multiple of 2; the last block may be partial).
 // packed: ceil(n/2) bytes; scales: ceil(n/32) bytes. Throws waste::Error(Format) naming

@@ -6,7 +6,9 @@
 
 #include <waste/waste.hpp>
 
+#include <algorithm>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 namespace waste::convert {
@@ -49,10 +51,31 @@ ExpertChoice chooseExperts(const ModelSource &src, const Layout &layout, ExpertE
     return {format::kFmtVQ3R, false};
 }
 
+namespace {
+
+// Zeroes what no part of the record fills (the header's padding, the gaps that align each
+// part, the tail to the page), so the parts are written once: a memset of the whole record
+// first was a second pass over every byte of a repack.
+void zeroGaps(const format::NativeLayout &l, uint8_t *rec) {
+    std::vector<std::pair<int64_t, int64_t>> parts; // [begin, end) of every part, header first
+    parts.emplace_back(0, 0);
+    for (int k = 0; k < 3; ++k) {
+        parts.emplace_back(l.payloadOff[k], l.payloadOff[k] + l.payloadBytes[k]);
+        if (l.scaleBytes[k] > 0) parts.emplace_back(l.scaleOff[k], l.scaleOff[k] + l.scaleBytes[k]);
+    }
+    parts.emplace_back(l.recordBytes, l.recordBytes);
+    std::sort(parts.begin(), parts.end());
+    for (size_t i = 1; i < parts.size(); ++i)
+        if (parts[i].first > parts[i - 1].second)
+            std::memset(rec + parts[i - 1].second, 0, static_cast<size_t>(parts[i].first - parts[i - 1].second));
+}
+
+} // namespace
+
 void buildNativeRecord(const ModelSource &src, const ExpertNames &names, const ExpertChoice &choice,
                        const ExpertShape &s, int layer, int expert, uint8_t *rec) {
     const format::NativeLayout l = format::nativeRecordLayout(choice.fmt, s.inter, s.hidden);
-    std::memset(rec, 0, static_cast<size_t>(l.recordBytes));
+    zeroGaps(l, rec);
     for (int kind = 0; kind < 3; ++kind) {
         const SourceTensor t = src.info(names.name[kind]);
         const int64_t rows = kind < 2 ? s.inter : s.hidden;

@@ -5,6 +5,7 @@
 #include <waste/waste.hpp>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
@@ -24,8 +25,17 @@ std::string diskFullMessage(const std::string &path) {
 }
 } // namespace
 
-OutputFile::OutputFile(const std::string &path, int64_t keepBytes, OutputBudget *budget) : m_path(path), m_budget(budget) {
-    m_fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+OutputFile::OutputFile(const std::string &path, int64_t keepBytes, OutputBudget *budget, bool direct)
+    : m_path(path), m_budget(budget) {
+#ifdef O_DIRECT
+    if (direct) {
+        m_fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_DIRECT, 0644);
+        m_direct = m_fd >= 0;
+    }
+#else
+    (void)direct;
+#endif
+    if (m_fd < 0) m_fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (m_fd < 0) throw Error(ErrorCode::Io, "cannot create " + path + ": " + std::strerror(errno));
     if (::ftruncate(m_fd, keepBytes) != 0 || ::lseek(m_fd, keepBytes, SEEK_SET) < 0) {
         const std::string msg = "cannot truncate " + path + ": " + std::strerror(errno);
@@ -48,11 +58,18 @@ void OutputFile::append(const void *data, int64_t bytes) {
         allowed = std::max<int64_t>(0, m_budget->failAfter - m_budget->written);
         simulateFull = true;
     }
+    constexpr uintptr_t kAlign = 4096;
+    if (m_direct && (reinterpret_cast<uintptr_t>(p) % kAlign || allowed % int64_t(kAlign) || m_size % int64_t(kAlign)))
+        stopDirect();
     int64_t left = allowed;
     while (left > 0) {
         const ssize_t n = ::write(m_fd, p, static_cast<size_t>(left));
         if (n < 0) {
             if (errno == EINTR) continue;
+            if (errno == EINVAL && m_direct) { // the filesystem takes no direct writes after all
+                stopDirect();
+                continue;
+            }
             if (errno == ENOSPC || errno == EDQUOT) throw Error(ErrorCode::Io, diskFullMessage(m_path));
             throw Error(ErrorCode::Io, "cannot write " + m_path + ": " + std::strerror(errno));
         }
@@ -62,6 +79,15 @@ void OutputFile::append(const void *data, int64_t bytes) {
         if (m_budget) m_budget->written += n;
     }
     if (simulateFull) throw Error(ErrorCode::Io, "disk full while writing " + m_path + " (simulated: write limit reached)");
+}
+
+void OutputFile::stopDirect() {
+#ifdef O_DIRECT
+    const int flags = ::fcntl(m_fd, F_GETFL);
+    if (flags < 0 || ::fcntl(m_fd, F_SETFL, flags & ~O_DIRECT) != 0)
+        throw Error(ErrorCode::Io, "cannot switch " + m_path + " to buffered writes: " + std::strerror(errno));
+#endif
+    m_direct = false;
 }
 
 void OutputFile::sync() {

@@ -183,6 +183,12 @@ void SafetensorsFile::readBytes(const TensorInfo &t, int64_t first, int64_t coun
     m_file.readAt(t.offset + first, out, count);
 }
 
+void SafetensorsFile::readBytesUncached(const TensorInfo &t, int64_t first, int64_t count, uint8_t *out) const {
+    if (first < 0 || count < 0 || first + count > t.bytes)
+        throw Error(ErrorCode::Argument, path() + ": byte range outside tensor '" + t.name + "'");
+    m_file.readAtUncached(t.offset + first, out, count);
+}
+
 SafetensorsWriter::SafetensorsWriter(const std::string &path, const std::vector<TensorSpec> &specs)
     : m_path(path), m_tmp(path + ".tmp") {
     nlohmann::ordered_json header;

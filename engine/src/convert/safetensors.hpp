@@ -45,6 +45,8 @@ public:
     void readElements(const TensorInfo &t, int64_t first, int64_t count, float *out) const;
     // Reads `count` raw bytes starting at byte `first` of the tensor (any dtype).
     void readBytes(const TensorInfo &t, int64_t first, int64_t count, uint8_t *out) const;
+    // The same past the page cache, for bytes read once (InputFile::readAtUncached).
+    void readBytesUncached(const TensorInfo &t, int64_t first, int64_t count, uint8_t *out) const;
     const std::string &path() const { return m_file.path(); }
     int64_t size() const { return m_file.size(); }
 

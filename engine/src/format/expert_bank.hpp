@@ -4,19 +4,18 @@
 #include "format/expert_record.hpp"
 #include "format/file.hpp"
 #include "format/manifest.hpp"
+#include "format/native_record.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace waste::format {
 
-// The check every record read passes before use: checkNativeRecord for a bank of native
-// records (shape.native), checkExpertRecord for VQ records.
-ExpertHeader checkBankRecord(const uint8_t *record, const RecordShape &shape, int expert, const std::string &file,
-                             bool verifyCrc);
-
 class ExpertBank {
 public:
+    // Opens the bank; for native records (shape.native) it also fixes their layout here, once,
+    // and refuses a stride that does not fit it.
     ExpertBank(const std::string &dir, const BankEntry &entry, const RecordShape &shape);
 
     const RecordShape &shape() const { return m_shape; }
@@ -27,9 +26,14 @@ public:
     // Reads record `expert` into dst (recordBytes) with one pread and checks its header.
     ExpertHeader read(int expert, uint8_t *dst, bool verifyCrc) const;
 
+    // The check every record read passes before use: checkNativeRecord against the bank's
+    // layout for native records, checkExpertRecord for VQ records.
+    ExpertHeader check(const uint8_t *record, int expert, bool verifyCrc) const;
+
 private:
     File m_file;
     RecordShape m_shape;
+    std::optional<NativeLayout> m_native;
     int m_experts = 0;
 };
 

@@ -75,28 +75,38 @@ void storeExpertHeader(const ExpertHeader &h, uint8_t *p)
     storeU32(p + 36, h.crc32);
 }
 
-ExpertHeader checkExpertRecord(const uint8_t *record, const RecordShape &s, int expert, const std::string &file,
-                               bool verifyCrc)
+void recordDamaged(const RecordShape &s, int expert, const std::string &file, const std::string &what)
+{
+    throw Error(ErrorCode::Format, file + ": record of expert " + std::to_string(expert) + " (layer " + std::to_string(s.layer) +
+                                       "): " + what + "; the bank is damaged, re-convert or re-download it");
+}
+
+ExpertHeader parseBankHeader(const uint8_t *record, const RecordShape &s, int expert, const std::string &file)
 {
     const ExpertHeader h = parseExpertHeader(record);
-    const std::string where = file + ": record of expert " + std::to_string(expert) + " (layer " + std::to_string(s.layer) + ")";
-    auto bad = [&](const std::string &what) {
-        throw Error(ErrorCode::Format, where + ": " + what + "; the bank is damaged, re-convert or re-download it");
-    };
+    auto bad = [&](const std::string &what) { recordDamaged(s, expert, file, what); };
     if (h.magic != kExpertMagic)
         bad("bad magic");
     if (h.layer != s.layer)
         bad("header says layer " + std::to_string(h.layer));
     if (h.expertId != expert)
         bad("header says expert " + std::to_string(h.expertId));
+    if (int64_t(h.rec4kBlocks) * kRecordPageBytes != s.recordBytes)
+        bad("record size " + std::to_string(int64_t(h.rec4kBlocks) * kRecordPageBytes) + " differs from the bank stride " +
+            std::to_string(s.recordBytes));
+    return h;
+}
+
+ExpertHeader checkExpertRecord(const uint8_t *record, const RecordShape &s, int expert, const std::string &file,
+                               bool verifyCrc)
+{
+    const ExpertHeader h = parseBankHeader(record, s, expert, file);
+    auto bad = [&](const std::string &what) { recordDamaged(s, expert, file, what); };
     const bool fmtOk = s.indexBits == 6 ? h.fmt == kFmtVQ4P : (h.fmt == kFmtVQ3R || h.fmt == kFmtVQ2R);
     if (!fmtOk)
         bad("format id " + std::to_string(h.fmt) + " disagrees with the manifest's index_bits " + std::to_string(s.indexBits));
     if (h.lowrankId != 0)
         bad("lowrank_id must be 0");
-    if (int64_t(h.rec4kBlocks) * kRecordPageBytes != s.recordBytes)
-        bad("record size " + std::to_string(int64_t(h.rec4kBlocks) * kRecordPageBytes) + " differs from the bank stride " +
-            std::to_string(s.recordBytes));
     if (int64_t(h.codebookId) + 3 * int64_t(s.stages) > s.codebooks)
         bad("codebook range " + std::to_string(h.codebookId) + "+" + std::to_string(3 * s.stages) + " exceeds the " +
             std::to_string(s.codebooks) + " codebooks");

@@ -67,4 +67,10 @@ void storeExpertHeader(const ExpertHeader &h, uint8_t *record);
 ExpertHeader checkExpertRecord(const uint8_t *record, const RecordShape &shape, int expert, const std::string &file,
                                bool verifyCrc);
 
+// What the record checks of every format share: the header, parsed, with its magic, layer,
+// expert id and size checked against the bank; and the error a failed check throws
+// (Error(Format) naming the file, the record and what to do).
+ExpertHeader parseBankHeader(const uint8_t *record, const RecordShape &shape, int expert, const std::string &file);
+[[noreturn]] void recordDamaged(const RecordShape &shape, int expert, const std::string &file, const std::string &what);
+
 } // namespace waste::format

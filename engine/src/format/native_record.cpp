@@ -117,32 +117,29 @@ ExpertHeader nativeHeader(uint8_t fmt, const NativeLayout &l, int layer, int exp
     return h;
 }
 
-ExpertHeader checkNativeRecord(const uint8_t *record, uint8_t fmt, const RecordShape &s, int expert,
+NativeLayout nativeBankLayout(const RecordShape &s, const std::string &file)
+{
+    // The manifest's shape decides the layout; every record header must restate it exactly.
+    const NativeLayout l = nativeRecordLayout(s.native, s.inter, s.width);
+    if (l.recordBytes != s.recordBytes)
+        throw Error(ErrorCode::Format, file + ": the manifest gives layer " + std::to_string(s.layer) + " records of " +
+                                           std::to_string(s.recordBytes) + " bytes, but " + nativeFmtName(s.native) +
+                                           " experts of " + std::to_string(s.inter) + "x" + std::to_string(s.width) +
+                                           " take " + std::to_string(l.recordBytes) +
+                                           "; the container is damaged, re-convert or re-download it");
+    return l;
+}
+
+ExpertHeader checkNativeRecord(const uint8_t *record, const NativeLayout &l, const RecordShape &s, int expert,
                                const std::string &file, bool verifyCrc)
 {
-    const ExpertHeader h = parseExpertHeader(record);
-    const std::string where = file + ": record of expert " + std::to_string(expert) + " (layer " + std::to_string(s.layer) + ")";
-    auto bad = [&](const std::string &what) {
-        throw Error(ErrorCode::Format, where + ": " + what + "; the bank is damaged, re-convert or re-download it");
-    };
-    if (h.magic != kExpertMagic)
-        bad("bad magic");
-    if (h.layer != s.layer)
-        bad("header says layer " + std::to_string(h.layer));
-    if (h.expertId != expert)
-        bad("header says expert " + std::to_string(h.expertId));
+    const uint8_t fmt = s.native;
+    const ExpertHeader h = parseBankHeader(record, s, expert, file);
+    auto bad = [&](const std::string &what) { recordDamaged(s, expert, file, what); };
     if (h.fmt != fmt)
         bad("format id " + std::to_string(h.fmt) + " disagrees with the manifest's " + nativeFmtName(fmt));
     if (h.lowrankId != 0 || h.codebookId != 0)
         bad("codebook_id and lowrank_id must be 0 in a native record");
-    if (int64_t(h.rec4kBlocks) * kRecordPageBytes != s.recordBytes)
-        bad("record size " + std::to_string(int64_t(h.rec4kBlocks) * kRecordPageBytes) + " differs from the bank stride " +
-            std::to_string(s.recordBytes));
-    // The manifest's shape decides the layout; the header must restate it exactly.
-    const NativeLayout l = nativeRecordLayout(fmt, s.inter, s.width);
-    if (l.recordBytes != s.recordBytes)
-        bad("the bank stride " + std::to_string(s.recordBytes) + " does not fit " + nativeFmtName(fmt) + " experts of " +
-            std::to_string(s.inter) + "x" + std::to_string(s.width) + " (" + std::to_string(l.recordBytes) + " bytes)");
     if (h.gateOff != l.payloadOff[0] || h.upOff != l.payloadOff[1] || h.downOff != l.payloadOff[2] ||
         h.scaleOff != l.scaleOff[0])
         bad("matrix offsets disagree with the " + std::string(nativeFmtName(fmt)) + " layout");

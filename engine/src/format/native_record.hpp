@@ -66,9 +66,15 @@ NativeLayout nativeRecordLayout(uint8_t fmt, int64_t inter, int64_t width);
 // The header a writer stores for this layout (crc left 0: compute it over the filled body).
 ExpertHeader nativeHeader(uint8_t fmt, const NativeLayout &l, int layer, int expert);
 
-// Validates a native record's header against the bank's shape and format; throws
-// Error(Format) naming the file and the record, like checkExpertRecord.
-ExpertHeader checkNativeRecord(const uint8_t *record, uint8_t fmt, const RecordShape &shape, int expert,
+// The layout of a bank's records (shape.native experts of shape.inter x shape.width),
+// computed once where the bank opens; throws Error(Format) naming `file` when the bank's
+// stride does not fit it.
+NativeLayout nativeBankLayout(const RecordShape &shape, const std::string &file);
+
+// Validates a native record's header against the bank's shape and its layout `l`
+// (nativeBankLayout); throws Error(Format) naming the file and the record, like
+// checkExpertRecord.
+ExpertHeader checkNativeRecord(const uint8_t *record, const NativeLayout &l, const RecordShape &shape, int expert,
                                const std::string &file, bool verifyCrc);
 
 } // namespace waste::format

@@ -16,8 +16,16 @@ inline float e2m1Value(uint8_t code)
     return (code & 8) ? -m : m;
 }
 
-// E8M0 shared scale: 2^(e-127); e = 255 is NaN in the OCP MX spec.
-inline float e8m0Scale(uint8_t e) { return e == 255 ? std::nanf("") : std::ldexp(1.0f, int(e) - 127); }
+// E8M0 shared scale: 2^(e-127), built from its bits so the SIMD kernels can call it once per
+// 32 weights without an ldexp call. e = 0 is the f32 subnormal 2^-127; e = 255 is NaN in the
+// OCP MX spec (never in valid data).
+inline float e8m0Scale(uint8_t e)
+{
+    const uint32_t bits = e == 0 ? 0x00400000u : e == 255 ? 0x7fc00000u : uint32_t(e) << 23;
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
 
 // FP8 E4M3 (the "fn" variant: no infinities, S.1111.111 is NaN), exponent bias 7.
 inline float e4m3Value(uint8_t b)

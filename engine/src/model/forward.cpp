@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string_view>
 
 namespace waste::model {
 
@@ -20,6 +22,8 @@ Forward::Forward(const format::Manifest &manifest, const Weights &weights, const
         m_nativeLayout = format::nativeRecordLayout(manifest.quant.native, m_c.moeInter, m_c.expertWidth());
     if (m_c.g.on)
         m_rotary = Rotary(m_c.g);
+    const char *act = std::getenv("WASTE_NATIVE_ACTIVATIONS");
+    m_int8Activations = manifest.quant.native == format::kFmtMXFP4 && act && std::string_view(act) == "int8";
 }
 
 void Forward::embed(int32_t token, float *out) const { m_w.embed->readRow(token, out); }

@@ -97,6 +97,10 @@ private:
     format::NativeLayout m_nativeLayout;  // the record layout of native banks (manifest.quant.native)
     Rope m_rope;                          // MLA's rotated dims (DeepSeek-V3 family) and score scale
     Rotary m_rotary;                      // GQA families' rotary tables
+    // MXFP4 experts with int8 activations (quant/mxfp4_q8.hpp): WASTE_NATIVE_ACTIVATIONS=int8
+    // at construction; f32 (the default) otherwise. Off by default: on the tiny K3 the
+    // logits moved by 0.1 of their range on average, against the 1e-3 allowed (tst_mxfp4_q8).
+    bool m_int8Activations = false;
 };
 
 } // namespace waste::model

@@ -1,11 +1,14 @@
 // A routed expert kept in its release's encoding (MXFP4, FP8B128, INT4G32, BF16): gate
 // and up row by row from the record, the activation, then down. Each output row is one
 // row kernel call on the whole input, so splitting rows over the pool's threads (as the
-// VQ path splits its blocks) never changes a value.
+// VQ path splits its blocks) never changes a value. MXFP4 experts may take their inputs
+// as int8 (WASTE_NATIVE_ACTIVATIONS, forward.hpp).
 #include "model/forward.hpp"
+#include "quant/mxfp4_q8.hpp"
 #include "quant/native_matvec.hpp"
 
 #include <algorithm>
+#include <vector>
 
 namespace waste::model {
 
@@ -40,6 +43,24 @@ void Forward::nativeExpert(const uint8_t *record, const float *x, float *g, floa
     const quant::NativeMatrix gate = quant::nativeMatrix(fmt, record, m_nativeLayout, 0, Im, W);
     const quant::NativeMatrix up = quant::nativeMatrix(fmt, record, m_nativeLayout, 1, Im, W);
     const quant::NativeMatrix down = quant::nativeMatrix(fmt, record, m_nativeLayout, 2, Im, W);
+    if (m_int8Activations) {
+        // MXFP4 with int8 activations (quant/mxfp4_q8.hpp): x quantised once for gate and
+        // up, the activation once for down. The buffers are this call's own: a prefill runs
+        // one expert's users on several threads at once.
+        std::vector<int8_t> q(size_t(std::max(Im, W)));
+        std::vector<float> d(q.size() / quant::kQ8Group);
+        quant::quantizeQ8(x, W, q.data(), d.data());
+        m_pool.forRange(2 * Im, m_pool.grainFor(2 * Im, W), [&](int64_t r0, int64_t r1) {
+            if (r0 < Im)
+                quant::nativeMatRowsQ8(gate, q.data(), d.data(), r0, std::min(r1, Im), g);
+            if (r1 > Im)
+                quant::nativeMatRowsQ8(up, q.data(), d.data(), std::max(r0, Im) - Im, r1 - Im, u);
+        });
+        activate(g, u, g, Im);
+        quant::quantizeQ8(g, Im, q.data(), d.data());
+        m_pool.forRange(W, m_pool.grainFor(W, Im), [&](int64_t r0, int64_t r1) { quant::nativeMatRowsQ8(down, q.data(), d.data(), r0, r1, y); });
+        return;
+    }
     // Gate and up in one split: rows [0, Im) are gate's, [Im, 2 Im) up's. About a
     // nanosecond per weight in the scalar kernels.
     m_pool.forRange(2 * Im, m_pool.grainFor(2 * Im, W), [&](int64_t r0, int64_t r1) {

@@ -1,5 +1,6 @@
 #include "quant/native_matvec.hpp"
 
+#include "quant/mxfp4_q8.hpp"
 #include "quant/native_rows.hpp"
 #include "waste/waste.hpp"
 
@@ -44,6 +45,16 @@ void nativeMatRows(const NativeMatrix &m, const float *x, int64_t r0, int64_t r1
         return;
     }
     throw Error(ErrorCode::Unsupported, "expert format id " + std::to_string(m.fmt) + " is not a native format");
+}
+
+void nativeMatRowsQ8(const NativeMatrix &m, const int8_t *q, const float *d, int64_t r0, int64_t r1, float *y)
+{
+    if (m.fmt != format::kFmtMXFP4)
+        throw Error(ErrorCode::Unsupported, "int8 activations are for MXFP4 experts only");
+    const Mxfp4Q8Row row = mxfp4Q8();
+    const int64_t n = m.cols;
+    for (int64_t r = r0; r < r1; ++r)
+        y[r] = row(m.payload + r * (n / 2), m.scales + r * (n / format::kMxfp4Group), q, d, n);
 }
 
 } // namespace waste::quant

@@ -26,4 +26,8 @@ NativeMatrix nativeMatrix(uint8_t fmt, const uint8_t *record, const format::Nati
 // y[r] = row r of m times x (m.cols inputs), for r in [r0, r1).
 void nativeMatRows(const NativeMatrix &m, const float *x, int64_t r0, int64_t r1, float *y);
 
+// The same for an MXFP4 matrix with its input quantised by quantizeQ8 (mxfp4_q8.hpp):
+// q (m.cols codes) and d (m.cols / 32 steps).
+void nativeMatRowsQ8(const NativeMatrix &m, const int8_t *q, const float *d, int64_t r0, int64_t r1, float *y);
+
 } // namespace waste::quant

@@ -7,7 +7,6 @@
 #include "format/bytes.hpp"
 #include "format/native_record.hpp"
 #include "format/native_values.hpp"
-#include "quant/e8m0_value.hpp"
 
 #include <immintrin.h>
 
@@ -94,7 +93,7 @@ WASTE_AVX2 float mxfp4(const uint8_t *packed, const uint8_t *scales, const float
     for (int64_t b = 0; b * format::kMxfp4Group < n; ++b) {
         Lanes s = zero();
         addGroup32(s, _mm256_shuffle_epi8(lut, unpackNibbles(packed + 16 * b)), half, x + 32 * b);
-        addScaled(acc, s, e8m0Value(scales[b]));
+        addScaled(acc, s, format::e8m0Scale(scales[b]));
     }
     return reduce(acc);
 }

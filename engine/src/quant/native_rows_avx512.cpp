@@ -10,7 +10,6 @@
 #include "format/bytes.hpp"
 #include "format/native_record.hpp"
 #include "format/native_values.hpp"
-#include "quant/e8m0_value.hpp"
 
 #include <immintrin.h>
 
@@ -55,7 +54,7 @@ WASTE_AVX512 float mxfp4(const uint8_t *packed, const uint8_t *scales, const flo
         __m512 s = _mm512_setzero_ps();
         s = addProducts(s, _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(c0), table), _mm512_loadu_ps(xb));
         s = addProducts(s, _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(c1), table), _mm512_loadu_ps(xb + 16));
-        acc = addProducts(acc, _mm512_set1_ps(e8m0Value(scales[b])), s);
+        acc = addProducts(acc, _mm512_set1_ps(format::e8m0Scale(scales[b])), s);
     }
     return reduce(acc);
 }

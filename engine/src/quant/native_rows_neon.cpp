@@ -7,7 +7,6 @@
 #include "format/bytes.hpp"
 #include "format/native_record.hpp"
 #include "format/native_values.hpp"
-#include "quant/e8m0_value.hpp"
 
 #include <arm_neon.h>
 
@@ -81,7 +80,7 @@ float mxfp4(const uint8_t *packed, const uint8_t *scales, const float *x, int64_
         Lanes s = zero();
         addInt8x16(s, vqtbl1q_s8(lut, c.val[0]), half, x + 32 * b);
         addInt8x16(s, vqtbl1q_s8(lut, c.val[1]), half, x + 32 * b + 16);
-        addScaled(acc, s, e8m0Value(scales[b]));
+        addScaled(acc, s, format::e8m0Scale(scales[b]));
     }
     return reduce(acc);
 }

@@ -5,7 +5,6 @@
 #include "format/bytes.hpp"
 #include "format/native_record.hpp"
 #include "format/native_values.hpp"
-#include "quant/e8m0_value.hpp"
 
 #include <algorithm>
 #include <array>
@@ -49,7 +48,7 @@ float mxfp4(const uint8_t *packed, const uint8_t *scales, const float *x, int64_
             const uint8_t byte = packed[i >> 1];
             l.add(i, format::e2m1Value((i & 1) ? uint8_t(byte >> 4) : uint8_t(byte & 15)), x[i]);
         }
-        l.endGroup(e8m0Value(scales[b]));
+        l.endGroup(format::e8m0Scale(scales[b]));
     }
     return l.reduce();
 }

@@ -86,20 +86,13 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options) : m_di
         for (const auto &[layer, entry] : m_manifest.banks) {
             if (layer < c.firstDense)
                 continue;
-            if (native) {
-                format::RecordShape shape;
-                shape.layer = layer;
-                shape.recordBytes = entry.recordBytes;
-                shape.inter = c.moeInter;
-                shape.width = c.expertWidth();
+            format::RecordShape shape;
+            shape.layer = layer;
+            shape.recordBytes = entry.recordBytes;
+            shape.inter = c.moeInter;
+            shape.width = c.expertWidth();
+            if (native) { // the bank checks its stride against the format's layout as it opens
                 shape.native = m_manifest.quant.native;
-                const int64_t want = format::nativeRecordLayout(shape.native, shape.inter, shape.width).recordBytes;
-                if (entry.recordBytes != want)
-                    throw Error(ErrorCode::Format, manifestPath + ": layer " + std::to_string(layer) + " records of " +
-                                                       std::to_string(entry.recordBytes) + " bytes, but " +
-                                                       format::nativeFmtName(shape.native) + " experts of " +
-                                                       std::to_string(shape.inter) + "x" + std::to_string(shape.width) +
-                                                       " take " + std::to_string(want));
                 banks[layer] = std::make_shared<format::ExpertBank>(m_dir, entry, shape);
                 continue;
             }
@@ -107,11 +100,6 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options) : m_di
                 throw Error(ErrorCode::Format, manifestPath + ": layer " + std::to_string(layer) + " codebook_base " +
                                                    std::to_string(entry.codebookBase) + " is beyond the " +
                                                    std::to_string(m_books.count()) + " codebooks in codebooks.bin");
-            format::RecordShape shape;
-            shape.layer = layer;
-            shape.recordBytes = entry.recordBytes;
-            shape.inter = c.moeInter;
-            shape.width = c.expertWidth();
             shape.stages = m_manifest.quant.stages;
             shape.indexBits = m_manifest.quant.indexBits;
             shape.codebooks = m_books.count();

@@ -59,6 +59,7 @@ public:
     // Engine internals for tests and tools.
     const format::Manifest &manifest() const { return m_manifest; }
     const std::vector<float> &lastLogits() const { return m_state.lastLogits; }
+    int64_t checkpointCopies() const { return m_read.copies(); }
     compute::ThreadPool &computePool() { return *m_pool; }
 
 private:

@@ -20,19 +20,16 @@ void ReadHistory::mark(const model::State &s)
 {
     if (m_capacity <= 0 || s.pos == 0 || s.lastLogits.empty())
         return;
-    auto at = std::find_if(m_checkpoints.begin(), m_checkpoints.end(), [&](const Checkpoint &c) { return c.pos == s.pos; });
-    Checkpoint *cp = nullptr;
-    if (at != m_checkpoints.end()) {
-        cp = &*at;
-    } else {
-        Checkpoint fresh;
-        if (int(m_checkpoints.size()) >= m_capacity) { // the oldest goes; its buffers are reused
-            fresh = std::move(m_checkpoints.front());
-            m_checkpoints.erase(m_checkpoints.begin());
-        }
-        m_checkpoints.push_back(std::move(fresh));
-        cp = &m_checkpoints.back();
+    if (std::any_of(m_checkpoints.begin(), m_checkpoints.end(), [&](const Checkpoint &c) { return c.pos == s.pos; }))
+        return; // already holds this state (see the header)
+    Checkpoint fresh;
+    if (int(m_checkpoints.size()) >= m_capacity) { // the oldest goes; its buffers are reused
+        fresh = std::move(m_checkpoints.front());
+        m_checkpoints.erase(m_checkpoints.begin());
     }
+    m_checkpoints.push_back(std::move(fresh));
+    Checkpoint *cp = &m_checkpoints.back();
+    ++m_copies;
     cp->pos = s.pos;
     cp->recurrent.resize(s.layers.size());
     for (size_t L = 0; L < s.layers.size(); ++L) {
