@@ -8,7 +8,7 @@ void ResponseStore::put(const QString &id, const QJsonArray &items, const QJsonO
     // The compact JSON size stands for the memory an entry holds (images inline as data URLs
     // dominate it), which is what the bound is about.
     const qint64 bytes = QJsonDocument(items).toJson(QJsonDocument::Compact).size()
-                         + QJsonDocument(response).toJson(QJsonDocument::Compact).size();
+                         + (response.isEmpty() ? 0 : QJsonDocument(response).toJson(QJsonDocument::Compact).size());
     if (bytes > m_maxBytes || m_maxEntries <= 0)
         return;
     while (!m_order.isEmpty() && (m_order.size() >= m_maxEntries || m_bytes + bytes > m_maxBytes))
