@@ -109,6 +109,32 @@ Drawer {
             color: Theme.textMuted
             font.pixelSize: Theme.fontSmall
         }
+        // MCP tools (Settings → Tools): whether the model is offered them, and whether the
+        // answer must start with a call (of any, or of one).
+        Label { text: qsTr("Tools"); color: Theme.text; Layout.topMargin: Theme.spacing }
+        ComboBox {
+            id: toolBox
+            objectName: "toolChoiceBox"
+            Layout.fillWidth: true
+            // A plain array of the names (a string list property is not one).
+            readonly property var names: { let a = []; for (let i = 0; i < McpHub.toolNames.length; ++i) a.push(McpHub.toolNames[i]); return a }
+            readonly property var values: ["auto", "none", "required"].concat(names)
+            model: [qsTr("Offer them; the model decides"), qsTr("Do not offer them"), qsTr("Start each answer with a call")]
+                   .concat(names.map(n => qsTr("Start each answer with %1").arg(n)))
+            currentIndex: Math.max(0, values.indexOf(ChatController.toolChoice))
+            enabled: McpHub.toolNames.length > 0
+            Accessible.name: qsTr("Tools for the model")
+            onActivated: (i) => ChatController.toolChoice = values[i]
+        }
+        Label {
+            Layout.fillWidth: true
+            text: McpHub.toolNames.length > 0
+                  ? qsTr("Every call waits for your approval, unless you allowed that tool always.")
+                  : qsTr("Add MCP servers in Settings to give the model tools.")
+            wrapMode: Text.WordWrap
+            color: Theme.textMuted
+            font.pixelSize: Theme.fontSmall
+        }
         Item { Layout.fillHeight: true }
         Button {
             Layout.alignment: Qt.AlignRight

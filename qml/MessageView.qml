@@ -1,6 +1,7 @@
 // One message of the chat. User messages sit in a tinted box on the right; answers use
 // the full width: thinking (collapsed), Markdown prose, code blocks with Copy, and a small
-// line of figures (tokens, tok/s, hit rate).
+// line of figures (tokens, tok/s, hit rate). Replies show displayText / displayThinking: the
+// stored reply without the model's special tokens, which are markup, not words it wrote.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -13,6 +14,8 @@ Item {
     required property string role
     required property string text
     required property string thinking
+    required property string displayText
+    required property string displayThinking
     required property double thinkingSeconds
     required property var images
     required property int tokens
@@ -21,15 +24,17 @@ Item {
     required property string finishReason
     required property string error
     required property bool streaming
+    required property var tool
     property bool isLast: false
     property bool editing: false
 
     readonly property bool isUser: role === "user"
+    readonly property bool isTool: role === "tool"
     width: ListView.view ? ListView.view.width : 600
     implicitHeight: column.implicitHeight + Theme.padding
 
     Accessible.role: Accessible.ListItem
-    Accessible.name: (isUser ? qsTr("You: ") : qsTr("Answer: ")) + text
+    Accessible.name: (isUser ? qsTr("You: ") : isTool ? qsTr("Tool result: ") : qsTr("Answer: ")) + displayText
 
     ColumnLayout {
         id: column
@@ -137,9 +142,22 @@ Item {
             }
         }
 
+        // A tool call (MCP): approval, then the result collapsed
+        Loader {
+            active: view.isTool
+            visible: active
+            Layout.fillWidth: true
+            sourceComponent: ToolCallCard {
+                row: view.index
+                tool: view.tool
+                resultText: view.text
+                error: view.error
+            }
+        }
+
         // Thinking, collapsed by default
         ColumnLayout {
-            visible: !view.isUser && view.thinking !== ""
+            visible: !view.isUser && view.displayThinking !== ""
             Layout.fillWidth: true
             spacing: Theme.unit
             ToolButton {
@@ -147,7 +165,7 @@ Item {
                 checkable: true
                 padding: 2
                 text: (checked ? "▾ " : "▸ ")
-                      + (view.streaming && view.text === ""
+                      + (view.streaming && view.displayText === ""
                          ? qsTr("Thinking… %1 s").arg(Math.round(view.thinkingSeconds))
                          : qsTr("Thought for %1 s").arg(Math.max(1, Math.round(view.thinkingSeconds))))
                 font.pixelSize: Theme.fontSmall
@@ -163,7 +181,7 @@ Item {
                 visible: thoughtToggle.checked
                 Layout.fillWidth: true
                 Layout.leftMargin: Theme.padding
-                text: view.thinking
+                text: view.displayThinking
                 wrapMode: Text.Wrap
                 color: Theme.textMuted
                 font.pixelSize: Theme.fontSmall
@@ -173,7 +191,7 @@ Item {
 
         // The answer: prose blocks as Markdown, code blocks framed with Copy
         Repeater {
-            model: view.isUser ? [] : GuiHelpers.markdownBlocks(view.text)
+            model: view.isUser || view.isTool ? [] : GuiHelpers.markdownBlocks(view.displayText)
             delegate: Loader {
                 required property var modelData
                 Layout.fillWidth: true
@@ -183,7 +201,7 @@ Item {
         }
 
         Label {
-            visible: !view.isUser && view.streaming && view.text === "" && view.thinking === ""
+            visible: !view.isUser && view.streaming && view.displayText === "" && view.displayThinking === ""
             text: ChatController.prefilling
                   ? qsTr("Reading the prompt… %1%").arg(Math.round(ChatController.prefillProgress * 100))
                   : qsTr("Writing…")
@@ -192,7 +210,7 @@ Item {
 
         // What went wrong, and the action that fixes it
         Label {
-            visible: view.error !== ""
+            visible: view.error !== "" && !view.isTool
             Layout.fillWidth: true
             wrapMode: Text.Wrap
             color: Theme.danger
@@ -203,14 +221,15 @@ Item {
         // figures instead of running past the edge.
         Flow {
             Layout.fillWidth: true
-            visible: !view.streaming
+            visible: !view.streaming && !view.isTool
             spacing: Theme.unit
             layoutDirection: view.isUser ? Qt.RightToLeft : Qt.LeftToRight
             Label {
                 // Also for an answer stopped before its first token: it says "stopped".
                 visible: !view.isUser && (view.tokens > 0 || view.finishReason === "cancelled")
-                text: qsTr("%1 tokens · %2 tok/s · hit %3%").arg(view.tokens)
-                        .arg(view.tokensPerSecond.toFixed(1)).arg(Math.round(view.hitRate * 100))
+                // A remote engine's answers have no hit rate here (-1): none is shown.
+                text: qsTr("%1 tokens · %2 tok/s").arg(view.tokens).arg(view.tokensPerSecond.toFixed(1))
+                      + (view.hitRate >= 0 ? qsTr(" · hit %1%").arg(Math.round(view.hitRate * 100)) : "")
                       + (view.finishReason === "cancelled" ? qsTr(" · stopped")
                          : view.finishReason === "length" ? qsTr(" · reached Max tokens")
                          : view.finishReason === "context_full" ? qsTr(" · context full") : "")
@@ -222,7 +241,7 @@ Item {
             QuietButton {
                 text: qsTr("Copy")
                 Accessible.name: view.isUser ? qsTr("Copy your message") : qsTr("Copy the answer")
-                onClicked: GuiHelpers.copyText(view.text)
+                onClicked: GuiHelpers.copyText(view.displayText)
             }
             QuietButton {
                 visible: view.isUser && !ChatController.generating

@@ -109,6 +109,26 @@ Dialog {
             font.pixelSize: Theme.fontSmall
         }
 
+        // Tools for the chat from MCP servers: a summary here, the list in its own dialog.
+        Label { text: qsTr("Tools (MCP)"); color: Theme.text }
+        RowLayout {
+            Label {
+                objectName: "mcpSummary"
+                Layout.fillWidth: true
+                wrapMode: Text.WordWrap
+                color: Theme.textMuted
+                text: McpHub.servers.length === 0 ? qsTr("No MCP server")
+                      : (McpHub.servers.length === 1 ? qsTr("1 server") : qsTr("%1 servers").arg(McpHub.servers.length))
+                        + " · " + (McpHub.toolNames.length === 1 ? qsTr("1 tool") : qsTr("%1 tools").arg(McpHub.toolNames.length))
+            }
+            Button {
+                objectName: "mcpManageButton"
+                text: qsTr("Servers…")
+                Accessible.name: qsTr("Add or remove MCP servers")
+                onClicked: mcpDialog.open()
+            }
+        }
+
         Label { text: qsTr("Data folder"); color: Theme.text }
         Label {
             Layout.fillWidth: true
@@ -119,6 +139,8 @@ Dialog {
             font.pixelSize: Theme.fontSmall
         }
     }
+
+    McpServersDialog { id: mcpDialog }
 
     FilePicker {
         id: folderDialog

@@ -51,8 +51,8 @@ Rectangle {
         Label {
             objectName: "statusSpeed"
             visible: EngineController.lastTokensPerSecond > 0
-            text: qsTr("· %1 tok/s · hit %2%").arg(EngineController.lastTokensPerSecond.toFixed(1))
-                                               .arg(Math.round(EngineController.lastHitRate * 100))
+            text: qsTr("· %1 tok/s").arg(EngineController.lastTokensPerSecond.toFixed(1))
+                  + (EngineController.lastHitRate >= 0 ? qsTr(" · hit %1%").arg(Math.round(EngineController.lastHitRate * 100)) : "")
             color: Theme.textMuted
         }
         Item { Layout.fillWidth: true }

@@ -5,6 +5,9 @@
 #include "server/apiserver.h"
 #include "settings/appsettings.h"
 #include "chat/chatcontroller.h"
+#include "mcp/mcphub.h"
+#include "remote/remoteendpoint.h"
+#include "remote/remotestore.h"
 #include "demo/demomodel.h"
 #include "planner/engineplansource.h"
 #include "planner/plannercontroller.h"
@@ -42,6 +45,7 @@ StudioServices::~StudioServices()
     demo.reset();
     planner.reset();
     chat.reset();
+    mcp.reset();
     server.reset();
     engine.reset();
     settings.reset();
@@ -54,8 +58,10 @@ std::unique_ptr<StudioServices> StudioApplication::createServices()
     s->engine = std::make_unique<EngineController>(nullptr);
     s->server = std::make_unique<ApiServer>(s->engine.get(), nullptr);
     s->server->persistSettings();
+    s->mcp = std::make_unique<McpHub>(nullptr);
     s->chat = std::make_unique<ChatController>(
         s->engine.get(), s->settings->dataFolder() + QStringLiteral("/conversations.sqlite"), nullptr);
+    s->chat->setToolHub(s->mcp.get());
     s->planner = std::make_unique<PlannerController>(std::make_shared<EnginePlanSource>(), nullptr);
     // The planner follows the open model (or the last one when none is open yet).
     QObject::connect(s->engine.get(), &EngineController::modelChanged, s->planner.get(),
@@ -63,14 +69,14 @@ std::unique_ptr<StudioServices> StudioApplication::createServices()
                          if (!e->modelPath().isEmpty() && !e->isRemote()) // a remote engine has no plan here
                              p->setContainer(e->modelPath());
                      });
-    if (!s->settings->lastModelPath().isEmpty())
+    if (!s->settings->lastModelPath().isEmpty() && !remoteendpoint::isRemotePath(s->settings->lastModelPath()))
         s->planner->setContainer(s->settings->lastModelPath());
     s->demo = std::make_unique<DemoModel>(s->engine.get(), s->settings.get(), nullptr);
-    // A real model that opened is the one to reopen next time; the demo never is.
+    // A real model that opened is the one to reopen next time, a remote engine too; the demo
+    // never is.
     QObject::connect(s->engine.get(), &EngineController::modelChanged, s->settings.get(),
                      [e = s->engine.get(), st = s->settings.get(), d = s->demo.get()] {
-                         if (e->state() == EngineController::Ready && !e->modelPath().isEmpty() && !d->active()
-                             && !e->isRemote()) // a server that may be down at the next start is not reopened
+                         if (e->state() == EngineController::Ready && !e->modelPath().isEmpty() && !d->active())
                              st->setLastModelPath(e->modelPath());
                      });
     // The download queue in the data folder; a download that was running when the app quit
@@ -112,7 +118,12 @@ int StudioApplication::run(int argc, char **argv)
 void StudioApplication::openStartupModel(StudioServices &services)
 {
     const QString last = services.settings->lastModelPath();
-    if (!last.isEmpty() && QDir(last).exists())
+    // A remote engine still in the library is opened again; one that is down says so on the
+    // Models page, as any failed open does.
+    const bool lastExists = remoteendpoint::isRemotePath(last)
+                                ? remotestore::find(remoteendpoint::idOf(last)).isValid()
+                                : !last.isEmpty() && QDir(last).exists();
+    if (lastExists)
         services.engine->openModel(last, services.settings->budgetFor(last), services.settings->contextTokens());
     else if (services.demo->needed())
         services.demo->openDemo();

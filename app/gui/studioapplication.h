@@ -14,11 +14,13 @@ class ChatController;
 class PlannerController;
 class DemoModel;
 class DownloadManager;
+class McpHub;
 
 struct StudioServices {
     std::unique_ptr<AppSettings> settings;
     std::unique_ptr<EngineController> engine;
     std::unique_ptr<ApiServer> server; // declared after engine: destroyed before it
+    std::unique_ptr<McpHub> mcp;       // the chat's MCP servers; outlives the chat
     std::unique_ptr<ChatController> chat;
     std::unique_ptr<PlannerController> planner;
     std::unique_ptr<DemoModel> demo;

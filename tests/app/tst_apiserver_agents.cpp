@@ -191,6 +191,51 @@ private Q_SLOTS:
                  QStringLiteral("previous_response_not_found"));
     }
 
+    void storedResponsesAreReadBackAndDeleted()
+    {
+        // GET /v1/responses/{id} gives the response exactly as it was answered, whole or
+        // streamed; DELETE forgets it (OpenAI's deletion object), after which both are 404
+        // and previous_response_id no longer finds it.
+        const HttpResult whole = post("/v1/responses", {{"input", "Hi there"}, {"max_output_tokens", 5}, {"temperature", 0}});
+        QCOMPARE(whole.status, 200);
+        const QString id = whole.json().value("id").toString();
+        const HttpResult got = m_api->client->get("/v1/responses/" + id);
+        QCOMPARE(got.status, 200);
+        QCOMPARE(got.json(), whole.json());
+        QCOMPARE(m_api->client->get("/responses/" + id).json(), whole.json()); // the alias without /v1
+
+        const HttpResult streamed = post("/v1/responses", {{"input", "Hi again"}, {"max_output_tokens", 5},
+                                                           {"temperature", 0}, {"stream", true}});
+        QCOMPARE(streamed.status, 200);
+        const QJsonObject last = readEvents(streamed.body).list.last().second.value("response").toObject();
+        const HttpResult gotStreamed = m_api->client->get("/v1/responses/" + last.value("id").toString());
+        QCOMPARE(gotStreamed.status, 200);
+        QCOMPARE(gotStreamed.json(), last);
+
+        const HttpResult deleted = m_api->client->call("DELETE", "/v1/responses/" + id);
+        QCOMPARE(deleted.status, 200);
+        QCOMPARE(deleted.json(), (QJsonObject{{"id", id}, {"object", "response"}, {"deleted", true}}));
+        for (const QByteArray verb : {QByteArrayLiteral("GET"), QByteArrayLiteral("DELETE")}) {
+            const HttpResult gone = m_api->client->call(verb, "/v1/responses/" + id);
+            QCOMPARE(gone.status, 404);
+            QCOMPARE(gone.errorType(), QStringLiteral("invalid_request_error"));
+            QVERIFY2(gone.errorMessage().contains(id), qPrintable(gone.errorMessage()));
+        }
+        const HttpResult cannotContinue = post("/v1/responses", {{"input", "more"}, {"previous_response_id", id}});
+        QCOMPARE(cannotContinue.status, 400);
+        QCOMPARE(cannotContinue.errorParam(), QStringLiteral("previous_response_id"));
+
+        // Not kept with store: false; a stored response takes no POST.
+        const HttpResult unkept = post("/v1/responses", {{"input", "x"}, {"store", false}, {"max_output_tokens", 2}});
+        QCOMPARE(m_api->client->get("/v1/responses/" + unkept.json().value("id").toString()).status, 404);
+        const HttpResult wrongVerb = post("/v1/responses/" + last.value("id").toString(), {{"input", "x"}});
+        QCOMPARE(wrongVerb.status, 405);
+        QVERIFY2(wrongVerb.header("allow").startsWith("GET, DELETE"), wrongVerb.header("allow").constData());
+        // Reasoning is counted, and this model (no template, no reasoning) spent none.
+        QCOMPARE(whole.json().value("usage").toObject().value("output_tokens_details").toObject()
+                     .value("reasoning_tokens").toInt(-1), 0);
+    }
+
     void responsesForcedFunctionCallAndItsOutput()
     {
         const QJsonObject body{{"input", "Weather in Oslo?"}, {"tools", kFunctionTools},

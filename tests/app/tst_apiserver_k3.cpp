@@ -196,6 +196,47 @@ private Q_SLOTS:
         QVERIFY(!s.content.contains("<|open|>") && !s.reasoning.contains("<|open|>"));
     }
 
+    void reasoningTokensAreCounted()
+    {
+        // usage.completion_tokens_details.reasoning_tokens: the tokens up to the last one that
+        // added to reasoning_content. None with thinking off; with it on, some, never more than
+        // the completion, and fewer when an answer followed. The Responses API reports the same
+        // count for its reasoning item.
+        for (quint64 seed = 1; seed <= 4; ++seed) {
+            for (const bool thinking : {false, true}) {
+                const HttpResult r = m_api->client->post("/v1/chat/completions", chat("Hello", 40, thinking, seed));
+                QCOMPARE(r.status, 200);
+                const QJsonObject msg = r.json().value("choices").toArray().at(0).toObject().value("message").toObject();
+                const QJsonObject usage = r.json().value("usage").toObject();
+                const int completion = usage.value("completion_tokens").toInt();
+                const int reasoning = usage.value("completion_tokens_details").toObject().value("reasoning_tokens").toInt(-1);
+                const QString why = QStringLiteral("seed %1 thinking %2: %3 of %4, reasoning '%5', content '%6'")
+                                        .arg(seed).arg(thinking).arg(reasoning).arg(completion)
+                                        .arg(msg.value("reasoning_content").toString(), msg.value("content").toString());
+                if (msg.value("reasoning_content").toString().isEmpty()) {
+                    QVERIFY2(reasoning == 0, qPrintable(why));
+                    continue;
+                }
+                QVERIFY2(reasoning > 0 && reasoning <= completion, qPrintable(why));
+                if (!msg.value("content").toString().isEmpty())
+                    QVERIFY2(reasoning < completion, qPrintable(why));
+            }
+        }
+        const QJsonObject body{{"input", "Hello"}, {"max_output_tokens", 40}, {"temperature", 0},
+                               {"reasoning", QJsonObject{{"effort", "high"}}}};
+        const HttpResult r = m_api->client->post("/v1/responses", body);
+        QCOMPARE(r.status, 200);
+        QString reasoningText;
+        for (const QJsonValue &item : r.json().value("output").toArray())
+            if (item.toObject().value("type").toString() == QLatin1String("reasoning"))
+                for (const QJsonValue &part : item.toObject().value("content").toArray())
+                    reasoningText += part.toObject().value("text").toString();
+        const QJsonObject usage = r.json().value("usage").toObject();
+        const int reasoning = usage.value("output_tokens_details").toObject().value("reasoning_tokens").toInt(-1);
+        QVERIFY2(!reasoningText.isEmpty(), "the model was asked to think: a reasoning item");
+        QVERIFY2(reasoning > 0 && reasoning <= usage.value("output_tokens").toInt(), qPrintable(QString::number(reasoning)));
+    }
+
     void tooFewTokensForTheStructureIs400()
     {
         QJsonObject body = chat("Weather?", 8, false, 1);

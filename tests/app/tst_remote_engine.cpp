@@ -269,6 +269,65 @@ private Q_SLOTS:
         remotestore::remove(path.mid(7));
     }
 
+    void toolCallsGoThroughAndNoHitRateIsMadeUp()
+    {
+        // Offered tools and a forced call go to the server as OpenAI fields; the call it
+        // streams back comes out whole in the reply, and its result goes back as a tool
+        // message the server accepts. The expert cache is the server's: no hit rate here.
+        const QString path = addThroughEditor(m_r3->port(), QStringLiteral("tiny-remote"));
+        QVERIFY(!path.isEmpty());
+        EngineController engine(nullptr);
+        QVERIFY2(open(engine, path), qPrintable(engine.errorString()));
+        const QJsonArray tools{QJsonObject{
+            {"type", "function"},
+            {"function", QJsonObject{{"name", "get_weather"},
+                                     {"parameters", QJsonObject{{"type", "object"},
+                                                                {"properties", QJsonObject{{"city", QJsonObject{{"type", "string"}}}}},
+                                                                {"required", QJsonArray{"city"}}}}}}}};
+        const auto run = [&](const Dialogue &dialogue, GenerationResult *out) {
+            GenerationRequest request;
+            request.dialogue = dialogue;
+            request.params.maxTokens = 64;
+            request.params.temperature = 0;
+            request.parseReply = true;
+            GenerationHandle *h = engine.generate(request);
+            QSignalSpy finished(h, &GenerationHandle::finished);
+            QSignalSpy failed(h, &GenerationHandle::failed);
+            QVERIFY(QTest::qWaitFor([&] { return !finished.isEmpty() || !failed.isEmpty(); }, 60000));
+            QVERIFY2(failed.isEmpty(), qPrintable(failed.isEmpty() ? QString() : failed.first().first().value<GenerationError>().message));
+            *out = finished.first().first().value<GenerationResult>();
+        };
+        Dialogue d;
+        d.turns << DialogueTurn{QStringLiteral("user"), QStringLiteral("Weather in Oslo?")};
+        d.tools = tools;
+        d.toolChoice = QStringLiteral("get_weather");
+        GenerationResult first;
+        run(d, &first);
+        QCOMPARE(first.reply.toolCalls.size(), size_t(1));
+        QCOMPARE(first.reply.toolCalls.front().name, std::string("get_weather"));
+        const QJsonDocument args = QJsonDocument::fromJson(QByteArray::fromStdString(first.reply.toolCalls.front().arguments));
+        QVERIFY2(args.isObject() && args.object().value("city").isString(), first.reply.toolCalls.front().arguments.c_str());
+        QVERIFY(!first.reply.toolCalls.front().id.empty());
+        QCOMPARE(first.stats.hitRate, -1.0);
+
+        DialogueTurn answer;
+        answer.role = QStringLiteral("assistant");
+        answer.toolCalls = QJsonArray{QJsonObject{
+            {"id", "call_1"}, {"type", "function"},
+            {"function", QJsonObject{{"name", "get_weather"}, {"arguments", QString::fromStdString(first.reply.toolCalls.front().arguments)}}}}};
+        DialogueTurn result;
+        result.role = QStringLiteral("tool");
+        result.toolCallId = QStringLiteral("call_1");
+        result.toolName = QStringLiteral("get_weather");
+        result.text = QStringLiteral("Sunny, 21 C");
+        d.turns << answer << result;
+        d.toolChoice.clear();
+        GenerationResult second;
+        run(d, &second);
+        QVERIFY(second.stats.promptTokens > first.stats.promptTokens);
+        remotestore::remove(path.mid(7));
+    }
+
     void reasoningArrivesAsReasoning()
     {
         WasteServe k3(QStringLiteral(WASTE_CLI_PATH));

@@ -2,14 +2,21 @@
 
 #include "chat/contextcut.h"
 #include "chat/finishreasontext.h"
+#include "chat/specialmarkers.h"
 #include "prompt/dialoguerenderer.h"
 #include "engine/enginecontroller.h"
+#include "mcp/mcphub.h"
+#include "mcp/mcpreply.h"
+#include "mcp/mcptool.h"
+#include "server/toolcallparser.h"
 
 #include <QDateTime>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonDocument>
 #include <QRandomGenerator>
+#include <QSet>
 
 #include <exception>
 
@@ -43,6 +50,8 @@ ChatController::ChatController(EngineController *engine, const QString &database
     m_recountTimer.setInterval(kDraftRecountMs);
     connect(&m_recountTimer, &QTimer::timeout, this, &ChatController::recount);
     connect(m_engine, &EngineController::modelChanged, this, [this] {
+        // What the chat shows leaves the open model's special tokens out.
+        m_messages.setHiddenSpecials(m_engine->isRemote() ? QStringList() : containerSpecialTexts(m_engine->modelPath()));
         recount();
         Q_EMIT contextChanged();
     });
@@ -89,6 +98,7 @@ void ChatController::newConversation()
     m_current = Conversation{};
     m_settings = ConversationSettings{};
     m_messages.setMessages({});
+    Q_EMIT toolPendingChanged();
     m_attachments.clear();
     m_draft.clear();
     setNotice({});
@@ -113,6 +123,7 @@ void ChatController::openConversation(qint64 id)
         list << m_run->message;
     m_messages.setMessages(list);
     setNotice({});
+    Q_EMIT toolPendingChanged();
     Q_EMIT currentChanged();
     Q_EMIT settingsChanged();
     recount();
@@ -219,6 +230,10 @@ bool ChatController::send(const QString &text)
     }
     if (body.isEmpty() && m_attachments.isEmpty())
         return false;
+    if (toolPending()) {
+        setNotice(tr("The answer waits for a tool call: run it or deny it first."));
+        return false;
+    }
     if (m_engine->state() != EngineController::Ready) {
         setNotice(m_engine->state() == EngineController::Loading
                       ? tr("The model is still loading; send again when the status bar says ready.")
@@ -273,7 +288,22 @@ Dialogue ChatController::dialogueFor(const QList<ChatMessage> &messages, int fir
             continue;
         DialogueTurn t;
         t.role = m.role;
+        if (m.role == QLatin1String("tool")) {
+            t.text = m.text;
+            t.toolCallId = m.tool.value(QLatin1String("id")).toString();
+            t.toolName = m.tool.value(QLatin1String("name")).toString();
+            d.turns << t;
+            continue;
+        }
         if (m.role == QLatin1String("assistant")) {
+            for (const QJsonValue &v : m.toolCalls()) {
+                const QJsonObject c = v.toObject();
+                t.toolCalls.append(QJsonObject{
+                    {QStringLiteral("id"), c.value(QLatin1String("id"))},
+                    {QStringLiteral("type"), QStringLiteral("function")},
+                    {QStringLiteral("function"), QJsonObject{{QStringLiteral("name"), c.value(QLatin1String("name"))},
+                                                             {QStringLiteral("arguments"), c.value(QLatin1String("arguments"))}}}});
+            }
             // A failed answer said nothing; the next question follows the last one.
             if (m.raw.isEmpty() && !m.error.isEmpty())
                 continue;
@@ -303,12 +333,18 @@ QString ChatController::stateFileFor(qint64 conversationId) const
 bool ChatController::startAnswer()
 {
     const QList<ChatMessage> history = m_messages.messages();
-    if (history.isEmpty() || history.last().role != QLatin1String("user"))
+    // After a user's message, or after the results of the tool calls an answer made.
+    if (history.isEmpty() || (history.last().role != QLatin1String("user") && history.last().role != QLatin1String("tool")))
         return false;
 
     const int firstMessage = firstMessageThatFits(history, m_contextUsed, m_settings.maxTokens, contextLimit());
     const waste::ChatFormat format = chatFormat();
-    const Dialogue dialogue = dialogueFor(history, firstMessage);
+    Dialogue dialogue = dialogueFor(history, firstMessage);
+    const QJsonArray tools = offeredTools();
+    dialogue.tools = tools;
+    // A forced call opens the answer to a person's message; after the results the model is free.
+    const bool afterUser = history.last().role == QLatin1String("user");
+    const bool forced = !tools.isEmpty() && afterUser && m_toolChoice != QLatin1String("auto");
     RenderedPrompt prompt;
     try {
         if (!m_engine->isRemote()) // a remote engine renders the chat itself (request.dialogue)
@@ -328,6 +364,15 @@ bool ChatController::startAnswer()
     request.params.seed = QRandomGenerator::global()->generate64();
     request.parseReply = true;
     request.dialogue = dialogue;
+    if (forced)
+        request.dialogue.toolChoice = m_toolChoice;
+    if (forced && !m_engine->isRemote()) {
+        const std::string toolsJson = QJsonDocument(tools).toJson(QJsonDocument::Compact).toStdString();
+        const std::string name = m_toolChoice == QLatin1String("required") ? std::string() : m_toolChoice.toStdString();
+        request.makeConstraint = [toolsJson, name](const waste::Model &model, int maxTokens, std::span<const int32_t> p) {
+            return waste::makeToolCallConstraint(model, toolsJson, name, maxTokens, p);
+        };
+    }
 
     Run run;
     run.conversationId = m_current.id;
@@ -335,6 +380,7 @@ bool ChatController::startAnswer()
     run.message.streaming = true;
     run.message.openedThinking = prompt.opensThinking;
     run.message.created = QDateTime::currentDateTime();
+    run.tools = tools;
     run.clock.start();
     m_run = std::move(run);
     m_messages.append(m_run->message);
@@ -435,6 +481,11 @@ void ChatController::finishRun(const GenerationResult *result, const QString &er
         run.message.tokens = result->stats.completionTokens;
         run.message.tokensPerSecond = result->stats.tokensPerSecond;
         run.message.hitRate = result->stats.hitRate;
+        if (!run.tools.isEmpty()) {
+            const QJsonArray calls = takeToolCalls(*result, run.tools, run.message);
+            if (!calls.isEmpty())
+                run.message.tool = QJsonObject{{QStringLiteral("calls"), calls}};
+        }
     } else {
         run.replyEnded = true;
         showReply(run, {}, {});
@@ -448,12 +499,18 @@ void ChatController::finishRun(const GenerationResult *result, const QString &er
     if (row >= 0)
         m_messages.replace(row, run.message);
     const qint64 conversation = run.conversationId;
+    const QJsonArray calls = run.message.toolCalls();
+    const bool shown = row >= 0;
     m_run.reset();
     Q_EMIT generatingChanged();
     refreshList();
     recount();
     if (conversation != 0)
         Q_EMIT answerSaved(conversation);
+    // The calls wait in the conversation they belong to: opened elsewhere meanwhile, they
+    // are saved awaiting approval and asked when it is opened again.
+    if (!calls.isEmpty())
+        openToolCalls(conversation, calls, shown);
 }
 
 void ChatController::stop()
@@ -496,4 +553,216 @@ bool ChatController::editAndResend(int row, const QString &text)
     m_messages.replace(row, edited);
     m_engine->forgetState(stateFileFor(m_current.id));
     return startAnswer();
+}
+
+// ---- tools (MCP) ----
+
+void ChatController::setToolHub(McpHub *hub)
+{
+    m_hub = hub;
+}
+
+void ChatController::setToolChoice(const QString &choice)
+{
+    const QString c = choice.trimmed().isEmpty() ? QStringLiteral("auto") : choice.trimmed();
+    if (c == m_toolChoice)
+        return;
+    m_toolChoice = c;
+    Q_EMIT toolChoiceChanged();
+}
+
+bool ChatController::toolPending() const
+{
+    for (const ChatMessage &m : m_messages.messages())
+        if (m.toolOpen())
+            return true;
+    return false;
+}
+
+QJsonArray ChatController::offeredTools() const
+{
+    // Offered in the model's own tool format: a plain transcript has none; a remote engine's
+    // server renders its chat, tools included, itself.
+    if (!m_hub || m_toolChoice == QLatin1String("none")
+        || (!m_engine->isRemote() && chatFormat() == waste::ChatFormat::Plain))
+        return {};
+    const QJsonArray all = m_hub->toolSet().openAiTools();
+    if (m_toolChoice == QLatin1String("auto") || m_toolChoice == QLatin1String("required"))
+        return all;
+    // A named tool: offered only when it is there (else the answer is free, not forced).
+    for (const QJsonValue &t : all)
+        if (t.toObject().value(QLatin1String("function")).toObject().value(QLatin1String("name")).toString() == m_toolChoice)
+            return all;
+    return {};
+}
+
+QJsonArray ChatController::takeToolCalls(const GenerationResult &result, const QJsonArray &tools, ChatMessage &message) const
+{
+    QSet<QString> names;
+    for (const QJsonValue &t : tools)
+        names.insert(t.toObject().value(QLatin1String("function")).toObject().value(QLatin1String("name")).toString());
+    QList<ToolCall> calls;
+    for (const waste::ReplyToolCall &c : result.reply.toolCalls)
+        if (names.contains(QString::fromStdString(c.name)))
+            calls.append({{}, QString::fromStdString(c.name), QString::fromStdString(c.arguments)});
+    if (calls.isEmpty()) {
+        // A ChatML model, and every forced call outside K3, writes the call as JSON text:
+        // {"name": ..., "arguments": {...}} or <tool_call> blocks.
+        const ParsedReply parsed = parseToolCalls(message.text, tools);
+        if (parsed.toolCalls.isEmpty())
+            return {};
+        calls = parsed.toolCalls;
+        message.text = parsed.content;
+    }
+    QJsonArray out;
+    for (const ToolCall &c : std::as_const(calls)) {
+        // Ids only tie a result to its call within this conversation.
+        const QString id = QStringLiteral("call_%1").arg(QRandomGenerator::global()->generate64() & 0xffffffffffffULL, 12, 16, QLatin1Char('0'));
+        out.append(QJsonObject{{QStringLiteral("id"), id}, {QStringLiteral("name"), c.name}, {QStringLiteral("arguments"), c.arguments}});
+    }
+    return out;
+}
+
+void ChatController::openToolCalls(qint64 conversationId, const QJsonArray &calls, bool shown)
+{
+    QList<int> toRun;
+    for (const QJsonValue &v : calls) {
+        const QJsonObject c = v.toObject();
+        const QString name = c.value(QLatin1String("name")).toString();
+        ChatMessage m;
+        m.role = QStringLiteral("tool");
+        m.created = QDateTime::currentDateTime();
+        QJsonObject tool{{QStringLiteral("id"), c.value(QLatin1String("id"))},
+                         {QStringLiteral("name"), name},
+                         {QStringLiteral("arguments"), c.value(QLatin1String("arguments"))},
+                         {QStringLiteral("status"), QStringLiteral("awaiting")}};
+        const McpToolSet::Entry *entry = m_hub ? m_hub->toolSet().resolve(name) : nullptr;
+        if (entry) {
+            tool.insert(QStringLiteral("server"), entry->server);
+            tool.insert(QStringLiteral("tool"), entry->tool.name);
+        }
+        m.tool = tool;
+        if (m_store && conversationId != 0)
+            m.id = m_store->saveMessage(conversationId, m);
+        if (!shown)
+            continue;
+        m_messages.append(m);
+        if (entry && m_hub->alwaysAllowed(entry->server, entry->tool.name))
+            toRun << m_messages.rowCount() - 1;
+    }
+    if (!shown)
+        return;
+    Q_EMIT toolPendingChanged();
+    for (const int row : std::as_const(toRun))
+        runTool(row);
+}
+
+bool ChatController::answerToolCall(int row, const QString &decision)
+{
+    if (row < 0 || row >= m_messages.rowCount())
+        return false;
+    ChatMessage m = m_messages.at(row);
+    if (m.role != QLatin1String("tool") || m.toolStatus() != QLatin1String("awaiting"))
+        return false;
+    if (decision == QLatin1String("deny")) {
+        m.tool.insert(QStringLiteral("status"), QStringLiteral("denied"));
+        m.text = tr("The person declined to run this tool.");
+        updateToolMessage(m_current.id, m);
+        continueAfterTools();
+        return true;
+    }
+    if (decision != QLatin1String("once") && decision != QLatin1String("always"))
+        return false;
+    if (decision == QLatin1String("always") && m_hub) {
+        const QString server = m.tool.value(QLatin1String("server")).toString();
+        const QString tool = m.tool.value(QLatin1String("tool")).toString();
+        if (!server.isEmpty())
+            m_hub->allowAlways(server, tool);
+    }
+    runTool(row);
+    return true;
+}
+
+void ChatController::runTool(int row)
+{
+    ChatMessage m = m_messages.at(row);
+    const QString name = m.tool.value(QLatin1String("name")).toString();
+    const QString argumentsText = m.tool.value(QLatin1String("arguments")).toString();
+    QJsonParseError parseError{};
+    const QJsonDocument arguments = QJsonDocument::fromJson(argumentsText.toUtf8(), &parseError);
+    QString error;
+    McpReply *reply = nullptr;
+    if (!arguments.isObject() && !argumentsText.trimmed().isEmpty())
+        error = tr("the model's arguments are not a JSON object (%1)").arg(parseError.errorString());
+    else if (!m_hub)
+        error = tr("no MCP server is set up");
+    else
+        reply = m_hub->call(name, arguments.object(), &error);
+    if (!reply) {
+        m.tool.insert(QStringLiteral("status"), QStringLiteral("failed"));
+        m.error = error;
+        m.text = tr("The tool could not run: %1.").arg(error);
+        updateToolMessage(m_current.id, m);
+        continueAfterTools();
+        return;
+    }
+    m.tool.insert(QStringLiteral("status"), QStringLiteral("running"));
+    updateToolMessage(m_current.id, m);
+    m_toolRuns.insert(reply, ToolRun{m_current.id, m});
+    connect(reply, &McpReply::finished, this, [this, reply] { settleTool(reply); });
+}
+
+void ChatController::settleTool(McpReply *reply)
+{
+    reply->deleteLater();
+    const auto it = m_toolRuns.constFind(reply);
+    if (it == m_toolRuns.cend())
+        return;
+    const ToolRun run = *it;
+    m_toolRuns.erase(it);
+    ChatMessage m = run.message;
+    if (reply->error() == McpReply::Error::None) {
+        const McpToolResult result = McpToolResult::fromResult(reply->result());
+        m.tool.insert(QStringLiteral("status"), QStringLiteral("done"));
+        m.tool.insert(QStringLiteral("isError"), result.isError);
+        m.text = result.text();
+        if (m.text.isEmpty() && !result.content.isEmpty())
+            m.text = result.content.size() == 1 ? tr("(the tool answered with one block that is not text)")
+                                                : tr("(the tool answered with %1 blocks that are not text)").arg(result.content.size());
+    } else {
+        // A failure, a time limit, a server gone: said in the card, and told to the model.
+        m.tool.insert(QStringLiteral("status"), QStringLiteral("failed"));
+        m.error = reply->errorString();
+        m.text = tr("The tool could not run: %1.").arg(reply->errorString());
+    }
+    updateToolMessage(run.conversationId, m);
+    if (run.conversationId == m_current.id)
+        continueAfterTools();
+}
+
+void ChatController::updateToolMessage(qint64 conversationId, const ChatMessage &message)
+{
+    if (m_store && conversationId != 0 && message.id != 0)
+        m_store->saveMessage(conversationId, message);
+    if (conversationId != m_current.id)
+        return;
+    for (int row = 0; row < m_messages.rowCount(); ++row) {
+        const ChatMessage &shown = m_messages.at(row);
+        if (message.id != 0 ? shown.id == message.id
+                            : shown.role == QLatin1String("tool") && shown.tool.value(QLatin1String("id")) == message.tool.value(QLatin1String("id"))) {
+            m_messages.replace(row, message);
+            break;
+        }
+    }
+    Q_EMIT toolPendingChanged();
+}
+
+void ChatController::continueAfterTools()
+{
+    if (m_run || toolPending() || m_engine->state() != EngineController::Ready)
+        return;
+    const QList<ChatMessage> &list = m_messages.messages();
+    if (list.isEmpty() || list.last().role != QLatin1String("tool"))
+        return;
+    startAnswer();
 }

@@ -20,6 +20,8 @@
 #include "singleton/appsingleton.h"
 
 #include <QElapsedTimer>
+#include <QHash>
+#include <QJsonArray>
 #include <QObject>
 #include <QPointer>
 #include <QQmlEngine>
@@ -31,6 +33,8 @@
 
 class EngineController;
 class GenerationHandle;
+class McpHub;
+class McpReply;
 
 class ChatController : public QObject, public AppSingleton<ChatController> {
     Q_OBJECT
@@ -62,6 +66,13 @@ class ChatController : public QObject, public AppSingleton<ChatController> {
     // What the count is made of when nothing is typed yet (the template's own tokens, the
     // system prompt), so a count above zero on an empty chat explains itself; else "".
     Q_PROPERTY(QString contextNote READ contextNote NOTIFY contextChanged)
+    // MCP tools (McpHub) offered to the model: "auto" (the model decides), "none" (not
+    // offered), "required" (the answer to a message starts with a call of one of them) or a
+    // tool's function name (the answer starts with a call of that one). A forced call goes
+    // through constrained decoding; the answer after the results is free again.
+    Q_PROPERTY(QString toolChoice READ toolChoice WRITE setToolChoice NOTIFY toolChoiceChanged)
+    // A tool call of the open conversation awaits approval or runs: the answer waits for it.
+    Q_PROPERTY(bool toolPending READ toolPending NOTIFY toolPendingChanged)
 
 public:
     // No default argument: Qt 6.4 prefers a default constructor over create() for QML singletons.
@@ -124,6 +135,16 @@ public:
     // The composer's text, counted (debounced by the view) for the context meter.
     Q_INVOKABLE void setDraft(const QString &text);
 
+    // The MCP servers whose tools the chat offers (none until set).
+    void setToolHub(McpHub *hub);
+    QString toolChoice() const { return m_toolChoice; }
+    void setToolChoice(const QString &choice);
+    bool toolPending() const;
+    // The person's answer to the tool call shown at `row`: "once" runs it, "always" runs it
+    // and every later call of the same tool without asking, "deny" tells the model it was
+    // declined. Once no call of the answer is left open, the answer continues.
+    Q_INVOKABLE bool answerToolCall(int row, const QString &decision);
+
 Q_SIGNALS:
     void currentChanged();
     void searchChanged();
@@ -133,6 +154,8 @@ Q_SIGNALS:
     void noticeChanged();
     void settingsChanged();
     void contextChanged();
+    void toolChoiceChanged();
+    void toolPendingChanged();
     // An answer ended (finished, stopped or failed) and was saved.
     void answerSaved(qint64 conversationId);
 
@@ -147,6 +170,11 @@ private:
         double thinkingStarted = -1;
         bool prefilling = true;
         double prefill = 0;
+        QJsonArray tools;            // offered to the model in this answer
+    };
+    struct ToolRun {                 // a tool call in flight
+        qint64 conversationId = 0;
+        ChatMessage message;
     };
 
     void refreshList();
@@ -171,6 +199,18 @@ private:
     void onReply(const waste::ReplyDelta &delta);
     void onCounted(int tokens);
 
+    // Tools (MCP).
+    QJsonArray offeredTools() const;
+    // The calls a finished answer made, read from its reply; the answer's text loses them.
+    QJsonArray takeToolCalls(const GenerationResult &result, const QJsonArray &tools, ChatMessage &message) const;
+    // A tool message for each call of the answer just saved; runs the ones allowed always.
+    void openToolCalls(qint64 conversationId, const QJsonArray &calls, bool shown);
+    void runTool(int row);
+    void settleTool(McpReply *reply);
+    void updateToolMessage(qint64 conversationId, const ChatMessage &message);
+    // Answers again once every call of the last answer has its outcome.
+    void continueAfterTools();
+
     EngineController *m_engine;
     std::unique_ptr<ConversationStore> m_store;
     QString m_storeError;
@@ -183,6 +223,9 @@ private:
     QString m_notice;
     QString m_draft;
     std::optional<Run> m_run;
+    McpHub *m_hub = nullptr;
+    QString m_toolChoice = QStringLiteral("auto");
+    QHash<McpReply *, ToolRun> m_toolRuns;
     QPointer<TokenCount> m_count; // the latest count; earlier ones are no longer listened to
     QTimer m_recountTimer; // draft edits: one count after typing pauses
     static constexpr int kDraftRecountMs = 150;

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <QDateTime>
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QString>
 #include <QStringList>
 
@@ -25,7 +27,7 @@ struct Conversation {
 
 struct ChatMessage {
     qint64 id = 0;     // row id in the store; 0 until saved
-    QString role;      // "user" or "assistant"
+    QString role;      // "user", "assistant" or "tool" (an MCP tool's call and its result)
     // assistant: the answer and the thinking channel exactly as the model's reply parser
     // released them (a K3 history repeats them; the view trims them). user: what they wrote.
     QString text;
@@ -44,4 +46,18 @@ struct ChatMessage {
     QString error;     // why the answer failed, in words
     QDateTime created;
     bool streaming = false; // not stored: the answer is still arriving
+    // Tool use (MCP), stored as one JSON value. assistant: {"calls": [{id, name, arguments}]},
+    // the calls the answer made. tool: the one call this message answers, {id, name, server,
+    // tool, arguments, status}, status being awaiting (approval), running, done, failed or
+    // denied; its text is then the result the model reads (or why there is none).
+    QJsonObject tool;
+
+    QJsonArray toolCalls() const { return tool.value(QLatin1String("calls")).toArray(); }
+    QString toolStatus() const { return tool.value(QLatin1String("status")).toString(); }
+    // A tool message whose outcome is still open (the answer cannot go on before it is known).
+    bool toolOpen() const
+    {
+        return role == QLatin1String("tool")
+               && (toolStatus() == QLatin1String("awaiting") || toolStatus() == QLatin1String("running"));
+    }
 };

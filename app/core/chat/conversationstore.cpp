@@ -97,6 +97,7 @@ ConversationStore::ConversationStore(const QString &path)
     addColumnIfMissing(QStringLiteral("messages"), QStringLiteral("raw"), QStringLiteral("TEXT NOT NULL DEFAULT ''"));
     addColumnIfMissing(QStringLiteral("messages"), QStringLiteral("opened_thinking"),
                        QStringLiteral("INTEGER NOT NULL DEFAULT 0"));
+    addColumnIfMissing(QStringLiteral("messages"), QStringLiteral("tool"), QStringLiteral("TEXT NOT NULL DEFAULT ''"));
 }
 
 void ConversationStore::addColumnIfMissing(const QString &table, const QString &column, const QString &type) const
@@ -225,7 +226,7 @@ QList<ChatMessage> ConversationStore::messages(qint64 conversationId) const
 {
     QSqlQuery q(QSqlDatabase::database(m_connection));
     q.prepare(QStringLiteral("SELECT id, role, content, thinking, thinking_seconds, images, tokens, tokens_per_second,"
-                             " hit_rate, finish_reason, error, created, raw, opened_thinking FROM messages"
+                             " hit_rate, finish_reason, error, created, raw, opened_thinking, tool FROM messages"
                              " WHERE conversation_id = ? ORDER BY id"));
     q.addBindValue(conversationId);
     check(q, QStringLiteral("reading messages"));
@@ -246,6 +247,7 @@ QList<ChatMessage> ConversationStore::messages(qint64 conversationId) const
         m.created = QDateTime::fromMSecsSinceEpoch(q.value(11).toLongLong());
         m.raw = q.value(12).toString();
         m.openedThinking = q.value(13).toBool();
+        m.tool = QJsonDocument::fromJson(q.value(14).toString().toUtf8()).object();
         out << m;
     }
     return out;
@@ -257,11 +259,11 @@ qint64 ConversationStore::saveMessage(qint64 conversationId, const ChatMessage &
     if (m.id == 0) {
         q.prepare(QStringLiteral("INSERT INTO messages (role, content, thinking, thinking_seconds, images, tokens,"
                                  " tokens_per_second, hit_rate, finish_reason, error, created, raw, opened_thinking,"
-                                 " conversation_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                                 " tool, conversation_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     } else {
         q.prepare(QStringLiteral("UPDATE messages SET role = ?, content = ?, thinking = ?, thinking_seconds = ?,"
                                  " images = ?, tokens = ?, tokens_per_second = ?, hit_rate = ?, finish_reason = ?,"
-                                 " error = ?, created = ?, raw = ?, opened_thinking = ? WHERE conversation_id = ? AND id = ?"));
+                                 " error = ?, created = ?, raw = ?, opened_thinking = ?, tool = ? WHERE conversation_id = ? AND id = ?"));
     }
     q.addBindValue(nn(m.role));
     q.addBindValue(nn(m.text));
@@ -276,6 +278,8 @@ qint64 ConversationStore::saveMessage(qint64 conversationId, const ChatMessage &
     q.addBindValue(m.created.isValid() ? m.created.toMSecsSinceEpoch() : nowMs());
     q.addBindValue(nn(m.raw));
     q.addBindValue(m.openedThinking ? 1 : 0);
+    q.addBindValue(m.tool.isEmpty() ? QString(QLatin1String(""))
+                                    : QString::fromUtf8(QJsonDocument(m.tool).toJson(QJsonDocument::Compact)));
     q.addBindValue(conversationId);
     if (m.id != 0)
         q.addBindValue(m.id);

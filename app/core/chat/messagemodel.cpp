@@ -1,5 +1,9 @@
 #include "chat/messagemodel.h"
 
+#include "chat/specialmarkers.h"
+
+#include <QJsonDocument>
+
 MessageModel::MessageModel(QObject *parent) : QAbstractListModel(parent) {}
 
 int MessageModel::rowCount(const QModelIndex &parent) const
@@ -22,6 +26,11 @@ QVariant MessageModel::data(const QModelIndex &index, int role) const
         return m.role;
     case ThinkingRole:
         return m.thinking.trimmed();
+    case DisplayTextRole:
+        // A person's own words are shown as written; a reply without the model's markup.
+        return m.role == QLatin1String("assistant") ? withoutSpecials(m.text, m_hiddenSpecials).trimmed() : m.text.trimmed();
+    case DisplayThinkingRole:
+        return withoutSpecials(m.thinking, m_hiddenSpecials).trimmed();
     case ThinkingSecondsRole:
         return m.thinkingSeconds;
     case ImagesRole:
@@ -40,6 +49,14 @@ QVariant MessageModel::data(const QModelIndex &index, int role) const
         return m.streaming;
     case CreatedRole:
         return m.created;
+    case ToolRole: {
+        QVariantMap tool = m.tool.toVariantMap();
+        // Arguments as a person reads them: indented JSON when they are JSON.
+        const QJsonDocument args = QJsonDocument::fromJson(m.tool.value(QLatin1String("arguments")).toString().toUtf8());
+        if (args.isObject())
+            tool.insert(QStringLiteral("arguments"), QString::fromUtf8(args.toJson(QJsonDocument::Indented)).trimmed());
+        return tool;
+    }
     default:
         return {};
     }
@@ -60,6 +77,9 @@ QHash<int, QByteArray> MessageModel::roleNames() const
         {ErrorRole, "error"},
         {StreamingRole, "streaming"},
         {CreatedRole, "created"},
+        {ToolRole, "tool"},
+        {DisplayTextRole, "displayText"},
+        {DisplayThinkingRole, "displayThinking"},
     };
 }
 
@@ -88,11 +108,11 @@ void MessageModel::replace(int row, const ChatMessage &m)
     m_messages[row] = m;
     QList<int> roles;
     if (old.text != m.text)
-        roles << TextRole << Qt::DisplayRole;
+        roles << TextRole << Qt::DisplayRole << DisplayTextRole;
     if (old.role != m.role)
         roles << RoleRole;
     if (old.thinking != m.thinking)
-        roles << ThinkingRole;
+        roles << ThinkingRole << DisplayThinkingRole;
     if (old.thinkingSeconds != m.thinkingSeconds)
         roles << ThinkingSecondsRole;
     if (old.imagePaths != m.imagePaths)
@@ -111,6 +131,8 @@ void MessageModel::replace(int row, const ChatMessage &m)
         roles << StreamingRole;
     if (old.created != m.created)
         roles << CreatedRole;
+    if (old.tool != m.tool)
+        roles << ToolRole;
     if (!roles.isEmpty())
         Q_EMIT dataChanged(index(row), index(row), roles);
 }
@@ -124,4 +146,13 @@ void MessageModel::truncate(int row)
     m_messages.erase(m_messages.begin() + row, m_messages.end());
     endRemoveRows();
     Q_EMIT countChanged();
+}
+
+void MessageModel::setHiddenSpecials(const QStringList &specials)
+{
+    if (specials == m_hiddenSpecials)
+        return;
+    m_hiddenSpecials = specials;
+    if (!m_messages.isEmpty())
+        Q_EMIT dataChanged(index(0), index(int(m_messages.size()) - 1), {DisplayTextRole, DisplayThinkingRole});
 }

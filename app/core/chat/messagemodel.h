@@ -1,6 +1,8 @@
 // MessageModel: the messages of the open conversation for the chat view. Changed on the
 // GUI thread only (the controller applies the engine's batched tokens here); streaming
-// text changes one row's text role at a time.
+// text changes one row's text role at a time. The text and thinking roles are the message as
+// stored (a reply keeps the model's special tokens, for the next prompt); displayText and
+// displayThinking are what a person reads: the open model's specials taken out.
 #pragma once
 
 #include "chat/chatmessage.h"
@@ -27,6 +29,11 @@ public:
         ErrorRole,
         StreamingRole,
         CreatedRole,
+        // A tool message's call and outcome (ChatMessage::tool): name, server, arguments
+        // (pretty JSON), status; an answer's calls under "calls".
+        ToolRole,
+        DisplayTextRole,
+        DisplayThinkingRole,
     };
     Q_ENUM(Role)
 
@@ -44,10 +51,13 @@ public:
     void replace(int row, const ChatMessage &message);
     // Drops every row from `row` on (edit-and-resend, regenerate).
     void truncate(int row);
+    // The special tokens' texts that the display roles leave out (the open model's).
+    void setHiddenSpecials(const QStringList &specials);
 
 Q_SIGNALS:
     void countChanged();
 
 private:
     QList<ChatMessage> m_messages;
+    QStringList m_hiddenSpecials;
 };

@@ -220,6 +220,8 @@ void EngineWorker::generate(const GenerationRequest &request)
             pending += QString::fromStdString(ev.text);
             pendingReply.append(ev.reply);
             live.completionTokens = ev.index + 1;
+            if (!ev.reply.reasoning.empty())
+                live.reasoningTokens = ev.index + 1;
             live.prefillSeconds = prefillSeconds;
             live.decodeSeconds = clock.elapsed() / 1000.0 - prefillSeconds;
             live.tokensPerSecond = live.decodeSeconds > 0 ? live.completionTokens / live.decodeSeconds : 0;
@@ -249,6 +251,9 @@ void EngineWorker::generate(const GenerationRequest &request)
             rest.toolCalls.assign(r.reply.toolCalls.begin() + std::ptrdiff_t(std::min(sentReply.toolCalls.size(), r.reply.toolCalls.size())),
                                   r.reply.toolCalls.end());
             rest.done = true;
+            // Reasoning released only at the end (held back, then let go) ran to the last token.
+            if (!rest.reasoning.empty())
+                live.reasoningTokens = int(r.tokens.size());
             sendReply(rest);
         }
 

@@ -54,6 +54,7 @@ struct GenerationStats {
     Q_PROPERTY(int prefilledTokens MEMBER prefilledTokens)
     Q_PROPERTY(bool restoredState MEMBER restoredState)
     Q_PROPERTY(int completionTokens MEMBER completionTokens)
+    Q_PROPERTY(int reasoningTokens MEMBER reasoningTokens)
     Q_PROPERTY(double prefillSeconds MEMBER prefillSeconds)
     Q_PROPERTY(double decodeSeconds MEMBER decodeSeconds)
     Q_PROPERTY(double tokensPerSecond MEMBER tokensPerSecond)
@@ -65,10 +66,13 @@ public:
     int prefilledTokens = 0; // positions computed for the prompt (images expanded)
     bool restoredState = false; // the reused state was loaded from the conversation's saved state
     int completionTokens = 0;
+    // Of those, the reasoning: every token up to the last one that added to the reply's
+    // reasoning (GenerationRequest::parseReply only; 0 when the model did not reason).
+    int reasoningTokens = 0;
     double prefillSeconds = 0;
     double decodeSeconds = 0;
     double tokensPerSecond = 0;
-    double hitRate = 0; // demand hits / (hits + misses) during this generation
+    double hitRate = 0; // demand hits / (hits + misses) during this generation; -1: not known (a remote engine)
     qint64 bytesRead = 0;
     bool operator==(const GenerationStats &) const = default;
 };

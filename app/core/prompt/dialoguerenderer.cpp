@@ -50,7 +50,18 @@ QJsonObject dialogueRequest(const Dialogue &d, waste::ChatFormat format)
                                     {QStringLiteral("content"), d.systemPrompt}});
     for (const DialogueTurn &t : d.turns) {
         QJsonObject m{{QStringLiteral("role"), t.role}};
-        if (t.role == QLatin1String("assistant") && format == waste::ChatFormat::K3) {
+        if (t.role == QLatin1String("tool")) {
+            m.insert(QStringLiteral("tool_call_id"), t.toolCallId);
+            m.insert(QStringLiteral("name"), t.toolName);
+            m.insert(QStringLiteral("content"), t.text);
+        } else if (t.role == QLatin1String("assistant") && !t.toolCalls.isEmpty()) {
+            // A call is written back as a call, whatever text the model used for it (a forced
+            // call's bare JSON, a <tool_call> block): the template's own form of it.
+            m.insert(QStringLiteral("content"), t.content);
+            if (format == waste::ChatFormat::K3 && t.openedThinking)
+                m.insert(QStringLiteral("reasoning_content"), t.reasoning);
+            m.insert(QStringLiteral("tool_calls"), t.toolCalls);
+        } else if (t.role == QLatin1String("assistant") && format == waste::ChatFormat::K3) {
             m.insert(QStringLiteral("content"), t.content);
             if (t.openedThinking)
                 m.insert(QStringLiteral("reasoning_content"), t.reasoning);
@@ -70,7 +81,10 @@ QJsonObject dialogueRequest(const Dialogue &d, waste::ChatFormat format)
         }
         messages.append(m);
     }
-    return {{QStringLiteral("messages"), messages}, {QStringLiteral("thinking"), d.thinking}};
+    QJsonObject request{{QStringLiteral("messages"), messages}, {QStringLiteral("thinking"), d.thinking}};
+    if (!d.tools.isEmpty())
+        request.insert(QStringLiteral("tools"), d.tools);
+    return request;
 }
 
 RenderedPrompt renderDialogue(const Dialogue &d, waste::ChatFormat format, const MediaBlockFunction &mediaBlock)

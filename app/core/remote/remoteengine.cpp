@@ -6,6 +6,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMap>
 #include <QNetworkReply>
 #include <QTimer>
 
@@ -23,6 +24,9 @@ struct RemoteEngine::Request {
     int completionTokens = 0;      // from the usage the server sends last (0 when it sends none)
     QElapsedTimer clock;
     double firstDelta = -1;        // seconds from the start to the first streamed word
+    // Tool calls as they stream (OpenAI's tool_calls deltas, by index: the id and name come
+    // first, the arguments in pieces); handed on whole when the answer ends.
+    QMap<int, waste::ReplyToolCall> calls;
 };
 
 namespace {
@@ -277,6 +281,15 @@ void RemoteEngine::readEvent(Request &r, const QByteArray &data, waste::ReplyDel
         reasoning = d.value(QStringLiteral("reasoning")).toString();
     delta.reasoning += reasoning.toStdString();
     delta.content += d.value(QStringLiteral("content")).toString().toStdString();
+    for (const QJsonValue &v : d.value(QStringLiteral("tool_calls")).toArray()) {
+        const QJsonObject c = v.toObject();
+        waste::ReplyToolCall &call = r.calls[c.value(QStringLiteral("index")).toInt(int(r.calls.size()))];
+        if (const QString id = c.value(QStringLiteral("id")).toString(); !id.isEmpty())
+            call.id = id.toStdString();
+        const QJsonObject fn = c.value(QStringLiteral("function")).toObject();
+        call.name += fn.value(QStringLiteral("name")).toString().toStdString();
+        call.arguments += fn.value(QStringLiteral("arguments")).toString().toStdString();
+    }
     if (const QString reason = choice.value(QStringLiteral("finish_reason")).toString(); !reason.isEmpty()) {
         r.finish = finishFrom(reason);
         r.sawEnd = true;
@@ -292,6 +305,7 @@ GenerationStats RemoteEngine::statsOf(const Request &r) const
     s.prefillSeconds = r.firstDelta >= 0 ? r.firstDelta : now;
     s.decodeSeconds = r.firstDelta >= 0 ? now - r.firstDelta : 0;
     s.tokensPerSecond = s.decodeSeconds > 0 && r.completionTokens > 0 ? r.completionTokens / s.decodeSeconds : 0;
+    s.hitRate = -1; // not known here: the expert cache, if any, is the remote server's
     return s;
 }
 
@@ -312,6 +326,10 @@ void RemoteEngine::end(const std::shared_ptr<Request> &r)
     // The last reply step (done) comes before the end, as from the local engine.
     waste::ReplyDelta last;
     last.done = true;
+    for (const waste::ReplyToolCall &c : std::as_const(r->calls))
+        if (!c.name.empty())
+            last.toolCalls.push_back(c);
+    r->sofar.toolCalls = last.toolCalls;
     Q_EMIT replyReady(r->request.id, last);
     GenerationResult result;
     result.finishReason = r->cancelled ? waste::FinishReason::Cancelled : r->finish;

@@ -31,8 +31,18 @@ QJsonArray messages(const Dialogue &dialogue)
     for (const DialogueTurn &t : dialogue.turns) {
         if (t.role == QLatin1String("assistant")) {
             // What the person saw; the reasoning stays out, as OpenAI-compatible servers expect.
-            out.append(QJsonObject{{QStringLiteral("role"), QStringLiteral("assistant")},
-                                   {QStringLiteral("content"), t.content.isEmpty() ? t.text : t.content}});
+            QJsonObject m{{QStringLiteral("role"), QStringLiteral("assistant")},
+                          {QStringLiteral("content"), t.content.isEmpty() && t.toolCalls.isEmpty() ? t.text : t.content}};
+            if (!t.toolCalls.isEmpty())
+                m.insert(QStringLiteral("tool_calls"), t.toolCalls);
+            out.append(m);
+            continue;
+        }
+        if (t.role == QLatin1String("tool")) {
+            out.append(QJsonObject{{QStringLiteral("role"), QStringLiteral("tool")},
+                                   {QStringLiteral("tool_call_id"), t.toolCallId},
+                                   {QStringLiteral("name"), t.toolName},
+                                   {QStringLiteral("content"), t.text}});
             continue;
         }
         if (t.imagePaths.isEmpty()) {
@@ -72,6 +82,16 @@ QJsonObject chatRequest(const QString &model, const Dialogue &dialogue, const wa
     };
     if (params.topK > 0)
         body.insert(QStringLiteral("top_k"), params.topK);
+    // Tools go through as they are; the server renders and parses its own calls.
+    if (!dialogue.tools.isEmpty()) {
+        body.insert(QStringLiteral("tools"), dialogue.tools);
+        if (dialogue.toolChoice == QLatin1String("required") || dialogue.toolChoice == QLatin1String("none"))
+            body.insert(QStringLiteral("tool_choice"), dialogue.toolChoice);
+        else if (!dialogue.toolChoice.isEmpty())
+            body.insert(QStringLiteral("tool_choice"),
+                        QJsonObject{{QStringLiteral("type"), QStringLiteral("function")},
+                                    {QStringLiteral("function"), QJsonObject{{QStringLiteral("name"), dialogue.toolChoice}}}});
+    }
     if (!params.stopStrings.empty()) {
         QJsonArray stop;
         for (const std::string &s : params.stopStrings)

@@ -48,7 +48,7 @@ ApiError ApiError::notFound(const QString &method, const QString &path)
     ApiError e;
     e.status = 404;
     e.message = QStringLiteral("No route %1 %2. This server offers GET /health, GET /v1/models, "
-                               "POST /v1/chat/completions, POST /v1/completions, POST /v1/responses, "
+                               "POST /v1/chat/completions, POST /v1/completions, POST /v1/responses, GET and DELETE /v1/responses/{id}, "
                                "POST /v1/messages and POST /v1/messages/count_tokens.")
                     .arg(method, path);
     e.code = QStringLiteral("unknown_url");

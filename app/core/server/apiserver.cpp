@@ -67,7 +67,7 @@ QString clientName(const QHostAddress &a)
 }
 
 // Known routes, with aliases for clients whose base URL lacks "/v1".
-enum class Route { None, Health, Models, Model, Chat, Completions, Responses, Messages, CountTokens };
+enum class Route { None, Health, Models, Model, Chat, Completions, Responses, StoredResponse, Messages, CountTokens };
 
 Route routeOf(QString path, QString *modelId)
 {
@@ -89,6 +89,10 @@ Route routeOf(QString path, QString *modelId)
         return Route::Completions;
     if (path == QLatin1String("/responses"))
         return Route::Responses;
+    if (path.startsWith(QLatin1String("/responses/")) && path.size() > 11 && path.indexOf(QLatin1Char('/'), 11) < 0) {
+        *modelId = path.mid(11); // the response's id
+        return Route::StoredResponse;
+    }
     if (path == QLatin1String("/messages"))
         return Route::Messages;
     if (path == QLatin1String("/messages/count_tokens"))
@@ -96,8 +100,11 @@ Route routeOf(QString path, QString *modelId)
     return Route::None;
 }
 
-QString routeMethod(Route r)
+// The methods a route answers, as an Allow header lists them.
+QString routeMethods(Route r)
 {
+    if (r == Route::StoredResponse)
+        return QStringLiteral("GET, DELETE");
     return (r == Route::Health || r == Route::Models || r == Route::Model) ? QStringLiteral("GET")
                                                                              : QStringLiteral("POST");
 }
@@ -258,9 +265,9 @@ void ApiServer::handle(const QHttpServerRequest &request, QHttpServerResponder &
 
     if (request.method() == QHttpServerRequest::Method::Options) {
         HttpExchange::Headers h;
-        h.append(qMakePair(QByteArrayLiteral("Allow"), routeMethod(route).toLatin1() + ", OPTIONS"));
+        h.append(qMakePair(QByteArrayLiteral("Allow"), routeMethods(route).toLatin1() + ", OPTIONS"));
         if (originAllowed) {
-            h.append(qMakePair(QByteArrayLiteral("Access-Control-Allow-Methods"), routeMethod(route).toLatin1() + ", OPTIONS"));
+            h.append(qMakePair(QByteArrayLiteral("Access-Control-Allow-Methods"), routeMethods(route).toLatin1() + ", OPTIONS"));
             h.append(qMakePair(QByteArrayLiteral("Access-Control-Allow-Headers"),
                                QByteArrayLiteral("Authorization, Content-Type, X-Api-Key, Anthropic-Version")));
             h.append(qMakePair(QByteArrayLiteral("Access-Control-Max-Age"), QByteArrayLiteral("600")));
@@ -269,8 +276,8 @@ void ApiServer::handle(const QHttpServerRequest &request, QHttpServerResponder &
         finishLog(logKey, *ex, 0, clock);
         return;
     }
-    if (method != routeMethod(route))
-        return answer(ApiError::methodNotAllowed(method, path, routeMethod(route)));
+    if (!routeMethods(route).split(QStringLiteral(", ")).contains(method))
+        return answer(ApiError::methodNotAllowed(method, path, routeMethods(route)));
 
     if (route != Route::Health && !m_apiKey.isEmpty()) {
         // The bearer key (OpenAI's clients) or the same key as x-api-key (Anthropic's).
@@ -289,6 +296,10 @@ void ApiServer::handle(const QHttpServerRequest &request, QHttpServerResponder &
     case Route::Models:
     case Route::Model:
         answerModels(*ex, route == Route::Model ? modelParam : QString());
+        finishLog(logKey, *ex, 0, clock);
+        return;
+    case Route::StoredResponse:
+        answerStoredResponse(*ex, method, modelParam);
         finishLog(logKey, *ex, 0, clock);
         return;
     default:

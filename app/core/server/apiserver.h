@@ -124,6 +124,9 @@ private:
     // (apiservermessages.cpp): their requests checked and started. Throw ApiError.
     void startResponse(const std::shared_ptr<HttpExchange> &ex, const QJsonObject &body, const ParseOptions &options,
                        quint64 logKey, QElapsedTimer clock);
+    // GET /v1/responses/{id} (the response as answered) and DELETE (forgets it), for the
+    // responses kept for previous_response_id; 404 for one not kept.
+    void answerStoredResponse(HttpExchange &ex, const QString &method, const QString &id);
     void startMessage(const std::shared_ptr<HttpExchange> &ex, const QJsonObject &body, const ParseOptions &options,
                       quint64 logKey, QElapsedTimer clock);
     void countMessageTokens(const std::shared_ptr<HttpExchange> &ex, const QJsonObject &body,

@@ -193,10 +193,13 @@ void ApiServer::onFinished(Job &jobRef, const GenerationResult &result)
     }
     if (!reply.toolCalls.isEmpty())
         finish = QStringLiteral("tool_calls");
-    const QJsonObject usage = openai::usage(promptTokens, completionTokens, result.stats.reusedTokens);
+    // Reasoning is told apart only where the reply was read as a chat (Completions has none).
+    const int reasoningTokens = job->kind == ApiRequest::Chat ? qMin(result.stats.reasoningTokens, completionTokens) : -1;
+    const QJsonObject usage = openai::usage(promptTokens, completionTokens, result.stats.reusedTokens, reasoningTokens);
 
     if (job->dialect) {
-        const ReplyEnd end{result.finishReason, result.text, promptTokens, completionTokens, result.stats.reusedTokens};
+        const ReplyEnd end{result.finishReason, result.text, promptTokens, completionTokens, result.stats.reusedTokens,
+                           qMax(0, reasoningTokens)};
         if (!job->stream) {
             ex.sendJson(200, job->dialect->body(reply, end));
         } else {

@@ -26,13 +26,15 @@ QString newCallId()
     return QStringLiteral("call_") + randomHex(24); // OpenAI's own form
 }
 
-QJsonObject usage(int promptTokens, int completionTokens, int cachedTokens)
+QJsonObject usage(int promptTokens, int completionTokens, int cachedTokens, int reasoningTokens)
 {
     QJsonObject o{{QStringLiteral("prompt_tokens"), promptTokens},
                   {QStringLiteral("completion_tokens"), completionTokens},
                   {QStringLiteral("total_tokens"), promptTokens + completionTokens}};
     if (cachedTokens >= 0)
         o.insert(QStringLiteral("prompt_tokens_details"), QJsonObject{{QStringLiteral("cached_tokens"), cachedTokens}});
+    if (reasoningTokens >= 0)
+        o.insert(QStringLiteral("completion_tokens_details"), QJsonObject{{QStringLiteral("reasoning_tokens"), reasoningTokens}});
     return o;
 }
 

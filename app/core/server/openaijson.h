@@ -18,8 +18,9 @@ QString newId(const QString &prefix);
 QString newCallId();
 
 // cachedTokens >= 0 adds prompt_tokens_details.cached_tokens: prompt tokens the engine
-// did not read again (its state or a checkpoint held them).
-QJsonObject usage(int promptTokens, int completionTokens, int cachedTokens = -1);
+// did not read again (its state or a checkpoint held them). reasoningTokens >= 0 adds
+// completion_tokens_details.reasoning_tokens: the completion tokens spent reasoning.
+QJsonObject usage(int promptTokens, int completionTokens, int cachedTokens = -1, int reasoningTokens = -1);
 // WASTE's own figures for one generation, under the top-level "waste" key.
 QJsonObject wasteStats(const GenerationStats &stats, qint64 ms);
 

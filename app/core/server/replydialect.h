@@ -22,6 +22,7 @@ struct ReplyEnd {
     int promptTokens = 0;
     int completionTokens = 0;
     int cachedTokens = 0; // prompt tokens already in the engine's state
+    int reasoningTokens = 0; // of the completion tokens, those spent reasoning
 };
 
 class ReplyDialect {

@@ -229,8 +229,7 @@ QJsonObject ResponsesDialect::usageJson(const ReplyEnd &end) const
     return {{QStringLiteral("input_tokens"), end.promptTokens},
             {QStringLiteral("input_tokens_details"), QJsonObject{{QStringLiteral("cached_tokens"), end.cachedTokens}}},
             {QStringLiteral("output_tokens"), end.completionTokens},
-            // The engine does not count reasoning and answer tokens apart.
-            {QStringLiteral("output_tokens_details"), QJsonObject{{QStringLiteral("reasoning_tokens"), 0}}},
+            {QStringLiteral("output_tokens_details"), QJsonObject{{QStringLiteral("reasoning_tokens"), end.reasoningTokens}}},
             {QStringLiteral("total_tokens"), end.promptTokens + end.completionTokens}};
 }
 
@@ -246,7 +245,7 @@ QJsonObject ResponsesDialect::finalResponse(const QJsonArray &output, const Repl
         QJsonArray kept = m_conversation;
         for (const QJsonValue &item : output)
             kept.append(item);
-        m_storeTo->put(m_id, kept);
+        m_storeTo->put(m_id, kept, r);
     }
     return r;
 }

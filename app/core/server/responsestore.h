@@ -2,12 +2,14 @@
 // from one with `previous_response_id` instead of sending the whole conversation again.
 // Each entry is the conversation as Responses items (every earlier input and output item,
 // then this response's output); instructions are not kept, as OpenAI does not carry them
-// over. Bounded by count and by size: the oldest entries go first. Lives in memory only,
-// for as long as the server object.
+// over. Each entry also keeps the response object as it was answered, for
+// GET /v1/responses/{id}. Bounded by count and by size: the oldest entries go first. Lives in
+// memory only, for as long as the server object.
 #pragma once
 
 #include <QHash>
 #include <QJsonArray>
+#include <QJsonObject>
 #include <QString>
 #include <QStringList>
 
@@ -20,9 +22,12 @@ public:
 
     // Keeps `items` under `id`, dropping the oldest entries past the bounds. A conversation
     // larger than the whole budget is not kept.
-    void put(const QString &id, const QJsonArray &items);
+    void put(const QString &id, const QJsonArray &items, const QJsonObject &response = {});
     std::optional<QJsonArray> get(const QString &id) const;
-    void remove(const QString &id);
+    // The response as it was answered (nullopt when it is not kept).
+    std::optional<QJsonObject> response(const QString &id) const;
+    // False when nothing was kept under `id`.
+    bool remove(const QString &id);
 
     int size() const { return int(m_order.size()); }
     qint64 bytes() const { return m_bytes; }
@@ -30,6 +35,7 @@ public:
 private:
     struct Entry {
         QJsonArray items;
+        QJsonObject response;
         qint64 bytes = 0;
     };
     int m_maxEntries;

@@ -1,0 +1,423 @@
+// MCP in the chat, through the real window (offscreen): the reference MCP server from npm
+// (@modelcontextprotocol/server-everything, run through mcp_everything.sh) is added in
+// Settings, a broken one beside it says why it failed, and both are kept in the settings. A
+// tiny K3 model (`waste mktiny --k3`) is made to call the server's echo tool by constrained
+// decoding (the chat's tool choice), greedy, so every run is the same: the chat shows the call
+// and its arguments and waits; "Run once" runs it on the server, the result shows collapsed and
+// the answer goes on with it. "Always for this tool" stops the asking; "Deny" tells the model;
+// a server that hangs times out with a clear message and the conversation keeps everything.
+// Screenshots (build/screenshots/mcp-*.png), light and dark, of a call awaiting approval and
+// of its result. Any QML warning fails the test.
+#include "studioapplication.h"
+
+#include "chat/chatcontroller.h"
+#include "engine/enginecontroller.h"
+#include "engine/generationhandle.h"
+#include "mcp/mcpclient.h"
+#include "mcp/mcphub.h"
+#include "mcp/mcpserverconfig.h"
+#include "mcp/mcpstdiotransport.h"
+#include "settings/appsettings.h"
+#include "windowtest.h"
+
+#include <waste/convert.hpp>
+
+#include <QApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QJsonDocument>
+#include <QQmlApplicationEngine>
+#include <QQuickItem>
+#include <QQuickWindow>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <csignal>
+
+namespace {
+
+QObject *find(QObject *root, const QString &name)
+{
+    if (root->objectName() == name)
+        return root;
+    for (QObject *child : root->children())
+        if (QObject *hit = find(child, name))
+            return hit;
+    // A popup's items hang from its content item, not from the popup as a QObject.
+    if (QObject *content = root->property("contentItem").value<QObject *>(); content && content != root
+        && content->parent() != root)
+        return find(content, name);
+    return nullptr;
+}
+
+void click(QQuickWindow *window, QQuickItem *item)
+{
+    const QPointF centre = item->mapToScene(QPointF(item->width() / 2, item->height() / 2));
+    QTest::mouseClick(window, Qt::LeftButton, Qt::NoModifier, centre.toPoint());
+}
+
+// The visible item of that name on the chat page's last rows (delegates are not QObject
+// children of the list), once the view has laid it out (waits up to `ms`).
+QQuickItem *visibleItem(QQuickWindow *window, const QString &name, int ms = 5000)
+{
+    QQuickItem *found = nullptr;
+    QTest::qWaitFor([&] {
+        for (QQuickItem *item : WindowTest::itemsNamed(window->contentItem(), name))
+            if (item->isVisible())
+                found = item; // the last one: the newest row
+        return found != nullptr;
+    }, ms);
+    return found;
+}
+
+QString scriptPath()
+{
+    return qEnvironmentVariable("WASTE_MCP_EVERYTHING");
+}
+
+} // namespace
+
+class TestChatMcp : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir m_dir;
+    std::unique_ptr<StudioServices> m_services;
+    std::unique_ptr<QQmlApplicationEngine> m_qml;
+    QQuickWindow *m_window = nullptr;
+    QList<GenerationResult> m_results;
+
+    ChatController *chat() { return m_services->chat.get(); }
+    McpHub *hub() { return m_services->mcp.get(); }
+    MessageModel *messages() { return chat()->messages(); }
+    QJsonObject toolOf(int row) { return messages()->at(row).tool; }
+    QString statusOf(int row) { return messages()->at(row).toolStatus(); }
+
+    bool shoot(const QString &name)
+    {
+        QDir().mkpath(QStringLiteral(WASTE_SCREENSHOT_DIR));
+        QTest::qWait(200); // the list follows its end, the card lays out
+        return m_window->grabWindow().save(QStringLiteral(WASTE_SCREENSHOT_DIR "/mcp-%1.png").arg(name));
+    }
+    bool shootBothThemes(const QString &name)
+    {
+        bool ok = true;
+        for (const QString theme : {QStringLiteral("light"), QStringLiteral("dark")}) {
+            m_services->settings->setTheme(theme);
+            ok = shoot(name + QLatin1Char('-') + theme) && ok;
+        }
+        m_services->settings->setTheme(QStringLiteral("light"));
+        return ok;
+    }
+    // Sends a message with the echo tool forced and waits for the call it makes.
+    void sendForcingEcho(const QString &text, int *toolRow)
+    {
+        const int before = messages()->rowCount();
+        // Settings are the conversation's (a new one starts from the defaults).
+        chat()->setTemperature(0); // greedy: the same call every run
+        chat()->setMaxTokens(100); // room for a K3 call element on the byte-level tiny vocabulary
+        chat()->setThinking(false);
+        chat()->setToolChoice(QStringLiteral("echo"));
+        QVERIFY2(chat()->send(text), qPrintable(chat()->notice()));
+        // user, answer with the call, the tool message
+        QTest::qWaitFor([&] { return messages()->rowCount() == before + 3 || (!chat()->generating() && !chat()->toolPending()); }, 60000);
+        *toolRow = before + 2;
+        const ChatMessage answer = messages()->at(before + 1);
+        QVERIFY2(messages()->rowCount() == before + 3,
+                 qPrintable(QStringLiteral("no call: answer '%1' raw '%2' error '%3' finish '%4'")
+                                .arg(answer.text, answer.raw, answer.error, answer.finishReason)));
+        QCOMPARE(answer.role, QStringLiteral("assistant"));
+        QCOMPARE(int(answer.toolCalls().size()), 1);
+        QCOMPARE(answer.error, QString());
+        QCOMPARE(messages()->at(*toolRow).role, QStringLiteral("tool"));
+        QCOMPARE(toolOf(*toolRow).value("name").toString(), QStringLiteral("echo"));
+        QCOMPARE(toolOf(*toolRow).value("server").toString(), QStringLiteral("everything"));
+        const QJsonDocument args = QJsonDocument::fromJson(toolOf(*toolRow).value("arguments").toString().toUtf8());
+        QVERIFY2(args.isObject() && args.object().value("message").isString(),
+                 qPrintable(toolOf(*toolRow).value("arguments").toString()));
+    }
+    // Scrolls the chat so that row `row` is all in view (a long answer after it may have
+    // pushed it out, or the view not yet followed a card that grew).
+    void showRow(int row)
+    {
+        auto *list = m_window->findChild<QQuickItem *>(QStringLiteral("messageList"));
+        QVERIFY(list);
+        QTest::qWait(100);
+        QVERIFY(QMetaObject::invokeMethod(list, "positionViewAtIndex", Q_ARG(int, row), Q_ARG(int, 4 /* Contain */)));
+        QTest::qWait(150);
+    }
+    QString echoedMessage(int row)
+    {
+        return QJsonDocument::fromJson(toolOf(row).value("arguments").toString().toUtf8()).object().value("message").toString();
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY2(!scriptPath().isEmpty(), "WASTE_MCP_EVERYTHING is not set: run this test through ctest (mcp_everything.sh)");
+        StudioApplication::configure();
+        WindowTest::useOwnAppData(QStringLiteral("chat-mcp test"));
+        WindowTest::collectWarnings();
+        const QString model = m_dir.filePath(QStringLiteral("tiny-k3"));
+        waste::TinyModelOptions options;
+        options.k3 = true;
+        waste::makeTinyContainer(model.toStdString(), options);
+
+        m_services = StudioApplication::createServices();
+        m_qml = std::make_unique<QQmlApplicationEngine>();
+        m_window = WindowTest::showMainWindow(*m_qml);
+        QVERIFY(m_window);
+        m_services->settings->setTheme(QStringLiteral("light"));
+        EngineController *engine = m_services->engine.get();
+        // The server's tools, declared in the prompt, take ~4,200 tokens of the tiny byte-level vocabulary.
+        engine->openModel(model, 0, 16384);
+        QTRY_COMPARE_WITH_TIMEOUT(engine->state(), EngineController::Ready, 30000);
+        connect(engine, &EngineController::generationQueued, this, [this](GenerationHandle *h) {
+            connect(h, &GenerationHandle::finished, this, [this](const GenerationResult &r) { m_results << r; });
+        });
+    }
+
+    void cleanupTestCase()
+    {
+        m_qml.reset();
+        m_services.reset();
+    }
+
+    void serversAreAddedInSettings()
+    {
+        QCOMPARE(hub()->servers().size(), 0);
+        QTest::keyClick(m_window, Qt::Key_Comma, Qt::ControlModifier);
+        QObject *settings = find(m_window, QStringLiteral("settingsDialog"));
+        QVERIFY(settings);
+        QTRY_VERIFY(settings->property("opened").toBool());
+        auto *manage = qobject_cast<QQuickItem *>(find(settings, QStringLiteral("mcpManageButton")));
+        QVERIFY(manage);
+        click(m_window, manage);
+        QObject *dialog = find(m_window, QStringLiteral("mcpServersDialog"));
+        QVERIFY(dialog);
+        QTRY_VERIFY(dialog->property("opened").toBool());
+
+        const auto add = [&](const QString &name, const QString &command) {
+            auto *nameField = qobject_cast<QQuickItem *>(find(dialog, QStringLiteral("mcpNameField")));
+            auto *address = qobject_cast<QQuickItem *>(find(dialog, QStringLiteral("mcpAddressField")));
+            auto *addButton = qobject_cast<QQuickItem *>(find(dialog, QStringLiteral("mcpAddButton")));
+            QVERIFY(nameField && address && addButton);
+            click(m_window, nameField);
+            QTRY_VERIFY(nameField->hasActiveFocus());
+            WindowTest::typeText(m_window, name);
+            click(m_window, address);
+            QTRY_VERIFY(address->hasActiveFocus());
+            WindowTest::typeText(m_window, command);
+            QCOMPARE(address->property("text").toString(), command);
+            click(m_window, addButton);
+            auto *problem = find(dialog, QStringLiteral("mcpProblem"));
+            QVERIFY(problem);
+            QCOMPARE(problem->property("text").toString(), QString());
+        };
+        add(QStringLiteral("everything"), QStringLiteral("node \"%1\" stdio").arg(scriptPath()));
+        add(QStringLiteral("broken"), QStringLiteral("/nonexistent/waste-test-mcp-server --stdio"));
+        QCOMPARE(hub()->servers().size(), 2);
+
+        // The real one lists its tools; the broken one says why it is not connected.
+        const auto state = [&](int i, const QString &key) { return hub()->servers().at(i).toMap().value(key).toString(); };
+        QTRY_COMPARE_WITH_TIMEOUT(state(0, QStringLiteral("state")), QStringLiteral("ready"), 30000);
+        QVERIFY(hub()->toolNames().contains(QStringLiteral("echo")));
+        QVERIFY(hub()->servers().at(0).toMap().value(QStringLiteral("tools")).toInt() >= 3);
+        QTRY_COMPARE_WITH_TIMEOUT(state(1, QStringLiteral("state")), QStringLiteral("failed"), 30000);
+        QVERIFY2(state(1, QStringLiteral("message")).contains(QLatin1String("waste-test-mcp-server")),
+                 qPrintable(state(1, QStringLiteral("message"))));
+        QTest::qWait(100);
+        bool shownFailed = false;
+        for (QQuickItem *label : WindowTest::itemsNamed(m_window->contentItem(), QStringLiteral("mcpServerState")))
+            shownFailed = shownFailed || label->property("text").toString().startsWith(QLatin1String("Not connected: "));
+        QVERIFY(shownFailed);
+        QVERIFY(shoot(QStringLiteral("settings")));
+
+        // A name already taken is refused, saying so.
+        QVERIFY(hub()->addStdioServer(QStringLiteral("everything"), QStringLiteral("node x")).contains(QLatin1String("already")));
+        // Kept in the settings, in order.
+        {
+            const QList<McpServerConfig> kept = McpServerConfig::load(QSettings());
+            QCOMPARE(kept.size(), 2);
+            QCOMPARE(kept.at(0).name, QStringLiteral("everything"));
+            QCOMPARE(kept.at(0).program, QStringLiteral("node"));
+            QCOMPARE(kept.at(0).arguments, (QStringList{scriptPath(), QStringLiteral("stdio")}));
+        }
+
+        // Remove the broken one with its button.
+        QQuickItem *remove = nullptr; // the lowest row's: "broken"
+        for (QQuickItem *b : WindowTest::itemsNamed(m_window->contentItem(), QStringLiteral("mcpRemoveButton")))
+            if (b->isVisible() && (!remove || b->mapToScene({}).y() > remove->mapToScene({}).y()))
+                remove = b;
+        QVERIFY(remove);
+        click(m_window, remove);
+        QTRY_COMPARE(hub()->servers().size(), 1);
+        QCOMPARE(McpServerConfig::load(QSettings()).size(), 1);
+        QTest::keyClick(m_window, Qt::Key_Escape);
+        QTRY_VERIFY(!dialog->property("visible").toBool());
+        QTest::keyClick(m_window, Qt::Key_Escape);
+        QTRY_VERIFY(!settings->property("visible").toBool());
+    }
+
+    void callAwaitsApprovalThenRunsAndTheAnswerGoesOn()
+    {
+        m_window->setProperty("currentPage", 3); // Chat
+        chat()->newConversation();
+        QSignalSpy saved(chat(), &ChatController::answerSaved);
+        m_results.clear();
+        int row = 0;
+        sendForcingEcho(QStringLiteral("Please echo a greeting."), &row);
+        if (QTest::currentTestFailed())
+            return;
+        QCOMPARE(statusOf(row), QStringLiteral("awaiting"));
+        QVERIFY(chat()->toolPending());
+        QCOMPARE(saved.count(), 1);
+        // Nothing else can be sent while it waits.
+        QVERIFY(!chat()->send(QStringLiteral("another question")));
+        QVERIFY(chat()->notice().contains(QLatin1String("tool call")));
+        chat()->clearNotice();
+
+        QTRY_VERIFY2(visibleItem(m_window, QStringLiteral("toolRunOnce")), qPrintable(WindowTest::warnings()));
+        QQuickItem *once = visibleItem(m_window, QStringLiteral("toolRunOnce"));
+        QVERIFY(visibleItem(m_window, QStringLiteral("toolRunAlways")));
+        QVERIFY(visibleItem(m_window, QStringLiteral("toolDeny")));
+        QQuickItem *args = visibleItem(m_window, QStringLiteral("toolArguments"));
+        QVERIFY(args);
+        QVERIFY2(args->property("text").toString().contains(QLatin1String("\"message\"")), qPrintable(args->property("text").toString()));
+        showRow(row);
+        QVERIFY(shootBothThemes(QStringLiteral("approval")));
+
+        showRow(row);
+        once = visibleItem(m_window, QStringLiteral("toolRunOnce"));
+        click(m_window, once);
+        QTRY_COMPARE_WITH_TIMEOUT(statusOf(row), QStringLiteral("done"), 30000);
+        QCOMPARE(messages()->at(row).text, QStringLiteral("Echo: ") + echoedMessage(row));
+        // The answer goes on after the result, unforced.
+        QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 2, 60000);
+        QCOMPARE(messages()->rowCount(), row + 2);
+        const ChatMessage after = messages()->at(row + 1);
+        QCOMPARE(after.role, QStringLiteral("assistant"));
+        QCOMPARE(after.error, QString());
+        QVERIFY(!chat()->toolPending());
+        // The second prompt holds the first one, the call and the result.
+        QCOMPARE(m_results.size(), 2);
+        QVERIFY2(m_results.at(1).stats.promptTokens > m_results.at(0).stats.promptTokens + int(m_results.at(0).tokens.size()),
+                 qPrintable(QStringLiteral("%1 vs %2 + %3").arg(m_results.at(1).stats.promptTokens)
+                                .arg(m_results.at(0).stats.promptTokens).arg(m_results.at(0).tokens.size())));
+
+        // The result, collapsed; opened with its toggle.
+        showRow(row);
+        QVERIFY(!visibleItem(m_window, QStringLiteral("toolResult"), 300));
+        QVERIFY(shootBothThemes(QStringLiteral("result")));
+        QQuickItem *toggle = visibleItem(m_window, QStringLiteral("toolResultToggle"));
+        QVERIFY(toggle);
+        click(m_window, toggle);
+        QTRY_VERIFY(visibleItem(m_window, QStringLiteral("toolResult")));
+        QCOMPARE(visibleItem(m_window, QStringLiteral("toolResult"))->property("text").toString(), messages()->at(row).text.trimmed());
+        QVERIFY(shootBothThemes(QStringLiteral("result-open")));
+
+        // Reopened from the store: the call, its status and result are kept.
+        const qint64 id = chat()->currentId();
+        chat()->newConversation();
+        chat()->openConversation(id);
+        QCOMPARE(messages()->rowCount(), row + 2);
+        QCOMPARE(statusOf(row), QStringLiteral("done"));
+        QCOMPARE(messages()->at(row).text, QStringLiteral("Echo: ") + echoedMessage(row));
+        QCOMPARE(int(messages()->at(row - 1).toolCalls().size()), 1);
+    }
+
+    void denyTellsTheModel()
+    {
+        QSignalSpy saved(chat(), &ChatController::answerSaved);
+        int row = 0;
+        sendForcingEcho(QStringLiteral("Echo this, please."), &row);
+        if (QTest::currentTestFailed())
+            return;
+        QCOMPARE(statusOf(row), QStringLiteral("awaiting"));
+        showRow(row);
+        QQuickItem *deny = visibleItem(m_window, QStringLiteral("toolDeny"));
+        QVERIFY(deny);
+        click(m_window, deny);
+        QCOMPARE(statusOf(row), QStringLiteral("denied"));
+        QVERIFY(messages()->at(row).text.contains(QLatin1String("declined")));
+        QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 2, 60000);
+        QCOMPARE(messages()->at(row + 1).role, QStringLiteral("assistant"));
+    }
+
+    void alwaysForThisToolStopsTheAsking()
+    {
+        QSignalSpy saved(chat(), &ChatController::answerSaved);
+        int row = 0;
+        sendForcingEcho(QStringLiteral("Echo once more."), &row);
+        if (QTest::currentTestFailed())
+            return;
+        showRow(row);
+        QQuickItem *always = visibleItem(m_window, QStringLiteral("toolRunAlways"));
+        QVERIFY(always);
+        click(m_window, always);
+        QTRY_COMPARE_WITH_TIMEOUT(statusOf(row), QStringLiteral("done"), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 2, 60000);
+        QVERIFY(hub()->alwaysAllowed(QStringLiteral("everything"), QStringLiteral("echo")));
+
+        // The next call runs without a question.
+        sendForcingEcho(QStringLiteral("And again."), &row);
+        if (QTest::currentTestFailed())
+            return;
+        QVERIFY(statusOf(row) != QLatin1String("awaiting"));
+        QTRY_COMPARE_WITH_TIMEOUT(statusOf(row), QStringLiteral("done"), 30000);
+        QCOMPARE(messages()->at(row).text, QStringLiteral("Echo: ") + echoedMessage(row));
+        QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 4, 60000);
+    }
+
+    void aHangingServerTimesOutAndLosesNothing()
+    {
+        // The server stops answering (its process paused): the call times out, says so, and
+        // the answer goes on; every message stays.
+        auto *transport = qobject_cast<McpStdioTransport *>(hub()->client(QStringLiteral("everything"))->transport());
+        QVERIFY(transport);
+        const qint64 pid = transport->processId();
+        QVERIFY(pid > 0);
+        hub()->setRequestTimeout(1500);
+        QSignalSpy saved(chat(), &ChatController::answerSaved);
+        QCOMPARE(::kill(pid_t(pid), SIGSTOP), 0);
+        QElapsedTimer clock;
+        clock.start();
+        int row = 0;
+        sendForcingEcho(QStringLiteral("Echo while the server sleeps."), &row); // echo runs without asking now
+        if (QTest::currentTestFailed()) {
+            ::kill(pid_t(pid), SIGCONT);
+            return;
+        }
+        const int rowsBefore = messages()->rowCount();
+        QTRY_COMPARE_WITH_TIMEOUT(statusOf(row), QStringLiteral("failed"), 15000);
+        ::kill(pid_t(pid), SIGCONT);
+        QVERIFY(clock.elapsed() < 20000);
+        QVERIFY2(messages()->at(row).error.contains(QLatin1String("1500 ms")), qPrintable(messages()->at(row).error));
+        QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 2, 60000);
+        QCOMPARE(messages()->rowCount(), rowsBefore + 1);
+        showRow(row);
+        QVERIFY(shoot(QStringLiteral("timeout-light")));
+        hub()->setRequestTimeout(30000);
+
+        const qint64 id = chat()->currentId();
+        chat()->newConversation();
+        chat()->openConversation(id);
+        QCOMPARE(messages()->rowCount(), rowsBefore + 1);
+        QCOMPARE(statusOf(row), QStringLiteral("failed"));
+        // No warning, except the font shaper's notes on scripts the test machine's fonts lack
+        // (the random model writes any character).
+        QStringList warnings = WindowTest::warnings().split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        warnings.removeIf([](const QString &w) { return w.contains(QLatin1String("OpenType support missing")); });
+        QVERIFY2(warnings.isEmpty(), qPrintable(warnings.join(QLatin1Char('\n'))));
+    }
+};
+
+int main(int argc, char **argv)
+{
+    QApplication app(argc, argv);
+    TestChatMcp t;
+    return QTest::qExec(&t, argc, argv);
+}
+
+#include "tst_chat_mcp.moc"
