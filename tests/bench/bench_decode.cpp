@@ -17,6 +17,7 @@
 #include "format/manifest.hpp"
 #include "quant/lut.hpp"
 #include "quant/simd.hpp"
+#include "mid_container.hpp"
 #include "waste/convert.hpp"
 #include "waste/waste.hpp"
 
@@ -179,31 +180,6 @@ int64_t directorySize(const std::string &dir)
         if (e.is_regular_file())
             total += static_cast<int64_t>(e.file_size());
     return total;
-}
-
-// The mid-size container, made once: reused when its manifest exists (the converter
-// writes manifest.json last), resumed per layer when an earlier run was interrupted.
-std::string midContainer(const std::string &cacheDir, const std::string &sizeText)
-{
-    const std::string dir = cacheDir + "/mid-" + sizeText;
-    if (std::filesystem::exists(dir + "/manifest.json"))
-        return dir;
-    std::filesystem::create_directories(cacheDir);
-    waste::TinyModelOptions t;
-    t.targetBytes = waste::parseSize(sizeText);
-    t.jobs = 0;
-    std::fprintf(stderr, "making the mid-size container %s once (waste mktiny --container --size %s)...\n", dir.c_str(),
-                 sizeText.c_str());
-    const double t0 = now();
-    int lastUnit = -1;
-    waste::makeTinyContainer(dir, t, [&](const waste::ConvertProgress &p) {
-        if (p.unit != lastUnit) {
-            lastUnit = p.unit;
-            std::fprintf(stderr, "  unit %d/%d, %.0f s, eta %.0f s\n", p.unit, p.units, p.elapsedSeconds, p.etaSeconds);
-        }
-    });
-    std::fprintf(stderr, "made in %.0f s\n", now() - t0);
-    return dir;
 }
 
 } // namespace

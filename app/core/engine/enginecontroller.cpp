@@ -89,6 +89,10 @@ EngineController::EngineController(QObject *parent) : QObject(parent)
         if (h)
             Q_EMIT h->failed(error);
     });
+    connect(m_worker, &EngineWorker::runningChanged, this, [this](int running) {
+        m_running = running;
+        Q_EMIT activeRequestsChanged();
+    });
     connectRemote();
     // Runs on the new thread before its event loop starts.
     connect(&m_thread, &QThread::started, m_worker, [] { setCurrentThreadRole(ThreadRole::Engine); }, Qt::DirectConnection);

@@ -34,6 +34,9 @@ class EngineController : public QObject, public AppSingleton<EngineController> {
     Q_PROPERTY(double lastTokensPerSecond READ lastTokensPerSecond NOTIFY statsChanged)
     Q_PROPERTY(double lastHitRate READ lastHitRate NOTIFY statsChanged)
     Q_PROPERTY(int activeRequests READ activeRequests NOTIFY activeRequestsChanged)
+    Q_PROPERTY(int runningRequests READ runningRequests NOTIFY activeRequestsChanged)
+    Q_PROPERTY(int waitingRequests READ waitingRequests NOTIFY activeRequestsChanged)
+    Q_PROPERTY(int maxConcurrent READ maxConcurrent NOTIFY modelChanged)
     // The open model is a remote engine (remote/remoteengine.h): no RAM, budget or cache here.
     Q_PROPERTY(bool remote READ isRemote NOTIFY modelChanged)
 
@@ -59,6 +62,12 @@ public:
     double lastTokensPerSecond() const { return m_lastTokensPerSecond; }
     double lastHitRate() const { return m_lastHitRate; }
     int activeRequests() const { return m_active; }
+    // Of those, the ones the engine is decoding now, and the others: waiting for room
+    // (engineworker.h) or not yet seen by the engine thread.
+    int runningRequests() const { return qMin(m_running, m_active); }
+    int waitingRequests() const { return m_active - runningRequests(); }
+    // Requests the open model decodes at once (the RAM budget's share; 1 for a remote engine).
+    int maxConcurrent() const { return qMax(1, m_info.value(QStringLiteral("sequences")).toInt()); }
     bool isRemote() const { return m_info.value(QStringLiteral("remote")).toBool(); }
 
     Q_INVOKABLE void openModel(const QString &path, qint64 budgetBytes = 0, int ctxTokens = 4096);
@@ -120,6 +129,7 @@ private:
     double m_lastTokensPerSecond = 0;
     double m_lastHitRate = 0;
     int m_active = 0;
+    int m_running = 0;
     quint64 m_nextId = 1;
     QHash<quint64, GenerationHandle *> m_handles; // requests not ended yet
     QHash<quint64, TokenCount *> m_counts;        // counts not answered yet

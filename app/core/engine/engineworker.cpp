@@ -1,6 +1,7 @@
 #include "engine/engineworker.h"
 
 #include "prompt/dialoguerenderer.h"
+#include "engine/generationemitter.h"
 #include "engine/savedstate.h"
 
 #include <QFileInfo>
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <new>
+#include <optional>
 
 namespace {
 
@@ -17,14 +19,17 @@ GenerationError errorFrom(const waste::Error &e)
     return {e.code(), QString::fromStdString(e.argument()), QString::fromStdString(e.what())};
 }
 
-double hitRateBetween(const waste::Stats &before, const waste::Stats &after)
-{
-    const double hits = double(after.demandHits - before.demandHits);
-    const double misses = double(after.demandMisses - before.demandMisses);
-    return hits + misses > 0 ? hits / (hits + misses) : 0.0;
-}
-
 } // namespace
+
+// A request in the batch: what it asked, how its prompt was prepared on the session (when
+// it continues the session), and its client's side.
+struct EngineWorker::Running {
+    GenerationRequest request;
+    bool session = false;
+    PromptFeeder::Prepared prepared;
+    std::optional<GenerationEmitter> emitter;
+    bool forgetAfter = false; // forgetState() asked for its conversation while it ran
+};
 
 EngineWorker::EngineWorker(QObject *parent) : QObject(parent)
 {
@@ -62,11 +67,19 @@ bool EngineWorker::isCancelled(quint64 id) const
     return m_cancelled.contains(id);
 }
 
+void EngineWorker::forgetCancel(quint64 id)
+{
+    QMutexLocker lock(&m_cancelMutex);
+    m_cancelled.remove(id);
+}
+
 void EngineWorker::openModel(const QString &path, qint64 budgetBytes, int ctxTokens)
 {
+    drain();
     m_cancelLoad = false;
     m_cancelEverything = false;
     m_feeder.setModel(nullptr, {});
+    m_batch.reset();
     m_model.reset();
     waste::OpenOptions options;
     options.ramBudget = budgetBytes;
@@ -77,13 +90,15 @@ void EngineWorker::openModel(const QString &path, qint64 budgetBytes, int ctxTok
         return !m_cancelLoad.load();
     };
     try {
-        m_model = waste::Model::open(QFileInfo(path).absoluteFilePath().toStdString(), options);
+        m_model = waste::openForBatch(QFileInfo(path).absoluteFilePath().toStdString(), options, kSequencesWanted);
+        m_batch = std::make_unique<waste::Batch>(*m_model);
         for (const std::string &w : m_model->info().warnings)
             std::fprintf(stderr, "waste: warning: %s\n", w.c_str());
         m_feeder.setModel(m_model.get(), savedstate::modelIdentity(path, options.ctxTokens));
         Q_EMIT loadProgress(1.0);
         Q_EMIT modelOpened(path, describeModel());
     } catch (const std::exception &e) {
+        m_batch.reset();
         m_model.reset();
         Q_EMIT modelOpenFailed(path, QString::fromStdString(e.what()));
     }
@@ -91,7 +106,9 @@ void EngineWorker::openModel(const QString &path, qint64 budgetBytes, int ctxTok
 
 void EngineWorker::closeModel()
 {
+    drain();
     m_feeder.setModel(nullptr, {});
+    m_batch.reset();
     m_model.reset();
     Q_EMIT modelClosed();
 }
@@ -115,6 +132,7 @@ QVariantMap EngineWorker::describeModel() const
         {QStringLiteral("hasVision"), i.hasVision},
         {QStringLiteral("hasChatTemplate"), i.hasChatTemplate},
         {QStringLiteral("chatFormat"), QVariant::fromValue(i.chatFormat)},
+        {QStringLiteral("sequences"), waste::batchSequences(*m_model)},
     };
 }
 
@@ -138,8 +156,16 @@ void EngineWorker::countSegments(quint64 id, const QList<PromptSegment> &segment
 
 void EngineWorker::forgetState(const QString &stateFile)
 {
-    if (!stateFile.isEmpty())
-        savedstate::remove(stateFile);
+    if (stateFile.isEmpty())
+        return;
+    // A request still decoding for this conversation would save it again at its end: the
+    // removal waits for that.
+    for (auto &[seq, run] : m_running)
+        if (run->request.stateFile == stateFile) {
+            run->forgetAfter = true;
+            return;
+        }
+    savedstate::remove(stateFile);
 }
 
 void EngineWorker::saveState(const GenerationRequest &request)
@@ -158,25 +184,167 @@ void EngineWorker::saveState(const GenerationRequest &request)
 
 void EngineWorker::generate(const GenerationRequest &request)
 {
+    m_waiting.push_back(request);
+    reportRequests();
+    schedulePump();
+}
+
+void EngineWorker::schedulePump()
+{
+    if (m_pumpQueued)
+        return;
+    m_pumpQueued = true;
+    // Queued, so the requests and cancels that arrived meanwhile are seen before the next step.
+    QMetaObject::invokeMethod(
+        this,
+        [this] {
+            m_pumpQueued = false;
+            pump();
+        },
+        Qt::QueuedConnection);
+}
+
+void EngineWorker::pump()
+{
+    if (pumpOnce())
+        schedulePump();
+}
+
+void EngineWorker::drain()
+{
+    while (pumpOnce()) {
+    }
+}
+
+void EngineWorker::reportRequests()
+{
+    const int running = (m_batch ? m_batch->active() : 0) + (m_current ? 1 : 0);
+    if (running == m_reportedRunning)
+        return;
+    m_reportedRunning = running;
+    Q_EMIT runningChanged(running);
+}
+
+bool EngineWorker::pumpOnce()
+{
+    while (!m_waiting.empty()) {
+        const GenerationRequest &next = m_waiting.front();
+        if (m_model && next.imagePaths.isEmpty() && m_batch->active() >= m_batch->capacity())
+            break; // no room: it waits for a sequence to end
+        if (m_model && !next.imagePaths.isEmpty() && m_batch->active() > 0)
+            break; // images are not batched: alone, once the batch is empty
+        const GenerationRequest request = next;
+        m_waiting.pop_front();
+        reportRequests();
+        if (!m_model || isCancelled(request.id) || !request.imagePaths.isEmpty())
+            runAlone(request); // says why when there is no model; ends a cancelled request
+        else
+            startInBatch(request);
+    }
+    if (m_batch && m_batch->active() > 0) {
+        for (waste::Batch::Ended &e : m_batch->step()) {
+            auto it = m_running.find(e.id);
+            if (it == m_running.end())
+                continue;
+            const std::unique_ptr<Running> run = std::move(it->second);
+            m_running.erase(it);
+            const quint64 id = run->request.id;
+            if (e.failed) {
+                // The session's history no longer says what its state holds: start clean next time.
+                if (run->session)
+                    m_feeder.reset();
+                if (e.code == waste::ErrorCode::Cancelled) {
+                    GenerationResult cancelled;
+                    cancelled.finishReason = waste::FinishReason::Cancelled;
+                    Q_EMIT generationFinished(id, cancelled);
+                } else {
+                    Q_EMIT generationFailed(id, GenerationError{e.code, {}, QString::fromStdString(e.message)});
+                }
+            } else {
+                if (run->session)
+                    m_feeder.record(run->prepared, e.result);
+                run->emitter->finish(e.result);
+                if (run->session)
+                    saveState(run->request);
+            }
+            if (run->forgetAfter)
+                savedstate::remove(run->request.stateFile);
+            forgetCancel(id);
+        }
+    }
+    reportRequests();
+    return !m_waiting.empty() || (m_batch && m_batch->active() > 0);
+}
+
+void EngineWorker::startInBatch(const GenerationRequest &request)
+{
+    const quint64 id = request.id;
+    auto run = std::make_unique<Running>();
+    run->request = request;
+    run->session = !m_batch->sessionInUse();
+    try {
+        waste::Batch::Request seq;
+        std::vector<int32_t> whole;
+        if (run->session) {
+            // Prefix reuse: when the state (in memory or saved for this conversation) holds a
+            // prefix of this prompt, only the rest is fed.
+            run->prepared = m_feeder.prepare(request.segments, {}, request.reuseState, request.stateFile);
+            whole = run->prepared.prompt;
+            seq.prompt.assign(run->prepared.rest().begin(), run->prepared.rest().end());
+        } else {
+            whole = m_feeder.tokenize(request.segments);
+            seq.prompt = whole;
+        }
+        seq.params = request.params;
+        if (request.makeConstraint)
+            seq.params.constraint = request.makeConstraint(*m_model, seq.params.maxTokens, whole);
+        if (request.parseReply)
+            seq.params.reply = m_model->replyParser(whole);
+        seq.useSession = run->session;
+        const int reused = int(run->prepared.reused);
+        Q_EMIT generationStarted(id, int(whole.size()), reused);
+        run->emitter.emplace(*this, request, int(whole.size()), reused, run->prepared.restored, m_model->stats(),
+                             [this, id] { return isCancelled(id); });
+        GenerationEmitter *emitter = &*run->emitter;
+        seq.onToken = [emitter](const waste::TokenEvent &ev) { return emitter->onToken(ev); };
+        seq.onPrefill = [emitter](int done, int total) { return emitter->onPrefill(done, total); };
+        const waste::Batch::Id seqId = m_batch->add(std::move(seq));
+        m_running.emplace(seqId, std::move(run));
+        return;
+    } catch (const waste::Error &e) {
+        Q_EMIT generationFailed(id, errorFrom(e));
+    } catch (const std::bad_alloc &e) {
+        Q_EMIT generationFailed(id, GenerationError{waste::ErrorCode::OutOfMemory, {}, QString::fromStdString(e.what())});
+    } catch (const std::exception &e) {
+        Q_EMIT generationFailed(id, GenerationError{{}, {}, QString::fromStdString(e.what())});
+    }
+    if (run->session)
+        m_feeder.reset();
+    forgetCancel(id);
+}
+
+void EngineWorker::runAlone(const GenerationRequest &request)
+{
     const quint64 id = request.id;
     if (!m_model) {
         Q_EMIT generationFailed(id, GenerationError{{}, {}, tr("No model is open: open one on the Models page first.")});
+        forgetCancel(id);
         return;
     }
     if (isCancelled(id)) {
         GenerationResult cancelled;
         cancelled.finishReason = waste::FinishReason::Cancelled;
         Q_EMIT generationFinished(id, cancelled);
+        forgetCancel(id);
         return;
     }
     m_current = id;
+    reportRequests();
     try {
         // Prefix reuse: when the state (in memory or saved for this conversation) holds a
         // prefix of this prompt, only the rest is fed, with only the images in the rest.
         const PromptFeeder::Prepared prepared =
             m_feeder.prepare(request.segments, request.imagePaths, request.reuseState, request.stateFile);
-        const size_t promptSize = prepared.prompt.size();
-        const qsizetype reused = prepared.reused;
 
         waste::GenParams params = request.params;
         if (request.makeConstraint)
@@ -184,95 +352,14 @@ void EngineWorker::generate(const GenerationRequest &request)
         if (request.parseReply)
             params.reply = m_model->replyParser(prepared.prompt);
 
-        Q_EMIT generationStarted(id, int(promptSize), int(reused));
-        const waste::Stats before = m_model->stats();
-
-        QElapsedTimer clock;
-        clock.start();
-        QElapsedTimer sinceEmit;
-        sinceEmit.start();
-        double prefillSeconds = 0;
-        bool prefillDone = false;
-        QString pending;
-        waste::ReplyDelta pendingReply;
-        waste::ChatReply sentReply; // what replyReady has carried so far
-        auto sendReply = [&](waste::ReplyDelta &d) {
-            sentReply.reasoning += d.reasoning;
-            sentReply.content += d.content;
-            sentReply.toolCalls.insert(sentReply.toolCalls.end(), d.toolCalls.begin(), d.toolCalls.end());
-            Q_EMIT replyReady(id, d);
-            d = waste::ReplyDelta{};
-        };
-        GenerationStats live;
-        live.promptTokens = int(promptSize);
-        live.reusedTokens = int(reused);
-        live.restoredState = prepared.restored;
-
-        auto onPrefill = [&](int done, int total) {
-            Q_EMIT prefillProgress(id, done, total);
-            return !isCancelled(id);
-        };
-        auto onToken = [&](const waste::TokenEvent &ev) {
-            if (!prefillDone) {
-                prefillDone = true;
-                prefillSeconds = clock.elapsed() / 1000.0;
-            }
-            pending += QString::fromStdString(ev.text);
-            pendingReply.append(ev.reply);
-            live.completionTokens = ev.index + 1;
-            if (!ev.reply.reasoning.empty())
-                live.reasoningTokens = ev.index + 1;
-            live.prefillSeconds = prefillSeconds;
-            live.decodeSeconds = clock.elapsed() / 1000.0 - prefillSeconds;
-            live.tokensPerSecond = live.decodeSeconds > 0 ? live.completionTokens / live.decodeSeconds : 0;
-            live.hitRate = hitRateBetween(before, ev.stats);
-            live.bytesRead = ev.stats.bytesRead - before.bytesRead;
-            live.prefilledTokens = int(ev.stats.tokensPrefilled - before.tokensPrefilled);
-            // Batch streamed text: one queued signal per ~40 ms, not one per token.
-            if (sinceEmit.elapsed() >= kBatchMs || !pendingReply.toolCalls.empty()) {
-                Q_EMIT tokensReady(id, pending, live);
-                pending.clear();
-                if (request.parseReply && !pendingReply.empty())
-                    sendReply(pendingReply);
-                sinceEmit.restart();
-            }
-            return !isCancelled(id);
-        };
-
-        waste::GenResult r = m_model->generate(prepared.rest(), params, onToken, onPrefill);
-        if (!pending.isEmpty())
-            Q_EMIT tokensReady(id, pending, live);
-        if (request.parseReply) {
-            // What the events did not carry (a cancel or a full context ends generation
-            // after the last event): the rest of the final reply.
-            waste::ReplyDelta rest;
-            rest.reasoning = r.reply.reasoning.substr(std::min(sentReply.reasoning.size(), r.reply.reasoning.size()));
-            rest.content = r.reply.content.substr(std::min(sentReply.content.size(), r.reply.content.size()));
-            rest.toolCalls.assign(r.reply.toolCalls.begin() + std::ptrdiff_t(std::min(sentReply.toolCalls.size(), r.reply.toolCalls.size())),
-                                  r.reply.toolCalls.end());
-            rest.done = true;
-            // Reasoning released only at the end (held back, then let go) ran to the last token.
-            if (!rest.reasoning.empty())
-                live.reasoningTokens = int(r.tokens.size());
-            sendReply(rest);
-        }
-
+        Q_EMIT generationStarted(id, int(prepared.prompt.size()), int(prepared.reused));
+        GenerationEmitter emitter(*this, request, int(prepared.prompt.size()), int(prepared.reused), prepared.restored,
+                                  m_model->stats(), [this, id] { return isCancelled(id); });
+        const waste::GenResult r = m_model->generate(
+            prepared.rest(), params, [&](const waste::TokenEvent &ev) { return emitter.onToken(ev); },
+            [&](int done, int total) { return emitter.onPrefill(done, total); });
         m_feeder.record(prepared, r);
-
-        GenerationResult result;
-        result.text = QString::fromStdString(r.text);
-        result.finishReason = isCancelled(id) ? waste::FinishReason::Cancelled : r.finish;
-        for (int32_t t : r.tokens)
-            result.tokens.append(t);
-        result.reply = std::move(r.reply);
-        result.stats = live;
-        result.stats.completionTokens = int(r.tokens.size());
-        if (!prefillDone)
-            result.stats.prefillSeconds = clock.elapsed() / 1000.0;
-        result.stats.hitRate = hitRateBetween(before, r.stats);
-        result.stats.bytesRead = r.stats.bytesRead - before.bytesRead;
-        result.stats.prefilledTokens = int(r.stats.tokensPrefilled - before.tokensPrefilled);
-        Q_EMIT generationFinished(id, result);
+        emitter.finish(r);
         saveState(request);
     } catch (const waste::Error &e) {
         if (e.code() == waste::ErrorCode::Cancelled) {
@@ -292,6 +379,6 @@ void EngineWorker::generate(const GenerationRequest &request)
         m_feeder.reset();
     }
     m_current = 0;
-    QMutexLocker lock(&m_cancelMutex);
-    m_cancelled.remove(id);
+    reportRequests();
+    forgetCancel(id);
 }

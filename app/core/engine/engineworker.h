@@ -1,12 +1,17 @@
 // EngineWorker: owns the engine's Model on its own QThread. Everything here runs on that
-// thread except requestCancel(), which only flips atomics. Requests arrive as queued calls,
-// so they are served in turn, one model, first come first served.
+// thread except requestCancel(), which only flips atomics. Requests arrive as queued calls
+// and are decoded together (waste/batch.hpp): each batch step is one queued call, so a request
+// that arrives meanwhile joins at the next step. As many run at once as the RAM budget
+// holds states for (waste::batchSequences); the rest wait, first come first served. The first
+// to start while the session is free continues it (prefix reuse, saved states); the others
+// read their prompt whole. A prompt with images runs alone, once the batch is empty.
 #pragma once
 
 #include "prompt/dialogue.h"
 #include "engine/generationtypes.h"
 #include "engine/promptfeeder.h"
 
+#include <waste/batch.hpp>
 #include <waste/waste.hpp>
 
 #include <QElapsedTimer>
@@ -17,6 +22,8 @@
 #include <QVariantMap>
 
 #include <atomic>
+#include <deque>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -34,6 +41,8 @@ public:
     static constexpr int kBatchMs = 40;
     // Saved conversation states kept (the most recently written); older ones are removed.
     static constexpr int kSavedStatesKept = 8;
+    // Sequences decoded at once asked of the engine; the budget may hold fewer.
+    static constexpr int kSequencesWanted = 8;
 
 public Q_SLOTS:
     void openModel(const QString &path, qint64 budgetBytes, int ctxTokens);
@@ -45,7 +54,8 @@ public Q_SLOTS:
     // The same for segments already rendered.
     void countSegments(quint64 id, const QList<PromptSegment> &segments);
     // Removes a conversation's saved state (edited, regenerated or deleted). Runs in turn with
-    // generations, so it never races the save at the end of one.
+    // batch steps; when a request of that conversation is decoding, once it has ended, so it
+    // never races the save at the end of one.
     void forgetState(const QString &stateFile);
 
 Q_SIGNALS:
@@ -64,13 +74,33 @@ Q_SIGNALS:
     void generationFinished(quint64 id, const GenerationResult &result);
     void generationFailed(quint64 id, const GenerationError &error);
     void tokensCounted(quint64 id, int tokens);
+    // How many requests are being decoded, whenever that changes.
+    void runningChanged(int running);
 
 private:
+    struct Running;
+
     bool isCancelled(quint64 id) const;
+    void forgetCancel(quint64 id);
     QVariantMap describeModel() const;
     void saveState(const GenerationRequest &request);
+    // One round: starts the waiting requests there is room for, then one batch step.
+    // Returns whether work is left; pump() queues the next round when it is.
+    bool pumpOnce();
+    void pump();
+    void schedulePump();
+    // Runs every request already here to its end (before the model changes).
+    void drain();
+    void startInBatch(const GenerationRequest &request);
+    void runAlone(const GenerationRequest &request);
+    void reportRequests();
 
     std::unique_ptr<waste::Model> m_model;
+    std::unique_ptr<waste::Batch> m_batch; // over m_model (declared after it: destroyed first)
+    std::deque<GenerationRequest> m_waiting;
+    std::map<waste::Batch::Id, std::unique_ptr<Running>> m_running;
+    bool m_pumpQueued = false;
+    int m_reportedRunning = 0;
     // Feeds prompts on top of what the state holds (prefix reuse across requests).
     PromptFeeder m_feeder;
 

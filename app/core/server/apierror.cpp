@@ -110,6 +110,21 @@ ApiError ApiError::cancelled()
     return e;
 }
 
+ApiError ApiError::busy(int running, int waiting)
+{
+    ApiError e;
+    e.status = 503;
+    e.message = QStringLiteral("The server is busy: %1 requests are being answered (the most the model's RAM budget "
+                               "holds at once) and %2 more are waiting, which is all the queue holds. Try again "
+                               "shortly, or send fewer requests at once.")
+                    .arg(running)
+                    .arg(waiting);
+    e.type = QStringLiteral("server_error");
+    e.code = QStringLiteral("server_busy");
+    e.headers.append({QByteArrayLiteral("Retry-After"), QByteArrayLiteral("1")});
+    return e;
+}
+
 ApiError ApiError::server(const QString &message)
 {
     ApiError e;

@@ -39,6 +39,9 @@ struct ApiError {
     static ApiError noModel(const QString &why);
     // 503: the request was cancelled on the server's side (the server or the model stopping).
     static ApiError cancelled();
+    // 503: every place is taken, the queue too: `running` at once (the most the budget holds)
+    // and `waiting` more; Retry-After says when to try again.
+    static ApiError busy(int running, int waiting);
     static ApiError server(const QString &message);
     // A generation the engine refused or could not finish, by its error code: a prompt
     // longer than the context is the client's (400 context_length_exceeded on promptParam),

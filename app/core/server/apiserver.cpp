@@ -342,7 +342,13 @@ void ApiServer::answerHealth(HttpExchange &ex)
 {
     QJsonObject o{{QStringLiteral("engine"), QString::fromStdString(waste::buildInfo())},
                   {QStringLiteral("uptime_s"), double(m_uptime.elapsed() / 1000)},
-                  {QStringLiteral("active_requests"), activeRequests()}};
+                  {QStringLiteral("active_requests"), activeRequests()},
+                  // The engine's side: decoded now, waiting for room, and the bounds of both.
+                  {QStringLiteral("requests"),
+                   QJsonObject{{QStringLiteral("running"), m_engine->runningRequests()},
+                               {QStringLiteral("queued"), m_engine->waitingRequests()},
+                               {QStringLiteral("max_concurrent"), m_engine->maxConcurrent()},
+                               {QStringLiteral("max_queued"), m_maxQueued}}}};
     int status = 503;
     switch (m_engine->state()) {
     case EngineController::Ready:

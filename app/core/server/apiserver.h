@@ -84,6 +84,10 @@ public:
     // Bodies larger than this are refused with 413 (default 64 MB).
     void setMaxBodyBytes(qint64 bytes) { m_maxBodyBytes = bytes; }
     qint64 maxBodyBytes() const { return m_maxBodyBytes; }
+    // Requests that may wait for the engine beyond those it decodes at once (the model's
+    // maxConcurrent); past them a request is refused with 503 server_busy (default 32).
+    void setMaxQueued(int n) { m_maxQueued = qMax(0, n); }
+    int maxQueued() const { return m_maxQueued; }
     // max_tokens when a request gives none (clamped to the context).
     void setDefaultMaxTokens(int n) { m_defaultMaxTokens = n; }
     // The id /v1/models shows; empty: the container's name.
@@ -164,6 +168,7 @@ private:
     QString m_modelId;
     qint64 m_maxBodyBytes = 64ll * 1024 * 1024;
     int m_defaultMaxTokens = 4096;
+    int m_maxQueued = 32;
     bool m_persist = false;
     QElapsedTimer m_uptime;
 };

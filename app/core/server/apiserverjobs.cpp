@@ -66,6 +66,9 @@ void ApiServer::startCompletion(const std::shared_ptr<HttpExchange> &ex, ApiRequ
                                 QElapsedTimer clock, std::unique_ptr<ReplyDialect> dialect)
 {
     requireModel();
+    // Bounded: as many as the engine decodes at once, and a queue behind them.
+    if (m_engine->activeRequests() >= m_engine->maxConcurrent() + m_maxQueued)
+        throw ApiError::busy(m_engine->runningRequests(), m_engine->waitingRequests());
 
     auto job = std::make_shared<Job>();
     job->ex = ex;

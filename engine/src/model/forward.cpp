@@ -54,8 +54,18 @@ void Forward::feedForward(int layer, int n, const float *b, float *out, ExpertSo
     }
 }
 
+void Forward::attentionParts(int layer, const float *a, float *out, std::span<const Part> parts)
+{
+    const int64_t Hd = m_c.hidden;
+    int64_t off = 0;
+    for (const Part &p : parts) {
+        attention(layer, p.count, a + off * Hd, out + off * Hd, p.state->layers[static_cast<size_t>(layer)], p.state->pos);
+        off += p.count;
+    }
+}
+
 // Kimi-Linear's plain residual stream: h += attn(norm h); h += ffn(norm h).
-void Forward::runResidual(int n, float *h, State &state, ExpertSource &experts)
+void Forward::runResidual(int n, float *h, std::span<const Part> parts, ExpertSource &experts)
 {
     const int64_t Hd = m_c.hidden;
     Vec a(static_cast<size_t>(n * Hd)), o(static_cast<size_t>(n * Hd));
@@ -63,7 +73,7 @@ void Forward::runResidual(int n, float *h, State &state, ExpertSource &experts)
         const LayerWeights &lw = m_w.layers[static_cast<size_t>(L)];
         for (int t = 0; t < n; ++t)
             rmsNorm(h + t * Hd, lw.inNorm->f32.data(), a.data() + t * Hd, Hd, m_c.eps);
-        attention(L, n, a.data(), o.data(), state.layers[static_cast<size_t>(L)], state.pos);
+        attentionParts(L, a.data(), o.data(), parts);
         for (int64_t i = 0; i < n * Hd; ++i)
             h[i] = h[i] + o[i];
         for (int t = 0; t < n; ++t)
@@ -79,7 +89,7 @@ void Forward::runResidual(int n, float *h, State &state, ExpertSource &experts)
 
 // K3's Attention Residuals (k3-math §2.2): per token, a block history R and a partial
 // sum P replace the plain residual stream. On return h holds the final aggregation.
-void Forward::runAttnRes(int n, float *h, State &state, ExpertSource &experts)
+void Forward::runAttnRes(int n, float *h, std::span<const Part> parts, ExpertSource &experts)
 {
     const int64_t Hd = m_c.hidden;
     const int B = m_c.attnResBlock;
@@ -98,7 +108,7 @@ void Forward::runAttnRes(int n, float *h, State &state, ExpertSource &experts)
             rmsNorm(xt, lw.inNorm->f32.data(), a.data() + t * Hd, Hd, m_c.eps);
         }
         pEmpty = (L % B == 0);
-        attention(L, n, a.data(), r.data(), state.layers[static_cast<size_t>(L)], state.pos);
+        attentionParts(L, a.data(), r.data(), parts);
         for (int t = 0; t < n; ++t) {
             float *xt = x.data() + t * Hd, *pt = P.data() + t * Hd;
             const float *rt = r.data() + t * Hd;
@@ -124,7 +134,6 @@ void Forward::runAttnRes(int n, float *h, State &state, ExpertSource &experts)
 
 void Forward::run(std::span<const int32_t> tokens, State &state, ExpertSource &experts, const std::atomic<bool> *cancel)
 {
-    const int64_t Hd = m_c.hidden;
     for (int32_t t : tokens)
         if (t < 0 || t >= m_c.vocab)
             throw Error(ErrorCode::Argument, "token id " + std::to_string(t) + " is out of range [0, " +
@@ -134,31 +143,47 @@ void Forward::run(std::span<const int32_t> tokens, State &state, ExpertSource &e
         throw Error(ErrorCode::Argument, "context of " + std::to_string(state.ctx) + " tokens is full at position " +
                                              std::to_string(state.pos) + " (asked for " + std::to_string(tokens.size()) +
                                              " more); reset the session or open with a larger context");
-    Vec h;
     for (size_t c0 = 0; c0 < tokens.size(); c0 += kMaxChunk) {
         const int n = static_cast<int>(std::min<size_t>(kMaxChunk, tokens.size() - c0));
         // Cancel between chunks only: a chunk either runs whole or not at all, so the
         // session state is never left half-updated.
         if (cancel && cancel->load(std::memory_order_relaxed))
             throw Error(ErrorCode::Cancelled, "cancelled");
-        h.assign(static_cast<size_t>(n * Hd), 0.0f);
-        for (int t = 0; t < n; ++t)
-            if (!m_media || !m_media->take(tokens[c0 + t], h.data() + t * Hd)) // image rows first
-                embed(tokens[c0 + t], h.data() + t * Hd);
-        if (n == 1 && experts.lookaheadWidth() > 0)
-            lookaheadFirst(h.data(), experts);
-        if (m_c.attnResBlock > 0)
-            runAttnRes(n, h.data(), state, experts);
-        else
-            runResidual(n, h.data(), state, experts);
-        state.pos += n;
-        if (c0 + n == tokens.size()) {
-            const float *last = h.data() + (n - 1) * Hd;
-            Vec x(Hd);
-            rmsNorm(last, m_w.norm->f32.data(), x.data(), Hd, m_c.eps);
-            state.lastLogits.resize(static_cast<size_t>(m_c.vocab));
-            quant::matvec(*m_w.head, x.data(), state.lastLogits.data(), m_pool);
-        }
+        const Part whole{&state, n};
+        runParts(tokens.subspan(c0, static_cast<size_t>(n)), std::span<const Part>(&whole, 1), experts);
+    }
+}
+
+void Forward::runParts(std::span<const int32_t> tokens, std::span<const Part> parts, ExpertSource &experts)
+{
+    const int64_t Hd = m_c.hidden;
+    const int n = static_cast<int>(tokens.size());
+    int counted = 0;
+    for (const Part &p : parts)
+        counted += p.count;
+    if (counted != n || n > kMaxChunk || n == 0)
+        throw Error(ErrorCode::Argument, "a chunk of " + std::to_string(n) + " tokens (at most " +
+                                             std::to_string(kMaxChunk) + ") split into parts of " +
+                                             std::to_string(counted) + " tokens in all");
+    Vec h(static_cast<size_t>(n * Hd), 0.0f);
+    for (int t = 0; t < n; ++t)
+        if (!m_media || !m_media->take(tokens[static_cast<size_t>(t)], h.data() + t * Hd)) // image rows first
+            embed(tokens[static_cast<size_t>(t)], h.data() + t * Hd);
+    if (n == 1 && experts.lookaheadWidth() > 0)
+        lookaheadFirst(h.data(), experts);
+    if (m_c.attnResBlock > 0)
+        runAttnRes(n, h.data(), parts, experts);
+    else
+        runResidual(n, h.data(), parts, experts);
+    int64_t end = 0;
+    Vec x(Hd);
+    for (const Part &p : parts) {
+        end += p.count;
+        p.state->pos += p.count;
+        const float *last = h.data() + (end - 1) * Hd;
+        rmsNorm(last, m_w.norm->f32.data(), x.data(), Hd, m_c.eps);
+        p.state->lastLogits.resize(static_cast<size_t>(m_c.vocab));
+        quant::matvec(*m_w.head, x.data(), p.state->lastLogits.data(), m_pool);
     }
 }
 

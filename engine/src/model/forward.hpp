@@ -36,6 +36,17 @@ public:
 
     static constexpr int kMaxChunk = 64;
 
+    // Several sequences in one pass (session/batch_*): `tokens` holds each part's tokens in
+    // order, part i continuing parts[i].state. Attention runs per part against its own
+    // state; the MoE sees the whole chunk, so an expert is read once for every token that
+    // routes to it. Each state advances by its count and gets its last token's logits,
+    // bit for bit what run() would give it alone. At most kMaxChunk tokens; no cancel.
+    struct Part {
+        State *state = nullptr;
+        int count = 0;
+    };
+    void runParts(std::span<const int32_t> tokens, std::span<const Part> parts, ExpertSource &experts);
+
     // Image rows that stand in for the embedding of media-token positions; null: none.
     void setMediaRows(vision::MediaRowQueue *rows) { m_media = rows; }
 
@@ -49,8 +60,10 @@ public:
 private:
     using Vec = std::vector<float>;
     void embed(int32_t token, float *out) const;
-    void runResidual(int n, float *h, State &state, ExpertSource &experts);
-    void runAttnRes(int n, float *h, State &state, ExpertSource &experts);
+    void runResidual(int n, float *h, std::span<const Part> parts, ExpertSource &experts);
+    void runAttnRes(int n, float *h, std::span<const Part> parts, ExpertSource &experts);
+    // attention() for every part of the chunk, each against its own state.
+    void attentionParts(int layer, const float *a, float *out, std::span<const Part> parts);
     void kda(int layer, const float *a, float *out, LayerState &st);
     void mla(int layer, const float *a, float *out, LayerState &st, int pos);
     void gqa(int layer, const float *a, float *out, LayerState &st, int pos); // gqa_attention.cpp

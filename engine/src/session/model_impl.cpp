@@ -4,6 +4,7 @@
 #include "format/expert_bank.hpp"
 #include "format/file.hpp"
 #include "format/native_record.hpp"
+#include "session/sequence_decoder.hpp"
 #include "session/state_file.hpp"
 #include "waste/prefix.hpp"
 #include "text/family_reply_parser.hpp"
@@ -39,7 +40,8 @@ std::string expertFormatName(const format::ExpertQuant &q)
 
 } // namespace
 
-ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options) : m_dir(path), m_opts(options)
+ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options, int sequences)
+    : m_dir(path), m_opts(options)
 {
     while (m_dir.size() > 1 && m_dir.back() == '/')
         m_dir.pop_back();
@@ -73,6 +75,18 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options) : m_di
         m_read.setCapacity(0);
         m_warnings.push_back("the budget leaves no room for a state checkpoint (" + std::to_string(checkpoint >> 20) +
                              " MiB): a turn whose chat format rewrites the last answer reads the whole conversation again");
+    }
+    // Sequences beyond the first (waste/batch.hpp): one state each, from at most half of the
+    // expert cache above its smallest size, so the budget still bounds the whole.
+    {
+        const int wanted = std::clamp(sequences, 1, kMaxSequences);
+        const int64_t spare = std::max<int64_t>(0, choice.expert_cache_bytes - m_plan.min_expert_cache) / 2;
+        const int64_t each = std::max<int64_t>(1, m_plan.state_bytes);
+        m_sequences = int(std::min<int64_t>(wanted - 1, spare / each)) + 1;
+        if (m_sequences > 1) {
+            choice.expert_cache_bytes -= (m_sequences - 1) * each;
+            choice.cache_slots = m_plan.max_record_bytes > 0 ? choice.expert_cache_bytes / m_plan.max_record_bytes : 0;
+        }
     }
     const int64_t budget = choice.budget_bytes, cache = choice.expert_cache_bytes;
 
@@ -262,7 +276,7 @@ GenResult ModelImpl::generate(std::span<const int32_t> prompt, const GenParams &
                               const PrefillCallback &progress)
 {
     m_cancel.store(false);
-    const text::Tokenizer &tok = tokenizer();
+    const text::Tokenizer &tok = tokenizer(); // before any work: a container without one is refused first
     GenResult res;
     struct ClearImages {
         ModelImpl *m;
@@ -281,96 +295,28 @@ GenResult ModelImpl::generate(std::span<const int32_t> prompt, const GenParams &
         throw Error(ErrorCode::Argument, "generate needs a prompt on a fresh session");
     }
     m_read.mark(m_state); // the start of the answer
-    text::SamplerParams sp;
-    sp.temperature = params.temperature;
-    sp.topP = params.topP;
-    sp.topK = params.topK;
-    sp.seed = params.seed;
-    text::Sampler sampler(sp);
-    // With a reply parser, stop strings apply to the parsed content (ReplyStream), not to the raw text.
-    std::optional<text::ReplyStream> reply;
-    GenParams textParams = params;
-    if (params.reply) {
-        reply.emplace(params.reply, params.stopStrings);
-        textParams.stopStrings.clear();
-    }
-    auto isStopToken = [&](int32_t id) {
-        return id == tok.eosId() || std::find(params.stopTokens.begin(), params.stopTokens.end(), id) != params.stopTokens.end();
-    };
-    text::OutputStream out(tok, textParams, tok.eosId());
+    SequenceDecoder decoder(tok, params);
     const bool hasMla = m_manifest.config.kdaLayerCount() < m_manifest.config.layers;
-    std::vector<bool> mask;
-    for (int i = 0;; ++i) {
-        const std::vector<float> &logits = m_state.lastLogits;
-        const std::vector<bool> *maskPtr = nullptr;
-        if (params.constraint) {
-            mask.assign(logits.size(), false);
-            params.constraint->allowed(mask);
-            maskPtr = &mask;
-        }
-        const int32_t id = sampler.sample(logits, maskPtr);
-        const float lp = text::Sampler::logProb(logits, id, maskPtr);
-        if (params.constraint)
-            params.constraint->accept(id);
-        res.tokens.push_back(id);
+    for (;;) {
         m_stats.tokensGenerated += 1;
-        text::OutputStream::Step st = out.push(id);
-        bool done = st.done;
-        res.finish = st.finish;
-        if (!done && params.constraint && params.constraint->complete()) {
-            st.text += out.finish();
-            done = true;
-            res.finish = FinishReason::Stop;
-        }
-        TokenEvent ev;
-        if (reply) {
-            ev.reply = reply->push(id, isStopToken(id));
-            if (!done && reply->ended()) {
-                st.text += out.finish();
-                done = true;
-                res.finish = FinishReason::Stop;
-            }
-            if (done)
-                ev.reply.append(reply->finish());
-        }
-        ev.index = i;
-        ev.token = id;
-        ev.text = st.text;
-        ev.logprob = lp;
-        ev.stats = stats();
-        const bool keepGoing = onToken ? onToken(ev) : true;
-        if (!done && !keepGoing) {
-            out.finish();
-            res.finish = FinishReason::Cancelled;
+        const SequenceDecoder::Next next =
+            decoder.step(m_state.lastLogits, !(hasMla && m_state.pos >= m_state.ctx), onToken, [this] { return stats(); });
+        if (next == SequenceDecoder::Next::End)
             break;
-        }
-        if (done && res.finish != FinishReason::Length)
-            break;
-        if (hasMla && m_state.pos >= m_state.ctx) {
-            out.finish();
-            res.finish = done ? res.finish : FinishReason::ContextFull;
-            break;
-        }
         // Feed the token (also after a length stop, so the session can continue).
         try {
-            feed(std::span<const int32_t>(&res.tokens.back(), 1), {});
+            const int32_t token = decoder.lastToken();
+            feed(std::span<const int32_t>(&token, 1), {});
         } catch (const Error &e) {
             if (e.code() != ErrorCode::Cancelled)
                 throw;
-            out.finish();
-            res.finish = FinishReason::Cancelled;
+            decoder.cancelled();
             break;
         }
-        if (done)
+        if (next == SequenceDecoder::Next::FeedThenEnd)
             break;
     }
-    res.text = out.text();
-    if (reply) {
-        reply->finish();
-        res.reply = reply->reply();
-    }
-    res.stats = stats();
-    return res;
+    return decoder.finish(res.promptTokens, stats());
 }
 
 int ModelImpl::addImage(const std::string &path)

@@ -13,6 +13,7 @@
 #include "model/vision_runtime.hpp"
 #include "model/weights.hpp"
 #include "session/read_history.hpp"
+#include "waste/batch.hpp"
 #include "waste/prefix.hpp"
 #include "text/tokenizer.hpp"
 #include "waste/waste.hpp"
@@ -26,7 +27,9 @@ namespace waste::session {
 
 class ModelImpl final : public Model {
 public:
-    ModelImpl(const std::string &path, const OpenOptions &options);
+    // sequences: how many a Batch may decode at once (waste/batch.hpp openForBatch); the
+    // states beyond the first come out of the expert cache, as far as it can spare them.
+    ModelImpl(const std::string &path, const OpenOptions &options, int sequences = 1);
 
     const ModelInfo &info() const override { return m_info; }
     MemoryPlan memoryPlan() const override { return m_plan; }
@@ -62,6 +65,22 @@ public:
     int64_t checkpointCopies() const { return m_read.copies(); }
     compute::ThreadPool &computePool() { return *m_pool; }
 
+    // What a Batch (session/batch.cpp) drives beside the session, on the same thread.
+    model::Forward &forward() { return *m_forward; }
+    model::ExpertSource &experts() { return *m_experts; }
+    model::State &sessionState() { return m_state; }
+    ReadHistory &readHistory() { return m_read; }
+    const text::Tokenizer &tokenizerForBatch() const { return tokenizer(); }
+    // Counts a batch's work in stats(): positions read, tokens sampled, seconds spent.
+    void countBatch(int64_t prefilled, int64_t generated, double seconds)
+    {
+        m_stats.tokensPrefilled += prefilled;
+        m_stats.tokensGenerated += generated;
+        m_seconds += seconds;
+    }
+    int sequences() const { return m_sequences; }
+    int32_t mediaToken() const { return m_vision ? int32_t(m_vision->config().mediaTokenId) : -1; }
+
 private:
     const text::Tokenizer &tokenizer() const;
     void feed(std::span<const int32_t> tokens, const PrefillCallback &progress);
@@ -87,6 +106,7 @@ private:
     MemoryPlan m_plan;
     Stats m_stats;
     double m_seconds = 0;
+    int m_sequences = 1; // sequences a Batch may decode at once
     std::atomic<bool> m_cancel{false};
 };
 

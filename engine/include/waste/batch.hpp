@@ -1,0 +1,86 @@
+// Several generations over one open Model at once (continuous batching). Each step() is
+// one forward pass over every active sequence: a decoding sequence adds its last token, a
+// prompt being read adds its next chunk, and the MoE layers see the whole chunk, so an
+// expert record is read once for every sequence that routes to it. Each sequence keeps its
+// own state (KDA matrices, MLA cache, position), sampler, constraint and reply parser, and
+// gets the logits, bit for bit, and so the tokens it would get from Model::generate alone.
+// A long prompt is read a chunk per step between the other sequences' tokens, so it holds
+// them up by one chunk at most.
+//
+// One sequence at a time may continue the Model's own session (useSession): it reads on
+// from the session's state, so prefix reuse (waste/prefix.hpp) works for it, and leaves the
+// session where generate() would. The others start from position 0 in states of their own,
+// as many as the model was opened for (openForBatch) and its budget holds.
+//
+// Like Model, a Batch is driven by one thread, the one that drives its Model; no call to the
+// Model's eval/generate may run while a step does. Images are not batched: a prompt with
+// images goes through Model::generate alone.
+#pragma once
+
+#include "waste/waste.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace waste {
+
+inline constexpr int kMaxSequences = 16;
+
+// Model::open for a model that a Batch will drive: up to `sequences` (1..kMaxSequences) at
+// once. Each beyond the first costs one session state (MemoryPlan::state_bytes), taken from
+// the expert cache: at most half of the cache above its smallest size goes to them, so the
+// budget still bounds the whole. batchSequences() then says how many fit.
+std::unique_ptr<Model> openForBatch(const std::string &containerPath, const OpenOptions &options, int sequences);
+// How many sequences a Batch over `model` may decode at once (1 for a plain Model::open).
+int batchSequences(const Model &model);
+
+class Batch {
+public:
+    using Id = uint64_t;
+
+    // model: opened by Model::open; it must outlive the batch.
+    explicit Batch(Model &model);
+    ~Batch();
+    Batch(const Batch &) = delete;
+    Batch &operator=(const Batch &) = delete;
+
+    struct Request {
+        std::vector<int32_t> prompt; // may be empty on the session when its logits are known
+        GenParams params;
+        TokenCallback onToken;       // return false to stop this sequence
+        PrefillCallback onPrefill;   // after each chunk of the prompt; return false to stop
+        bool useSession = false;
+    };
+    // Adds a sequence; it starts with the next step. Throws Error(Argument) when the batch
+    // is full (see capacity()), when the session is already in use, for a token id out of
+    // range or an empty prompt with nothing to continue, and Error(ContextFull) when the
+    // prompt does not fit the context.
+    Id add(Request request);
+
+    // Samples every sequence whose logits are ready, then runs one forward pass over every
+    // sequence that has tokens to read. Returns the sequences that ended in this step.
+    struct Ended {
+        Id id = 0;
+        GenResult result;
+        // Set when the sequence failed (a cancelled prompt: ErrorCode::Cancelled). A failure
+        // of the forward pass itself fails every sequence in it and resets the session.
+        bool failed = false;
+        ErrorCode code = ErrorCode::Io;
+        std::string message;
+    };
+    std::vector<Ended> step();
+
+    int active() const;             // sequences added and not yet ended
+    int capacity() const;           // batchSequences(model)
+    bool sessionInUse() const;
+    // Tokens a step reads at most (decoding sequences first, then prompt chunks).
+    static int chunkTokens();
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> m;
+};
+
+} // namespace waste

@@ -1,0 +1,283 @@
+// waste::Batch (waste/batch.hpp): the sequences, their states, and the step that samples
+// the ready ones and then reads one chunk over all of them with Forward::runParts.
+#include "waste/batch.hpp"
+
+#include "model/forward.hpp"
+#include "session/model_impl.hpp"
+#include "session/sequence_decoder.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+
+namespace waste {
+namespace {
+
+session::ModelImpl &implOf(Model &model)
+{
+    auto *m = dynamic_cast<session::ModelImpl *>(&model);
+    if (!m)
+        throw Error(ErrorCode::Unsupported, "a batch needs a model opened by waste::Model::open");
+    return *m;
+}
+
+// Prompt: its tokens are being read; Sample: the logits after the last token are ready;
+// Feed: the token just sampled is to be read.
+enum class Phase { Prompt, Sample, Feed };
+
+} // namespace
+
+struct Batch::Impl {
+    struct Sequence {
+        Id id = 0;
+        Request req;
+        bool session = false;
+        model::State *state = nullptr;
+        std::unique_ptr<model::State> own; // null on the session
+        std::optional<session::SequenceDecoder> decoder;
+        size_t promptRead = 0;
+        Phase phase = Phase::Prompt;
+        bool endAfterFeed = false;
+    };
+
+    explicit Impl(Model &m) : model(implOf(m)) {}
+
+    session::ModelImpl &model;
+    std::vector<std::unique_ptr<Sequence>> seqs; // in the order added
+    std::vector<std::unique_ptr<model::State>> spare;
+    Id nextId = 1;
+
+    bool hasMla() const
+    {
+        const format::ModelConfig &c = model.manifest().config;
+        return c.kdaLayerCount() < c.layers;
+    }
+    bool sessionInUse() const
+    {
+        return std::any_of(seqs.begin(), seqs.end(), [](const auto &s) { return s->session; });
+    }
+    std::unique_ptr<model::State> takeState()
+    {
+        if (!spare.empty()) {
+            std::unique_ptr<model::State> s = std::move(spare.back());
+            spare.pop_back();
+            s->reset();
+            return s;
+        }
+        auto s = std::make_unique<model::State>();
+        s->allocate(model.manifest().config, model.info().ctxMax);
+        return s;
+    }
+};
+
+std::unique_ptr<Model> openForBatch(const std::string &containerPath, const OpenOptions &options, int sequences)
+{
+    if (sequences < 1 || sequences > kMaxSequences)
+        throw Error(ErrorCode::Argument, "sequences at once must be in [1, " + std::to_string(kMaxSequences) + "] (got " +
+                                             std::to_string(sequences) + ")");
+    return std::make_unique<session::ModelImpl>(containerPath, options, sequences);
+}
+
+int batchSequences(const Model &model)
+{
+    const auto *m = dynamic_cast<const session::ModelImpl *>(&model);
+    return m ? m->sequences() : 1;
+}
+
+Batch::Batch(Model &model) : m(std::make_unique<Impl>(model)) {}
+
+Batch::~Batch() = default;
+
+int Batch::active() const { return int(m->seqs.size()); }
+
+int Batch::capacity() const { return m->model.sequences(); }
+
+bool Batch::sessionInUse() const { return m->sessionInUse(); }
+
+int Batch::chunkTokens() { return model::Forward::kMaxChunk; }
+
+Batch::Id Batch::add(Request request)
+{
+    const int cap = capacity();
+    if (active() >= cap)
+        throw Error(ErrorCode::Argument, "the batch is full (" + std::to_string(cap) +
+                                             " sequences at once, as the RAM budget allows); add after one ends, or open "
+                                             "with a larger budget or OpenOptions::sequences");
+    if (request.useSession && m->sessionInUse())
+        throw Error(ErrorCode::Argument, "the session is already in use by another sequence of the batch");
+    const int ownInUse = active() - (m->sessionInUse() ? 1 : 0);
+    if (!request.useSession && ownInUse >= cap - 1)
+        throw Error(ErrorCode::Argument, "the budget holds the session's state and " + std::to_string(cap - 1) +
+                                             " more; this sequence must continue the session (useSession)");
+    if (!m->model.pendingImageMarkup().empty())
+        throw Error(ErrorCode::Unsupported, "images are not batched: generate a prompt with images with Model::generate alone");
+    const int vocab = m->model.info().vocab;
+    for (int32_t t : request.prompt)
+        if (t < 0 || t >= vocab)
+            throw Error(ErrorCode::Argument,
+                        "token id " + std::to_string(t) + " is out of range [0, " + std::to_string(vocab) + ")");
+    const text::Tokenizer &tok = m->model.tokenizerForBatch();
+
+    auto seq = std::make_unique<Impl::Sequence>();
+    seq->session = request.useSession;
+    if (seq->session) {
+        seq->state = &m->model.sessionState();
+    } else {
+        seq->own = m->takeState();
+        seq->state = seq->own.get();
+    }
+    const model::State &st = *seq->state;
+    if (m->hasMla() && int64_t(st.pos) + int64_t(request.prompt.size()) > st.ctx)
+        throw Error(ErrorCode::ContextFull, "prompt of " + std::to_string(request.prompt.size()) +
+                                                " tokens does not fit the " + std::to_string(st.ctx - st.pos) +
+                                                " positions left in the context");
+    if (request.prompt.empty() && st.lastLogits.empty())
+        throw Error(ErrorCode::Argument, "a sequence needs a prompt unless it continues a session that has read one");
+    seq->decoder.emplace(tok, request.params);
+    seq->req = std::move(request);
+    seq->id = m->nextId++;
+    if (seq->req.prompt.empty()) {
+        seq->phase = Phase::Sample;
+        m->model.readHistory().mark(*seq->state); // the start of the answer
+    }
+    const Id id = seq->id;
+    m->seqs.push_back(std::move(seq));
+    return id;
+}
+
+std::vector<Batch::Ended> Batch::step()
+{
+    std::vector<Ended> ended;
+    session::ModelImpl &model = m->model;
+    const bool hasMla = m->hasMla();
+    auto statsNow = [&model] { return model.stats(); };
+    auto release = [&](Impl::Sequence &s) {
+        if (s.own)
+            m->spare.push_back(std::move(s.own));
+        s.state = nullptr;
+    };
+    auto finish = [&](Impl::Sequence &s) {
+        Ended e;
+        e.id = s.id;
+        e.result = s.decoder->finish(int(s.req.prompt.size()), model.stats());
+        ended.push_back(std::move(e));
+        release(s);
+    };
+    auto fail = [&](Impl::Sequence &s, ErrorCode code, const std::string &message) {
+        Ended e;
+        e.id = s.id;
+        e.failed = true;
+        e.code = code;
+        e.message = message;
+        ended.push_back(std::move(e));
+        release(s);
+    };
+
+    // 1. Every sequence whose logits are ready picks its next token.
+    for (auto &sp : m->seqs) {
+        Impl::Sequence &s = *sp;
+        if (s.phase != Phase::Sample)
+            continue;
+        model.countBatch(0, 1, 0);
+        const bool roomLeft = !(hasMla && s.state->pos >= s.state->ctx);
+        const auto next = s.decoder->step(s.state->lastLogits, roomLeft, s.req.onToken, statsNow);
+        if (next == session::SequenceDecoder::Next::End) {
+            finish(s);
+            continue;
+        }
+        s.phase = Phase::Feed;
+        s.endAfterFeed = next == session::SequenceDecoder::Next::FeedThenEnd;
+    }
+    auto dropEnded = [&] {
+        m->seqs.erase(std::remove_if(m->seqs.begin(), m->seqs.end(), [](const auto &s) { return s->state == nullptr; }),
+                      m->seqs.end());
+    };
+    dropEnded();
+
+    // 2. The chunk: each decoding sequence's token first, then prompt pieces, as many
+    // tokens as the chunk has room for.
+    std::vector<int32_t> tokens;
+    std::vector<model::Forward::Part> parts;
+    std::vector<Impl::Sequence *> members;
+    int room = chunkTokens();
+    for (auto &sp : m->seqs)
+        if (sp->phase == Phase::Feed && room > 0) {
+            tokens.push_back(sp->decoder->lastToken());
+            parts.push_back({sp->state, 1});
+            members.push_back(sp.get());
+            --room;
+        }
+    // Shortest prompt left first: a short prompt starts answering at once instead of
+    // waiting behind a long one, which takes the room the others leave.
+    std::vector<Impl::Sequence *> prompts;
+    for (auto &sp : m->seqs)
+        if (sp->phase == Phase::Prompt)
+            prompts.push_back(sp.get());
+    std::stable_sort(prompts.begin(), prompts.end(), [](const Impl::Sequence *a, const Impl::Sequence *b) {
+        return a->req.prompt.size() - a->promptRead < b->req.prompt.size() - b->promptRead;
+    });
+    for (Impl::Sequence *sp : prompts) {
+        if (room == 0)
+            break;
+        const int n = int(std::min<size_t>(size_t(room), sp->req.prompt.size() - sp->promptRead));
+        tokens.insert(tokens.end(), sp->req.prompt.begin() + std::ptrdiff_t(sp->promptRead),
+                      sp->req.prompt.begin() + std::ptrdiff_t(sp->promptRead + size_t(n)));
+        parts.push_back({sp->state, n});
+        members.push_back(sp);
+        room -= n;
+    }
+    if (parts.empty())
+        return ended;
+
+    // 3. One forward pass over all of them.
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+        model.forward().runParts(tokens, parts, model.experts());
+    } catch (const std::exception &e) {
+        // A layer failed midway: every state in the pass is undefined now.
+        const auto *err = dynamic_cast<const Error *>(&e);
+        for (Impl::Sequence *s : members) {
+            if (s->session) {
+                model.sessionState().reset();
+                model.readHistory().clear();
+            }
+            fail(*s, err ? err->code() : ErrorCode::OutOfMemory, e.what());
+        }
+        dropEnded();
+        return ended;
+    }
+    model.countBatch(0, 0, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+
+    // 4. What each sequence read.
+    size_t off = 0;
+    for (size_t i = 0; i < members.size(); ++i) {
+        Impl::Sequence &s = *members[i];
+        const int n = parts[i].count;
+        if (s.session)
+            model.readHistory().append(std::span<const int32_t>(tokens.data() + off, size_t(n)), model.mediaToken());
+        off += size_t(n);
+        if (s.phase == Phase::Feed) {
+            if (s.endAfterFeed)
+                finish(s);
+            else
+                s.phase = Phase::Sample;
+            continue;
+        }
+        s.promptRead += size_t(n);
+        model.countBatch(n, 0, 0);
+        const int total = int(s.req.prompt.size());
+        if (s.req.onPrefill && !s.req.onPrefill(int(s.promptRead), total)) {
+            fail(s, ErrorCode::Cancelled, "prefill stopped by the caller");
+            continue;
+        }
+        if (s.promptRead == s.req.prompt.size()) {
+            if (s.session)
+                model.readHistory().mark(*s.state); // the start of the answer
+            s.phase = Phase::Sample;
+        }
+    }
+    dropEnded();
+    return ended;
+}
+
+} // namespace waste

@@ -1,0 +1,169 @@
+// Aggregate decode speed of 1, 2, 4 and 8 concurrent streams (waste/batch.hpp) on the
+// mid-size container (mid_container.hpp), at two budgets:
+//   I/O-bound: the floor plus the streams' states and a few records of expert cache, so
+//              most experts come from disk every step;
+//   compute-bound: room for every expert record, warmed by a first pass, so nothing is read.
+// Each stream is a different short prompt, greedy, N tokens (default 32); the aggregate is
+// the tokens all streams sampled after each had its first, over the time that took.
+//   bench_concurrent [--tokens N] [--mid-size SIZE] [--cache DIR] [--threads N] [--streams 1,2,4,8]
+// Last line: the figures, and 4 streams' aggregate over one stream's at the I/O-bound budget.
+#include "mid_container.hpp"
+#include "waste/batch.hpp"
+#include "waste/prefix.hpp"
+#include "waste/waste.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+double now()
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+const char *const kPrompts[] = {"The quick brown fox", "Once upon a time",    "In the beginning",
+                                "A list of colours:",  "Dear diary, today",   "The recipe calls for",
+                                "Breaking news:",      "def fibonacci(n):"};
+
+struct Run {
+    double aggregate = 0; // tok/s over all streams
+    int tokens = 0;
+    double hitRate = 0;
+    double mbPerStep = 0;
+};
+
+Run decodeTogether(waste::Model &model, int streams, int tokens)
+{
+    waste::Batch batch(model);
+    int started = 0, counted = 0;
+    double allStarted = 0;
+    for (int i = 0; i < streams; ++i) {
+        waste::Batch::Request r;
+        r.prompt = model.tokenize(kPrompts[i % 8], true);
+        r.params.maxTokens = tokens;
+        r.useSession = i == 0;
+        r.onToken = [&](const waste::TokenEvent &ev) {
+            if (ev.index == 0) {
+                if (++started == streams)
+                    allStarted = now();
+            } else if (started == streams) {
+                ++counted;
+            }
+            return true;
+        };
+        batch.add(std::move(r));
+    }
+    waste::Stats first{};
+    int steps = 0;
+    while (batch.active() > 0) {
+        const bool wasStarted = started == streams;
+        batch.step();
+        if (!wasStarted && started == streams)
+            first = model.stats();
+        else if (wasStarted)
+            ++steps;
+    }
+    const double secs = now() - allStarted;
+    const waste::Stats last = model.stats();
+    model.resetState();
+    Run r;
+    r.tokens = counted;
+    r.aggregate = secs > 0 ? counted / secs : 0;
+    const int64_t hits = last.demandHits - first.demandHits, misses = last.demandMisses - first.demandMisses;
+    r.hitRate = hits + misses > 0 ? double(hits) / double(hits + misses) : 1.0;
+    r.mbPerStep = steps > 0 ? double(last.bytesRead - first.bytesRead) / 1e6 / steps : 0;
+    return r;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    std::string cacheDir = WASTE_BENCH_CACHE_DIR;
+    std::string midSize = "10G";
+    int tokens = 32, threads = 2;
+    std::vector<int> counts = {1, 2, 4, 8};
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--tokens" && i + 1 < argc) {
+            tokens = std::atoi(argv[++i]);
+        } else if (a == "--mid-size" && i + 1 < argc) {
+            midSize = argv[++i];
+        } else if (a == "--cache" && i + 1 < argc) {
+            cacheDir = argv[++i];
+        } else if (a == "--threads" && i + 1 < argc) {
+            threads = std::atoi(argv[++i]);
+        } else if (a == "--streams" && i + 1 < argc) {
+            counts.clear();
+            std::stringstream in(argv[++i]);
+            for (std::string n; std::getline(in, n, ',');)
+                counts.push_back(std::atoi(n.c_str()));
+        } else {
+            std::fprintf(stderr, "usage: bench_concurrent [--tokens N] [--mid-size SIZE] [--cache DIR] [--threads N] "
+                                 "[--streams 1,2,4,8]\n");
+            return 2;
+        }
+    }
+    if (tokens < 2 || threads < 1 || counts.empty()) {
+        std::fprintf(stderr, "bench_concurrent: --tokens needs at least 2, --threads at least 1, --streams a list\n");
+        return 2;
+    }
+    try {
+        const std::string dir = midContainer(cacheDir, midSize);
+        const int ctx = 256;
+        const waste::MemoryPlan plan = waste::planMemory(dir, ctx);
+        int most = 1;
+        for (int n : counts)
+            most = std::max(most, std::min(n, waste::kMaxSequences));
+        // Extra states take at most half the cache above its smallest size: twice their bytes;
+        // the session's checkpoint (waste/prefix.hpp) comes out of the cache first.
+        const int64_t states = 2 * int64_t(most - 1) * plan.state_bytes + waste::checkpointBytes(dir);
+        const int64_t ioBudget = plan.floor_bytes + states + 4 * plan.max_record_bytes;
+        const int64_t computeBudget = plan.floor_bytes + states + plan.expert_bytes_total + 4 * plan.max_record_bytes;
+        std::printf("container      %s (%lld MB of experts, state %.1f MB per stream at ctx %d, %d threads)\n",
+                    dir.c_str(), (long long)(plan.expert_bytes_total >> 20), plan.state_bytes / 1e6, ctx, threads);
+        std::string last;
+        double ioOne = 0, ioFour = 0;
+        for (const auto &[name, budget] : {std::pair<const char *, int64_t>{"I/O-bound", ioBudget},
+                                           std::pair<const char *, int64_t>{"compute-bound", computeBudget}}) {
+            waste::OpenOptions o;
+            o.threads = threads;
+            o.ctxTokens = ctx;
+            o.ramBudget = budget;
+            o.warmFromUsage = false;
+            auto model = waste::openForBatch(dir, waste::withEnvironment(o), most);
+            std::printf("%-14s budget %lld MB, expert cache %lld MB, %d streams at most\n", name,
+                        (long long)(budget >> 20), (long long)(model->info().expertCacheBytes >> 20),
+                        waste::batchSequences(*model));
+            if (std::string(name) == "compute-bound")
+                decodeTogether(*model, most, tokens); // fills the cache
+            last += std::string(last.empty() ? "" : " | ") + name + ":";
+            for (int n : counts) {
+                if (n > waste::batchSequences(*model))
+                    throw waste::Error(waste::ErrorCode::RamBudget,
+                                       std::to_string(n) + " streams do not fit the " + name + " budget");
+                const Run r = decodeTogether(*model, n, tokens);
+                std::printf("  %d stream%s   %.2f tok/s aggregate (%d tokens, hit rate %.0f %%, %.1f MB read per step)\n",
+                            n, n == 1 ? " " : "s", r.aggregate, r.tokens, 100 * r.hitRate, r.mbPerStep);
+                char buf[64];
+                std::snprintf(buf, sizeof buf, " %d:%.1f", n, r.aggregate);
+                last += buf;
+                if (std::string(name) == "I/O-bound" && n == 1)
+                    ioOne = r.aggregate;
+                if (std::string(name) == "I/O-bound" && n == 4)
+                    ioFour = r.aggregate;
+            }
+        }
+        std::printf("concurrent tok/s %s | I/O-bound 4 streams = %.2f x one\n", last.c_str(),
+                    ioOne > 0 ? ioFour / ioOne : 0.0);
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "bench_concurrent: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}

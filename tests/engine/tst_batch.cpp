@@ -1,0 +1,250 @@
+// Several sequences decoded together (waste/batch.hpp) give each sequence the logits, bit
+// for bit, and so the tokens it gets alone: on Kimi-Linear (KDA + MLA, plain residual) and
+// on K3 (Attention Residuals, latent MoE). A long prompt is read a chunk per step while the
+// other sequences keep getting a token every step.
+#include <gtest/gtest.h>
+
+#include "model/forward.hpp"
+#include "session/model_impl.hpp"
+#include "waste/batch.hpp"
+#include "waste/prefix.hpp"
+#include "waste/waste.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstring>
+#include <fstream>
+#include <map>
+
+namespace {
+
+const std::string kFixtures = WASTE_FIXTURES_DIR;
+const std::string kR3 = kFixtures + "/reference-container/r3.waste";
+const std::string kK3 = kFixtures + "/k3-container/k3s1.waste";
+
+std::vector<int32_t> ids(const std::string &file)
+{
+    std::ifstream in(file);
+    return nlohmann::json::parse(in)["ids"].get<std::vector<int32_t>>();
+}
+
+std::vector<int32_t> foxIds(const std::string &container)
+{
+    return ids(container == kR3 ? kFixtures + "/reference-container/r3.tok.fox.json"
+                                : kFixtures + "/k3-container/k3s1.tok.fox.json");
+}
+
+bool sameBits(const std::vector<float> &a, const std::vector<float> &b)
+{
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// A budget with room beside the default for the states of a full batch.
+waste::OpenOptions options(const std::string &container)
+{
+    waste::OpenOptions o;
+    const waste::MemoryPlan plan = waste::planMemory(container, 512);
+    o.ramBudget = plan.recommended_bytes + 2 * waste::kMaxSequences * plan.state_bytes;
+    o.ctxTokens = 512;
+    o.threads = 2;
+    return o;
+}
+
+// Three token streams fed through Forward::runParts in one chunk per step (prompt pieces
+// of uneven sizes beside single tokens) leave each state with the logits Forward::run gives
+// that stream alone, after every step.
+void expectPartsEqualAlone(const std::string &container)
+{
+    const std::vector<int32_t> fox = foxIds(container);
+    const std::vector<std::vector<int32_t>> streams = {
+        std::vector<int32_t>(fox.begin(), fox.begin() + 40), {72, 101, 108, 108, 111, 280, 258, 9, 33},
+        std::vector<int32_t>(fox.rbegin(), fox.rbegin() + 25)};
+    // Tokens each stream reads per step: prompt pieces, then one at a time.
+    const std::vector<std::vector<int>> plan = {{17, 1, 22}, {9, 7, 1}, {1, 1, 1}, {1, 0, 1}};
+
+    waste::session::ModelImpl batched(container, options(container));
+    waste::session::ModelImpl alone(container, options(container));
+    const waste::format::ModelConfig &c = batched.manifest().config;
+    std::vector<waste::model::State> bs(streams.size()), as(streams.size());
+    for (size_t i = 0; i < streams.size(); ++i) {
+        bs[i].allocate(c, 512);
+        as[i].allocate(c, 512);
+    }
+    std::vector<size_t> at(streams.size(), 0);
+    for (size_t s = 0; s < 4; ++s) {
+        std::vector<int32_t> tokens;
+        std::vector<waste::model::Forward::Part> parts;
+        for (size_t i = 0; i < streams.size(); ++i) {
+            const int n = plan[s][i];
+            if (n == 0)
+                continue;
+            const std::span<const int32_t> piece(streams[i].data() + at[i], size_t(n));
+            tokens.insert(tokens.end(), piece.begin(), piece.end());
+            parts.push_back({&bs[i], n});
+            alone.forward().run(piece, as[i], alone.experts(), nullptr);
+            at[i] += size_t(n);
+        }
+        batched.forward().runParts(tokens, parts, batched.experts());
+        for (size_t i = 0; i < streams.size(); ++i) {
+            SCOPED_TRACE("step " + std::to_string(s) + ", stream " + std::to_string(i));
+            EXPECT_EQ(bs[i].pos, as[i].pos);
+            EXPECT_FALSE(bs[i].lastLogits.empty());
+            EXPECT_TRUE(sameBits(bs[i].lastLogits, as[i].lastLogits));
+        }
+    }
+    // The batch read each expert once per step for all streams: fewer reads than alone.
+    EXPECT_LT(batched.stats().demandHits + batched.stats().demandMisses,
+              alone.stats().demandHits + alone.stats().demandMisses);
+}
+
+struct Alone {
+    waste::GenResult result;
+    std::vector<float> logprobs;
+    std::vector<int32_t> read; // what the session read (waste/prefix.hpp)
+    int checkpoint = 0;
+};
+
+Alone generateAlone(const std::string &container, const std::vector<int32_t> &prompt, const waste::GenParams &params)
+{
+    auto m = waste::Model::open(container, options(container));
+    Alone a;
+    a.result = m->generate(prompt, params, [&](const waste::TokenEvent &ev) {
+        a.logprobs.push_back(ev.logprob);
+        return true;
+    });
+    a.read = waste::readTokens(*m);
+    a.checkpoint = waste::checkpointPosition(*m);
+    return a;
+}
+
+// Sampled generations (seeded, different settings) started together, one with a long
+// prompt that needs several chunks, give exactly the tokens, log-probabilities and text of
+// each generated alone; the short ones get a token in every step while the long prompt is read.
+void expectBatchEqualsAlone(const std::string &container)
+{
+    const std::vector<int32_t> fox = foxIds(container);
+    std::vector<int32_t> longPrompt;
+    for (int r = 0; r < 2; ++r)
+        longPrompt.insert(longPrompt.end(), fox.begin(), fox.end()); // > 2 chunks
+    const std::vector<std::vector<int32_t>> prompts = {{72, 101, 108, 108, 111, 280, 258}, longPrompt,
+                                                       std::vector<int32_t>(fox.begin(), fox.begin() + 30)};
+    std::vector<waste::GenParams> params(3);
+    params[0].maxTokens = 24;
+    params[0].temperature = 0.9f;
+    params[0].seed = 7;
+    params[1].maxTokens = 6;
+    params[2].maxTokens = 20;
+    params[2].temperature = 0.7f;
+    params[2].topP = 0.9f;
+    params[2].seed = 3;
+
+    auto model = waste::openForBatch(container, options(container), 3);
+    ASSERT_EQ(waste::batchSequences(*model), 3);
+    waste::Batch batch(*model);
+    std::map<waste::Batch::Id, size_t> which;
+    std::vector<std::vector<float>> logprobs(3);
+    std::vector<std::vector<int>> tokenSteps(3);
+    int stepNo = 0;
+    for (size_t i = 0; i < 3; ++i) {
+        waste::Batch::Request r;
+        r.prompt = prompts[i];
+        r.params = params[i];
+        r.useSession = i == 0;
+        r.onToken = [&, i](const waste::TokenEvent &ev) {
+            logprobs[i].push_back(ev.logprob);
+            tokenSteps[i].push_back(stepNo);
+            return true;
+        };
+        which[batch.add(std::move(r))] = i;
+    }
+    std::vector<std::optional<waste::GenResult>> results(3);
+    for (; batch.active() > 0; ++stepNo) {
+        ASSERT_LT(stepNo, 200);
+        for (waste::Batch::Ended &e : batch.step()) {
+            ASSERT_FALSE(e.failed) << e.message;
+            results[which.at(e.id)] = std::move(e.result);
+        }
+    }
+    for (size_t i = 0; i < 3; ++i) {
+        SCOPED_TRACE("sequence " + std::to_string(i));
+        ASSERT_TRUE(results[i].has_value());
+        const Alone a = generateAlone(container, prompts[i], params[i]);
+        EXPECT_EQ(results[i]->tokens, a.result.tokens);
+        EXPECT_EQ(results[i]->text, a.result.text);
+        EXPECT_EQ(results[i]->finish, a.result.finish);
+        EXPECT_EQ(results[i]->promptTokens, int(prompts[i].size()));
+        ASSERT_EQ(logprobs[i].size(), a.logprobs.size());
+        EXPECT_EQ(0, std::memcmp(logprobs[i].data(), a.logprobs.data(), a.logprobs.size() * sizeof(float)));
+        // The session's sequence left the session where generate() would, for the next turn's reuse.
+        if (i == 0) {
+            EXPECT_EQ(waste::readTokens(*model), a.read);
+            EXPECT_EQ(waste::checkpointPosition(*model), a.checkpoint);
+            EXPECT_EQ(model->position(), int(a.read.size()));
+        }
+    }
+    // The long prompt took several steps, and meanwhile the others got a token every step.
+    ASSERT_FALSE(tokenSteps[1].empty());
+    for (size_t i : {size_t(0), size_t(2)}) {
+        ASSERT_GE(tokenSteps[i].size(), 3u);
+        EXPECT_LT(tokenSteps[i][2], tokenSteps[1][0]) << "sequence " << i << " was not decoded beside the long prompt";
+        for (size_t k = 1; k < tokenSteps[i].size(); ++k)
+            EXPECT_EQ(tokenSteps[i][k], tokenSteps[i][k - 1] + 1) << "sequence " << i << " waited at token " << k;
+    }
+}
+
+} // namespace
+
+TEST(Batch, KimiLinearPartsEqualAloneBitForBit) { expectPartsEqualAlone(kR3); }
+
+TEST(Batch, K3PartsEqualAloneBitForBit) { expectPartsEqualAlone(kK3); }
+
+TEST(Batch, KimiLinearSequencesEqualAlone) { expectBatchEqualsAlone(kR3); }
+
+TEST(Batch, K3SequencesEqualAlone) { expectBatchEqualsAlone(kK3); }
+
+TEST(Batch, RefusesPastItsCapacityWithAReason)
+{
+    auto model = waste::openForBatch(kR3, options(kR3), 2);
+    ASSERT_EQ(waste::batchSequences(*model), 2);
+    waste::Batch batch(*model);
+    EXPECT_EQ(batch.capacity(), 2);
+    waste::Batch::Request r;
+    r.prompt = {72, 101, 108};
+    r.params.maxTokens = 2;
+    batch.add(r);
+    try {
+        batch.add(r); // a second own state: the budget holds the session's and one more
+        FAIL() << "a sequence past the budget's states was added";
+    } catch (const waste::Error &e) {
+        EXPECT_NE(std::string(e.what()).find("useSession"), std::string::npos) << e.what();
+    }
+    r.useSession = true;
+    batch.add(r);
+    try {
+        batch.add(r);
+        FAIL() << "a third sequence was added to a batch of two";
+    } catch (const waste::Error &e) {
+        EXPECT_NE(std::string(e.what()).find("batch is full"), std::string::npos) << e.what();
+    }
+    r.prompt = {1 << 30};
+    EXPECT_THROW(waste::Batch(*model).add(r), waste::Error);
+    int ended = 0;
+    while (batch.active() > 0)
+        ended += int(batch.step().size());
+    EXPECT_EQ(ended, 2);
+}
+
+TEST(Batch, ExtraSequencesComeFromTheExpertCache)
+{
+    auto one = waste::Model::open(kR3, options(kR3));
+    EXPECT_EQ(waste::batchSequences(*one), 1);
+    auto four = waste::openForBatch(kR3, options(kR3), 4);
+    ASSERT_EQ(waste::batchSequences(*four), 4);
+    EXPECT_EQ(four->info().budgetBytes, one->info().budgetBytes);
+    EXPECT_EQ(one->info().expertCacheBytes - four->info().expertCacheBytes, 3 * one->memoryPlan().state_bytes);
+    // A budget at the floor has no cache to spare: one sequence.
+    waste::OpenOptions floor = options(kR3);
+    floor.ramBudget = one->memoryPlan().floor_bytes;
+    EXPECT_EQ(waste::batchSequences(*waste::openForBatch(kR3, floor, 8)), 1);
+    EXPECT_THROW(waste::openForBatch(kR3, options(kR3), 0), waste::Error);
+}
