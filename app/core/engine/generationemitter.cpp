@@ -54,6 +54,7 @@ bool GenerationEmitter::onToken(const waste::TokenEvent &ev)
     m_live.completionTokens = ev.index + 1;
     if (!ev.reply.reasoning.empty())
         m_live.reasoningTokens = ev.index + 1;
+    m_eventReasoning += ev.reply.reasoning.size();
     m_live.prefillSeconds = m_prefillSeconds;
     m_live.decodeSeconds = m_clock.elapsed() / 1000.0 - m_prefillSeconds;
     m_live.tokensPerSecond = m_live.decodeSeconds > 0 ? m_live.completionTokens / m_live.decodeSeconds : 0;
@@ -86,7 +87,9 @@ void GenerationEmitter::finish(const waste::GenResult &r)
                               r.reply.toolCalls.end());
         rest.done = true;
         // Reasoning released only at the end (held back, then let go) ran to the last token.
-        if (!rest.reasoning.empty())
+        // Compared with what the events carried, not with what was sent, so the count does
+        // not depend on when the batched deltas went out (streamed and whole answers agree).
+        if (r.reply.reasoning.size() > m_eventReasoning)
             m_live.reasoningTokens = int(r.tokens.size());
         sendReply(rest);
     }

@@ -40,5 +40,6 @@ private:
     QString m_pending;
     waste::ReplyDelta m_pendingReply;
     waste::ChatReply m_sentReply; // what replyReady has carried so far
+    size_t m_eventReasoning = 0;  // bytes of reasoning the token events carried (sent or not)
     GenerationStats m_live;
 };
