@@ -79,16 +79,17 @@ private Q_SLOTS:
         chat->setMaxTokens(64);
         QSignalSpy saved(chat, &ChatController::answerSaved);
 
-        // A few answers until one holds a special (each has ~90 % odds).
+        // Answers until one holds a special. Alone each has ~90 % odds, but one full-suite run
+        // (-j2, seeds drawn at random) saw none in 8, so up to 24 tries.
         QString special;
-        for (int attempt = 0; attempt < 8 && special.isEmpty(); ++attempt) {
+        for (int attempt = 0; attempt < 24 && special.isEmpty(); ++attempt) {
             chat->newConversation();
             stats.clear();
             QVERIFY2(chat->send(QStringLiteral("Hello there")), qPrintable(chat->notice()));
             QTRY_COMPARE_WITH_TIMEOUT(saved.count(), attempt + 1, 30000);
             special = firstSpecialIn(chat->messages()->at(1).text, specials);
         }
-        QVERIFY2(!special.isEmpty(), "no answer held a special token in 8 tries");
+        QVERIFY2(!special.isEmpty(), "no answer held a special token in 24 tries");
         const QModelIndex answer = chat->messages()->index(1);
         // Stored as written, shown without it.
         QVERIFY(answer.data(MessageModel::TextRole).toString().contains(special));
