@@ -18,6 +18,33 @@ double correctionDim(double rotations, int dims, double base, double originalMax
 
 } // namespace
 
+std::vector<double> ropeInverseFrequencies(double theta, int dims, double factor, double betaFast, double betaSlow,
+                                           double originalMax, bool truncate)
+{
+    const int half = dims / 2;
+    std::vector<double> invFreq(static_cast<size_t>(half));
+    for (int i = 0; i < half; ++i)
+        invFreq[static_cast<size_t>(i)] = 1.0 / std::pow(theta, (2.0 * i) / dims);
+    if (factor <= 1.0)
+        return invFreq;
+    double lo = correctionDim(betaFast, dims, theta, originalMax);
+    double hi = correctionDim(betaSlow, dims, theta, originalMax);
+    if (truncate) {
+        lo = std::floor(lo);
+        hi = std::ceil(hi);
+    }
+    lo = std::max(lo, 0.0);
+    hi = std::min(hi, double(dims - 1));
+    if (hi == lo)
+        hi += 0.001;
+    for (int i = 0; i < half; ++i) {
+        const double ramp = std::clamp((i - lo) / (hi - lo), 0.0, 1.0);
+        double &f = invFreq[static_cast<size_t>(i)];
+        f = (f / factor) * ramp + f * (1.0 - ramp);
+    }
+    return invFreq;
+}
+
 Rope::Rope(const format::RopeParams &p, int dims, int qkHeadDim)
 {
     if (!p.enabled || dims <= 0) {
@@ -26,22 +53,9 @@ Rope::Rope(const format::RopeParams &p, int dims, int qkHeadDim)
         return;
     }
     double scoreScale = 1.0 / std::sqrt(static_cast<double>(qkHeadDim));
-    const int half = dims / 2;
-    m_invFreq.resize(static_cast<size_t>(half));
-    for (int i = 0; i < half; ++i)
-        m_invFreq[static_cast<size_t>(i)] = 1.0 / std::pow(p.theta, (2.0 * i) / dims);
+    m_invFreq = ropeInverseFrequencies(p.theta, dims, p.yarn ? p.factor : 1.0, p.betaFast, p.betaSlow, p.originalMax,
+                                       true);
     if (p.yarn) {
-        // High-frequency pairs (below lo) keep their frequency, low ones (above hi) are
-        // divided by the factor, and a linear ramp blends the pairs between.
-        const double lo = std::max(std::floor(correctionDim(p.betaFast, dims, p.theta, p.originalMax)), 0.0);
-        double hi = std::min(std::ceil(correctionDim(p.betaSlow, dims, p.theta, p.originalMax)), double(dims - 1));
-        if (hi == lo)
-            hi += 0.001;
-        for (int i = 0; i < half; ++i) {
-            const double ramp = std::clamp((i - lo) / (hi - lo), 0.0, 1.0);
-            double &f = m_invFreq[static_cast<size_t>(i)];
-            f = (f / p.factor) * ramp + f * (1.0 - ramp);
-        }
         m_cosSinScale = yarnMscale(p.factor, p.mscale) / yarnMscale(p.factor, p.mscaleAllDim);
         if (p.mscaleAllDim != 0.0) {
             const double m = yarnMscale(p.factor, p.mscaleAllDim);

@@ -13,6 +13,14 @@ namespace waste::model {
 // YaRN's attention-temperature factor m(scale, k): 1 for scale <= 1, else 0.1 k ln(scale) + 1.
 double yarnMscale(double scale, double k);
 
+// RoPE's per-pair inverse frequencies θ^(−2i/dims), i < dims/2, with YaRN's blend when
+// factor > 1: pairs turning more than betaFast times over originalMax positions keep their
+// frequency, those under betaSlow are divided by the factor, a linear ramp between (its ends
+// rounded outwards when `truncate`, as the releases' code does by default). Shared by MLA's
+// Rope below and the GQA families' Rotary (rotary.hpp).
+std::vector<double> ropeInverseFrequencies(double theta, int dims, double factor, double betaFast, double betaSlow,
+                                           double originalMax, bool truncate);
+
 class Rope {
 public:
     Rope() = default;
