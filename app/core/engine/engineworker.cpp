@@ -242,7 +242,11 @@ bool EngineWorker::pumpOnce()
             startInBatch(request);
     }
     if (m_batch && m_batch->active() > 0) {
-        for (waste::Batch::Ended &e : m_batch->step()) {
+        std::vector<waste::Batch::Ended> ended = m_batch->step();
+        // The count drops before the ends are told: a client that has its answer and asks
+        // /health at once must not see the finished sequences still running.
+        reportRequests();
+        for (waste::Batch::Ended &e : ended) {
             auto it = m_running.find(e.id);
             if (it == m_running.end())
                 continue;
