@@ -33,6 +33,7 @@ std::vector<OptionSpec> runOptions()
     o.push_back({"--image", OptionKind::Repeated, "FILE  attach an image (vision containers)"});
     o.push_back({"--raw", OptionKind::Flag, "      plain continuation of PROMPT, no chat template"});
     o.push_back({"-q", OptionKind::Flag, "      no streamed text"});
+    o.push_back({"--learn", OptionKind::Flag, "      record the experts and routing of this run (see --usage)"});
     return o;
 }
 

@@ -13,7 +13,8 @@ std::vector<OptionSpec> modelOptions()
 {
     return {{"--budget", OptionKind::Value, "SIZE  RAM ceiling (8G, 512M, bytes); default: the engine chooses"},
             {"--ctx", OptionKind::Value, "N     context positions (default 4096)"},
-            {"--verify", OptionKind::Flag, "      crc32-check every expert record read"}};
+            {"--verify", OptionKind::Flag, "      crc32-check every expert record read"},
+            {"--usage", OptionKind::Value, "FILE  the --learn record to warm from and write (default MODEL/usage.waste)"}};
 }
 
 OptionSpec fileOption() { return {"--file", OptionKind::Value, "F     read the prompt from F ('-': stdin)"}; }
@@ -28,10 +29,22 @@ std::unique_ptr<waste::Model> openModel(const Args &args)
         throw UsageError("--ctx must be between 1 and 1048576");
     opt.ctxTokens = static_cast<int>(ctx);
     opt.verifyRecords = args.flag("--verify");
+    if (auto u = args.value("--usage"))
+        opt.usagePath = *u;
     auto model = waste::Model::open(args.positional(0), waste::withEnvironment(opt));
     for (const std::string &w : model->info().warnings)
         std::fprintf(stderr, "waste: warning: %s\n", w.c_str());
     return model;
+}
+
+std::string usagePath(const Args &args)
+{
+    if (auto u = args.value("--usage"))
+        return *u;
+    std::string dir = args.positional(0);
+    while (dir.size() > 1 && dir.back() == '/')
+        dir.pop_back();
+    return dir + "/usage.waste";
 }
 
 static std::string stripTrailingNewlines(std::string s)

@@ -1,8 +1,10 @@
 // waste run MODEL PROMPT [-n N] [--temp F] [--top-p F] [--top-k K] [--seed N] [--budget SIZE]
-// [--image FILE]... [--system TEXT] [--think] [--raw]: one generation, text streamed to stdout,
-// a stats line on stderr. A model with a chat template gets PROMPT as a user message rendered
-// with it (the GUI chat's renderer, app/core/prompt); --raw, or a model without a template,
-// continues PROMPT as plain text.
+// [--image FILE]... [--system TEXT] [--think] [--raw] [--learn [--usage FILE]]: one generation,
+// text streamed to stdout, a stats line on stderr. A model with a chat template gets PROMPT as a
+// user message rendered with it (the GUI chat's renderer, app/core/prompt); --raw, or a model
+// without a template, continues PROMPT as plain text. --learn records the run's experts
+// (usage.waste, the reference's layout) and its routing (usage.routing.jsonl, the trace format
+// `waste cache-sim` and bench_cache replay); the next open warms the cache from the record.
 #include "prompt/dialoguerenderer.h"
 #include "generation_options.h"
 #include "model_options.h"
@@ -58,6 +60,12 @@ int runRun(const cli::Args &args)
     if (!quiet)
         std::printf("\n");
     cli::printStatsLine(r.stats, static_cast<int>(r.tokens.size()), secs);
+    if (args.flag("--learn")) {
+        model->saveUsage();
+        const std::string usage = cli::usagePath(args);
+        std::fprintf(stderr, "waste: --learn: experts recorded in %s, routing in %s\n", usage.c_str(),
+                     cli::routingRecordPath(usage).c_str());
+    }
     return 0;
 }
 
@@ -65,6 +73,6 @@ int runRun(const cli::Args &args)
 
 WASTE_CLI_VERB({"run",
                 "MODEL PROMPT [-n N] [--temp F] [--top-p F] [--top-k K] [--seed N] [--budget SIZE] [--image FILE]... "
-                "[--system TEXT] [--think] [--raw]",
+                "[--system TEXT] [--think] [--raw] [--learn [--usage FILE]]",
                 "Generate text from a prompt (as a chat message when the model has a chat template)",
                 {cli::runOptions(), 1, 2}, &runRun});
