@@ -34,13 +34,6 @@ namespace {
 const QString kVision = QStringLiteral(WASTE_FIXTURES_DIR "/vision-container/v1.waste");
 const QString kPng = QStringLiteral(WASTE_FIXTURES_DIR "/vision-container/img_a.png");
 
-// Clicks an item of the QML window where a person would: its centre.
-void clickItem(QQuickWindow *window, QQuickItem *item)
-{
-    const QPointF centre = item->mapToScene(QPointF(item->width() / 2, item->height() / 2));
-    QTest::mouseClick(window, Qt::LeftButton, Qt::NoModifier, centre.toPoint());
-}
-
 // The row of `name` in the dialog's file list once the folder has been read (the list fills
 // on a thread).
 QModelIndex rowOf(QListView *list, const QString &name)
@@ -122,7 +115,7 @@ private Q_SLOTS:
 
         auto *attach = window->findChild<QQuickItem *>(QStringLiteral("attachButton"));
         QVERIFY(attach);
-        clickItem(window, attach);
+        WindowTest::clickCentre(window, attach);
         QTRY_VERIFY(picker->isOpen());
         QFileDialog *dialog = picker->dialog();
         QVERIFY(dialog);
@@ -146,7 +139,7 @@ private Q_SLOTS:
         chat->removeAttachment(0);
 
         // Two at once: click one, Ctrl+click another; they come in the order picked.
-        clickItem(window, attach);
+        WindowTest::clickCentre(window, attach);
         QTRY_VERIFY(picker->isOpen());
         dialog = picker->dialog();
         list = dialog->findChild<QListView *>(QStringLiteral("listView"));

@@ -38,32 +38,12 @@
 
 namespace {
 
-QObject *find(QObject *root, const QString &name)
-{
-    if (root->objectName() == name)
-        return root;
-    for (QObject *child : root->children())
-        if (QObject *hit = find(child, name))
-            return hit;
-    // A popup's items hang from its content item, not from the popup as a QObject.
-    if (QObject *content = root->property("contentItem").value<QObject *>(); content && content != root
-        && content->parent() != root)
-        return find(content, name);
-    return nullptr;
-}
-
-void click(QQuickWindow *window, QQuickItem *item)
-{
-    const QPointF centre = item->mapToScene(QPointF(item->width() / 2, item->height() / 2));
-    QTest::mouseClick(window, Qt::LeftButton, Qt::NoModifier, centre.toPoint());
-}
-
 // The visible item of that name on the chat page's last rows (delegates are not QObject
 // children of the list), once the view has laid it out (waits up to `ms`).
 QQuickItem *visibleItem(QQuickWindow *window, const QString &name, int ms = 5000)
 {
     QQuickItem *found = nullptr;
-    QTest::qWaitFor([&] {
+    (void)QTest::qWaitFor([&] { // not found in time: null, which the caller checks
         for (QQuickItem *item : WindowTest::itemsNamed(window->contentItem(), name))
             if (item->isVisible())
                 found = item; // the last one: the newest row
@@ -121,7 +101,7 @@ private:
         chat()->setToolChoice(QStringLiteral("echo"));
         QVERIFY2(chat()->send(text), qPrintable(chat()->notice()));
         // user, answer with the call, the tool message
-        QTest::qWaitFor([&] { return messages()->rowCount() == before + 3 || (!chat()->generating() && !chat()->toolPending()); }, 60000);
+        (void)QTest::qWaitFor([&] { return messages()->rowCount() == before + 3 || (!chat()->generating() && !chat()->toolPending()); }, 60000);
         *toolRow = before + 2;
         const ChatMessage answer = messages()->at(before + 1);
         QVERIFY2(messages()->rowCount() == before + 3,
@@ -188,30 +168,30 @@ private Q_SLOTS:
     {
         QCOMPARE(hub()->servers().size(), 0);
         QTest::keyClick(m_window, Qt::Key_Comma, Qt::ControlModifier);
-        QObject *settings = find(m_window, QStringLiteral("settingsDialog"));
+        QObject *settings = WindowTest::findNamed(m_window, QStringLiteral("settingsDialog"));
         QVERIFY(settings);
         QTRY_VERIFY(settings->property("opened").toBool());
-        auto *manage = qobject_cast<QQuickItem *>(find(settings, QStringLiteral("mcpManageButton")));
+        auto *manage = qobject_cast<QQuickItem *>(WindowTest::findNamed(settings, QStringLiteral("mcpManageButton")));
         QVERIFY(manage);
-        click(m_window, manage);
-        QObject *dialog = find(m_window, QStringLiteral("mcpServersDialog"));
+        WindowTest::clickCentre(m_window, manage);
+        QObject *dialog = WindowTest::findNamed(m_window, QStringLiteral("mcpServersDialog"));
         QVERIFY(dialog);
         QTRY_VERIFY(dialog->property("opened").toBool());
 
         const auto add = [&](const QString &name, const QString &command) {
-            auto *nameField = qobject_cast<QQuickItem *>(find(dialog, QStringLiteral("mcpNameField")));
-            auto *address = qobject_cast<QQuickItem *>(find(dialog, QStringLiteral("mcpAddressField")));
-            auto *addButton = qobject_cast<QQuickItem *>(find(dialog, QStringLiteral("mcpAddButton")));
+            auto *nameField = qobject_cast<QQuickItem *>(WindowTest::findNamed(dialog, QStringLiteral("mcpNameField")));
+            auto *address = qobject_cast<QQuickItem *>(WindowTest::findNamed(dialog, QStringLiteral("mcpAddressField")));
+            auto *addButton = qobject_cast<QQuickItem *>(WindowTest::findNamed(dialog, QStringLiteral("mcpAddButton")));
             QVERIFY(nameField && address && addButton);
-            click(m_window, nameField);
+            WindowTest::clickCentre(m_window, nameField);
             QTRY_VERIFY(nameField->hasActiveFocus());
             WindowTest::typeText(m_window, name);
-            click(m_window, address);
+            WindowTest::clickCentre(m_window, address);
             QTRY_VERIFY(address->hasActiveFocus());
             WindowTest::typeText(m_window, command);
             QCOMPARE(address->property("text").toString(), command);
-            click(m_window, addButton);
-            auto *problem = find(dialog, QStringLiteral("mcpProblem"));
+            WindowTest::clickCentre(m_window, addButton);
+            auto *problem = WindowTest::findNamed(dialog, QStringLiteral("mcpProblem"));
             QVERIFY(problem);
             QCOMPARE(problem->property("text").toString(), QString());
         };
@@ -251,7 +231,7 @@ private Q_SLOTS:
             if (b->isVisible() && (!remove || b->mapToScene({}).y() > remove->mapToScene({}).y()))
                 remove = b;
         QVERIFY(remove);
-        click(m_window, remove);
+        WindowTest::clickCentre(m_window, remove);
         QTRY_COMPARE(hub()->servers().size(), 1);
         QCOMPARE(McpServerConfig::load(QSettings()).size(), 1);
         QTest::keyClick(m_window, Qt::Key_Escape);
@@ -290,7 +270,7 @@ private Q_SLOTS:
 
         showRow(row);
         once = visibleItem(m_window, QStringLiteral("toolRunOnce"));
-        click(m_window, once);
+        WindowTest::clickCentre(m_window, once);
         QTRY_COMPARE_WITH_TIMEOUT(statusOf(row), QStringLiteral("done"), 30000);
         QCOMPARE(messages()->at(row).text, QStringLiteral("Echo: ") + echoedMessage(row));
         // The answer goes on after the result, unforced.
@@ -312,7 +292,7 @@ private Q_SLOTS:
         QVERIFY(shootBothThemes(QStringLiteral("result")));
         QQuickItem *toggle = visibleItem(m_window, QStringLiteral("toolResultToggle"));
         QVERIFY(toggle);
-        click(m_window, toggle);
+        WindowTest::clickCentre(m_window, toggle);
         QTRY_VERIFY(visibleItem(m_window, QStringLiteral("toolResult")));
         QCOMPARE(visibleItem(m_window, QStringLiteral("toolResult"))->property("text").toString(), messages()->at(row).text.trimmed());
         QVERIFY(shootBothThemes(QStringLiteral("result-open")));
@@ -338,7 +318,7 @@ private Q_SLOTS:
         showRow(row);
         QQuickItem *deny = visibleItem(m_window, QStringLiteral("toolDeny"));
         QVERIFY(deny);
-        click(m_window, deny);
+        WindowTest::clickCentre(m_window, deny);
         QCOMPARE(statusOf(row), QStringLiteral("denied"));
         QVERIFY(messages()->at(row).text.contains(QLatin1String("declined")));
         QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 2, 60000);
@@ -355,7 +335,7 @@ private Q_SLOTS:
         showRow(row);
         QQuickItem *always = visibleItem(m_window, QStringLiteral("toolRunAlways"));
         QVERIFY(always);
-        click(m_window, always);
+        WindowTest::clickCentre(m_window, always);
         QTRY_COMPARE_WITH_TIMEOUT(statusOf(row), QStringLiteral("done"), 30000);
         QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 2, 60000);
         QVERIFY(hub()->alwaysAllowed(QStringLiteral("everything"), QStringLiteral("echo")));

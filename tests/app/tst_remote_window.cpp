@@ -21,26 +21,6 @@
 
 namespace {
 
-QObject *find(QObject *root, const QString &name)
-{
-    if (root->objectName() == name)
-        return root;
-    for (QObject *child : root->children())
-        if (QObject *hit = find(child, name))
-            return hit;
-    // A popup's items hang from its content item, not from the popup as a QObject.
-    if (QObject *content = root->property("contentItem").value<QObject *>(); content && content != root
-        && content->parent() != root)
-        return find(content, name);
-    return nullptr;
-}
-
-void click(QQuickWindow *window, QQuickItem *item)
-{
-    const QPointF centre = item->mapToScene(QPointF(item->width() / 2, item->height() / 2));
-    QTest::mouseClick(window, Qt::LeftButton, Qt::NoModifier, centre.toPoint());
-}
-
 bool shoot(QQuickWindow *window, const QString &name)
 {
     QDir().mkpath(QStringLiteral(WASTE_SCREENSHOT_DIR));
@@ -72,30 +52,30 @@ private Q_SLOTS:
         window->setProperty("currentPage", 0); // Models
         QTest::qWait(100);
 
-        auto *dialog = find(window, QStringLiteral("remoteEngineDialog"));
+        auto *dialog = WindowTest::findNamed(window, QStringLiteral("remoteEngineDialog"));
         QVERIFY(dialog);
         QVERIFY(QMetaObject::invokeMethod(dialog, "open"));
         QTRY_VERIFY(dialog->property("opened").toBool());
 
-        auto *url = qobject_cast<QQuickItem *>(find(dialog, QStringLiteral("remoteUrlField")));
+        auto *url = qobject_cast<QQuickItem *>(WindowTest::findNamed(dialog, QStringLiteral("remoteUrlField")));
         QVERIFY(url);
-        click(window, url);
+        WindowTest::clickCentre(window, url);
         QTRY_VERIFY(url->hasActiveFocus());
         WindowTest::typeText(window, QStringLiteral("127.0.0.1:%1").arg(server.port()));
         QCOMPARE(url->property("text").toString(), QStringLiteral("127.0.0.1:%1").arg(server.port()));
 
-        auto *list = qobject_cast<QQuickItem *>(find(dialog, QStringLiteral("remoteListButton")));
+        auto *list = qobject_cast<QQuickItem *>(WindowTest::findNamed(dialog, QStringLiteral("remoteListButton")));
         QVERIFY(list);
-        click(window, list);
-        auto *box = qobject_cast<QQuickItem *>(find(dialog, QStringLiteral("remoteModelBox")));
+        WindowTest::clickCentre(window, list);
+        auto *box = qobject_cast<QQuickItem *>(WindowTest::findNamed(dialog, QStringLiteral("remoteModelBox")));
         QVERIFY(box);
         QTRY_COMPARE_WITH_TIMEOUT(box->property("currentText").toString(), QStringLiteral("tiny-remote"), 20000);
         QVERIFY(shoot(window, "dialog"));
 
-        auto *add = qobject_cast<QQuickItem *>(find(dialog, QStringLiteral("remoteAddButton")));
+        auto *add = qobject_cast<QQuickItem *>(WindowTest::findNamed(dialog, QStringLiteral("remoteAddButton")));
         QVERIFY(add);
         QVERIFY(add->isEnabled());
-        click(window, add);
+        WindowTest::clickCentre(window, add);
         QTRY_COMPARE_WITH_TIMEOUT(services->engine->state(), EngineController::Ready, 20000);
         QVERIFY(services->engine->isRemote());
         QCOMPARE(services->engine->modelName(), QStringLiteral("tiny-remote (remote)"));
@@ -117,7 +97,7 @@ private Q_SLOTS:
 
         window->setProperty("currentPage", 2); // Planner
         QTest::qWait(150);
-        auto *planner = qobject_cast<QQuickItem *>(find(window, QStringLiteral("plannerRemote")));
+        auto *planner = qobject_cast<QQuickItem *>(WindowTest::findNamed(window, QStringLiteral("plannerRemote")));
         QVERIFY(planner);
         QVERIFY(planner->isVisible());
         QVERIFY(shoot(window, "planner"));

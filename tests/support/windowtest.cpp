@@ -98,6 +98,25 @@ QList<QQuickItem *> itemsNamed(QQuickItem *root, const QString &objectName)
     return out;
 }
 
+QObject *findNamed(QObject *root, const QString &name)
+{
+    if (root->objectName() == name)
+        return root;
+    for (QObject *child : root->children())
+        if (QObject *hit = findNamed(child, name))
+            return hit;
+    if (QObject *content = root->property("contentItem").value<QObject *>(); content && content != root
+        && content->parent() != root)
+        return findNamed(content, name);
+    return nullptr;
+}
+
+void clickCentre(QQuickWindow *window, QQuickItem *item)
+{
+    const QPointF centre = item->mapToScene(QPointF(item->width() / 2, item->height() / 2));
+    QTest::mouseClick(window, Qt::LeftButton, Qt::NoModifier, centre.toPoint());
+}
+
 void typeText(QQuickWindow *window, const QString &text)
 {
     for (const QChar c : text)

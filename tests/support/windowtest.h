@@ -7,6 +7,7 @@
 #include <QString>
 #include <QStringList>
 
+class QObject;
 class QQmlApplicationEngine;
 class QQuickItem;
 class QQuickWindow;
@@ -35,6 +36,12 @@ void dropFile(QQuickWindow *window, const QString &path);
 QList<QQuickItem *> allItems(QQuickItem *root);
 // The same, named objectName.
 QList<QQuickItem *> itemsNamed(QQuickItem *root, const QString &objectName);
+
+// The object named `name` at or under root, or null: QObject children, and a popup's items,
+// which hang from its content item rather than from the popup as a QObject.
+QObject *findNamed(QObject *root, const QString &name);
+// A mouse click at the item's centre, where a person clicks.
+void clickCentre(QQuickWindow *window, QQuickItem *item);
 
 // QTest::keyClicks takes widgets only; a QML window gets its keys one by one.
 void typeText(QQuickWindow *window, const QString &text);
