@@ -17,6 +17,13 @@ PageFrame {
     property string libraryMessage: ""
     property bool libraryScanning: false
 
+    // A preset picked: its repository in the field, and its files checked unless a job runs.
+    function pickPreset(repo) {
+        repoField.text = repo
+        if (!page.jobBusy)
+            DownloadManager.check(repo, revisionField.text)
+    }
+
     function showConvert(source) {
         const w = ApplicationWindow.window
         if (w && w.convertModel)
@@ -194,7 +201,7 @@ PageFrame {
                 }
                 Repeater {
                     id: presetRepeater
-                    model: DownloadManager.presets
+                    model: DownloadManager.presets.filter(p => p.featured)
                     delegate: Button {
                         required property var modelData
                         objectName: "preset" + modelData.name.replace(/[^A-Za-z0-9]/g, "")
@@ -207,11 +214,27 @@ PageFrame {
                         ToolTip.delay: 500
                         ToolTip.timeout: 6000
                         ToolTip.text: modelData.repo + " — " + modelData.note
-                        onClicked: {
-                            repoField.text = modelData.repo
-                            if (!page.jobBusy)
-                                DownloadManager.check(modelData.repo, revisionField.text)
-                        }
+                        onClicked: page.pickPreset(modelData.repo)
+                    }
+                }
+                // The other releases the engine runs, in one list: buttons for all of them
+                // took four rows of a 600 px window.
+                ComboBox {
+                    id: morePresets
+                    objectName: "morePresets"
+                    readonly property var releases: DownloadManager.presets.filter(p => !p.featured)
+                    model: releases
+                    textRole: "label"
+                    displayText: qsTr("More releases…")
+                    currentIndex: -1
+                    implicitContentWidthPolicy: ComboBox.WidestText
+                    Accessible.name: qsTr("More releases")
+                    ToolTip.visible: hovered && !popup.visible
+                    ToolTip.delay: 500
+                    ToolTip.text: qsTr("DeepSeek, Kimi K2, Qwen3 and gpt-oss releases")
+                    onActivated: index => {
+                        page.pickPreset(releases[index].repo)
+                        currentIndex = -1
                     }
                 }
             }

@@ -1,7 +1,7 @@
 // The Models page with no network: pressing the Kimi K3 preset while the hub cannot be
 // reached shows, within seconds, what failed and when it is tried again (not an endless
 // "Reading the file list…"), the preset's tooltip does not stay on screen, and Cancel clears
-// it all.
+// it all. The other releases, picked from the "More releases" list, go the same way.
 #include "studioapplication.h"
 
 #include "download/downloadmanager.h"
@@ -89,6 +89,32 @@ private Q_SLOTS:
         services->downloads->cancel();
         QTRY_VERIFY(!services->downloads->hasJob());
         QTRY_VERIFY(!reason->isVisible());
+
+        // The other releases are one list: picking DeepSeek-R1 there puts its repository in
+        // the field and checks its files the same way (offline: the same clear failure).
+        auto *more = WindowTest::itemsNamed(window->contentItem(), QStringLiteral("morePresets")).value(0);
+        QVERIFY(more && more->isVisible());
+        const QVariantList releases = more->property("releases").toList();
+        int r1 = -1;
+        for (int i = 0; i < releases.size(); ++i)
+            if (releases[i].toMap().value(QStringLiteral("name")).toString() == QLatin1String("DeepSeek-R1"))
+                r1 = i;
+        QVERIFY(r1 >= 0);
+        WindowTest::clickCentre(window, more);
+        QTRY_VERIFY(more->property("popup").value<QObject *>()->property("opened").toBool());
+        for (int i = 0; i <= r1; ++i)
+            QTest::keyClick(window, Qt::Key_Down);
+        QTest::keyClick(window, Qt::Key_Return);
+        auto *repoField = WindowTest::itemsNamed(window->contentItem(), QStringLiteral("repoField")).value(0);
+        QVERIFY(repoField);
+        QTRY_COMPARE(repoField->property("text").toString(), QStringLiteral("deepseek-ai/DeepSeek-R1-0528"));
+        QCOMPARE(more->property("displayText").toString(), QStringLiteral("More releases…"));
+        QTRY_VERIFY_WITH_TIMEOUT(reason->isVisible(), 5000);
+        QVERIFY2(reason->property("text").toString().contains(QLatin1String("Could not read the file list")),
+                 qPrintable(reason->property("text").toString()));
+        services->downloads->cancel();
+        QTRY_VERIFY(!services->downloads->hasJob());
+
         QVERIFY2(WindowTest::warnings().isEmpty(), qPrintable(WindowTest::warnings()));
         qunsetenv("HF_ENDPOINT");
     }

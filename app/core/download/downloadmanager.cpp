@@ -3,6 +3,7 @@
 #include "settings/appsettings.h"
 #include "settings/datafolder.h"
 #include "threads/threadpriority.h"
+#include "download/releasepresets.h"
 #include "download/tokenstore.h"
 
 #include <QDir>
@@ -86,22 +87,7 @@ DownloadManager::~DownloadManager()
     m_thread.wait();
 }
 
-QVariantList DownloadManager::presets() const
-{
-    // Sizes are what the hub lists for the bf16 safetensors; the listing gives the exact figure.
-    return {
-        QVariantMap{{QStringLiteral("name"), QStringLiteral("Kimi-Linear-48B-A3B-Instruct")},
-                    {QStringLiteral("repo"), QStringLiteral("moonshotai/Kimi-Linear-48B-A3B-Instruct")},
-                    {QStringLiteral("approxBytes"), qint64(98) * 1000 * 1000 * 1000},
-                    {QStringLiteral("sizeText"), QStringLiteral("about 98 GB")},
-                    {QStringLiteral("note"), QStringLiteral("48B total, 3B active; about 98 GB of bf16 safetensors")}},
-        QVariantMap{{QStringLiteral("name"), QStringLiteral("Kimi K3")},
-                    {QStringLiteral("repo"), QStringLiteral("moonshotai/Kimi-K3")},
-                    {QStringLiteral("approxBytes"), qint64(1400) * 1000 * 1000 * 1000},
-                    {QStringLiteral("sizeText"), QStringLiteral("about 1.4 TB")},
-                    {QStringLiteral("note"), QStringLiteral("about 1.4 TB; text and images")}},
-    };
-}
+QVariantList DownloadManager::presets() const { return ReleasePresets::asVariants(); }
 
 QString DownloadManager::defaultDestination(const QString &repo) const
 {

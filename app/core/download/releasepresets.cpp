@@ -1,0 +1,73 @@
+#include "releasepresets.h"
+
+#include <QCoreApplication>
+#include <QVariantMap>
+
+#include <cmath>
+
+namespace ReleasePresets {
+
+namespace {
+
+constexpr qint64 GB = 1000LL * 1000 * 1000;
+
+QString tr(const char *text) { return QCoreApplication::translate("ReleasePresets", text); }
+
+} // namespace
+
+QList<Preset> all()
+{
+    // Kimi first (the engine's own families), then by how often people ask for them.
+    return {
+        {QStringLiteral("Kimi-Linear-48B-A3B-Instruct"), QStringLiteral("moonshotai/Kimi-Linear-48B-A3B-Instruct"), 98 * GB,
+         tr("48B total, 3B active; bf16"), true},
+        {QStringLiteral("Kimi K3"), QStringLiteral("moonshotai/Kimi-K3"), 1500 * GB,
+         tr("2.78T total; MXFP4 experts; text and images"), true},
+        {QStringLiteral("Kimi K2 Instruct"), QStringLiteral("moonshotai/Kimi-K2-Instruct"), 1030 * GB,
+         tr("1T total, 32B active; FP8")},
+        {QStringLiteral("Kimi K2 Thinking"), QStringLiteral("moonshotai/Kimi-K2-Thinking"), 594 * GB,
+         tr("1T total, 32B active; INT4 experts; reasons before it answers")},
+        {QStringLiteral("DeepSeek-V3.1"), QStringLiteral("deepseek-ai/DeepSeek-V3.1"), 689 * GB,
+         tr("671B total, 37B active; FP8; thinking or not, per request")},
+        {QStringLiteral("DeepSeek-R1"), QStringLiteral("deepseek-ai/DeepSeek-R1-0528"), 689 * GB,
+         tr("671B total, 37B active; FP8; reasons before it answers")},
+        {QStringLiteral("Qwen3-Next-80B-A3B"), QStringLiteral("Qwen/Qwen3-Next-80B-A3B-Instruct"), 163 * GB,
+         tr("80B total, 3B active; bf16; linear attention in three layers of four")},
+        {QStringLiteral("Qwen3-235B-A22B"), QStringLiteral("Qwen/Qwen3-235B-A22B"), 470 * GB,
+         tr("235B total, 22B active; bf16")},
+        {QStringLiteral("Qwen3-30B-A3B"), QStringLiteral("Qwen/Qwen3-30B-A3B"), 61 * GB,
+         tr("30B total, 3B active; bf16")},
+        {QStringLiteral("gpt-oss-120b"), QStringLiteral("openai/gpt-oss-120b"), 65 * GB,
+         tr("117B total, 5B active; MXFP4 experts")},
+        {QStringLiteral("gpt-oss-20b"), QStringLiteral("openai/gpt-oss-20b"), 14 * GB,
+         tr("21B total, 3.6B active; MXFP4 experts")},
+    };
+}
+
+QString sizeText(qint64 bytes)
+{
+    const double gb = double(bytes) / double(GB);
+    if (gb >= 1000) {
+        const double tb = gb / 1000;
+        return tr("about %1 TB").arg(tb >= 10 ? QString::number(std::round(tb)) : QString::number(tb, 'f', 1));
+    }
+    // Two significant figures: "about 98 GB", "about 690 GB", "about 14 GB".
+    const double step = gb >= 100 ? 10 : 1;
+    return tr("about %1 GB").arg(QString::number(std::round(gb / step) * step, 'f', 0));
+}
+
+QVariantList asVariants()
+{
+    QVariantList out;
+    for (const Preset &p : all())
+        out << QVariantMap{{QStringLiteral("name"), p.name},
+                           {QStringLiteral("repo"), p.repo},
+                           {QStringLiteral("approxBytes"), p.approxBytes},
+                           {QStringLiteral("sizeText"), sizeText(p.approxBytes)},
+                           {QStringLiteral("label"), p.name + QStringLiteral(" · ") + sizeText(p.approxBytes)},
+                           {QStringLiteral("note"), p.note},
+                           {QStringLiteral("featured"), p.featured}};
+    return out;
+}
+
+} // namespace ReleasePresets
