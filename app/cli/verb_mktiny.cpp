@@ -68,8 +68,11 @@ int runMktiny(const cli::Args &args)
         const bool quantised = o.experts != waste::TinyExperts::Default && o.experts != waste::TinyExperts::BF16;
         const std::string layout = quantised ? std::string(", ") + waste::tinyExpertsName(o.experts) + " experts"
                                    : o.k3 && o.experts == waste::TinyExperts::Default ? ", mxfp4 experts"
-                                   : !o.arch.empty() && o.experts == waste::TinyExperts::Default ? ", fp8 trunk and experts"
-                                                                                         : "";
+                                   : (o.arch == "deepseek-v3" || o.arch == "kimi-k2") && o.experts == waste::TinyExperts::Default
+                                       ? ", fp8 trunk and experts"
+                                   : o.arch == "gpt-oss" ? ", mxfp4 experts"
+                                   : !o.arch.empty()     ? ", bf16" // the Qwen families ship BF16 throughout
+                                                         : "";
         std::fprintf(stderr, "wrote a tiny %s model (Hugging Face layout%s) to %s\n", what, layout.c_str(), out.c_str());
     } else {
         // At --size a conversion takes minutes: say where it is, one line per unit.
