@@ -22,9 +22,11 @@ int runMktiny(const cli::Args &args)
     o.k3 = args.flag("--k3");
     if (auto arch = args.value("--arch")) {
         if (*arch == "kimi-k3") o.k3 = true;
-        else if (*arch == "deepseek-v3" || *arch == "kimi-k2" || *arch == "qwen3-moe" || *arch == "gpt-oss") o.arch = *arch;
+        else if (*arch == "deepseek-v3" || *arch == "kimi-k2" || *arch == "qwen3-moe" || *arch == "qwen3-next" ||
+                 *arch == "gpt-oss")
+            o.arch = *arch;
         else if (*arch != "kimi-linear")
-            throw cli::UsageError("--arch must be kimi-linear, kimi-k3, deepseek-v3, kimi-k2, qwen3-moe or gpt-oss, not '" +
+            throw cli::UsageError("--arch must be kimi-linear, kimi-k3, deepseek-v3, kimi-k2, qwen3-moe, qwen3-next or gpt-oss, not '" +
                                   *arch + "'");
     }
     if (args.flag("--int4")) {
@@ -57,6 +59,7 @@ int runMktiny(const cli::Args &args)
     const char *what = o.arch == "deepseek-v3" ? "DeepSeek-V3"
                        : o.arch == "kimi-k2"   ? "Kimi K2"
                        : o.arch == "qwen3-moe" ? "Qwen3-MoE"
+                       : o.arch == "qwen3-next" ? "Qwen3-Next"
                        : o.arch == "gpt-oss"   ? "gpt-oss"
                        : o.k3                  ? "Kimi K3"
                                                : "Kimi-Linear";
@@ -65,8 +68,11 @@ int runMktiny(const cli::Args &args)
         const bool quantised = o.experts != waste::TinyExperts::Default && o.experts != waste::TinyExperts::BF16;
         const std::string layout = quantised ? std::string(", ") + waste::tinyExpertsName(o.experts) + " experts"
                                    : o.k3 && o.experts == waste::TinyExperts::Default ? ", mxfp4 experts"
-                                   : !o.arch.empty() && o.experts == waste::TinyExperts::Default ? ", fp8 trunk and experts"
-                                                                                         : "";
+                                   : (o.arch == "deepseek-v3" || o.arch == "kimi-k2") && o.experts == waste::TinyExperts::Default
+                                       ? ", fp8 trunk and experts"
+                                   : o.arch == "gpt-oss" ? ", mxfp4 experts"
+                                   : !o.arch.empty()     ? ", bf16" // the Qwen families ship BF16 throughout
+                                                         : "";
         std::fprintf(stderr, "wrote a tiny %s model (Hugging Face layout%s) to %s\n", what, layout.c_str(), out.c_str());
     } else {
         // At --size a conversion takes minutes: say where it is, one line per unit.
@@ -89,12 +95,12 @@ int runMktiny(const cli::Args &args)
 } // namespace
 
 WASTE_CLI_VERB({"mktiny", "OUT_DIR [--hf | --container] [--k3 | --arch NAME] [--int4] [--experts-layout bf16|mxfp4|fp8b128|int4g32] [--vision] [--seed N] [--size SIZE]",
-                "write a tiny deterministic model of a supported family: Kimi-Linear, Kimi K3, DeepSeek-V3, Kimi K2, Qwen3-MoE or gpt-oss (container by default)",
+                "write a tiny deterministic model of a supported family: Kimi-Linear, Kimi K3, DeepSeek-V3, Kimi K2, Qwen3-MoE, Qwen3-Next or gpt-oss (container by default)",
                 {{{"--hf", cli::OptionKind::Flag, "Hugging Face layout (safetensors shards, config, tokenizer)"},
                   {"--container", cli::OptionKind::Flag, "a streaming container (the default)"},
                   {"--k3", cli::OptionKind::Flag, "Kimi K3-shaped: every K3 text feature; MXFP4 experts with --hf"},
                   {"--arch", cli::OptionKind::Value,
-                   "kimi-linear|kimi-k3|deepseek-v3|kimi-k2|qwen3-moe|gpt-oss  the release layout (deepseek-v3, kimi-k2: FP8 trunk "
+                   "kimi-linear|kimi-k3|deepseek-v3|kimi-k2|qwen3-moe|qwen3-next|gpt-oss  the release layout (deepseek-v3, kimi-k2: FP8 trunk "
                    "and experts; gpt-oss: fused MXFP4 experts)"},
                   {"--int4", cli::OptionKind::Flag, "with --arch kimi-k2: INT4 experts and a BF16 trunk, as K2-Thinking"},
                   {"--experts-layout", cli::OptionKind::Value,

@@ -1,4 +1,4 @@
-"""The Judged-by pipeline for the GQA families, Qwen3-MoE and gpt-oss: `waste mktiny T
+"""The Judged-by pipeline for the GQA families, Qwen3-MoE, Qwen3-Next and gpt-oss: `waste mktiny T
 --arch A --hf` writes the release layout (tensor names, dtypes, config fields), `waste
 convert` turns it into a container, `waste info --json` names the architecture, and
 `waste run ... -n 8 --temp 0` gives the same tokens twice. `waste plan --config` on the
@@ -51,6 +51,19 @@ EXPECT = {
         "model.layers.0.mlp.experts.0.gate_proj.weight": ("BF16", 2),
         "model.layers.3.mlp.experts.15.down_proj.weight": ("BF16", 2),
     }),
+    "qwen3-next": ("Qwen3NextForCausalLM", "qwen3_next", {
+        "model.layers.0.linear_attn.in_proj_qkvz.weight": ("BF16", 2),
+        "model.layers.0.linear_attn.in_proj_ba.weight": ("BF16", 2),
+        "model.layers.0.linear_attn.conv1d.weight": ("BF16", 3),
+        "model.layers.0.linear_attn.A_log": ("BF16", 1),
+        "model.layers.2.linear_attn.norm.weight": ("BF16", 1),
+        "model.layers.3.self_attn.q_proj.weight": ("BF16", 2),
+        "model.layers.3.self_attn.q_norm.weight": ("BF16", 1),
+        "model.layers.1.mlp.shared_expert.up_proj.weight": ("BF16", 2),
+        "model.layers.1.mlp.shared_expert_gate.weight": ("BF16", 2),
+        "model.layers.3.mlp.experts.15.down_proj.weight": ("BF16", 2),
+        "mtp.fc.weight": ("BF16", 2),
+    }),
     "gpt-oss": ("GptOssForCausalLM", "gpt_oss", {
         "model.layers.0.self_attn.sinks": ("BF16", 1),
         "model.layers.0.self_attn.q_proj.bias": ("BF16", 1),
@@ -76,6 +89,20 @@ for arch, (architecture, model_type, tensors) in EXPECT.items():
         t = stored.get(name)
         check(t is not None and t["dtype"] == dtype and len(t["shape"]) == rank,
               f"{arch}: {name} is {t and (t['dtype'], t['shape'])}, expected {dtype} of rank {rank}")
+    if arch == "qwen3-next":
+        types = cfg.get("layer_types", [])
+        check(types == ["linear_attention"] * 3 + ["full_attention"] and cfg.get("full_attention_interval") == 4,
+              f"qwen3-next: layer_types {types}, full_attention_interval {cfg.get('full_attention_interval')}")
+        kw = cfg["linear_num_key_heads"] * cfg["linear_key_head_dim"]
+        vw = cfg["linear_num_value_heads"] * cfg["linear_value_head_dim"]
+        qkvz = stored["model.layers.0.linear_attn.in_proj_qkvz.weight"]["shape"]
+        check(qkvz == [2 * kw + 2 * vw, cfg["hidden_size"]], f"qwen3-next: in_proj_qkvz shape {qkvz}")
+        q = stored["model.layers.3.self_attn.q_proj.weight"]["shape"]
+        check(q == [2 * cfg["num_attention_heads"] * cfg["head_dim"], cfg["hidden_size"]],
+              f"qwen3-next: q_proj (with its gate) shape {q}")
+        check(cfg.get("partial_rotary_factor") == 0.25 and cfg.get("shared_expert_intermediate_size", 0) > 0,
+              f"qwen3-next: partial_rotary_factor {cfg.get('partial_rotary_factor')}")
+        check(os.path.exists(os.path.join(hf, "tokenizer.json")), "qwen3-next: Qwen's tokenizer.json")
     if arch == "gpt-oss":
         check(not any(".experts.0." in n for n in stored), "gpt-oss: experts are fused, not per expert")
         check(cfg.get("quantization_config", {}).get("quant_method") == "mxfp4", "gpt-oss: quant_method mxfp4")

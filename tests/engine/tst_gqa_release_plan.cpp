@@ -1,7 +1,8 @@
-// Planning the full-size Qwen3-MoE and gpt-oss releases from their config.json alone
+// Planning the full-size Qwen3-MoE, Qwen3-Next and gpt-oss releases from their config.json alone
 // (waste::planRelease): trunk, KV state, records, floor and default against the
 // arithmetic written out here, parameter counts against the published figures, and
-// gpt-oss's sliding layers keeping 128 positions whatever the context.
+// gpt-oss's sliding layers keeping 128 positions whatever the context, Qwen3-Next's
+// Gated DeltaNet layers keeping a fixed state whatever the context.
 #include <waste/release_plan.hpp>
 
 #include <gtest/gtest.h>
@@ -110,7 +111,56 @@ void checkGptOss(const std::string &file, int64_t L, int64_t E, double total, do
                 double(r.native.plan.recommended_bytes) / double(1 << 30), static_cast<long long>(mx));
 }
 
+void checkQwen3Next(const std::string &file)
+{
+    const int64_t ram = int64_t(32) << 30;
+    const waste::ReleasePlan r = planOn(file, ram);
+    EXPECT_EQ(r.arch, "qwen3-next");
+    const int64_t H = 2048, L = 48, NH = 16, KVH = 2, HD = 256, E = 512, K = 10, IM = 512, SI = 512, V = 151936;
+    const int64_t Hk = 16, Hv = 32, D = 128, Kw = Hk * D, Vw = Hv * D, conv = 2 * Kw + Vw, linear = 36, full = 12;
+    // Gated DeltaNet layers: the qkvz, ba and out projections (Q4G); A_log, dt_bias, the
+    // conv taps (8192 x 4, under the 65536-value line) and the gated norm's weight in F32.
+    const int64_t deltaNet = q4(2 * Kw + 2 * Vw, H) + q4(2 * Hv, H) + q4(H, Vw) + f32(Hv) + f32(Hv) + f32(conv * 4) + f32(D);
+    // Gated attention layers: q_proj twice as wide (q and the output gate), k, v, o (Q4G),
+    // the q/k norm weights.
+    const int64_t attention = q4(2 * NH * HD, H) + 2 * q4(KVH * HD, H) + q4(H, NH * HD) + 2 * f32(HD);
+    // Every layer: two norms, the Q4G router, the shared expert (Q4G) and its gate [1, H] (F32).
+    const int64_t every = 2 * f32(H) + q4(E, H) + 2 * q4(SI, H) + q4(H, SI) + f32(H);
+    EXPECT_EQ(r.vq.plan.trunk_bytes, linear * deltaNet + full * attention + L * every + f32(H) + q8(V, H));
+    // State: each Gated DeltaNet layer 32 matrices of 128 x 128 and 3 conv inputs of 8192
+    // channels (f32), whatever the context; each full layer keys and values of 2 heads of
+    // 256 for 4096 positions.
+    const int64_t fixed = linear * (Hv * D * D + conv * 3) * 4;
+    EXPECT_EQ(r.vq.plan.state_bytes, fixed + full * 4096 * 2 * KVH * HD * 4);
+    const int64_t rec = vq3r(IM, H);
+    EXPECT_EQ(r.vq.record_bytes, rec);
+    EXPECT_EQ(r.vq.plan.working_set_bytes, rec * K * L);
+    EXPECT_EQ(r.vq.plan.floor_bytes,
+              r.vq.plan.trunk_bytes + r.vq.plan.state_bytes + r.vq.plan.scratch_bytes + rec * K * 2);
+    EXPECT_EQ(r.vq.plan.recommended_bytes, defaultBudget(r.vq.plan, ram));
+    EXPECT_FALSE(r.has_native) << "a BF16 release has no quantised expert layout of its own";
+    // Parameters: the experts 3 x 512 x 2048 per expert, 512 per layer; the trunk as above
+    // counted in values; the embedding table and the head 151936 x 2048 each.
+    const int64_t expert = 3 * IM * H;
+    const int64_t trunkParams = linear * ((2 * Kw + 2 * Vw) * H + 2 * Hv * H + H * Vw + 2 * Hv + conv * 4 + D) +
+                                full * (2 * NH * HD * H + 2 * KVH * HD * H + H * NH * HD + 2 * HD) +
+                                L * (2 * H + E * H + 3 * SI * H + H) + H + 2 * V * H;
+    EXPECT_EQ(r.total_params, trunkParams + expert * E * L);
+    EXPECT_EQ(r.active_params, trunkParams - V * H + expert * K * L);
+    EXPECT_NEAR(double(r.total_params) / 1e9, 80.0, 80.0 * 0.01); // published: 80B total
+    // A 16 times longer context grows the full layers' KV only.
+    const waste::ReleasePlan longer = planOn(file, ram, 65536);
+    EXPECT_EQ(longer.vq.plan.state_bytes - r.vq.plan.state_bytes, full * (65536 - 4096) * 2 * KVH * HD * 4);
+    std::printf("[plan] %-22s floor %.2f GiB, default %.2f GiB on 32 GiB (VQ3R record %lld B), %.2fB total, %.2fB active\n",
+                file.c_str(), double(r.vq.plan.floor_bytes) / double(1 << 30),
+                double(r.vq.plan.recommended_bytes) / double(1 << 30), static_cast<long long>(rec),
+                double(r.total_params) / 1e9, double(r.active_params) / 1e9);
+}
+
 } // namespace
+
+// Published: 80B total / 3B active (the 3B leaves out the embedding table and the head).
+TEST(GqaReleasePlan, Qwen3Next_80B_A3B) { checkQwen3Next("qwen3-next-80b-a3b.json"); }
 
 // Published: 30.5B total / 3.3B active; 235B / 22B.
 TEST(GqaReleasePlan, Qwen3_30B_A3B) { checkQwen3("qwen3-30b-a3b.json", 2048, 48, 32, 768, 30.5, 3.3); }

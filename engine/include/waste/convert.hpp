@@ -104,8 +104,8 @@ struct TinyModelOptions {
     bool vision = false;     // include a tiny vision tower (K3-style) and vision.json
     bool k3 = false;         // Kimi K3-shaped: every K3 text feature, MXFP4 routed experts in the HF layout
     // The release layout of another family: "deepseek-v3" or "kimi-k2" (FP8 trunk and
-    // experts; Kimi K2 with experts INT4G32 has a BF16 trunk, as K2-Thinking), "qwen3-moe"
-    // or "gpt-oss". Empty: Kimi-Linear, or K3 as k3 says.
+    // experts; Kimi K2 with experts INT4G32 has a BF16 trunk, as K2-Thinking), "qwen3-moe",
+    // "qwen3-next" or "gpt-oss". Empty: Kimi-Linear, or K3 as k3 says.
     std::string arch;
     TinyExperts experts = TinyExperts::Default; // Default: MXFP4 on K3, BF16 on Kimi-Linear
     int64_t targetBytes = 0; // 0: the tiny default; else scale the model to about this many source bytes

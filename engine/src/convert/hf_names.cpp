@@ -84,6 +84,8 @@ Layout buildLayout(const ModelSource &src) {
         std::string rest;
         const int layer = parseLayer(name, L.prefix, &rest);
         if (mtpLayers > 0 && layer >= L.layers && layer < L.layers + mtpLayers) continue;
+        // Qwen3-Next keeps its multi-token-prediction block apart ("mtp."): unused too.
+        if (name.starts_with(L.prefix + "mtp.")) continue;
         if (layer < 0 || layer >= L.layers) {
             L.units[0].trunk.push_back(name);
             L.unitOf[name] = 0;

@@ -41,10 +41,11 @@ const char *kChatTemplate =
 TinyDims tinyDimsFor(const TinyModelOptions &o) {
     TinyDims d;
     if (o.arch == "deepseek-v3" || o.arch == "kimi-k2") return tinyDeepseekDims(o);
+    if (o.arch == "qwen3-next") return tinyQwen3NextDims(o);
     d.vision = o.vision;
     d.expertDType = tinyExpertDType(o.experts, DType::BF16);
     if (!o.arch.empty() && o.arch != "qwen3-moe" && o.arch != "gpt-oss")
-        throw Error(ErrorCode::Argument, "mktiny --arch must be kimi-linear, kimi-k3, qwen3-moe or gpt-oss, not '" + o.arch + "'");
+        throw Error(ErrorCode::Argument, "mktiny --arch must be kimi-linear, kimi-k3, qwen3-moe, qwen3-next or gpt-oss, not '" + o.arch + "'");
     if (o.arch == "gpt-oss") {
         // gpt-oss-20b's proportions, scaled down: experts as wide as hidden (2880 = 2880),
         // query heads wider than hidden (64 x 64 = 4096 there, 8 x 32 = 256 here) over
@@ -168,6 +169,7 @@ TinySource::TinySource(const TinyModelOptions &options) : m_options(options), m_
     }
     if (m_dims.deepseek) addDeepseekTensors(vocabSize);
     else if (m_dims.arch == "qwen3-moe") addQwen3Tensors(vocabSize);
+    else if (m_dims.arch == "qwen3-next") addQwen3NextTensors(vocabSize);
     else if (m_dims.arch == "gpt-oss") addGptOssTensors(vocabSize);
     else if (m_dims.k3) addK3Tensors(vocabSize);
     else addKimiLinearTensors(vocabSize);
@@ -180,8 +182,9 @@ TinySource::TinySource(const TinyModelOptions &options) : m_options(options), m_
     if (family) {
         // Qwen3 has no BOS: its config names <|endoftext|> (the pad token) there.
         const int bos = family->bosId >= 0 ? family->bosId : family->padId;
-        m_config = m_dims.deepseek ? deepseekConfig(vocabSize, bos, family->eosId)
-                                   : qwen3Config(vocabSize, bos, family->eosId);
+        m_config = m_dims.deepseek              ? deepseekConfig(vocabSize, bos, family->eosId)
+                   : m_dims.arch == "qwen3-next" ? qwen3NextConfig(vocabSize, bos, family->eosId)
+                                                 : qwen3Config(vocabSize, bos, family->eosId);
         m_files.insert(family->files.begin(), family->files.end());
         return;
     }
@@ -441,6 +444,7 @@ void TinySource::generate(const Tensor &t, int64_t first, int64_t count, float *
         case Init::OutMatrix: v = 0.25 * g / std::sqrt(fan); break;
         case Init::Embedding: v = g; break;
         case Init::Norm: v = 1.0 + 0.1 * g; break;
+        case Init::CentredNorm: v = 0.1 * g; break;
         case Init::ResWeight: v = 0.1 * g; break;
         case Init::ALog: v = std::log(1.0 + 15.0 * u1); break;
         case Init::ALogPadded: v = idx < static_cast<uint64_t>(m_dims.kdaHeads) ? std::log(1.0 + 15.0 * u1) : 0.0; break;

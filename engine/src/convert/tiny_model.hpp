@@ -39,11 +39,16 @@ struct TinyDims {
     int kvHeads = 0, headDim = 0;
     bool tied = false;
     int window = 0; // gpt-oss: sliding window of the even layers
+    // Qwen3-Next (tiny_qwen3_next_model.cpp): Gated DeltaNet key/value heads and widths,
+    // the rotated dims of a full-attention head, the shared expert's width, the schedule.
+    int linKeyHeads = 0, linValueHeads = 0, linKeyDim = 0, linValueDim = 0, rotaryDim = 0, sharedInter = 0;
+    int fullAttentionInterval = 0;
     int vtHidden = 32, vtHeads = 2, vtQkv = 32, vtInter = 64, vtLayers = 2, vtGrid = 8;
 };
 
 TinyDims tinyDimsFor(const TinyModelOptions &options);
 TinyDims tinyDeepseekDims(const TinyModelOptions &options); // tiny_deepseek_model.cpp
+TinyDims tinyQwen3NextDims(const TinyModelOptions &options); // tiny_qwen3_next_model.cpp
 
 // The tiny routed experts' release layouts (tiny_expert_layouts.cpp): the logical dtype of
 // a TinyExperts choice (`byDefault` for Default), a dtype's stored bytes per weight (for
@@ -77,6 +82,7 @@ private:
         Matrix,       // N(0, 1/fan_in)
         OutMatrix,    // N(0, 0.25²/fan_in): K3 output projections, so the deep stream stays tame
         Norm,         // 1 + 0.1 N(0,1)
+        CentredNorm,  // 0.1 N(0,1): Qwen3-Next's zero-centred norms (applied as 1 + w)
         ResWeight,    // 0.1 N(0,1): Attention-Residuals score vectors
         ALog,         // log(1 + 15 U), one per head
         ALogPadded,   // K3: the per-head values, zero-padded to the head dim
@@ -110,6 +116,8 @@ private:
     std::string deepseekConfig(int vocabSize, int bosId, int eosId) const;
     void addQwen3Tensors(int vocabSize);                      // tiny_qwen3_model.cpp
     std::string qwen3Config(int vocabSize, int bosId, int eosId) const;
+    void addQwen3NextTensors(int vocabSize);                  // tiny_qwen3_next_model.cpp
+    std::string qwen3NextConfig(int vocabSize, int bosId, int eosId) const;
     void addGptOssTensors(int vocabSize);                     // tiny_gpt_oss_model.cpp
     std::string gptOssConfig(int vocabSize, int nTokens) const;
     // The Kimi tiny tokenizer's files (tokenizer_config.json and tiktoken.model), for the

@@ -42,7 +42,63 @@ bool flag(const json &o, const char *key, bool def)
     return it != o.end() && it->is_boolean() ? it->get<bool>() : def;
 }
 
+// Qwen3-Next's attention and expert keys; newer configs nest rope_theta and
+// partial_rotary_factor in rope_parameters.
+void readQwen3NextKeys(const json &cfg, ModelConfig &c, const std::string &where)
+{
+    GqaConfig &g = c.g;
+    g.next = true;
+    g.outputGate = true;
+    g.zeroCentredNorm = true;
+    const json &rp = cfg.contains("rope_parameters") && cfg["rope_parameters"].is_object() ? cfg["rope_parameters"] : cfg;
+    g.ropeTheta = number(rp, {"rope_theta"}, number(cfg, {"rope_theta"}, 10000.0, 1.0, 1e12, where), 1.0, 1e12, where);
+    const double factor = number(rp, {"partial_rotary_factor"}, number(cfg, {"partial_rotary_factor"}, 1.0, 0.0, 1.0, where),
+                                 0.0, 1.0, where);
+    g.rotaryDim = int(double(g.headDim) * factor); // the release's int(head_dim * factor)
+    if (g.rotaryDim < 2 || g.rotaryDim % 2 != 0)
+        refuse(where, "partial_rotary_factor must leave an even number (>= 2) of rotated dims per head");
+    auto rs = cfg.find("rope_scaling");
+    if (rs != cfg.end() && !rs->is_null())
+        throw Error(ErrorCode::Unsupported, where + ": rope_scaling is not supported for Qwen3-Next (plain RoPE only)");
+    g.sharedInter = int(number(cfg, {"shared_expert_intermediate_size"}, 0, 0, Limits::kMaxInter, where));
+    if (g.sharedInter <= 0)
+        refuse(where, "Qwen3-Next needs shared_expert_intermediate_size > 0");
+    if (cfg.value("hidden_act", std::string("silu")) != "silu")
+        throw Error(ErrorCode::Unsupported, where + ": hidden_act must be silu for Qwen3-Next");
+}
+
 } // namespace
+
+void readQwen3NextLayers(const json &cfg, ModelConfig &c, const std::string &where)
+{
+    GqaConfig &g = c.g;
+    g.linKeyHeads = int(number(cfg, {"linear_num_key_heads"}, 0, 0, Limits::kMaxHeads, where));
+    g.linValueHeads = int(number(cfg, {"linear_num_value_heads"}, 0, 0, Limits::kMaxHeads, where));
+    g.linKeyDim = int(number(cfg, {"linear_key_head_dim"}, 0, 0, Limits::kMaxHeadDim, where));
+    g.linValueDim = int(number(cfg, {"linear_value_head_dim"}, 0, 0, Limits::kMaxHeadDim, where));
+    c.convK = int(number(cfg, {"linear_conv_kernel_dim"}, 4, 1, Limits::kMaxConvK, where));
+    if (g.linKeyHeads <= 0 || g.linValueHeads <= 0 || g.linKeyDim <= 0 || g.linValueDim <= 0)
+        refuse(where, "Qwen3-Next needs linear_num_key_heads, linear_num_value_heads, linear_key_head_dim and linear_value_head_dim > 0");
+    if (g.linValueHeads % g.linKeyHeads != 0)
+        refuse(where, "linear_num_value_heads must be a multiple of linear_num_key_heads");
+    c.isKda.assign(size_t(c.layers), false);
+    auto lt = cfg.find("layer_types");
+    if (lt != cfg.end() && lt->is_array()) {
+        if (lt->size() != size_t(c.layers))
+            refuse(where, "layer_types must name one type per layer");
+        for (size_t i = 0; i < lt->size(); ++i) {
+            const std::string t = (*lt)[i].is_string() ? (*lt)[i].get<std::string>() : std::string();
+            if (t != "linear_attention" && t != "full_attention")
+                refuse(where, "layer_types[" + std::to_string(i) + "] must be linear_attention or full_attention, not '" + t + "'");
+            c.isKda[i] = t == "linear_attention";
+        }
+    } else {
+        // The release's schedule: every full_attention_interval-th layer is full attention.
+        const int every = int(number(cfg, {"full_attention_interval"}, 4, 1, Limits::kMaxLayers, where));
+        for (int i = 0; i < c.layers; ++i)
+            c.isKda[size_t(i)] = (i + 1) % every != 0;
+    }
+}
 
 int GqaConfig::slots(int layer, int ctx) const
 {
@@ -54,6 +110,8 @@ const char *gqaArchName(const std::string &a)
 {
     if (a.find("Qwen3Moe") != std::string::npos)
         return "qwen3-moe";
+    if (a.find("Qwen3Next") != std::string::npos)
+        return "qwen3-next";
     if (a.find("GptOss") != std::string::npos)
         return "gpt-oss";
     return nullptr;
@@ -110,6 +168,8 @@ void readGqaConfig(const json &cfg, ModelConfig &c, const std::string &where)
             g.yarnTruncate = flag(*rs, "truncate", true);
         }
     } else {
+        if (c.arch == "qwen3-next")
+            readQwen3NextKeys(cfg, c, where);
         g.qkNorm = true;
         g.attnBias = flag(cfg, "attention_bias", false);
         c.renormalize = flag(cfg, "norm_topk_prob", false);
@@ -119,7 +179,7 @@ void readGqaConfig(const json &cfg, ModelConfig &c, const std::string &where)
             number(cfg, {"decoder_sparse_step"}, 1, 0, 1 << 20, where) != 1)
             throw Error(ErrorCode::Unsupported, where + ": dense layers between the MoE layers (mlp_only_layers, decoder_sparse_step) are not supported");
         if (flag(cfg, "use_sliding_window", false))
-            throw Error(ErrorCode::Unsupported, where + ": use_sliding_window is not supported for Qwen3-MoE");
+            throw Error(ErrorCode::Unsupported, where + ": use_sliding_window is not supported for " + c.arch);
     }
     if (c.experts <= 0)
         refuse(where, "config needs num_experts (or num_local_experts) > 0");

@@ -34,15 +34,34 @@ struct GqaConfig {
     float swigluLimit = 0.0f; // > 0: gpt-oss's clamped SwiGLU with swigluAlpha
     float swigluAlpha = 0.0f;
     bool tied = false;        // tie_word_embeddings: the head is the embedding table
+    // Qwen3-Next (model/notes/qwen3-next.md): Gated DeltaNet layers (ModelConfig::isKda
+    // marks them) between gated full-attention layers, norms stored zero-centred, one
+    // shared expert with a sigmoid gate.
+    bool next = false;
+    bool outputGate = false;      // q_proj doubles: each head's q, then its output gate
+    int rotaryDim = 0;            // rotated dims of a head (partial_rotary_factor); 0: all
+    bool zeroCentredNorm = false; // RMSNorm weights are stored as w and applied as 1 + w
+    int sharedInter = 0;          // the shared expert's width (0: none)
+    // Gated DeltaNet: key heads (q, k) and value heads (v, z, state), their widths, the
+    // short-convolution taps (ModelConfig::convK).
+    int linKeyHeads = 0, linValueHeads = 0, linKeyDim = 0, linValueDim = 0;
+    int linKeyWidth() const { return linKeyHeads * linKeyDim; }
+    int linValueWidth() const { return linValueHeads * linValueDim; }
+    int linConvWidth() const { return 2 * linKeyWidth() + linValueWidth(); } // q, k, v channels convolved
 
     int slots(int layer, int ctx) const; // KV-cache positions a layer keeps
 };
 
-// "qwen3-moe" / "gpt-oss" for an architectures string of those families, else null.
+// "qwen3-moe" / "qwen3-next" / "gpt-oss" for an architectures string of those families, else null.
 const char *gqaArchName(const std::string &architecture);
 
 // Fills c.g and the expert keys these families name differently (num_experts_per_tok,
 // num_local_experts, gpt-oss's intermediate_size). Throws Error(Format/Unsupported).
 void readGqaConfig(const nlohmann::json &cfg, ModelConfig &c, const std::string &where);
+
+// Qwen3-Next's layer schedule and linear-attention keys (layer_types or
+// full_attention_interval, linear_*): marks the Gated DeltaNet layers in c.isKda. Runs
+// after the Kimi keys are read. Throws Error(Format/Unsupported).
+void readQwen3NextLayers(const nlohmann::json &cfg, ModelConfig &c, const std::string &where);
 
 } // namespace waste::format

@@ -110,7 +110,7 @@ ModelConfig parseConfig(const json &cfg, const std::string &where)
     c.renormalize = present(cfg, "moe_renormalize");
     c.eosId = intField(cfg, "eos_token_id", 0, std::numeric_limits<int32_t>::min(),
                        std::numeric_limits<int32_t>::max(), where);
-    if (c.arch == "qwen3-moe" || c.arch == "gpt-oss")
+    if (c.arch == "qwen3-moe" || c.arch == "qwen3-next" || c.arch == "gpt-oss")
         readGqaConfig(cfg, c, where); // their own keys for experts, top-k, routing and attention
 
     const json empty = json::object();
@@ -142,6 +142,8 @@ ModelConfig parseConfig(const json &cfg, const std::string &where)
     c.situLinearBeta = floatField(cfg, "activation_situ_linear_beta", 0.0f);
     if (isDeepseekFamily(c.arch))
         readDeepseekConfig(cfg, c, where);
+    if (c.arch == "qwen3-next")
+        readQwen3NextLayers(cfg, c, where); // Gated DeltaNet layers in isKda
 
     // Geometry the forward pass relies on.
     if (c.experts > 0) {
@@ -153,7 +155,7 @@ ModelConfig parseConfig(const json &cfg, const std::string &where)
             refuse(where, "routed_expert_hidden_size is too large");
     }
     const int nKda = c.kdaLayerCount();
-    if (nKda > 0 && (c.kdaHeads <= 0 || c.kdaDim <= 0 || c.convK < 1))
+    if (nKda > 0 && !c.g.next && (c.kdaHeads <= 0 || c.kdaDim <= 0 || c.convK < 1))
         refuse(where, "linear_attn_config needs num_heads, head_dim and short_conv_kernel_size > 0");
     if (nKda < c.layers && !c.g.on) {
         if (c.kvLora <= 0 || c.vHead <= 0 || c.qkNope + c.qkRope <= 0)

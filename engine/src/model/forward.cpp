@@ -33,7 +33,9 @@ void Forward::attention(int layer, int n, const float *a, float *out, LayerState
 {
     const int64_t Hd = m_c.hidden;
     for (int t = 0; t < n; ++t) {
-        if (m_c.g.on)
+        if (m_c.g.next && m_w.layers[static_cast<size_t>(layer)].kda)
+            gatedDeltaNet(layer, a + t * Hd, out + t * Hd, st);
+        else if (m_c.g.on)
             gqa(layer, a + t * Hd, out + t * Hd, st, pos0 + t);
         else if (m_w.layers[static_cast<size_t>(layer)].kda)
             kda(layer, a + t * Hd, out + t * Hd, st);

@@ -67,6 +67,10 @@ private:
     void kda(int layer, const float *a, float *out, LayerState &st);
     void mla(int layer, const float *a, float *out, LayerState &st, int pos);
     void gqa(int layer, const float *a, float *out, LayerState &st, int pos); // gqa_attention.cpp
+    void gatedDeltaNet(int layer, const float *a, float *out, LayerState &st); // gated_deltanet.cpp
+    // The shared expert of a MoE layer into out (Hd): down(act(gate x) · up x), times
+    // sigmoid(shared_expert_gate · x) where the family gates it (Qwen3-Next; shared_expert_gate.cpp).
+    void sharedExpert(const MoeWeights &w, const float *x, float *out, int64_t width);
     void denseFfn(const FfnWeights &w, const float *x, float *out, int64_t width);
     void moe(int layer, int n, const float *b, float *out, ExpertSource &experts);
     // One routed expert kept in a native record (moe_native.cpp): y = down(act(gate x, up x)),

@@ -4,6 +4,9 @@
 // then per head a softmax over the cached positions in position order (plus the head's
 // learned sink logit on gpt-oss, which takes probability but gives no value), and o.
 // Heads write their own slice of the output, so splitting them over threads changes nothing.
+// Qwen3-Next's gated attention: q_proj gives each head its q and then an output gate,
+// and the heads' outputs are scaled by sigmoid(gate) before o; its rotary embedding turns
+// only the first rotaryDim dims of a head (rotary.hpp).
 #include "model/forward.hpp"
 #include "model/ops.hpp"
 #include "quant/trunk_matvec.hpp"
@@ -32,8 +35,18 @@ void Forward::gqa(int layer, const float *a, float *out, LayerState &st, int pos
     const int64_t nh = m_c.heads, kvh = g.kvHeads, hd = g.headDim, group = nh / kvh;
     const int64_t slots = int64_t(st.keys.size()) / (kvh * hd);
     const bool ring = st.kvRing; // a sliding layer keeps only the last `slots` positions
-    Vec q(nh * hd), k(kvh * hd), v(kvh * hd), o(nh * hd);
-    quant::matvec(*w.q, a, q.data(), m_pool);
+    Vec q(nh * hd), k(kvh * hd), v(kvh * hd), o(nh * hd), gate;
+    if (g.outputGate) {
+        Vec qg(2 * nh * hd);
+        quant::matvec(*w.q, a, qg.data(), m_pool);
+        gate.resize(size_t(nh * hd));
+        for (int64_t h = 0; h < nh; ++h) {
+            std::copy(qg.begin() + 2 * h * hd, qg.begin() + (2 * h + 1) * hd, q.begin() + h * hd);
+            std::copy(qg.begin() + (2 * h + 1) * hd, qg.begin() + (2 * h + 2) * hd, gate.begin() + h * hd);
+        }
+    } else {
+        quant::matvec(*w.q, a, q.data(), m_pool);
+    }
     quant::matvec(*w.k, a, k.data(), m_pool);
     quant::matvec(*w.v, a, v.data(), m_pool);
     addBias(q.data(), w.qBias, nh * hd);
@@ -88,6 +101,8 @@ void Forward::gqa(int layer, const float *a, float *out, LayerState &st, int pos
             }
         }
     });
+    for (size_t i = 0; i < gate.size(); ++i)
+        o[i] *= sigmoid(gate[i]);
     quant::matvec(*w.o, o.data(), out, m_pool);
     addBias(out, w.oBias, m_c.hidden);
 }

@@ -1,34 +1,14 @@
 // Kimi Delta Attention for one token: short causal convolutions, per-channel decay
 // gate, per-head beta, the delta-rule state update and the gated output norm.
+#include "model/delta_rule.hpp"
 #include "model/forward.hpp"
 #include "model/ops.hpp"
+#include "model/short_conv.hpp"
 #include "quant/trunk_matvec.hpp"
 
 #include <cmath>
 
 namespace waste::model {
-namespace {
-
-// y = silu(Σ_j ring[c][j] w[c][j] + x[c] w[c][K−1]); ring shifts in the pre-conv x.
-void shortConv(float *x, const float *w, float *ring, int64_t C, int K)
-{
-    const int R = K - 1;
-    for (int64_t c = 0; c < C; ++c) {
-        const float *wc = w + c * K;
-        float *rc = ring + c * R;
-        float y = 0.0f;
-        for (int j = 0; j < R; ++j)
-            y += rc[j] * wc[j];
-        y += x[c] * wc[R];
-        for (int j = 0; j + 1 < R; ++j)
-            rc[j] = rc[j + 1];
-        if (R > 0)
-            rc[R - 1] = x[c];
-        x[c] = silu(y);
-    }
-}
-
-} // namespace
 
 void Forward::kda(int layer, const float *a, float *out, LayerState &st)
 {
@@ -68,45 +48,11 @@ void Forward::kda(int layer, const float *a, float *out, LayerState &st)
         Vec u(D), decay(D);
         for (int64_t h = h0; h < h1; ++h) {
             float *qh = q.data() + h * D, *kh = k.data() + h * D, *vh = v.data() + h * D;
-            float qs = 0.0f, ks = 0.0f;
-            for (int64_t i = 0; i < D; ++i) {
-                qs += qh[i] * qh[i];
-                ks += kh[i] * kh[i];
-            }
-            const float rq = 1.0f / std::sqrt(qs + 1e-12f), rk = 1.0f / std::sqrt(ks + 1e-12f);
-            for (int64_t i = 0; i < D; ++i) {
-                qh[i] = qh[i] * rq * invSqrtD;
-                kh[i] = kh[i] * rk;
-            }
-            float *S = st.S.data() + h * D * D;
+            l2NormalizeHead(qh, D, 1e-12f, invSqrtD);
+            l2NormalizeHead(kh, D, 1e-12f, 1.0f);
             for (int64_t i = 0; i < D; ++i)
                 decay[i] = std::exp(f[h * D + i]);
-            // S' = diag(exp g) S ; u = S'^T k
-            for (int64_t j = 0; j < D; ++j)
-                u[j] = 0.0f;
-            for (int64_t i = 0; i < D; ++i) {
-                float *row = S + i * D;
-                const float di = decay[i], ki = kh[i];
-                for (int64_t j = 0; j < D; ++j) {
-                    row[j] *= di;
-                    u[j] += row[j] * ki;
-                }
-            }
-            // δ = β (v − u) ; S += k δ^T ; o = S^T q
-            const float bh = beta[h];
-            for (int64_t j = 0; j < D; ++j)
-                u[j] = bh * (vh[j] - u[j]);
-            float *oh = o.data() + h * D;
-            for (int64_t j = 0; j < D; ++j)
-                oh[j] = 0.0f;
-            for (int64_t i = 0; i < D; ++i) {
-                float *row = S + i * D;
-                const float ki = kh[i], qi = qh[i];
-                for (int64_t j = 0; j < D; ++j) {
-                    row[j] += ki * u[j];
-                    oh[j] += row[j] * qi;
-                }
-            }
+            deltaRuleStep(st.S.data() + h * D * D, qh, kh, vh, decay.data(), beta[h], u.data(), o.data() + h * D, D, D);
         }
     });
 

@@ -138,14 +138,14 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
     // runs right after it (it uses the shared expert's output), still while this layer's
     // reads are in flight, so its own reads overlap this layer's expert compute (decode
     // only: prefill chunks have no idle disk window).
-    const int64_t Ms = Im * (m_c.sharedExperts > 1 ? m_c.sharedExperts : 1);
+    const int64_t Ms = m_c.g.sharedInter > 0 ? m_c.g.sharedInter : Im * (m_c.sharedExperts > 1 ? m_c.sharedExperts : 1);
     Vec shared(static_cast<size_t>(n == 1 ? Hd : 0));
     bool sharedDone = false;
     ExpertSource::Hook whileReading;
     if (n == 1)
         whileReading = [&] {
-            if (w.shared.gate) // the GQA families have no shared expert: its output stays 0
-                denseFfn(w.shared, b, shared.data(), Ms);
+            if (w.shared.gate) // Qwen3-MoE and gpt-oss have no shared expert: its output stays 0
+                sharedExpert(w, b, shared.data(), Ms);
             sharedDone = true;
             if (experts.lookaheadWidth() > 0)
                 lookahead(layer, shared.data(), experts); // before the tables: its reads queue sooner
@@ -211,7 +211,7 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
             std::copy(acc.begin(), acc.end(), o);
         }
         if (!sharedDone && w.shared.gate)
-            denseFfn(w.shared, b + t * Hd, shared.data(), Ms);
+            sharedExpert(w, b + t * Hd, shared.data(), Ms);
         for (int64_t i = 0; i < Hd; ++i)
             o[i] += shared[i];
     }

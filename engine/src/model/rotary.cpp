@@ -7,9 +7,9 @@
 namespace waste::model {
 
 Rotary::Rotary(const format::GqaConfig &g)
-    : m_invFreq(ropeInverseFrequencies(g.ropeTheta, g.headDim, g.yarnFactor, g.yarnBetaFast, g.yarnBetaSlow,
-                                       g.yarnOrigCtx, g.yarnTruncate)),
-      m_dim(g.headDim)
+    : m_invFreq(ropeInverseFrequencies(g.ropeTheta, g.rotaryDim > 0 ? g.rotaryDim : g.headDim, g.yarnFactor,
+                                       g.yarnBetaFast, g.yarnBetaSlow, g.yarnOrigCtx, g.yarnTruncate)),
+      m_dim(g.rotaryDim > 0 ? g.rotaryDim : g.headDim)
 {
     if (g.yarnFactor > 1.0)
         m_scale = yarnMscale(g.yarnFactor, 1.0);

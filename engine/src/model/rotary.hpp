@@ -3,7 +3,9 @@
 // YaRN (gpt-oss) blends that with θ^(−2i/d)/factor across a ramp between the dimensions
 // that turn beta_fast and beta_slow times over the original context, and scales cos and
 // sin by 0.1·ln(factor) + 1. Tables are computed in double, the angle too, then rounded
-// once to f32, so the rotation does not depend on how tokens are chunked.
+// once to f32, so the rotation does not depend on how tokens are chunked. Partial RoPE
+// (Qwen3-Next): only the first rotaryDim dims of a head turn, paired within them
+// (i with i + rotaryDim/2), at θ^(−2i/rotaryDim); the rest pass unchanged.
 #pragma once
 
 #include "format/gqa_config.hpp"
@@ -19,7 +21,8 @@ public:
 
     // cos and sin of pos (headDim/2 each), already scaled: once per token, for all its heads.
     void angles(int pos, float *cosOut, float *sinOut) const;
-    // Rotates the head vector x (headDim floats) by the angles of one position, in place.
+    // Rotates the head vector x (headDim floats; its first rotaryDim when partial) by the
+    // angles of one position, in place.
     void apply(float *x, const float *c, const float *s) const;
 
     const std::vector<double> &invFreq() const { return m_invFreq; }

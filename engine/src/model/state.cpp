@@ -10,7 +10,12 @@ void State::allocate(const format::ModelConfig &c, int ctxTokens)
     layers.assign(static_cast<size_t>(c.layers), {});
     for (int L = 0; L < c.layers; ++L) {
         LayerState &s = layers[static_cast<size_t>(L)];
-        if (c.g.on) {
+        if (c.g.next && c.isKda[static_cast<size_t>(L)]) {
+            // Gated DeltaNet: a key dim × value dim matrix per value head, and one ring for
+            // the q, k and v channels the convolution runs over together (in convQ).
+            s.S.assign(size_t(c.g.linValueHeads) * size_t(c.g.linKeyDim) * size_t(c.g.linValueDim), 0.0f);
+            s.convQ.assign(size_t(c.g.linConvWidth()) * size_t(std::max(c.convK - 1, 0)), 0.0f);
+        } else if (c.g.on) {
             const size_t kv = size_t(c.g.slots(L, ctxTokens)) * size_t(c.g.kvHeads) * size_t(c.g.headDim);
             s.keys.assign(kv, 0.0f);
             s.values.assign(kv, 0.0f);

@@ -61,10 +61,39 @@ private:
     Weights &m_w;
 };
 
+// Qwen3-Next stores its RMSNorm weights zero-centred and applies 1 + w: the sum is taken
+// once here, in f32 as the release's code takes it, so the forward pass multiplies by
+// the applied weight like every other family's.
+TensorPtr appliedNorm(const TensorPtr &stored, bool zeroCentred)
+{
+    if (!zeroCentred)
+        return stored;
+    auto t = std::make_shared<format::TrunkTensor>(*stored);
+    for (float &v : t->f32)
+        v = 1.0f + v;
+    return t;
+}
+
+void loadGatedDeltaNet(Loader &ld, const format::ModelConfig &c, const std::string &p, GdnWeights &w)
+{
+    const format::GqaConfig &g = c.g;
+    const int64_t Hd = c.hidden, Kw = g.linKeyWidth(), Vw = g.linValueWidth(), Hv = g.linValueHeads;
+    const std::string a = p + "linear_attn.";
+    w.qkvz = ld.mat(a + "in_proj_qkvz.weight", 2 * Kw + 2 * Vw, Hd);
+    w.ba = ld.mat(a + "in_proj_ba.weight", 2 * Hv, Hd);
+    w.conv = ld.vec(a + "conv1d.weight", int64_t(g.linConvWidth()) * c.convK);
+    w.aLog = ld.vec(a + "A_log", Hv);
+    w.dtBias = ld.vec(a + "dt_bias", Hv);
+    w.norm = ld.vec(a + "norm.weight", g.linValueDim);
+    w.out = ld.mat(a + "out_proj.weight", Hd, Vw);
+}
+
 } // namespace
 
 // Qwen3-MoE and gpt-oss: GQA attention and routed experts on every layer, no shared
-// expert, the head tied to the embedding table where the config says so.
+// expert, the head tied to the embedding table where the config says so. Qwen3-Next:
+// Gated DeltaNet on the layers isKda marks, gated attention on the others, a gated
+// shared expert, zero-centred norms.
 Weights loadGqaWeights(const format::Manifest &m, const format::Trunk &trunk)
 {
     const format::ModelConfig &c = m.config;
@@ -73,33 +102,39 @@ Weights loadGqaWeights(const format::Manifest &m, const format::Trunk &trunk)
     Loader ld(m, trunk, w);
     const int64_t Hd = c.hidden, V = c.vocab, nq = int64_t(c.heads) * g.headDim, nkv = int64_t(g.kvHeads) * g.headDim;
     w.embed = ld.mat("model.embed_tokens.weight", V, Hd, /*resident=*/g.tied); // a tied table is the head too
-    w.norm = ld.vec("model.norm.weight", Hd);
+    const bool zc = g.zeroCentredNorm;
+    w.norm = appliedNorm(ld.vec("model.norm.weight", Hd), zc);
     w.head = g.tied ? w.embed : ld.mat("lm_head.weight", V, Hd);
     w.layers.resize(static_cast<size_t>(c.layers));
     const bool oss = c.arch == "gpt-oss";
     for (int L = 0; L < c.layers; ++L) {
         LayerWeights &lw = w.layers[static_cast<size_t>(L)];
         const std::string p = "model.layers." + std::to_string(L) + ".";
-        lw.inNorm = ld.vec(p + "input_layernorm.weight", Hd);
-        lw.postNorm = ld.vec(p + "post_attention_layernorm.weight", Hd);
+        lw.inNorm = appliedNorm(ld.vec(p + "input_layernorm.weight", Hd), zc);
+        lw.postNorm = appliedNorm(ld.vec(p + "post_attention_layernorm.weight", Hd), zc);
         GqaWeights &a = lw.g;
         const std::string s = p + "self_attn.";
-        a.q = ld.mat(s + "q_proj.weight", nq, Hd);
-        a.k = ld.mat(s + "k_proj.weight", nkv, Hd);
-        a.v = ld.mat(s + "v_proj.weight", nkv, Hd);
-        a.o = ld.mat(s + "o_proj.weight", Hd, nq);
-        if (g.attnBias) {
-            a.qBias = ld.vec(s + "q_proj.bias", nq);
-            a.kBias = ld.vec(s + "k_proj.bias", nkv);
-            a.vBias = ld.vec(s + "v_proj.bias", nkv);
-            a.oBias = ld.vec(s + "o_proj.bias", Hd);
+        lw.kda = g.next && c.isKda[static_cast<size_t>(L)];
+        if (lw.kda) {
+            loadGatedDeltaNet(ld, c, p, lw.gdn);
+        } else {
+            a.q = ld.mat(s + "q_proj.weight", g.outputGate ? 2 * nq : nq, Hd);
+            a.k = ld.mat(s + "k_proj.weight", nkv, Hd);
+            a.v = ld.mat(s + "v_proj.weight", nkv, Hd);
+            a.o = ld.mat(s + "o_proj.weight", Hd, nq);
+            if (g.attnBias) {
+                a.qBias = ld.vec(s + "q_proj.bias", nq);
+                a.kBias = ld.vec(s + "k_proj.bias", nkv);
+                a.vBias = ld.vec(s + "v_proj.bias", nkv);
+                a.oBias = ld.vec(s + "o_proj.bias", Hd);
+            }
+            if (g.qkNorm) {
+                a.qNorm = appliedNorm(ld.vec(s + "q_norm.weight", g.headDim), zc);
+                a.kNorm = appliedNorm(ld.vec(s + "k_norm.weight", g.headDim), zc);
+            }
+            if (g.sinks)
+                a.sinks = ld.vec(s + "sinks", c.heads);
         }
-        if (g.qkNorm) {
-            a.qNorm = ld.vec(s + "q_norm.weight", g.headDim);
-            a.kNorm = ld.vec(s + "k_norm.weight", g.headDim);
-        }
-        if (g.sinks)
-            a.sinks = ld.vec(s + "sinks", c.heads);
         lw.moe = true;
         MoeWeights &e = lw.moeW;
         const std::string mp = p + "mlp.";
@@ -109,6 +144,12 @@ Weights loadGqaWeights(const format::Manifest &m, const format::Trunk &trunk)
         if (g.expertBias) {
             e.gateUpBias = ld.vec(mp + "experts.gate_up_proj_bias", int64_t(c.experts) * 2 * c.moeInter);
             e.downBias = ld.vec(mp + "experts.down_proj_bias", int64_t(c.experts) * Hd);
+        }
+        if (g.sharedInter > 0) {
+            e.shared.gate = ld.mat(mp + "shared_expert.gate_proj.weight", g.sharedInter, Hd);
+            e.shared.up = ld.mat(mp + "shared_expert.up_proj.weight", g.sharedInter, Hd);
+            e.shared.down = ld.mat(mp + "shared_expert.down_proj.weight", Hd, g.sharedInter);
+            e.sharedGate = ld.mat(mp + "shared_expert_gate.weight", 1, Hd);
         }
         if (!m.banks.count(L))
             throw Error(ErrorCode::Format, "manifest.json: MoE layer " + std::to_string(L) +

@@ -30,11 +30,19 @@ struct GqaWeights {
     TensorPtr q, k, v, o, qBias, kBias, vBias, oBias, qNorm, kNorm, sinks;
 };
 
+// Qwen3-Next's Gated DeltaNet (model/gated_deltanet.cpp): q, k, v and the output gate z
+// in one projection, b (beta) and a (decay) in another, both grouped by key head; one
+// convolution over the q, k and v channels; the gated norm's weight (plain, not 1 + w).
+struct GdnWeights {
+    TensorPtr qkvz, ba, conv, aLog, dtBias, norm, out;
+};
+
 struct MoeWeights {
     TensorPtr router, bias; // bias: F32 e_score_correction_bias or null (zeros)
     FfnWeights shared;
     TensorPtr latentDown, latentUp, latentNorm; // K3 latent MoE
     TensorPtr routerBias, gateUpBias, downBias;  // gpt-oss: [E], [E, 2 Im] (gate/up interleaved), [E, Hd]
+    TensorPtr sharedGate;                        // Qwen3-Next: [1, Hd], the shared expert's sigmoid gate
 };
 
 struct LayerWeights {
@@ -45,6 +53,7 @@ struct LayerWeights {
     KdaWeights k;
     MlaWeights m;
     GqaWeights g;
+    GdnWeights gdn;
     FfnWeights dense;
     MoeWeights moeW;
 };

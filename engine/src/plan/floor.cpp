@@ -29,8 +29,10 @@ FloorTerms computeFloor(const PlanInputs &in, int64_t ctx)
     // Attention state: KDA S matrices and conv rings (f32) on KDA layers, the MLA latent
     // cache for `ctx` positions (f32) on the others.
     const int64_t nKda = in.kdaLayers, nMla = in.layers - in.kdaLayers - in.gqaLayers;
-    f.state = nKda * in.kdaHeads * in.kdaDim * in.kdaDim * 4 + nKda * 3 * (in.convKernel - 1) * in.kdaHeads * in.kdaDim * 4 +
-              nMla * ctx * (in.kvLora + in.qkRope) * 4;
+    const int64_t perLinear = in.linearStateBytes > 0 ? in.linearStateBytes
+                                                      : in.kdaHeads * in.kdaDim * in.kdaDim * 4 +
+                                                            3 * (in.convKernel - 1) * in.kdaHeads * in.kdaDim * 4;
+    f.state = nKda * perLinear + nMla * ctx * (in.kvLora + in.qkRope) * 4;
     // GQA keys and values (f32): ctx positions on full layers, at most a window on sliding ones.
     const int64_t kvRow = 2 * in.kvHeads * in.headDim * 4;
     f.state += (in.gqaLayers - in.gqaSlidingLayers) * ctx * kvRow +

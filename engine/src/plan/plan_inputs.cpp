@@ -116,6 +116,15 @@ PlanInputs readPlanInputs(const std::string &containerPath)
         p.window = c.g.window;
         p.sharedExperts = 0;
     }
+    if (c.g.next) { // Qwen3-Next: Gated DeltaNet layers between the attention layers
+        const format::GqaConfig &g = c.g;
+        p.gqaLayers = c.layers - c.kdaLayerCount();
+        p.kdaHeads = g.linValueHeads; // the scratch and per-token work estimates' head geometry
+        p.kdaDim = g.linValueDim;
+        p.linearStateBytes = (int64_t(g.linValueHeads) * g.linKeyDim * g.linValueDim +
+                              int64_t(g.linConvWidth()) * std::max(c.convK - 1, 0)) * 4;
+        p.sharedExperts = (g.sharedInter + c.moeInter - 1) / c.moeInter; // in routed experts' widths
+    }
     p.stages = m.quant.stages;
     p.vecDim = m.quant.vecDim;
     p.entries = m.quant.entries;

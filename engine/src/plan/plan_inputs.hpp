@@ -44,6 +44,9 @@ struct PlanInputs {
     int64_t topK = 8;           // num_experts_per_token (required by the parser when there are experts)
     // GQA families (Qwen3-MoE, gpt-oss): f32 keys and values per layer, a window's worth on sliding layers.
     int64_t gqaLayers = 0, gqaSlidingLayers = 0, kvHeads = 0, headDim = 0, window = 0;
+    // Qwen3-Next's Gated DeltaNet layers (counted in kdaLayers): one layer's f32 state and
+    // conv ring; 0 means KDA's, from kdaHeads and kdaDim.
+    int64_t linearStateBytes = 0;
     // expert_quant
     int64_t stages = 3, vecDim = 8, entries = 256;
     // sizes

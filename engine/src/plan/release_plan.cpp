@@ -73,6 +73,10 @@ struct Geometry {
     // GQA families (Qwen3-MoE, gpt-oss).
     bool gqa = false;
     int64_t KVH = 0, HD = 0, window = 0, slidingLayers = 0;
+    // Qwen3-Next: Gated DeltaNet layers (in `kda`) with key/value heads and dims, the
+    // shared expert's width.
+    bool next = false;
+    int64_t LKH = 0, LVH = 0, LKD = 0, LVD = 0, SI = 0;
 };
 
 Geometry readGeometry(const Json &root)
@@ -95,11 +99,13 @@ Geometry readGeometry(const Json &root)
         g.arch = "deepseek-v3";
     else if (outer.find("Qwen3Moe") != std::string::npos || modelType == "qwen3_moe")
         g.arch = "qwen3-moe";
+    else if (outer.find("Qwen3Next") != std::string::npos || modelType == "qwen3_next")
+        g.arch = "qwen3-next";
     else if (outer.find("GptOss") != std::string::npos || modelType == "gpt_oss")
         g.arch = "gpt-oss";
     else
         refuse("architecture \"" + (outer.empty() ? modelType : outer) +
-               "\" is not one this engine plans (Kimi-Linear, Kimi K3, DeepSeek-V3 / Kimi K2, Qwen3-MoE, gpt-oss)");
+               "\" is not one this engine plans (Kimi-Linear, Kimi K3, DeepSeek-V3 / Kimi K2, Qwen3-MoE, Qwen3-Next, gpt-oss)");
     const Json &c = g.text;
     g.H = num(c, {"hidden_size"}, 0);
     g.L = num(c, {"num_hidden_layers"}, 0);
@@ -120,7 +126,7 @@ Geometry readGeometry(const Json &root)
     g.AR = num(c, {"attn_res_block_size"}, 0);
     g.moeFreq = std::max<int64_t>(1, num(c, {"moe_layer_freq"}, 1));
     g.tied = c.value("tie_word_embeddings", root.value("tie_word_embeddings", false));
-    if (g.arch == "qwen3-moe" || g.arch == "gpt-oss") {
+    if (g.arch == "qwen3-moe" || g.arch == "qwen3-next" || g.arch == "gpt-oss") {
         // Every layer GQA attention and MoE; gpt-oss's experts are intermediate_size wide
         // and half its layers keep a sliding window of keys and values.
         g.gqa = true;
@@ -151,6 +157,22 @@ Geometry readGeometry(const Json &root)
             for (const Json &v : lin["kda_layers"])
                 if (v.is_number_integer() && v.get<int64_t>() >= 1 && v.get<int64_t>() <= g.L)
                     g.kda[size_t(v.get<int64_t>() - 1)] = true;
+    }
+    if (g.arch == "qwen3-next") {
+        g.next = true;
+        g.LKH = num(c, {"linear_num_key_heads"}, 0);
+        g.LVH = num(c, {"linear_num_value_heads"}, 0);
+        g.LKD = num(c, {"linear_key_head_dim"}, 0);
+        g.LVD = num(c, {"linear_value_head_dim"}, 0);
+        g.KC = num(c, {"linear_conv_kernel_dim"}, 4);
+        g.SI = num(c, {"shared_expert_intermediate_size"}, 0);
+        if (g.LKH <= 0 || g.LVH <= 0 || g.LKD <= 0 || g.LVD <= 0 || g.SI <= 0 || g.KC < 1)
+            refuse("Qwen3-Next needs linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, "
+                   "linear_value_head_dim, linear_conv_kernel_dim and shared_expert_intermediate_size");
+        const bool typed = c.contains("layer_types") && c["layer_types"].is_array() && int64_t(c["layer_types"].size()) == g.L;
+        const int64_t every = std::max<int64_t>(1, num(c, {"full_attention_interval"}, 4));
+        for (int64_t l = 0; l < g.L; ++l)
+            g.kda[size_t(l)] = typed ? c["layer_types"][size_t(l)] == "linear_attention" : (l + 1) % every != 0;
     }
     return g;
 }
@@ -260,6 +282,37 @@ void enumerateTrunk(const Geometry &g, TrunkTally &t)
         t.add("lm_head.weight", {g.V, H});
 }
 
+// One Qwen3-Next layer past its two norms: Gated DeltaNet or gated attention (q_proj twice
+// as wide), the router, the shared expert and its gate. The release's mtp.* block is not
+// converted, so it is not counted.
+void addQwen3NextLayer(const Geometry &g, TrunkTally &t, int64_t l)
+{
+    const int64_t H = g.H, nq = g.NH * g.HD, nkv = g.KVH * g.HD, Kw = g.LKH * g.LKD, Vw = g.LVH * g.LVD;
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    if (g.kda[size_t(l)]) {
+        const std::string a = p + "linear_attn.";
+        t.add(a + "A_log", {g.LVH});
+        t.add(a + "conv1d.weight", {2 * Kw + Vw, 1, g.KC});
+        t.add(a + "dt_bias", {g.LVH});
+        t.add(a + "in_proj_ba.weight", {2 * g.LVH, H});
+        t.add(a + "in_proj_qkvz.weight", {2 * Kw + 2 * Vw, H});
+        t.add(a + "norm.weight", {g.LVD});
+        t.add(a + "out_proj.weight", {H, Vw});
+    } else {
+        t.add(p + "self_attn.q_proj.weight", {2 * nq, H});
+        t.add(p + "self_attn.k_proj.weight", {nkv, H});
+        t.add(p + "self_attn.v_proj.weight", {nkv, H});
+        t.add(p + "self_attn.o_proj.weight", {H, nq});
+        t.add(p + "self_attn.q_norm.weight", {g.HD});
+        t.add(p + "self_attn.k_norm.weight", {g.HD});
+    }
+    t.add(p + "mlp.gate.weight", {g.E, H});
+    t.add(p + "mlp.shared_expert.gate_proj.weight", {g.SI, H});
+    t.add(p + "mlp.shared_expert.up_proj.weight", {g.SI, H});
+    t.add(p + "mlp.shared_expert.down_proj.weight", {H, g.SI});
+    t.add(p + "mlp.shared_expert_gate.weight", {1, H});
+}
+
 // Qwen3-MoE and gpt-oss, tensor by tensor, as their releases name them (gpt-oss's
 // per-expert biases are trunk tensors; its experts' weights are the records).
 void enumerateGqaTrunk(const Geometry &g, TrunkTally &t)
@@ -271,6 +324,10 @@ void enumerateGqaTrunk(const Geometry &g, TrunkTally &t)
         const std::string p = "model.layers." + std::to_string(l) + ".";
         t.add(p + "input_layernorm.weight", {H});
         t.add(p + "post_attention_layernorm.weight", {H});
+        if (g.next) {
+            addQwen3NextLayer(g, t, l);
+            continue;
+        }
         t.add(p + "self_attn.q_proj.weight", {nq, H});
         t.add(p + "self_attn.k_proj.weight", {nkv, H});
         t.add(p + "self_attn.v_proj.weight", {nkv, H});
@@ -344,6 +401,13 @@ ReleasePlan planRelease(const std::string &configJson, const ReleasePlanOptions 
         in.headDim = g.HD;
         in.window = g.window;
         in.sharedExperts = 0;
+    }
+    if (g.next) { // as plan_inputs reads a converted Qwen3-Next container
+        in.gqaLayers = g.L - in.kdaLayers;
+        in.kdaHeads = g.LVH;
+        in.kdaDim = g.LVD;
+        in.linearStateBytes = (g.LVH * g.LKD * g.LVD + (2 * g.LKH * g.LKD + g.LVH * g.LVD) * (g.KC - 1)) * 4;
+        in.sharedExperts = (g.SI + g.IM - 1) / g.IM;
     }
     for (int64_t l = g.FD; l < g.L; ++l)
         if ((l - g.FD) % g.moeFreq == 0)
