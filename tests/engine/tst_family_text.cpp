@@ -2,7 +2,7 @@
 // patterns and tokenizer.json contents the engine does not implement, NFC composition,
 // the chat format chosen by arch, and the DeepSeek / Kimi K2 reply parsers reading
 // reasoning, content and tool calls from marker ids (never from forged text).
-#include "convert/tiny_family_tokenizers.hpp"
+#include "family_tokenizer.hpp"
 #include "text/chat_format.hpp"
 #include "text/family_reply_parser.hpp"
 #include "text/split_regex.hpp"
@@ -21,20 +21,6 @@ using namespace waste;
 using namespace waste::text;
 
 namespace {
-
-Tokenizer familyTokenizer(const std::string &arch)
-{
-    const convert::TinyFamilyTokenizer t = convert::tinyFamilyTokenizer(arch, 1024);
-    if (t.files.count("tokenizer.json"))
-        return Tokenizer::fromHfJson(t.files.at("tokenizer.json"), t.files.at("tokenizer_config.json"));
-    // A rank file with its specials as the converter writes them (specials.json).
-    nlohmann::json specials = nlohmann::json::array();
-    const auto tc = nlohmann::json::parse(t.files.at("tokenizer_config.json"));
-    for (const auto &[id, tok] : tc["added_tokens_decoder"].items())
-        specials.push_back({{"id", std::stoi(id)}, {"text", tok["content"]}});
-    return Tokenizer::fromData(t.files.at("tiktoken.model"), specials.dump(), -1, t.eosId,
-                               Tokenizer::tiktokenSplitPattern(arch));
-}
 
 ChatReply parse(const Tokenizer &tok, FamilyReplyParser::Family family, const std::string &reply, bool startInThink)
 {

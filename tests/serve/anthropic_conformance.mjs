@@ -4,9 +4,11 @@
 // tool_result sent back, stop_sequences, countTokens, and the SDK's typed errors
 // (AuthenticationError 401, BadRequestError 400) with Anthropic's error body.
 //
-// usage: node anthropic_conformance.mjs CLIENT_PREFIX WASTE_CLI MODEL_DIR
+// usage: node anthropic_conformance.mjs CLIENT_PREFIX WASTE_CLI MODEL_DIR [ARCH]
 //   CLIENT_PREFIX: an `npm install --prefix` folder holding @anthropic-ai/sdk
-//   (sdk_client.sh installs it). Exits 0 when every check passes.
+//   (sdk_client.sh installs it). ARCH: the architecture of a tiny model made for the test
+//   (deepseek-v3, kimi-k2, qwen3-moe: formats that reason before a forced tool_use, which
+//   must then come with a thinking block). Exits 0 when every check passes.
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
@@ -14,12 +16,13 @@ import { createInterface } from 'node:readline';
 import path from 'node:path';
 import assert from 'node:assert/strict';
 
-const [prefix, cli, model] = process.argv.slice(2);
+const [prefix, cli, model, arch] = process.argv.slice(2);
+const thinks = ['deepseek-v3', 'kimi-k2', 'qwen3-moe'].includes(arch);
 const require = createRequire(path.join(path.resolve(prefix), 'package.json'));
 const sdk = require('@anthropic-ai/sdk');
 const Anthropic = sdk.Anthropic ?? sdk.default ?? sdk;
 const version = JSON.parse(readFileSync(path.join(prefix, 'node_modules/@anthropic-ai/sdk/package.json'), 'utf8')).version;
-const name = path.basename(model);
+const name = arch ?? path.basename(model);
 const started = Date.now();
 const step = (what) => console.log(`[${((Date.now() - started) / 1000).toFixed(1)} s] ${what}`);
 
@@ -112,6 +115,8 @@ try {
   assert.match(use.id, /^toolu_/);
   assert.deepEqual(Object.keys(use.input).sort(), ['city', 'unit']);
   assert.ok([...use.input.city].length <= 12 && ['c', 'f'].includes(use.input.unit));
+  if (thinks) // the format reasoned first: a thinking block before the tool_use
+    assert.deepEqual(called.content.map((b) => b.type), ['thinking', 'tool_use'], JSON.stringify(called.content));
   const streamedUse = (await client.messages.stream({ ...toolAsk, tool_choice: { type: 'any' } }).finalMessage())
     .content.find((b) => b.type === 'tool_use');
   assert.equal(streamedUse.name, 'get_weather');

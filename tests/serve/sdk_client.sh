@@ -4,9 +4,13 @@
 # the npm cache), then runs the conformance script with it. Exits 77 (ctest
 # SKIP_RETURN_CODE) with the reason only when node/npm are missing or too old, or the npm
 # registry cannot be reached.
-# usage: sdk_client.sh PREFIX PACKAGE VERSION SCRIPT WASTE_CLI MODEL_DIR
+# usage: sdk_client.sh PREFIX PACKAGE VERSION SCRIPT WASTE_CLI MODEL
+#   MODEL: a container directory, or arch:A for the tiny model of architecture A, made
+#   here as a user would (`waste mktiny T --arch A --hf`, then `waste convert`) into the
+#   build tree once and reused; the script is then told the architecture.
 set -u
 prefix=$1 package=$2 version=$3 script=$4 cli=$5 model=$6
+arch=
 
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     echo "SKIP: the $package client test needs node and npm (Debian: apt-get install nodejs npm)"
@@ -41,4 +45,25 @@ mkdir -p "$prefix"
 status=$?
 [ $status -ne 0 ] && exit $status
 
-exec node "$script" "$prefix" "$cli" "$model"
+case $model in
+arch:*)
+    arch=${model#arch:}
+    tiny=$(dirname "$prefix")/tiny-$arch
+    mkdir -p "$tiny"
+    (
+        flock 9 # the openai and anthropic runs on one arch may start together
+        if [ ! -f "$tiny/$arch.waste/manifest.json" ]; then
+            rm -rf "$tiny/hf" "$tiny/$arch.waste"
+            "$cli" mktiny "$tiny/hf" --arch "$arch" --hf >"$tiny/make.log" 2>&1 &&
+                "$cli" convert "$tiny/hf" "$tiny/$arch.waste" >>"$tiny/make.log" 2>&1 || {
+                echo "the tiny $arch model could not be made:"
+                cat "$tiny/make.log"
+                exit 1
+            }
+        fi
+    ) 9>"$tiny/.lock" || exit 1
+    model=$tiny/$arch.waste
+    ;;
+esac
+
+exec node "$script" "$prefix" "$cli" "$model" $arch

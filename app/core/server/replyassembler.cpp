@@ -25,10 +25,10 @@ ChatReplyAssembler::ChatReplyAssembler(waste::ChatFormat format, const ApiReques
     if (request.toolsActive()) {
         for (const QJsonValue &t : request.tools)
             m_names.insert(t.toObject().value(QStringLiteral("function")).toObject().value(QStringLiteral("name")).toString());
-        if (format != waste::ChatFormat::K3) {
-            m_forcedJson = request.toolCallForced();
-            m_mayBeBareJson = !m_forcedJson;
-        }
+        // A forced call comes in the format's own call layout (the engine's reply frame),
+        // read by the reply parser, except in the Plain format: a bare JSON document.
+        m_forcedJson = format == waste::ChatFormat::Plain && request.toolCallForced();
+        m_mayBeBareJson = format != waste::ChatFormat::K3 && !request.toolCallForced();
     }
 }
 

@@ -6,11 +6,13 @@
 //   any other call the model writes stays visible as text (<tool_call>{...}</tool_call>).
 // - K3 (structure from special tokens) streams everything as it comes; each call goes
 //   out when it completes.
-// - Raw and ChatML formats with tools: the parser already holds back only text that may
-//   be the start of a <tool_call> block. A reply whose content starts with '{' or '['
-//   may be a bare JSON call, so that content is held to the end and then read as calls
-//   or released as text. A forced call (tool_choice required or named) is the whole
-//   output, a JSON object its constraint produced, so it is read at the end.
+// - Text formats with tools: the parser already holds back only text that may be the
+//   start of a <tool_call> block. A reply whose content starts with '{' or '[' may be a
+//   bare JSON call, so that content is held to the end and then read as calls or
+//   released as text.
+// - A forced call (tool_choice required or named) comes in the format's own call layout
+//   and is read by the parser like any other, except in the Plain format, where it is
+//   the whole output, a JSON object its constraint produced, read at the end.
 #pragma once
 
 #include "server/apirequest.h"
@@ -41,7 +43,7 @@ private:
     waste::ChatFormat m_format;
     QJsonArray m_tools;
     QSet<QString> m_names; // declared functions, empty when tools are not active
-    bool m_forcedJson = false;   // a forced call written as bare JSON (raw, ChatML)
+    bool m_forcedJson = false;   // a forced call written as bare JSON (Plain)
     bool m_mayBeBareJson = false; // tools active in a text format
     bool m_holdContent = false;   // decided: content may be a bare JSON call
     bool m_contentSeen = false;

@@ -272,17 +272,20 @@ class Model;
 // closes within `maxTokens` generated tokens, EOS included. Throws Error(Unsupported)
 // for schema keywords it cannot enforce.
 //
-// `prompt` is the prompt the output continues. On K3 containers (ModelInfo::chatFormat K3) the
-// output is a whole K3 message instead, read back by replyParser(): when the prompt
-// opened the think channel the model may reason first (at most half of the tokens the
-// structure leaves spare), then the document fills the response channel and the
-// message closes. Throws Error(Argument) when maxTokens cannot hold that structure.
+// `prompt` is the prompt the output continues. The output is a whole reply in the model's
+// chat format (ModelInfo::chatFormat; text/reply_frame.hpp), read back by replyParser():
+// the document is its content. Where the format reasons first (a think block the prompt
+// opened, or one the format always writes: R1, K2-Thinking, Qwen3 with thinking on, K3's
+// think channel) the model may reason first, in at most half of the tokens the structure
+// leaves spare. Plain containers get the bare document. Throws Error(Argument) when
+// maxTokens cannot hold that structure.
 std::shared_ptr<TokenConstraint> makeJsonConstraint(const Model &model, std::string_view schemaJson,
                                                     int maxTokens, std::span<const int32_t> prompt = {});
-// Forced tool call: the output is {"name": <tool>, "arguments": {...}} for one of the
-// functions of `toolsJson` (an OpenAI "tools" array), or only `functionName` if given.
-// On K3 containers it is one K3 call element (<|open|>call tool="..."<|sep|> with the
-// arguments as one argument of type json) in a message that then closes.
+// Forced tool call: one call of a function of `toolsJson` (an OpenAI "tools" array), or
+// only of `functionName` if given, its arguments matching the function's parameters, in
+// the chat format's own call layout (K3: a call element; DeepSeek, Kimi K2: their
+// tool-call markup; Qwen3, ChatML: a <tool_call> block), so replyParser() returns it as
+// a tool call. Plain containers get the bare document {"name": ..., "arguments": {...}}.
 std::shared_ptr<TokenConstraint> makeToolCallConstraint(const Model &model, std::string_view toolsJson,
                                                         std::string_view functionName, int maxTokens,
                                                         std::span<const int32_t> prompt = {});

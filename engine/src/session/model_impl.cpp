@@ -11,6 +11,7 @@
 #include "text/chat_format.hpp"
 #include "text/k3_output_parser.hpp"
 #include "text/output_stream.hpp"
+#include "text/reply_parsers.hpp"
 #include "text/reply_stream.hpp"
 #include "text/tagged_reply_parser.hpp"
 #include "text/sampler.hpp"
@@ -227,16 +228,8 @@ std::string ModelImpl::tokenText(int32_t id) const { return std::string(tokenize
 
 std::unique_ptr<ReplyParser> ModelImpl::replyParser(std::span<const int32_t> prompt) const
 {
-    const text::Tokenizer &tok = tokenizer();
     // The reply is read in the format the prompt was written in (ModelInfo::chatFormat).
-    if (m_info.chatFormat == ChatFormat::K3)
-        return std::make_unique<text::K3OutputParser>(tok, text::k3PromptOpensThink(tok, prompt));
-    if (m_info.chatFormat == ChatFormat::DeepSeek || m_info.chatFormat == ChatFormat::KimiK2)
-        return std::make_unique<text::FamilyReplyParser>(
-            tok, m_info.chatFormat == ChatFormat::DeepSeek ? text::FamilyReplyParser::Family::DeepSeek
-                                                            : text::FamilyReplyParser::Family::KimiK2,
-            text::promptEndsWithToken(tok, prompt, tok.specialId("<think>")));
-    return std::make_unique<text::TextReplyParser>(tok, text::promptEndsInThink(tok, prompt));
+    return text::replyParserFor(m_info.chatFormat, tokenizer(), prompt);
 }
 
 void ModelImpl::feed(std::span<const int32_t> tokens, const PrefillCallback &progress)

@@ -59,6 +59,9 @@ public:
     int checkpointPosition() const { return m_read.checkpoints().empty() ? 0 : m_read.checkpoints().back().pos; }
     void saveState(const std::string &path, SavedParts parts) const;
 
+    // The container's tokenizer; Error(Unsupported) when it ships none.
+    const text::Tokenizer &tokenizer() const;
+
     // Engine internals for tests and tools.
     const format::Manifest &manifest() const { return m_manifest; }
     const std::vector<float> &lastLogits() const { return m_state.lastLogits; }
@@ -82,7 +85,6 @@ public:
     int32_t mediaToken() const { return m_vision ? int32_t(m_vision->config().mediaTokenId) : -1; }
 
 private:
-    const text::Tokenizer &tokenizer() const;
     void feed(std::span<const int32_t> tokens, const PrefillCallback &progress);
     // Expands each media token into its image's positions (vision/vision_placement.hpp).
     std::vector<int32_t> placeImages(std::span<const int32_t> tokens) const;

@@ -1,13 +1,8 @@
 #include "text/constraint_factory.hpp"
 
-#include "text/framed_json_constraint.hpp"
 #include "text/json_constraint.hpp"
-#include "text/k3_output_parser.hpp"
-#include "text/k3_template.hpp"
 
 #include <nlohmann/json.hpp>
-
-#include <optional>
 
 namespace waste::text {
 
@@ -37,7 +32,7 @@ void rebaseRefs(json &node, const std::string &base)
 
 } // namespace
 
-std::vector<std::pair<std::string, json>> toolParameters(std::string_view toolsJson, std::string_view functionName)
+ToolSchemas toolParameters(std::string_view toolsJson, std::string_view functionName)
 {
     json tools;
     try {
@@ -47,7 +42,7 @@ std::vector<std::pair<std::string, json>> toolParameters(std::string_view toolsJ
     }
     if (!tools.is_array())
         throw Error(ErrorCode::Argument, "tools must be a JSON array");
-    std::vector<std::pair<std::string, json>> out;
+    ToolSchemas out;
     for (const json &tool : tools) {
         const json &fn = tool.contains("function") ? tool.at("function") : tool;
         if (!fn.is_object() || !fn.contains("name") || !fn.at("name").is_string())
@@ -68,9 +63,13 @@ std::vector<std::pair<std::string, json>> toolParameters(std::string_view toolsJ
 
 std::string toolCallSchema(std::string_view toolsJson, std::string_view functionName)
 {
+    return toolCallSchema(toolParameters(toolsJson, functionName));
+}
+
+std::string toolCallSchema(const ToolSchemas &tools)
+{
     json branches = json::array();
-    auto tools = toolParameters(toolsJson, functionName);
-    for (auto &[name, params] : tools) {
+    for (auto [name, params] : tools) {
         const std::string base = (tools.size() > 1 ? "/anyOf/" + std::to_string(branches.size()) : "") +
                                  "/properties/arguments";
         rebaseRefs(params, base);
@@ -84,137 +83,36 @@ std::string toolCallSchema(std::string_view toolsJson, std::string_view function
     return json{{"anyOf", branches}}.dump();
 }
 
-std::shared_ptr<TokenConstraint> makeJsonConstraint(std::shared_ptr<const TokenTrie> trie, int32_t eos,
-                                                    std::string_view schemaJson, int maxTokens)
-{
-    const bool empty = schemaJson.find_first_not_of(" \t\r\n") == std::string_view::npos;
-    auto schema = empty ? Schema::anyObject() : Schema::compile(schemaJson);
-    return std::make_shared<JsonConstraint>(std::move(trie), eos, std::move(schema), maxTokens);
-}
-
-} // namespace waste::text
-
-namespace waste {
-
 namespace {
 
-std::shared_ptr<const text::TokenTrie> trieOf(const Model &model)
+std::shared_ptr<const Schema> compileOrAny(std::string_view schemaJson)
 {
-    const ModelInfo &info = model.info();
-    // Ordinary tokens are the ranks below BOS (the reference puts BOS, EOS and every
-    // special after the last rank); the rest are markup and never part of JSON text.
-    int32_t ordinary = info.vocab;
-    if (info.bosId > 0)
-        ordinary = std::min(ordinary, info.bosId);
-    std::vector<std::string> bytes(static_cast<size_t>(std::max(info.vocab, 0)));
-    for (int32_t id = 0; id < ordinary; ++id)
-        bytes[static_cast<size_t>(id)] = model.tokenText(id);
-    return std::make_shared<const text::TokenTrie>(std::move(bytes));
+    const bool empty = schemaJson.find_first_not_of(" \t\r\n") == std::string_view::npos;
+    return empty ? Schema::anyObject() : Schema::compile(schemaJson);
 }
-
-// K3's markup, when the model's vocabulary has it as special tokens.
-struct K3Frame {
-    const Model &model;
-    bool think = false; // the prompt opened the think channel
-
-    static std::optional<K3Frame> of(const Model &model, std::span<const int32_t> prompt)
-    {
-        if (model.info().chatFormat != ChatFormat::K3)
-            return std::nullopt;
-        int32_t ids[4];
-        const char *marks[4] = {"<|open|>", "<|close|>", "<|sep|>", text::kK3EndOfMessage};
-        for (int i = 0; i < 4; ++i) {
-            const std::vector<int32_t> t = model.tokenize(marks[i], true);
-            if (t.size() != 1 || (model.info().bosId > 0 && t[0] < model.info().bosId))
-                return std::nullopt;
-            ids[i] = t[0];
-        }
-        K3Frame f{model};
-        f.think = text::k3PromptOpensThink(prompt, ids[0], ids[2], [&](std::span<const int32_t> s) {
-            return model.detokenize(s);
-        });
-        return f;
-    }
-    void add(std::vector<int32_t> &out, const text::Segments &segs) const
-    {
-        for (const text::Segment &s : segs) {
-            const std::vector<int32_t> t = model.tokenize(s.text, s.markup);
-            out.insert(out.end(), t.begin(), t.end());
-        }
-    }
-    void open(std::vector<int32_t> &out, const std::string &tag,
-              const std::vector<std::pair<std::string, std::string>> &attrs = {}) const
-    {
-        add(out, text::k3OpenSegments(tag, attrs));
-    }
-    void close(std::vector<int32_t> &out, const std::string &tag) const { add(out, text::k3CloseSegments(tag)); }
-    void endMessage(std::vector<int32_t> &out) const
-    {
-        close(out, "message");
-        add(out, {{text::kK3EndOfMessage, true}});
-    }
-    std::shared_ptr<TokenConstraint> make(std::vector<text::FramedJsonConstraint::Branch> branches, int maxTokens) const
-    {
-        return std::make_shared<text::FramedJsonConstraint>(trieOf(model), std::move(branches), think, maxTokens,
-                                                             model.info().eosId);
-    }
-};
 
 } // namespace
 
-std::shared_ptr<TokenConstraint> makeJsonConstraint(const Model &model, std::string_view schemaJson, int maxTokens,
-                                                    std::span<const int32_t> prompt)
+std::shared_ptr<TokenConstraint> makeAnswerConstraint(ChatFormat format, const Tokenizer &tok,
+                                                      std::span<const int32_t> prompt, std::string_view schemaJson,
+                                                      int maxTokens)
 {
-    if (const auto k3 = K3Frame::of(model, prompt)) {
-        // [think ... <|close|>think<|sep|><|open|>response<|sep|>] JSON <|close|>response<|sep|> end of message
-        text::FramedJsonConstraint::Branch b;
-        if (k3->think) {
-            k3->close(b.prefix, "think");
-            k3->open(b.prefix, "response");
-        }
-        const bool empty = schemaJson.find_first_not_of(" \t\r\n") == std::string_view::npos;
-        b.schema = empty ? text::Schema::anyObject() : text::Schema::compile(schemaJson);
-        k3->close(b.suffix, "response");
-        k3->endMessage(b.suffix);
-        return k3->make({std::move(b)}, maxTokens);
-    }
-    return text::makeJsonConstraint(trieOf(model), model.info().eosId, schemaJson, maxTokens);
+    const auto framer = replyFramer(format, tok, prompt);
+    return frameConstraint(framer->answer(compileOrAny(schemaJson)), tok, maxTokens);
 }
 
-std::shared_ptr<TokenConstraint> makeToolCallConstraint(const Model &model, std::string_view toolsJson,
-                                                        std::string_view functionName, int maxTokens,
-                                                        std::span<const int32_t> prompt)
+std::shared_ptr<TokenConstraint> makeCallConstraint(ChatFormat format, const Tokenizer &tok,
+                                                    std::span<const int32_t> prompt, std::string_view toolsJson,
+                                                    std::string_view functionName, int maxTokens)
 {
-    if (const auto k3 = K3Frame::of(model, prompt)) {
-        // [think ... <|close|>think<|sep|><|open|>response<|sep|>] <|close|>response<|sep|><|open|>tools<|sep|>
-        // <|open|>call tool="NAME" index="1"<|sep|><|open|>argument type="json"<|sep|> JSON
-        // <|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|> end of message
-        std::vector<int32_t> common;
-        if (k3->think) {
-            k3->close(common, "think");
-            k3->open(common, "response");
-        }
-        k3->close(common, "response");
-        k3->open(common, "tools");
-        std::vector<int32_t> suffix;
-        k3->close(suffix, "argument");
-        k3->close(suffix, "call");
-        k3->close(suffix, "tools");
-        k3->endMessage(suffix);
-        std::vector<text::FramedJsonConstraint::Branch> branches;
-        for (const auto &[name, params] : text::toolParameters(toolsJson, functionName)) {
-            text::FramedJsonConstraint::Branch b;
-            b.prefix = common;
-            k3->open(b.prefix, "call", {{"tool", name}, {"index", "1"}});
-            k3->open(b.prefix, "argument", {{"type", "json"}});
-            b.schema = text::Schema::compile(params.dump());
-            b.suffix = suffix;
-            branches.push_back(std::move(b));
-        }
-        return k3->make(std::move(branches), maxTokens);
-    }
-    return text::makeJsonConstraint(trieOf(model), model.info().eosId, text::toolCallSchema(toolsJson, functionName),
-                                    maxTokens);
+    const auto framer = replyFramer(format, tok, prompt);
+    return frameConstraint(framer->call(toolParameters(toolsJson, functionName)), tok, maxTokens);
 }
 
-} // namespace waste
+std::shared_ptr<TokenConstraint> makeJsonConstraint(std::shared_ptr<const TokenTrie> trie, int32_t eos,
+                                                    std::string_view schemaJson, int maxTokens)
+{
+    return std::make_shared<JsonConstraint>(std::move(trie), eos, compileOrAny(schemaJson), maxTokens);
+}
+
+} // namespace waste::text

@@ -1,8 +1,11 @@
-// Builds constrained-decoding constraints from what an API request carries:
-// a response_format schema, or the tools of a forced tool call.
+// Builds constrained-decoding constraints from what an API request carries: a
+// response_format schema, or the tools of a forced tool call, in the chat format's own
+// reply layout (text/reply_frame.hpp). waste::makeJsonConstraint and
+// waste::makeToolCallConstraint (waste.hpp) are these on an open model.
 #pragma once
 
 #include "text/json_schema.hpp"
+#include "text/reply_frame.hpp"
 #include "text/token_trie.hpp"
 #include "waste/waste.hpp"
 
@@ -20,10 +23,24 @@ namespace waste::text {
 // parameters>}, for every function in `toolsJson` (an OpenAI "tools" array) or
 // only for `functionName` when given. Local "$ref"s inside parameters are rebased.
 std::string toolCallSchema(std::string_view toolsJson, std::string_view functionName = {});
+// The same for functions already read.
+std::string toolCallSchema(const ToolSchemas &tools);
 // The (name, parameters schema) of every function in `toolsJson`, or only `functionName`;
 // Error(Argument) when there is none.
-std::vector<std::pair<std::string, nlohmann::json>> toolParameters(std::string_view toolsJson,
-                                                                   std::string_view functionName = {});
+ToolSchemas toolParameters(std::string_view toolsJson, std::string_view functionName = {});
+
+// The reply to `prompt` in `format`: one JSON document matching `schemaJson` (empty: any
+// object) as its content.
+std::shared_ptr<TokenConstraint> makeAnswerConstraint(ChatFormat format, const Tokenizer &tok,
+                                                      std::span<const int32_t> prompt, std::string_view schemaJson,
+                                                      int maxTokens);
+// The reply to `prompt` in `format`: one call of a function of `toolsJson` (only
+// `functionName` when given).
+std::shared_ptr<TokenConstraint> makeCallConstraint(ChatFormat format, const Tokenizer &tok,
+                                                    std::span<const int32_t> prompt, std::string_view toolsJson,
+                                                    std::string_view functionName, int maxTokens);
+
+// A bare JSON document then `eos`, over the tokens of `trie`.
 
 std::shared_ptr<TokenConstraint> makeJsonConstraint(std::shared_ptr<const TokenTrie> trie, int32_t eos,
                                                     std::string_view schemaJson, int maxTokens);

@@ -22,6 +22,8 @@ public:
     void allowed(std::vector<bool> &mask) override;
     void accept(int32_t token) override;
     bool complete() const override;
+    // The top-level value has closed: nothing but the end can follow.
+    bool closed() const { return m_rec.closed(m_state); }
 
     int accepted() const { return m_accepted; }
     const std::string &text() const { return m_text; } // bytes accepted so far

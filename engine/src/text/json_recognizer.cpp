@@ -496,6 +496,12 @@ bool JsonRecognizer::canEnd(const State &s) const
     return std::any_of(s.stacks.begin(), s.stacks.end(), [&](const Stack &st) { return stackCanEnd(st); });
 }
 
+bool JsonRecognizer::closed(const State &s) const
+{
+    return !s.stacks.empty() &&
+           std::all_of(s.stacks.begin(), s.stacks.end(), [](const Stack &st) { return st.frames.empty(); });
+}
+
 int64_t JsonRecognizer::stackCost(const Stack &st) const
 {
     int64_t total = 0;

@@ -42,6 +42,8 @@ public:
     bool feed(State &s, uint8_t byte) const;
     // True if the bytes so far form a complete valid document.
     bool canEnd(const State &s) const;
+    // True if the top-level value has closed (an object, array or string): no byte can follow.
+    bool closed(const State &s) const;
     // Fewest further bytes that complete a valid document.
     int64_t minRemaining(const State &s) const;
 

@@ -22,7 +22,7 @@ TokenTrie TokenTrie::fromTokenizer(const Tokenizer &tok)
 {
     std::vector<std::string> bytes(static_cast<size_t>(tok.vocabSize()));
     for (int32_t id = 0; id < tok.vocabSize(); ++id)
-        if (!tok.isSpecial(id))
+        if (!tok.isAdded(id))
             bytes[static_cast<size_t>(id)] = std::string(tok.piece(id));
     return TokenTrie(std::move(bytes));
 }

@@ -14,7 +14,8 @@ class TokenTrie {
 public:
     // tokenBytes[id] = the bytes of token id; an empty entry is never offered.
     explicit TokenTrie(std::vector<std::string> tokenBytes);
-    // Every ordinary token of `tok` (specials excluded: they are markup, not text).
+    // Every ordinary token of `tok`: added tokens (specials, and words such as Qwen's
+    // <think>) are markup, not text, whatever their ids (DeepSeek's BOS is 0; Qwen3 has none).
     static TokenTrie fromTokenizer(const Tokenizer &tok);
 
     struct Node {

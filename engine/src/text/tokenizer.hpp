@@ -76,7 +76,10 @@ public:
 
     // A special token (a tokenizer.json added token marked special, or any specials.json entry).
     bool isSpecial(int32_t id) const;
-    // Id of a special by its exact text, or -1.
+    // Any added token: a special, or a tokenizer.json added token not marked special (Qwen's
+    // <think>). Chat formats use them as markup, so constrained text never contains them.
+    bool isAdded(int32_t id) const { return m_specialFlag.count(id) != 0; }
+    // Id of a special (or other added token) by its exact text, or -1.
     int32_t specialId(std::string_view text) const;
     const std::vector<SpecialToken> &specials() const { return m_specials; } // longest first
 

@@ -1,0 +1,28 @@
+#include "text/reply_parsers.hpp"
+
+#include "text/family_reply_parser.hpp"
+#include "text/k3_output_parser.hpp"
+#include "text/tagged_reply_parser.hpp"
+#include "text/tokenizer.hpp"
+
+namespace waste::text {
+
+std::unique_ptr<ReplyParser> replyParserFor(ChatFormat format, const Tokenizer &tok, std::span<const int32_t> prompt)
+{
+    switch (format) {
+    case ChatFormat::K3:
+        return std::make_unique<K3OutputParser>(tok, k3PromptOpensThink(tok, prompt));
+    case ChatFormat::DeepSeek:
+    case ChatFormat::KimiK2:
+        return std::make_unique<FamilyReplyParser>(
+            tok, format == ChatFormat::DeepSeek ? FamilyReplyParser::Family::DeepSeek : FamilyReplyParser::Family::KimiK2,
+            promptEndsWithToken(tok, prompt, tok.specialId("<think>")));
+    case ChatFormat::Plain:
+    case ChatFormat::ChatMl:
+    case ChatFormat::Qwen3:
+        break;
+    }
+    return std::make_unique<TextReplyParser>(tok, promptEndsInThink(tok, prompt));
+}
+
+} // namespace waste::text

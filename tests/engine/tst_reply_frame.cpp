@@ -1,0 +1,327 @@
+// Reply frames (text/reply_frame.hpp) read back by their format's reply parser, on the
+// real tokenizers of the tiny models (DeepSeek-V3, Kimi K2, Qwen3 from mktiny's files;
+// K3 and the raw format from the fixture containers). A seeded random walk takes any
+// token the constraint allows (so every path the frame permits is fair game, not only
+// the ones a model likes), and the parser must return exactly what the frame wrote: the
+// free text as reasoning, the document as the content (answer) or as the arguments of a
+// call of the branch's tool (call). Also: which tokens count as ordinary text.
+#include "family_tokenizer.hpp"
+#include "text/constraint_factory.hpp"
+#include "text/reply_frame.hpp"
+#include "text/reply_parsers.hpp"
+#include "text/token_trie.hpp"
+#include "text/tokenizer.hpp"
+
+#include <waste/chat.hpp>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <random>
+
+using namespace waste;
+using namespace waste::text;
+using Json = nlohmann::json;
+
+namespace {
+
+const std::string kR3 = std::string(WASTE_FIXTURES_DIR) + "/reference-container/r3.waste";
+const std::string kK3 = std::string(WASTE_FIXTURES_DIR) + "/k3-container/k3s1.waste";
+
+const char *kTools = R"([
+  {"type":"function","function":{"name":"lookup","parameters":{"type":"object",
+    "properties":{"q":{"type":"string","maxLength":8},"n":{"type":"integer"}},"required":["q","n"],"additionalProperties":false}}},
+  {"type":"function","function":{"name":"get_time","parameters":{"type":"object",
+    "properties":{"zone":{"type":"string","enum":["UTC","CET"]}},"required":["zone"],"additionalProperties":false}}}])";
+const char *kSchema = R"({"type":"object","properties":{"name":{"type":"string","maxLength":10},"age":{"type":"integer"}},
+    "required":["name","age"],"additionalProperties":false})";
+
+struct Format {
+    const char *label;
+    ChatFormat format;
+    std::function<Tokenizer()> tokenizer;
+};
+
+std::vector<Format> formats()
+{
+    return {
+        {"deepseek", ChatFormat::DeepSeek, [] { return familyTokenizer("deepseek-v3"); }},
+        {"kimi-k2", ChatFormat::KimiK2, [] { return familyTokenizer("kimi-k2"); }},
+        {"qwen3", ChatFormat::Qwen3, [] { return familyTokenizer("qwen3-moe"); }},
+        {"chatml-qwen-vocab", ChatFormat::ChatMl, [] { return familyTokenizer("qwen3-moe"); }},
+        {"chatml-r3-vocab", ChatFormat::ChatMl, [] { return Tokenizer::load(kR3); }},
+        {"k3", ChatFormat::K3, [] { return Tokenizer::load(kK3); }},
+        {"plain", ChatFormat::Plain, [] { return Tokenizer::load(kR3); }},
+    };
+}
+
+std::vector<int32_t> promptFor(const Format &f, const Tokenizer &tok, bool thinking, bool tools)
+{
+    if (f.format == ChatFormat::Plain)
+        return tok.encode("user: What is the time?\nassistant:");
+    Json req = Json::parse(R"({"messages":[{"role":"system","content":"Be brief."},
+                                           {"role":"user","content":"What is the time?"}]})");
+    if (tools)
+        req["tools"] = Json::parse(kTools);
+    req["thinking"] = thinking;
+    std::vector<int32_t> ids;
+    for (const ChatSegment &s : renderChat(f.format, req.dump()))
+        tok.encodeTo(s.text, s.markup, ids);
+    return ids;
+}
+
+bool validUtf8(std::string_view s) { return sanitizeUtf8(s) == s; }
+
+std::string trim(const std::string &s)
+{
+    const size_t a = s.find_first_not_of(" \t\r\n");
+    return a == std::string::npos ? std::string() : s.substr(a, s.find_last_not_of(" \t\r\n") - a + 1);
+}
+
+// Any allowed token, preferring those that are whole UTF-8 by themselves (so the free
+// text compares byte for byte), until the constraint is complete.
+std::vector<int32_t> walk(TokenConstraint &c, const Tokenizer &tok, uint64_t seed, int maxTokens)
+{
+    std::mt19937_64 rng(seed);
+    std::vector<bool> mask(size_t(tok.vocabSize()), false);
+    std::vector<int32_t> out, any, whole;
+    while (!c.complete()) {
+        if (int(out.size()) >= maxTokens) {
+            ADD_FAILURE() << "the frame did not close within " << maxTokens << " tokens";
+            break;
+        }
+        c.allowed(mask);
+        any.clear();
+        whole.clear();
+        for (size_t id = 0; id < mask.size(); ++id) {
+            if (!mask[id])
+                continue;
+            any.push_back(int32_t(id));
+            if (validUtf8(tok.piece(int32_t(id))))
+                whole.push_back(int32_t(id));
+        }
+        if (any.empty()) {
+            ADD_FAILURE() << "the constraint allows nothing after " << out.size() << " tokens";
+            break;
+        }
+        const auto &from = whole.empty() ? any : whole;
+        const int32_t t = from[std::uniform_int_distribution<size_t>(0, from.size() - 1)(rng)];
+        c.accept(t);
+        out.push_back(t);
+    }
+    return out;
+}
+
+// The reply the format's parser reads from `out`, fed as Model::generate feeds it (EOS,
+// a stop token, is not fed), checking that the deltas add up to the reply.
+ChatReply parse(ChatFormat format, const Tokenizer &tok, std::span<const int32_t> prompt,
+                const std::vector<int32_t> &out)
+{
+    auto p = replyParserFor(format, tok, prompt);
+    ChatReply sum;
+    auto add = [&](const ReplyDelta &d) {
+        sum.reasoning += d.reasoning;
+        sum.content += d.content;
+        sum.toolCalls.insert(sum.toolCalls.end(), d.toolCalls.begin(), d.toolCalls.end());
+    };
+    for (int32_t t : out)
+        if (t != tok.eosId())
+            add(p->feed(t));
+    add(p->finish());
+    EXPECT_EQ(sum, p->reply());
+    return p->reply();
+}
+
+bool startsWith(std::span<const int32_t> s, const std::vector<int32_t> &p)
+{
+    return s.size() >= p.size() && std::equal(p.begin(), p.end(), s.begin());
+}
+
+// Where the frame's pieces lie in `out`: the free text, the chosen branch, its document.
+struct Split {
+    std::string reasoning;
+    size_t branch = 0;
+    std::string document;
+};
+
+Split split(const ReplyFrame &frame, const Tokenizer &tok, const std::vector<int32_t> &out)
+{
+    Split s;
+    size_t at = 0;
+    const auto &r = frame.reasoning;
+    if (r.allowed) {
+        size_t begin = 0;
+        if (!r.open.empty() && startsWith(out, r.open)) {
+            begin = r.open.size();
+        } else if (!r.optional) {
+            EXPECT_TRUE(r.open.empty()) << "the reply does not open its reasoning";
+        }
+        if (begin > 0 || !r.optional) {
+            const auto close = std::find(out.begin() + std::ptrdiff_t(begin), out.end(), r.close[0]);
+            EXPECT_NE(close, out.end()) << "the reasoning never closed";
+            s.reasoning = trim(tok.decode(std::span(out).subspan(begin, size_t(close - out.begin()) - begin)));
+            at = size_t(close - out.begin());
+            EXPECT_TRUE(startsWith(std::span(out).subspan(at), r.close));
+            at += r.close.size();
+        }
+    }
+    for (size_t i = 0; i < frame.branches.size(); ++i) {
+        const auto &b = frame.branches[i];
+        if (!startsWith(std::span(out).subspan(at), b.prefix) || out.size() < at + b.prefix.size() + b.suffix.size())
+            continue;
+        const size_t end = out.size() - b.suffix.size();
+        if (!std::equal(b.suffix.begin(), b.suffix.end(), out.begin() + std::ptrdiff_t(end)))
+            continue;
+        s.branch = i;
+        s.document = tok.decode(std::span(out).subspan(at + b.prefix.size(), end - at - b.prefix.size()));
+        return s;
+    }
+    ADD_FAILURE() << "no branch of the frame matches the reply";
+    return s;
+}
+
+std::string what(const Format &f, const char *kind, bool thinking, uint64_t seed, const Tokenizer &tok,
+                 const std::vector<int32_t> &out)
+{
+    return std::string(f.label) + " " + kind + ", thinking " + (thinking ? "on" : "off") + ", seed " +
+           std::to_string(seed) + ": " + sanitizeUtf8(tok.decode(out));
+}
+
+} // namespace
+
+TEST(ReplyFrame, AnswersReadBackAsTheirDocument)
+{
+    for (const Format &f : formats()) {
+        const Tokenizer tok = f.tokenizer();
+        for (const bool thinking : {false, true}) {
+            const std::vector<int32_t> prompt = promptFor(f, tok, thinking, false);
+            const ReplyFrame frame = replyFramer(f.format, tok, prompt)->answer(Schema::compile(kSchema));
+            for (uint64_t seed = 1; seed <= 4; ++seed) {
+                const int maxTokens = 70;
+                const auto c = makeAnswerConstraint(f.format, tok, prompt, kSchema, maxTokens);
+                const std::vector<int32_t> out = walk(*c, tok, seed, maxTokens);
+                const std::string w = what(f, "answer", thinking, seed, tok, out);
+                const ChatReply reply = parse(f.format, tok, prompt, out);
+                const Split s = split(frame, tok, out);
+                EXPECT_EQ(trim(reply.reasoning), s.reasoning) << w; // K3 keeps the channel's edges
+                EXPECT_TRUE(reply.toolCalls.empty()) << w;
+                Json doc;
+                ASSERT_NO_THROW(doc = Json::parse(reply.content)) << w;
+                EXPECT_EQ(doc, Json::parse(s.document)) << w;
+                EXPECT_TRUE(doc.at("name").is_string() && doc.at("age").is_number_integer()) << w;
+            }
+        }
+    }
+}
+
+TEST(ReplyFrame, ForcedCallsReadBackAsACallOfTheBranchTool)
+{
+    const std::vector<std::string> names = {"lookup", "get_time"};
+    for (const Format &f : formats()) {
+        const Tokenizer tok = f.tokenizer();
+        for (const bool thinking : {false, true}) {
+            const std::vector<int32_t> prompt = promptFor(f, tok, thinking, true);
+            for (const char *named : {"", "get_time"}) {
+                const ReplyFrame frame = replyFramer(f.format, tok, prompt)->call(toolParameters(kTools, named));
+                // Plain: one document whose "name" chooses; the others: a branch per tool.
+                ASSERT_EQ(frame.branches.size(), *named || f.format == ChatFormat::Plain ? 1u : 2u);
+                for (uint64_t seed = 1; seed <= 4; ++seed) {
+                    const int maxTokens = 90;
+                    const auto c = makeCallConstraint(f.format, tok, prompt, kTools, named, maxTokens);
+                    const std::vector<int32_t> out = walk(*c, tok, seed, maxTokens);
+                    const std::string w = what(f, named, thinking, seed, tok, out);
+                    const ChatReply reply = parse(f.format, tok, prompt, out);
+                    const Split s = split(frame, tok, out);
+                    std::string tool = *named ? std::string(named) : names[s.branch];
+                    EXPECT_EQ(trim(reply.reasoning), s.reasoning) << w;
+                    Json args;
+                    if (f.format == ChatFormat::Plain) {
+                        // The bare {"name", "arguments"} document, read back by the API server.
+                        const Json call = Json::parse(reply.content);
+                        EXPECT_EQ(call, Json::parse(s.document)) << w;
+                        if (!*named)
+                            tool = call.at("name");
+                        EXPECT_EQ(call.at("name"), tool) << w;
+                        args = call.at("arguments");
+                    } else {
+                        EXPECT_EQ(reply.content, "") << w;
+                        ASSERT_EQ(reply.toolCalls.size(), 1u) << w;
+                        EXPECT_EQ(reply.toolCalls[0].name, tool) << w;
+                        ASSERT_NO_THROW(args = Json::parse(reply.toolCalls[0].arguments)) << w;
+                        EXPECT_EQ(args, Json::parse(s.document)) << w;
+                    }
+                    if (tool == "lookup")
+                        EXPECT_TRUE(args.at("q").is_string() && args.at("n").is_number_integer()) << w;
+                    else
+                        EXPECT_TRUE(args.at("zone") == "UTC" || args.at("zone") == "CET") << w;
+                }
+            }
+        }
+    }
+}
+
+// Which formats reason first, by the prompt: R1 and Qwen3 only with thinking on, K2 always,
+// K3 when its prompt opened the think channel, ChatML and Plain never.
+TEST(ReplyFrame, ReasoningFollowsThePrompt)
+{
+    for (const Format &f : formats()) {
+        const Tokenizer tok = f.tokenizer();
+        for (const bool thinking : {false, true}) {
+            const ReplyFrame frame =
+                replyFramer(f.format, tok, promptFor(f, tok, thinking, false))->answer(Schema::anyObject());
+            const bool expected = f.format == ChatFormat::KimiK2 ||
+                                  (thinking && (f.format == ChatFormat::DeepSeek || f.format == ChatFormat::Qwen3 ||
+                                                f.format == ChatFormat::K3));
+            EXPECT_EQ(frame.reasoning.allowed, expected) << f.label << " thinking " << thinking;
+            if (expected) { // the free text ends at a markup token, never at ordinary text
+                EXPECT_TRUE(tok.isAdded(frame.reasoning.close[0])) << f.label;
+            }
+        }
+    }
+}
+
+// A limit too small for the structure is refused up front, naming the minimum.
+TEST(ReplyFrame, TooSmallALimitIsRefusedWithTheMinimum)
+{
+    const Tokenizer tok = familyTokenizer("deepseek-v3");
+    const Format f{"deepseek", ChatFormat::DeepSeek, nullptr};
+    try {
+        makeCallConstraint(f.format, tok, promptFor(f, tok, true, true), kTools, "", 12);
+        FAIL() << "12 tokens cannot hold a DeepSeek tool call";
+    } catch (const Error &e) {
+        EXPECT_EQ(e.code(), ErrorCode::Argument);
+        EXPECT_NE(std::string(e.what()).find("at least"), std::string::npos) << e.what();
+    }
+}
+
+// Ordinary text is every token that is not an added token of the tokenizer (a special,
+// or a markup word such as Qwen's <think>), whatever the ids: DeepSeek's release puts BOS
+// at 0 and Qwen3 has no BOS, so "ids below BOS" would be wrong for both.
+TEST(TokenTrie, OrdinaryTokensAreThoseThatAreNotAdded)
+{
+    for (const char *arch : {"deepseek-v3", "kimi-k2", "qwen3-moe", "gpt-oss"}) {
+        const Tokenizer tok = familyTokenizer(arch);
+        const TokenTrie trie = TokenTrie::fromTokenizer(tok);
+        int ordinary = 0, added = 0;
+        for (int32_t id = 0; id < tok.vocabSize(); ++id) {
+            if (tok.isAdded(id)) {
+                ++added;
+                EXPECT_TRUE(trie.bytes(id).empty()) << arch << " id " << id << " " << tok.piece(id);
+            } else if (!tok.piece(id).empty()) {
+                ++ordinary;
+                EXPECT_EQ(trie.bytes(id), tok.piece(id)) << arch << " id " << id;
+            }
+        }
+        EXPECT_GE(ordinary, 256) << arch; // at least every byte
+        EXPECT_GT(added, 0) << arch;
+        for (const char *markup : {"<think>", "</think>", "<tool_call>"})
+            if (const int32_t id = tok.specialId(markup); id >= 0) {
+                EXPECT_TRUE(trie.bytes(id).empty()) << arch << " " << markup;
+            }
+        if (tok.bosId() >= 0) {
+            EXPECT_TRUE(trie.bytes(tok.bosId()).empty()) << arch;
+        }
+        EXPECT_TRUE(trie.bytes(tok.eosId()).empty()) << arch;
+    }
+}
