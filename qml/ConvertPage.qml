@@ -222,10 +222,82 @@ PageFrame {
                             }
                         }
                         Label {
-                            text: qsTr("Experts are always stored as 3-bit residual vector codes; embeddings and the output head stay 8-bit.")
+                            visible: job.expertOptions.length === 0
+                            text: qsTr("Experts: Check the source (step 3) to compare the ways to store them.")
                             color: Theme.textMuted
                             wrapMode: Text.WordWrap
                             Layout.fillWidth: true
+                        }
+                        // The expert encodings side by side; the person chooses, the release's default first chosen.
+                        Label {
+                            visible: job.expertOptions.length > 0
+                            text: qsTr("Experts — what each choice costs (times at this machine's measured speed: disk %1%2, %3 threads)")
+                                  .arg(Units.rate(job.diskBytesPerSecond)).arg(job.diskDirect ? "" : qsTr(", page cache")).arg(job.encodeJobs)
+                            wrapMode: Text.WordWrap
+                            Layout.fillWidth: true
+                        }
+                        ButtonGroup { id: expertGroup }
+                        Repeater {
+                            objectName: "expertOptions"
+                            model: job.expertOptions
+                            delegate: Rectangle {
+                                id: optionCard
+                                required property var modelData
+                                readonly property bool chosen: job.chosenExperts === modelData.key
+                                objectName: "expertOption_" + modelData.key
+                                Layout.fillWidth: true
+                                implicitHeight: optionColumn.implicitHeight + 2 * Theme.spacing
+                                radius: Theme.radius
+                                color: chosen ? Theme.surfaceAlt : "transparent"
+                                border.color: chosen ? (modelData.discouraged ? Theme.warning : Theme.accent) : Theme.border
+                                ColumnLayout {
+                                    id: optionColumn
+                                    anchors.fill: parent
+                                    anchors.margins: Theme.spacing
+                                    spacing: Theme.unit
+                                    RadioButton {
+                                        objectName: "expertChoice_" + optionCard.modelData.key
+                                        ButtonGroup.group: expertGroup
+                                        checked: optionCard.chosen
+                                        enabled: !job.busy && optionCard.modelData.available
+                                        text: optionCard.modelData.key + (optionCard.modelData.format !== "" ? " (" + optionCard.modelData.format + ")" : "")
+                                              + (optionCard.modelData.isDefault ? qsTr(" — the release's default") : "")
+                                        Accessible.name: qsTr("Store the experts as %1").arg(text)
+                                        onToggled: if (checked) job.expertEncoding = optionCard.modelData.key
+                                    }
+                                    Label {
+                                        objectName: "expertFigures_" + optionCard.modelData.key
+                                        visible: optionCard.modelData.available
+                                        Layout.fillWidth: true
+                                        wrapMode: Text.WordWrap
+                                        text: qsTr("Container %1 · record %2 · %3 read per token (%4 experts) · %5")
+                                              .arg(Units.bytes(optionCard.modelData.outputBytes))
+                                              .arg(Units.bytes(optionCard.modelData.recordBytes))
+                                              .arg(Units.bytes(optionCard.modelData.bytesPerToken))
+                                              .arg(optionCard.modelData.topK)
+                                              .arg(optionCard.modelData.estimatedSeconds < 0 ? qsTr("time not known")
+                                                   : qsTr("about %1 to convert").arg(Units.duration(Math.max(1, Math.round(optionCard.modelData.estimatedSeconds)))))
+                                        color: Theme.text
+                                    }
+                                    Label {
+                                        objectName: "expertQuality_" + optionCard.modelData.key
+                                        visible: optionCard.modelData.available
+                                        Layout.fillWidth: true
+                                        wrapMode: Text.WordWrap
+                                        text: qsTr("Quality: %1").arg(optionCard.modelData.quality)
+                                        color: optionCard.modelData.exact ? Theme.ok : Theme.textMuted
+                                    }
+                                    Label {
+                                        objectName: "expertAdvice_" + optionCard.modelData.key
+                                        Layout.fillWidth: true
+                                        wrapMode: Text.WordWrap
+                                        text: optionCard.modelData.available ? optionCard.modelData.advice
+                                                                             : qsTr("Not possible for this release: %1").arg(optionCard.modelData.advice)
+                                        color: !optionCard.modelData.available || optionCard.modelData.discouraged ? Theme.warning : Theme.textMuted
+                                        font.pixelSize: Theme.fontSmall
+                                    }
+                                }
+                            }
                         }
                         CheckBox {
                             objectName: "reclaim"

@@ -85,6 +85,59 @@ PageFrame {
                   : qsTr("Open a model on the Models page: the planner reads its manifest and shows the RAM it needs.")
         }
         BusyIndicator { Layout.alignment: Qt.AlignHCenter; running: PlannerController.busy; visible: running }
+        Button {
+            objectName: "planReleaseButton"
+            Layout.alignment: Qt.AlignHCenter
+            text: qsTr("Plan a release before downloading it…")
+            Accessible.name: qsTr("Plan a Hugging Face release from its config.json")
+            onClicked: releasePopup.open()
+        }
+    }
+
+    // A release planned from its config.json alone (as `waste plan --config`): the container
+    // with its experts as VQ3R and as the release ships them, side by side, on a chosen machine.
+    Popup {
+        id: releasePopup
+        objectName: "releasePlanPopup"
+        parent: Overlay.overlay
+        anchors.centerIn: parent
+        width: Math.min(parent ? parent.width - 2 * Theme.padding : 760, 760)
+        modal: true
+        padding: Theme.padding
+        background: Rectangle { color: Theme.background; border.color: Theme.border; radius: Theme.radius }
+        contentItem: ColumnLayout {
+            spacing: Theme.spacing
+            Label {
+                Layout.fillWidth: true
+                wrapMode: Text.WordWrap
+                color: Theme.text
+                font.bold: true
+                text: qsTr("Plan a release before downloading it")
+            }
+            Label {
+                Layout.fillWidth: true
+                wrapMode: Text.WordWrap
+                color: Theme.textMuted
+                text: qsTr("Its config.json (a few KB from the hub) is enough: the container with the experts as 3-bit VQ codes and, where the release ships them quantised, as released.")
+            }
+            TextField {
+                objectName: "plannerReleaseRepo"
+                Layout.fillWidth: true
+                placeholderText: qsTr("owner/name, e.g. moonshotai/Kimi-K3")
+                Accessible.name: qsTr("Repository to plan")
+                onTextChanged: releaseCard.repo = text
+            }
+            ReleasePlanCard {
+                id: releaseCard
+                objectName: "plannerReleaseCard"
+                Layout.fillWidth: true
+            }
+            Button {
+                Layout.alignment: Qt.AlignRight
+                text: qsTr("Close")
+                onClicked: releasePopup.close()
+            }
+        }
     }
 
     ColumnLayout {
@@ -424,6 +477,13 @@ PageFrame {
                     elide: Text.ElideRight
                     color: Theme.textMuted
                     font.pixelSize: Theme.fontSmall
+                }
+                Button {
+                    objectName: "planReleaseButtonReady"
+                    flat: true
+                    text: qsTr("Plan a release…")
+                    Accessible.name: qsTr("Plan a Hugging Face release from its config.json")
+                    onClicked: releasePopup.open()
                 }
                 Button {
                     objectName: "recalibrateButton"

@@ -54,6 +54,32 @@ Rectangle {
                 onActivated: plan.machineRam = currentValue
             }
         }
+        // The ways to store the experts side by side (VQ3R, and the release's own format).
+        GridLayout {
+            objectName: "releaseLayouts"
+            Layout.fillWidth: true
+            visible: plan.state === ReleasePlanController.Ready && plan.layouts.length > 0
+            columns: 6
+            columnSpacing: Theme.padding
+            rowSpacing: 2
+            Repeater {
+                model: [qsTr("Experts"), qsTr("Container"), qsTr("Record"), qsTr("Read per token"), qsTr("Floor"), qsTr("Default")]
+                Label { required property string modelData; text: modelData; color: Theme.textMuted; font.pixelSize: Theme.fontSmall }
+            }
+            Repeater {
+                model: plan.layouts.length * 6 // one cell each, row by row
+                delegate: Label {
+                    required property int index
+                    readonly property var row: plan.layouts[Math.floor(index / 6)]
+                    objectName: "releaseLayout_" + row.format + "_" + (index % 6)
+                    text: [row.format, Units.bytes(row.containerBytes), Units.bytes(row.recordBytes),
+                           Units.bytes(row.bytesPerToken), Units.bytes(row.floor), Units.bytes(row.defaultBudget)][index % 6]
+                    color: Theme.text
+                    font.bold: index % 6 === 0
+                    Accessible.name: text
+                }
+            }
+        }
         Label {
             objectName: "releasePlanDetails"
             Layout.fillWidth: true

@@ -4,7 +4,8 @@
 # quant/native_rows_neon.cpp) are checked on every CI run, not only on ARM machines:
 #   tst_simd         NEON vs scalar (lutRow bit for bit);
 #   tst_native_rows  every native code exact in every NEON lane, random rows vs float64;
-#   tst_lut          the VQ table kernels against reconstructed weights.
+#   tst_lut          the VQ table kernels against reconstructed weights;
+#   tst_crc32        the ARMv8 CRC32 instructions against the tables, bit for bit.
 # The cross build lives in its own dir (argument 2) and holds only the kernel sources (quant,
 # format, compute) and these three tests (WASTE_KERNELS_ONLY): cross-building the whole engine
 # for a whole eval under qemu cost minutes of every CI run, and the NEON code an eval reaches
@@ -14,7 +15,7 @@
 #   aarch64_kernels.sh SOURCE_DIR CROSS_BUILD_DIR
 set -euo pipefail
 src=$1 out=$2
-tests=(tst_simd tst_native_rows tst_lut)
+tests=(tst_simd tst_native_rows tst_lut tst_crc32)
 
 skip() {
   echo "tst_aarch64_kernels SKIPPED: $*; installer/install-deps.sh --with-tests installs it"
@@ -48,8 +49,9 @@ if ! ctest --test-dir "$out" -R "$regex" --no-tests=error -V -j"$(nproc)" >"$log
   echo "tst_aarch64_kernels: a test failed under qemu-aarch64 (whole log: $log)"
   exit 1
 fi
-grep -E "Test +#[0-9]+: |tests passed|native rows at: " "$log" | sed 's/^[0-9]*: //'
+grep -E "Test +#[0-9]+: |tests passed|native rows at: |crc32 way: " "$log" | sed 's/^[0-9]*: //'
 
 # And the NEON level was the one under test, not a silent scalar fallback.
 grep -q "native rows at: .*NEON" "$log" || { echo "the aarch64 run did not cover NEON"; exit 1; }
+grep -q "crc32 way: armv8-crc" "$log" || { echo "the aarch64 run did not cover the ARMv8 crc32"; exit 1; }
 echo "tst_aarch64_kernels: passed in $(( $(date +%s) - start )) s"

@@ -3,6 +3,7 @@
 // expert records decode back to the source weights within the quantisation error;
 // interrupted runs (disk full, cancel) resume to the same bytes; --reclaim deletes
 // finished shards; hostile safetensors headers are refused.
+#include "convert/expert_quality.hpp"
 #include "convert/converter.hpp"
 #include "convert/expert_encoder.hpp"
 #include "convert/grouped_quant.hpp"
@@ -202,6 +203,8 @@ TEST(ConvertContainer, ManifestRecordsAndTrunkDecodeToTheSource) {
     }
     std::printf("[quality] tiny model, worst expert matrix VQ3R error: %.2f %%\n", 100 * worst);
     EXPECT_LT(worst, 0.30); // the reference's verify threshold
+    // The Convert page quotes this figure (convert/expert_quality.hpp).
+    EXPECT_NEAR(worst, waste::convert::quality::kVq3rOnBf16, waste::convert::quality::kSlack);
     const std::string specials = slurp(s.ref + "/specials.json");
     EXPECT_NE(specials.find("<|im_end|>"), std::string::npos);
     EXPECT_EQ(slurp(s.ref + "/tokenizer.model"), slurp(s.hf + "/tiktoken.model"));

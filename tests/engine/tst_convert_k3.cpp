@@ -5,6 +5,7 @@
 // experts and on synthetic pairs covering every code and a wide range of scales); HF +
 // convert equals the direct container byte for byte; the container has every K3
 // feature the engine reads, and the engine opens it and generates.
+#include "convert/expert_quality.hpp"
 #include "convert/model_source.hpp"
 #include "convert/safetensors.hpp"
 #include "convert/expert_encoder.hpp"
@@ -274,6 +275,8 @@ TEST(ConvertK3, ContainerHasEveryK3FeatureAndRecordsDecodeToTheMxfp4Source) {
     }
     std::printf("[quality] tiny K3, worst expert matrix VQ3R error against the MXFP4 source: %.2f %%\n", 100 * worst);
     EXPECT_LT(worst, 0.30);
+    // The Convert page quotes this figure (convert/expert_quality.hpp).
+    EXPECT_NEAR(worst, waste::convert::quality::kVq3rOnMxfp4, waste::convert::quality::kSlack);
 
     // The engine opens it as K3 and generates.
     auto model = waste::Model::open(s.ref);

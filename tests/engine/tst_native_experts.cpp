@@ -13,6 +13,7 @@
 // its records, and its error against the bf16 weights; which encoding each release gets
 // by default; a native conversion of F16 experts is refused. The quality table (native vs
 // VQ3R vs q4 over 200+ positions) is tst_native_quality.
+#include "convert/expert_quality.hpp"
 #include "convert/model_source.hpp"
 #include "convert/safetensors.hpp"
 #include "format/native_record.hpp"
@@ -238,6 +239,8 @@ TEST(NativeExperts, Q4EncodesABf16ReleaseInInt4Groups)
     std::printf("[quality] tiny K3, worst expert matrix q4 (INT4G32) error against the bf16 source: %.2f %%\n", 100 * worst);
     EXPECT_LT(worst, 0.15);
     EXPECT_GT(worst, 0.01); // it is a real 4-bit encoding, not a copy
+    // The Convert page quotes this figure (convert/expert_quality.hpp).
+    EXPECT_NEAR(worst, waste::convert::quality::kQ4OnBf16, waste::convert::quality::kSlack);
 }
 
 TEST(NativeExperts, QuantisedReleasesDefaultToNativeAndBf16ToVq3r)

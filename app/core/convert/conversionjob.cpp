@@ -8,6 +8,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QPointer>
+#include <QVariantMap>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <chrono>
@@ -35,13 +36,41 @@ QString phaseText(waste::ConvertProgress::Phase p)
     return {};
 }
 
-waste::ConvertOptions optionsOf(int trunkBits, bool reclaim, int jobs)
+waste::ExpertEncoding encodingOf(const QString &key)
+{
+    for (auto e : {waste::ExpertEncoding::Native, waste::ExpertEncoding::VQ3R, waste::ExpertEncoding::Q4})
+        if (key == QLatin1String(waste::expertEncodingName(e))) return e;
+    return waste::ExpertEncoding::Auto;
+}
+
+waste::ConvertOptions optionsOf(int trunkBits, bool reclaim, int jobs, const QString &experts)
 {
     waste::ConvertOptions o;
     o.trunkBits = trunkBits;
     o.reclaim = reclaim;
     o.jobs = jobs;
+    o.experts = encodingOf(experts);
     return o;
+}
+
+QVariantMap optionMap(const waste::ExpertOption &o)
+{
+    QVariantMap m;
+    m[QStringLiteral("key")] = QString::fromLatin1(waste::expertEncodingName(o.encoding));
+    m[QStringLiteral("format")] = QString::fromStdString(o.expertFormat);
+    m[QStringLiteral("available")] = o.available;
+    m[QStringLiteral("isDefault")] = o.isDefault;
+    m[QStringLiteral("discouraged")] = o.discouraged;
+    m[QStringLiteral("exact")] = o.exact;
+    m[QStringLiteral("recordBytes")] = qint64(o.recordBytes);
+    m[QStringLiteral("outputBytes")] = qint64(o.outputBytes);
+    m[QStringLiteral("bytesPerToken")] = qint64(o.bytesPerToken);
+    m[QStringLiteral("topK")] = o.topK;
+    m[QStringLiteral("weightError")] = o.weightError;
+    m[QStringLiteral("quality")] = QString::fromStdString(o.quality);
+    m[QStringLiteral("advice")] = QString::fromStdString(o.advice);
+    m[QStringLiteral("estimatedSeconds")] = o.estimatedSeconds;
+    return m;
 }
 
 } // namespace
@@ -59,6 +88,8 @@ void ConversionJob::setSourceDir(const QString &v)
     if (v == m_source) return;
     m_source = v;
     m_planned = false;
+    m_expertOptions.clear(); // another release: its own choices, its own default
+    m_encoding.clear();
     Q_EMIT settingsChanged();
     Q_EMIT planChanged();
 }
@@ -79,6 +110,29 @@ void ConversionJob::setTrunkBits(int v)
     m_planned = false;
     Q_EMIT settingsChanged();
     Q_EMIT planChanged();
+}
+
+void ConversionJob::setExpertEncoding(const QString &v)
+{
+    const QString key = encodingOf(v) == waste::ExpertEncoding::Auto ? QString() : v;
+    if (key == m_encoding) return;
+    m_encoding = key;
+    const bool replan = m_planned;
+    m_planned = false;
+    Q_EMIT settingsChanged();
+    Q_EMIT planChanged();
+    // A choice among the options already shown: the sizes below follow it at once.
+    if (replan) plan();
+}
+
+QString ConversionJob::chosenExperts() const
+{
+    if (!m_encoding.isEmpty()) return m_encoding;
+    for (const QVariant &v : m_expertOptions) {
+        const QVariantMap m = v.toMap();
+        if (m.value(QStringLiteral("isDefault")).toBool()) return m.value(QStringLiteral("key")).toString();
+    }
+    return {};
 }
 
 void ConversionJob::setReclaim(bool v)
@@ -124,18 +178,25 @@ void ConversionJob::plan()
     if (busy()) return;
     setState(Planning);
     const std::string src = m_source.toStdString(), out = m_output.toStdString();
-    const waste::ConvertOptions o = optionsOf(m_trunkBits, m_reclaim, m_jobs);
+    const waste::ConvertOptions o = optionsOf(m_trunkBits, m_reclaim, m_jobs, m_encoding);
     QPointer<ConversionJob> self(this);
     m_future = QtConcurrent::run([self, src, out, o] {
         waste::ConvertPlan p;
+        QVariantList options;
+        waste::ConvertRates rates;
         QString error;
         try {
             p = waste::planConversion(src, out, o);
+            if (p.moeLayers > 0) {
+                rates = waste::measureConvertRates(src, o.jobs);
+                for (const waste::ExpertOption &x : waste::expertOptions(src, o, &rates))
+                    options << optionMap(x);
+            }
         } catch (const std::exception &e) {
             error = QString::fromStdString(e.what());
         }
         if (!self) return;
-        QMetaObject::invokeMethod(self.data(), [self, p, error] {
+        QMetaObject::invokeMethod(self.data(), [self, p, options, rates, error] {
             if (!self) return;
             if (!error.isEmpty()) {
                 self->m_planned = false;
@@ -155,6 +216,12 @@ void ConversionJob::plan()
             self->m_unitsDone = p.unitsDone;
             self->m_unitsTotal = p.unitsTotal;
             self->m_alreadyComplete = p.alreadyComplete;
+            self->m_expertFormat = QString::fromStdString(p.expertFormat);
+            self->m_recordBytes = p.recordBytes;
+            self->m_expertOptions = options;
+            self->m_diskRate = rates.diskReadBytesPerSecond;
+            self->m_diskDirect = rates.diskDirect;
+            self->m_encodeJobs = rates.jobs;
             Q_EMIT self->planChanged();
             self->setState(p.alreadyComplete ? Finished : Ready);
         }, Qt::QueuedConnection);
@@ -181,7 +248,7 @@ void ConversionJob::start()
     setState(Running);
     applySnapshot(Snapshot{});
     const std::string src = m_source.toStdString(), out = m_output.toStdString();
-    const waste::ConvertOptions o = optionsOf(m_trunkBits, m_reclaim, m_jobs);
+    const waste::ConvertOptions o = optionsOf(m_trunkBits, m_reclaim, m_jobs, m_encoding);
     QPointer<ConversionJob> self(this);
     auto cancel = m_cancel;
     m_future = QtConcurrent::run([self, src, out, o, cancel] {

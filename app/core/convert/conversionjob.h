@@ -8,6 +8,7 @@
 #include <QObject>
 #include <QQmlEngine>
 #include <QString>
+#include <QVariantList>
 
 #include <atomic>
 #include <memory>
@@ -20,6 +21,8 @@ class ConversionJob : public QObject {
     Q_PROPERTY(int trunkBits READ trunkBits WRITE setTrunkBits NOTIFY settingsChanged)
     Q_PROPERTY(bool reclaim READ reclaim WRITE setReclaim NOTIFY settingsChanged)
     Q_PROPERTY(int jobs READ jobs WRITE setJobs NOTIFY settingsChanged)
+    // How routed experts are stored: "native", "vq3r", "q4", or "" for the release's default.
+    Q_PROPERTY(QString expertEncoding READ expertEncoding WRITE setExpertEncoding NOTIFY settingsChanged)
     Q_PROPERTY(State state READ state NOTIFY stateChanged)
     Q_PROPERTY(bool busy READ busy NOTIFY stateChanged)
     Q_PROPERTY(QString errorText READ errorText NOTIFY stateChanged)
@@ -37,6 +40,18 @@ class ConversionJob : public QObject {
     Q_PROPERTY(int unitsDone READ unitsDone NOTIFY planChanged)
     Q_PROPERTY(int unitsTotal READ unitsTotal NOTIFY planChanged)
     Q_PROPERTY(bool alreadyComplete READ alreadyComplete NOTIFY planChanged)
+    Q_PROPERTY(QString expertFormat READ expertFormat NOTIFY planChanged)
+    Q_PROPERTY(qint64 recordBytes READ recordBytes NOTIFY planChanged)
+    // The expert encodings side by side, from plan(): [{key, format, available, isDefault,
+    // discouraged, exact, recordBytes, outputBytes, bytesPerToken, topK, weightError,
+    // quality, advice, estimatedSeconds}] for native, vq3r and q4.
+    Q_PROPERTY(QVariantList expertOptions READ expertOptions NOTIFY planChanged)
+    // The key of the option a Start would use ("native", "vq3r" or "q4").
+    Q_PROPERTY(QString chosenExperts READ chosenExperts NOTIFY planChanged)
+    // This machine's speeds the estimates use (bytes/s; 0 when not measured).
+    Q_PROPERTY(double diskBytesPerSecond READ diskBytesPerSecond NOTIFY planChanged)
+    Q_PROPERTY(bool diskDirect READ diskDirect NOTIFY planChanged)
+    Q_PROPERTY(int encodeJobs READ encodeJobs NOTIFY planChanged)
     // An interrupted run left finished parts in the output folder: Start resumes it.
     Q_PROPERTY(bool canResume READ canResume NOTIFY planChanged)
     // While running:
@@ -66,6 +81,8 @@ public:
     void setReclaim(bool v);
     int jobs() const { return m_jobs; }
     void setJobs(int v);
+    QString expertEncoding() const { return m_encoding; }
+    void setExpertEncoding(const QString &v);
 
     State state() const { return m_state; }
     bool busy() const { return m_state == Planning || m_state == Running || m_state == Cancelling; }
@@ -84,6 +101,13 @@ public:
     int unitsDone() const { return m_unitsDone; }
     int unitsTotal() const { return m_unitsTotal; }
     bool alreadyComplete() const { return m_alreadyComplete; }
+    QString expertFormat() const { return m_expertFormat; }
+    qint64 recordBytes() const { return m_recordBytes; }
+    QVariantList expertOptions() const { return m_expertOptions; }
+    QString chosenExperts() const;
+    double diskBytesPerSecond() const { return m_diskRate; }
+    bool diskDirect() const { return m_diskDirect; }
+    int encodeJobs() const { return m_encodeJobs; }
     bool canResume() const { return m_planned && !m_alreadyComplete && m_unitsDone > 0 && m_unitsDone < m_unitsTotal; }
 
     double progress() const { return m_progress; }
@@ -116,14 +140,19 @@ private:
     struct Snapshot;
     void applySnapshot(const Snapshot &s);
 
-    QString m_source, m_output;
+    QString m_source, m_output, m_encoding;
     int m_trunkBits = 4;
     bool m_reclaim = false;
     int m_jobs = 0;
     State m_state = Idle;
     QString m_error;
     bool m_planned = false, m_alreadyComplete = false;
-    QString m_arch;
+    QString m_arch, m_expertFormat;
+    qint64 m_recordBytes = 0;
+    QVariantList m_expertOptions;
+    double m_diskRate = 0;
+    bool m_diskDirect = false;
+    int m_encodeJobs = 0;
     int m_layers = 0, m_moeLayers = 0, m_experts = 0, m_unitsDone = 0, m_unitsTotal = 0;
     qint64 m_sourceBytes = 0, m_outputBytes = 0, m_remainingBytes = 0, m_freeBytes = 0;
     double m_progress = 0, m_eta = -1, m_rate = 0;

@@ -84,6 +84,15 @@ ReleasePlanController::ReleasePlanController(QObject *parent) : QObject(parent)
             m_fits = f.fits;
             m_headline = headlineFor(f);
             m_details = detailsFor(f);
+            m_layouts.clear();
+            for (const LayoutFigures &l : f.layouts)
+                m_layouts << QVariantMap{{QStringLiteral("format"), l.format},
+                                         {QStringLiteral("containerBytes"), l.containerBytes},
+                                         {QStringLiteral("recordBytes"), l.recordBytes},
+                                         {QStringLiteral("bytesPerToken"), l.bytesPerToken},
+                                         {QStringLiteral("floor"), l.floor},
+                                         {QStringLiteral("defaultBudget"), l.defaultBudget},
+                                         {QStringLiteral("tokPerS"), l.tokPerS}};
             m_state = Ready;
         }
         Q_EMIT planChanged();
@@ -247,6 +256,19 @@ void ReleasePlanController::planConfig(const QByteArray &configJson)
             if (f.onThisMachine && !folder.isEmpty())
                 f.diskFree = QStorageInfo(folder).bytesAvailable();
             f.fits = f.floor <= f.usable && (f.diskFree < 0 || f.diskNeeded <= f.diskFree);
+            for (const waste::ReleaseLayout *l : {&rp.vq, &rp.native}) {
+                if (l == &rp.native && !rp.has_native)
+                    break;
+                LayoutFigures lf;
+                lf.format = QString::fromStdString(l->expert_format);
+                lf.containerBytes = l->container_bytes;
+                lf.recordBytes = l->record_bytes;
+                lf.bytesPerToken = l->plan.working_set_bytes;
+                lf.floor = l->plan.floor_bytes;
+                lf.defaultBudget = waste::resolveBudget(l->plan, 0).budget_bytes;
+                lf.tokPerS = tokensPerSecond(*l, lf.defaultBudget, gbps);
+                f.layouts << lf;
+            }
             if (rp.has_native) {
                 f.nativeFormat = QString::fromStdString(rp.native.expert_format);
                 f.nativeFloor = rp.native.plan.floor_bytes;

@@ -36,6 +36,10 @@ class ReleasePlanController : public QObject {
     // Where the cliff lies and what more RAM would give.
     Q_PROPERTY(QString details READ details NOTIFY planChanged)
     Q_PROPERTY(QString error READ error NOTIFY planChanged)
+    // The ways to store the experts side by side, VQ3R first, then the release's own format
+    // when it has one: [{format, containerBytes, recordBytes, bytesPerToken, floor,
+    // defaultBudget, tokPerS}] on the chosen machine.
+    Q_PROPERTY(QVariantList layouts READ layouts NOTIFY planChanged)
 
 public:
     enum State { Idle, Fetching, Planning, Ready, Failed };
@@ -58,12 +62,19 @@ public:
     QString headline() const { return m_headline; }
     QString details() const { return m_details; }
     QString error() const { return m_error; }
+    QVariantList layouts() const { return m_layouts; }
 
     // Plans from a config.json's text (what the hub answered, or a local file in tests).
     Q_INVOKABLE void planConfig(const QByteArray &configJson);
 
     // The plan's sentences, from the numbers alone (public for tests).
+    struct LayoutFigures {
+        QString format;
+        qint64 containerBytes = 0, recordBytes = 0, bytesPerToken = 0, floor = 0, defaultBudget = 0;
+        double tokPerS = 0; // 0: disk speed not known
+    };
     struct Figures {
+        QList<LayoutFigures> layouts;         // VQ3R, then native when the release has its own format
         bool fits = true;
         qint64 floor = 0, defaultBudget = 0, cliff = 0, usable = 0, physical = 0;
         qint64 diskNeeded = 0, diskFree = -1; // -1: not known
@@ -94,6 +105,7 @@ private:
     State m_state = Idle;
     bool m_fits = true;
     QString m_headline, m_details, m_error;
+    QVariantList m_layouts;
     QByteArray m_config;
     QNetworkAccessManager m_network;
     QPointer<QNetworkReply> m_reply;

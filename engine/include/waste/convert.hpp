@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace waste {
 
@@ -75,6 +76,43 @@ struct ConvertPlan {
 };
 
 ConvertPlan planConversion(const std::string &sourceDir, const std::string &outDir, const ConvertOptions &options = {});
+
+// This machine's speeds, measured, for a conversion's time estimate.
+struct ConvertRates {
+    double diskReadBytesPerSecond = 0;  // direct sequential reads of the source's largest shard
+    bool diskDirect = false;            // false: the page cache answered, so the figure is RAM's
+    double vqSearchesPerSecond = 0;     // VQ3R nearest-entry searches (one 8-wide vector, 256 entries), all jobs
+    double q4WeightsPerSecond = 0;      // weights encoded into INT4 groups of 32, all jobs
+    double crcBytesPerSecond = 0;       // record checksums, one thread (a repack's CPU work)
+    int jobs = 1;
+};
+
+// Measures the rates above (about half a second): the disk on the source's largest shard.
+ConvertRates measureConvertRates(const std::string &sourceDir, int jobs = 0);
+
+// One way of storing a release's routed experts, with what it costs: the Convert page shows
+// these side by side and the person chooses.
+struct ExpertOption {
+    ExpertEncoding encoding = ExpertEncoding::VQ3R; // Native, VQ3R or Q4
+    bool available = true;      // false: the converter refuses it for this release (advice says why)
+    bool isDefault = false;     // what the converter does when not told (--experts left out)
+    bool discouraged = false;   // it runs, but loses quality for nothing (advice says why)
+    std::string expertFormat;   // what its records hold: "MXFP4", "FP8B128", "INT4G32", "BF16", "VQ3R"
+    int64_t recordBytes = 0;    // one expert record
+    int64_t outputBytes = 0;    // the whole container
+    int64_t bytesPerToken = 0;  // expert bytes one token reads with nothing cached: record x top-k x MoE layers
+    int topK = 0;
+    bool exact = false;         // the records hold the release's own bytes
+    double weightError = 0;     // relative RMS error of the expert weights, as the converter's tests measure it
+    std::string quality;        // one line: "exact: the release's own bytes" or the measured error and where
+    std::string advice;         // one line: when to choose it, or why not
+    double estimatedSeconds = -1; // at the rates given (-1: none given)
+};
+
+// Native, VQ3R and Q4 for the release in sourceDir (headers only, plus the rates' arithmetic).
+// `options` gives the trunk bits and the k-means settings; its `experts` is ignored.
+std::vector<ExpertOption> expertOptions(const std::string &sourceDir, const ConvertOptions &options = {},
+                                        const ConvertRates *rates = nullptr);
 
 struct ConvertResult {
     ConvertPlan plan;

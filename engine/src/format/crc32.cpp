@@ -1,51 +1,46 @@
 #include "format/crc32.hpp"
 
-#include <array>
+#include "format/crc32_ways.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
 
 namespace waste::format {
 namespace {
 
-using Tables = std::array<std::array<uint32_t, 256>, 8>;
+struct Chosen {
+    Crc32Fn fn;
+    const char *name;
+};
 
-Tables makeTables()
+Chosen choose()
 {
-    Tables t{};
-    for (uint32_t i = 0; i < 256; ++i) {
-        uint32_t c = i;
-        for (int k = 0; k < 8; ++k)
-            c = (c & 1u) ? (0xEDB88320u ^ (c >> 1)) : (c >> 1);
-        t[0][i] = c;
+    const char *env = std::getenv("WASTE_CRC32");
+    if (!(env && std::strcmp(env, "scalar") == 0)) {
+        if (Crc32Fn f = crc32Pclmul()) return {f, "pclmul"};
+        if (Crc32Fn f = crc32Armv8()) return {f, "armv8-crc"};
     }
-    for (uint32_t i = 0; i < 256; ++i)
-        for (int s = 1; s < 8; ++s)
-            t[s][i] = (t[s - 1][i] >> 8) ^ t[0][t[s - 1][i] & 0xffu];
-    return t;
+    return {crc32Scalar(), "scalar"};
 }
 
-const Tables &tables()
+std::atomic<bool> g_forceScalar{false};
+
+const Chosen &chosen()
 {
-    static const Tables t = makeTables();
-    return t;
+    static const Chosen c = choose();
+    return c;
 }
 
 } // namespace
 
-uint32_t crc32(const void *bytes, size_t size, uint32_t crc)
+uint32_t crc32(const void *data, size_t size, uint32_t crc)
 {
-    const Tables &t = tables();
-    const auto *data = static_cast<const uint8_t *>(bytes);
-    uint32_t c = ~crc;
-    while (size >= 8) {
-        const uint32_t lo = c ^ (static_cast<uint32_t>(data[0]) | (static_cast<uint32_t>(data[1]) << 8) |
-                                 (static_cast<uint32_t>(data[2]) << 16) | (static_cast<uint32_t>(data[3]) << 24));
-        c = t[7][lo & 0xff] ^ t[6][(lo >> 8) & 0xff] ^ t[5][(lo >> 16) & 0xff] ^ t[4][lo >> 24] ^
-            t[3][data[4]] ^ t[2][data[5]] ^ t[1][data[6]] ^ t[0][data[7]];
-        data += 8;
-        size -= 8;
-    }
-    while (size--)
-        c = t[0][(c ^ *data++) & 0xffu] ^ (c >> 8);
-    return ~c;
+    return g_forceScalar.load(std::memory_order_relaxed) ? crc32Scalar()(data, size, crc) : chosen().fn(data, size, crc);
 }
+
+const char *crc32Name() { return g_forceScalar.load(std::memory_order_relaxed) ? "scalar" : chosen().name; }
+
+void forceCrc32Scalar(bool on) { g_forceScalar.store(on, std::memory_order_relaxed); }
 
 } // namespace waste::format

@@ -1,0 +1,143 @@
+// The Planner page plans a release before it is downloaded: the full-size Kimi K3, from its
+// config.json on a (local) hub, shows the container with VQ3R experts and with its MXFP4
+// experts as released, side by side: container size, record size, the expert bytes one token
+// reads, floor and default on a 64 GB machine. The figures are the engine's own plan of the
+// config (`waste plan --config`; tst_release_plan checks those). Screenshots, light and dark,
+// go to <build>/screenshots/planner-release-k3-*.png.
+#include "studioapplication.h"
+
+#include "planner/releaseplancontroller.h"
+#include "settings/appsettings.h"
+#include "units/units.h"
+#include "windowtest.h"
+
+#include "faultyhub.h"
+
+#include <waste/release_plan.hpp>
+
+#include <QApplication>
+#include <QDir>
+#include <QFile>
+#include <QQmlApplicationEngine>
+#include <QQuickItem>
+#include <QQuickWindow>
+#include <QTest>
+
+namespace {
+
+constexpr qint64 GiB = qint64(1) << 30;
+
+QByteArray k3Config()
+{
+    QFile f(QStringLiteral(WASTE_FIXTURES_DIR "/release-configs/kimi-k3.json"));
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+QQuickItem *item(QQuickWindow *window, const QString &name)
+{
+    // The popup lives in the window's overlay, outside the page's visual tree.
+    const QList<QQuickItem *> found = WindowTest::itemsNamed(window->contentItem()->parentItem() ? window->contentItem()->parentItem()
+                                                                                                   : window->contentItem(),
+                                                             name);
+    return found.isEmpty() ? nullptr : found.first();
+}
+
+// A cell of the card's table: row `format`, column `column`.
+QString cell(QQuickItem *card, const QString &format, int column)
+{
+    const QList<QQuickItem *> found = WindowTest::itemsNamed(card, QStringLiteral("releaseLayout_%1_%2").arg(format).arg(column));
+    return found.size() == 1 && found.first()->isVisible() ? found.first()->property("text").toString() : QStringLiteral("(not shown)");
+}
+
+} // namespace
+
+class TestPlannerRelease : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        StudioApplication::configure();
+        WindowTest::useOwnAppData(QStringLiteral("planner release test"));
+        WindowTest::collectWarnings();
+    }
+
+    void fullK3NativeBesideVq3r()
+    {
+        const QByteArray config = k3Config();
+        QVERIFY(!config.isEmpty());
+        FaultyHub hub;
+        QVERIFY(hub.start());
+        hub.addFile(QStringLiteral("moonshotai/Kimi-K3"), QStringLiteral("config.json"), config, false);
+        qputenv("HF_ENDPOINT", hub.endpoint().toUtf8());
+
+        auto services = StudioApplication::createServices();
+        QQmlApplicationEngine qml;
+        QQuickWindow *window = WindowTest::showMainWindow(qml);
+        QVERIFY(window);
+        window->resize(1000, 700);
+        window->setProperty("currentPage", 2);
+        QTest::qWait(200);
+
+        QQuickItem *open = item(window, QStringLiteral("planReleaseButton"));
+        QVERIFY(open && open->isVisible());
+        const QPointF centre = open->mapToScene(QPointF(open->width() / 2, open->height() / 2));
+        QTest::mouseClick(window, Qt::LeftButton, Qt::NoModifier, centre.toPoint());
+        QQuickItem *field = nullptr;
+        QTRY_VERIFY((field = item(window, QStringLiteral("plannerReleaseRepo"))) && field->isVisible());
+
+        // The machine of the reference's figures: 64 GB.
+        // The popup's card (the Models page has its own).
+        QQuickItem *card = item(window, QStringLiteral("plannerReleaseCard"));
+        QVERIFY(card);
+        auto *plan = card->findChild<ReleasePlanController *>(QStringLiteral("releasePlan"));
+        QVERIFY(plan);
+        plan->setMachineRam(64 * GiB);
+        field->forceActiveFocus();
+        WindowTest::typeText(window, QStringLiteral("moonshotai/Kimi-K3"));
+        QTRY_VERIFY_WITH_TIMEOUT(plan->state() == ReleasePlanController::Ready || plan->state() == ReleasePlanController::Failed, 120000);
+        QVERIFY2(plan->state() == ReleasePlanController::Ready, qPrintable(plan->error()));
+        QCOMPARE(plan->repo(), QStringLiteral("moonshotai/Kimi-K3"));
+
+        waste::ReleasePlanOptions o;
+        o.ramBytes = 64 * GiB;
+        o.ctx = services->settings->contextTokens();
+        const waste::ReleasePlan rp = waste::planRelease(config.toStdString(), o);
+        QVERIFY(rp.has_native);
+        QCOMPARE(QString::fromStdString(rp.native.expert_format), QStringLiteral("MXFP4"));
+        QCOMPARE(plan->layouts().size(), 2);
+        QTest::qWait(200);
+        for (const waste::ReleaseLayout *l : {&rp.vq, &rp.native}) {
+            const QString f = QString::fromStdString(l->expert_format);
+            QCOMPARE(cell(card, f, 0), f);
+            QCOMPARE(cell(card, f, 1), Units::bytes(l->container_bytes));
+            QCOMPARE(cell(card, f, 2), Units::bytes(l->record_bytes));
+            QCOMPARE(cell(card, f, 3), Units::bytes(l->plan.working_set_bytes));
+            QCOMPARE(cell(card, f, 4), Units::bytes(l->plan.floor_bytes));
+            QCOMPARE(cell(card, f, 5), Units::bytes(waste::resolveBudget(l->plan, 0).budget_bytes));
+        }
+        // MXFP4 keeps 4.25 bits a weight where VQ3R has about 3: larger records, more read per token.
+        QVERIFY(rp.native.record_bytes > rp.vq.record_bytes);
+        QVERIFY(rp.native.plan.working_set_bytes > rp.vq.plan.working_set_bytes);
+        QVERIFY(rp.native.container_bytes > rp.vq.container_bytes);
+
+        QDir().mkpath(QStringLiteral(WASTE_SCREENSHOT_DIR));
+        for (const QString theme : {QStringLiteral("light"), QStringLiteral("dark")}) {
+            services->settings->setTheme(theme);
+            QTest::qWait(200);
+            const QImage shot = window->grabWindow();
+            QVERIFY(!shot.isNull());
+            const QString file = QStringLiteral(WASTE_SCREENSHOT_DIR "/planner-release-k3-%1.png").arg(theme);
+            QVERIFY2(shot.save(file), qPrintable(file));
+        }
+        QVERIFY2(WindowTest::warnings().isEmpty(), qPrintable(WindowTest::warnings()));
+    }
+};
+
+int main(int argc, char **argv)
+{
+    QApplication app(argc, argv);
+    TestPlannerRelease t;
+    return QTest::qExec(&t, argc, argv);
+}
+
+#include "tst_planner_release.moc"
