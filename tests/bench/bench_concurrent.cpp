@@ -12,6 +12,8 @@
 #include "waste/prefix.hpp"
 #include "waste/waste.hpp"
 
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -20,6 +22,16 @@
 #include <vector>
 
 namespace {
+
+// CPU seconds of the whole process (compute pool, readers and kernel time for the reads):
+// on a shared machine wall time swings with the load, the CPU a token costs much less.
+double cpuSeconds()
+{
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    auto secs = [](const timeval &t) { return double(t.tv_sec) + double(t.tv_usec) / 1e6; };
+    return secs(u.ru_utime) + secs(u.ru_stime);
+}
 
 double now()
 {
@@ -35,13 +47,14 @@ struct Run {
     int tokens = 0;
     double hitRate = 0;
     double mbPerStep = 0;
+    double cpuMsPerToken = 0;
 };
 
 Run decodeTogether(waste::Model &model, int streams, int tokens)
 {
     waste::Batch batch(model);
     int started = 0, counted = 0;
-    double allStarted = 0;
+    double allStarted = 0, cpuStarted = 0;
     for (int i = 0; i < streams; ++i) {
         waste::Batch::Request r;
         r.prompt = model.tokenize(kPrompts[i % 8], true);
@@ -49,8 +62,10 @@ Run decodeTogether(waste::Model &model, int streams, int tokens)
         r.useSession = i == 0;
         r.onToken = [&](const waste::TokenEvent &ev) {
             if (ev.index == 0) {
-                if (++started == streams)
+                if (++started == streams) {
                     allStarted = now();
+                    cpuStarted = cpuSeconds();
+                }
             } else if (started == streams) {
                 ++counted;
             }
@@ -68,12 +83,13 @@ Run decodeTogether(waste::Model &model, int streams, int tokens)
         else if (wasStarted)
             ++steps;
     }
-    const double secs = now() - allStarted;
+    const double secs = now() - allStarted, cpu = cpuSeconds() - cpuStarted;
     const waste::Stats last = model.stats();
     model.resetState();
     Run r;
     r.tokens = counted;
     r.aggregate = secs > 0 ? counted / secs : 0;
+    r.cpuMsPerToken = counted > 0 ? 1000 * cpu / counted : 0;
     const int64_t hits = last.demandHits - first.demandHits, misses = last.demandMisses - first.demandMisses;
     r.hitRate = hits + misses > 0 ? double(hits) / double(hits + misses) : 1.0;
     r.mbPerStep = steps > 0 ? double(last.bytesRead - first.bytesRead) / 1e6 / steps : 0;
@@ -148,8 +164,8 @@ int main(int argc, char **argv)
                     throw waste::Error(waste::ErrorCode::RamBudget,
                                        std::to_string(n) + " streams do not fit the " + name + " budget");
                 const Run r = decodeTogether(*model, n, tokens);
-                std::printf("  %d stream%s   %.2f tok/s aggregate (%d tokens, hit rate %.0f %%, %.1f MB read per step)\n",
-                            n, n == 1 ? " " : "s", r.aggregate, r.tokens, 100 * r.hitRate, r.mbPerStep);
+                std::printf("  %d stream%s   %.2f tok/s aggregate (%d tokens, hit rate %.0f %%, %.1f MB read per step, %.2f CPU ms per token)\n",
+                            n, n == 1 ? " " : "s", r.aggregate, r.tokens, 100 * r.hitRate, r.mbPerStep, r.cpuMsPerToken);
                 char buf[64];
                 std::snprintf(buf, sizeof buf, " %d:%.1f", n, r.aggregate);
                 last += buf;

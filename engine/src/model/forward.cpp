@@ -45,12 +45,10 @@ void Forward::attention(int layer, int n, const float *a, float *out, LayerState
 void Forward::feedForward(int layer, int n, const float *b, float *out, ExpertSource &experts)
 {
     const LayerWeights &lw = m_w.layers[static_cast<size_t>(layer)];
-    const int64_t Hd = m_c.hidden;
     if (lw.moe) {
         moe(layer, n, b, out, experts);
     } else {
-        for (int t = 0; t < n; ++t)
-            denseFfn(lw.dense, b + t * Hd, out + t * Hd, m_c.inter);
+        denseFfn(lw.dense, n, b, out, m_c.inter);
     }
 }
 
@@ -175,16 +173,25 @@ void Forward::runParts(std::span<const int32_t> tokens, std::span<const Part> pa
         runAttnRes(n, h.data(), parts, experts);
     else
         runResidual(n, h.data(), parts, experts);
+    // Each part's last row through the final norm, then the head for all parts in one pass.
+    const int64_t P = static_cast<int64_t>(parts.size()), V = m_c.vocab;
     int64_t end = 0;
-    Vec x(Hd);
-    for (const Part &p : parts) {
+    Vec x(static_cast<size_t>(P * Hd));
+    for (int64_t i = 0; i < P; ++i) {
+        const Part &p = parts[static_cast<size_t>(i)];
         end += p.count;
         p.state->pos += p.count;
-        const float *last = h.data() + (end - 1) * Hd;
-        rmsNorm(last, m_w.norm->f32.data(), x.data(), Hd, m_c.eps);
-        p.state->lastLogits.resize(static_cast<size_t>(m_c.vocab));
-        quant::matvec(*m_w.head, x.data(), p.state->lastLogits.data(), m_pool);
+        rmsNorm(h.data() + (end - 1) * Hd, m_w.norm->f32.data(), x.data() + i * Hd, Hd, m_c.eps);
+        p.state->lastLogits.resize(static_cast<size_t>(V));
     }
+    if (P == 1) {
+        quant::matvec(*m_w.head, x.data(), parts[0].state->lastLogits.data(), m_pool);
+        return;
+    }
+    Vec logits(static_cast<size_t>(P * V));
+    quant::matvecs(*m_w.head, P, x.data(), Hd, logits.data(), V, m_pool);
+    for (int64_t i = 0; i < P; ++i)
+        std::copy(logits.begin() + i * V, logits.begin() + (i + 1) * V, parts[static_cast<size_t>(i)].state->lastLogits.begin());
 }
 
 } // namespace waste::model

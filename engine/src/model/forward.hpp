@@ -68,6 +68,7 @@ private:
     void mla(int layer, const float *a, float *out, LayerState &st, int pos);
     void gqa(int layer, const float *a, float *out, LayerState &st, int pos); // gqa_attention.cpp
     void denseFfn(const FfnWeights &w, const float *x, float *out, int64_t width);
+    void denseFfn(const FfnWeights &w, int n, const float *x, float *out, int64_t width); // n rows at once
     void moe(int layer, int n, const float *b, float *out, ExpertSource &experts);
     // One routed expert kept in a native record (moe_native.cpp): y = down(act(gate x, up x)),
     // x of expertWidth inputs, g/u scratch of moeInter, rows split over the pool.
