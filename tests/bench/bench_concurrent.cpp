@@ -5,7 +5,9 @@
 //   compute-bound: room for every expert record, warmed by a first pass, so nothing is read.
 // Each stream is a different short prompt, greedy, N tokens (default 32); the aggregate is
 // the tokens all streams sampled after each had its first, over the time that took.
-//   bench_concurrent [--tokens N] [--mid-size SIZE] [--cache DIR] [--threads N] [--streams 1,2,4,8]
+// With --prefill N it also reads an N-token prompt alone at the compute-bound budget (the
+// chunk path the batch shares), twice after a warming read, and gives prompt tokens per second.
+//   bench_concurrent [--tokens N] [--mid-size SIZE] [--cache DIR] [--threads N] [--streams 1,2,4,8] [--prefill N]
 // Last line: the figures, and 4 streams' aggregate over one stream's at the I/O-bound budget.
 #include "mid_container.hpp"
 #include "waste/batch.hpp"
@@ -96,13 +98,61 @@ Run decodeTogether(waste::Model &model, int streams, int tokens)
     return r;
 }
 
+// One N-token prompt read alone (then one token sampled); seconds and CPU seconds of the read.
+std::pair<double, double> prefillOnce(waste::Model &model, const std::vector<int32_t> &prompt)
+{
+    waste::Batch batch(model);
+    waste::Batch::Request r;
+    r.prompt = prompt;
+    r.params.maxTokens = 1;
+    r.useSession = true;
+    const double t0 = now(), c0 = cpuSeconds();
+    double t1 = 0, c1 = 0;
+    r.onPrefill = [&](int read, int total) {
+        if (read == total) {
+            t1 = now();
+            c1 = cpuSeconds();
+        }
+        return true;
+    };
+    batch.add(std::move(r));
+    while (batch.active() > 0)
+        batch.step();
+    model.resetState();
+    return {t1 - t0, c1 - c0};
+}
+
+void benchPrefill(const std::string &dir, int tokens, int threads)
+{
+    const int ctx = tokens + 16;
+    const waste::MemoryPlan plan = waste::planMemory(dir, ctx);
+    waste::OpenOptions o;
+    o.threads = threads;
+    o.ctxTokens = ctx;
+    o.ramBudget = plan.floor_bytes + waste::checkpointBytes(dir) + plan.expert_bytes_total + 4 * plan.max_record_bytes;
+    o.warmFromUsage = false;
+    auto model = waste::openForBatch(dir, waste::withEnvironment(o), 1);
+    std::vector<int32_t> prompt;
+    for (int i = 0; int(prompt.size()) < tokens; ++i) {
+        const std::vector<int32_t> more = model->tokenize(kPrompts[i % 8], i == 0);
+        prompt.insert(prompt.end(), more.begin(), more.end());
+    }
+    prompt.resize(size_t(tokens));
+    prefillOnce(*model, prompt); // fills the expert cache
+    for (int rep = 0; rep < 2; ++rep) {
+        const auto [secs, cpu] = prefillOnce(*model, prompt);
+        std::printf("prefill        %d tokens: %.1f tok/s (%.2f CPU ms per token)\n", tokens, tokens / secs,
+                    1000 * cpu / tokens);
+    }
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
     std::string cacheDir = WASTE_BENCH_CACHE_DIR;
     std::string midSize = "10G";
-    int tokens = 32, threads = 2;
+    int tokens = 32, threads = 2, prefill = 0;
     std::vector<int> counts = {1, 2, 4, 8};
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -114,6 +164,8 @@ int main(int argc, char **argv)
             cacheDir = argv[++i];
         } else if (a == "--threads" && i + 1 < argc) {
             threads = std::atoi(argv[++i]);
+        } else if (a == "--prefill" && i + 1 < argc) {
+            prefill = std::atoi(argv[++i]);
         } else if (a == "--streams" && i + 1 < argc) {
             counts.clear();
             std::stringstream in(argv[++i]);
@@ -121,7 +173,7 @@ int main(int argc, char **argv)
                 counts.push_back(std::atoi(n.c_str()));
         } else {
             std::fprintf(stderr, "usage: bench_concurrent [--tokens N] [--mid-size SIZE] [--cache DIR] [--threads N] "
-                                 "[--streams 1,2,4,8]\n");
+                                 "[--streams 1,2,4,8] [--prefill N]\n");
             return 2;
         }
     }
@@ -175,6 +227,8 @@ int main(int argc, char **argv)
                     ioFour = r.aggregate;
             }
         }
+        if (prefill > 0)
+            benchPrefill(dir, prefill, threads);
         std::printf("concurrent tok/s %s | I/O-bound 4 streams = %.2f x one\n", last.c_str(),
                     ioOne > 0 ? ioFour / ioOne : 0.0);
     } catch (const std::exception &e) {

@@ -31,14 +31,25 @@ void Forward::embed(int32_t token, float *out) const { m_w.embed->readRow(token,
 // The attention sub-layer for n tokens at positions pos0.. (strictly in order).
 void Forward::attention(int layer, int n, const float *a, float *out, LayerState &st, int pos0)
 {
+    std::vector<LayerState *> states(static_cast<size_t>(n), &st);
+    std::vector<int> pos(static_cast<size_t>(n));
+    for (int t = 0; t < n; ++t)
+        pos[static_cast<size_t>(t)] = pos0 + t;
+    attentionTokens(layer, n, a, out, states.data(), pos.data());
+}
+
+// Token t of the chunk against *st[t] at position pos[t]: KDA and MLA take the chunk whole
+// (their projections then read each matrix once), GQA token by token.
+void Forward::attentionTokens(int layer, int n, const float *a, float *out, LayerState *const *st, const int *pos)
+{
     const int64_t Hd = m_c.hidden;
-    for (int t = 0; t < n; ++t) {
-        if (m_c.g.on)
-            gqa(layer, a + t * Hd, out + t * Hd, st, pos0 + t);
-        else if (m_w.layers[static_cast<size_t>(layer)].kda)
-            kda(layer, a + t * Hd, out + t * Hd, st);
-        else
-            mla(layer, a + t * Hd, out + t * Hd, st, pos0 + t);
+    if (m_c.g.on) {
+        for (int t = 0; t < n; ++t)
+            gqa(layer, a + t * Hd, out + t * Hd, *st[t], pos[t]);
+    } else if (m_w.layers[static_cast<size_t>(layer)].kda) {
+        kda(layer, n, a, out, st);
+    } else {
+        mla(layer, n, a, out, st, pos);
     }
 }
 
@@ -54,12 +65,14 @@ void Forward::feedForward(int layer, int n, const float *b, float *out, ExpertSo
 
 void Forward::attentionParts(int layer, const float *a, float *out, std::span<const Part> parts)
 {
-    const int64_t Hd = m_c.hidden;
-    int64_t off = 0;
-    for (const Part &p : parts) {
-        attention(layer, p.count, a + off * Hd, out + off * Hd, p.state->layers[static_cast<size_t>(layer)], p.state->pos);
-        off += p.count;
-    }
+    std::vector<LayerState *> states;
+    std::vector<int> pos;
+    for (const Part &p : parts)
+        for (int t = 0; t < p.count; ++t) {
+            states.push_back(&p.state->layers[static_cast<size_t>(layer)]);
+            pos.push_back(p.state->pos + t);
+        }
+    attentionTokens(layer, static_cast<int>(states.size()), a, out, states.data(), pos.data());
 }
 
 // Kimi-Linear's plain residual stream: h += attn(norm h); h += ffn(norm h).
