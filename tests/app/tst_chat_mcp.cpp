@@ -240,6 +240,23 @@ private Q_SLOTS:
         QTRY_VERIFY(!settings->property("visible").toBool());
     }
 
+    // The offered declarations are rendered into the prompt, so the context meter counts
+    // them: server-everything's come to thousands of tokens, which the meter showed as
+    // nothing (the template alone) before.
+    void theContextMeterCountsOfferedTools()
+    {
+        QSignalSpy counted(chat(), &ChatController::contextChanged);
+        chat()->setToolChoice(QStringLiteral("none"));
+        QVERIFY(counted.wait(15000));
+        const int without = chat()->contextUsed();
+        counted.clear();
+        chat()->setToolChoice(QStringLiteral("auto"));
+        QVERIFY(counted.wait(15000));
+        const int with = chat()->contextUsed();
+        QVERIFY2(without > 0 && with > without + 1000,
+                 qPrintable(QStringLiteral("%1 tokens without the tools, %2 with them").arg(without).arg(with)));
+    }
+
     void callAwaitsApprovalThenRunsAndTheAnswerGoesOn()
     {
         m_window->setProperty("currentPage", 3); // Chat

@@ -5,12 +5,16 @@
 //   compute-bound: room for every expert record, warmed by a first pass, so nothing is read.
 // Each stream is a different short prompt, greedy, N tokens (default 32); the aggregate is
 // the tokens all streams sampled after each had its first, over the time that took.
-//   bench_concurrent [--tokens N] [--mid-size SIZE] [--cache DIR] [--threads N] [--streams 1,2,4,8]
+// With --prefill N it also reads an N-token prompt alone at the compute-bound budget (the
+// chunk path the batch shares), twice after a warming read, and gives prompt tokens per second.
+//   bench_concurrent [--tokens N] [--mid-size SIZE] [--cache DIR] [--threads N] [--streams 1,2,4,8] [--prefill N]
 // Last line: the figures, and 4 streams' aggregate over one stream's at the I/O-bound budget.
 #include "mid_container.hpp"
 #include "waste/batch.hpp"
 #include "waste/prefix.hpp"
 #include "waste/waste.hpp"
+
+#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
@@ -20,6 +24,16 @@
 #include <vector>
 
 namespace {
+
+// CPU seconds of the whole process (compute pool, readers and kernel time for the reads):
+// on a shared machine wall time swings with the load, the CPU a token costs much less.
+double cpuSeconds()
+{
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    auto secs = [](const timeval &t) { return double(t.tv_sec) + double(t.tv_usec) / 1e6; };
+    return secs(u.ru_utime) + secs(u.ru_stime);
+}
 
 double now()
 {
@@ -35,13 +49,14 @@ struct Run {
     int tokens = 0;
     double hitRate = 0;
     double mbPerStep = 0;
+    double cpuMsPerToken = 0;
 };
 
 Run decodeTogether(waste::Model &model, int streams, int tokens)
 {
     waste::Batch batch(model);
     int started = 0, counted = 0;
-    double allStarted = 0;
+    double allStarted = 0, cpuStarted = 0;
     for (int i = 0; i < streams; ++i) {
         waste::Batch::Request r;
         r.prompt = model.tokenize(kPrompts[i % 8], true);
@@ -49,8 +64,10 @@ Run decodeTogether(waste::Model &model, int streams, int tokens)
         r.useSession = i == 0;
         r.onToken = [&](const waste::TokenEvent &ev) {
             if (ev.index == 0) {
-                if (++started == streams)
+                if (++started == streams) {
                     allStarted = now();
+                    cpuStarted = cpuSeconds();
+                }
             } else if (started == streams) {
                 ++counted;
             }
@@ -68,16 +85,65 @@ Run decodeTogether(waste::Model &model, int streams, int tokens)
         else if (wasStarted)
             ++steps;
     }
-    const double secs = now() - allStarted;
+    const double secs = now() - allStarted, cpu = cpuSeconds() - cpuStarted;
     const waste::Stats last = model.stats();
     model.resetState();
     Run r;
     r.tokens = counted;
     r.aggregate = secs > 0 ? counted / secs : 0;
+    r.cpuMsPerToken = counted > 0 ? 1000 * cpu / counted : 0;
     const int64_t hits = last.demandHits - first.demandHits, misses = last.demandMisses - first.demandMisses;
     r.hitRate = hits + misses > 0 ? double(hits) / double(hits + misses) : 1.0;
     r.mbPerStep = steps > 0 ? double(last.bytesRead - first.bytesRead) / 1e6 / steps : 0;
     return r;
+}
+
+// One N-token prompt read alone (then one token sampled); seconds and CPU seconds of the read.
+std::pair<double, double> prefillOnce(waste::Model &model, const std::vector<int32_t> &prompt)
+{
+    waste::Batch batch(model);
+    waste::Batch::Request r;
+    r.prompt = prompt;
+    r.params.maxTokens = 1;
+    r.useSession = true;
+    const double t0 = now(), c0 = cpuSeconds();
+    double t1 = 0, c1 = 0;
+    r.onPrefill = [&](int read, int total) {
+        if (read == total) {
+            t1 = now();
+            c1 = cpuSeconds();
+        }
+        return true;
+    };
+    batch.add(std::move(r));
+    while (batch.active() > 0)
+        batch.step();
+    model.resetState();
+    return {t1 - t0, c1 - c0};
+}
+
+void benchPrefill(const std::string &dir, int tokens, int threads)
+{
+    const int ctx = tokens + 16;
+    const waste::MemoryPlan plan = waste::planMemory(dir, ctx);
+    waste::OpenOptions o;
+    o.threads = threads;
+    o.ctxTokens = ctx;
+    o.ramBudget = plan.floor_bytes + waste::checkpointBytes(dir) + plan.expert_bytes_total + 4 * plan.max_record_bytes;
+    o.warmFromUsage = false;
+    auto model = waste::openForBatch(dir, waste::withEnvironment(o), 1);
+    std::vector<int32_t> prompt;
+    for (int i = 0; int(prompt.size()) < tokens; ++i) {
+        const std::vector<int32_t> more = model->tokenize(kPrompts[i % 8], i == 0);
+        prompt.insert(prompt.end(), more.begin(), more.end());
+    }
+    prompt.resize(size_t(tokens));
+    prefillOnce(*model, prompt); // fills the expert cache
+    for (int rep = 0; rep < 2; ++rep) {
+        const auto [secs, cpu] = prefillOnce(*model, prompt);
+        std::printf("prefill        %d tokens: %.1f tok/s (%.2f CPU ms per token)\n", tokens, tokens / secs,
+                    1000 * cpu / tokens);
+    }
 }
 
 } // namespace
@@ -86,7 +152,7 @@ int main(int argc, char **argv)
 {
     std::string cacheDir = WASTE_BENCH_CACHE_DIR;
     std::string midSize = "10G";
-    int tokens = 32, threads = 2;
+    int tokens = 32, threads = 2, prefill = 0;
     std::vector<int> counts = {1, 2, 4, 8};
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -98,6 +164,8 @@ int main(int argc, char **argv)
             cacheDir = argv[++i];
         } else if (a == "--threads" && i + 1 < argc) {
             threads = std::atoi(argv[++i]);
+        } else if (a == "--prefill" && i + 1 < argc) {
+            prefill = std::atoi(argv[++i]);
         } else if (a == "--streams" && i + 1 < argc) {
             counts.clear();
             std::stringstream in(argv[++i]);
@@ -105,7 +173,7 @@ int main(int argc, char **argv)
                 counts.push_back(std::atoi(n.c_str()));
         } else {
             std::fprintf(stderr, "usage: bench_concurrent [--tokens N] [--mid-size SIZE] [--cache DIR] [--threads N] "
-                                 "[--streams 1,2,4,8]\n");
+                                 "[--streams 1,2,4,8] [--prefill N]\n");
             return 2;
         }
     }
@@ -148,8 +216,8 @@ int main(int argc, char **argv)
                     throw waste::Error(waste::ErrorCode::RamBudget,
                                        std::to_string(n) + " streams do not fit the " + name + " budget");
                 const Run r = decodeTogether(*model, n, tokens);
-                std::printf("  %d stream%s   %.2f tok/s aggregate (%d tokens, hit rate %.0f %%, %.1f MB read per step)\n",
-                            n, n == 1 ? " " : "s", r.aggregate, r.tokens, 100 * r.hitRate, r.mbPerStep);
+                std::printf("  %d stream%s   %.2f tok/s aggregate (%d tokens, hit rate %.0f %%, %.1f MB read per step, %.2f CPU ms per token)\n",
+                            n, n == 1 ? " " : "s", r.aggregate, r.tokens, 100 * r.hitRate, r.mbPerStep, r.cpuMsPerToken);
                 char buf[64];
                 std::snprintf(buf, sizeof buf, " %d:%.1f", n, r.aggregate);
                 last += buf;
@@ -159,6 +227,8 @@ int main(int argc, char **argv)
                     ioFour = r.aggregate;
             }
         }
+        if (prefill > 0)
+            benchPrefill(dir, prefill, threads);
         std::printf("concurrent tok/s %s | I/O-bound 4 streams = %.2f x one\n", last.c_str(),
                     ioOne > 0 ? ioFour / ioOne : 0.0);
     } catch (const std::exception &e) {

@@ -1,5 +1,6 @@
-// ChatController's context meter: how many tokens the conversation and the draft take of
-// the open context, counted on the engine thread once typing pauses.
+// ChatController's context meter: how many tokens the conversation, the draft and the
+// offered tool declarations take of the open context, counted on the engine thread once
+// typing pauses.
 #include "chat/chatcontroller.h"
 
 #include "engine/enginecontroller.h"
@@ -65,7 +66,11 @@ void ChatController::recount()
     // every image, which grows with the conversation.
     if (m_count)
         m_count->disconnect(this);
-    m_count = m_engine->countDialogue(dialogueFor(list, 0), chatFormat());
+    // The tool declarations offered with the next answer are rendered into its prompt too
+    // (with MCP's server-everything about 4,000 tokens): counted as sent.
+    Dialogue dialogue = dialogueFor(list, 0);
+    dialogue.tools = offeredTools();
+    m_count = m_engine->countDialogue(dialogue, chatFormat());
     connect(m_count, &TokenCount::counted, this, &ChatController::onCounted);
 }
 

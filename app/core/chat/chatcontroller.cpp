@@ -559,7 +559,13 @@ bool ChatController::editAndResend(int row, const QString &text)
 
 void ChatController::setToolHub(McpHub *hub)
 {
+    if (m_hub)
+        m_hub->disconnect(this);
     m_hub = hub;
+    // The offered declarations are part of the prompt: the meter counts them (recount()).
+    if (m_hub)
+        connect(m_hub, &McpHub::toolsChanged, this, [this] { m_recountTimer.start(); });
+    m_recountTimer.start();
 }
 
 void ChatController::setToolChoice(const QString &choice)
@@ -569,6 +575,7 @@ void ChatController::setToolChoice(const QString &choice)
         return;
     m_toolChoice = c;
     Q_EMIT toolChoiceChanged();
+    m_recountTimer.start(); // "none" offers no declarations, the others all of them
 }
 
 bool ChatController::toolPending() const

@@ -30,11 +30,20 @@ void Forward::activate(const float *g, const float *u, float *out, int64_t n) co
 
 void Forward::denseFfn(const FfnWeights &w, const float *x, float *out, int64_t width)
 {
-    Vec g(width), u(width);
-    quant::matvec(*w.gate, x, g.data(), m_pool);
-    quant::matvec(*w.up, x, u.data(), m_pool);
-    activate(g.data(), u.data(), g.data(), width);
-    quant::matvec(*w.down, g.data(), out, m_pool);
+    denseFfn(w, 1, x, out, width);
+}
+
+// n tokens (rows of the hidden size): each matrix is one pass for all of them
+// (quant::matvecs), each token's values those of denseFfn alone.
+void Forward::denseFfn(const FfnWeights &w, int n, const float *x, float *out, int64_t width)
+{
+    const int64_t Hd = m_c.hidden;
+    Vec g(static_cast<size_t>(n * width)), u(static_cast<size_t>(n * width));
+    quant::matvecs(*w.gate, n, x, Hd, g.data(), width, m_pool);
+    quant::matvecs(*w.up, n, x, Hd, u.data(), width, m_pool);
+    for (int t = 0; t < n; ++t)
+        activate(g.data() + t * width, u.data() + t * width, g.data() + t * width, width);
+    quant::matvecs(*w.down, n, g.data(), width, out, Hd, m_pool);
 }
 
 } // namespace waste::model

@@ -31,39 +31,52 @@ void Forward::embed(int32_t token, float *out) const { m_w.embed->readRow(token,
 // The attention sub-layer for n tokens at positions pos0.. (strictly in order).
 void Forward::attention(int layer, int n, const float *a, float *out, LayerState &st, int pos0)
 {
+    std::vector<LayerState *> states(static_cast<size_t>(n), &st);
+    std::vector<int> pos(static_cast<size_t>(n));
+    for (int t = 0; t < n; ++t)
+        pos[static_cast<size_t>(t)] = pos0 + t;
+    attentionTokens(layer, n, a, out, states.data(), pos.data());
+}
+
+// Token t of the chunk against *st[t] at position pos[t]: KDA and MLA take the chunk whole
+// (their projections then read each matrix once), GQA token by token.
+void Forward::attentionTokens(int layer, int n, const float *a, float *out, LayerState *const *st, const int *pos)
+{
     const int64_t Hd = m_c.hidden;
-    for (int t = 0; t < n; ++t) {
-        if (m_c.g.next && m_w.layers[static_cast<size_t>(layer)].kda)
-            gatedDeltaNet(layer, a + t * Hd, out + t * Hd, st);
-        else if (m_c.g.on)
-            gqa(layer, a + t * Hd, out + t * Hd, st, pos0 + t);
-        else if (m_w.layers[static_cast<size_t>(layer)].kda)
-            kda(layer, a + t * Hd, out + t * Hd, st);
-        else
-            mla(layer, a + t * Hd, out + t * Hd, st, pos0 + t);
+    if (m_c.g.next && m_w.layers[static_cast<size_t>(layer)].kda) {
+        // Qwen3-Next's Gated DeltaNet layers, token by token against each token's own state.
+        for (int t = 0; t < n; ++t)
+            gatedDeltaNet(layer, a + t * Hd, out + t * Hd, *st[t]);
+    } else if (m_c.g.on) {
+        for (int t = 0; t < n; ++t)
+            gqa(layer, a + t * Hd, out + t * Hd, *st[t], pos[t]);
+    } else if (m_w.layers[static_cast<size_t>(layer)].kda) {
+        kda(layer, n, a, out, st);
+    } else {
+        mla(layer, n, a, out, st, pos);
     }
 }
 
 void Forward::feedForward(int layer, int n, const float *b, float *out, ExpertSource &experts)
 {
     const LayerWeights &lw = m_w.layers[static_cast<size_t>(layer)];
-    const int64_t Hd = m_c.hidden;
     if (lw.moe) {
         moe(layer, n, b, out, experts);
     } else {
-        for (int t = 0; t < n; ++t)
-            denseFfn(lw.dense, b + t * Hd, out + t * Hd, m_c.inter);
+        denseFfn(lw.dense, n, b, out, m_c.inter);
     }
 }
 
 void Forward::attentionParts(int layer, const float *a, float *out, std::span<const Part> parts)
 {
-    const int64_t Hd = m_c.hidden;
-    int64_t off = 0;
-    for (const Part &p : parts) {
-        attention(layer, p.count, a + off * Hd, out + off * Hd, p.state->layers[static_cast<size_t>(layer)], p.state->pos);
-        off += p.count;
-    }
+    std::vector<LayerState *> states;
+    std::vector<int> pos;
+    for (const Part &p : parts)
+        for (int t = 0; t < p.count; ++t) {
+            states.push_back(&p.state->layers[static_cast<size_t>(layer)]);
+            pos.push_back(p.state->pos + t);
+        }
+    attentionTokens(layer, static_cast<int>(states.size()), a, out, states.data(), pos.data());
 }
 
 // Kimi-Linear's plain residual stream: h += attn(norm h); h += ffn(norm h).
@@ -177,16 +190,25 @@ void Forward::runParts(std::span<const int32_t> tokens, std::span<const Part> pa
         runAttnRes(n, h.data(), parts, experts);
     else
         runResidual(n, h.data(), parts, experts);
+    // Each part's last row through the final norm, then the head for all parts in one pass.
+    const int64_t P = static_cast<int64_t>(parts.size()), V = m_c.vocab;
     int64_t end = 0;
-    Vec x(Hd);
-    for (const Part &p : parts) {
+    Vec x(static_cast<size_t>(P * Hd));
+    for (int64_t i = 0; i < P; ++i) {
+        const Part &p = parts[static_cast<size_t>(i)];
         end += p.count;
         p.state->pos += p.count;
-        const float *last = h.data() + (end - 1) * Hd;
-        rmsNorm(last, m_w.norm->f32.data(), x.data(), Hd, m_c.eps);
-        p.state->lastLogits.resize(static_cast<size_t>(m_c.vocab));
-        quant::matvec(*m_w.head, x.data(), p.state->lastLogits.data(), m_pool);
+        rmsNorm(h.data() + (end - 1) * Hd, m_w.norm->f32.data(), x.data() + i * Hd, Hd, m_c.eps);
+        p.state->lastLogits.resize(static_cast<size_t>(V));
     }
+    if (P == 1) {
+        quant::matvec(*m_w.head, x.data(), parts[0].state->lastLogits.data(), m_pool);
+        return;
+    }
+    Vec logits(static_cast<size_t>(P * V));
+    quant::matvecs(*m_w.head, P, x.data(), Hd, logits.data(), V, m_pool);
+    for (int64_t i = 0; i < P; ++i)
+        std::copy(logits.begin() + i * V, logits.begin() + (i + 1) * V, parts[static_cast<size_t>(i)].state->lastLogits.begin());
 }
 
 } // namespace waste::model

@@ -64,14 +64,19 @@ private:
     void runAttnRes(int n, float *h, std::span<const Part> parts, ExpertSource &experts);
     // attention() for every part of the chunk, each against its own state.
     void attentionParts(int layer, const float *a, float *out, std::span<const Part> parts);
-    void kda(int layer, const float *a, float *out, LayerState &st);
-    void mla(int layer, const float *a, float *out, LayerState &st, int pos);
+    void attentionTokens(int layer, int n, const float *a, float *out, LayerState *const *st, const int *pos);
+    // KDA and MLA over n tokens of a chunk, token t against *st[t] (at position pos[t]):
+    // projections for the whole chunk at once, the recurrence / cache token by token.
+    void kda(int layer, int n, const float *a, float *out, LayerState *const *st);
+    void mla(int layer, int n, const float *a, float *out, LayerState *const *st, const int *pos);
+    void attendMla(int layer, const float *q, float *o, const LayerState &st, int pos);
     void gqa(int layer, const float *a, float *out, LayerState &st, int pos); // gqa_attention.cpp
     void gatedDeltaNet(int layer, const float *a, float *out, LayerState &st); // gated_deltanet.cpp
     // The shared expert of a MoE layer into out (Hd): down(act(gate x) · up x), times
     // sigmoid(shared_expert_gate · x) where the family gates it (Qwen3-Next; shared_expert_gate.cpp).
-    void sharedExpert(const MoeWeights &w, const float *x, float *out, int64_t width);
+    void sharedExpert(const MoeWeights &w, int n, const float *x, float *out, int64_t width); // n rows at once
     void denseFfn(const FfnWeights &w, const float *x, float *out, int64_t width);
+    void denseFfn(const FfnWeights &w, int n, const float *x, float *out, int64_t width); // n rows at once
     void moe(int layer, int n, const float *b, float *out, ExpertSource &experts);
     // One routed expert kept in a native record (moe_native.cpp): y = down(act(gate x, up x)),
     // x of expertWidth inputs, g/u scratch of moeInter, rows split over the pool.

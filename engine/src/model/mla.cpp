@@ -13,38 +13,64 @@
 
 namespace waste::model {
 
-void Forward::mla(int layer, const float *a, float *out, LayerState &st, int pos)
+// n tokens in chunk order, token t at position pos[t] of *st[t] (tokens of one sequence are
+// adjacent): the projections from the inputs run for the whole chunk at once, each token
+// then writes its latent and attends over its own cache, then the gate and the output
+// projection run for the whole chunk. Each token's values are those it gets alone.
+void Forward::mla(int layer, int n, const float *a, float *out, LayerState *const *st, const int *pos)
+{
+    const MlaWeights &w = m_w.layers[static_cast<size_t>(layer)].m;
+    const int64_t nh = m_c.heads, dn = m_c.qkNope, dr = m_c.qkRope, dv = m_c.vHead, dc = m_c.kvLora;
+    const int64_t dq = dn + dr, lat = dc + dr, Hd = m_c.hidden;
+    Vec qAll(static_cast<size_t>(n * nh * dq)), cAll(static_cast<size_t>(n * lat)), oAll(static_cast<size_t>(n * nh * dv));
+    if (w.qa) {
+        const int64_t ql = m_c.qLora;
+        Vec t(static_cast<size_t>(n * ql));
+        quant::matvecs(*w.qa, n, a, Hd, t.data(), ql, m_pool);
+        for (int i = 0; i < n; ++i)
+            rmsNorm(t.data() + i * ql, w.qaNorm->f32.data(), t.data() + i * ql, ql, m_c.eps);
+        quant::matvecs(*w.qb, n, t.data(), ql, qAll.data(), nh * dq, m_pool);
+    } else {
+        quant::matvecs(*w.q, n, a, Hd, qAll.data(), nh * dq, m_pool);
+    }
+    quant::matvecs(*w.kva, n, a, Hd, cAll.data(), lat, m_pool);
+    for (int t = 0; t < n; ++t) {
+        LayerState &s = *st[t];
+        const int p = pos[t];
+        float *q = qAll.data() + t * nh * dq, *c = cAll.data() + t * lat, *o = oAll.data() + t * nh * dv;
+        float *slot = s.latent.data() + int64_t(p) * lat;
+        rmsNorm(c, w.kvaNorm->f32.data(), slot, dc, m_c.eps);
+        for (int64_t i = 0; i < dr; ++i)
+            slot[dc + i] = c[dc + i];
+        if (m_rope.enabled()) {
+            m_rope.rotate(slot + dc, p);
+            for (int64_t h = 0; h < nh; ++h)
+                m_rope.rotate(q + h * dq + dn, p);
+        }
+        attendMla(layer, q, o, s, p);
+    }
+    if (w.g) {
+        Vec g(static_cast<size_t>(n * nh * dv));
+        quant::matvecs(*w.g, n, a, Hd, g.data(), nh * dv, m_pool);
+        for (int64_t i = 0; i < n * nh * dv; ++i)
+            oAll[i] *= sigmoid(g[i]);
+    }
+    quant::matvecs(*w.o, n, oAll.data(), nh * dv, out, Hd, m_pool);
+}
+
+// One token's attention over its cache (positions 0..pos), q already rotated: o per head.
+void Forward::attendMla(int layer, const float *q, float *o, const LayerState &st, int pos)
 {
     const MlaWeights &w = m_w.layers[static_cast<size_t>(layer)].m;
     const int64_t nh = m_c.heads, dn = m_c.qkNope, dr = m_c.qkRope, dv = m_c.vHead, dc = m_c.kvLora;
     const int64_t dq = dn + dr, lat = dc + dr;
-    Vec q(nh * dq), c(lat), o(nh * dv);
-    if (w.qa) {
-        Vec t(m_c.qLora);
-        quant::matvec(*w.qa, a, t.data(), m_pool);
-        rmsNorm(t.data(), w.qaNorm->f32.data(), t.data(), m_c.qLora, m_c.eps);
-        quant::matvec(*w.qb, t.data(), q.data(), m_pool);
-    } else {
-        quant::matvec(*w.q, a, q.data(), m_pool);
-    }
-    quant::matvec(*w.kva, a, c.data(), m_pool);
-    float *slot = st.latent.data() + int64_t(pos) * lat;
-    rmsNorm(c.data(), w.kvaNorm->f32.data(), slot, dc, m_c.eps);
-    for (int64_t i = 0; i < dr; ++i)
-        slot[dc + i] = c[dc + i];
-    if (m_rope.enabled()) {
-        m_rope.rotate(slot + dc, pos);
-        for (int64_t h = 0; h < nh; ++h)
-            m_rope.rotate(q.data() + h * dq + dn, pos);
-    }
-
     const int64_t n = pos + 1;
     const float invScale = m_rope.scoreScale();
     // Heads are independent (own output slice): split them over threads.
     m_pool.forRange(nh, m_pool.grainFor(nh, (dn * dc * 2 + n * (2 * dc + dr) + dv * dc) / 4), [&](int64_t h0, int64_t h1) {
         Vec qabs(dc), row(dc), z(n), ctx(dc);
         for (int64_t h = h0; h < h1; ++h) {
-            const float *qN = q.data() + h * dq, *qR = qN + dn;
+            const float *qN = q + h * dq, *qR = qN + dn;
             std::fill(qabs.begin(), qabs.end(), 0.0f);
             for (int64_t i = 0; i < dn; ++i) {
                 w.kvb->readRow(h * (dn + dv) + i, row.data());
@@ -78,13 +104,6 @@ void Forward::mla(int layer, const float *a, float *out, LayerState &st, int pos
                 o[h * dv + i] = quant::rowDot(*w.kvb, h * (dn + dv) + dn + i, ctx.data());
         }
     });
-    if (w.g) {
-        Vec g(nh * dv);
-        quant::matvec(*w.g, a, g.data(), m_pool);
-        for (int64_t i = 0; i < nh * dv; ++i)
-            o[i] *= sigmoid(g[i]);
-    }
-    quant::matvec(*w.o, o.data(), out, m_pool);
 }
 
 } // namespace waste::model

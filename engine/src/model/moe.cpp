@@ -25,17 +25,18 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
     const int S = m_manifest.quant.stages;
     const bool vq4p = m_manifest.quant.indexBits == 6;
 
-    // Routing per token.
+    // Routing per token (the router's rows read once for the whole chunk).
     std::vector<int> chosen(static_cast<size_t>(n * K));
     std::vector<float> weight(static_cast<size_t>(n * K));
-    Vec r(E), key(E);
+    Vec logits(static_cast<size_t>(n * E)), key(E);
+    quant::matvecs(*w.router, n, b, Hd, logits.data(), E, m_pool);
     const float *bias = w.bias ? w.bias->f32.data() : nullptr;
     for (int t = 0; t < n; ++t) {
-        quant::matvec(*w.router, b + t * Hd, r.data(), m_pool);
+        float *r = logits.data() + t * E;
         if (m_c.g.on) { // Qwen3-MoE, gpt-oss: softmax routers (softmax_router.cpp)
             for (int64_t e = 0; w.routerBias && e < E; ++e)
                 r[e] += w.routerBias->f32[size_t(e)];
-            routeSoftmax(m_c, r.data(), chosen.data() + t * K, weight.data() + t * K);
+            routeSoftmax(m_c, r, chosen.data() + t * K, weight.data() + t * K);
             continue;
         }
         for (int64_t e = 0; e < E; ++e) {
@@ -58,12 +59,11 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
 
     // Expert input: the hidden state, or its latent projection (K3).
     Vec xin(static_cast<size_t>(n * W));
-    for (int t = 0; t < n; ++t) {
-        if (w.latentDown)
-            quant::matvec(*w.latentDown, b + t * Hd, xin.data() + t * W, m_pool);
-        else
+    if (w.latentDown)
+        quant::matvecs(*w.latentDown, n, b, Hd, xin.data(), W, m_pool);
+    else
+        for (int t = 0; t < n; ++t)
             std::copy(b + t * Hd, b + t * Hd + W, xin.data() + t * W);
-    }
 
     // Unique experts of the chunk, in first-use order, with their (token, slot) users.
     std::vector<int> ids;
@@ -132,26 +132,25 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
     if (m_layerCodebook.size() < static_cast<size_t>(m_c.layers))
         m_layerCodebook.assign(static_cast<size_t>(m_c.layers), -1);
     int64_t &layerCb = m_layerCodebook[static_cast<size_t>(layer)];
-    // The shared expert needs only the layer's input, so a decode step computes it while
-    // the misses load, instead of after the last routed record; it is summed in below
+    // The shared expert needs only the layer's input, so it is computed while the misses
+    // load, instead of after the last routed record (for every token of the chunk: a step
+    // of several sequences waits on their reads as one token does); it is summed in below
     // exactly as before, so the logits do not change. The next layer's router lookahead
     // runs right after it (it uses the shared expert's output), still while this layer's
-    // reads are in flight, so its own reads overlap this layer's expert compute (decode
-    // only: prefill chunks have no idle disk window).
+    // reads are in flight, so its own reads overlap this layer's expert compute (one-token
+    // steps only: the run loop sets the stream it estimates from for those alone).
     const int64_t Ms = m_c.g.sharedInter > 0 ? m_c.g.sharedInter : Im * (m_c.sharedExperts > 1 ? m_c.sharedExperts : 1);
-    Vec shared(static_cast<size_t>(n == 1 ? Hd : 0));
+    Vec shared(static_cast<size_t>(n * Hd), 0.0f); // Qwen3-MoE and gpt-oss have no shared expert: it stays 0
     bool sharedDone = false;
-    ExpertSource::Hook whileReading;
-    if (n == 1)
-        whileReading = [&] {
-            if (w.shared.gate) // Qwen3-MoE and gpt-oss have no shared expert: its output stays 0
-                sharedExpert(w, b, shared.data(), Ms);
-            sharedDone = true;
-            if (experts.lookaheadWidth() > 0)
-                lookahead(layer, shared.data(), experts); // before the tables: its reads queue sooner
-            if (layerCb >= 0)
-                buildLuts(layerCb);
-        };
+    ExpertSource::Hook whileReading = [&] {
+        if (w.shared.gate)
+            sharedExpert(w, n, b, shared.data(), Ms);
+        sharedDone = true;
+        if (n == 1 && experts.lookaheadWidth() > 0)
+            lookahead(layer, shared.data(), experts); // before the tables: its reads queue sooner
+        if (layerCb >= 0 && !lutsChecked) // (a full cache may have made it consume a record first)
+            buildLuts(layerCb);
+    };
     experts.fetch(layer, ids, [&](size_t idx, const uint8_t *rec) {
         const std::vector<int64_t> &us = users[ids[idx]];
         if (m_manifest.quant.isNative()) { // the release's own encoding: rows straight from the record
@@ -191,30 +190,28 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
         });
     }, whileReading);
 
-    Vec acc(W), lat(W);
-    if (!sharedDone)
-        shared.assign(static_cast<size_t>(Hd), 0.0f);
+    if (!sharedDone && w.shared.gate) // a source that never calls the hook
+        sharedExpert(w, n, b, shared.data(), Ms);
+    // Each token's routed sum in its selection order, then (K3) the latent up-projection
+    // for the whole chunk in one pass over its rows, then the shared expert.
+    Vec acc(static_cast<size_t>(n * W), 0.0f);
     for (int t = 0; t < n; ++t) {
-        std::fill(acc.begin(), acc.end(), 0.0f);
+        float *a = acc.data() + t * W;
         for (int64_t j = 0; j < K; ++j) {
             const float wj = weight[t * K + j];
             const float *y = ys.data() + (t * K + j) * W;
             for (int64_t i = 0; i < W; ++i)
-                acc[i] += wj * y[i];
+                a[i] += wj * y[i];
         }
-        float *o = out + t * Hd;
-        if (w.latentUp) {
-            if (w.latentNorm)
-                rmsNorm(acc.data(), w.latentNorm->f32.data(), acc.data(), W, m_c.eps);
-            quant::matvec(*w.latentUp, acc.data(), o, m_pool);
-        } else {
-            std::copy(acc.begin(), acc.end(), o);
-        }
-        if (!sharedDone && w.shared.gate)
-            sharedExpert(w, b + t * Hd, shared.data(), Ms);
-        for (int64_t i = 0; i < Hd; ++i)
-            o[i] += shared[i];
+        if (w.latentUp && w.latentNorm)
+            rmsNorm(a, w.latentNorm->f32.data(), a, W, m_c.eps);
+        else if (!w.latentUp)
+            std::copy(a, a + W, out + t * Hd);
     }
+    if (w.latentUp)
+        quant::matvecs(*w.latentUp, n, acc.data(), W, out, Hd, m_pool);
+    for (int64_t i = 0; i < n * Hd; ++i)
+        out[i] += shared[static_cast<size_t>(i)];
 }
 
 } // namespace waste::model

@@ -8,16 +8,21 @@
 
 namespace waste::model {
 
-void Forward::sharedExpert(const MoeWeights &w, const float *x, float *out, int64_t width)
+void Forward::sharedExpert(const MoeWeights &w, int n, const float *x, float *out, int64_t width)
 {
-    denseFfn(w.shared, x, out, width);
+    denseFfn(w.shared, n, x, out, width);
     if (!w.sharedGate)
         return;
-    float z = 0.0f;
-    quant::matvec(*w.sharedGate, x, &z, m_pool);
-    const float s = sigmoid(z);
-    for (int64_t i = 0; i < m_c.hidden; ++i)
-        out[i] *= s;
+    // One gate logit per token (a one-row matrix), each token's value that of it alone.
+    const int64_t Hd = m_c.hidden;
+    Vec z(static_cast<size_t>(n));
+    quant::matvecs(*w.sharedGate, n, x, Hd, z.data(), 1, m_pool);
+    for (int t = 0; t < n; ++t) {
+        const float s = sigmoid(z[static_cast<size_t>(t)]);
+        float *o = out + t * Hd;
+        for (int64_t i = 0; i < Hd; ++i)
+            o[i] *= s;
+    }
 }
 
 } // namespace waste::model

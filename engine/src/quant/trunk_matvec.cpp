@@ -59,4 +59,28 @@ void matvec(const format::TrunkTensor &w, const float *x, float *y, compute::Thr
     pool.forRange(w.rows, pool.grainFor(w.rows, work), [&](int64_t r0, int64_t r1) { matvecRows(w, x, y + r0, r0, r1); });
 }
 
+void matvecs(const format::TrunkTensor &w, int64_t n, const float *x, int64_t xStride, float *y, int64_t yStride,
+             compute::ThreadPool &pool)
+{
+    if (n == 1) {
+        matvec(w, x, y, pool);
+        return;
+    }
+    const Kernels &k = kernels();
+    const int64_t work = w.onDisk ? int64_t(1) << 20 : std::max<int64_t>(1, n * w.cols / 8);
+    pool.forRange(w.rows, pool.grainFor(w.rows, work), [&](int64_t r0, int64_t r1) {
+        std::vector<float> row(w.onDisk ? static_cast<size_t>(w.cols) : 0);
+        for (int64_t r = r0; r < r1; ++r) {
+            if (w.onDisk) { // one read of the row for all inputs: rowDot's own arithmetic
+                w.readRow(r, row.data());
+                for (int64_t t = 0; t < n; ++t)
+                    y[t * yStride + r] = k.dotF32(row.data(), x + t * xStride, w.cols);
+                continue;
+            }
+            for (int64_t t = 0; t < n; ++t)
+                y[t * yStride + r] = rowDot(w, r, x + t * xStride);
+        }
+    });
+}
+
 } // namespace waste::quant
