@@ -1,6 +1,8 @@
 // Convert: turn downloaded safetensors into a streaming container. A guided flow:
 // pick the source (and where the container goes), check what will be made and whether
-// it fits, choose the trunk precision, start, watch each layer, cancel, resume.
+// it fits, choose how the experts are stored (native, VQ3R or q4, each with its size, bytes
+// per token, quality and time here) and the trunk precision, start, watch each layer,
+// cancel, resume.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -358,31 +360,30 @@ PageFrame {
                         }
                     }
                 }
-
-                // 4. Run (its progress shows at the top of the page)
-                GroupBox {
+            }
+        }
+        // 4. Run, always in view below the steps (its progress shows at the top of the page)
+        GroupBox {
+            Layout.fillWidth: true
+            title: qsTr("4. Convert")
+            RowLayout {
+                anchors.fill: parent
+                spacing: Theme.spacing
+                Button {
+                    objectName: "convertStart"
+                    text: job.canResume ? qsTr("Resume") : qsTr("Start")
+                    highlighted: true
+                    enabled: !job.busy && job.planned && job.enoughSpace && !job.alreadyComplete
+                             && job.state !== ConversionJob.Finished
+                    Accessible.name: job.canResume ? qsTr("Resume the interrupted conversion") : qsTr("Start the conversion")
+                    onClicked: job.start()
+                }
+                Label {
                     Layout.fillWidth: true
-                    title: qsTr("4. Convert")
-                    RowLayout {
-                        anchors.fill: parent
-                        spacing: Theme.spacing
-                        Button {
-                            objectName: "convertStart"
-                            text: job.canResume ? qsTr("Resume") : qsTr("Start")
-                            highlighted: true
-                            enabled: !job.busy && job.planned && job.enoughSpace && !job.alreadyComplete
-                                     && job.state !== ConversionJob.Finished
-                            Accessible.name: job.canResume ? qsTr("Resume the interrupted conversion") : qsTr("Start the conversion")
-                            onClicked: job.start()
-                        }
-                        Label {
-                            Layout.fillWidth: true
-                            wrapMode: Text.WordWrap
-                            color: Theme.textMuted
-                            text: !job.planned ? qsTr("Check the source and the space first (step 3).")
-                                  : qsTr("Progress shows at the top of this page.")
-                        }
-                    }
+                    wrapMode: Text.WordWrap
+                    color: Theme.textMuted
+                    text: !job.planned ? qsTr("Check the source and the space first (step 3).")
+                          : qsTr("Progress shows at the top of this page.")
                 }
             }
         }

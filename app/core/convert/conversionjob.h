@@ -1,7 +1,9 @@
 // ConversionJob: runs the engine's converter (waste/convert.hpp) on a worker thread for
 // the Convert page. plan() inspects the source and the target (sizes, free space, what
 // an earlier interrupted run left), start() converts with progress signals batched for
-// the GUI thread, cancel() stops after the current expert; start() again resumes.
+// the GUI thread, cancel() stops after the current expert; start() again resumes. plan()
+// also lays out the expert encodings side by side (waste::expertOptions) with this
+// machine's measured speeds, and expertEncoding is the person's choice among them.
 #pragma once
 
 #include <QFuture>
