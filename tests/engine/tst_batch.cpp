@@ -140,6 +140,10 @@ void expectBatchEqualsAlone(const std::string &container)
 
     auto model = waste::openForBatch(container, options(container), 3);
     ASSERT_EQ(waste::batchSequences(*model), 3);
+    // Every loop of the batched steps split over the threads, however small (the alone runs
+    // keep the default): the chunk-wide projections split by rows, each row's sum unchanged.
+    waste::compute::ThreadPool &pool = static_cast<waste::session::ModelImpl &>(*model).computePool();
+    pool.setMinWork(1);
     waste::Batch batch(*model);
     std::map<waste::Batch::Id, size_t> which;
     std::vector<std::vector<float>> logprobs(3);
@@ -158,6 +162,7 @@ void expectBatchEqualsAlone(const std::string &container)
         which[batch.add(std::move(r))] = i;
     }
     std::vector<std::optional<waste::GenResult>> results(3);
+    const int64_t splitBefore = pool.splitLoops();
     for (; batch.active() > 0; ++stepNo) {
         ASSERT_LT(stepNo, 200);
         for (waste::Batch::Ended &e : batch.step()) {
@@ -165,6 +170,7 @@ void expectBatchEqualsAlone(const std::string &container)
             results[which.at(e.id)] = std::move(e.result);
         }
     }
+    EXPECT_GT(pool.splitLoops(), splitBefore + 100) << "the batched steps were not split over the threads";
     for (size_t i = 0; i < 3; ++i) {
         SCOPED_TRACE("sequence " + std::to_string(i));
         ASSERT_TRUE(results[i].has_value());
