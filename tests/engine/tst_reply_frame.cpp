@@ -325,3 +325,49 @@ TEST(TokenTrie, OrdinaryTokensAreThoseThatAreNotAdded)
         EXPECT_TRUE(trie.bytes(tok.eosId()).empty()) << arch;
     }
 }
+
+// Optional reasoning (a format whose model may or may not open a think block): the first
+// token may open it or start the answer; once the answer started, it can no longer open.
+TEST(FramedJsonConstraint, OptionalReasoningOpensOnlyAtTheStart)
+{
+    const Tokenizer tok = familyTokenizer("qwen3-moe");
+    const int32_t open = tok.specialId("<think>"), close = tok.specialId("</think>"), end = tok.specialId("<|im_end|>");
+    const auto trie = std::make_shared<const TokenTrie>(TokenTrie::fromTokenizer(tok));
+    FramedJsonConstraint::Reasoning r;
+    r.allowed = r.optional = true;
+    r.open = {open};
+    r.close = {close};
+    const auto make = [&] {
+        return FramedJsonConstraint(trie, r, {{{}, Schema::anyObject(), {end}}}, 40, tok.eosId());
+    };
+    const int32_t brace = tok.encode("{")[0], letter = tok.encode("a")[0];
+    std::vector<bool> mask;
+
+    FramedJsonConstraint thinking = make();
+    thinking.allowed(mask);
+    EXPECT_TRUE(mask[size_t(open)] && mask[size_t(brace)]);
+    EXPECT_FALSE(mask[size_t(letter)]); // not JSON, and no reasoning opened yet
+    thinking.accept(open);
+    thinking.allowed(mask);
+    EXPECT_TRUE(mask[size_t(letter)] && mask[size_t(close)]);
+    EXPECT_FALSE(mask[size_t(open)]);
+    thinking.accept(letter);
+    thinking.accept(close);
+    thinking.allowed(mask);
+    EXPECT_TRUE(mask[size_t(brace)]);
+    EXPECT_FALSE(mask[size_t(letter)] || mask[size_t(close)] || mask[size_t(open)]);
+
+    FramedJsonConstraint direct = make();
+    direct.accept(brace);
+    direct.allowed(mask);
+    EXPECT_FALSE(mask[size_t(open)]);
+    direct.accept(tok.encode("}")[0]);
+    direct.allowed(mask);
+    EXPECT_TRUE(mask[size_t(end)]);
+    direct.accept(end);
+    EXPECT_TRUE(direct.complete());
+
+    // A frame whose free text could end at ordinary text is refused by name.
+    r.close = {letter};
+    EXPECT_THROW(make(), Error);
+}

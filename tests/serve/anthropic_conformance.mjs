@@ -115,8 +115,11 @@ try {
   assert.match(use.id, /^toolu_/);
   assert.deepEqual(Object.keys(use.input).sort(), ['city', 'unit']);
   assert.ok([...use.input.city].length <= 12 && ['c', 'f'].includes(use.input.unit));
-  if (thinks) // the format reasoned first: a thinking block before the tool_use
-    assert.deepEqual(called.content.map((b) => b.type), ['thinking', 'tool_use'], JSON.stringify(called.content));
+  if (thinks) { // with thinking asked for, the format reasons first: a thinking block before the tool_use
+    const thoughtCall = await client.messages.create({ ...toolAsk, thinking: { type: 'enabled', budget_tokens: 1024 } });
+    assert.deepEqual(thoughtCall.content.map((b) => b.type), ['thinking', 'tool_use'], JSON.stringify(thoughtCall.content));
+    assert.equal(thoughtCall.content[1].name, 'get_weather');
+  }
   const streamedUse = (await client.messages.stream({ ...toolAsk, tool_choice: { type: 'any' } }).finalMessage())
     .content.find((b) => b.type === 'tool_use');
   assert.equal(streamedUse.name, 'get_weather');

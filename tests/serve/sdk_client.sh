@@ -7,7 +7,7 @@
 # usage: sdk_client.sh PREFIX PACKAGE VERSION SCRIPT WASTE_CLI MODEL
 #   MODEL: a container directory, or arch:A for the tiny model of architecture A, made
 #   here as a user would (`waste mktiny T --arch A --hf`, then `waste convert`) into the
-#   build tree once and reused; the script is then told the architecture.
+#   build tree, again whenever WASTE_CLI is newer; the script is then told the architecture.
 set -u
 prefix=$1 package=$2 version=$3 script=$4 cli=$5 model=$6
 arch=
@@ -52,7 +52,7 @@ arch:*)
     mkdir -p "$tiny"
     (
         flock 9 # the openai and anthropic runs on one arch may start together
-        if [ ! -f "$tiny/$arch.waste/manifest.json" ]; then
+        if [ ! "$tiny/$arch.waste/manifest.json" -nt "$cli" ]; then
             rm -rf "$tiny/hf" "$tiny/$arch.waste"
             "$cli" mktiny "$tiny/hf" --arch "$arch" --hf >"$tiny/make.log" 2>&1 &&
                 "$cli" convert "$tiny/hf" "$tiny/$arch.waste" >>"$tiny/make.log" 2>&1 || {

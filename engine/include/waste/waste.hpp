@@ -272,20 +272,17 @@ class Model;
 // closes within `maxTokens` generated tokens, EOS included. Throws Error(Unsupported)
 // for schema keywords it cannot enforce.
 //
-// `prompt` is the prompt the output continues. The output is a whole reply in the model's
-// chat format (ModelInfo::chatFormat; text/reply_frame.hpp), read back by replyParser():
-// the document is its content. Where the format reasons first (a think block the prompt
-// opened, or one the format always writes: R1, K2-Thinking, Qwen3 with thinking on, K3's
-// think channel) the model may reason first, in at most half of the tokens the structure
-// leaves spare. Plain containers get the bare document. Throws Error(Argument) when
-// maxTokens cannot hold that structure.
+// `prompt` is the prompt the output continues. The output is a whole reply in the chat
+// format (ModelInfo::chatFormat; text/reply_frame.hpp), read back by replyParser() with the
+// document as its content; where the format reasons first (R1, K2-Thinking, Qwen3, K3 think)
+// the model may reason in at most half of the tokens the structure leaves spare. Plain: the
+// bare document. Throws Error(Argument) when maxTokens cannot hold that structure.
 std::shared_ptr<TokenConstraint> makeJsonConstraint(const Model &model, std::string_view schemaJson,
                                                     int maxTokens, std::span<const int32_t> prompt = {});
 // Forced tool call: one call of a function of `toolsJson` (an OpenAI "tools" array), or
-// only of `functionName` if given, its arguments matching the function's parameters, in
-// the chat format's own call layout (K3: a call element; DeepSeek, Kimi K2: their
-// tool-call markup; Qwen3, ChatML: a <tool_call> block), so replyParser() returns it as
-// a tool call. Plain containers get the bare document {"name": ..., "arguments": {...}}.
+// only `functionName` if given, in the chat format's own call layout (K3 call element,
+// DeepSeek / Kimi K2 markup, Qwen3 / ChatML <tool_call>), which replyParser() returns as a
+// call. Plain: the bare document {"name": <tool>, "arguments": {...}}.
 std::shared_ptr<TokenConstraint> makeToolCallConstraint(const Model &model, std::string_view toolsJson,
                                                         std::string_view functionName, int maxTokens,
                                                         std::span<const int32_t> prompt = {});

@@ -106,6 +106,13 @@ bool familyThinkingEnabled(const Json &request)
         if (it != request.end() && it->is_object() && it->value("type", "") == "disabled")
             return false;
     }
+    // The OpenAI spelling (and the API server's for the Responses API), as K3 reads it.
+    for (const char *key : {"thinking_effort", "reasoning_effort"}) {
+        const auto it = request.find(key);
+        if (it != request.end() && it->is_string() &&
+            (*it == "none" || *it == "minimal" || *it == "off"))
+            return false;
+    }
     return true;
 }
 

@@ -23,7 +23,9 @@ Segments renderDeepSeek(const nlohmann::ordered_json &request);
 Segments renderKimiK2(const nlohmann::ordered_json &request);
 Segments renderQwen3(const nlohmann::ordered_json &request);
 
-// Whether the request asks for thinking (true unless "thinking" or "enable_thinking" is false).
+// Whether the request asks for thinking: true unless "thinking" or "enable_thinking" is
+// false (or {"type": "disabled"}), or "reasoning_effort" / "thinking_effort" is none,
+// minimal or off.
 bool familyThinkingEnabled(const nlohmann::ordered_json &request);
 
 } // namespace waste::text
