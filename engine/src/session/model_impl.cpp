@@ -8,6 +8,7 @@
 #include "session/state_file.hpp"
 #include "waste/prefix.hpp"
 #include "text/family_reply_parser.hpp"
+#include "text/harmony_reply_parser.hpp"
 #include "text/chat_format.hpp"
 #include "text/k3_output_parser.hpp"
 #include "text/output_stream.hpp"
@@ -231,6 +232,8 @@ std::unique_ptr<ReplyParser> ModelImpl::replyParser(std::span<const int32_t> pro
     // The reply is read in the format the prompt was written in (ModelInfo::chatFormat).
     if (m_info.chatFormat == ChatFormat::K3)
         return std::make_unique<text::K3OutputParser>(tok, text::k3PromptOpensThink(tok, prompt));
+    if (m_info.chatFormat == ChatFormat::Harmony)
+        return std::make_unique<text::HarmonyReplyParser>(tok);
     if (m_info.chatFormat == ChatFormat::DeepSeek || m_info.chatFormat == ChatFormat::KimiK2)
         return std::make_unique<text::FamilyReplyParser>(
             tok, m_info.chatFormat == ChatFormat::DeepSeek ? text::FamilyReplyParser::Family::DeepSeek
