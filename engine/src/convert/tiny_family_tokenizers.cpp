@@ -101,7 +101,7 @@ std::string fw(const char *inner) // DeepSeek's full-width bars and ▁ in speci
     return s + "\xEF\xBD\x9C>";
 }
 
-Family familyOf(std::string_view arch)
+Family familyOf(std::string_view arch, bool releaseIds)
 {
     Family f;
     if (arch == "deepseek-v3") {
@@ -153,10 +153,13 @@ Family familyOf(std::string_view arch)
             {200018, "<|endofprompt|>"}};
         for (int32_t id = 199998; id < 201088; ++id) {
             const auto it = named.find(id);
+            if (!releaseIds && it == named.end())
+                continue;
             f.specials.emplace_back(it != named.end() ? it->second : "<|reserved_" + std::to_string(id) + "|>", true);
-            f.fixedIds.push_back(id);
+            if (releaseIds)
+                f.fixedIds.push_back(id);
         }
-        f.fixedVocab = 201088;
+        f.fixedVocab = releaseIds ? 201088 : 0;
         f.bos = "<|startoftext|>";
         f.eos = "<|return|>";
         f.pad = "<|endoftext|>";
@@ -257,9 +260,9 @@ bool hasTinyFamilyTokenizer(std::string_view arch)
     return arch == "deepseek-v3" || arch == "kimi-k2" || arch == "qwen3-moe" || arch == "qwen3-next" || arch == "gpt-oss";
 }
 
-TinyFamilyTokenizer tinyFamilyTokenizer(std::string_view arch, int vocabSize)
+TinyFamilyTokenizer tinyFamilyTokenizer(std::string_view arch, int vocabSize, bool releaseIds)
 {
-    const Family f = familyOf(arch);
+    const Family f = familyOf(arch, releaseIds);
     const int nSpecials = static_cast<int>(f.specials.size());
     if (vocabSize < 384)
         throw Error(ErrorCode::Argument, "a tiny " + std::string(arch) + " tokenizer needs a vocabulary of at least 384 (got " +

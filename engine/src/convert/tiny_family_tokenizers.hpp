@@ -29,7 +29,9 @@ bool hasTinyFamilyTokenizer(std::string_view arch);
 // specials at the release's ids (o200k_harmony: <|start|> 200006, ... up to 201087), so
 // there `vocabSize` bounds the learned words only. Throws waste::Error
 // (Argument) for another arch or a vocabulary too small for the family's specials.
-TinyFamilyTokenizer tinyFamilyTokenizer(std::string_view arch, int vocabSize);
+// releaseIds false: gpt-oss's named specials follow the learned words as the other
+// families' do, and its reserved ones are left out.
+TinyFamilyTokenizer tinyFamilyTokenizer(std::string_view arch, int vocabSize, bool releaseIds = true);
 
 // The same, written into `dir` (created if needed).
 TinyFamilyTokenizer writeTinyFamilyTokenizer(const std::string &dir, std::string_view arch, int vocabSize);
