@@ -34,6 +34,8 @@ const char *formatName(waste::ChatFormat f)
         return "Kimi K2 chat template";
     case waste::ChatFormat::Qwen3:
         return "Qwen3 chat template";
+    case waste::ChatFormat::Harmony:
+        return "gpt-oss harmony chat format";
     case waste::ChatFormat::Plain:
         break;
     }

@@ -1,16 +1,18 @@
 #!/usr/bin/python3
-# The family chat templates against the releases' own Jinja chat_template: renders each
-# request of requests.json with Jinja the way Hugging Face's apply_chat_template does
-# (sandboxed environment, trim_blocks, lstrip_blocks, loop controls, its tojson), renders
-# the same request with `waste template --format F --json`, and compares segment for
-# segment: the texts must be equal and every marker of the family must lie in a markup
-# segment (text segments carry only what the conversation wrote).
+# The family chat templates (DeepSeek, Kimi K2, Qwen3, gpt-oss harmony) against the
+# releases' own Jinja chat_template: renders each request of requests.json with Jinja the
+# way Hugging Face's apply_chat_template does (sandboxed environment, trim_blocks,
+# lstrip_blocks, loop controls, its tojson, strftime_now), renders the same request with
+# `waste template --format F --json`, and compares segment for segment: the texts must be
+# equal and every marker of the family must lie in a markup segment (text segments carry
+# only what the conversation wrote).
 # usage: golden_check.py WASTE_CLI TEMPLATES_DIR OUT_DIR
 # Exits 77 with the reason when Jinja is missing (Debian: apt-get install python3-jinja2).
 import json
 import os
 import subprocess
 import sys
+import time
 
 try:
     import jinja2
@@ -37,6 +39,8 @@ def raise_exception(message):
 env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[jinja2.ext.loopcontrols])
 env.filters["tojson"] = tojson
 env.globals["raise_exception"] = raise_exception
+# Hugging Face's strftime_now: the local time now (gpt-oss writes the current date).
+env.globals["strftime_now"] = lambda fmt: time.strftime(fmt)
 
 FAMILIES = {
     "deepseek": {"template": "deepseek-r1.jinja", "bos_token": "<｜begin▁of▁sentence｜>",
@@ -52,6 +56,9 @@ FAMILIES = {
     "qwen3": {"template": "qwen3.jinja", "bos_token": None, "eos_token": "<|im_end|>",
               "markers": ["<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>", "<tool_response>",
                           "</tool_response>", "<think>", "</think>"]},
+    "harmony": {"template": "gpt-oss.jinja", "bos_token": "<|startoftext|>", "eos_token": "<|return|>",
+                "markers": ["<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>", "<|return|>",
+                            "<|call|>"]},
 }
 
 failures = 0
@@ -64,8 +71,9 @@ for i, case in enumerate(cases):
                  "bos_token": family["bos_token"], "eos_token": family["eos_token"]}
     if "tools" in request:
         variables["tools"] = request["tools"]
-    if "enable_thinking" in request:
-        variables["enable_thinking"] = request["enable_thinking"]
+    for kwarg in ("enable_thinking", "reasoning_effort", "model_identity"):
+        if kwarg in request:
+            variables[kwarg] = request[kwarg]
     golden = template.render(**variables)
 
     path = os.path.join(out_dir, "request-%d.json" % i)

@@ -32,6 +32,7 @@ waste::TinyModelOptions options()
     o.arch = "gpt-oss";
     o.seed = 7;
     o.trunkBits = 16;
+    o.compactVocabulary = true; // the arithmetic, not the release's 201088-row vocabulary
     return o;
 }
 

@@ -49,6 +49,7 @@ std::vector<Format> formats()
         {"deepseek", ChatFormat::DeepSeek, [] { return familyTokenizer("deepseek-v3"); }},
         {"kimi-k2", ChatFormat::KimiK2, [] { return familyTokenizer("kimi-k2"); }},
         {"qwen3", ChatFormat::Qwen3, [] { return familyTokenizer("qwen3-moe"); }},
+        {"harmony", ChatFormat::Harmony, [] { return familyTokenizer("gpt-oss"); }},
         {"chatml-qwen-vocab", ChatFormat::ChatMl, [] { return familyTokenizer("qwen3-moe"); }},
         {"chatml-r3-vocab", ChatFormat::ChatMl, [] { return Tokenizer::load(kR3); }},
         {"k3", ChatFormat::K3, [] { return Tokenizer::load(kK3); }},

@@ -18,10 +18,11 @@ namespace waste {
 //   chat_template.jinja);
 // - Plain: no template; a front end writes a plain "role: text" transcript itself;
 // - DeepSeek, KimiK2, Qwen3: the chat templates of those releases (deepseek-v3, kimi-k2,
-//   qwen3-moe / qwen3-next containers whose vocabulary has the family's markup).
-enum class ChatFormat { Plain, ChatMl, K3, DeepSeek, KimiK2, Qwen3 };
+//   qwen3-moe / qwen3-next containers whose vocabulary has the family's markup);
+// - Harmony: gpt-oss's harmony format (gpt-oss containers whose vocabulary has its specials).
+enum class ChatFormat { Plain, ChatMl, K3, DeepSeek, KimiK2, Qwen3, Harmony };
 
-// "plain", "chatml", "k3", "deepseek", "kimi-k2", "qwen3".
+// "plain", "chatml", "k3", "deepseek", "kimi-k2", "qwen3", "harmony".
 const char *chatFormatName(ChatFormat format);
 
 // The chat format of the container at `containerPath`, by the same rule Model::open uses

@@ -145,6 +145,10 @@ struct TinyModelOptions {
     // experts; Kimi K2 with experts INT4G32 has a BF16 trunk, as K2-Thinking), "qwen3-moe",
     // "qwen3-next" or "gpt-oss". Empty: Kimi-Linear, or K3 as k3 says.
     std::string arch;
+    // gpt-oss ships its specials at the release's ids, so its vocabulary is the release's
+    // 201088 rows; compactVocabulary puts the named specials right after the learned words
+    // instead (about 1,000 rows), for tests of the architecture's arithmetic that read no text.
+    bool compactVocabulary = false;
     TinyExperts experts = TinyExperts::Default; // Default: MXFP4 on K3, BF16 on Kimi-Linear
     int64_t targetBytes = 0; // 0: the tiny default; else scale the model to about this many source bytes
     int jobs = 0;

@@ -45,6 +45,10 @@ struct Family {
     bool ignoreMerges = false;
     std::vector<std::string> splits; // tokenizer.json Split patterns, in order (or the tiktoken pattern)
     std::vector<std::pair<std::string, bool>> specials; // text, special (false: a plain added token)
+    // gpt-oss: the specials at the release's own ids (o200k_harmony), past the learned
+    // words, instead of right after them; fixedVocab is then the vocabulary size.
+    std::vector<int32_t> fixedIds;
+    int32_t fixedVocab = 0;
     std::string bos, eos, pad;
     std::string chatTemplate;
     std::string tokenizerClass;
@@ -97,7 +101,7 @@ std::string fw(const char *inner) // DeepSeek's full-width bars and ▁ in speci
     return s + "\xEF\xBD\x9C>";
 }
 
-Family familyOf(std::string_view arch)
+Family familyOf(std::string_view arch, bool releaseIds)
 {
     Family f;
     if (arch == "deepseek-v3") {
@@ -140,9 +144,22 @@ Family familyOf(std::string_view arch)
     } else if (arch == "gpt-oss") {
         f.ignoreMerges = true;
         f.splits = {kO200kSplit};
-        f.specials = {{"<|startoftext|>", true}, {"<|endoftext|>", true}, {"<|return|>", true},
-                      {"<|constrain|>", true}, {"<|channel|>", true}, {"<|start|>", true}, {"<|end|>", true},
-                      {"<|message|>", true}, {"<|call|>", true}};
+        // o200k_harmony: o200k_base's <|endoftext|> 199999 and <|endofprompt|> 200018, the
+        // harmony specials, and every other id up to 201087 reserved.
+        const std::map<int32_t, std::string> named = {
+            {199998, "<|startoftext|>"}, {199999, "<|endoftext|>"}, {200002, "<|return|>"},
+            {200003, "<|constrain|>"},   {200005, "<|channel|>"},   {200006, "<|start|>"},
+            {200007, "<|end|>"},         {200008, "<|message|>"},   {200012, "<|call|>"},
+            {200018, "<|endofprompt|>"}};
+        for (int32_t id = 199998; id < 201088; ++id) {
+            const auto it = named.find(id);
+            if (!releaseIds && it == named.end())
+                continue;
+            f.specials.emplace_back(it != named.end() ? it->second : "<|reserved_" + std::to_string(id) + "|>", true);
+            if (releaseIds)
+                f.fixedIds.push_back(id);
+        }
+        f.fixedVocab = releaseIds ? 201088 : 0;
         f.bos = "<|startoftext|>";
         f.eos = "<|return|>";
         f.pad = "<|endoftext|>";
@@ -243,21 +260,23 @@ bool hasTinyFamilyTokenizer(std::string_view arch)
     return arch == "deepseek-v3" || arch == "kimi-k2" || arch == "qwen3-moe" || arch == "qwen3-next" || arch == "gpt-oss";
 }
 
-TinyFamilyTokenizer tinyFamilyTokenizer(std::string_view arch, int vocabSize)
+TinyFamilyTokenizer tinyFamilyTokenizer(std::string_view arch, int vocabSize, bool releaseIds)
 {
-    const Family f = familyOf(arch);
+    const Family f = familyOf(arch, releaseIds);
     const int nSpecials = static_cast<int>(f.specials.size());
     if (vocabSize < 384)
         throw Error(ErrorCode::Argument, "a tiny " + std::string(arch) + " tokenizer needs a vocabulary of at least 384 (got " +
                                              std::to_string(vocabSize) + ")");
-    const Learned l = learn(f, vocabSize - 256 - nSpecials);
+    const bool fixed = !f.fixedIds.empty();
+    const Learned l = learn(f, vocabSize - 256 - (fixed ? 0 : nSpecials));
     const int base = static_cast<int>(l.tokens.size()); // the specials follow the learned words
+    const auto specialId = [&](int i) { return fixed ? f.fixedIds[size_t(i)] : base + i; };
     TinyFamilyTokenizer out;
-    out.vocabSize = vocabSize;
+    out.vocabSize = fixed ? f.fixedVocab : vocabSize;
     const auto idOf = [&](const std::string &text) {
         for (int i = 0; i < nSpecials; ++i)
             if (f.specials[size_t(i)].first == text)
-                return base + i;
+                return specialId(i);
         return -1;
     };
     out.bosId = f.bos.empty() ? -1 : idOf(f.bos);
@@ -266,7 +285,7 @@ TinyFamilyTokenizer tinyFamilyTokenizer(std::string_view arch, int vocabSize)
 
     ojson addedDecoder = ojson::object();
     for (int i = 0; i < nSpecials; ++i)
-        addedDecoder[std::to_string(base + i)] = {{"content", f.specials[size_t(i)].first}, {"lstrip", false},
+        addedDecoder[std::to_string(specialId(i))] = {{"content", f.specials[size_t(i)].first}, {"lstrip", false},
                                                   {"normalized", false}, {"rstrip", false}, {"single_word", false},
                                                   {"special", f.specials[size_t(i)].second}};
     ojson tc;
@@ -296,7 +315,7 @@ TinyFamilyTokenizer tinyFamilyTokenizer(std::string_view arch, int vocabSize)
     j["padding"] = nullptr;
     ojson added = ojson::array();
     for (int i = 0; i < nSpecials; ++i)
-        added.push_back({{"id", base + i}, {"content", f.specials[size_t(i)].first}, {"single_word", false},
+        added.push_back({{"id", specialId(i)}, {"content", f.specials[size_t(i)].first}, {"single_word", false},
                          {"lstrip", false}, {"rstrip", false}, {"normalized", false},
                          {"special", f.specials[size_t(i)].second}});
     j["added_tokens"] = added;

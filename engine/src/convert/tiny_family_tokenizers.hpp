@@ -19,15 +19,19 @@ struct TinyFamilyTokenizer {
     int32_t bosId = -1;                       // -1: the family has no BOS (Qwen3)
     int32_t eosId = -1;                       // the end of an assistant turn
     int32_t padId = -1;
-    int32_t vocabSize = 0;                    // as asked: every id is below it
+    int32_t vocabSize = 0;                    // as asked (gpt-oss: 201088): every id is below it
 };
 
 // Whether `arch` is one of the families above.
 bool hasTinyFamilyTokenizer(std::string_view arch);
 
-// The files for `arch` with ids below `vocabSize` (at least 384). Throws waste::Error
+// The files for `arch` with ids below `vocabSize` (at least 384). gpt-oss keeps its
+// specials at the release's ids (o200k_harmony: <|start|> 200006, ... up to 201087), so
+// there `vocabSize` bounds the learned words only. Throws waste::Error
 // (Argument) for another arch or a vocabulary too small for the family's specials.
-TinyFamilyTokenizer tinyFamilyTokenizer(std::string_view arch, int vocabSize);
+// releaseIds false: gpt-oss's named specials follow the learned words as the other
+// families' do, and its reserved ones are left out.
+TinyFamilyTokenizer tinyFamilyTokenizer(std::string_view arch, int vocabSize, bool releaseIds = true);
 
 // The same, written into `dir` (created if needed).
 TinyFamilyTokenizer writeTinyFamilyTokenizer(const std::string &dir, std::string_view arch, int vocabSize);

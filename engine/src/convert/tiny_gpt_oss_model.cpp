@@ -40,13 +40,13 @@ void TinySource::addGptOssTensors(int vocabSize) {
     add("lm_head.weight", {vocabSize, H}, Init::Matrix);
 }
 
-std::string TinySource::gptOssConfig(int vocabSize, int nTokens) const {
+std::string TinySource::gptOssConfig(int vocabSize, int eosId, int padId) const {
     const TinyDims &d = m_dims;
     ojson c;
     c["architectures"] = {"GptOssForCausalLM"};
     c["attention_bias"] = true;
     c["attention_dropout"] = 0.0;
-    c["eos_token_id"] = nTokens + 2; // <|im_end|>
+    c["eos_token_id"] = eosId; // <|return|>
     c["experts_per_token"] = d.topK;
     c["head_dim"] = d.headDim;
     c["hidden_act"] = "silu";
@@ -65,7 +65,7 @@ std::string TinySource::gptOssConfig(int vocabSize, int nTokens) const {
     c["num_key_value_heads"] = d.kvHeads;
     c["num_local_experts"] = d.experts;
     c["output_router_logits"] = false;
-    c["pad_token_id"] = nTokens + 1;
+    c["pad_token_id"] = padId; // <|endoftext|>
     putQuantizationConfig(c);
     c["rms_norm_eps"] = 1e-05;
     c["rope_scaling"] = {{"beta_fast", 32.0}, {"beta_slow", 1.0}, {"factor", 32.0},

@@ -161,11 +161,12 @@ TinySource::TinySource(const TinyModelOptions &options) : m_options(options), m_
     int vocabSize = (nTokens + kSpecialCount + 15) / 16 * 16;
     // The newer families ship their own tokenizer layout (tokenizer.json or tiktoken.model
     // with the family's split pattern and specials): a small vocabulary of that kind.
-    // gpt-oss keeps the Kimi tiny tokenizer until the engine has its harmony chat format.
+    // gpt-oss's specials keep the release's ids, so its vocabulary is the release's 201088.
     std::optional<TinyFamilyTokenizer> family;
-    if (hasTinyFamilyTokenizer(m_options.arch) && m_options.arch != "gpt-oss") {
+    if (hasTinyFamilyTokenizer(m_options.arch)) {
         vocabSize = std::max(vocabSize, 512);
-        family = tinyFamilyTokenizer(m_options.arch, vocabSize);
+        family = tinyFamilyTokenizer(m_options.arch, vocabSize, !m_options.compactVocabulary);
+        vocabSize = family->vocabSize;
     }
     if (m_dims.deepseek) addDeepseekTensors(vocabSize);
     else if (m_dims.arch == "qwen3-moe") addQwen3Tensors(vocabSize);
@@ -184,13 +185,12 @@ TinySource::TinySource(const TinyModelOptions &options) : m_options(options), m_
         const int bos = family->bosId >= 0 ? family->bosId : family->padId;
         m_config = m_dims.deepseek              ? deepseekConfig(vocabSize, bos, family->eosId)
                    : m_dims.arch == "qwen3-next" ? qwen3NextConfig(vocabSize, bos, family->eosId)
+                   : m_dims.arch == "gpt-oss"    ? gptOssConfig(vocabSize, family->eosId, family->padId)
                                                  : qwen3Config(vocabSize, bos, family->eosId);
         m_files.insert(family->files.begin(), family->files.end());
         return;
     }
-    m_config = m_dims.arch == "gpt-oss" ? gptOssConfig(vocabSize, nTokens)
-               : m_dims.k3              ? k3Config(vocabSize, nTokens)
-                                        : kimiLinearConfig(vocabSize, nTokens);
+    m_config = m_dims.k3 ? k3Config(vocabSize, nTokens) : kimiLinearConfig(vocabSize, nTokens);
     putTokenizerFiles(vocab);
 }
 

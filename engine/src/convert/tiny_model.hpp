@@ -119,7 +119,7 @@ private:
     void addQwen3NextTensors(int vocabSize);                  // tiny_qwen3_next_model.cpp
     std::string qwen3NextConfig(int vocabSize, int bosId, int eosId) const;
     void addGptOssTensors(int vocabSize);                     // tiny_gpt_oss_model.cpp
-    std::string gptOssConfig(int vocabSize, int nTokens) const;
+    std::string gptOssConfig(int vocabSize, int eosId, int padId) const;
     // The Kimi tiny tokenizer's files (tokenizer_config.json and tiktoken.model), for the
     // families without their own tiny tokenizer (convert/tiny_family_tokenizers).
     void putTokenizerFiles(const TinyVocabulary &vocab);

@@ -8,6 +8,7 @@
 #include "session/state_file.hpp"
 #include "waste/prefix.hpp"
 #include "text/family_reply_parser.hpp"
+#include "text/harmony_reply_parser.hpp"
 #include "text/chat_format.hpp"
 #include "text/k3_output_parser.hpp"
 #include "text/output_stream.hpp"

@@ -29,6 +29,8 @@ ChatFormat decideChatFormat(std::string_view arch, const Tokenizer *tok, bool ha
         return ChatFormat::KimiK2;
     if ((arch == "qwen3-moe" || arch == "qwen3-next") && tok && tok->specialId("<|im_start|>") >= 0)
         return ChatFormat::Qwen3;
+    if (arch == "gpt-oss" && tok && tok->specialId("<|channel|>") >= 0)
+        return ChatFormat::Harmony;
     return hasChatTemplate ? ChatFormat::ChatMl : ChatFormat::Plain;
 }
 

@@ -20,7 +20,7 @@ bool hasChatTemplateFile(const std::string &containerDir);
 
 // K3 for a kimi-k3 container whose vocabulary has K3's markup; DeepSeek, KimiK2 or Qwen3
 // for a deepseek-v3, kimi-k2 or qwen3-moe/qwen3-next container whose vocabulary has that
-// family's markup; otherwise ChatMl when the container ships a chat template; otherwise Plain. `tok` may be null (no tokenizer).
+// family's markup; Harmony for a gpt-oss container with <|channel|>; otherwise ChatMl when the container ships a chat template; otherwise Plain. `tok` may be null (no tokenizer).
 ChatFormat decideChatFormat(std::string_view arch, const Tokenizer *tok, bool hasChatTemplate);
 
 } // namespace waste::text

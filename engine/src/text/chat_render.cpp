@@ -8,6 +8,7 @@
 #include "text/chat_format.hpp"
 #include "text/chatml_template.hpp"
 #include "text/family_templates.hpp"
+#include "text/harmony_template.hpp"
 #include "text/k3_template.hpp"
 #include "text/tokenizer.hpp"
 #include "waste/waste.hpp"
@@ -61,6 +62,8 @@ const char *chatFormatName(ChatFormat format)
         return "kimi-k2";
     case ChatFormat::Qwen3:
         return "qwen3";
+    case ChatFormat::Harmony:
+        return "harmony";
     case ChatFormat::Plain:
         break;
     }
@@ -95,12 +98,14 @@ ChatSegments renderChat(ChatFormat format, std::string_view requestJson, const s
     case ChatFormat::DeepSeek:
     case ChatFormat::KimiK2:
     case ChatFormat::Qwen3:
+    case ChatFormat::Harmony:
         if (!mediaBlocks.empty())
             throw Error(ErrorCode::Argument, std::string("the ") + chatFormatName(format) +
                                                  " chat format takes no images; send the conversation as text");
         return format == ChatFormat::DeepSeek ? text::renderDeepSeek(request)
                : format == ChatFormat::KimiK2 ? text::renderKimiK2(request)
-                                              : text::renderQwen3(request);
+               : format == ChatFormat::Qwen3  ? text::renderQwen3(request)
+                                              : text::renderHarmony(request);
     case ChatFormat::Plain:
         break;
     }

@@ -41,6 +41,8 @@ std::unique_ptr<ReplyFramer> replyFramer(ChatFormat format, const Tokenizer &tok
         return kimiK2Framer(tok, prompt);
     case ChatFormat::Qwen3:
         return qwen3Framer(tok, prompt);
+    case ChatFormat::Harmony:
+        return harmonyFramer(tok);
     }
     throw Error(ErrorCode::Unsupported, std::string("no reply frame for the chat format ") + chatFormatName(format));
 }

@@ -85,6 +85,7 @@ std::unique_ptr<ReplyFramer> k3Framer(const Tokenizer &tok, std::span<const int3
 std::unique_ptr<ReplyFramer> deepSeekFramer(const Tokenizer &tok, std::span<const int32_t> prompt);
 std::unique_ptr<ReplyFramer> kimiK2Framer(const Tokenizer &tok, std::span<const int32_t> prompt);
 std::unique_ptr<ReplyFramer> qwen3Framer(const Tokenizer &tok, std::span<const int32_t> prompt);
+std::unique_ptr<ReplyFramer> harmonyFramer(const Tokenizer &tok);
 
 // The constraint that follows `frame` with `tok`'s ordinary tokens (TokenTrie::fromTokenizer).
 std::shared_ptr<TokenConstraint> frameConstraint(const ReplyFrame &frame, const Tokenizer &tok, int maxTokens);

@@ -1,6 +1,7 @@
 #include "text/reply_parsers.hpp"
 
 #include "text/family_reply_parser.hpp"
+#include "text/harmony_reply_parser.hpp"
 #include "text/k3_output_parser.hpp"
 #include "text/tagged_reply_parser.hpp"
 #include "text/tokenizer.hpp"
@@ -12,6 +13,8 @@ std::unique_ptr<ReplyParser> replyParserFor(ChatFormat format, const Tokenizer &
     switch (format) {
     case ChatFormat::K3:
         return std::make_unique<K3OutputParser>(tok, k3PromptOpensThink(tok, prompt));
+    case ChatFormat::Harmony:
+        return std::make_unique<HarmonyReplyParser>(tok);
     case ChatFormat::DeepSeek:
     case ChatFormat::KimiK2:
         return std::make_unique<FamilyReplyParser>(

@@ -1,0 +1,173 @@
+#include "text/harmony_reply_parser.hpp"
+
+#include "text/tokenizer.hpp"
+
+#include <tuple>
+
+namespace waste::text {
+
+namespace {
+
+constexpr const char *kWs = " \t\r\n";
+constexpr const char *kChannelMark = "<|channel|>";
+constexpr const char *kConstrainMark = "<|constrain|>";
+
+std::string trim(std::string_view s)
+{
+    const size_t a = s.find_first_not_of(kWs);
+    if (a == std::string_view::npos)
+        return {};
+    return std::string(s.substr(a, s.find_last_not_of(kWs) - a + 1));
+}
+
+// The word after `key` in a header, up to whitespace or the next written-out special.
+std::string wordAfter(const std::string &header, const std::string &key)
+{
+    const size_t at = header.find(key);
+    if (at == std::string::npos)
+        return {};
+    const size_t from = at + key.size();
+    size_t to = header.find_first_of(" \t\r\n<", from);
+    if (to == std::string::npos)
+        to = header.size();
+    return header.substr(from, to - from);
+}
+
+} // namespace
+
+HarmonyReplyParser::HarmonyReplyParser(const Tokenizer &tok)
+    : m_tok(tok), m_start(tok.specialId("<|start|>")), m_end(tok.specialId("<|end|>")),
+      m_message(tok.specialId("<|message|>")), m_channel(tok.specialId(kChannelMark)),
+      m_constrain(tok.specialId(kConstrainMark)), m_return(tok.specialId("<|return|>")),
+      m_call(tok.specialId("<|call|>"))
+{
+}
+
+void HarmonyReplyParser::emit(Channel &ch, std::string_view bytes, std::string &delta, std::string &total)
+{
+    if (!ch.started) {
+        const size_t a = bytes.find_first_not_of(kWs);
+        if (a == std::string_view::npos)
+            return;
+        bytes.remove_prefix(a);
+        ch.started = true;
+    }
+    const size_t b = bytes.find_last_not_of(kWs);
+    if (b == std::string_view::npos) {
+        ch.heldWs.append(bytes);
+        return;
+    }
+    const std::string t = ch.utf8.push(ch.heldWs + std::string(bytes.substr(0, b + 1)));
+    ch.heldWs.assign(bytes.substr(b + 1));
+    delta += t;
+    total += t;
+}
+
+// At <|message|>: the header says where the body goes.
+void HarmonyReplyParser::openBody()
+{
+    const std::string recipient = wordAfter(m_header, "to=");
+    const std::string channel = wordAfter(m_header, kChannelMark);
+    m_header.clear();
+    if (!recipient.empty() && recipient != "user" && recipient != "all") {
+        m_callName = recipient.rfind("functions.", 0) == 0 ? recipient.substr(10) : recipient;
+        m_args.clear();
+        m_mode = Mode::Call;
+        return;
+    }
+    Channel &ch = channel == "analysis" ? m_reasoning : m_content;
+    // A later message of a channel that already has text starts a new paragraph.
+    if (ch.started)
+        ch.heldWs = "\n\n";
+    m_mode = channel == "analysis" ? Mode::Reasoning : Mode::Content;
+}
+
+void HarmonyReplyParser::endCall(ReplyDelta &d)
+{
+    ToolCall call;
+    call.id = "call_" + std::to_string(++m_callCount);
+    call.name = m_callName;
+    call.arguments = trim(m_args);
+    if (call.arguments.empty())
+        call.arguments = "{}";
+    m_reply.toolCalls.push_back(call);
+    d.toolCalls.push_back(std::move(call));
+    m_callName.clear();
+    m_args.clear();
+}
+
+ReplyDelta HarmonyReplyParser::feed(int32_t token)
+{
+    ReplyDelta d;
+    if (m_done) {
+        d.done = true;
+        return d;
+    }
+    if (token == m_return || token == m_call)
+        return finish(); // the end of the reply (a call waits for its result)
+    if (token == m_end) {
+        if (m_mode == Mode::Call)
+            endCall(d);
+        m_mode = Mode::Between;
+        return d;
+    }
+    if (token == m_start) {
+        if (m_mode == Mode::Call)
+            endCall(d);
+        m_header.clear();
+        m_mode = Mode::Header;
+        return d;
+    }
+    if (m_mode == Mode::Header || m_mode == Mode::Between) {
+        // A header written without <|start|> (the model skipped <|end|><|start|>) is still a header.
+        if (m_mode == Mode::Between && token != m_channel)
+            return d; // text between messages is layout
+        m_mode = Mode::Header;
+        if (token == m_message)
+            openBody();
+        else if (token == m_channel)
+            m_header += kChannelMark;
+        else if (token == m_constrain)
+            m_header += kConstrainMark;
+        else
+            m_header.append(m_tok.piece(token));
+        return d;
+    }
+    const std::string_view bytes = m_tok.piece(token);
+    if (m_mode == Mode::Reasoning)
+        emit(m_reasoning, bytes, d.reasoning, m_reply.reasoning);
+    else if (m_mode == Mode::Content)
+        emit(m_content, bytes, d.content, m_reply.content);
+    else
+        m_args.append(bytes);
+    return d;
+}
+
+ReplyDelta HarmonyReplyParser::finish()
+{
+    ReplyDelta d;
+    if (!m_done) {
+        if (m_mode == Mode::Call) {
+            endCall(d);
+        } else if (m_mode == Mode::Header && m_header.find(kChannelMark) == std::string::npos &&
+                   m_header.find("to=") == std::string::npos) {
+            // No header was written at all: the reply is plain text (bare JSON under a constraint).
+            std::string text = m_header;
+            if (text.rfind("assistant", 0) == 0)
+                text.erase(0, 9);
+            emit(m_content, text, d.content, m_reply.content);
+        }
+        m_header.clear();
+        for (auto [ch, delta, total] : {std::tuple{&m_reasoning, &d.reasoning, &m_reply.reasoning},
+                                        std::tuple{&m_content, &d.content, &m_reply.content}}) {
+            const std::string rest = ch->utf8.flush();
+            *delta += rest;
+            *total += rest;
+        }
+        m_done = true;
+    }
+    d.done = true;
+    return d;
+}
+
+} // namespace waste::text
