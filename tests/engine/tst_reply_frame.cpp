@@ -262,8 +262,9 @@ TEST(ReplyFrame, ForcedCallsReadBackAsACallOfTheBranchTool)
     }
 }
 
-// Which formats reason first, by the prompt: R1 and Qwen3 only with thinking on, K2 always,
-// K3 when its prompt opened the think channel, ChatML and Plain never.
+// Which formats reason first, by the prompt: R1 and Qwen3 only with thinking on, K2 and harmony
+// always (a harmony reply opens its analysis channel, which may stay empty), K3 when its prompt
+// opened the think channel, ChatML and Plain never.
 TEST(ReplyFrame, ReasoningFollowsThePrompt)
 {
     for (const Format &f : formats()) {
@@ -271,7 +272,7 @@ TEST(ReplyFrame, ReasoningFollowsThePrompt)
         for (const bool thinking : {false, true}) {
             const ReplyFrame frame =
                 replyFramer(f.format, tok, promptFor(f, tok, thinking, false))->answer(Schema::anyObject());
-            const bool expected = f.format == ChatFormat::KimiK2 ||
+            const bool expected = f.format == ChatFormat::KimiK2 || f.format == ChatFormat::Harmony ||
                                   (thinking && (f.format == ChatFormat::DeepSeek || f.format == ChatFormat::Qwen3 ||
                                                 f.format == ChatFormat::K3));
             EXPECT_EQ(frame.reasoning.allowed, expected) << f.label << " thinking " << thinking;
