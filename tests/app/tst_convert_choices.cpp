@@ -186,15 +186,9 @@ private Q_SLOTS:
         // In the warning colour, unlike the plain advice of a sound choice.
         QVERIFY(advice->property("color").value<QColor>() != item(window, QStringLiteral("expertAdvice_native"))->property("color").value<QColor>());
 
-        QDir().mkpath(QStringLiteral(WASTE_SCREENSHOT_DIR));
-        for (const QString theme : {QStringLiteral("light"), QStringLiteral("dark")}) {
-            services->settings->setTheme(theme);
-            QTest::qWait(200);
-            const QImage shot = window->grabWindow();
-            QVERIFY(!shot.isNull());
-            const QString file = QStringLiteral(WASTE_SCREENSHOT_DIR "/convert-choices-%1.png").arg(theme);
-            QVERIFY2(shot.save(file), qPrintable(file));
-        }
+        QString shotError;
+        QVERIFY2(WindowTest::shootBothThemes(window, services->settings.get(), QStringLiteral("convert-choices-%1"), &shotError),
+                 qPrintable(shotError));
         QVERIFY2(WindowTest::warnings().isEmpty(), qPrintable(WindowTest::warnings()));
     }
 };

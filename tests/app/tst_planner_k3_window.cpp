@@ -101,15 +101,9 @@ private Q_SLOTS:
         const QStringList off = outside(window->contentItem(), window);
         QVERIFY2(off.isEmpty(), qPrintable(off.join(QLatin1String("; "))));
 
-        QDir().mkpath(QStringLiteral(WASTE_SCREENSHOT_DIR));
-        for (const QString theme : {QStringLiteral("light"), QStringLiteral("dark")}) {
-            services->settings->setTheme(theme);
-            QTest::qWait(200);
-            const QImage shot = window->grabWindow();
-            QVERIFY(!shot.isNull());
-            const QString file = QStringLiteral(WASTE_SCREENSHOT_DIR "/planner-k3-cliff-%1.png").arg(theme);
-            QVERIFY2(shot.save(file), qPrintable(file));
-        }
+        QString shotError;
+        QVERIFY2(WindowTest::shootBothThemes(window, services->settings.get(), QStringLiteral("planner-k3-cliff-%1"), &shotError),
+                 qPrintable(shotError));
         QVERIFY2(WindowTest::warnings().isEmpty(), qPrintable(WindowTest::warnings()));
     }
 };

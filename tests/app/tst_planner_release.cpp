@@ -120,15 +120,9 @@ private Q_SLOTS:
         QVERIFY(rp.native.plan.working_set_bytes > rp.vq.plan.working_set_bytes);
         QVERIFY(rp.native.container_bytes > rp.vq.container_bytes);
 
-        QDir().mkpath(QStringLiteral(WASTE_SCREENSHOT_DIR));
-        for (const QString theme : {QStringLiteral("light"), QStringLiteral("dark")}) {
-            services->settings->setTheme(theme);
-            QTest::qWait(200);
-            const QImage shot = window->grabWindow();
-            QVERIFY(!shot.isNull());
-            const QString file = QStringLiteral(WASTE_SCREENSHOT_DIR "/planner-release-k3-%1.png").arg(theme);
-            QVERIFY2(shot.save(file), qPrintable(file));
-        }
+        QString shotError;
+        QVERIFY2(WindowTest::shootBothThemes(window, services->settings.get(), QStringLiteral("planner-release-k3-%1"), &shotError),
+                 qPrintable(shotError));
         QVERIFY2(WindowTest::warnings().isEmpty(), qPrintable(WindowTest::warnings()));
     }
 };

@@ -2,11 +2,13 @@
 
 #include "studioapplication.h"
 
+#include "settings/appsettings.h"
 #include "settings/datafolder.h"
 
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
+#include <QImage>
 #include <QMimeData>
 #include <QQmlApplicationEngine>
 #include <QQuickItem>
@@ -115,6 +117,22 @@ void clickCentre(QQuickWindow *window, QQuickItem *item)
 {
     const QPointF centre = item->mapToScene(QPointF(item->width() / 2, item->height() / 2));
     QTest::mouseClick(window, Qt::LeftButton, Qt::NoModifier, centre.toPoint());
+}
+
+bool shootBothThemes(QQuickWindow *window, AppSettings *settings, const QString &name, QString *error)
+{
+    QDir().mkpath(QStringLiteral(WASTE_SCREENSHOT_DIR));
+    for (const QString &theme : {QStringLiteral("light"), QStringLiteral("dark")}) {
+        settings->setTheme(theme);
+        QTest::qWait(200); // the new colours are drawn
+        const QString file = QStringLiteral(WASTE_SCREENSHOT_DIR "/%1.png").arg(name.arg(theme));
+        const QImage shot = window->grabWindow();
+        if (shot.isNull() || !shot.save(file)) {
+            *error = QStringLiteral("no screenshot saved as %1").arg(file);
+            return false;
+        }
+    }
+    return true;
 }
 
 void typeText(QQuickWindow *window, const QString &text)

@@ -7,6 +7,7 @@
 #include <QString>
 #include <QStringList>
 
+class AppSettings;
 class QObject;
 class QQmlApplicationEngine;
 class QQuickItem;
@@ -42,6 +43,11 @@ QList<QQuickItem *> itemsNamed(QQuickItem *root, const QString &objectName);
 QObject *findNamed(QObject *root, const QString &name);
 // A mouse click at the item's centre, where a person clicks.
 void clickCentre(QQuickWindow *window, QQuickItem *item);
+
+// Screenshots of the window in the light and the dark theme, saved as
+// <build>/screenshots/<name with %1 the theme>.png. False, with *error saying which, when
+// one could not be taken or saved.
+bool shootBothThemes(QQuickWindow *window, AppSettings *settings, const QString &name, QString *error);
 
 // QTest::keyClicks takes widgets only; a QML window gets its keys one by one.
 void typeText(QQuickWindow *window, const QString &text);
