@@ -10,6 +10,7 @@
 #include <QApplication>
 #include <QStyleHints>
 #include <QElapsedTimer>
+#include <QRegularExpression>
 #include <QQmlApplicationEngine>
 #include <QQuickItem>
 #include <QQuickWindow>
@@ -79,8 +80,10 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(reason->isVisible(), 5000);
         QVERIFY2(clock.elapsed() < 5000, "the failure took more than a few seconds to show");
         const QString text = reason->property("text").toString();
+        // Refused connections fail at once and the first waits are short, so on a loaded machine the
+        // text may already name a later attempt by the time it is read: any attempt past the first will do.
         QVERIFY2(text.contains(QLatin1String("Could not read the file list")) && text.contains(QLatin1String("Trying again in"))
-                     && text.contains(QLatin1String("attempt 2 of")),
+                     && QRegularExpression(QStringLiteral("attempt ([2-9]|10) of")).match(text).hasMatch(),
                  qPrintable(text));
         // The pointer has not moved, yet the tooltip is gone.
         QTRY_VERIFY_WITH_TIMEOUT(!toolTipShown(window, tip), 2000);
