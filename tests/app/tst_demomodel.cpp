@@ -39,8 +39,10 @@ private Q_SLOTS:
         clock.start();
         StudioApplication::openStartupModel(*services);
         QCOMPARE(demo->state(), DemoModel::Writing);
-        // The GUI thread stays free while the container is written.
-        QVERIFY(clock.elapsed() < 500);
+        // The GUI thread stays free while the container is written: the call returned while the
+        // state still says Writing. The bound only catches a blocking write; it is loose so that a
+        // loaded CI machine cannot trip it.
+        QVERIFY(clock.elapsed() < 2000);
         QTRY_COMPARE_WITH_TIMEOUT(services->engine->state(), EngineController::Ready, 120000);
         QCOMPARE(demo->state(), DemoModel::Ready);
         QVERIFY(demo->active());

@@ -329,7 +329,7 @@ private Q_SLOTS:
         m.startJob(s);
         QTRY_VERIFY_WITH_TIMEOUT(m.doneBytes() > 600000, 10000);
         m.pause();
-        QTRY_COMPARE_WITH_TIMEOUT(m.state(), JobState::Paused, 2000);
+        QTRY_COMPARE_WITH_TIMEOUT(m.state(), JobState::Paused, 10000);
         QCOMPARE(fileIn(m.snapshot(), QStringLiteral("big.bin"))->state, FileState::Paused);
         const QString part = FileTransfer::partPathFor(s.dest, QStringLiteral("big.bin"));
         QVERIFY(QFile::exists(part));

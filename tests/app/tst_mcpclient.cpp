@@ -104,7 +104,7 @@ void TstMcpClient::requestsBeforeConnectFail()
     McpClient *client = shellServer(QStringLiteral("exit 0"), this);
     McpReply *reply = client->callTool(QStringLiteral("echo"), {});
     QSignalSpy finished(reply, &McpReply::finished);
-    QVERIFY(finished.wait(2000)); // finished later, so the caller could connect first
+    QVERIFY(finished.wait(10000)); // finished later, so the caller could connect first
     QCOMPARE(reply->error(), McpReply::Error::ServerUnavailable);
     QVERIFY(reply->errorString().startsWith(QLatin1String("tools/call: not connected")));
     delete client;

@@ -86,7 +86,7 @@ private Q_SLOTS:
                      && QRegularExpression(QStringLiteral("attempt ([2-9]|10) of")).match(text).hasMatch(),
                  qPrintable(text));
         // The pointer has not moved, yet the tooltip is gone.
-        QTRY_VERIFY_WITH_TIMEOUT(!toolTipShown(window, tip), 2000);
+        QTRY_VERIFY_WITH_TIMEOUT(!toolTipShown(window, tip), 10000);
 
         // Cancel: the job and its reason go.
         services->downloads->cancel();

@@ -399,8 +399,9 @@ private Q_SLOTS:
         QElapsedTimer clock;
         clock.start();
         chat.stop();
-        QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 1, 5000);
-        QVERIFY(clock.elapsed() < 2000);
+        // Stop ends the answer long before its 30,000 tokens would; the bound is loose for loaded machines.
+        QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 1, 15000);
+        QVERIFY(clock.elapsed() < 10000);
         QCOMPARE(messageText(chat, 1, MessageModel::FinishReasonRole), QStringLiteral("cancelled"));
         QVERIFY(!messageText(chat, 1).isEmpty()); // what streamed stays
         QCOMPARE(messageText(chat, 1, MessageModel::ErrorRole), QString());
