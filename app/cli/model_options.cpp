@@ -1,5 +1,7 @@
 #include "model_options.h"
 
+#include <waste/usage_paths.hpp>
+
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -39,12 +41,7 @@ std::unique_ptr<waste::Model> openModel(const Args &args)
 
 std::string usagePath(const Args &args)
 {
-    if (auto u = args.value("--usage"))
-        return *u;
-    std::string dir = args.positional(0);
-    while (dir.size() > 1 && dir.back() == '/')
-        dir.pop_back();
-    return dir + "/usage.waste";
+    return waste::usageRecordPath(args.positional(0), args.value("--usage").value_or(std::string()));
 }
 
 static std::string stripTrailingNewlines(std::string s)

@@ -21,15 +21,9 @@ OptionSpec fileOption();
 // prints the engine's warnings to stderr.
 std::unique_ptr<waste::Model> openModel(const Args &args);
 
-// Where the --learn record of the model at positional 0 is: --usage, else MODEL/usage.waste
-// (the engine's default). Its routing goes beside it (routingRecordPath).
+// Where the --learn record of the model at positional 0 is (waste::usageRecordPath with
+// --usage); its routing goes beside it (waste::routingRecordPath).
 std::string usagePath(const Args &args);
-// usage.routing.jsonl in the record's folder, where the engine writes the run's routing.
-inline std::string routingRecordPath(const std::string &usage)
-{
-    const size_t slash = usage.rfind('/');
-    return (slash == std::string::npos ? std::string() : usage.substr(0, slash + 1)) + "usage.routing.jsonl";
-}
 
 // The prompt: positional `index` ("-" = stdin), --file, or piped stdin when no positional.
 // Trailing '\n' and '\r' are stripped from file/stdin input, as the reference CLI does.

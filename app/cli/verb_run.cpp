@@ -8,6 +8,7 @@
 #include "prompt/dialoguerenderer.h"
 #include "generation_options.h"
 #include "model_options.h"
+#include <waste/usage_paths.hpp>
 #include "engine/promptfeeder.h"
 #include "units/units.h"
 #include "verb.h"
@@ -64,7 +65,7 @@ int runRun(const cli::Args &args)
         model->saveUsage();
         const std::string usage = cli::usagePath(args);
         std::fprintf(stderr, "waste: --learn: experts recorded in %s, routing in %s\n", usage.c_str(),
-                     cli::routingRecordPath(usage).c_str());
+                     waste::routingRecordPath(usage).c_str());
     }
     return 0;
 }

@@ -30,6 +30,7 @@
 #include "cache/expert_cache.hpp"
 #include "cache/routing_trace.hpp"
 #include "cache/usage_record.hpp"
+#include "waste/usage_paths.hpp"
 #include "io/aligned_buffer.hpp"
 #include "io/direct_file.hpp"
 #include "io/reader_pool.hpp"
@@ -269,7 +270,7 @@ int main(int argc, char **argv)
         // Routing of this decode (identical in every arm: logits do not depend on streaming).
         const fs::path usage = fs::temp_directory_path() / "waste-bench-readahead-usage.waste";
         decodeRun(s, all, false, usage.string());
-        cache::RoutingTrace routing = cache::loadRoutingTrace(cache::routingPathFor(usage.string()));
+        cache::RoutingTrace routing = cache::loadRoutingTrace(waste::routingRecordPath(usage.string()));
         if (routing.tokens.size() > size_t(tokens)) // the prompt's own pass, if recorded
             routing.tokens.erase(routing.tokens.begin(), routing.tokens.end() - tokens);
 

@@ -1,6 +1,7 @@
 #include "cache/streamed_expert_source.hpp"
 
 #include "cache/usage_record.hpp"
+#include <waste/usage_paths.hpp>
 #include "format/expert_record.hpp"
 
 #include <waste/waste.hpp>
@@ -368,7 +369,7 @@ void StreamedExpertSource::saveUsage(const std::string &usagePath) const
         entries.push_back(u);
     }
     writeUsage(usagePath, entries, uint64_t(m_routing.size()));
-    writeRouting(routingPathFor(usagePath), m_routing);
+    writeRouting(routingRecordPath(usagePath), m_routing);
 }
 
 int StreamedExpertSource::warmFrom(const std::string &usagePath)

@@ -91,11 +91,6 @@ std::vector<UsageEntry> readUsage(const std::string &path)
     return out;
 }
 
-std::string routingPathFor(const std::string &usagePath)
-{
-    return (std::filesystem::path(usagePath).parent_path() / "usage.routing.jsonl").string();
-}
-
 void writeRouting(const std::string &path, const std::vector<std::vector<std::vector<int>>> &passes)
 {
     std::string out;

@@ -24,7 +24,6 @@ void writeUsage(const std::string &path, const std::vector<UsageEntry> &entries,
 // Missing file: empty. Malformed: Error(Format) naming the file.
 std::vector<UsageEntry> readUsage(const std::string &path);
 
-std::string routingPathFor(const std::string &usagePath); // <dir>/usage.routing.jsonl
 void writeRouting(const std::string &path, const std::vector<std::vector<std::vector<int>>> &passes);
 
 } // namespace waste::cache

@@ -4,6 +4,7 @@
 #include "io/disk_probe.hpp"
 #include "plan/plan_inputs.hpp"
 
+#include <waste/usage_paths.hpp>
 #include <waste/waste.hpp>
 
 #include <algorithm>
@@ -99,7 +100,7 @@ Forecast forecastBudgets(const MemoryPlan &plan, const std::vector<int64_t> &bud
     out.read_latency_seconds = latency;
 
     std::optional<cache::RoutingTrace> trace;
-    const fs::path routing = fs::path(plan.container) / "usage.routing.jsonl";
+    const fs::path routing = routingRecordPath(usageRecordPath(plan.container));
     if (!plan.container.empty() && fs::exists(routing)) {
         try {
             trace = cache::loadRoutingTrace(routing.string());

@@ -7,6 +7,7 @@
 #include "session/sequence_decoder.hpp"
 #include "session/state_file.hpp"
 #include "waste/prefix.hpp"
+#include "waste/usage_paths.hpp"
 #include "text/family_reply_parser.hpp"
 #include "text/harmony_reply_parser.hpp"
 #include "text/chat_format.hpp"
@@ -151,7 +152,7 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options, int se
         m_experts = std::move(stream);
         for (const std::string &w : m_stream->warnings())
             m_warnings.push_back(w);
-        const std::string usage = m_opts.usagePath.empty() ? m_dir + "/usage.waste" : m_opts.usagePath;
+        const std::string usage = usageRecordPath(m_dir, m_opts.usagePath);
         if (m_opts.warmFromUsage && m_opts.expertCache && format::fileExists(usage))
             m_stream->warmFrom(usage);
     }
@@ -376,7 +377,7 @@ void ModelImpl::saveUsage()
 {
     if (!m_stream)
         throw Error(ErrorCode::Unsupported, m_dir + ": the container has no routed experts; there is no usage to record");
-    m_stream->saveUsage(m_opts.usagePath.empty() ? m_dir + "/usage.waste" : m_opts.usagePath);
+    m_stream->saveUsage(usageRecordPath(m_dir, m_opts.usagePath));
 }
 
 } // namespace waste::session
