@@ -73,6 +73,29 @@ struct Engine {
     }
 };
 
+// Feeding a prompt in chunks of 1, 7 and 64 tokens (64: the engine's own chunk) gives the
+// logits of the whole prompt in one chunk, bit for bit.
+inline void expectChunkingIdentical(Engine &e, const std::vector<int32_t> &tokens)
+{
+    const std::vector<float> whole = e.logits(tokens, tokens.size());
+    for (size_t chunk : {size_t(1), size_t(7), size_t(64)}) {
+        const std::vector<float> got = e.logits(tokens, chunk);
+        ASSERT_EQ(got.size(), whole.size());
+        EXPECT_EQ(std::memcmp(got.data(), whole.data(), got.size() * 4), 0) << "chunks of " << chunk;
+    }
+}
+
+// 1, 3 and 5 threads give the logits `e` gives (chunks of 16), bit for bit.
+inline void expectThreadCountsIdentical(Engine &e, const std::vector<int32_t> &tokens)
+{
+    const std::vector<float> reference = e.logits(tokens, 16);
+    for (int threads : {1, 3, 5}) {
+        Engine other(e.dir, threads);
+        const std::vector<float> got = other.logits(tokens, 16);
+        EXPECT_EQ(std::memcmp(got.data(), reference.data(), got.size() * 4), 0) << threads << " threads";
+    }
+}
+
 // The tiny model's own generator: the release's weights, decoded to double once each.
 class SourceWeights {
 public:

@@ -143,26 +143,12 @@ TEST(Qwen3Moe, WholeForwardPassMatchesFloat64)
 
 TEST(Qwen3Moe, ChunkedPrefillEqualsTokenByToken)
 {
-    auto &f = fixture();
-    const auto tokens = someTokens(90, 11); // past one 64-token chunk
-    const std::vector<float> whole = f.engine->logits(tokens, 90);
-    for (size_t chunk : {size_t(1), size_t(7), size_t(64)}) {
-        const std::vector<float> got = f.engine->logits(tokens, chunk);
-        ASSERT_EQ(got.size(), whole.size());
-        EXPECT_EQ(std::memcmp(got.data(), whole.data(), got.size() * 4), 0) << "chunks of " << chunk;
-    }
+    expectChunkingIdentical(*fixture().engine, someTokens(90, 11)); // past one 64-token chunk
 }
 
 TEST(Qwen3Moe, ThreadCountsGiveIdenticalLogits)
 {
-    auto &f = fixture();
-    const auto tokens = someTokens(40, 13);
-    const std::vector<float> two = f.engine->logits(tokens, 16);
-    for (int threads : {1, 3, 5}) {
-        Engine e(f.dir, threads);
-        const std::vector<float> got = e.logits(tokens, 16);
-        EXPECT_EQ(std::memcmp(got.data(), two.data(), got.size() * 4), 0) << threads << " threads";
-    }
+    expectThreadCountsIdentical(*fixture().engine, someTokens(40, 13));
 }
 
 TEST(Qwen3Moe, TiedEmbeddingsServeAsTheHead)
