@@ -119,6 +119,35 @@ private:
     std::mutex m_mutex;
 };
 
+// The tiny model one test program checks, made once: its container (from `options`), the
+// engine on it with two threads, and a float64 Reference (built from the config.json text
+// and a tensor getter) over the generator's own weights.
+template <typename Reference> struct TinyModel {
+    std::string dir;
+    SourceWeights weights;
+    std::unique_ptr<Reference> ref;
+    std::unique_ptr<Engine> engine;
+
+    explicit TinyModel(const waste::TinyModelOptions &options) : weights(options)
+    {
+        dir = freshOutputDir(options.arch, "tiny");
+        waste::makeTinyContainer(dir, options);
+        ref = std::make_unique<Reference>(weights.source().configText(),
+                                          [this](const std::string &n) { return weights(n); });
+        engine = std::make_unique<Engine>(dir, 2);
+    }
+
+    // n token ids drawn from the whole vocabulary, the same for the same seed.
+    std::vector<int32_t> tokens(int n, unsigned seed) const
+    {
+        std::mt19937 rng(seed);
+        std::vector<int32_t> t(static_cast<size_t>(n));
+        for (auto &x : t)
+            x = int32_t(rng() % uint32_t(engine->manifest.config.vocab));
+        return t;
+    }
+};
+
 // max |got − want| / max |want|.
 inline double relErr(const float *got, const gqaref::Vec &want)
 {

@@ -99,6 +99,7 @@ inline Vec mul(const Vec &W, const Vec &x)
 class Reference {
 public:
     Reference(const Config &c, Weights w) : m_c(c), m_w(std::move(w)) {}
+    Reference(const std::string &configText, Weights w) : Reference(Config(configText), std::move(w)) {}
 
     const Config &cfg() const { return m_c; }
 

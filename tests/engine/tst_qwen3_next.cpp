@@ -32,36 +32,17 @@ waste::TinyModelOptions options()
     return o;
 }
 
-struct Fixture {
-    std::string dir;
-    SourceWeights weights{options()};
-    std::unique_ptr<qnref::Reference> ref;
-    std::unique_ptr<Engine> engine;
-    int vocab = 0;
-    Fixture()
-    {
-        dir = freshOutputDir("qwen3-next", "tiny");
-        waste::makeTinyContainer(dir, options());
-        ref = std::make_unique<qnref::Reference>(weights.source().configText(),
-                                                 [this](const std::string &n) { return weights(n); });
-        engine = std::make_unique<Engine>(dir, 2);
-        vocab = engine->manifest.config.vocab;
-    }
-};
+using Fixture = TinyModel<qnref::Reference>;
 
 Fixture &fixture()
 {
-    static Fixture f;
+    static Fixture f(options());
     return f;
 }
 
 std::vector<int32_t> someTokens(int n, unsigned seed)
 {
-    std::mt19937 rng(seed);
-    std::vector<int32_t> t(static_cast<size_t>(n));
-    for (auto &x : t)
-        x = int32_t(rng() % uint32_t(fixture().vocab));
-    return t;
+    return fixture().tokens(n, seed);
 }
 
 } // namespace
