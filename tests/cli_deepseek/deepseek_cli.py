@@ -107,6 +107,8 @@ def rewrite_hf(src, dst, rename=lambda n: n, convert=None, extra=(), config=None
         st_write(f"{dst}/{shard}", out, meta)
         weight_map.update({t[0]: shard for t in out})
     index["weight_map"] = weight_map
+    index.setdefault("metadata", {})["total_size"] = sum(
+        os.path.getsize(f"{dst}/{shard}") for shard in shards)  # about: progress only
     json.dump(index, open(f"{dst}/model.safetensors.index.json", "w"))
     for f in os.listdir(src):
         if not f.endswith(".safetensors") and f != "model.safetensors.index.json":
