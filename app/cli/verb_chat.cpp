@@ -32,6 +32,10 @@ const char *formatName(waste::ChatFormat f)
         return "DeepSeek chat template";
     case waste::ChatFormat::KimiK2:
         return "Kimi K2 chat template";
+    case waste::ChatFormat::DeepSeekV31:
+        return "DeepSeek-V3.1 chat template";
+    case waste::ChatFormat::KimiK2Instruct:
+        return "Kimi K2-Instruct chat template";
     case waste::ChatFormat::Qwen3:
         return "Qwen3 chat template";
     case waste::ChatFormat::Harmony:

@@ -90,6 +90,8 @@ int runConvert(const cli::Args &args)
                  qPrintable(Units::bytes(plan.outputBytes)), qPrintable(Units::bytes(plan.remainingOutputBytes)),
                  qPrintable(Units::bytes(plan.freeBytes)),
                  plan.unitsDone ? (", resuming after unit " + std::to_string(plan.unitsDone)).c_str() : "");
+    if (!plan.note.empty())
+        std::fprintf(stderr, "note: %s\n", plan.note.c_str());
     std::signal(SIGINT, onInterrupt);
     std::signal(SIGTERM, onInterrupt);
     const waste::ConvertResult r = waste::convertModel(src, out, o, stderrProgress(), &g_interrupted);

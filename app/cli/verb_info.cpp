@@ -14,12 +14,13 @@ int runInfo(const cli::Args &args)
     if (args.flag("--json")) {
         std::printf("{\"engine\":%s,\"arch\":%s,\"layers\":%d,\"experts\":%d,\"top_k\":%d,\"hidden\":%d,"
                     "\"params_total\":%lld,\"params_active\":%lld,\"quantization\":%s,\"expert_format\":%s,"
-                    "\"record_bytes\":%lld,\"expert_cache_bytes\":%lld,"
+                    "\"record_bytes\":%lld,\"expert_cache_bytes\":%lld,\"chat_format\":%s,"
                     "\"vocab\":%d,\"ctx_max\":%d,\"budget_bytes\":%lld,\"build\":%s}\n",
                     cli::jsonString(waste::kVersion).c_str(), cli::jsonString(i.arch).c_str(), i.layers, i.experts,
                     i.topK, i.hidden, static_cast<long long>(i.paramsTotal), static_cast<long long>(i.paramsActive),
                     cli::jsonString(i.quantization).c_str(), cli::jsonString(i.expertFormat).c_str(),
-                    static_cast<long long>(i.recordBytes), static_cast<long long>(i.expertCacheBytes), i.vocab,
+                    static_cast<long long>(i.recordBytes), static_cast<long long>(i.expertCacheBytes),
+                    cli::jsonString(waste::chatFormatName(i.chatFormat)).c_str(), i.vocab,
                     i.ctxMax, static_cast<long long>(i.budgetBytes), cli::jsonString(waste::buildInfo()).c_str());
         return 0;
     }
@@ -31,6 +32,7 @@ int runInfo(const cli::Args &args)
     std::printf("vocab         %d\n", i.vocab);
     std::printf("params        %.3f B total, %.3f B active\n", double(i.paramsTotal) / 1e9, double(i.paramsActive) / 1e9);
     std::printf("quantization  %s\n", i.quantization.c_str());
+    std::printf("chat format   %s\n", waste::chatFormatName(i.chatFormat));
     if (i.recordBytes > 0)
         std::printf("expert record %s (%s)\n", qPrintable(Units::bytes(i.recordBytes)), i.expertFormat.c_str());
     std::printf("budget        %s (expert cache %s)\n", qPrintable(Units::bytes(i.budgetBytes)), qPrintable(Units::bytes(i.expertCacheBytes)));

@@ -29,6 +29,11 @@ int runMktiny(const cli::Args &args)
             throw cli::UsageError("--arch must be kimi-linear, kimi-k3, deepseek-v3, kimi-k2, qwen3-moe, qwen3-next or gpt-oss, not '" +
                                   *arch + "'");
     }
+    if (auto tpl = args.value("--chat-template")) {
+        if (o.arch != "deepseek-v3" && o.arch != "kimi-k2")
+            throw cli::UsageError("--chat-template needs --arch deepseek-v3 or kimi-k2 (the families with two release templates)");
+        o.chatTemplate = *tpl;
+    }
     if (args.flag("--int4")) {
         if (o.arch != "kimi-k2") throw cli::UsageError("--int4 (K2-Thinking's INT4 experts) needs --arch kimi-k2");
         o.experts = waste::TinyExperts::INT4G32;
@@ -94,7 +99,7 @@ int runMktiny(const cli::Args &args)
 
 } // namespace
 
-WASTE_CLI_VERB({"mktiny", "OUT_DIR [--hf | --container] [--k3 | --arch NAME] [--int4] [--experts-layout bf16|mxfp4|fp8b128|int4g32] [--vision] [--seed N] [--size SIZE]",
+WASTE_CLI_VERB({"mktiny", "OUT_DIR [--hf | --container] [--k3 | --arch NAME] [--chat-template NAME] [--int4] [--experts-layout bf16|mxfp4|fp8b128|int4g32] [--vision] [--seed N] [--size SIZE]",
                 "write a tiny deterministic model of a supported family: Kimi-Linear, Kimi K3, DeepSeek-V3, Kimi K2, Qwen3-MoE, Qwen3-Next or gpt-oss (container by default)",
                 {{{"--hf", cli::OptionKind::Flag, "Hugging Face layout (safetensors shards, config, tokenizer)"},
                   {"--container", cli::OptionKind::Flag, "a streaming container (the default)"},
@@ -102,6 +107,8 @@ WASTE_CLI_VERB({"mktiny", "OUT_DIR [--hf | --container] [--k3 | --arch NAME] [--
                   {"--arch", cli::OptionKind::Value,
                    "kimi-linear|kimi-k3|deepseek-v3|kimi-k2|qwen3-moe|qwen3-next|gpt-oss  the release layout (deepseek-v3, kimi-k2: FP8 trunk "
                    "and experts; gpt-oss: fused MXFP4 experts)"},
+                  {"--chat-template", cli::OptionKind::Value,
+                   "NAME  the release template it ships: deepseek-r1 or deepseek-v3.1 (deepseek-v3), kimi-k2-thinking or kimi-k2-instruct (kimi-k2)"},
                   {"--int4", cli::OptionKind::Flag, "with --arch kimi-k2: INT4 experts and a BF16 trunk, as K2-Thinking"},
                   {"--experts-layout", cli::OptionKind::Value,
                    "bf16|mxfp4|fp8b128|int4g32  routed experts as releases store them: BF16, MXFP4 _packed/_scale (K3's default), "

@@ -64,7 +64,8 @@ int runTemplate(const cli::Args &args)
     waste::ChatFormat format = waste::ChatFormat::K3;
     const waste::ChatFormat named[] = {waste::ChatFormat::K3, waste::ChatFormat::ChatMl, waste::ChatFormat::DeepSeek,
                                        waste::ChatFormat::KimiK2, waste::ChatFormat::Qwen3,
-                                       waste::ChatFormat::Harmony};
+                                       waste::ChatFormat::Harmony, waste::ChatFormat::DeepSeekV31,
+                                       waste::ChatFormat::KimiK2Instruct};
     bool known = formatName.empty();
     for (waste::ChatFormat f : named)
         if (formatName == waste::chatFormatName(f)) {
@@ -72,7 +73,7 @@ int runTemplate(const cli::Args &args)
             known = true;
         }
     if (!known)
-        throw cli::UsageError("--format must be k3, chatml, deepseek, kimi-k2, qwen3 or harmony, not '" + formatName + "'");
+        throw cli::UsageError("--format must be k3, chatml, deepseek, deepseek-v3.1, kimi-k2, kimi-k2-instruct, qwen3 or harmony, not '" + formatName + "'");
     if (formatName.empty() && !args.positionals().empty()) {
         format = waste::containerChatFormat(args.positional(0));
         if (format == waste::ChatFormat::Plain)
@@ -101,10 +102,10 @@ int runTemplate(const cli::Args &args)
 }
 
 WASTE_CLI_VERB({"template",
-                "[MODEL] --request FILE.json [--format k3|chatml|deepseek|kimi-k2|qwen3|harmony] [--json]",
+                "[MODEL] --request FILE.json [--format k3|chatml|deepseek|deepseek-v3.1|kimi-k2|kimi-k2-instruct|qwen3|harmony] [--json]",
                 "render a chat request into prompt segments (markup vs ordinary text)",
                 {{{"--request", cli::OptionKind::Value, "FILE[#/pointer]  OpenAI-style chat request (- for stdin)"},
-                  {"--format", cli::OptionKind::Value, "NAME  k3, chatml, deepseek, kimi-k2, qwen3 or harmony (default: from MODEL, else k3)"},
+                  {"--format", cli::OptionKind::Value, "NAME  k3, chatml, deepseek, deepseek-v3.1, kimi-k2, kimi-k2-instruct, qwen3 or harmony (default: from MODEL, else k3)"},
                   {"--json", cli::OptionKind::Flag, "print {\"segments\": [[text, is_markup], ...]}"}},
                  0,
                  1},

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-# The family chat templates (DeepSeek, Kimi K2, Qwen3, gpt-oss harmony) against the
-# releases' own Jinja chat_template: renders each request of requests.json with Jinja the
+# The family chat templates (DeepSeek R1 and V3.1, Kimi K2-Thinking and K2-Instruct, Qwen3,
+# gpt-oss harmony) against the releases' own Jinja chat_template: renders each request of requests.json with Jinja the
 # way Hugging Face's apply_chat_template does (sandboxed environment, trim_blocks,
 # lstrip_blocks, loop controls, its tojson, strftime_now), renders the same request with
 # `waste template --format F --json`, and compares segment for segment: the texts must be
@@ -49,10 +49,21 @@ FAMILIES = {
                              "<think>", "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>",
                              "<｜tool▁call▁end｜>", "<｜tool▁sep｜>", "<｜tool▁outputs▁begin｜>",
                              "<｜tool▁outputs▁end｜>", "<｜tool▁output▁begin｜>", "<｜tool▁output▁end｜>"]},
+    "deepseek-v3.1": {"template": "deepseek-v3.1.jinja", "bos_token": "<｜begin▁of▁sentence｜>",
+                      "eos_token": "<｜end▁of▁sentence｜>",
+                      "markers": ["<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<｜User｜>", "<｜Assistant｜>",
+                                  "<think>", "</think>", "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>",
+                                  "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>",
+                                  "<｜tool▁output▁begin｜>", "<｜tool▁output▁end｜>"]},
     "kimi-k2": {"template": "kimi-k2-thinking.jinja", "bos_token": "[BOS]", "eos_token": "[EOS]",
                 "markers": ["<|im_system|>", "<|im_user|>", "<|im_assistant|>", "<|im_middle|>", "<|im_end|>",
                             "<think>", "</think>", "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>",
                             "<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<|tool_call_end|>"]},
+    "kimi-k2-instruct": {"template": "kimi-k2-instruct.jinja", "bos_token": "[BOS]", "eos_token": "[EOS]",
+                         "markers": ["<|im_system|>", "<|im_user|>", "<|im_assistant|>", "<|im_middle|>", "<|im_end|>",
+                                     "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>",
+                                     "<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<|tool_call_end|>",
+                                     "<|media_start|>"]},
     "qwen3": {"template": "qwen3.jinja", "bos_token": None, "eos_token": "<|im_end|>",
               "markers": ["<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>", "<tool_response>",
                           "</tool_response>", "<think>", "</think>"]},
@@ -71,7 +82,7 @@ for i, case in enumerate(cases):
                  "bos_token": family["bos_token"], "eos_token": family["eos_token"]}
     if "tools" in request:
         variables["tools"] = request["tools"]
-    for kwarg in ("enable_thinking", "reasoning_effort", "model_identity"):
+    for kwarg in ("thinking", "enable_thinking", "reasoning_effort", "model_identity"):
         if kwarg in request:
             variables[kwarg] = request[kwarg]
     golden = template.render(**variables)

@@ -15,7 +15,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
 #include <functional>
+#include <iterator>
+#include <tuple>
 
 using namespace waste;
 using namespace waste::text;
@@ -113,6 +116,44 @@ TEST(FamilyFormats, ChosenByArchWhenTheVocabularyHasTheMarkup)
     // the rank count, EOS (<|im_end|>) two past it.
     EXPECT_EQ(k2.eosId(), k2.bosId() + 2);
     EXPECT_EQ(k2.piece(k2.eosId()), "<|im_end|>");
+}
+
+// Which release's template a container ships decides between a family's two formats,
+// read from the releases' own chat_template files (tests/fixtures/chat-templates) and from
+// the templates `waste mktiny --chat-template` writes.
+TEST(FamilyFormats, TheShippedTemplateTellsTheReleasesApart)
+{
+    const auto fixture = [](const std::string &name) {
+        std::ifstream f(std::string(WASTE_FIXTURES_DIR) + "/chat-templates/" + name, std::ios::binary);
+        EXPECT_TRUE(f.good()) << name;
+        return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    };
+    const Tokenizer ds = familyTokenizer("deepseek-v3"), k2 = familyTokenizer("kimi-k2");
+    EXPECT_EQ(decideChatFormat("deepseek-v3", &ds, true, fixture("deepseek-r1.jinja")), ChatFormat::DeepSeek);
+    EXPECT_EQ(decideChatFormat("deepseek-v3", &ds, true, fixture("deepseek-v3.1.jinja")), ChatFormat::DeepSeekV31);
+    EXPECT_EQ(decideChatFormat("kimi-k2", &k2, true, fixture("kimi-k2-thinking.jinja")), ChatFormat::KimiK2);
+    EXPECT_EQ(decideChatFormat("kimi-k2", &k2, true, fixture("kimi-k2-instruct.jinja")), ChatFormat::KimiK2Instruct);
+    // No template: the family's first format. Another family's template changes nothing.
+    EXPECT_EQ(decideChatFormat("deepseek-v3", &ds, false), ChatFormat::DeepSeek);
+    EXPECT_EQ(decideChatFormat("kimi-k2", &k2, false), ChatFormat::KimiK2);
+    const Tokenizer qw = familyTokenizer("qwen3-moe");
+    EXPECT_EQ(decideChatFormat("qwen3-moe", &qw, true, fixture("deepseek-v3.1.jinja")), ChatFormat::Qwen3);
+    // The tiny models' own templates, one per release.
+    for (const auto &[arch, name, expected] :
+         {std::tuple{"deepseek-v3", "", ChatFormat::DeepSeek}, std::tuple{"deepseek-v3", "deepseek-r1", ChatFormat::DeepSeek},
+          std::tuple{"deepseek-v3", "deepseek-v3.1", ChatFormat::DeepSeekV31},
+          std::tuple{"kimi-k2", "", ChatFormat::KimiK2}, std::tuple{"kimi-k2", "kimi-k2-thinking", ChatFormat::KimiK2},
+          std::tuple{"kimi-k2", "kimi-k2-instruct", ChatFormat::KimiK2Instruct}}) {
+        const auto t = convert::tinyFamilyTokenizer(arch, 1024, true, name);
+        const std::string tpl = nlohmann::json::parse(t.files.at("tokenizer_config.json"))["chat_template"];
+        EXPECT_EQ(decideChatFormat(arch, arch == std::string("kimi-k2") ? &k2 : &ds, true, tpl), expected)
+            << arch << " " << name;
+    }
+    EXPECT_NE(errorOf([] { convert::tinyFamilyTokenizer("deepseek-v3", 1024, true, "kimi-k2-instruct"); })
+                  .find("deepseek-r1 or deepseek-v3.1"),
+              std::string::npos);
+    EXPECT_NE(errorOf([] { convert::tinyFamilyTokenizer("qwen3-moe", 1024, true, "deepseek-v3.1"); }).find("qwen3-moe"),
+              std::string::npos);
 }
 
 TEST(FamilyReplyParser, DeepSeekReasoningContentAndBothCallLayouts)

@@ -154,6 +154,26 @@ TEST(ReleasePlan, KimiK2MatchesTheArithmetic)
     EXPECT_LT(r.vq.plan.floor_bytes, r.vq.plan.cap_bytes);
 }
 
+// Kimi K2.5 nests K2's text model in text_config beside a vision tower: it plans as that
+// text model (the same trunk, state and VQ3R records as K2's figures above), its INT4
+// group-32 experts read from text_config's quantization_config, the tower left out.
+TEST(ReleasePlan, KimiK25PlansItsTextModel)
+{
+    const waste::ReleasePlan k25 = planOn("kimi-k2.5.json", int64_t(64) << 30);
+    const waste::ReleasePlan k2 = planOn("kimi-k2.json", int64_t(64) << 30);
+    EXPECT_EQ(k25.arch, k2.arch);
+    EXPECT_EQ(k25.vq.plan.trunk_bytes, k2.vq.plan.trunk_bytes);
+    EXPECT_EQ(k25.vq.plan.state_bytes, k2.vq.plan.state_bytes);
+    EXPECT_EQ(k25.vq.record_bytes, k2.vq.record_bytes);
+    EXPECT_EQ(k25.vq.plan.floor_bytes, k2.vq.plan.floor_bytes);
+    EXPECT_EQ(k25.total_params, k2.total_params);
+    // INT4 records: half a byte per weight, a bf16 scale per 32, after the 64-byte header.
+    const int64_t H = 7168, IM = 2048;
+    ASSERT_TRUE(k25.has_native);
+    EXPECT_EQ(k25.native.expert_format, "INT4G32");
+    EXPECT_EQ(k25.native.record_bytes, pages(64 + 3 * IM * H / 2 + 3 * (IM * H / 32) * 2));
+}
+
 TEST(ReleasePlan, KimiLinearStateMatchesTheReference)
 {
     const waste::ReleasePlan r = planOn("kimi-linear-48b.json", int64_t(32) << 30);

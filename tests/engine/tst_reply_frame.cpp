@@ -47,7 +47,9 @@ std::vector<Format> formats()
 {
     return {
         {"deepseek", ChatFormat::DeepSeek, [] { return familyTokenizer("deepseek-v3"); }},
+        {"deepseek-v3.1", ChatFormat::DeepSeekV31, [] { return familyTokenizer("deepseek-v3"); }},
         {"kimi-k2", ChatFormat::KimiK2, [] { return familyTokenizer("kimi-k2"); }},
+        {"kimi-k2-instruct", ChatFormat::KimiK2Instruct, [] { return familyTokenizer("kimi-k2"); }},
         {"qwen3", ChatFormat::Qwen3, [] { return familyTokenizer("qwen3-moe"); }},
         {"harmony", ChatFormat::Harmony, [] { return familyTokenizer("gpt-oss"); }},
         {"chatml-qwen-vocab", ChatFormat::ChatMl, [] { return familyTokenizer("qwen3-moe"); }},
@@ -262,9 +264,9 @@ TEST(ReplyFrame, ForcedCallsReadBackAsACallOfTheBranchTool)
     }
 }
 
-// Which formats reason first, by the prompt: R1 and Qwen3 only with thinking on, K2 and harmony
-// always (a harmony reply opens its analysis channel, which may stay empty), K3 when its prompt
-// opened the think channel, ChatML and Plain never.
+// Which formats reason first, by the prompt: R1, V3.1 and Qwen3 only with thinking on, K2
+// (K2-Thinking) and harmony always (a harmony reply opens its analysis channel, which may stay
+// empty), K3 when its prompt opened the think channel, K2-Instruct, ChatML and Plain never.
 TEST(ReplyFrame, ReasoningFollowsThePrompt)
 {
     for (const Format &f : formats()) {
@@ -274,7 +276,7 @@ TEST(ReplyFrame, ReasoningFollowsThePrompt)
                 replyFramer(f.format, tok, promptFor(f, tok, thinking, false))->answer(Schema::anyObject());
             const bool expected = f.format == ChatFormat::KimiK2 || f.format == ChatFormat::Harmony ||
                                   (thinking && (f.format == ChatFormat::DeepSeek || f.format == ChatFormat::Qwen3 ||
-                                                f.format == ChatFormat::K3));
+                                                f.format == ChatFormat::K3 || f.format == ChatFormat::DeepSeekV31));
             EXPECT_EQ(frame.reasoning.allowed, expected) << f.label << " thinking " << thinking;
             if (expected) { // the free text ends at a markup token, never at ordinary text
                 EXPECT_TRUE(tok.isAdded(frame.reasoning.close[0])) << f.label;

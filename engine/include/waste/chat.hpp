@@ -18,11 +18,15 @@ namespace waste {
 //   chat_template.jinja);
 // - Plain: no template; a front end writes a plain "role: text" transcript itself;
 // - DeepSeek, KimiK2, Qwen3: the chat templates of those releases (deepseek-v3, kimi-k2,
-//   qwen3-moe / qwen3-next containers whose vocabulary has the family's markup);
+//   qwen3-moe / qwen3-next containers whose vocabulary has the family's markup): DeepSeek
+//   is R1's, KimiK2 is K2-Thinking's;
+// - DeepSeekV31, KimiK2Instruct: DeepSeek-V3.1's and Kimi K2-Instruct's templates, for
+//   containers of those families whose chat_template.jinja is that release's;
 // - Harmony: gpt-oss's harmony format (gpt-oss containers whose vocabulary has its specials).
-enum class ChatFormat { Plain, ChatMl, K3, DeepSeek, KimiK2, Qwen3, Harmony };
+enum class ChatFormat { Plain, ChatMl, K3, DeepSeek, KimiK2, Qwen3, Harmony, DeepSeekV31, KimiK2Instruct };
 
-// "plain", "chatml", "k3", "deepseek", "kimi-k2", "qwen3", "harmony".
+// "plain", "chatml", "k3", "deepseek", "kimi-k2", "qwen3", "harmony", "deepseek-v3.1",
+// "kimi-k2-instruct".
 const char *chatFormatName(ChatFormat format);
 
 // The chat format of the container at `containerPath`, by the same rule Model::open uses
@@ -50,7 +54,7 @@ ChatSegments renderChat(ChatFormat format, std::string_view requestJson,
                         const std::vector<std::string> &mediaBlocks = {});
 
 // Whether the prompt renderChat writes for this request ends inside the thinking channel
-// (K3 and DeepSeek with thinking on, their default). Throws Error(Argument) for a malformed request.
+// (K3 and DeepSeek with thinking on, their default; DeepSeek-V3.1 with thinking asked for). Throws Error(Argument) for a malformed request.
 bool chatOpensThinking(ChatFormat format, std::string_view requestJson);
 
 // The media block that places one image in a prompt:

@@ -73,6 +73,7 @@ struct ConvertPlan {
     bool alreadyComplete = false;     // the output folder already holds this conversion
     int64_t recordBytes = 0;          // one expert record
     std::string expertFormat;         // what the records hold: "VQ3R", "MXFP4", "FP8B128", "INT4G32", "BF16"
+    std::string note;                 // what is read past, one line (Kimi K2.5's vision tower); empty: nothing
 };
 
 ConvertPlan planConversion(const std::string &sourceDir, const std::string &outDir, const ConvertOptions &options = {});
@@ -149,6 +150,10 @@ struct TinyModelOptions {
     // 201088 rows; compactVocabulary puts the named specials right after the learned words
     // instead (about 1,000 rows), for tests of the architecture's arithmetic that read no text.
     bool compactVocabulary = false;
+    // Which release's chat template a family with two ships: "deepseek-r1" or
+    // "deepseek-v3.1" (deepseek-v3), "kimi-k2-thinking" or "kimi-k2-instruct" (kimi-k2).
+    // Empty: the first of each.
+    std::string chatTemplate;
     TinyExperts experts = TinyExperts::Default; // Default: MXFP4 on K3, BF16 on Kimi-Linear
     int64_t targetBytes = 0; // 0: the tiny default; else scale the model to about this many source bytes
     int jobs = 0;

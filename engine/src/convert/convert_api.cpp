@@ -41,6 +41,7 @@ std::vector<convert::TensorSpec> storedSpecs(const convert::SourceTensor &t) {
         return {{t.name + "_packed", DType::I32, {rows, cols / 8}},
                 {t.name + "_scale", DType::BF16, {rows, cols / format::kInt4Group}},
                 {t.name + "_shape", DType::I64, {2}}};
+    case DType::F32: return {{t.name, DType::F32, t.shape}};
     default: return {{t.name, DType::BF16, t.shape}};
     }
 }
@@ -120,6 +121,12 @@ void makeTinyHf(const std::string &outDir, const TinyModelOptions &options) {
         SafetensorsWriter writer(joinPath(outDir, file), specs);
         for (const auto &name : shards[s]) {
             const SourceTensor t = src.info(name);
+            if (t.dtype == DType::F32) { // small (a router's bias): its floats as they are
+                std::vector<float> f(static_cast<size_t>(t.rows() * t.rowLength()));
+                src.readRows(t, 0, t.rows(), f.data());
+                writer.append(f.data(), static_cast<int64_t>(f.size()) * 4);
+                continue;
+            }
             if (t.dtype != DType::BF16) { // a quantised group: its tensors' bytes in spec order
                 const uint8_t fmt = nativeFormatOf(t.dtype);
                 std::vector<uint8_t> payload(static_cast<size_t>(format::nativePayloadBytes(fmt, t.rows(), t.rowLength())));

@@ -114,6 +114,7 @@ void Converter::checkCancel(int unit) {
 ConvertPlan Converter::plan(ResumeState *stateOut, std::vector<UnitPlan> *plansOut) {
     ConvertPlan plan;
     plan.arch = m_layout.arch;
+    plan.note = m_layout.note;
     plan.layers = m_layout.layers;
     plan.moeLayers = m_layout.moeLayers;
     plan.experts = m_layout.experts;

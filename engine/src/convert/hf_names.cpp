@@ -68,6 +68,12 @@ Layout buildLayout(const ModelSource &src) {
     // own says only which trunk it reuses.
     L.arch = cfg.contains("_outer") ? cfg["_outer"].value("model_type", std::string("kimi_k3"))
                                     : cfg.value("model_type", std::string("kimi_linear"));
+    // Kimi K2.5 wraps Kimi K2's text model with its own vision tower (MoonViT-3D), which
+    // this engine does not run: its tensors are read past and the container is the text model.
+    const bool textOnly = L.arch == "kimi_k25";
+    if (textOnly)
+        L.note = "Kimi K2.5's vision tower (vision_tower., mm_projector.) is read past: the container holds its "
+                 "text model (Kimi K2's), which takes no images";
     if (!cfg.contains("num_hidden_layers") || !cfg["num_hidden_layers"].is_number_integer())
         throw Error(ErrorCode::Format, "config.json lacks num_hidden_layers");
     L.layers = cfg["num_hidden_layers"].get<int>();
@@ -86,6 +92,7 @@ Layout buildLayout(const ModelSource &src) {
         if (mtpLayers > 0 && layer >= L.layers && layer < L.layers + mtpLayers) continue;
         // Qwen3-Next keeps its multi-token-prediction block apart ("mtp."): unused too.
         if (name.starts_with(L.prefix + "mtp.")) continue;
+        if (textOnly && (name.starts_with("vision_tower.") || name.starts_with("mm_projector."))) continue;
         if (layer < 0 || layer >= L.layers) {
             L.units[0].trunk.push_back(name);
             L.unitOf[name] = 0;

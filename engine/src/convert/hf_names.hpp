@@ -34,6 +34,8 @@ struct Layout {
     std::map<std::string, int> unitOf; // every tensor -> its unit
     int moeLayers = 0;
     int experts = 0;
+    // What the converter reads past and says so (Kimi K2.5's vision tower); empty: nothing.
+    std::string note;
 };
 
 // Reads config.json and groups the source's tensors into units. Throws Error(Format)

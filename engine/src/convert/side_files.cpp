@@ -40,6 +40,8 @@ ojson specialsFrom(const std::optional<std::string> &tokenizerConfig) {
 std::optional<std::string> visionJsonFrom(const ModelSource &src, const ojson &config) {
     const ojson *outer = config.contains("_outer") ? &config["_outer"] : &config;
     if (!outer->contains("vision_config") || !(*outer)["vision_config"].is_object()) return std::nullopt;
+    // Kimi K2.5's tower is not K3's; its container is text only (hf_names.cpp reads it past).
+    if (outer->value("model_type", std::string()) == "kimi_k25") return std::nullopt;
     ojson v = (*outer)["vision_config"];
     if (!v.contains("text_hidden_size")) v["text_hidden_size"] = config.value("hidden_size", 0);
     if (outer->contains("media_placeholder_token_id")) v["media_placeholder_token_id"] = (*outer)["media_placeholder_token_id"];

@@ -2,7 +2,7 @@
 // layout of those releases (model/notes/deepseek-v3.md): release tensor names (`mlp.`
 // MoE blocks, q and kv LoRA), FP8 e4m3 trunk and experts with 128x128 `_scale_inv`
 // blocks (Kimi K2 with INT4 experts: a BF16 trunk and pack-quantized experts, as
-// K2-Thinking), two dense layers, several MoE layers, 4 expert groups on DeepSeek-V3
+// K2-Thinking), F32 e_score_correction_bias, two dense layers, several MoE layers, 4 expert groups on DeepSeek-V3
 // and one on Kimi K2, and DeepSeek's multi-token-prediction layer after the last one.
 #include "convert/tiny_model.hpp"
 
@@ -82,7 +82,9 @@ void TinySource::addDeepseekLayer(const std::string &p, bool moe) {
     }
     const std::string m = p + "mlp.";
     add(m + "gate.weight", {d.experts, H}, Init::Matrix); // the router stays BF16
-    add(m + "gate.e_score_correction_bias", {d.experts}, Init::Bias);
+    // The releases store the score-correction bias F32 (its values stay the bf16-rounded
+    // ones every tiny tensor has, so the model is the same whichever way it is read).
+    add(m + "gate.e_score_correction_bias", {d.experts}, Init::Bias, DType::F32);
     const int ms = d.moeInter * d.shared;
     add(m + "shared_experts.gate_proj.weight", {ms, H}, Init::Matrix, w);
     add(m + "shared_experts.up_proj.weight", {ms, H}, Init::Matrix, w);

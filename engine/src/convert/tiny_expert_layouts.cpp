@@ -45,6 +45,7 @@ int64_t tinyStoredBytes(DType dtype, int64_t rows, int64_t cols) {
     case DType::MXFP4: return rows * ((cols + 1) / 2 + (cols + int64_t(kMxfp4Block) - 1) / int64_t(kMxfp4Block));
     case DType::FP8B128: return rows * cols + fp8BlockScaleBytes(rows, cols);
     case DType::INT4G32: return rows * cols / 2 + rows * (cols / format::kInt4Group) * 2 + 16; // + the I64 [2] shape
+    case DType::F32: return rows * cols * 4;
     default: return rows * cols * 2;
     }
 }

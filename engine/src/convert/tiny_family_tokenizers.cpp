@@ -74,7 +74,20 @@ const char *kDeepSeekTemplate =
     "{% elif m['role'] == 'user' %}<\xEF\xBD\x9CUser\xEF\xBD\x9C>{{ m['content'] }}"
     "{% elif m['role'] == 'assistant' %}<\xEF\xBD\x9C" "Assistant\xEF\xBD\x9C></think>{{ m['content'] }}<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>"
     "{% endif %}{% endfor %}{% if add_generation_prompt %}<\xEF\xBD\x9C" "Assistant\xEF\xBD\x9C><think>\n{% endif %}";
-const char *kKimiTemplate =
+// The engine tells a family's two releases apart by what their templates do
+// (text/chat_format.hpp): V3.1's reads a `thinking` switch, K2-Thinking's writes <think>.
+const char *kDeepSeekV31Template =
+    "{% if not thinking is defined %}{% set thinking = false %}{% endif %}"
+    "{{ bos_token }}{% for m in messages %}{% if m['role'] == 'system' %}{{ m['content'] }}"
+    "{% elif m['role'] == 'user' %}<\xEF\xBD\x9CUser\xEF\xBD\x9C>{{ m['content'] }}"
+    "{% elif m['role'] == 'assistant' %}<\xEF\xBD\x9C" "Assistant\xEF\xBD\x9C></think>{{ m['content'] }}<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>"
+    "{% endif %}{% endfor %}{% if add_generation_prompt %}<\xEF\xBD\x9C" "Assistant\xEF\xBD\x9C>"
+    "{% if thinking %}<think>{% else %}</think>{% endif %}{% endif %}";
+const char *kKimiThinkingTemplate =
+    "{% for m in messages %}{% if m['role'] == 'system' %}<|im_system|>system<|im_middle|>"
+    "{% elif m['role'] == 'user' %}<|im_user|>user<|im_middle|>{% else %}<|im_assistant|>assistant<|im_middle|><think></think>{% endif %}"
+    "{{ m['content'] }}<|im_end|>{% endfor %}{% if add_generation_prompt %}<|im_assistant|>assistant<|im_middle|>{% endif %}";
+const char *kKimiInstructTemplate =
     "{% for m in messages %}{% if m['role'] == 'system' %}<|im_system|>system<|im_middle|>"
     "{% elif m['role'] == 'user' %}<|im_user|>user<|im_middle|>{% else %}<|im_assistant|>assistant<|im_middle|>{% endif %}"
     "{{ m['content'] }}<|im_end|>{% endfor %}{% if add_generation_prompt %}<|im_assistant|>assistant<|im_middle|>{% endif %}";
@@ -101,9 +114,17 @@ std::string fw(const char *inner) // DeepSeek's full-width bars and ▁ in speci
     return s + "\xEF\xBD\x9C>";
 }
 
-Family familyOf(std::string_view arch, bool releaseIds)
+Family familyOf(std::string_view arch, bool releaseIds, std::string_view chatTemplate)
 {
     Family f;
+    const bool deepseekTemplate = chatTemplate.empty() || chatTemplate == "deepseek-r1" || chatTemplate == "deepseek-v3.1";
+    const bool kimiTemplate = chatTemplate.empty() || chatTemplate == "kimi-k2-thinking" || chatTemplate == "kimi-k2-instruct";
+    if ((arch == "deepseek-v3" && !deepseekTemplate) || (arch == "kimi-k2" && !kimiTemplate) ||
+        (arch != "deepseek-v3" && arch != "kimi-k2" && !chatTemplate.empty()))
+        throw Error(ErrorCode::Argument, "no tiny '" + std::string(chatTemplate) + "' chat template for arch '" +
+                                             std::string(arch) +
+                                             "' (deepseek-v3: deepseek-r1 or deepseek-v3.1; kimi-k2: kimi-k2-thinking or "
+                                             "kimi-k2-instruct; the other families have one)");
     if (arch == "deepseek-v3") {
         f.splits = {kDeepSeekDigits, kDeepSeekCjk, kDeepSeekMain};
         f.specials = {{fw("begin_of_sentence"), true}, {fw("end_of_sentence"), true}, {fw("_pad_"), true},
@@ -114,7 +135,7 @@ Family familyOf(std::string_view arch, bool releaseIds)
         f.bos = fw("begin_of_sentence");
         f.eos = fw("end_of_sentence");
         f.pad = fw("end_of_sentence");
-        f.chatTemplate = kDeepSeekTemplate;
+        f.chatTemplate = chatTemplate == "deepseek-v3.1" ? kDeepSeekV31Template : kDeepSeekTemplate;
         f.tokenizerClass = "LlamaTokenizerFast";
     } else if (arch == "kimi-k2") {
         f.tiktoken = true;
@@ -129,7 +150,7 @@ Family familyOf(std::string_view arch, bool releaseIds)
         f.bos = "[BOS]";
         f.eos = "<|im_end|>";
         f.pad = "[PAD]";
-        f.chatTemplate = kKimiTemplate;
+        f.chatTemplate = chatTemplate == "kimi-k2-instruct" ? kKimiInstructTemplate : kKimiThinkingTemplate;
         f.tokenizerClass = "TikTokenTokenizer";
     } else if (arch == "qwen3-moe" || arch == "qwen3-next") {
         f.nfc = true;
@@ -260,9 +281,10 @@ bool hasTinyFamilyTokenizer(std::string_view arch)
     return arch == "deepseek-v3" || arch == "kimi-k2" || arch == "qwen3-moe" || arch == "qwen3-next" || arch == "gpt-oss";
 }
 
-TinyFamilyTokenizer tinyFamilyTokenizer(std::string_view arch, int vocabSize, bool releaseIds)
+TinyFamilyTokenizer tinyFamilyTokenizer(std::string_view arch, int vocabSize, bool releaseIds,
+                                        std::string_view chatTemplate)
 {
-    const Family f = familyOf(arch, releaseIds);
+    const Family f = familyOf(arch, releaseIds, chatTemplate);
     const int nSpecials = static_cast<int>(f.specials.size());
     if (vocabSize < 384)
         throw Error(ErrorCode::Argument, "a tiny " + std::string(arch) + " tokenizer needs a vocabulary of at least 384 (got " +

@@ -31,7 +31,11 @@ bool hasTinyFamilyTokenizer(std::string_view arch);
 // (Argument) for another arch or a vocabulary too small for the family's specials.
 // releaseIds false: gpt-oss's named specials follow the learned words as the other
 // families' do, and its reserved ones are left out.
-TinyFamilyTokenizer tinyFamilyTokenizer(std::string_view arch, int vocabSize, bool releaseIds = true);
+// `chatTemplate` picks which release's chat format the template follows, where a family
+// has two: "deepseek-r1" (the default) or "deepseek-v3.1" for deepseek-v3,
+// "kimi-k2-thinking" (the default) or "kimi-k2-instruct" for kimi-k2; empty: the default.
+TinyFamilyTokenizer tinyFamilyTokenizer(std::string_view arch, int vocabSize, bool releaseIds = true,
+                                        std::string_view chatTemplate = {});
 
 // The same, written into `dir` (created if needed).
 TinyFamilyTokenizer writeTinyFamilyTokenizer(const std::string &dir, std::string_view arch, int vocabSize);

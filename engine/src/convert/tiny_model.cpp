@@ -165,7 +165,7 @@ TinySource::TinySource(const TinyModelOptions &options) : m_options(options), m_
     std::optional<TinyFamilyTokenizer> family;
     if (hasTinyFamilyTokenizer(m_options.arch)) {
         vocabSize = std::max(vocabSize, 512);
-        family = tinyFamilyTokenizer(m_options.arch, vocabSize, !m_options.compactVocabulary);
+        family = tinyFamilyTokenizer(m_options.arch, vocabSize, !m_options.compactVocabulary, m_options.chatTemplate);
         vocabSize = family->vocabSize;
     }
     if (m_dims.deepseek) addDeepseekTensors(vocabSize);

@@ -73,6 +73,8 @@ std::string archName(const json &cfg)
         name = firstString(cfg, "architectures");
     if (name.find("KimiK3") != std::string::npos)
         return "kimi-k3";
+    if (name.find("KimiK25") != std::string::npos) // K2.5: Kimi K2's text model, the vision tower read past
+        return "kimi-k2";
     if (name.find("KimiLinear") != std::string::npos)
         return "kimi-linear";
     if (name.find("DeepseekV3") != std::string::npos) // Kimi K2 ships DeepSeek-V3's class

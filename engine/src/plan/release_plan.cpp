@@ -97,6 +97,8 @@ Geometry readGeometry(const Json &root)
         g.arch = "kimi-linear";
     else if (outer.find("DeepseekV3") != std::string::npos || modelType == "deepseek_v3" || modelType == "kimi_k2")
         g.arch = "deepseek-v3";
+    else if (outer.find("KimiK25") != std::string::npos || modelType == "kimi_k25")
+        g.arch = "deepseek-v3"; // Kimi K2.5: K2's text model in text_config; its vision tower is not planned
     else if (outer.find("Qwen3Moe") != std::string::npos || modelType == "qwen3_moe")
         g.arch = "qwen3-moe";
     else if (outer.find("Qwen3Next") != std::string::npos || modelType == "qwen3_next")
@@ -451,7 +453,11 @@ ReleasePlan planRelease(const std::string &configJson, const ReleasePlanOptions 
     const int64_t books = in.moeLayers * 3 * stages * format::codebookRecordBytes(256, 8);
     out.vq = layoutFor("VQ3R", vq.recordBytes, "VQ-expert",
                        2 * format::indexBytes(g.IM, W, stages, 8) + format::indexBytes(W, g.IM, stages, 8), books);
-    if (const auto native = nativeExpertFormat(root)) {
+    // A multimodal wrapper (Kimi K2.5) describes its text model's quantization in text_config.
+    std::optional<uint8_t> nativeFmt = nativeExpertFormat(root);
+    if (!nativeFmt && root.contains("text_config"))
+        nativeFmt = nativeExpertFormat(root["text_config"]);
+    if (const auto native = nativeFmt) {
         const format::NativeLayout nl = format::nativeRecordLayout(*native, g.IM, W);
         out.has_native = true;
         out.native = layoutFor(format::nativeFmtName(*native), nl.recordBytes,

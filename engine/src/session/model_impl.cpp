@@ -203,7 +203,8 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options, int se
     m_info.budgetBytes = budget;
     m_info.hasVision = format::fileExists(m_dir + "/vision.json");
     m_info.hasChatTemplate = text::hasChatTemplateFile(m_dir);
-    m_info.chatFormat = text::decideChatFormat(m_info.arch, m_tokenizer ? &*m_tokenizer : nullptr, m_info.hasChatTemplate);
+    m_info.chatFormat = text::decideChatFormat(m_info.arch, m_tokenizer ? &*m_tokenizer : nullptr, m_info.hasChatTemplate,
+                                               text::chatTemplateText(m_dir));
     if (m_tokenizer) {
         m_info.bosId = m_tokenizer->bosId();
         m_info.eosId = m_tokenizer->eosId();

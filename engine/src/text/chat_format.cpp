@@ -18,15 +18,33 @@ bool hasChatTemplateFile(const std::string &containerDir)
     return format::fileExists(containerDir + "/chat.json") || format::fileExists(containerDir + "/chat_template.jinja");
 }
 
-ChatFormat decideChatFormat(std::string_view arch, const Tokenizer *tok, bool hasChatTemplate)
+std::string chatTemplateText(const std::string &containerDir)
+{
+    const std::string path = containerDir + "/chat_template.jinja";
+    return format::fileExists(path) ? format::readWholeFile(path, int64_t(4) << 20) : std::string();
+}
+
+ChatFormat familyTemplateVariant(ChatFormat family, std::string_view templateText)
+{
+    if (templateText.empty())
+        return family;
+    if (family == ChatFormat::DeepSeek && templateText.find("thinking") != std::string_view::npos)
+        return ChatFormat::DeepSeekV31;
+    if (family == ChatFormat::KimiK2 && templateText.find("<think>") == std::string_view::npos)
+        return ChatFormat::KimiK2Instruct;
+    return family;
+}
+
+ChatFormat decideChatFormat(std::string_view arch, const Tokenizer *tok, bool hasChatTemplate,
+                            std::string_view templateText)
 {
     if (arch == "kimi-k3" && tok && hasK3Markup(*tok))
         return ChatFormat::K3;
     // The family formats need the family's markup in the vocabulary (one marker each).
     if (arch == "deepseek-v3" && tok && tok->specialId("<\xEF\xBD\x9CUser\xEF\xBD\x9C>") >= 0)
-        return ChatFormat::DeepSeek;
+        return familyTemplateVariant(ChatFormat::DeepSeek, templateText);
     if (arch == "kimi-k2" && tok && tok->specialId("<|im_middle|>") >= 0)
-        return ChatFormat::KimiK2;
+        return familyTemplateVariant(ChatFormat::KimiK2, templateText);
     if ((arch == "qwen3-moe" || arch == "qwen3-next") && tok && tok->specialId("<|im_start|>") >= 0)
         return ChatFormat::Qwen3;
     if (arch == "gpt-oss" && tok && tok->specialId("<|channel|>") >= 0)

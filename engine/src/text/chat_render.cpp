@@ -64,6 +64,10 @@ const char *chatFormatName(ChatFormat format)
         return "qwen3";
     case ChatFormat::Harmony:
         return "harmony";
+    case ChatFormat::DeepSeekV31:
+        return "deepseek-v3.1";
+    case ChatFormat::KimiK2Instruct:
+        return "kimi-k2-instruct";
     case ChatFormat::Plain:
         break;
     }
@@ -79,7 +83,7 @@ ChatFormat containerChatFormat(const std::string &containerPath)
     if (text::Tokenizer::present(containerPath))
         tok = text::Tokenizer::load(containerPath, -1, -1, manifest.config.arch);
     return text::decideChatFormat(manifest.config.arch, tok ? &*tok : nullptr,
-                                  text::hasChatTemplateFile(containerPath));
+                                  text::hasChatTemplateFile(containerPath), text::chatTemplateText(containerPath));
 }
 
 ChatSegments renderChat(ChatFormat format, std::string_view requestJson, const std::vector<std::string> &mediaBlocks)
@@ -99,13 +103,25 @@ ChatSegments renderChat(ChatFormat format, std::string_view requestJson, const s
     case ChatFormat::KimiK2:
     case ChatFormat::Qwen3:
     case ChatFormat::Harmony:
+    case ChatFormat::DeepSeekV31:
+    case ChatFormat::KimiK2Instruct:
         if (!mediaBlocks.empty())
             throw Error(ErrorCode::Argument, std::string("the ") + chatFormatName(format) +
                                                  " chat format takes no images; send the conversation as text");
-        return format == ChatFormat::DeepSeek ? text::renderDeepSeek(request)
-               : format == ChatFormat::KimiK2 ? text::renderKimiK2(request)
-               : format == ChatFormat::Qwen3  ? text::renderQwen3(request)
-                                              : text::renderHarmony(request);
+        switch (format) {
+        case ChatFormat::DeepSeek:
+            return text::renderDeepSeek(request);
+        case ChatFormat::DeepSeekV31:
+            return text::renderDeepSeekV31(request);
+        case ChatFormat::KimiK2:
+            return text::renderKimiK2(request);
+        case ChatFormat::KimiK2Instruct:
+            return text::renderKimiK2Instruct(request);
+        case ChatFormat::Qwen3:
+            return text::renderQwen3(request);
+        default:
+            return text::renderHarmony(request);
+        }
     case ChatFormat::Plain:
         break;
     }
@@ -116,6 +132,11 @@ bool chatOpensThinking(ChatFormat format, std::string_view requestJson)
 {
     if (format == ChatFormat::DeepSeek)
         return text::familyThinkingEnabled(parseRequest(requestJson));
+    if (format == ChatFormat::DeepSeekV31) {
+        // V3.1 opens <think> only after a user turn, with thinking on: read its prompt's end.
+        const ChatSegments segments = text::renderDeepSeekV31(parseRequest(requestJson));
+        return !segments.empty() && segments.back().markup && segments.back().text.ends_with("<think>");
+    }
     return format == ChatFormat::K3 && text::k3ThinkingEnabled(parseRequest(requestJson));
 }
 

@@ -3,8 +3,11 @@
 // renders it (checked against the real templates by tests/chat_templates):
 //   - DeepSeek: DeepSeek-R1's template (the V3 family's format with its think block);
 //     "thinking": false gives V3's plain generation prompt instead of "<think>\n";
+//   - DeepSeek-V3.1: its own template (thinking switched by the prompt's last token,
+//     <think> or </think>; calls as NAME<｜tool▁sep｜>ARGS; deepseek_v31_template.cpp);
 //   - Kimi K2: Kimi-K2-Thinking's template (tool_declare, "## Return of" tool results,
 //     <think> kept only after the last plain assistant answer);
+//   - Kimi K2-Instruct: the same markup with no <think> at all (K2-Instruct, -0905);
 //   - Qwen3: Qwen3's ChatML with <tools>, <tool_call>, <tool_response> and <think>
 //     (earlier turns drop their reasoning; "enable_thinking": false closes it empty).
 // Request fields read: messages (role, content as a string or text parts, name,
@@ -20,12 +23,19 @@
 namespace waste::text {
 
 Segments renderDeepSeek(const nlohmann::ordered_json &request);
+Segments renderDeepSeekV31(const nlohmann::ordered_json &request);
 Segments renderKimiK2(const nlohmann::ordered_json &request);
+Segments renderKimiK2Instruct(const nlohmann::ordered_json &request);
 Segments renderQwen3(const nlohmann::ordered_json &request);
 
 // Whether the request asks for thinking: true unless "thinking" or "enable_thinking" is
 // false (or {"type": "disabled"}), or "reasoning_effort" / "thinking_effort" is none,
 // minimal or off.
 bool familyThinkingEnabled(const nlohmann::ordered_json &request);
+
+// DeepSeek-V3.1's switch, off unless asked for (the release's default): "thinking" or
+// "enable_thinking" as the template reads them (true, or {"type": "enabled"}); else a
+// "reasoning_effort" / "thinking_effort" other than none, minimal or off.
+bool deepSeekV31Thinking(const nlohmann::ordered_json &request);
 
 } // namespace waste::text

@@ -1,6 +1,7 @@
-// Kimi K2's reply frames (K2-Thinking's template, family_reply_parser.hpp reads them back):
+// Kimi K2's reply frames (K2-Thinking's and K2-Instruct's templates share the layout;
+// family_reply_parser.hpp reads them back):
 //   <think> reasoning </think> (K2-Thinking always reasons first; free text when the
-//   prompt already opened <think>)
+//   prompt already opened <think>. K2-Instruct never reasons: no think block at all)
 //   answer: JSON <|im_end|>
 //   call:   <|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:0
 //           <|tool_call_argument_begin|> JSON <|tool_call_end|><|tool_calls_section_end|><|im_end|>
@@ -14,12 +15,13 @@ namespace {
 
 class KimiK2Framer final : public ReplyFramer {
 public:
-    KimiK2Framer(const Tokenizer &tok, std::span<const int32_t> prompt) : m_tok(tok)
+    KimiK2Framer(const Tokenizer &tok, std::span<const int32_t> prompt, bool reasons) : m_tok(tok), m_reasons(reasons)
     {
         FrameTokens t(tok);
         m_end = t.marker("<|im_end|>");
-        m_thinkOpen = t.marker("<think>");
-        m_thinkClose = t.marker("</think>");
+        // K2-Instruct writes no think block, so its vocabulary need not have one.
+        m_thinkOpen = reasons ? t.marker("<think>") : tok.specialId("<think>");
+        m_thinkClose = reasons ? t.marker("</think>") : tok.specialId("</think>");
         for (const char *m : {"<|tool_calls_section_begin|>", "<|tool_calls_section_end|>", "<|tool_call_begin|>",
                               "<|tool_call_argument_begin|>", "<|tool_call_end|>"})
             t.marker(m);
@@ -58,6 +60,8 @@ private:
     ReplyFrame start() const
     {
         ReplyFrame f;
+        if (!m_reasons)
+            return f;
         f.reasoning.allowed = true;
         if (!m_opened)
             f.reasoning.open = {m_thinkOpen};
@@ -68,13 +72,19 @@ private:
     const Tokenizer &m_tok;
     int32_t m_end = -1, m_thinkOpen = -1, m_thinkClose = -1;
     bool m_opened = false;
+    bool m_reasons = true;
 };
 
 } // namespace
 
 std::unique_ptr<ReplyFramer> kimiK2Framer(const Tokenizer &tok, std::span<const int32_t> prompt)
 {
-    return std::make_unique<KimiK2Framer>(tok, prompt);
+    return std::make_unique<KimiK2Framer>(tok, prompt, true);
+}
+
+std::unique_ptr<ReplyFramer> kimiK2InstructFramer(const Tokenizer &tok, std::span<const int32_t> prompt)
+{
+    return std::make_unique<KimiK2Framer>(tok, prompt, false);
 }
 
 } // namespace waste::text

@@ -4,7 +4,7 @@
 // (their reasoning dropped), later ones with theirs, tool results as "## Return of ID".
 #include "text/family_request.hpp"
 #include "text/family_templates.hpp"
-#include "text/segment_writer.hpp"
+#include "text/kimi_k2_parts.hpp"
 
 namespace waste::text {
 
@@ -13,67 +13,23 @@ using family::Json;
 namespace {
 
 constexpr const char *kDefaultSystem = "You are Kimi, an AI assistant created by Moonshot AI.";
-constexpr const char *kMedia = "<|media_start|>image<|media_content|><|media_pad|><|media_end|>";
-
-// render_content: a string as it is; parts in order, an image as its media markup and a newline.
-void content(SegmentWriter &w, const Json &m)
-{
-    const auto it = m.find("content");
-    if (it == m.end() || it->is_null())
-        return;
-    if (it->is_string()) {
-        w.text(it->get<std::string>());
-        return;
-    }
-    if (!it->is_array())
-        family::bad("message content must be a string, an array of parts or null");
-    for (const Json &part : *it) {
-        if (!part.is_object())
-            continue;
-        if (part.value("type", "") == "image" || part.contains("image") || part.contains("image_url")) {
-            w.markup(kMedia);
-            w.markup("\n");
-        } else {
-            w.text(family::stringOr(part, "text"));
-        }
-    }
-}
-
-void toolCalls(SegmentWriter &w, const Json &m)
-{
-    w.markup("<|tool_calls_section_begin|>");
-    for (const Json &call : family::toolCalls(m)) {
-        w.markup("<|tool_call_begin|>");
-        w.text(family::stringOr(call, "id"));
-        w.markup("<|tool_call_argument_begin|>");
-        w.text(family::argumentsText(family::function(call)));
-        w.markup("<|tool_call_end|>");
-    }
-    w.markup("<|tool_calls_section_end|>");
-}
 
 void message(SegmentWriter &w, const Json &m, bool keepReasoning)
 {
     const std::string role = family::role(m);
-    const std::string name = family::stringOr(m, "name");
-    w.markup(role == "user" ? "<|im_user|>" : role == "assistant" ? "<|im_assistant|>" : "<|im_system|>");
-    w.text(name.empty() ? role : name);
-    w.markup("<|im_middle|>");
+    kimi::roleHeader(w, m);
     if (role == "assistant") {
         w.markup("<think>");
         if (keepReasoning)
             w.text(family::stringOr(m, "reasoning_content"));
         w.markup("</think>");
-        content(w, m);
+        kimi::content(w, m);
         if (!family::toolCalls(m).empty())
-            toolCalls(w, m);
+            kimi::toolCalls(w, m);
     } else if (role == "tool") {
-        w.markup("## Return of ");
-        w.text(family::stringOr(m, "tool_call_id"));
-        w.markup("\n");
-        content(w, m);
+        kimi::toolResult(w, m);
     } else {
-        content(w, m);
+        kimi::content(w, m);
     }
     w.markup("<|im_end|>");
 }

@@ -43,6 +43,10 @@ std::unique_ptr<ReplyFramer> replyFramer(ChatFormat format, const Tokenizer &tok
         return qwen3Framer(tok, prompt);
     case ChatFormat::Harmony:
         return harmonyFramer(tok);
+    case ChatFormat::DeepSeekV31:
+        return deepSeekV31Framer(tok, prompt);
+    case ChatFormat::KimiK2Instruct:
+        return kimiK2InstructFramer(tok, prompt);
     }
     throw Error(ErrorCode::Unsupported, std::string("no reply frame for the chat format ") + chatFormatName(format));
 }

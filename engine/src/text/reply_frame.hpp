@@ -7,6 +7,9 @@
 //   - K3: XTML channels (k3_frame.cpp);
 //   - DeepSeek (R1's template), Kimi K2 (K2-Thinking's), Qwen3: their think blocks and
 //     tool-call markup (deepseek_frame.cpp, kimi_k2_frame.cpp, qwen3_frame.cpp);
+//   - DeepSeek-V3.1: its own call layout, reasoning only when the prompt opened <think>
+//     (deepseek_v31_frame.cpp); Kimi K2-Instruct: K2's layout with no reasoning
+//     (kimi_k2_frame.cpp);
 //   - ChatML: <tool_call> blocks (chatml_frame.cpp);
 //   - Plain: a bare JSON document; a call is {"name": ..., "arguments": ...} (plain_frame.cpp).
 // One implementation file per format; replyFramer() picks one by ChatFormat.
@@ -83,7 +86,9 @@ std::unique_ptr<ReplyFramer> plainFramer(const Tokenizer &tok);
 std::unique_ptr<ReplyFramer> chatMlFramer(const Tokenizer &tok, std::span<const int32_t> prompt);
 std::unique_ptr<ReplyFramer> k3Framer(const Tokenizer &tok, std::span<const int32_t> prompt);
 std::unique_ptr<ReplyFramer> deepSeekFramer(const Tokenizer &tok, std::span<const int32_t> prompt);
+std::unique_ptr<ReplyFramer> deepSeekV31Framer(const Tokenizer &tok, std::span<const int32_t> prompt);
 std::unique_ptr<ReplyFramer> kimiK2Framer(const Tokenizer &tok, std::span<const int32_t> prompt);
+std::unique_ptr<ReplyFramer> kimiK2InstructFramer(const Tokenizer &tok, std::span<const int32_t> prompt);
 std::unique_ptr<ReplyFramer> qwen3Framer(const Tokenizer &tok, std::span<const int32_t> prompt);
 std::unique_ptr<ReplyFramer> harmonyFramer(const Tokenizer &tok);
 

@@ -16,9 +16,13 @@ std::unique_ptr<ReplyParser> replyParserFor(ChatFormat format, const Tokenizer &
     case ChatFormat::Harmony:
         return std::make_unique<HarmonyReplyParser>(tok);
     case ChatFormat::DeepSeek:
+    case ChatFormat::DeepSeekV31:
     case ChatFormat::KimiK2:
+    case ChatFormat::KimiK2Instruct:
         return std::make_unique<FamilyReplyParser>(
-            tok, format == ChatFormat::DeepSeek ? FamilyReplyParser::Family::DeepSeek : FamilyReplyParser::Family::KimiK2,
+            tok,
+            format == ChatFormat::DeepSeek || format == ChatFormat::DeepSeekV31 ? FamilyReplyParser::Family::DeepSeek
+                                                                                : FamilyReplyParser::Family::KimiK2,
             promptEndsWithToken(tok, prompt, tok.specialId("<think>")));
     case ChatFormat::Plain:
     case ChatFormat::ChatMl:
