@@ -205,3 +205,23 @@ TEST(FamilyReplyParser, KimiK2CallsAndForgedMarkersStayText)
     EXPECT_EQ(p.reply().content, "<|tool_call_begin|>x<|im_end|>");
     EXPECT_TRUE(p.reply().toolCalls.empty());
 }
+
+TEST(FamilyReplyParser, AnUnfinishedCharacterEndsWithTheThinkBlock)
+{
+    // Reasoning that stops inside a UTF-8 sequence lets it go (as U+FFFD) at </think>, so a
+    // stream never carries reasoning after the answer has begun.
+    const Tokenizer tok = familyTokenizer("kimi-k2");
+    const std::vector<int32_t> han = tok.encode("\xE6\x97\xA5", false); // U+65E5, three bytes
+    ASSERT_GT(han.size(), 1u) << "the tiny vocabulary merged the character: pick another";
+    FamilyReplyParser p(tok, FamilyReplyParser::Family::KimiK2, false);
+    for (int32_t id : tok.encode("<think>ok:", true))
+        p.feed(id);
+    EXPECT_EQ(p.feed(han[0]).reasoning, "");
+    ReplyDelta d = p.feed(tok.specialId("</think>"));
+    EXPECT_EQ(d.reasoning, "\xEF\xBF\xBD");
+    for (int32_t id : tok.encode("yes", false))
+        d.content += p.feed(id).content;
+    EXPECT_EQ(p.finish().reasoning, "");
+    EXPECT_EQ(p.reply().reasoning, "ok:\xEF\xBF\xBD");
+    EXPECT_EQ(p.reply().content, "yes");
+}

@@ -6,11 +6,13 @@
 // and the clamped SwiGLU (inputs scaled so the clamp engages); the whole forward pass.
 // Each check also shows that a plausible wrong reading lands far away. Then chunked
 // prefill equals token by token, thread counts agree bit for bit, session state and
-// checkpoints survive (the ring is recurrent), and the sliding layers' KV memory, measured
+// checkpoints survive (the ring is recurrent), a state saved with other key/value shapes
+// is refused, and the sliding layers' KV memory, measured
 // as resident pages at a 16K context, is bounded by the window.
 #include "gqa_engine.hpp"
 #include "plan/floor.hpp"
 #include "plan/plan_inputs.hpp"
+#include "session/state_file.hpp"
 
 #include <gtest/gtest.h>
 
@@ -160,6 +162,56 @@ TEST(GptOss, SessionStateSavesLoadsAndReturnsToCheckpoints)
     // 30 tokens, a checkpoint, 20 more: the sliding layers' ring has turned past the
     // checkpoint, so going back must restore it.
     checkSessionState(fixture().dir, someTokens(30, 41), someTokens(20, 42), someTokens(5, 43), someTokens(9, 44));
+}
+
+TEST(GptOss, SavedStateOfOtherKeyValueShapesIsRefused)
+{
+    // A state's key/value rows are kvHeads x headDim floats: one saved by this model (2 heads
+    // of 32) has the very bytes of one with 1 head of 64, and another window or layer
+    // schedule reads the rings differently. Each is refused, naming what differs, and the
+    // state it was to load into is left as it was.
+    auto &f = fixture();
+    const waste::format::ModelConfig &c = f.engine->manifest.config;
+    ASSERT_EQ(c.g.kvHeads, 2);
+    ASSERT_EQ(c.g.window, 16);
+    waste::model::State st;
+    st.allocate(c, 64);
+    const std::vector<int32_t> t = someTokens(20, 61);
+    f.engine->forward->run(t, st, *f.engine->experts, nullptr);
+    waste::session::ReadHistory h;
+    h.append(t, -1);
+    const std::string path = f.dir + "/../kv-shape.state";
+    waste::session::saveState(path, c, st, h);
+
+    auto refused = [&](const waste::format::ModelConfig &other, const std::string &what) {
+        waste::model::State into;
+        into.allocate(other, 64);
+        waste::session::ReadHistory hist;
+        try {
+            waste::session::loadState(path, other, into, hist);
+        } catch (const waste::Error &e) {
+            EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+            EXPECT_EQ(into.pos, 0);
+            return;
+        }
+        ADD_FAILURE() << "a state of 2 key/value heads of 32 loaded where " << what;
+    };
+    waste::format::ModelConfig heads = c;
+    heads.g.kvHeads = 1;
+    heads.g.headDim = 64;
+    refused(heads, "model shapes differ: key/value heads is 2 in the state, 1 in this model");
+    waste::format::ModelConfig window = c;
+    window.g.window = 32;
+    refused(window, "model shapes differ: sliding window is 16 in the state, 32 in this model");
+    waste::format::ModelConfig schedule = c;
+    schedule.g.sliding.flip();
+    refused(schedule, "model shapes differ: the kind of layer 0 is 3 in the state, 2 in this model");
+    // The model it came from reads it back.
+    waste::model::State back;
+    back.allocate(c, 64);
+    waste::session::ReadHistory hb;
+    waste::session::loadState(path, c, back, hb);
+    EXPECT_EQ(back.pos, 20);
 }
 
 namespace {

@@ -268,3 +268,67 @@ TEST(HarmonyReply, UnfinishedReplies)
     r = parse("<|channel|>analysis<|message|>half a tho");
     EXPECT_EQ(r.reasoning, "half a tho");
 }
+
+TEST(HarmonyReply, TextWithoutAHeaderStreamsAtOnce)
+{
+    // A model that writes no header (a random tiny one, or bare JSON under a constraint):
+    // the text is content as soon as it cannot be a header, not held to the end (a client
+    // that stops reading after a few chunks must get them while the model still writes).
+    const Tokenizer &tok = harmonyTokenizer();
+    HarmonyReplyParser p(tok);
+    const std::vector<int32_t> ids = tok.encode("Hello there, this is a long plain answer.", false);
+    ASSERT_GT(ids.size(), 4u);
+    std::string streamed;
+    for (size_t i = 0; i + 1 < ids.size(); ++i)
+        streamed += p.feed(ids[i]).content;
+    EXPECT_EQ(streamed.rfind("Hello there, this is a long plain", 0), 0u) << streamed;
+    streamed += p.feed(ids.back()).content;
+    streamed += p.finish().content;
+    EXPECT_EQ(streamed, "Hello there, this is a long plain answer.");
+    EXPECT_EQ(p.reply().content, streamed);
+
+    // The role and a recipient are still a header while they are being written, whole or
+    // in part, up to the <|channel|> that follows them.
+    for (const char *header : {"assis", "assistant", "assistant to=functions.lookup ", " to=functions.lookup", " to"}) {
+        HarmonyReplyParser q(tok);
+        for (int32_t id : tok.encode(header, false))
+            EXPECT_EQ(q.feed(id).content, "") << header;
+    }
+    ChatReply r = parse("assistant to=functions.lookup<|channel|>commentary json<|message|>{}<|call|>");
+    ASSERT_EQ(r.toolCalls.size(), 1u);
+    EXPECT_EQ(r.toolCalls[0].name, "lookup");
+    // Text after a recipient is not a header: it is content at once.
+    HarmonyReplyParser q(tok);
+    std::string text;
+    for (int32_t id : tok.encode(" to=x and more words", false))
+        text += q.feed(id).content;
+    EXPECT_EQ(text.rfind("to=x and more", 0), 0u) << text;
+    // A header that never ends is not held forever either.
+    HarmonyReplyParser h(tok);
+    std::vector<int32_t> longHeader = tok.encode("<|channel|>", true);
+    const std::vector<int32_t> words = tok.encode(std::string(300, 'a'), false);
+    longHeader.insert(longHeader.end(), words.begin(), words.end());
+    std::string released;
+    for (int32_t id : longHeader)
+        released += h.feed(id).content;
+    EXPECT_FALSE(released.empty());
+}
+
+TEST(HarmonyReply, AnUnfinishedCharacterEndsWithItsMessage)
+{
+    // Reasoning that stops inside a UTF-8 sequence lets it go (as U+FFFD) at its <|end|>,
+    // with the message's own tokens, not at the end of the whole reply.
+    const Tokenizer &tok = harmonyTokenizer();
+    const std::vector<int32_t> han = tok.encode("\xE6\x97\xA5", false); // U+65E5, three bytes
+    ASSERT_GT(han.size(), 1u) << "the tiny vocabulary merged the character: pick another";
+    HarmonyReplyParser p(tok);
+    for (int32_t id : tok.encode("<|channel|>analysis<|message|>ok:", true))
+        p.feed(id);
+    EXPECT_EQ(p.feed(han[0]).reasoning, "");
+    EXPECT_EQ(p.feed(tok.specialId("<|end|>")).reasoning, "\xEF\xBF\xBD");
+    EXPECT_EQ(p.reply().reasoning, "ok:\xEF\xBF\xBD");
+    for (int32_t id : tok.encode("<|start|>assistant<|channel|>final<|message|>yes<|return|>", true))
+        p.feed(id);
+    EXPECT_EQ(p.reply().reasoning, "ok:\xEF\xBF\xBD");
+    EXPECT_EQ(p.reply().content, "yes");
+}

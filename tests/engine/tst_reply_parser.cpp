@@ -256,3 +256,16 @@ TEST(ReplyParser, K3JsonResponsesFillTheResponseChannel)
         EXPECT_NE(std::string(e.what()).find("at least"), std::string::npos) << e.what();
     }
 }
+
+TEST(TaggedReplyParser, AnUnfinishedCharacterEndsWithTheThinkBlock)
+{
+    // Reasoning that stops inside a UTF-8 sequence lets it go (as U+FFFD) at </think>, so a
+    // stream never carries reasoning after the answer has begun.
+    TaggedReplyParser p(false);
+    EXPECT_EQ(p.push("<think>ok:\xE6\x97").reasoning, "ok:");
+    const ReplyDelta d = p.push("</think>yes");
+    EXPECT_EQ(d.reasoning, "\xEF\xBF\xBD");
+    EXPECT_EQ(d.content, "yes");
+    EXPECT_EQ(p.finish().reasoning, "");
+    EXPECT_EQ(p.reply().reasoning, "ok:\xEF\xBF\xBD");
+}

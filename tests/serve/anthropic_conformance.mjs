@@ -8,7 +8,8 @@
 //   CLIENT_PREFIX: an `npm install --prefix` folder holding @anthropic-ai/sdk
 //   (sdk_client.sh installs it). ARCH: the architecture of a tiny model made for the test
 //   (deepseek-v3, kimi-k2, qwen3-moe: formats that reason before a forced tool_use, which
-//   must then come with a thinking block). Exits 0 when every check passes.
+//   must then come with a thinking block; gpt-oss: harmony, where that block may be
+//   missing; qwen3-next). Exits 0 when every check passes.
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
@@ -18,6 +19,9 @@ import assert from 'node:assert/strict';
 
 const [prefix, cli, model, arch] = process.argv.slice(2);
 const thinks = ['deepseek-v3', 'kimi-k2', 'qwen3-moe'].includes(arch);
+// gpt-oss's harmony reasons first too, but its analysis channel may stay empty: a thinking
+// block, when there is one, comes before the tool_use.
+const harmony = arch === 'gpt-oss';
 const require = createRequire(path.join(path.resolve(prefix), 'package.json'));
 const sdk = require('@anthropic-ai/sdk');
 const Anthropic = sdk.Anthropic ?? sdk.default ?? sdk;
@@ -119,6 +123,11 @@ try {
     const thoughtCall = await client.messages.create({ ...toolAsk, thinking: { type: 'enabled', budget_tokens: 1024 } });
     assert.deepEqual(thoughtCall.content.map((b) => b.type), ['thinking', 'tool_use'], JSON.stringify(thoughtCall.content));
     assert.equal(thoughtCall.content[1].name, 'get_weather');
+  } else if (harmony) {
+    const thoughtCall = await client.messages.create({ ...toolAsk, thinking: { type: 'enabled', budget_tokens: 1024 } });
+    const types = thoughtCall.content.map((b) => b.type);
+    assert.ok(types.at(-1) === 'tool_use' && types.slice(0, -1).every((t) => t === 'thinking'), JSON.stringify(thoughtCall.content));
+    assert.equal(thoughtCall.content.at(-1).name, 'get_weather');
   }
   const streamedUse = (await client.messages.stream({ ...toolAsk, tool_choice: { type: 'any' } }).finalMessage())
     .content.find((b) => b.type === 'tool_use');

@@ -9,8 +9,8 @@
 //   CLIENT_PREFIX: an `npm install --prefix` folder holding the openai package
 //   (sdk_client.sh installs it). ARCH: the architecture of a tiny model made for the test
 //   (deepseek-v3, kimi-k2, qwen3-moe: its release's chat format, which reasons first, so
-//   forced calls and JSON answers must also bring back reasoning_content). Exits 0 when
-//   every check passes.
+//   forced calls and JSON answers must also bring back reasoning_content; gpt-oss, qwen3-next:
+//   harmony and Qwen3's ChatML). Exits 0 when every check passes.
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
@@ -22,6 +22,10 @@ const [prefix, cli, model, arch] = process.argv.slice(2);
 // R1's, K2-Thinking's and Qwen3's formats reason before a forced answer (thinking is on by
 // default), and their templates drop earlier turns' reasoning from the history.
 const thinks = ['deepseek-v3', 'kimi-k2', 'qwen3-moe'].includes(arch);
+// gpt-oss's harmony opens its analysis channel before a forced answer too, but the
+// channel may stay empty: what it guarantees is that any reasoning comes before the
+// answer, streamed or whole alike, and is counted apart from the answer's tokens.
+const harmony = arch === 'gpt-oss';
 const require = createRequire(path.join(path.resolve(prefix), 'package.json'));
 const sdk = require('openai');
 const OpenAI = sdk.OpenAI ?? sdk.default ?? sdk;
@@ -155,8 +159,12 @@ try {
   const calls = called.choices[0].message.tool_calls;
   assert.equal(calls.length, 1);
   const args = checkCall(calls[0]);
-  const reasoned = (m) => !thinks || (typeof m.reasoning_content === 'string' && m.reasoning_content.length > 0);
+  const reasoned = (m) => (thinks ? typeof m.reasoning_content === 'string' && m.reasoning_content.length > 0
+                                  : m.reasoning_content === undefined || typeof m.reasoning_content === 'string');
   assert.ok(reasoned(called.choices[0].message), JSON.stringify(called.choices[0].message));
+  if (harmony) // the call itself is never counted as reasoning
+    assert.ok(called.usage.completion_tokens_details.reasoning_tokens < called.usage.completion_tokens,
+              JSON.stringify(called.usage));
   const named = await client.chat.completions.create({
     ...toolAsk, seed: 8, tool_choice: { type: 'function', function: { name: 'get_weather' } } });
   assert.equal(named.choices[0].finish_reason, 'tool_calls');
@@ -171,11 +179,16 @@ try {
   assert.equal(assembled.choices[0].finish_reason, 'tool_calls');
   assert.deepEqual(assembled.choices[0].message.tool_calls.map((c) => c.function),
                    calls.map((c) => c.function)); // same seed, same call
-  if (thinks) { // the helper keeps only the last reasoning delta (an unknown field): add them up from a raw stream
-    let streamedReasoning = '';
-    for await (const chunk of await client.chat.completions.create({ ...toolAsk, stream: true }))
-      streamedReasoning += chunk.choices[0]?.delta?.reasoning_content ?? '';
-    assert.equal(streamedReasoning, called.choices[0].message.reasoning_content);
+  if (thinks || harmony) { // the helper keeps only the last reasoning delta (an unknown field): add them up from a raw stream
+    let streamedReasoning = '', answering = false;
+    for await (const chunk of await client.chat.completions.create({ ...toolAsk, stream: true })) {
+      const delta = chunk.choices[0]?.delta ?? {};
+      assert.ok(!(answering && delta.reasoning_content), `reasoning after the answer began: ${JSON.stringify(chunk)}`);
+      streamedReasoning += delta.reasoning_content ?? '';
+      answering ||= Boolean(delta.tool_calls?.length || delta.content);
+    }
+    assert.ok(answering);
+    assert.equal(streamedReasoning, called.choices[0].message.reasoning_content ?? '');
   }
   step(`tool calls: ${calls[0].function.name}(${JSON.stringify(args)}), named get_weather, streamed via the helper`);
 
@@ -296,6 +309,14 @@ try {
 
   // A client aborting mid-stream: the SDK ends the iteration (quietly, or with its abort
   // error), the server cancels the generation and answers the next request at once.
+  // The SDK's iteration never ends when the abort comes after the server has already sent
+  // the rest of the answer (openai 6.49 on node 20): a server that held the whole reply back
+  // to its end hung here. Fail with that reason rather than wait for ctest's timeout.
+  const guard = setTimeout(() => {
+    console.error('the aborted stream never ended: did the server send the whole answer at once, at its end?');
+    server.kill('SIGKILL');
+    process.exit(1);
+  }, 120000);
   const controller = new AbortController();
   const long = await client.chat.completions.create(
     { ...ask, max_tokens: 1500, temperature: 1, seed: 3, stream: true, thinking: false }, { signal: controller.signal });
@@ -308,6 +329,7 @@ try {
   } catch (err) {
     if (!(err instanceof OpenAI.APIUserAbortError || err?.name === 'AbortError')) throw err;
   }
+  clearTimeout(guard);
   assert.ok(!finished && seen <= 3, `the stream was not cut: ${seen} chunks, finished ${finished}`);
   const t0 = Date.now();
   const next = await client.chat.completions.create({ ...ask, max_tokens: 2 });

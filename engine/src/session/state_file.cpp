@@ -16,13 +16,48 @@ namespace {
 constexpr uint32_t kMagic = 0x53545357u; // "WSTS"
 // Version 2 adds what the state read (one token per position) and its checkpoints
 // (read_history.hpp); version 1 files still load, with nothing to match a prompt against.
-constexpr uint32_t kVersion = 2;
+// Version 3 adds the shapes of the GQA families' key/value rows, sliding windows and
+// linear-attention states, and each layer's kind: a state of a model with 2 key/value
+// heads of 32 has the bytes of one with 1 head of 64, and must not load into it.
+constexpr uint32_t kVersion = 3;
+constexpr size_t kFixedWords = 15; // the words every version starts with; 13 = pos, 14 = logits
 
-std::vector<int64_t> shapeWords(const format::ModelConfig &c, const model::State &s, bool withLogits,
-                                uint32_t version = kVersion)
+struct ShapeWord {
+    std::string name;
+    int64_t value;
+};
+
+// What a layer keeps (model::State::allocate's choice): 0 MLA latent rows, 1 a linear-
+// attention state (KDA, Gated DeltaNet), 2 GQA key/value rows, 3 a GQA sliding ring.
+int64_t layerKind(const format::ModelConfig &c, int L)
 {
-    return {kMagic, version, c.layers, c.hidden, c.vocab, c.kdaHeads, c.kdaDim, c.convK, c.heads,
-            c.qkNope, c.qkRope, c.vHead, c.kvLora, s.pos, withLogits ? 1 : 0};
+    const bool linear = c.isKda[size_t(L)];
+    if (c.g.next && linear)
+        return 1;
+    if (c.g.on)
+        return c.g.window > 0 && c.g.sliding[size_t(L)] ? 3 : 2;
+    return linear ? 1 : 0;
+}
+
+std::vector<ShapeWord> shapeWords(const format::ModelConfig &c, const model::State &s, bool withLogits,
+                                  uint32_t version = kVersion)
+{
+    std::vector<ShapeWord> w = {{"magic", kMagic}, {"version", version}, {"layers", c.layers},
+                                {"hidden size", c.hidden}, {"vocabulary", c.vocab}, {"KDA heads", c.kdaHeads},
+                                {"KDA head size", c.kdaDim}, {"convolution taps", c.convK},
+                                {"attention heads", c.heads}, {"MLA nope size", c.qkNope},
+                                {"MLA rope size", c.qkRope}, {"MLA value size", c.vHead},
+                                {"MLA latent size", c.kvLora}, {"position", s.pos}, {"logits", withLogits ? 1 : 0}};
+    if (version >= 3) {
+        const format::GqaConfig &g = c.g;
+        w.insert(w.end(), {{"key/value heads", g.kvHeads}, {"key/value head size", g.headDim},
+                           {"sliding window", g.window}, {"linear key heads", g.linKeyHeads},
+                           {"linear value heads", g.linValueHeads}, {"linear key size", g.linKeyDim},
+                           {"linear value size", g.linValueDim}});
+        for (int L = 0; L < c.layers; ++L)
+            w.push_back({"the kind of layer " + std::to_string(L), layerKind(c, L)});
+    }
+    return w;
 }
 
 } // namespace
@@ -78,8 +113,8 @@ void saveState(const std::string &path, const format::ModelConfig &c, const mode
     };
     model::State shape;
     shape.pos = pos;
-    const auto words = shapeWords(c, shape, !logits.empty());
-    put(words.data(), words.size() * sizeof(int64_t));
+    for (const ShapeWord &w : shapeWords(c, shape, !logits.empty()))
+        put(&w.value, sizeof(int64_t));
     for (int L = 0; L < c.layers; ++L) {
         const model::LayerState &l = recurrent[static_cast<size_t>(L)];
         put(l.S.data(), l.S.size() * 4);
@@ -134,20 +169,33 @@ void loadState(const std::string &path, const format::ModelConfig &c, model::Sta
     auto bad = [&](const std::string &what) {
         throw Error(ErrorCode::Format, path + ": " + what + " (the state was saved from a different model or is damaged)");
     };
-    const size_t nWords = shapeWords(c, s, false).size();
-    if (f.size() < int64_t(nWords * 8))
+    if (f.size() < int64_t(kFixedWords * 8))
         bad("too short");
-    std::vector<int64_t> words(nWords);
-    f.readAt(words.data(), int64_t(nWords * 8), 0);
+    std::vector<int64_t> words(kFixedWords);
+    f.readAt(words.data(), int64_t(kFixedWords * 8), 0);
+    if (words[0] != kMagic)
+        bad("not a session state");
+    if (words[1] < 1 || words[1] > kVersion)
+        bad("format version " + std::to_string(words[1]) + " is not one this build reads (1 to " +
+            std::to_string(kVersion) + "); save it again with this build");
+    const uint32_t version = uint32_t(words[1]);
     const int64_t pos = words[13];
     const bool withLogits = words[14] == 1;
     if (pos < 0 || pos > s.ctx || (words[14] != 0 && words[14] != 1))
         bad("position " + std::to_string(pos) + " does not fit the context of " + std::to_string(s.ctx));
     model::State tmp = s;
     tmp.pos = static_cast<int>(pos);
-    const uint32_t version = words[1] == 1 ? 1 : kVersion;
-    if (words != shapeWords(c, tmp, withLogits, version))
-        bad("model shapes differ");
+    const std::vector<ShapeWord> expected = shapeWords(c, tmp, withLogits, version);
+    const size_t nWords = expected.size();
+    if (f.size() < int64_t(nWords * 8))
+        bad("too short");
+    words.resize(nWords);
+    if (nWords > kFixedWords)
+        f.readAt(words.data() + kFixedWords, int64_t((nWords - kFixedWords) * 8), int64_t(kFixedWords * 8));
+    for (size_t i = 0; i < nWords; ++i)
+        if (words[i] != expected[i].value)
+            bad("model shapes differ: " + expected[i].name + " is " + std::to_string(words[i]) + " in the state, " +
+                std::to_string(expected[i].value) + " in this model");
     int64_t off = int64_t(nWords * 8);
     auto get = [&](std::vector<float> &v, size_t n) {
         if (n == 0)

@@ -1,6 +1,8 @@
-// Session state on disk: the KDA states and conv rings, the filled MLA latent rows,
-// the position and the last logits, behind a header of shapes that must match; then the
-// tokens read and the checkpoints (read_history.hpp), so a reopened chat continues.
+// Session state on disk: the KDA and Gated DeltaNet states and conv rings, the filled MLA
+// latent rows and GQA key/value rows (a sliding layer's ring whole), the position and the
+// last logits, behind a header of shapes that must match (a mismatch is refused, naming
+// the shape); then the tokens read and the checkpoints (read_history.hpp), so a reopened
+// chat continues.
 #pragma once
 
 #include "format/manifest.hpp"

@@ -136,9 +136,14 @@ ReplyDelta FamilyReplyParser::feed(int32_t token)
     case Mode::Start:
         break;
     case Mode::Think:
-        if (token == m_thinkClose)
+        if (token == m_thinkClose) {
+            // A character the reasoning left unfinished ends with it (as U+FFFD), so no
+            // reasoning follows the answer in a stream.
+            const std::string rest = m_reasoning.utf8.flush();
+            d.reasoning += rest;
+            m_reply.reasoning += rest;
             m_mode = Mode::Content;
-        else
+        } else
             emit(m_reasoning, bytes, d.reasoning, m_reply.reasoning);
         break;
     case Mode::Content:

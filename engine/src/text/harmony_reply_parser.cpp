@@ -33,6 +33,37 @@ std::string wordAfter(const std::string &header, const std::string &key)
     return header.substr(from, to - from);
 }
 
+// Longer than any header a model writes (role, recipient, channel, constraint): what
+// grows past it without reaching <|message|> is text, not a header.
+constexpr size_t kMaxHeaderBytes = 256;
+
+// Whether the header text so far can still become one: it names a channel, or it is
+// (a start of) the role "assistant" and/or a recipient " to=NAME" that a <|channel|>
+// will follow.
+bool couldBeHeader(std::string_view h)
+{
+    if (h.size() > kMaxHeaderBytes)
+        return false;
+    if (h.find(kChannelMark) != std::string_view::npos)
+        return true;
+    constexpr std::string_view role = "assistant", to = "to=";
+    if (role.substr(0, h.size()) == h)
+        return true;
+    if (h.substr(0, role.size()) == role)
+        h.remove_prefix(role.size());
+    const size_t a = h.find_first_not_of(kWs);
+    if (a == std::string_view::npos)
+        return true;
+    h.remove_prefix(a);
+    if (to.substr(0, h.size()) == h)
+        return true;
+    if (h.substr(0, to.size()) != to)
+        return false;
+    // The recipient is one word; only whitespace may follow it before <|channel|>.
+    const size_t end = h.find_first_of(kWs);
+    return end == std::string_view::npos || h.find_first_not_of(kWs, end) == std::string_view::npos;
+}
+
 } // namespace
 
 HarmonyReplyParser::HarmonyReplyParser(const Tokenizer &tok)
@@ -82,6 +113,32 @@ void HarmonyReplyParser::openBody()
     m_mode = channel == "analysis" ? Mode::Reasoning : Mode::Content;
 }
 
+// The header text read so far was the reply's text: it becomes content (without the role).
+void HarmonyReplyParser::releaseHeaderAsContent(ReplyDelta &d)
+{
+    std::string_view text = m_header;
+    if (text.substr(0, 9) == "assistant")
+        text.remove_prefix(9);
+    emit(m_content, text, d.content, m_reply.content);
+    m_header.clear();
+    m_mode = Mode::Content;
+}
+
+// A message's body ends: a UTF-8 sequence it left unfinished is let go with it (as
+// U+FFFD), so the text of a message arrives with the message's own tokens.
+void HarmonyReplyParser::endMessage(ReplyDelta &d)
+{
+    if (m_mode == Mode::Reasoning) {
+        const std::string rest = m_reasoning.utf8.flush();
+        d.reasoning += rest;
+        m_reply.reasoning += rest;
+    } else if (m_mode == Mode::Content) {
+        const std::string rest = m_content.utf8.flush();
+        d.content += rest;
+        m_reply.content += rest;
+    }
+}
+
 void HarmonyReplyParser::endCall(ReplyDelta &d)
 {
     ToolCall call;
@@ -108,12 +165,14 @@ ReplyDelta HarmonyReplyParser::feed(int32_t token)
     if (token == m_end) {
         if (m_mode == Mode::Call)
             endCall(d);
+        endMessage(d);
         m_mode = Mode::Between;
         return d;
     }
     if (token == m_start) {
         if (m_mode == Mode::Call)
             endCall(d);
+        endMessage(d);
         m_header.clear();
         m_mode = Mode::Header;
         return d;
@@ -131,6 +190,10 @@ ReplyDelta HarmonyReplyParser::feed(int32_t token)
             m_header += kConstrainMark;
         else
             m_header.append(m_tok.piece(token));
+        // A reply without a header (plain text, or bare JSON under a constraint) is content
+        // from here on: released now, not held to the end of a stream.
+        if (m_mode == Mode::Header && !couldBeHeader(m_header))
+            releaseHeaderAsContent(d);
         return d;
     }
     const std::string_view bytes = m_tok.piece(token);
@@ -152,10 +215,7 @@ ReplyDelta HarmonyReplyParser::finish()
         } else if (m_mode == Mode::Header && m_header.find(kChannelMark) == std::string::npos &&
                    m_header.find("to=") == std::string::npos) {
             // No header was written at all: the reply is plain text (bare JSON under a constraint).
-            std::string text = m_header;
-            if (text.rfind("assistant", 0) == 0)
-                text.erase(0, 9);
-            emit(m_content, text, d.content, m_reply.content);
+            releaseHeaderAsContent(d);
         }
         m_header.clear();
         for (auto [ch, delta, total] : {std::tuple{&m_reasoning, &d.reasoning, &m_reply.reasoning},

@@ -10,8 +10,9 @@
 // from the specials' token ids, so text that spells them stays text.
 // Whitespace at the start of each channel is dropped and a trailing run is held until
 // text follows it; an unfinished call at the end is released as a call with what it
-// has; header text that never reached <|message|> (a reply forced into bare JSON) is
-// released as content.
+// has; text that cannot be a header (a reply forced into bare JSON, or a model that
+// writes none) is content, released as soon as that is clear (a stream does not wait
+// for the end); a header cut off after naming a channel or recipient is dropped.
 #pragma once
 
 #include "text/chat_reply.hpp"
@@ -44,6 +45,8 @@ private:
     void emit(Channel &ch, std::string_view bytes, std::string &delta, std::string &total);
     void openBody();
     void endCall(ReplyDelta &d);
+    void releaseHeaderAsContent(ReplyDelta &d);
+    void endMessage(ReplyDelta &d);
 
     const Tokenizer &m_tok;
     int32_t m_start, m_end, m_message, m_channel, m_constrain, m_return, m_call;

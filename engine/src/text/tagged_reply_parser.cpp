@@ -125,6 +125,13 @@ void TaggedReplyParser::process(ReplyDelta &d)
             emitReasoning(std::string_view(m_pending).substr(0, at), d);
             m_pending.erase(0, at + kThinkClose.size());
             m_heldReasoningWs.clear();
+            {
+                // A character the reasoning left unfinished ends with it (as U+FFFD), so no
+                // reasoning follows the answer in a stream.
+                const std::string rest = m_reasoningUtf8.flush();
+                d.reasoning += rest;
+                m_reply.reasoning += rest;
+            }
             m_mode = Mode::Content;
             break;
         }
