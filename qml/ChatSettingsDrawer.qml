@@ -102,9 +102,21 @@ Drawer {
                 onToggled: ChatController.thinking = checked
             }
         }
+        RowLayout {
+            enabled: ChatController.thinking
+            Label { text: qsTr("Thinking budget (tokens, 0: no limit)"); color: Theme.text; Layout.fillWidth: true; wrapMode: Text.WordWrap }
+            SpinBox {
+                objectName: "thinkingBudgetBox"
+                from: 0; to: 32768; stepSize: 64
+                editable: true
+                value: ChatController.thinkingBudget
+                Accessible.name: qsTr("Most tokens the model may think before it answers; 0 for no limit")
+                onValueModified: ChatController.thinkingBudget = value
+            }
+        }
         Label {
             Layout.fillWidth: true
-            text: qsTr("Models that think (Kimi K3) write their reasoning first; it is shown collapsed above the answer.")
+            text: qsTr("Models that think (Kimi K3, DeepSeek-R1, Qwen3, gpt-oss) write their reasoning first; it is shown collapsed above the answer. At the budget the model is made to answer.")
             wrapMode: Text.WordWrap
             color: Theme.textMuted
             font.pixelSize: Theme.fontSmall

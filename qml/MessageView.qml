@@ -162,6 +162,7 @@ Item {
             spacing: Theme.unit
             ToolButton {
                 id: thoughtToggle
+                objectName: "thoughtToggle"
                 checkable: true
                 padding: 2
                 text: (checked ? "▾ " : "▸ ")
@@ -178,6 +179,7 @@ Item {
                 background: Item { }
             }
             Label {
+                objectName: "thoughtText"
                 visible: thoughtToggle.checked
                 Layout.fillWidth: true
                 Layout.leftMargin: Theme.padding
@@ -261,6 +263,7 @@ Item {
     Component {
         id: proseBlock
         TextEdit {
+            objectName: "answerProse"
             // Created inside a Loader: the block comes from it.
             readonly property var block: parent && parent.block ? parent.block : ({ text: "", language: "" })
             text: block.text

@@ -34,6 +34,7 @@ private Q_SLOTS:
             s.temperature = 0.3;
             s.maxTokens = 200;
             s.thinking = false;
+            s.thinkingBudget = 300;
             id = store.createConversation(QStringLiteral("Rust lifetimes"), s).id;
             ChatMessage user;
             user.role = QStringLiteral("user");
@@ -63,6 +64,9 @@ private Q_SLOTS:
         QCOMPARE(c.settings.systemPrompt, QStringLiteral("Be brief."));
         QCOMPARE(c.settings.maxTokens, 200);
         QCOMPARE(c.settings.thinking, false);
+        QCOMPARE(c.settings.thinkingBudget, 300);
+        reopened.setSettings(id, ConversationSettings{});
+        QCOMPARE(reopened.conversation(id).settings.thinkingBudget, 0);
         const QList<ChatMessage> msgs = reopened.messages(id);
         QCOMPARE(msgs.size(), 2);
         QCOMPARE(msgs[0].imagePaths, QStringList{QStringLiteral("/tmp/a.png")});

@@ -18,6 +18,8 @@
 #include <QRandomGenerator>
 #include <QSet>
 
+#include <waste/thinking_budget.hpp>
+
 #include <exception>
 
 namespace {
@@ -219,6 +221,15 @@ void ChatController::setThinking(bool v)
     saveSettings();
 }
 
+void ChatController::setThinkingBudget(int v)
+{
+    v = qBound(0, v, 32768);
+    if (v == m_settings.thinkingBudget)
+        return;
+    m_settings.thinkingBudget = v;
+    saveSettings();
+}
+
 // ---- sending and answering ----
 
 bool ChatController::send(const QString &text)
@@ -371,6 +382,12 @@ bool ChatController::startAnswer()
         const std::string name = m_toolChoice == QLatin1String("required") ? std::string() : m_toolChoice.toStdString();
         request.makeConstraint = [toolsJson, name](const waste::Model &model, int maxTokens, std::span<const int32_t> p) {
             return waste::makeToolCallConstraint(model, toolsJson, name, maxTokens, p);
+        };
+    } else if (m_settings.thinking && m_settings.thinkingBudget > 0 && !m_engine->isRemote()) {
+        // Null where this reply does not reason (the model's format, or a prompt without thinking).
+        request.makeConstraint = [budget = m_settings.thinkingBudget](const waste::Model &model, int,
+                                                                     std::span<const int32_t> p) {
+            return waste::makeThinkingBudget(model, budget, p);
         };
     }
 

@@ -59,6 +59,8 @@ class ChatController : public QObject, public AppSingleton<ChatController> {
     Q_PROPERTY(double topP READ topP WRITE setTopP NOTIFY settingsChanged)
     Q_PROPERTY(int maxTokens READ maxTokens WRITE setMaxTokens NOTIFY settingsChanged)
     Q_PROPERTY(bool thinking READ thinking WRITE setThinking NOTIFY settingsChanged)
+    // Most tokens of thinking before the model must answer; 0: no limit.
+    Q_PROPERTY(int thinkingBudget READ thinkingBudget WRITE setThinkingBudget NOTIFY settingsChanged)
     // Context meter: tokens the conversation (and the draft) take, of the open context.
     Q_PROPERTY(int contextUsed READ contextUsed NOTIFY contextChanged)
     Q_PROPERTY(int contextLimit READ contextLimit NOTIFY contextChanged)
@@ -103,6 +105,8 @@ public:
     void setMaxTokens(int v);
     bool thinking() const { return m_settings.thinking; }
     void setThinking(bool v);
+    int thinkingBudget() const { return m_settings.thinkingBudget; }
+    void setThinkingBudget(int v);
 
     int contextUsed() const { return m_contextUsed; }
     int contextLimit() const;

@@ -14,6 +14,9 @@ struct ConversationSettings {
     double topP = 0.95;
     int maxTokens = 1024;
     bool thinking = true;
+    // Most tokens the model may think before it must answer (waste::makeThinkingBudget);
+    // 0: no limit.
+    int thinkingBudget = 0;
     bool operator==(const ConversationSettings &) const = default;
 };
 

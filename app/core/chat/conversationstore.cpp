@@ -58,10 +58,11 @@ Conversation readConversation(const QSqlQuery &q)
     c.settings.topP = q.value(6).toDouble();
     c.settings.maxTokens = q.value(7).toInt();
     c.settings.thinking = q.value(8).toBool();
+    c.settings.thinkingBudget = q.value(9).toInt();
     return c;
 }
 
-const char *kConversationColumns = "id, title, created, updated, system_prompt, temperature, top_p, max_tokens, thinking";
+const char *kConversationColumns = "id, title, created, updated, system_prompt, temperature, top_p, max_tokens, thinking, thinking_budget";
 
 } // namespace
 
@@ -94,6 +95,8 @@ ConversationStore::ConversationStore(const QString &path)
                         " error TEXT NOT NULL DEFAULT '', created INTEGER NOT NULL)"));
     exec(QStringLiteral("CREATE INDEX IF NOT EXISTS messages_by_conversation ON messages(conversation_id, id)"));
     // Added later: databases written before have the table without these columns.
+    addColumnIfMissing(QStringLiteral("conversations"), QStringLiteral("thinking_budget"),
+                       QStringLiteral("INTEGER NOT NULL DEFAULT 0"));
     addColumnIfMissing(QStringLiteral("messages"), QStringLiteral("raw"), QStringLiteral("TEXT NOT NULL DEFAULT ''"));
     addColumnIfMissing(QStringLiteral("messages"), QStringLiteral("opened_thinking"),
                        QStringLiteral("INTEGER NOT NULL DEFAULT 0"));
@@ -178,7 +181,7 @@ Conversation ConversationStore::createConversation(const QString &title, const C
     QSqlQuery q(QSqlDatabase::database(m_connection));
     const qint64 now = nowMs();
     q.prepare(QStringLiteral("INSERT INTO conversations (title, created, updated, system_prompt, temperature, top_p,"
-                             " max_tokens, thinking) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
+                             " max_tokens, thinking, thinking_budget) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     q.addBindValue(nn(title));
     q.addBindValue(now);
     q.addBindValue(now);
@@ -187,6 +190,7 @@ Conversation ConversationStore::createConversation(const QString &title, const C
     q.addBindValue(settings.topP);
     q.addBindValue(settings.maxTokens);
     q.addBindValue(settings.thinking ? 1 : 0);
+    q.addBindValue(settings.thinkingBudget);
     check(q, QStringLiteral("creating a conversation"));
     return conversation(q.lastInsertId().toLongLong());
 }
@@ -204,12 +208,13 @@ void ConversationStore::setSettings(qint64 id, const ConversationSettings &s)
 {
     QSqlQuery q(QSqlDatabase::database(m_connection));
     q.prepare(QStringLiteral("UPDATE conversations SET system_prompt = ?, temperature = ?, top_p = ?, max_tokens = ?,"
-                             " thinking = ? WHERE id = ?"));
+                             " thinking = ?, thinking_budget = ? WHERE id = ?"));
     q.addBindValue(nn(s.systemPrompt));
     q.addBindValue(s.temperature);
     q.addBindValue(s.topP);
     q.addBindValue(s.maxTokens);
     q.addBindValue(s.thinking ? 1 : 0);
+    q.addBindValue(s.thinkingBudget);
     q.addBindValue(id);
     check(q, QStringLiteral("saving conversation settings"));
 }

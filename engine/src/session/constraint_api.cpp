@@ -1,8 +1,10 @@
-// waste::makeJsonConstraint and waste::makeToolCallConstraint (waste.hpp) on top of the one
-// Model implementation: the model's tokenizer and chat format pick the reply frame
-// (text/reply_frame.hpp) the constraint follows.
+// waste::makeJsonConstraint, waste::makeToolCallConstraint (waste.hpp) and
+// waste::makeThinkingBudget (thinking_budget.hpp) on top of the one Model implementation:
+// the model's tokenizer and chat format pick the reply frame (text/reply_frame.hpp) the
+// constraint follows.
 #include "session/model_impl.hpp"
 #include "text/constraint_factory.hpp"
+#include "waste/thinking_budget.hpp"
 
 namespace waste {
 namespace {
@@ -30,6 +32,12 @@ std::shared_ptr<TokenConstraint> makeToolCallConstraint(const Model &model, std:
 {
     const session::ModelImpl &m = impl(model);
     return text::makeCallConstraint(m.info().chatFormat, m.tokenizer(), prompt, toolsJson, functionName, maxTokens);
+}
+
+std::shared_ptr<TokenConstraint> makeThinkingBudget(const Model &model, int budgetTokens, std::span<const int32_t> prompt)
+{
+    const session::ModelImpl &m = impl(model);
+    return text::makeThinkingBudget(m.info().chatFormat, m.tokenizer(), prompt, budgetTokens);
 }
 
 } // namespace waste

@@ -1,6 +1,7 @@
 #include "text/constraint_factory.hpp"
 
 #include "text/json_constraint.hpp"
+#include "text/thinking_budget.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -107,6 +108,17 @@ std::shared_ptr<TokenConstraint> makeCallConstraint(ChatFormat format, const Tok
 {
     const auto framer = replyFramer(format, tok, prompt);
     return frameConstraint(framer->call(toolParameters(toolsJson, functionName)), tok, maxTokens);
+}
+
+std::shared_ptr<TokenConstraint> makeThinkingBudget(ChatFormat format, const Tokenizer &tok,
+                                                    std::span<const int32_t> prompt, int budget)
+{
+    // The answer frame of any document says how reasoning opens and closes and what leads
+    // into the answer; the document itself is not followed.
+    const ReplyFrame frame = replyFramer(format, tok, prompt)->answer(Schema::anyObject());
+    if (!frame.reasoning.allowed)
+        return nullptr;
+    return std::make_shared<ThinkingBudget>(frame.reasoning, frame.branches.at(0).prefix, budget);
 }
 
 std::shared_ptr<TokenConstraint> makeJsonConstraint(std::shared_ptr<const TokenTrie> trie, int32_t eos,

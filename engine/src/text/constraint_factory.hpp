@@ -40,6 +40,13 @@ std::shared_ptr<TokenConstraint> makeCallConstraint(ChatFormat format, const Tok
                                                     std::span<const int32_t> prompt, std::string_view toolsJson,
                                                     std::string_view functionName, int maxTokens);
 
+// A thinking budget for a free reply to `prompt` in `format` (text/thinking_budget.hpp):
+// reasoning cut after `budget` tokens, closed and led into the answer as the format's
+// answer frame writes it. Null when the reply does not reason (the format has no
+// reasoning, or the prompt turned it off).
+std::shared_ptr<TokenConstraint> makeThinkingBudget(ChatFormat format, const Tokenizer &tok,
+                                                    std::span<const int32_t> prompt, int budget);
+
 // A bare JSON document then `eos`, over the tokens of `trie`.
 
 std::shared_ptr<TokenConstraint> makeJsonConstraint(std::shared_ptr<const TokenTrie> trie, int32_t eos,
