@@ -2,15 +2,20 @@
 // (`waste serve` on the tiny r3 container, in a child process), local tools keep this
 // server's address. Chat Completions (whole and streamed) and text completions are passed on
 // and answered exactly as the remote server answers them directly; the local key still
-// guards the door; and when the remote server refuses its key or is gone the client gets a
-// 502 that says so.
+// guards the door; requests are bounded like local ones (so many with the remote at once,
+// a bounded queue, 503 server_busy past it, /health counting them); and when the remote
+// server refuses its key or is gone the client gets a 502 that says so.
 #include "apiservertestbed.h"
 #include "remote/remotestore.h"
 #include "wasteserveprocess.h"
 
+#include <QNetworkReply>
+#include <QScopeGuard>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTest>
+
+#include <csignal>
 
 namespace {
 
@@ -139,6 +144,63 @@ private Q_SLOTS:
                                                  {{"Authorization", "Bearer sk-local"}});
         QCOMPARE(r.status, 501);
         QVERIFY2(r.errorMessage().contains("passes only Chat Completions"), qPrintable(r.errorMessage()));
+    }
+
+    void remoteRequestsQueueLikeLocalOnes()
+    {
+        const QList<QPair<QByteArray, QByteArray>> local{{"Authorization", "Bearer sk-local"}};
+        const QJsonObject body = chat("Count to three.", 8);
+        HttpTestClient direct(m_remote->port());
+        const HttpResult expected = direct.post("/v1/chat/completions", body, {{"Authorization", "Bearer sk-remote"}});
+        QCOMPARE(expected.status, 200);
+        auto requests = [&] { return m_api->client->get("/health").json().value("requests").toObject(); };
+
+        // One request with the remote engine at a time, one more may wait.
+        m_api->server.setRemoteMaxConcurrent(1);
+        m_api->server.setMaxQueued(1);
+        // The remote server paused (SIGSTOP): it accepts connections but answers nothing, as
+        // a server busy with a long answer would, so what is in flight stays in flight.
+        QVERIFY(::kill(pid_t(m_remote->pid()), SIGSTOP) == 0);
+        const pid_t paused = pid_t(m_remote->pid());
+        auto resume = qScopeGuard([this, paused] { // whatever fails below, the next tests get it back
+            ::kill(paused, SIGCONT);
+            m_api->server.setRemoteMaxConcurrent(4);
+            m_api->server.setMaxQueued(32);
+        });
+        const QByteArray json = QJsonDocument(body).toJson(QJsonDocument::Compact);
+        QNetworkReply *first = m_api->client->start("POST", "/v1/chat/completions", json, local);
+        QTRY_COMPARE_WITH_TIMEOUT(requests().value("running").toInt(), 1, 20000);
+        QNetworkReply *second = m_api->client->start("POST", "/v1/chat/completions", json, local);
+        QTRY_COMPARE_WITH_TIMEOUT(requests().value("queued").toInt(), 1, 20000);
+        const QJsonObject held = requests();
+        QCOMPARE(held.value("running").toInt(), 1);
+        QCOMPARE(held.value("max_concurrent").toInt(), 1);
+        QCOMPARE(held.value("max_queued").toInt(), 1);
+        QCOMPARE(m_api->client->get("/health").json().value("active_requests").toInt(), 2);
+
+        // A third finds the place and the queue taken: 503 at once, in words, with Retry-After.
+        const HttpResult busy = m_api->client->post("/v1/chat/completions", body, local);
+        QCOMPARE(busy.status, 503);
+        QCOMPARE(busy.json().value("error").toObject().value("code").toString(), QStringLiteral("server_busy"));
+        QVERIFY2(busy.errorMessage().contains("with the remote engine"), qPrintable(busy.errorMessage()));
+        QCOMPARE(busy.header("retry-after"), QByteArray("1"));
+
+        // The remote server goes on: the one in flight is answered, then the one that waited,
+        // each with the remote server's own answer.
+        QVERIFY(::kill(paused, SIGCONT) == 0);
+        const HttpResult a = HttpTestClient::wait(first);
+        const HttpResult b = HttpTestClient::wait(second);
+        QCOMPARE(a.status, 200);
+        QCOMPARE(b.status, 200);
+        QCOMPARE(contentOf(a), contentOf(expected));
+        QCOMPARE(contentOf(b), contentOf(expected));
+        QTRY_COMPARE_WITH_TIMEOUT(requests().value("running").toInt(), 0, 20000);
+        QCOMPARE(requests().value("queued").toInt(), 0);
+
+        resume.dismiss();
+        m_api->server.setRemoteMaxConcurrent(4);
+        m_api->server.setMaxQueued(32);
+        QCOMPARE(requests().value("max_concurrent").toInt(), 4);
     }
 
     void remoteRefusingItsKeyIs502()

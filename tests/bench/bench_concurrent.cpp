@@ -7,7 +7,12 @@
 // the tokens all streams sampled after each had its first, over the time that took.
 // With --prefill N it also reads an N-token prompt alone at the compute-bound budget (the
 // chunk path the batch shares), twice after a warming read, and gives prompt tokens per second.
+// With --reps R every budget runs its stream counts R times, interleaved (1,2,4,8,1,2,4,8,...),
+// so a change in the machine's load hits every count alike; each figure is then the median
+// of its R runs, and the 4-over-1 ratio the median of the R ratios of the same repetition.
+// --budgets io or compute runs only one of the two budgets.
 //   bench_concurrent [--tokens N] [--mid-size SIZE] [--cache DIR] [--threads N] [--streams 1,2,4,8] [--prefill N]
+//                    [--reps R] [--budgets io,compute]
 // Last line: the figures, and 4 streams' aggregate over one stream's at the I/O-bound budget.
 #include "mid_container.hpp"
 #include "waste/batch.hpp"
@@ -17,7 +22,9 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -50,7 +57,18 @@ struct Run {
     double hitRate = 0;
     double mbPerStep = 0;
     double cpuMsPerToken = 0;
+    double msPerStep = 0;   // wall time of one step (every stream's token)
+    double ioMsPerStep = 0; // of that, time the step waited for expert reads
 };
+
+double median(std::vector<double> v)
+{
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    const size_t m = v.size() / 2;
+    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
 
 Run decodeTogether(waste::Model &model, int streams, int tokens)
 {
@@ -95,6 +113,8 @@ Run decodeTogether(waste::Model &model, int streams, int tokens)
     const int64_t hits = last.demandHits - first.demandHits, misses = last.demandMisses - first.demandMisses;
     r.hitRate = hits + misses > 0 ? double(hits) / double(hits + misses) : 1.0;
     r.mbPerStep = steps > 0 ? double(last.bytesRead - first.bytesRead) / 1e6 / steps : 0;
+    r.msPerStep = steps > 0 ? 1000 * secs / steps : 0;
+    r.ioMsPerStep = steps > 0 ? 1000 * (last.secondsIoWait - first.secondsIoWait) / steps : 0;
     return r;
 }
 
@@ -152,7 +172,8 @@ int main(int argc, char **argv)
 {
     std::string cacheDir = WASTE_BENCH_CACHE_DIR;
     std::string midSize = "10G";
-    int tokens = 32, threads = 2, prefill = 0;
+    int tokens = 32, threads = 2, prefill = 0, reps = 1;
+    bool runIo = true, runCompute = true;
     std::vector<int> counts = {1, 2, 4, 8};
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -166,6 +187,12 @@ int main(int argc, char **argv)
             threads = std::atoi(argv[++i]);
         } else if (a == "--prefill" && i + 1 < argc) {
             prefill = std::atoi(argv[++i]);
+        } else if (a == "--reps" && i + 1 < argc) {
+            reps = std::atoi(argv[++i]);
+        } else if (a == "--budgets" && i + 1 < argc) {
+            const std::string b = argv[++i];
+            runIo = b.find("io") != std::string::npos;
+            runCompute = b.find("compute") != std::string::npos;
         } else if (a == "--streams" && i + 1 < argc) {
             counts.clear();
             std::stringstream in(argv[++i]);
@@ -173,12 +200,13 @@ int main(int argc, char **argv)
                 counts.push_back(std::atoi(n.c_str()));
         } else {
             std::fprintf(stderr, "usage: bench_concurrent [--tokens N] [--mid-size SIZE] [--cache DIR] [--threads N] "
-                                 "[--streams 1,2,4,8] [--prefill N]\n");
+                                 "[--streams 1,2,4,8] [--prefill N] [--reps R] [--budgets io,compute]\n");
             return 2;
         }
     }
-    if (tokens < 2 || threads < 1 || counts.empty()) {
-        std::fprintf(stderr, "bench_concurrent: --tokens needs at least 2, --threads at least 1, --streams a list\n");
+    if (tokens < 2 || threads < 1 || counts.empty() || reps < 1 || (!runIo && !runCompute)) {
+        std::fprintf(stderr, "bench_concurrent: --tokens needs at least 2, --threads and --reps at least 1, --streams a "
+                             "list, --budgets io, compute or both\n");
         return 2;
     }
     try {
@@ -196,9 +224,12 @@ int main(int argc, char **argv)
         std::printf("container      %s (%lld MB of experts, state %.1f MB per stream at ctx %d, %d threads)\n",
                     dir.c_str(), (long long)(plan.expert_bytes_total >> 20), plan.state_bytes / 1e6, ctx, threads);
         std::string last;
-        double ioOne = 0, ioFour = 0;
+        double ioRatio = 0;
         for (const auto &[name, budget] : {std::pair<const char *, int64_t>{"I/O-bound", ioBudget},
                                            std::pair<const char *, int64_t>{"compute-bound", computeBudget}}) {
+            const bool io = std::string(name) == "I/O-bound";
+            if (io ? !runIo : !runCompute)
+                continue;
             waste::OpenOptions o;
             o.threads = threads;
             o.ctxTokens = ctx;
@@ -208,29 +239,61 @@ int main(int argc, char **argv)
             std::printf("%-14s budget %lld MB, expert cache %lld MB, %d streams at most\n", name,
                         (long long)(budget >> 20), (long long)(model->info().expertCacheBytes >> 20),
                         waste::batchSequences(*model));
-            if (std::string(name) == "compute-bound")
-                decodeTogether(*model, most, tokens); // fills the cache
-            last += std::string(last.empty() ? "" : " | ") + name + ":";
-            for (int n : counts) {
+            for (int n : counts)
                 if (n > waste::batchSequences(*model))
                     throw waste::Error(waste::ErrorCode::RamBudget,
                                        std::to_string(n) + " streams do not fit the " + name + " budget");
-                const Run r = decodeTogether(*model, n, tokens);
-                std::printf("  %d stream%s   %.2f tok/s aggregate (%d tokens, hit rate %.0f %%, %.1f MB read per step, %.2f CPU ms per token)\n",
-                            n, n == 1 ? " " : "s", r.aggregate, r.tokens, 100 * r.hitRate, r.mbPerStep, r.cpuMsPerToken);
-                char buf[64];
-                std::snprintf(buf, sizeof buf, " %d:%.1f", n, r.aggregate);
+            if (!io)
+                decodeTogether(*model, most, tokens); // fills the cache
+            std::map<int, std::vector<Run>> runs;
+            std::vector<double> ratios;
+            for (int rep = 0; rep < reps; ++rep) {
+                for (int n : counts) {
+                    const Run r = decodeTogether(*model, n, tokens);
+                    std::printf("  %d stream%s   %.2f tok/s aggregate (%d tokens, hit rate %.0f %%, %.1f MB read per step, "
+                                "%.1f ms per step of which %.1f waiting for reads, %.2f CPU ms per token)\n",
+                                n, n == 1 ? " " : "s", r.aggregate, r.tokens, 100 * r.hitRate, r.mbPerStep, r.msPerStep,
+                                r.ioMsPerStep, r.cpuMsPerToken);
+                    runs[n].push_back(r);
+                }
+                if (runs.count(1) && runs.count(4) && runs[1].back().aggregate > 0)
+                    ratios.push_back(runs[4].back().aggregate / runs[1].back().aggregate);
+            }
+            last += std::string(last.empty() ? "" : " | ") + name + ":";
+            if (reps > 1)
+                std::printf("  medians of %d repetitions:\n", reps);
+            for (int n : counts) {
+                std::vector<double> agg, cpu, step, wait;
+                for (const Run &r : runs[n]) {
+                    agg.push_back(r.aggregate);
+                    cpu.push_back(r.cpuMsPerToken);
+                    step.push_back(r.msPerStep);
+                    wait.push_back(r.ioMsPerStep);
+                }
+                if (reps > 1)
+                    std::printf("  %d stream%s   %.2f tok/s aggregate (range %.2f-%.2f), %.1f ms per step of which %.1f "
+                                "waiting for reads, %.2f CPU ms per token\n",
+                                n, n == 1 ? " " : "s", median(agg), *std::min_element(agg.begin(), agg.end()),
+                                *std::max_element(agg.begin(), agg.end()), median(step), median(wait), median(cpu));
+                char buf[96];
+                std::snprintf(buf, sizeof buf, " %d:%.1f (%.1f ms CPU)", n, median(agg), median(cpu));
                 last += buf;
-                if (std::string(name) == "I/O-bound" && n == 1)
-                    ioOne = r.aggregate;
-                if (std::string(name) == "I/O-bound" && n == 4)
-                    ioFour = r.aggregate;
+            }
+            if (io && !ratios.empty()) {
+                ioRatio = median(ratios);
+                if (reps > 1)
+                    std::printf("  4 streams over one, per repetition: %s\n", [&] {
+                        std::string t;
+                        for (double x : ratios)
+                            t += (t.empty() ? "" : ", ") + std::to_string(x).substr(0, 4);
+                        return t;
+                    }().c_str());
             }
         }
         if (prefill > 0)
             benchPrefill(dir, prefill, threads);
-        std::printf("concurrent tok/s %s | I/O-bound 4 streams = %.2f x one\n", last.c_str(),
-                    ioOne > 0 ? ioFour / ioOne : 0.0);
+        std::printf("concurrent tok/s %s | I/O-bound 4 streams = %.2f x one%s\n", last.c_str(), ioRatio,
+                    reps > 1 ? " (median of the repetitions' ratios)" : "");
     } catch (const std::exception &e) {
         std::fprintf(stderr, "bench_concurrent: %s\n", e.what());
         return 1;

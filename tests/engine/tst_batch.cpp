@@ -1,7 +1,8 @@
 // Several sequences decoded together (waste/batch.hpp) give each sequence the logits, bit
 // for bit, and so the tokens it gets alone: on Kimi-Linear (KDA + MLA, plain residual) and
 // on K3 (Attention Residuals, latent MoE). A long prompt is read a chunk per step while the
-// other sequences keep getting a token every step.
+// other sequences keep getting a token every step. Decode steps of several sequences read
+// their predicted experts early (router lookahead) and that changes no logit either.
 #include <gtest/gtest.h>
 
 #include "model/forward.hpp"
@@ -198,7 +199,84 @@ void expectBatchEqualsAlone(const std::string &container)
     }
 }
 
+// Decode steps of several sequences predict the next layer's experts for every sequence
+// (router lookahead, model/lookahead.cpp) and read the guesses early, at a budget whose
+// cache is a few records, so guesses are read from disk; each sequence's logits stay those
+// of running it alone with no lookahead at all, bit for bit, after every step. (r3 has 8
+// experts a layer: three streams' guesses are all resident there, so only K3 reads any.)
+void expectBatchedLookaheadChangesNoLogit(const std::string &container, bool guessesRead)
+{
+    const std::vector<int32_t> fox = foxIds(container);
+    const std::vector<std::vector<int32_t>> streams = {std::vector<int32_t>(fox.begin(), fox.begin() + 12),
+                                                       {72, 101, 108, 108, 111, 280, 258, 9, 33, 44, 55, 66},
+                                                       std::vector<int32_t>(fox.rbegin(), fox.rbegin() + 12)};
+    const waste::MemoryPlan plan = waste::planMemory(container, 512);
+    const int topK = waste::session::ModelImpl(container, options(container)).manifest().config.topK;
+    // The floor holds two layers' top-k; past them (and the session's checkpoint, which
+    // comes out of the cache first), room for the guesses of three streams (the source
+    // keeps a top-k per stream and one more free, and counts guesses already resident
+    // against the room) and a few records more.
+    waste::OpenOptions small = options(container);
+    small.ramBudget = plan.floor_bytes + waste::checkpointBytes(container) + (4 * topK + 2) * plan.max_record_bytes;
+    waste::OpenOptions none = small;
+    none.lookahead = false;
+    waste::session::ModelImpl batched(container, small);
+    waste::session::ModelImpl alone(container, none);
+    ASSERT_LT(batched.info().expertCacheBytes, plan.expert_bytes_total) << "the cache must not hold every record";
+    const waste::format::ModelConfig &c = batched.manifest().config;
+    std::vector<waste::model::State> bs(streams.size()), as(streams.size());
+    for (size_t i = 0; i < streams.size(); ++i) {
+        bs[i].allocate(c, 512);
+        as[i].allocate(c, 512);
+    }
+    // The first token of each alone (a one-token step, predicted before too), then steps
+    // of one token of every stream.
+    int64_t batchedFills = 0;
+    for (size_t k = 0; k < streams[0].size(); ++k) {
+        std::vector<int32_t> tokens;
+        std::vector<waste::model::Forward::Part> parts;
+        for (size_t i = 0; i < streams.size(); ++i) {
+            if (k == 0 && i > 0)
+                continue;
+            tokens.push_back(streams[i][k]);
+            parts.push_back({&bs[i], 1});
+            alone.forward().run(std::span<const int32_t>(&streams[i][k], 1), as[i], alone.experts(), nullptr);
+        }
+        const waste::Stats before = batched.stats();
+        batched.forward().runParts(tokens, parts, batched.experts());
+        if (parts.size() > 1) { // the prediction is for every sequence of the step, not none
+            EXPECT_GE(batched.stats().lookaheadPredicted - before.lookaheadPredicted,
+                      int64_t(parts.size()) * (c.layers - 1 - c.firstDense))
+                << "step " << k;
+            batchedFills += batched.stats().speculativeFills - before.speculativeFills;
+        }
+        for (size_t i = 0; i < streams.size(); ++i) {
+            if (k == 0 && i > 0)
+                continue;
+            SCOPED_TRACE("step " + std::to_string(k) + ", stream " + std::to_string(i));
+            EXPECT_EQ(bs[i].pos, as[i].pos);
+            EXPECT_FALSE(bs[i].lastLogits.empty());
+            EXPECT_TRUE(sameBits(bs[i].lastLogits, as[i].lastLogits));
+        }
+        if (k == 0) // the other streams' first tokens on their own, to keep them in step
+            for (size_t i = 1; i < streams.size(); ++i) {
+                const waste::model::Forward::Part one{&bs[i], 1};
+                batched.forward().runParts(std::span<const int32_t>(&streams[i][0], 1),
+                                           std::span<const waste::model::Forward::Part>(&one, 1), batched.experts());
+                alone.forward().run(std::span<const int32_t>(&streams[i][0], 1), as[i], alone.experts(), nullptr);
+                EXPECT_TRUE(sameBits(bs[i].lastLogits, as[i].lastLogits));
+            }
+    }
+    if (guessesRead)
+        EXPECT_GT(batchedFills, 0) << "no guess of a batched step was read early";
+    EXPECT_EQ(alone.stats().lookaheadPredicted, 0);
+}
+
 } // namespace
+
+TEST(Batch, KimiLinearBatchedLookaheadChangesNoLogit) { expectBatchedLookaheadChangesNoLogit(kR3, false); }
+
+TEST(Batch, K3BatchedLookaheadChangesNoLogit) { expectBatchedLookaheadChangesNoLogit(kK3, true); }
 
 TEST(Batch, KimiLinearPartsEqualAloneBitForBit) { expectPartsEqualAlone(kR3); }
 

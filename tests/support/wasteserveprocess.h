@@ -20,6 +20,7 @@ public:
     QString baseUrl() const { return QStringLiteral("http://127.0.0.1:%1/v1").arg(m_port); }
     QString error() const { return m_error; }
     bool running() const { return m_process.state() != QProcess::NotRunning; }
+    qint64 pid() const { return m_process.processId(); } // to pause it (SIGSTOP) as a busy server
 
     void stop();
     void kill();

@@ -125,6 +125,17 @@ ApiError ApiError::busy(int running, int waiting)
     return e;
 }
 
+ApiError ApiError::remoteBusy(int running, int waiting)
+{
+    ApiError e = busy(running, waiting);
+    e.message = QStringLiteral("The server is busy: %1 requests are with the remote engine (the most this server "
+                               "sends it at once) and %2 more are waiting, which is all the queue holds. Try again "
+                               "shortly, or send fewer requests at once.")
+                    .arg(running)
+                    .arg(waiting);
+    return e;
+}
+
 ApiError ApiError::server(const QString &message)
 {
     ApiError e;

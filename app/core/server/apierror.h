@@ -42,6 +42,9 @@ struct ApiError {
     // 503: every place is taken, the queue too: `running` at once (the most the budget holds)
     // and `waiting` more; Retry-After says when to try again.
     static ApiError busy(int running, int waiting);
+    // The same while the open model is a remote engine: `running` are with it (the most this
+    // server sends it at once) and `waiting` more wait here.
+    static ApiError remoteBusy(int running, int waiting);
     static ApiError server(const QString &message);
     // A generation the engine refused or could not finish, by its error code: a prompt
     // longer than the context is the client's (400 context_length_exceeded on promptParam),

@@ -8,6 +8,7 @@
 #include "server/httpexchange.h"
 #include "server/messagesjson.h"
 #include "server/openaijson.h"
+#include "server/remoteforward.h"
 #include "server/responsestore.h"
 
 #include <QDateTime>
@@ -340,14 +341,18 @@ void ApiServer::handle(const QHttpServerRequest &request, QHttpServerResponder &
 
 void ApiServer::answerHealth(HttpExchange &ex)
 {
+    // The engine's side: decoded now, waiting for room, and the bounds of both; for a remote
+    // engine, the requests with it and those waiting here (server/remoteforward.h).
+    const bool remote = m_engine->isRemote();
+    const int running = remote ? (m_forward ? m_forward->running() : 0) : m_engine->runningRequests();
+    const int queued = remote ? (m_forward ? m_forward->queued() : 0) : m_engine->waitingRequests();
     QJsonObject o{{QStringLiteral("engine"), QString::fromStdString(waste::buildInfo())},
                   {QStringLiteral("uptime_s"), double(m_uptime.elapsed() / 1000)},
-                  {QStringLiteral("active_requests"), activeRequests()},
-                  // The engine's side: decoded now, waiting for room, and the bounds of both.
+                  {QStringLiteral("active_requests"), remote ? running + queued : activeRequests()},
                   {QStringLiteral("requests"),
-                   QJsonObject{{QStringLiteral("running"), m_engine->runningRequests()},
-                               {QStringLiteral("queued"), m_engine->waitingRequests()},
-                               {QStringLiteral("max_concurrent"), m_engine->maxConcurrent()},
+                   QJsonObject{{QStringLiteral("running"), running},
+                               {QStringLiteral("queued"), queued},
+                               {QStringLiteral("max_concurrent"), remote ? m_remoteMaxConcurrent : m_engine->maxConcurrent()},
                                {QStringLiteral("max_queued"), m_maxQueued}}}};
     int status = 503;
     switch (m_engine->state()) {

@@ -88,6 +88,10 @@ public:
     // maxConcurrent); past them a request is refused with 503 server_busy (default 32).
     void setMaxQueued(int n) { m_maxQueued = qMax(0, n); }
     int maxQueued() const { return m_maxQueued; }
+    // While the open model is a remote engine: how many requests are passed on to it at
+    // once (default 4); more wait in the same bounded queue (maxQueued) as local ones.
+    void setRemoteMaxConcurrent(int n) { m_remoteMaxConcurrent = qMax(1, n); }
+    int remoteMaxConcurrent() const { return m_remoteMaxConcurrent; }
     // max_tokens when a request gives none (clamped to the context).
     void setDefaultMaxTokens(int n) { m_defaultMaxTokens = n; }
     // The id /v1/models shows; empty: the container's name.
@@ -169,6 +173,7 @@ private:
     qint64 m_maxBodyBytes = 64ll * 1024 * 1024;
     int m_defaultMaxTokens = 4096;
     int m_maxQueued = 32;
+    int m_remoteMaxConcurrent = 4;
     bool m_persist = false;
     QElapsedTimer m_uptime;
 };

@@ -13,6 +13,7 @@ void ApiServer::forwardToRemote(const std::shared_ptr<HttpExchange> &ex, const Q
 {
     if (!m_forward)
         m_forward = new RemoteForward(this);
+    m_forward->setLimits(m_remoteMaxConcurrent, m_maxQueued);
     const RemoteEngine *remote = m_engine->remoteEngine();
     m_forward->forward(ex, route, body, remote->endpoint(), remote->apiKey(),
                        [this, ex, logKey, clock] { finishLog(logKey, *ex, 0, clock); });

@@ -11,6 +11,13 @@ RemoteForward::RemoteForward(QObject *parent) : QObject(parent)
 {
 }
 
+void RemoteForward::setLimits(int maxConcurrent, int maxQueued)
+{
+    m_maxConcurrent = qMax(1, maxConcurrent);
+    m_maxQueued = qMax(0, maxQueued);
+    startWaiting(); // a raised limit lets waiting requests go now
+}
+
 void RemoteForward::forward(const std::shared_ptr<HttpExchange> &ex, const QString &route, const QByteArray &body,
                             const RemoteEndpoint &endpoint, const QString &apiKey, std::function<void()> done)
 {
@@ -24,8 +31,50 @@ void RemoteForward::forward(const std::shared_ptr<HttpExchange> &ex, const QStri
     }
     // Clients name the model this server lists; the remote server knows it by its own id.
     request.insert(QStringLiteral("model"), endpoint.model);
+    Pending p{ex, route, QJsonDocument(request).toJson(QJsonDocument::Compact), endpoint, apiKey, std::move(done)};
+    if (m_running < m_maxConcurrent)
+        return start(std::move(p));
+    if (queued() >= m_maxQueued) {
+        const ApiError e = ApiError::remoteBusy(m_running, queued());
+        ex->sendJson(e.status, e.toJson(), e.headers);
+        p.done();
+        return;
+    }
+    // A client that leaves while it waits is dropped from the queue (never sent on).
+    if (QTcpSocket *client = ex->socket())
+        connect(client, &QTcpSocket::disconnected, this, [this, key = ex.get()] {
+            for (auto it = m_queue.begin(); it != m_queue.end(); ++it)
+                if (it->ex.get() == key) {
+                    const std::function<void()> done = std::move(it->done);
+                    m_queue.erase(it);
+                    Q_EMIT countsChanged();
+                    done();
+                    return;
+                }
+        });
+    m_queue.push_back(std::move(p));
+    Q_EMIT countsChanged();
+}
+
+void RemoteForward::startWaiting()
+{
+    while (m_running < m_maxConcurrent && !m_queue.empty()) {
+        Pending p = std::move(m_queue.front());
+        m_queue.pop_front();
+        start(std::move(p));
+    }
+}
+
+void RemoteForward::start(Pending p)
+{
+    ++m_running;
+    Q_EMIT countsChanged();
+    const std::shared_ptr<HttpExchange> ex = p.ex;
+    const RemoteEndpoint &endpoint = p.endpoint;
+    const QString &route = p.route;
+    const QString &apiKey = p.apiKey;
     QNetworkRequest req = remotehttp::request(remoteendpoint::routeUrl(endpoint.baseUrl, route), apiKey);
-    QNetworkReply *reply = m_net.post(req, QJsonDocument(request).toJson(QJsonDocument::Compact));
+    QNetworkReply *reply = m_net.post(req, p.body);
     if (QTcpSocket *client = ex->socket())
         connect(client, &QTcpSocket::disconnected, reply, &QNetworkReply::abort);
 
@@ -39,7 +88,7 @@ void RemoteForward::forward(const std::shared_ptr<HttpExchange> &ex, const QStri
             ex->beginStream("text/event-stream");
         ex->send(reply->readAll());
     });
-    connect(reply, &QNetworkReply::finished, this, [reply, ex, base, done = std::move(done)] {
+    connect(reply, &QNetworkReply::finished, this, [this, reply, ex, base, done = std::move(p.done)] {
         reply->deleteLater();
         const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
         if (ex->streaming()) {
@@ -74,6 +123,9 @@ void RemoteForward::forward(const std::shared_ptr<HttpExchange> &ex, const QStri
             e.code = QStringLiteral("remote_unreachable");
             ex->sendJson(e.status, e.toJson());
         }
+        --m_running;
+        Q_EMIT countsChanged();
         done();
+        startWaiting();
     });
 }

@@ -67,6 +67,7 @@ StreamedExpertSource::StreamedExpertSource(std::map<int, std::shared_ptr<format:
         threads = 0;
     m_pool = std::make_unique<io::ReaderPool>(threads);
     m_predicted.resize(m_banks.size());
+    m_predictedRank.resize(m_banks.size());
     m_uses.assign(m_banks.size(), std::vector<int64_t>(size_t(experts), 0));
 }
 
@@ -159,16 +160,21 @@ void StreamedExpertSource::fetch(int layer, std::span<const int> experts, const 
     for (int e : experts)
         ++m_uses[size_t(L)][size_t(e)];
     if (!m_predicted[size_t(L)].empty()) { // how good was the lookahead for this layer?
+        // A guess is right when the step needs that record: in a batched step, when any
+        // of its sequences chose it (the read was then of use, whoever it was made for).
         const std::vector<int> &guess = m_predicted[size_t(L)];
-        if (m_rankGuessed.size() < guess.size()) {
-            m_rankGuessed.resize(guess.size(), 0);
-            m_rankRight.resize(guess.size(), 0);
-        }
-        for (size_t r = 0; r < guess.size(); ++r) {
-            m_rankRight[r] += std::find(experts.begin(), experts.end(), guess[r]) != experts.end();
+        const std::vector<int> &rank = m_predictedRank[size_t(L)];
+        for (size_t i = 0; i < guess.size(); ++i) {
+            const size_t r = size_t(rank[i]);
+            if (m_rankGuessed.size() <= r) {
+                m_rankGuessed.resize(r + 1, 0);
+                m_rankRight.resize(r + 1, 0);
+            }
+            m_rankRight[r] += std::find(experts.begin(), experts.end(), guess[i]) != experts.end();
             ++m_rankGuessed[r];
         }
         m_predicted[size_t(L)].clear();
+        m_predictedRank[size_t(L)].clear();
     }
 
     // Two phases. First every id is looked up and every miss goes to the reader threads,
@@ -304,13 +310,28 @@ void StreamedExpertSource::settlePredictions(int L, std::span<const int> chosen)
         m_cache->cancelSpeculative(L, int(j.tag & 0xffffffffu));
 }
 
-void StreamedExpertSource::prefetch(int layer, std::span<const int> experts)
+void StreamedExpertSource::prefetch(int layer, std::span<const int> experts, int rows)
 {
-    if (m_options.lookahead <= 0 || !m_options.readAhead)
+    if (m_options.lookahead <= 0 || !m_options.readAhead || rows < 1 || experts.size() % size_t(rows) != 0)
         return;
     const int L = indexOf(layer);
     const Bank &b = m_banks[size_t(L)];
-    m_predicted[size_t(L)].assign(experts.begin(), experts.end());
+    // Rank by rank: every token's best guess before any token's second, so the readers
+    // start on the likeliest records of every sequence of a batched step; an id that
+    // several tokens guess is read once, at its best rank.
+    const size_t width = experts.size() / size_t(rows);
+    std::vector<int> &ids = m_predicted[size_t(L)];
+    std::vector<int> &ranks = m_predictedRank[size_t(L)];
+    ids.clear();
+    ranks.clear();
+    for (size_t r = 0; r < width; ++r)
+        for (size_t t = 0; t < size_t(rows); ++t) {
+            const int e = experts[t * width + r];
+            if (std::find(ids.begin(), ids.end(), e) == ids.end()) {
+                ids.push_back(e);
+                ranks.push_back(int(r));
+            }
+        }
     if (!m_options.cacheEnabled)
         return; // nothing is kept: a guess would be gone before its layer runs
     // Predictions may pin at most what two layers' demand leaves free. The ids come best
@@ -323,13 +344,17 @@ void StreamedExpertSource::prefetch(int layer, std::span<const int> experts)
     // decode at one working set of cache read 515 records where 348 do. Beyond the first
     // top-k - 1 a guess also goes only while a reader is idle, so a weaker guess never
     // holds the disk while demand reads wait.
-    int64_t spare = m_cache->slots() - 2 * int64_t(m_topK);
-    for (size_t rank = 0; rank < experts.size() && spare > 0; ++rank) {
+    // With several tokens the slots kept free grow with them: this layer's demand (pinned
+    // by now) is up to one top-k per token, and the next layer's wrong guesses must still
+    // leave it room for its own.
+    int64_t spare = m_cache->slots() - int64_t(rows + 1) * m_topK;
+    for (size_t i = 0; i < ids.size() && spare > 0; ++i) {
+        const size_t rank = size_t(ranks[i]);
         if (rank < m_rankGuessed.size() && 2 * (m_rankRight[rank] + 1) < m_rankGuessed[rank] + 2)
             continue; // more often wrong than right
         if (int(rank) >= m_topK - 1 && m_pool->busy() >= m_pool->threads())
             break;
-        const int e = experts[rank];
+        const int e = ids[i];
         --spare;
         if (e < 0 || e >= b.bank->experts())
             continue;

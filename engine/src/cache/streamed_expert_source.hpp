@@ -44,7 +44,7 @@ public:
     void fetch(int layer, std::span<const int> experts, const Consumer &consume, const Hook &whileReading = {}) override;
     model::ExpertFetchStats stats() const override;
     int lookaheadWidth() const override { return m_options.lookahead; }
-    void prefetch(int layer, std::span<const int> experts) override;
+    void prefetch(int layer, std::span<const int> experts, int rows = 1) override;
 
     bool directIo() const { return m_directIo; }
     const std::vector<std::string> &warnings() const { return m_warnings; }
@@ -79,7 +79,8 @@ private:
     std::vector<std::string> m_warnings;
     int m_lastIndex = 1 << 30;
     double m_ioWait = 0;
-    std::vector<std::vector<int>> m_predicted; // per cache layer: the pending prediction
+    std::vector<std::vector<int>> m_predicted; // per cache layer: the pending prediction (each id once)
+    std::vector<std::vector<int>> m_predictedRank; // and each id's best rank in a token's list
     // Per rank of the prediction list: guesses settled and guesses the router then chose
     // (their sums are the reported lookahead accuracy).
     std::vector<int64_t> m_rankGuessed, m_rankRight;

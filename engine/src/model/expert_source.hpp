@@ -36,10 +36,12 @@ public:
                        const Hook &whileReading = {}) = 0;
     virtual ExpertFetchStats stats() const = 0;
     // Router lookahead: how many experts to predict for the next MoE layer (0: off), and
-    // the prediction itself. A prediction only moves reads earlier; fetch() still
-    // delivers exactly what the real router chose.
+    // the prediction itself: `rows` lists of equal length one after the other, one per
+    // token of a decode step (one per sequence when several decode together), each best
+    // first. A prediction only moves reads earlier; fetch() still delivers exactly what
+    // the real router chose.
     virtual int lookaheadWidth() const { return 0; }
-    virtual void prefetch(int /*layer*/, std::span<const int> /*experts*/) {}
+    virtual void prefetch(int /*layer*/, std::span<const int> /*experts*/, int /*rows*/ = 1) {}
 };
 
 // The plain path: one pread per record into one aligned buffer, no cache.

@@ -93,7 +93,7 @@ void Forward::runResidual(int n, float *h, std::span<const Part> parts, ExpertSo
             h[i] = h[i] + o[i];
         for (int t = 0; t < n; ++t)
             rmsNorm(h + t * Hd, lw.postNorm->f32.data(), a.data() + t * Hd, Hd, m_c.eps);
-        m_moeResidual = n == 1 ? h : nullptr;
+        m_moeResidual = m_lookaheadRows > 0 ? h : nullptr;
         feedForward(L, n, a.data(), o.data(), experts);
         m_moeResidual = nullptr;
         for (int64_t i = 0; i < n * Hd; ++i)
@@ -132,10 +132,10 @@ void Forward::runAttnRes(int n, float *h, std::span<const Part> parts, ExpertSou
             attnResMix(R[t], pt, lw.mlpResNorm->f32.data(), lw.mlpResProj->f32.data(), xt, Hd, m_c.eps);
             rmsNorm(xt, lw.postNorm->f32.data(), a.data() + t * Hd, Hd, m_c.eps);
         }
-        m_moeHistory = n == 1 ? &R[0] : nullptr;
-        m_moePartial = n == 1 ? P.data() : nullptr;
+        m_moeHistories = m_lookaheadRows > 0 ? &R : nullptr;
+        m_moePartial = m_lookaheadRows > 0 ? P.data() : nullptr;
         feedForward(L, n, a.data(), r.data(), experts);
-        m_moeHistory = nullptr;
+        m_moeHistories = nullptr;
         m_moePartial = nullptr;
         for (int64_t i = 0; i < n * Hd; ++i) {
             P[i] = P[i] + r[i];
@@ -184,8 +184,13 @@ void Forward::runParts(std::span<const int32_t> tokens, std::span<const Part> pa
     for (int t = 0; t < n; ++t)
         if (!m_media || !m_media->take(tokens[static_cast<size_t>(t)], h.data() + t * Hd)) // image rows first
             embed(tokens[static_cast<size_t>(t)], h.data() + t * Hd);
-    if (n == 1 && experts.lookaheadWidth() > 0)
-        lookaheadFirst(h.data(), experts);
+    // Decode steps predict ahead (see m_lookaheadRows): one token of each part.
+    bool decode = experts.lookaheadWidth() > 0;
+    for (const Part &p : parts)
+        decode = decode && p.count == 1;
+    m_lookaheadRows = decode ? n : 0;
+    if (decode)
+        lookaheadFirst(n, h.data(), experts);
     if (m_c.attnResBlock > 0)
         runAttnRes(n, h.data(), parts, experts);
     else

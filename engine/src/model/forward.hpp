@@ -84,15 +84,16 @@ private:
     // gpt-oss: expert `expert`'s gate/up biases (interleaved in one row) into g and u; no-op elsewhere.
     void addExpertBias(int layer, int expert, float *g, float *u) const;
     void addDownBias(int layer, int expert, float *y) const;
-    // Router lookahead (decode): predicts the next MoE layer's experts from what this
-    // layer knows before its routed experts run (the stream set by the run loop below,
-    // plus `shared`, its shared expert's output) and lets the source read them early.
-    // Reads only; changes no state.
-    void lookahead(int layer, const float *shared, ExpertSource &experts);
-    // The same for the first MoE layer, from the token's residual input (its embedding)
-    // before layer 0 runs (decode).
-    void lookaheadFirst(const float *h, ExpertSource &experts);
-    void predictExperts(int layer, const float *b, ExpertSource &experts);
+    // Router lookahead (decode steps: one token of each part, so one sequence alone or
+    // several decoding together): predicts the next MoE layer's experts for each of the n
+    // tokens from what this layer knows before its routed experts run (the stream set by
+    // the run loop below, plus `shared`, its shared expert's output, n rows) and lets the
+    // source read them early. Reads only; changes no state.
+    void lookahead(int layer, int n, const float *shared, ExpertSource &experts);
+    // The same for the first MoE layer, from the tokens' residual input (their embeddings)
+    // before layer 0 runs.
+    void lookaheadFirst(int n, const float *h, ExpertSource &experts);
+    void predictExperts(int layer, int n, const float *b, ExpertSource &experts);
     int nextMoeLayer(int layer) const; // the first MoE layer after `layer`; -1 if none
     void activate(const float *g, const float *u, float *out, int64_t n) const;
 
@@ -103,12 +104,15 @@ private:
     std::unique_ptr<compute::ThreadPool> m_ownPool; // one thread, when no pool was given
     compute::ThreadPool &m_pool;
     vision::MediaRowQueue *m_media = nullptr;
+    // Tokens of the running step that the lookahead predicts for: all of a decode step's
+    // (one per part), none (0) for a prompt chunk, whose reads are all issued at once anyway.
+    int m_lookaheadRows = 0;
     // Decode on the plain residual stream: the stream as the current layer's MoE sees it
-    // (before its output is added), for the lookahead; null otherwise.
+    // (before its output is added, one row per token), for the lookahead; null otherwise.
     const float *m_moeResidual = nullptr;
-    // The same for K3's Attention Residuals: the block history and the partial sum as the
-    // current layer's MoE sees them.
-    const std::vector<std::vector<float>> *m_moeHistory = nullptr;
+    // The same for K3's Attention Residuals: the block histories (one per token) and the
+    // partial sums as the current layer's MoE sees them.
+    const std::vector<std::vector<std::vector<float>>> *m_moeHistories = nullptr;
     const float *m_moePartial = nullptr;
     // Scratch, sized once.
     Vec m_t1, m_t2, m_t3, m_t4, m_t5, m_t6;

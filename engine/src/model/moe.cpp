@@ -137,8 +137,8 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
     // of several sequences waits on their reads as one token does); it is summed in below
     // exactly as before, so the logits do not change. The next layer's router lookahead
     // runs right after it (it uses the shared expert's output), still while this layer's
-    // reads are in flight, so its own reads overlap this layer's expert compute (one-token
-    // steps only: the run loop sets the stream it estimates from for those alone).
+    // reads are in flight, so its own reads overlap this layer's expert compute (decode
+    // steps only, of one sequence or several: the run loop sets m_lookaheadRows).
     const int64_t Ms = m_c.g.sharedInter > 0 ? m_c.g.sharedInter : Im * (m_c.sharedExperts > 1 ? m_c.sharedExperts : 1);
     Vec shared(static_cast<size_t>(n * Hd), 0.0f); // Qwen3-MoE and gpt-oss have no shared expert: it stays 0
     bool sharedDone = false;
@@ -146,8 +146,8 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
         if (w.shared.gate)
             sharedExpert(w, n, b, shared.data(), Ms);
         sharedDone = true;
-        if (n == 1 && experts.lookaheadWidth() > 0)
-            lookahead(layer, shared.data(), experts); // before the tables: its reads queue sooner
+        if (m_lookaheadRows == n)
+            lookahead(layer, n, shared.data(), experts); // before the tables: its reads queue sooner
         if (layerCb >= 0 && !lutsChecked) // (a full cache may have made it consume a record first)
             buildLuts(layerCb);
     };
