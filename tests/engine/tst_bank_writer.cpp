@@ -7,12 +7,16 @@
 // - an OutputFile opened for direct writes takes aligned appends and, after an unaligned
 //   one, goes on buffered with every byte in place;
 // - InputFile::readAtUncached gives the bytes readAt gives, at unaligned offsets and up to
-//   the end of the file.
+//   the end of the file;
+// - SpanReader (a repack's reads) gives every range its bytes, in two files, whether ranges
+//   join into runs or not (small and default limits), up to a file's last partial page,
+//   and refuses a range past the end.
 #include <gtest/gtest.h>
 
 #include "convert/bank_writer.hpp"
 #include "convert/file_io.hpp"
 #include "convert/output_file.hpp"
+#include "convert/span_reader.hpp"
 #include "io/aligned_buffer.hpp"
 #include "test_files.hpp"
 
@@ -20,6 +24,7 @@
 
 #include <cstring>
 #include <random>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -156,4 +161,48 @@ TEST(BankWriter, UncachedReadsGiveTheBufferedBytes)
     }
     std::vector<uint8_t> past(16);
     EXPECT_THROW(f.readAtUncached(int64_t(bytes.size()) - 8, past.data(), 16), waste::Error);
+}
+
+TEST(BankWriter, SpanReaderGivesEveryRangeItsBytes)
+{
+    const std::string dir = freshOutputDir(kSuite, "spans");
+    std::mt19937 rng(5);
+    std::string bytes[2];
+    for (int k = 0; k < 2; ++k) {
+        bytes[k].resize(size_t(4096 * 40 + 777 * (k + 1))); // each ends mid-page
+        for (auto &c : bytes[k])
+            c = char(rng());
+        writeFileAtomic(dir + "/f" + std::to_string(k), bytes[k]);
+    }
+    const InputFile files[2] = {InputFile(dir + "/f0"), InputFile(dir + "/f1")};
+    // Ranges in shuffled order: tiny and page-sized, neighbours, overlaps, far apart, and
+    // each file's last bytes.
+    std::vector<std::tuple<int, int64_t, int64_t>> want;
+    for (int i = 0; i < 60; ++i) {
+        const int k = int(rng() % 2);
+        const int64_t size = int64_t(bytes[k].size());
+        const int64_t n = i % 3 == 0 ? int64_t(rng() % 64 + 1) : int64_t(rng() % 20000 + 1);
+        want.emplace_back(k, int64_t(rng() % uint64_t(size - n + 1)), n);
+    }
+    want.emplace_back(0, int64_t(bytes[0].size()) - 10, 10);
+    want.emplace_back(1, int64_t(bytes[1].size()) - 5000, 5000);
+    for (const SpanReaderLimits limits : {SpanReaderLimits{16 << 10, 4 << 10, 3}, SpanReaderLimits{}}) {
+        std::vector<std::vector<uint8_t>> got(want.size());
+        std::vector<ByteRange> ranges;
+        for (size_t i = 0; i < want.size(); ++i) {
+            const auto [k, off, n] = want[i];
+            got[i].assign(size_t(n), 0);
+            ranges.push_back({&files[k], off, n, got[i].data()});
+        }
+        SpanReader reader(limits);
+        reader.read(ranges);
+        reader.read(ranges); // its staging reused
+        for (size_t i = 0; i < want.size(); ++i) {
+            const auto [k, off, n] = want[i];
+            EXPECT_EQ(std::memcmp(got[i].data(), bytes[k].data() + off, size_t(n)), 0) << k << ": " << off << "+" << n;
+        }
+    }
+    std::vector<uint8_t> past(16);
+    SpanReader reader;
+    EXPECT_THROW(reader.read({{&files[0], int64_t(bytes[0].size()) - 8, 16, past.data()}}), waste::Error);
 }

@@ -17,6 +17,14 @@ int bankBatchSize(const BankBatches &b)
 void writeBankRecords(OutputFile &bank, const BankBatches &b, BankBuffers &buffers,
                       const std::function<void(int, uint8_t *)> &build, const std::function<void(int)> &batchDone)
 {
+    writeBankBatches(bank, b, buffers, [&](int e0, int n, uint8_t *buf) {
+        parallelFor(size_t(n), b.threads, [&](size_t i) { build(e0 + int(i), buf + i * size_t(b.recordBytes)); });
+    }, batchDone);
+}
+
+void writeBankBatches(OutputFile &bank, const BankBatches &b, BankBuffers &buffers,
+                      const std::function<void(int, int, uint8_t *)> &build, const std::function<void(int)> &batchDone)
+{
     const int batch = bankBatchSize(b);
     const int64_t batchBytes = int64_t(batch) * b.recordBytes;
     // Two buffers: the writer appends one while the workers fill the other.
@@ -40,7 +48,7 @@ void writeBankRecords(OutputFile &bank, const BankBatches &b, BankBuffers &buffe
     for (int e0 = 0, k = 0; e0 < b.experts; e0 += batch, ++k) {
         const int n = std::min(batch, b.experts - e0);
         uint8_t *buf = buffers.buffer[k % 2].data();
-        parallelFor(size_t(n), b.threads, [&](size_t i) { build(e0 + int(i), buf + i * size_t(b.recordBytes)); });
+        build(e0, n, buf);
         joinWriter();
         if (writeError)
             std::rethrow_exception(writeError);

@@ -37,4 +37,9 @@ struct BankBuffers {
 void writeBankRecords(OutputFile &bank, const BankBatches &b, BankBuffers &buffers,
                       const std::function<void(int, uint8_t *)> &build, const std::function<void(int)> &batchDone);
 
+// The same with a whole batch built by one call, build(firstExpert, count, records), on the
+// calling thread: for builders that plan their reads across the batch (a native repack).
+void writeBankBatches(OutputFile &bank, const BankBatches &b, BankBuffers &buffers,
+                      const std::function<void(int, int, uint8_t *)> &build, const std::function<void(int)> &batchDone);
+
 } // namespace waste::convert

@@ -1,5 +1,6 @@
 #include "convert/converter.hpp"
 
+#include "convert/background_task.hpp"
 #include "convert/container_manifest.hpp"
 #include "convert/dir_lock.hpp"
 #include "convert/expert_encoder.hpp"
@@ -25,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -69,8 +71,13 @@ private:
     void convertTrunkTensor(const TrunkPlan &p, int unit, OutputFile &trunk, ResumeState &st);
     void convertExperts(const Unit &u, const UnitPlan &p, int unitIndex, OutputFile &codebooks);
     void convertNativeExperts(const Unit &u, const UnitPlan &p, int unitIndex);
-    void writeBank(const Unit &u, const UnitPlan &p, int unitIndex, const std::function<void(int, uint8_t *)> &build);
+    void writeBank(const Unit &u, const UnitPlan &p, int unitIndex, const std::function<void(int, int, uint8_t *)> &buildBatch);
     void finish(ResumeState &st);
+    // A bank whose records are all written, closed (fsync) and renamed by the unit's commit.
+    struct PendingBank {
+        std::unique_ptr<OutputFile> file;
+        std::string partial, path;
+    };
     void reclaimShards(int unitsDone, ResumeState &st, int *count);
 
     const ModelSource &m_src;
@@ -84,6 +91,8 @@ private:
     int m_threads;
     OutputBudget m_budget;
     BankBuffers m_bankBuffers; // reused by every bank
+    std::shared_ptr<PendingBank> m_pendingBank; // the current unit's bank, until its commit
+    SpanReader m_spanReader{{.threads = kRepackReaders}}; // a repack's reads, its staging reused by every batch
     ConvertProgress m_event;
     std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
 };
@@ -272,53 +281,63 @@ void Converter::convertExperts(const Unit &u, const UnitPlan &p, int unitIndex, 
             codebooks.append(cbRec.data(), static_cast<int64_t>(cbRec.size()));
         }
     // 2. The bank: experts encoded in parallel batches, written in id order.
-    writeBank(u, p, unitIndex, [&](int e, uint8_t *rec) {
-        std::vector<float> m[3];
-        for (int kind = 0; kind < 3; ++kind) {
-            const SourceTensor t = m_src.info(u.experts[static_cast<size_t>(e)].name[kind]);
-            const int64_t rows = kind < 2 ? shape.inter : shape.hidden;
-            const int64_t cols = kind < 2 ? shape.hidden : shape.inter;
-            if (t.shape != std::vector<int64_t>{rows, cols}) throw Error(ErrorCode::Format, t.name + " has an unexpected shape");
-            m[kind].resize(static_cast<size_t>(rows * cols));
-            m_src.readRows(t, 0, rows, m[kind].data());
-        }
-        buildExpertRecord(u.layer, e, u.codebookBase, shape, geom, m[0].data(), m[1].data(), m[2].data(), books, rec);
+    writeBank(u, p, unitIndex, [&](int e0, int n, uint8_t *records) {
+        parallelFor(size_t(n), m_threads, [&](size_t i) {
+            const int e = e0 + int(i);
+            std::vector<float> m[3];
+            for (int kind = 0; kind < 3; ++kind) {
+                const SourceTensor t = m_src.info(u.experts[static_cast<size_t>(e)].name[kind]);
+                const int64_t rows = kind < 2 ? shape.inter : shape.hidden;
+                const int64_t cols = kind < 2 ? shape.hidden : shape.inter;
+                if (t.shape != std::vector<int64_t>{rows, cols}) throw Error(ErrorCode::Format, t.name + " has an unexpected shape");
+                m[kind].resize(static_cast<size_t>(rows * cols));
+                m_src.readRows(t, 0, rows, m[kind].data());
+            }
+            buildExpertRecord(u.layer, e, u.codebookBase, shape, geom, m[0].data(), m[1].data(), m[2].data(), books,
+                              records + int64_t(i) * p.recordBytes);
+        });
     });
 }
 
 // Native records: each expert's tensors copied (or, for q4, encoded) into its record, like
-// the VQ bank above but with no codebooks.
+// the VQ bank above but with no codebooks. A repack reads a whole batch's bytes at once
+// where the source says where they lie; otherwise, and for q4, record by record (a repack
+// with more workers than jobs, to keep more reads in flight: its CPU work is small).
 void Converter::convertNativeExperts(const Unit &u, const UnitPlan &p, int unitIndex) {
-    writeBank(u, p, unitIndex, [&](int e, uint8_t *rec) {
-        buildNativeRecord(m_src, u.experts[static_cast<size_t>(e)], m_experts, p.expert, u.layer, e, rec);
+    const bool repack = !m_experts.encode;
+    writeBank(u, p, unitIndex, [&](int e0, int n, uint8_t *records) {
+        if (repack && repackNativeBatch(m_src, u.experts, m_experts, p.expert, u.layer, e0, n, records, m_spanReader, m_threads)) return;
+        parallelFor(size_t(n), repack ? std::max(m_threads, kRepackReaders) : m_threads, [&](size_t i) {
+            buildNativeRecord(m_src, u.experts[size_t(e0) + i], m_experts, p.expert, u.layer, e0 + int(i), records + int64_t(i) * p.recordBytes);
+        });
     });
 }
 
 // A unit's bank: records built on the worker threads and written in id order, the write of
 // one batch overlapping the building of the next (bank_writer.hpp); progress and cancel
-// between batches. The bank appears under its name only once complete.
-void Converter::writeBank(const Unit &u, const UnitPlan &p, int unitIndex, const std::function<void(int, uint8_t *)> &build) {
+// between batches. The bank appears under its name only once complete and durable: the
+// unit's commit closes and renames it (run()).
+void Converter::writeBank(const Unit &u, const UnitPlan &p, int unitIndex, const std::function<void(int, int, uint8_t *)> &buildBatch) {
     const int E = static_cast<int>(u.experts.size());
     const int64_t perExpertSource = expertSourceBytes(m_src, u);
     const std::string bankPath = joinPath(m_out, format::bankFileName(u.layer));
     const std::string partial = bankPath + ".partial";
+    auto bankFile = std::make_unique<OutputFile>(partial, 0, &m_budget, true);
+    OutputFile &bank = *bankFile;
     {
-        OutputFile bank(partial, 0, &m_budget, true);
         int reported = 0;
         checkCancel(unitIndex);
-        // A repack is reads and copies: more workers than jobs keep more reads in flight
-        // (its CPU work, the copy and the checksum, is small).
+        // A repack's batches are smaller: each buffer's first touch costs a page fault per 4 KiB
+        // (10 ms per MiB in this VM), and its reads and writes run at the disk's rate anyway.
         const bool repack = m_experts.native() && !m_experts.encode;
-        const int workers = repack ? std::max(m_threads, kRepackReaders) : m_threads;
-        writeBankRecords(bank, {E, p.recordBytes, workers}, m_bankBuffers, build, [&](int built) {
+        writeBankBatches(bank, {E, p.recordBytes, m_threads, int64_t(repack ? 16 : 32) << 20}, m_bankBuffers, buildBatch, [&](int built) {
             m_event.sourceBytesDone += perExpertSource * (built - reported);
             reported = built;
             emit(ConvertProgress::Phase::Experts, unitIndex, "experts " + std::to_string(built) + "/" + std::to_string(E));
             checkCancel(unitIndex);
         });
-        bank.close();
     }
-    renameDurable(partial, bankPath);
+    m_pendingBank = std::make_shared<PendingBank>(PendingBank{std::move(bankFile), partial, bankPath});
 }
 
 void Converter::reclaimShards(int unitsDone, ResumeState &st, int *count) {
@@ -396,6 +415,18 @@ ConvertResult Converter::run(bool allowReclaim) {
     OutputFile trunk(joinPath(m_out, kTrunkPartial), start.trunk, &m_budget);
     OutputFile codebooks(joinPath(m_out, kCodebooksPartial), start.codebooks, &m_budget);
     if (m_o.reclaim) reclaimShards(st.unitsDone, st, &result.shardsReclaimed);
+    // Each unit is made durable (bank closed and renamed, trunk and codebooks synced, then
+    // the journal) on `commit` while the next unit converts; a crash before its journal is
+    // written only means the unit is converted again on resume.
+    std::atomic<int> durableUnits{st.unitsDone};
+    BackgroundTask commit; // after trunk and codebooks: it uses them, so it must end first
+    const auto unitsSaved = [&] {
+        try {
+            commit.wait();
+        } catch (const std::exception &) { // the unit's own error is the one to report
+        }
+        return durableUnits.load();
+    };
     for (size_t ui = static_cast<size_t>(st.unitsDone); ui < m_layout.units.size(); ++ui) {
         const Unit &u = m_layout.units[ui];
         const int unitIndex = static_cast<int>(ui);
@@ -414,20 +445,29 @@ ConvertResult Converter::run(bool allowReclaim) {
                 bank.codebookBase = m_experts.native() ? 0 : u.codebookBase;
                 st.layers[std::to_string(u.layer)] = format::bankEntryJson(bank);
             }
-            trunk.sync();
-            codebooks.sync();
             st.unitsDone = unitIndex + 1;
             st.ends.push_back({trunk.size(), codebooks.size()});
-            saveJournal(m_out, m_fingerprint, m_layout, st);
+            commit.start([this, &trunk, &codebooks, &durableUnits, bank = std::move(m_pendingBank), snapshot = st] {
+                if (bank) {
+                    bank->file->close();
+                    renameDurable(bank->partial, bank->path);
+                }
+                trunk.sync();
+                codebooks.sync();
+                saveJournal(m_out, m_fingerprint, m_layout, snapshot);
+                durableUnits = snapshot.unitsDone;
+            });
+            if (m_o.reclaim) commit.wait(); // shards go only once the journal says their units are done
         } catch (const Error &e) {
             if (e.code() != ErrorCode::Io) throw;
-            // Drop what this unit wrote; the journal still ends at the previous unit.
-            throw Error(ErrorCode::Io, std::string(e.what()) + "; " + std::to_string(st.unitsDone) + " of " +
+            // Drop what this unit wrote; the journal still ends at the last unit committed.
+            throw Error(ErrorCode::Io, std::string(e.what()) + "; " + std::to_string(unitsSaved()) + " of " +
                                            std::to_string(m_layout.units.size()) +
                                            " units are saved: free space and run the same command again to resume");
         }
         if (m_o.reclaim) reclaimShards(st.unitsDone, st, &result.shardsReclaimed);
     }
+    commit.wait();
     trunk.close();
     codebooks.close();
     finish(st);

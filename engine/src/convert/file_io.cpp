@@ -167,6 +167,17 @@ void InputFile::readAt(int64_t offset, void *dst, int64_t bytes) const {
     }
 }
 
+int64_t InputFile::readPagesUncached(int64_t offset, void *dst, int64_t bytes) const {
+    if (offset < 0 || bytes < 0 || offset % io::kDirectAlign || bytes % io::kDirectAlign)
+        throw Error(ErrorCode::Argument, m_path + ": page read of " + std::to_string(bytes) + " bytes at " + std::to_string(offset) +
+                                             " is not 4 KiB-aligned");
+    std::call_once(m_directOnce, [this] { m_direct = std::make_unique<io::DirectFile>(m_path, true); });
+    if (m_direct->directIo()) return m_direct->readAt(dst, bytes, offset);
+    const int64_t n = std::max<int64_t>(0, std::min(bytes, m_size - offset));
+    readAt(offset, dst, n);
+    return n;
+}
+
 void InputFile::readAtUncached(int64_t offset, void *dst, int64_t bytes) const {
     if (offset < 0 || bytes < 0 || offset + bytes > m_size)
         throw Error(ErrorCode::Format, m_path + ": read of " + std::to_string(bytes) + " bytes at " + std::to_string(offset) +

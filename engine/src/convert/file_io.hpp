@@ -37,6 +37,10 @@ public:
     // at a fifth of the disk's direct rate here. Falls back to buffered reads where the
     // filesystem has no direct I/O. Thread-safe.
     void readAtUncached(int64_t offset, void *dst, int64_t bytes) const;
+    // Whole pages past the page cache straight into `dst`, with no bounce copy: offset,
+    // bytes and dst are 4 KiB-aligned. Returns the bytes read, fewer only where the file
+    // ends. Buffered where the filesystem has no direct I/O. Thread-safe.
+    int64_t readPagesUncached(int64_t offset, void *dst, int64_t bytes) const;
     int64_t size() const { return m_size; }
     const std::string &path() const { return m_path; }
 

@@ -323,4 +323,17 @@ void HfDirectorySource::readStored(const SourceTensor &t, uint8_t *payload, uint
     readWhole(group->second.scale, scales, true);
 }
 
+std::optional<ModelSource::StoredRanges> HfDirectorySource::storedRanges(const SourceTensor &t) const {
+    const auto range = [&](const std::string &name) {
+        const TensorInfo &ti = stored(name);
+        return ByteRange{&shard(m_weightMap.at(name)).file(), ti.offset, ti.bytes, nullptr};
+    };
+    auto group = m_groups.find(t.name);
+    if (group == m_groups.end()) {
+        if (t.dtype != DType::BF16) return std::nullopt; // readStored says why
+        return StoredRanges{range(t.name), {}};
+    }
+    return StoredRanges{range(group->second.payload), range(group->second.scale)};
+}
+
 } // namespace waste::convert

@@ -15,6 +15,7 @@
 #pragma once
 
 #include "convert/safetensors.hpp"
+#include "convert/span_reader.hpp"
 
 #include <cstdint>
 #include <map>
@@ -58,6 +59,13 @@ public:
     // format::nativePayloadBytes / nativeScaleBytes give. Throws Error(Unsupported) for
     // other dtypes. Thread-safe.
     virtual void readStored(const SourceTensor &t, uint8_t *payload, uint8_t *scales) const = 0;
+    // Where readStored's bytes lie in the shards (dst left null; scales.bytes 0 for BF16),
+    // so a repack can read many tensors' bytes in a few large reads (span_reader.hpp).
+    // nullopt where they are not one range each in a file: the tiny generator, fused experts.
+    struct StoredRanges {
+        ByteRange payload, scales;
+    };
+    virtual std::optional<StoredRanges> storedRanges(const SourceTensor &) const { return std::nullopt; }
     // The stored bytes of rows [row0, row0+rows) of an MXFP4 tensor (each row is encoded on
     // its own), for fused expert tensors read one expert's rows at a time
     // (fused_experts_source.hpp). Throws Error(Unsupported) for other dtypes.
@@ -86,6 +94,7 @@ public:
     SourceTensor info(const std::string &name) const override;
     void readRows(const SourceTensor &t, int64_t row0, int64_t rows, float *out) const override;
     void readStored(const SourceTensor &t, uint8_t *payload, uint8_t *scales) const override;
+    std::optional<StoredRanges> storedRanges(const SourceTensor &t) const override;
     void readStoredRows(const SourceTensor &t, int64_t row0, int64_t rows, uint8_t *payload, uint8_t *scales) const override;
     std::string identity() const override { return m_identity; }
     int64_t totalBytes() const override { return m_totalBytes; }

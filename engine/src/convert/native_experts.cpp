@@ -1,6 +1,7 @@
 #include "convert/native_experts.hpp"
 
 #include "convert/int4_groups.hpp"
+#include "convert/parallel.hpp"
 #include "format/expert_record.hpp"
 #include "format/native_record.hpp"
 
@@ -70,25 +71,61 @@ void zeroGaps(const format::NativeLayout &l, uint8_t *rec) {
             std::memset(rec + parts[i - 1].second, 0, static_cast<size_t>(parts[i].first - parts[i - 1].second));
 }
 
+// The logical tensor of one part of an expert, checked to have the record's shape and, for
+// a repack, the layer's format (a mixed release cannot share one bank's format).
+SourceTensor expertPart(const ModelSource &src, const ExpertNames &names, const ExpertChoice &choice, const ExpertShape &s, int kind) {
+    SourceTensor t = src.info(names.name[kind]);
+    const int64_t rows = kind < 2 ? s.inter : s.hidden;
+    const int64_t cols = kind < 2 ? s.hidden : s.inter;
+    if (t.shape != std::vector<int64_t>{rows, cols}) throw Error(ErrorCode::Format, t.name + " has an unexpected shape");
+    if (!choice.encode && nativeFormatOf(t.dtype) != choice.fmt)
+        throw Error(ErrorCode::Format, t.name + " is " + dtypeName(t.dtype) + " but the layer's experts are " +
+                                           format::nativeFmtName(choice.fmt) + "; use --experts q4 or vq3r");
+    return t;
+}
+
+void sealRecord(const ExpertChoice &choice, const format::NativeLayout &l, int layer, int expert, uint8_t *rec) {
+    format::ExpertHeader h = format::nativeHeader(choice.fmt, l, layer, expert);
+    h.crc32 = format::recordPayloadCrc(rec, l.usedBytes);
+    format::storeExpertHeader(h, rec);
+}
+
 } // namespace
+
+bool repackNativeBatch(const ModelSource &src, const std::vector<ExpertNames> &experts, const ExpertChoice &choice,
+                       const ExpertShape &s, int layer, int first, int count, uint8_t *records, SpanReader &reader, int threads) {
+    const format::NativeLayout l = format::nativeRecordLayout(choice.fmt, s.inter, s.hidden);
+    std::vector<ByteRange> ranges;
+    ranges.reserve(size_t(count) * 6);
+    for (int i = 0; i < count; ++i) {
+        uint8_t *rec = records + int64_t(i) * l.recordBytes;
+        for (int kind = 0; kind < 3; ++kind) {
+            const SourceTensor t = expertPart(src, experts[size_t(first + i)], choice, s, kind);
+            const auto stored = src.storedRanges(t);
+            if (!stored || stored->payload.bytes != l.payloadBytes[kind] || stored->scales.bytes != l.scaleBytes[kind]) return false;
+            ranges.push_back({stored->payload.file, stored->payload.offset, stored->payload.bytes, rec + l.payloadOff[kind]});
+            if (l.scaleBytes[kind] > 0)
+                ranges.push_back({stored->scales.file, stored->scales.offset, stored->scales.bytes, rec + l.scaleOff[kind]});
+        }
+    }
+    reader.read(std::move(ranges));
+    parallelFor(size_t(count), threads, [&](size_t i) {
+        uint8_t *rec = records + int64_t(i) * l.recordBytes;
+        zeroGaps(l, rec);
+        sealRecord(choice, l, layer, first + int(i), rec);
+    });
+    return true;
+}
 
 void buildNativeRecord(const ModelSource &src, const ExpertNames &names, const ExpertChoice &choice,
                        const ExpertShape &s, int layer, int expert, uint8_t *rec) {
     const format::NativeLayout l = format::nativeRecordLayout(choice.fmt, s.inter, s.hidden);
     zeroGaps(l, rec);
     for (int kind = 0; kind < 3; ++kind) {
-        const SourceTensor t = src.info(names.name[kind]);
-        const int64_t rows = kind < 2 ? s.inter : s.hidden;
-        const int64_t cols = kind < 2 ? s.hidden : s.inter;
-        if (t.shape != std::vector<int64_t>{rows, cols})
-            throw Error(ErrorCode::Format, t.name + " has an unexpected shape");
+        const SourceTensor t = expertPart(src, names, choice, s, kind);
+        const int64_t rows = t.shape[0], cols = t.shape[1];
         uint8_t *payload = rec + l.payloadOff[kind], *scales = rec + l.scaleOff[kind];
-        if (!choice.encode) {
-            // A repack: the record holds the shard's bytes. Every expert must be stored
-            // like the first (a mixed release cannot share one bank's format).
-            if (nativeFormatOf(t.dtype) != choice.fmt)
-                throw Error(ErrorCode::Format, t.name + " is " + dtypeName(t.dtype) + " but the layer's experts are " +
-                                                   format::nativeFmtName(choice.fmt) + "; use --experts q4 or vq3r");
+        if (!choice.encode) { // a repack: the record holds the shard's bytes
             src.readStored(t, payload, scales);
             continue;
         }
@@ -98,9 +135,7 @@ void buildNativeRecord(const ModelSource &src, const ExpertNames &names, const E
         for (int64_t r = 0; r < rows; ++r)
             encodeInt4G32Row(w.data() + r * cols, cols, payload + r * cols / 2, scales + r * sRow);
     }
-    format::ExpertHeader h = format::nativeHeader(choice.fmt, l, layer, expert);
-    h.crc32 = format::recordPayloadCrc(rec, l.usedBytes);
-    format::storeExpertHeader(h, rec);
+    sealRecord(choice, l, layer, expert, rec);
 }
 
 } // namespace waste::convert

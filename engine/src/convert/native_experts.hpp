@@ -8,6 +8,7 @@
 #include "convert/expert_encoder.hpp"
 #include "convert/hf_names.hpp"
 #include "convert/model_source.hpp"
+#include "convert/span_reader.hpp"
 
 #include <waste/convert.hpp>
 
@@ -38,5 +39,14 @@ ExpertChoice chooseExperts(const ModelSource &src, const Layout &layout, ExpertE
 // bytes) with expert `expert` of `layer`: header, gate/up/down payloads and scales, crc.
 void buildNativeRecord(const ModelSource &src, const ExpertNames &names, const ExpertChoice &choice,
                        const ExpertShape &shape, int layer, int expert, uint8_t *record);
+
+// The same records for experts [first, first + count) of a repack (choice.encode false),
+// one after another from `records`: the bytes of all their tensors read through `reader`
+// in a few large reads, then checksummed on `threads`. Byte-identical to buildNativeRecord.
+// Returns false, having read nothing, where the source cannot say where its bytes lie
+// (ModelSource::storedRanges); the caller then builds record by record.
+bool repackNativeBatch(const ModelSource &src, const std::vector<ExpertNames> &experts, const ExpertChoice &choice,
+                       const ExpertShape &shape, int layer, int first, int count, uint8_t *records, SpanReader &reader,
+                       int threads);
 
 } // namespace waste::convert

@@ -49,6 +49,7 @@ public:
     void readBytesUncached(const TensorInfo &t, int64_t first, int64_t count, uint8_t *out) const;
     const std::string &path() const { return m_file.path(); }
     int64_t size() const { return m_file.size(); }
+    const InputFile &file() const { return m_file; } // for reads planned across tensors
 
 private:
     InputFile m_file;
