@@ -74,9 +74,6 @@ private Q_SLOTS:
         });
         window->setProperty("currentPage", 3); // Chat
         ChatController *chat = services->chat.get();
-        chat->setTemperature(2.0); // random weights, sampled wide: specials come up as text
-        chat->setTopP(1.0);
-        chat->setMaxTokens(64);
         QSignalSpy saved(chat, &ChatController::answerSaved);
 
         // Answers until one holds a special. Alone each has ~90 % odds, but one full-suite run
@@ -84,6 +81,11 @@ private Q_SLOTS:
         QString special;
         for (int attempt = 0; attempt < 24 && special.isEmpty(); ++attempt) {
             chat->newConversation();
+            // Settings are the conversation's, so each new one is set again. Random weights,
+            // sampled wide: specials come up as text.
+            chat->setTemperature(2.0);
+            chat->setTopP(1.0);
+            chat->setMaxTokens(64);
             stats.clear();
             QVERIFY2(chat->send(QStringLiteral("Hello there")), qPrintable(chat->notice()));
             QTRY_COMPARE_WITH_TIMEOUT(saved.count(), attempt + 1, 30000);
