@@ -16,6 +16,6 @@ launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWASTE_BUILD_APP=ON \
   -DWASTE_BUILD_TESTS=OFF -DWASTE_BUILD_BENCH=OFF -DWASTE_SANITIZE= "${launcher[@]}" >/dev/null
-cmake --build build --target waste-studio waste-cli -j"$(nproc)"
+bash installer/build.sh build waste-studio waste-cli
 [ "$launch" = 1 ] || exit 0
 exec build/bin/waste-studio "$@"

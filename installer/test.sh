@@ -20,7 +20,7 @@ fi
 # ccache, when installed, makes rebuilds after a pull or a second clone fast.
 command -v ccache >/dev/null && opts+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${opts[@]}" >/dev/null
-cmake --build "$dir" -j"$(nproc)"
+bash installer/build.sh "$dir"
 mkdir -p -m 700 "$PWD/$dir/test-output/xdg"
 export XDG_RUNTIME_DIR="$PWD/$dir/test-output/xdg" QT_QPA_PLATFORM=offscreen
 log="$PWD/$dir/test-output/ctest-summary.log"
