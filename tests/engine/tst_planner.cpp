@@ -211,3 +211,36 @@ TEST(Planner, ForecastUsesTheModelOrARecordedReplay)
     auto m = waste::forecastBudgets(q, {q.floor_bytes}, 0, 0);
     EXPECT_GT(m.disk_gbps, 0);
 }
+
+// Without recorded routing: the reference curve by the cache's share of the expert bytes,
+// scaled down when the cache holds less than one token's working set.
+TEST(Planner, ReferenceCurveNeedsAWorkingSet)
+{
+    waste::MemoryPlan p;
+    p.max_record_bytes = 1000;
+    p.top_k = 2;
+    p.moe_layers = 4; // one token's working set: 8 records
+    p.expert_bytes_total = 32 * 1000;
+    p.floor_bytes = 1000000;
+    p.min_expert_cache = 4000;
+    // 4 slots: half a working set, an eighth of the experts; the curve gives 0.619 at
+    // 0.121 and 0.848 at 0.242 of the experts.
+    const double curveAtEighth = 0.619 + (0.848 - 0.619) * (0.125 - 0.121) / (0.242 - 0.121);
+    // 24 slots: three working sets, three quarters of the experts (0.939 at 0.484, 0.942 at 0.968)
+    const double curveAtThreeQuarters = 0.939 + (0.942 - 0.939) * (0.75 - 0.484) / (0.968 - 0.484);
+    auto f = waste::forecastBudgets(p, {p.floor_bytes, p.floor_bytes + 20000}, 2.0, 0);
+    ASSERT_EQ(f.budgets.size(), 2u);
+    EXPECT_EQ(f.budgets[0].cache_slots, 4);
+    EXPECT_NEAR(f.budgets[0].hit_rate, 0.5 * curveAtEighth, 1e-9);
+    EXPECT_EQ(f.budgets[1].cache_slots, 24);
+    EXPECT_NEAR(f.budgets[1].hit_rate, curveAtThreeQuarters, 1e-9);
+
+    // Kimi-Linear's own shape (the curve's): one working set is 3.125 % of the experts, and
+    // a cache of exactly that reads the curve unscaled (0.132 at 0.030, 0.403 at 0.060).
+    p.moe_layers = 26;
+    p.top_k = 8;
+    p.expert_bytes_total = int64_t(26) * 256 * 1000;
+    p.min_expert_cache = 208 * 1000;
+    auto k = waste::forecastBudgets(p, {p.floor_bytes}, 2.0, 0);
+    EXPECT_NEAR(k.budgets[0].hit_rate, 0.132 + (0.403 - 0.132) * (0.03125 - 0.030) / (0.060 - 0.030), 1e-9);
+}

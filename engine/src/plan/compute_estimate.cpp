@@ -4,7 +4,10 @@
 
 #include "plan/plan_inputs.hpp"
 
+#include <waste/calibration.hpp>
 #include <waste/waste.hpp>
+
+#include <string_view>
 
 namespace waste {
 
@@ -15,6 +18,9 @@ ComputeEstimate estimateCompute(const PlanInputs &in, const ComputeCalibration &
     ComputeEstimate e;
     for (const TokenCall &call : in.perToken) {
         double one = c.secondsFor(call.kernel, call.size);
+        const std::string_view cold(kColdSuffix);
+        if (one < 0 && call.kernel.size() > cold.size() && call.kernel.ends_with(cold))
+            one = c.secondsFor(call.kernel.substr(0, call.kernel.size() - cold.size()), call.size);
         if (one < 0) {
             // A kernel this calibration predates: priced as F32 streaming of the same bytes
             // rather than as free.

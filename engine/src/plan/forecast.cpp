@@ -21,7 +21,7 @@ namespace {
 // curve (waste-engine.md §4.4/§4.5, Kimi-Linear, 300 decode tokens, page cache
 // bypassed): hit rate as a function of the fraction of all expert bytes the cache holds,
 // interpolated linearly between the measured points.
-double modelHitRate(double fraction)
+double referenceCurve(double fraction)
 {
     static constexpr std::pair<double, double> kCurve[] = {
         {0.0, 0.0}, {0.030, 0.132}, {0.060, 0.403}, {0.121, 0.619}, {0.242, 0.848},
@@ -34,6 +34,16 @@ double modelHitRate(double fraction)
             return y0 + (y1 - y0) * (fraction - x0) / (x1 - x0);
         }
     return 1.0;
+}
+
+// The curve is read by the share of all expert bytes the cache holds. It was measured with
+// caches of many tokens' working sets (top-k of every MoE layer); a cache smaller than one
+// working set (a tiny model's floor: 4 slots for 4 layers of top-2) has each layer's
+// experts evicted by the other layers' before they come round again, so it keeps at most
+// its share of one token's set for the next.
+double modelHitRate(double fraction, double workingSets)
+{
+    return referenceCurve(fraction) * std::clamp(workingSets, 0.0, 1.0);
 }
 
 } // namespace
@@ -124,7 +134,8 @@ Forecast forecastBudgets(const MemoryPlan &plan, const std::vector<int64_t> &bud
             f.hit_rate = cache::cacheSim(*trace, int(std::min<int64_t>(f.cache_slots, 1 << 30)),
                                          cache::kDefaultPolicy, false).hitRate;
         else if (plan.expert_bytes_total > 0)
-            f.hit_rate = modelHitRate(double(f.cache_slots * rec) / double(plan.expert_bytes_total));
+            f.hit_rate = modelHitRate(double(f.cache_slots * rec) / double(plan.expert_bytes_total),
+                                      double(f.cache_slots) / double(std::max<int64_t>(plan.moe_layers * k, 1)));
         if (diskGBps > 0) {
             // Per MoE layer the misses go out together: a layer with any miss waits one read's
             // latency, and its further misses stream at the queue's bandwidth.

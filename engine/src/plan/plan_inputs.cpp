@@ -5,6 +5,7 @@
 #include "format/native_record.hpp"
 #include "format/trunk_layout.hpp"
 
+#include <waste/calibration.hpp>
 #include <waste/waste.hpp>
 
 #include <nlohmann/json.hpp>
@@ -76,7 +77,11 @@ void addLayerWork(PlanInputs &in, const std::string &expertKernel, int64_t exper
     const int64_t width = in.expertWidth > 0 ? in.expertWidth : in.hidden;
     if (expertKernel == "VQ-expert") // gate and up tables, once per layer and token
         in.perToken.push_back({"LUT", width, 2 * in.moeLayers, true});
-    in.perToken.push_back({expertKernel, expertCallSize, in.topK * in.moeLayers, true});
+    // Routed experts come from the expert cache in RAM, each token a different few: priced
+    // as records the CPU's caches do not hold, unless all of them would fit there.
+    const bool cached = in.expertBytesTotal > 0 && in.expertBytesTotal <= kCpuCachedExpertBytes;
+    in.perToken.push_back({cached ? expertKernel : expertKernel + kColdSuffix, expertCallSize,
+                           in.topK * in.moeLayers, true});
 }
 
 PlanInputs readPlanInputs(const std::string &containerPath)

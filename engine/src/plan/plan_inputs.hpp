@@ -65,6 +65,10 @@ struct PlanInputs {
 // Throws waste::Error(Format/Io) naming manifest.json on missing or malformed input.
 PlanInputs readPlanInputs(const std::string &containerPath);
 
+// Expert bytes of a model small enough that its routed experts stay in the CPU's caches
+// from one token to the next (a laptop's last-level cache is 8-64 MiB).
+inline constexpr int64_t kCpuCachedExpertBytes = int64_t(32) << 20;
+
 // The per-token work that follows from the geometry alone: the linear-attention state
 // update, and per MoE layer the two layer tables and top-k routed experts of `expertKernel`
 // ("VQ-expert" or "<native format>-expert") whose calls are `expertCallSize` units.

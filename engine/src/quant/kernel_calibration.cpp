@@ -109,6 +109,13 @@ format::Codebooks randomCodebooks(int books, std::mt19937 &rng)
     return cb;
 }
 
+// How many copies of a `bytes` operand a timing cycles through so that together they
+// overflow the last-level cache (64 MiB: more than a laptop's L3), at most 512.
+int rotationCopies(int64_t bytes)
+{
+    return int(std::clamp<int64_t>((int64_t(64) << 20) / std::max<int64_t>(bytes, 1) + 1, 1, 512));
+}
+
 std::string cpuName()
 {
     std::ifstream f("/proc/cpuinfo");
@@ -130,9 +137,11 @@ std::string cpuName()
 std::string calibrationMachineKey(int threads)
 {
     const int hw = int(std::max(1u, std::thread::hardware_concurrency()));
+    // The trailing version makes files from an older calibration (without the cold expert
+    // timings) measure again rather than price experts as cache-resident.
     return cpuName() + ", " + std::to_string(hw) + " hardware threads, " +
            quant::simdName(quant::activeSimd()) + ", " + std::to_string(threads > 0 ? threads : hw) +
-           " compute threads";
+           " compute threads, calibration 2";
 }
 
 ComputeCalibration calibrateCompute(int threads)
@@ -180,9 +189,16 @@ ComputeCalibration calibrateCompute(int threads)
     for (auto [inter, width] : {std::pair<int64_t, int64_t>{128, 256}, {512, 1024}, {2048, 4096}}) {
         const int64_t gateBytes = format::indexBytes(inter, width, stages, 8);
         const int64_t downBytes = format::indexBytes(width, inter, stages, 8);
-        std::vector<uint8_t> idx(size_t(2 * gateBytes + downBytes));
-        for (auto &b : idx)
-            b = uint8_t(rng());
+        // Copies enough to overflow the caches: a decoded token reads each routed expert's
+        // indexes once, from memory, so the calibration must not find them cached.
+        const int64_t recBytes = 2 * gateBytes + downBytes;
+        const int copies = rotationCopies(recBytes);
+        std::vector<uint8_t> idx(size_t(recBytes * copies));
+        for (int64_t i = 0; i < recBytes; ++i)
+            idx[size_t(i)] = uint8_t(rng());
+        for (int k = 1; k < copies; ++k)
+            std::copy(idx.begin(), idx.begin() + recBytes, idx.begin() + k * recBytes);
+        int turn = 0;
         std::vector<uint8_t> scales(size_t(format::rowScaleBytes(inter, width)), 0);
         for (size_t i = 1; i < scales.size(); i += 2)
             scales[i] = 0x3c; // f16 1.0
@@ -190,15 +206,17 @@ ComputeCalibration calibrateCompute(int threads)
         quant::buildLut(gate, x.data(), width, books, 0, stages, false, &pool);
         quant::buildLut(up, x.data(), width, books, 3, stages, false, &pool);
         std::vector<float> g(static_cast<size_t>(inter)), u(static_cast<size_t>(inter)), out(static_cast<size_t>(width));
-        const double s = meanSeconds([&] {
-            quant::applyLut8(gate, idx.data(), scales.data(), inter, g.data(), &pool);
-            quant::applyLut8(up, idx.data() + gateBytes, scales.data() + 2 * inter, inter, u.data(), &pool);
+        auto expert = [&](const uint8_t *rec) {
+            quant::applyLut8(gate, rec, scales.data(), inter, g.data(), &pool);
+            quant::applyLut8(up, rec + gateBytes, scales.data() + 2 * inter, inter, u.data(), &pool);
             for (int64_t i = 0; i < inter; ++i)
                 g[size_t(i)] = g[size_t(i)] / (1.0f + std::exp(-g[size_t(i)])) * u[size_t(i)];
             quant::buildLut(down, g.data(), inter, books, 6, stages, false, &pool);
-            quant::applyLut8(down, idx.data() + 2 * gateBytes, scales.data() + 4 * inter, width, out.data(), &pool);
-        });
-        c.timings.push_back({"VQ-expert", int64_t(idx.size()), s});
+            quant::applyLut8(down, rec + 2 * gateBytes, scales.data() + 4 * inter, width, out.data(), &pool);
+        };
+        c.timings.push_back({"VQ-expert", recBytes, meanSeconds([&] { expert(idx.data()); })});
+        c.timings.push_back({std::string("VQ-expert") + kColdSuffix, recBytes,
+                             meanSeconds([&] { expert(idx.data() + (turn++ % copies) * recBytes); })});
     }
 
     // Native records (a release's own encoding): gate, up and down as row dot products.
@@ -208,13 +226,17 @@ ComputeCalibration calibrateCompute(int threads)
     for (uint8_t fmt : {format::kFmtMXFP4, format::kFmtFP8B128, format::kFmtINT4G32, format::kFmtBF16}) {
         for (auto [inter, width] : {std::pair<int64_t, int64_t>{128, 256}, {512, 1024}}) {
             const format::NativeLayout l = format::nativeRecordLayout(fmt, inter, width);
-            std::vector<uint8_t> rec(size_t(l.recordBytes));
-            for (auto &b : rec)
-                b = uint8_t(rng() & 0x77); // small exponents: no inf/nan on the way
+            const int copies = rotationCopies(l.recordBytes);
+            std::vector<uint8_t> recs(size_t(l.recordBytes * copies));
+            for (int64_t i = 0; i < l.recordBytes; ++i)
+                recs[size_t(i)] = uint8_t(rng() & 0x77); // small exponents: no inf/nan on the way
+            for (int k = 1; k < copies; ++k)
+                std::copy(recs.begin(), recs.begin() + l.recordBytes, recs.begin() + k * l.recordBytes);
+            const uint8_t *rec = recs.data();
             std::vector<float> g(static_cast<size_t>(inter)), u(static_cast<size_t>(inter)), out(static_cast<size_t>(width));
             auto rows = [&](int part, int64_t nrows, int64_t n, const float *in, float *o) {
-                const uint8_t *p = rec.data() + l.payloadOff[part];
-                const uint8_t *sc = rec.data() + l.scaleOff[part];
+                const uint8_t *p = rec + l.payloadOff[part];
+                const uint8_t *sc = rec + l.scaleOff[part];
                 const int64_t rowPayload = l.payloadBytes[part] / nrows;
                 pool.forRange(nrows, pool.grainFor(nrows, std::max<int64_t>(1, n / 4)), [&](int64_t r0, int64_t r1) {
                     for (int64_t r = r0; r < r1; ++r) {
@@ -228,17 +250,22 @@ ComputeCalibration calibrateCompute(int threads)
                     }
                 });
             };
-            const double s = meanSeconds([&] {
+            auto expert = [&] {
                 rows(0, inter, width, x.data(), g.data());
                 rows(1, inter, width, x.data(), u.data());
                 for (int64_t i = 0; i < inter; ++i)
                     g[size_t(i)] = g[size_t(i)] / (1.0f + std::exp(-g[size_t(i)])) * u[size_t(i)];
                 rows(2, width, inter, g.data(), out.data());
-            });
-            c.timings.push_back({std::string(format::nativeFmtName(fmt)) + "-expert",
-                                 l.payloadBytes[0] + l.payloadBytes[1] + l.payloadBytes[2] + l.scaleBytes[0] +
-                                     l.scaleBytes[1] + l.scaleBytes[2],
-                                 s});
+            };
+            const int64_t units = l.payloadBytes[0] + l.payloadBytes[1] + l.payloadBytes[2] + l.scaleBytes[0] +
+                                  l.scaleBytes[1] + l.scaleBytes[2];
+            const std::string name = std::string(format::nativeFmtName(fmt)) + "-expert";
+            c.timings.push_back({name, units, meanSeconds(expert)});
+            int turn = 0;
+            c.timings.push_back({name + kColdSuffix, units, meanSeconds([&] {
+                                     rec = recs.data() + (turn++ % copies) * l.recordBytes;
+                                     expert();
+                                 })});
         }
     }
     c.seconds = std::chrono::duration<double>(Clock::now() - start).count();
