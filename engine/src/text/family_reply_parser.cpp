@@ -1,5 +1,6 @@
 #include "text/family_reply_parser.hpp"
 
+#include "text/deepseek_markers.hpp"
 #include "text/tokenizer.hpp"
 
 #include <tuple>
@@ -9,14 +10,6 @@ namespace waste::text {
 namespace {
 
 constexpr const char *kWs = " \t\r\n";
-
-std::string fullWidth(const char *inner) // DeepSeek's markers: ｜ bars, ▁ for spaces
-{
-    std::string s = "<\xEF\xBD\x9C";
-    for (const char *p = inner; *p; ++p)
-        s += *p == ' ' ? std::string("\xE2\x96\x81") : std::string(1, *p);
-    return s + "\xEF\xBD\x9C>";
-}
 
 std::string trim(const std::string &s)
 {
@@ -34,12 +27,12 @@ FamilyReplyParser::FamilyReplyParser(const Tokenizer &tok, Family family, bool s
     m_thinkOpen = tok.specialId("<think>");
     m_thinkClose = tok.specialId("</think>");
     if (family == Family::DeepSeek) {
-        m_callsBegin = tok.specialId(fullWidth("tool calls begin"));
-        m_callsEnd = tok.specialId(fullWidth("tool calls end"));
-        m_callBegin = tok.specialId(fullWidth("tool call begin"));
-        m_callArgs = tok.specialId(fullWidth("tool sep"));
-        m_callEnd = tok.specialId(fullWidth("tool call end"));
-        m_ends = {tok.specialId(fullWidth("end of sentence"))};
+        m_callsBegin = tok.specialId(deepseek::kCallsBegin);
+        m_callsEnd = tok.specialId(deepseek::kCallsEnd);
+        m_callBegin = tok.specialId(deepseek::kCallBegin);
+        m_callArgs = tok.specialId(deepseek::kSep);
+        m_callEnd = tok.specialId(deepseek::kCallEnd);
+        m_ends = {tok.specialId(deepseek::kEos)};
     } else {
         m_callsBegin = tok.specialId("<|tool_calls_section_begin|>");
         m_callsEnd = tok.specialId("<|tool_calls_section_end|>");
