@@ -163,6 +163,22 @@ private Q_SLOTS:
             QCOMPARE(check.conversation(id).settings.systemPrompt, QStringLiteral("Answer in French."));
             QCOMPARE(check.conversation(id).settings.temperature, 0.2);
         }
+        // The sampling settings keep to their ranges (temperature 0..2, top-p 0.05..1) and
+        // save what they keep.
+        chat.setTemperature(5.0);
+        chat.setTopP(0.0);
+        QCOMPARE(chat.temperature(), 2.0);
+        QCOMPARE(chat.topP(), 0.05);
+        chat.setTemperature(-1.0);
+        chat.setTopP(0.5);
+        QCOMPARE(chat.temperature(), 0.0);
+        QCOMPARE(chat.topP(), 0.5);
+        {
+            ConversationStore check(path);
+            QCOMPARE(check.conversation(id).settings.temperature, 0.0);
+            QCOMPARE(check.conversation(id).settings.topP, 0.5);
+        }
+        chat.setTemperature(0.2);
         // Sending without a model is refused in words, and nothing is stored.
         QVERIFY(!chat.send(QStringLiteral("are you there?")));
         QVERIFY(chat.notice().contains(QStringLiteral("No model is open")));

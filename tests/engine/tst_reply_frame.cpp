@@ -285,6 +285,41 @@ TEST(ReplyFrame, ReasoningFollowsThePrompt)
     }
 }
 
+// DeepSeek's two templates share one framer, set apart by their layout: R1's writes "\n\n"
+// after </think> and fences a call as function<sep>NAME + ```json, V3.1's writes nothing
+// after </think> and a call as NAME<sep> with the bare arguments.
+TEST(ReplyFrame, DeepSeekLayoutsFollowTheirTemplates)
+{
+    const Tokenizer tok = familyTokenizer("deepseek-v3");
+    const ToolSchemas tools{{"lookup", Json::parse(R"({"type":"object"})")}};
+    const auto text = [&](const std::vector<int32_t> &ids) {
+        std::string s;
+        for (const int32_t id : ids)
+            s += tok.piece(id);
+        return s;
+    };
+    const std::string sep = "<\xEF\xBD\x9Ctool\xE2\x96\x81sep\xEF\xBD\x9C>";
+    for (const Format &f : {Format{"deepseek", ChatFormat::DeepSeek, nullptr},
+                            Format{"deepseek-v3.1", ChatFormat::DeepSeekV31, nullptr}}) {
+        const bool r1 = f.format == ChatFormat::DeepSeek;
+        const auto framer = replyFramer(f.format, tok, promptFor(f, tok, true, true));
+        const ReplyFrame answer = framer->answer(Schema::anyObject());
+        ASSERT_TRUE(answer.reasoning.allowed) << f.label;
+        EXPECT_EQ(answer.reasoning.close.front(), tok.specialId("</think>")) << f.label;
+        EXPECT_EQ(text(answer.reasoning.close), r1 ? "</think>\n\n" : "</think>") << f.label;
+        const ReplyFrame call = framer->call(tools);
+        ASSERT_EQ(call.branches.size(), 1u) << f.label;
+        const std::string prefix = text(call.branches[0].prefix), suffix = text(call.branches[0].suffix);
+        if (r1) {
+            EXPECT_NE(prefix.find("function" + sep + "lookup\n```json\n"), std::string::npos) << prefix;
+            EXPECT_EQ(suffix.rfind("\n```", 0), 0u) << suffix;
+        } else {
+            EXPECT_EQ(prefix.substr(prefix.size() - sep.size() - 6), "lookup" + sep) << prefix;
+            EXPECT_EQ(suffix.find("```"), std::string::npos) << suffix;
+        }
+    }
+}
+
 // A limit too small for the structure is refused up front, naming the minimum.
 TEST(ReplyFrame, TooSmallALimitIsRefusedWithTheMinimum)
 {

@@ -185,21 +185,17 @@ void ChatController::setSystemPrompt(const QString &v)
     recount();
 }
 
-void ChatController::setTemperature(double v)
-{
-    v = qBound(0.0, v, 2.0);
-    if (qFuzzyCompare(v + 1, m_settings.temperature + 1))
-        return;
-    m_settings.temperature = v;
-    saveSettings();
-}
+void ChatController::setTemperature(double v) { setSampling(&ConversationSettings::temperature, v, 0.0, 2.0); }
 
-void ChatController::setTopP(double v)
+void ChatController::setTopP(double v) { setSampling(&ConversationSettings::topP, v, 0.05, 1.0); }
+
+void ChatController::setSampling(double ConversationSettings::*field, double v, double lo, double hi)
 {
-    v = qBound(0.05, v, 1.0);
-    if (qFuzzyCompare(v + 1, m_settings.topP + 1))
+    v = qBound(lo, v, hi);
+    // +1: qFuzzyCompare is relative, and a setting may be 0.
+    if (qFuzzyCompare(v + 1, m_settings.*field + 1))
         return;
-    m_settings.topP = v;
+    m_settings.*field = v;
     saveSettings();
 }
 

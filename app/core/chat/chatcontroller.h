@@ -184,6 +184,8 @@ private:
     void refreshList();
     void setNotice(const QString &text);
     void saveSettings();
+    // A sampling setting (temperature, top-p): clamped to [lo, hi], saved when it moved.
+    void setSampling(double ConversationSettings::*field, double v, double lo, double hi);
     bool startAnswer();
     int runRow() const; // row of the streaming answer in the open conversation, or -1
     // Adds what the model's reply parser released (thinking and answer apart, markers gone).

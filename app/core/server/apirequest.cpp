@@ -353,16 +353,7 @@ ApiRequest parseChatRequest(const QJsonObject &body, const ParseOptions &options
     ApiRequest r;
     r.kind = ApiRequest::Chat;
     readCommon(body, r);
-    const QJsonValue msgs = body.value(QStringLiteral("messages"));
-    if (msgs.isUndefined() || msgs.isNull())
-        throw ApiError::invalid(QStringLiteral("messages"), QStringLiteral("'messages' is required."),
-                                QStringLiteral("missing_required_parameter"));
-    if (!msgs.isArray())
-        wrongType(QStringLiteral("messages"), QStringLiteral("an array"), msgs);
-    const QJsonArray arr = msgs.toArray();
-    if (arr.isEmpty())
-        throw ApiError::invalid(QStringLiteral("messages"), QStringLiteral("'messages' must hold at least one message."),
-                                QStringLiteral("empty_array"));
+    const QJsonArray arr = readNonEmptyArray(body, QStringLiteral("messages"), QStringLiteral("message"));
     for (qsizetype i = 0; i < arr.size(); ++i)
         r.messages.append(readMessage(arr[i], int(i), options));
     readTools(body, r);

@@ -122,4 +122,36 @@ QJsonArray readArray(const QJsonObject &o, const QString &key, const QString &pa
     return v.toArray();
 }
 
+QJsonArray readNonEmptyArray(const QJsonObject &o, const QString &key, const QString &item)
+{
+    const QJsonValue v = o.value(key);
+    if (v.isUndefined() || v.isNull())
+        throw ApiError::invalid(key, QStringLiteral("'%1' is required.").arg(key),
+                                QStringLiteral("missing_required_parameter"));
+    if (!v.isArray())
+        wrongType(key, QStringLiteral("an array"), v);
+    const QJsonArray arr = v.toArray();
+    if (arr.isEmpty())
+        throw ApiError::invalid(key, QStringLiteral("'%1' must hold at least one %2.").arg(key, item),
+                                QStringLiteral("empty_array"));
+    return arr;
+}
+
+QString at(const QString &path, qsizetype i) { return QStringLiteral("%1[%2]").arg(path).arg(i); }
+
+QJsonObject chatToolFromFlat(const QJsonObject &t, const QString &path, const QString &schemaKey, bool schemaRequired)
+{
+    QJsonObject fn{{QStringLiteral("name"), readString(t, QStringLiteral("name"), path + QStringLiteral(".name"), true)}};
+    const QString description = readString(t, QStringLiteral("description"), path + QStringLiteral(".description"), false);
+    if (!description.isEmpty())
+        fn.insert(QStringLiteral("description"), description);
+    const QString schemaPath = path + QLatin1Char('.') + schemaKey;
+    if (schemaRequired && !present(t, schemaKey))
+        throw ApiError::invalid(schemaPath, QStringLiteral("'%1' is required.").arg(schemaPath),
+                                QStringLiteral("missing_required_parameter"));
+    if (present(t, schemaKey))
+        fn.insert(QStringLiteral("parameters"), readObject(t, schemaKey, schemaPath));
+    return QJsonObject{{QStringLiteral("type"), QStringLiteral("function")}, {QStringLiteral("function"), fn}};
+}
+
 } // namespace jsonfields

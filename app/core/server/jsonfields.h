@@ -30,5 +30,15 @@ QString readString(const QJsonObject &o, const QString &key, const QString &path
 // An object or array field (absent or null: an empty one).
 QJsonObject readObject(const QJsonObject &o, const QString &key, const QString &path);
 QJsonArray readArray(const QJsonObject &o, const QString &key, const QString &path);
+// An array field that must be there and hold at least one `item` ("message").
+QJsonArray readNonEmptyArray(const QJsonObject &o, const QString &key, const QString &item);
+// "path[i]": an array element's path in errors.
+QString at(const QString &path, qsizetype i);
+// A tool declared flat, {name, description, SCHEMA}, as the Responses (`parameters`) and
+// Messages (`input_schema`, required) APIs declare them, as a Chat Completions tool:
+// {"type": "function", "function": {name, description, parameters}}. Its type is the
+// caller's to check.
+QJsonObject chatToolFromFlat(const QJsonObject &tool, const QString &path, const QString &schemaKey,
+                             bool schemaRequired);
 
 } // namespace jsonfields

@@ -9,11 +9,6 @@ using namespace jsonfields;
 
 namespace {
 
-QString at(const QString &path, qsizetype i)
-{
-    return QStringLiteral("%1[%2]").arg(path).arg(i);
-}
-
 QJsonArray blocksOf(const QJsonValue &content, const QString &path)
 {
     if (content.isString())
@@ -99,16 +94,7 @@ QJsonArray readMessages(const QJsonObject &body)
         out.append(QJsonObject{{QStringLiteral("role"), QStringLiteral("system")}, {QStringLiteral("content"), text}});
     }
 
-    const QJsonValue msgs = body.value(QStringLiteral("messages"));
-    if (msgs.isUndefined() || msgs.isNull())
-        throw ApiError::invalid(QStringLiteral("messages"), QStringLiteral("'messages' is required."),
-                                QStringLiteral("missing_required_parameter"));
-    if (!msgs.isArray())
-        wrongType(QStringLiteral("messages"), QStringLiteral("an array"), msgs);
-    const QJsonArray arr = msgs.toArray();
-    if (arr.isEmpty())
-        throw ApiError::invalid(QStringLiteral("messages"), QStringLiteral("'messages' must hold at least one message."),
-                                QStringLiteral("empty_array"));
+    const QJsonArray arr = readNonEmptyArray(body, QStringLiteral("messages"), QStringLiteral("message"));
     QHash<QString, QString> toolNames; // tool_use id -> tool, so results name their tool
     for (qsizetype i = 0; i < arr.size(); ++i) {
         const QString path = at(QStringLiteral("messages"), i);
@@ -203,17 +189,7 @@ QJsonArray readTools(const QJsonObject &body)
             throw ApiError::invalid(path + QStringLiteral(".type"),
                                     QStringLiteral("Tool type '%1' is not supported: this server runs client tools "
                                                    "(name, description, input_schema) only.").arg(type));
-        QJsonObject fn{{QStringLiteral("name"), readString(t, QStringLiteral("name"), path + QStringLiteral(".name"), true)}};
-        const QString description = readString(t, QStringLiteral("description"), path + QStringLiteral(".description"), false);
-        if (!description.isEmpty())
-            fn.insert(QStringLiteral("description"), description);
-        if (!present(t, QStringLiteral("input_schema")))
-            throw ApiError::invalid(path + QStringLiteral(".input_schema"),
-                                    QStringLiteral("'%1.input_schema' is required.").arg(path),
-                                    QStringLiteral("missing_required_parameter"));
-        fn.insert(QStringLiteral("parameters"),
-                  readObject(t, QStringLiteral("input_schema"), path + QStringLiteral(".input_schema")));
-        tools.append(QJsonObject{{QStringLiteral("type"), QStringLiteral("function")}, {QStringLiteral("function"), fn}});
+        tools.append(chatToolFromFlat(t, path, QStringLiteral("input_schema"), true));
     }
     return tools;
 }

@@ -8,11 +8,6 @@ using namespace jsonfields;
 
 namespace {
 
-QString at(const QString &path, qsizetype i)
-{
-    return QStringLiteral("%1[%2]").arg(path).arg(i);
-}
-
 // A message's content as normalised parts: input_text / output_text / input_image.
 QJsonArray readMessageContent(const QJsonValue &content, const QString &path, const QString &role)
 {
@@ -160,15 +155,9 @@ QJsonArray readTools(const QJsonObject &body)
             throw ApiError::invalid(path + QStringLiteral(".type"),
                                     QStringLiteral("Tool type '%1' is not supported: this server runs function tools "
                                                    "only.").arg(type));
-        QJsonObject fn{{QStringLiteral("name"), readString(t, QStringLiteral("name"), path + QStringLiteral(".name"), true)}};
-        const QString description = readString(t, QStringLiteral("description"), path + QStringLiteral(".description"), false);
-        if (!description.isEmpty())
-            fn.insert(QStringLiteral("description"), description);
-        if (present(t, QStringLiteral("parameters")))
-            fn.insert(QStringLiteral("parameters"),
-                      readObject(t, QStringLiteral("parameters"), path + QStringLiteral(".parameters")));
+        const QJsonObject tool = chatToolFromFlat(t, path, QStringLiteral("parameters"), false);
         readBool(t, QStringLiteral("strict"), false, path + QStringLiteral(".strict"));
-        tools.append(QJsonObject{{QStringLiteral("type"), type}, {QStringLiteral("function"), fn}});
+        tools.append(tool);
     }
     return tools;
 }

@@ -89,12 +89,7 @@ void TinySource::addDeepseekLayer(const std::string &p, bool moe) {
     add(m + "shared_experts.gate_proj.weight", {ms, H}, Init::Matrix, w);
     add(m + "shared_experts.up_proj.weight", {ms, H}, Init::Matrix, w);
     add(m + "shared_experts.down_proj.weight", {H, ms}, Init::Matrix, w);
-    for (int e = 0; e < d.experts; ++e) {
-        const std::string q = m + "experts." + std::to_string(e) + ".";
-        add(q + "gate_proj.weight", {d.moeInter, H}, Init::Matrix, d.expertDType);
-        add(q + "up_proj.weight", {d.moeInter, H}, Init::Matrix, d.expertDType);
-        add(q + "down_proj.weight", {H, d.moeInter}, Init::Matrix, d.expertDType);
-    }
+    addProjExperts(m);
 }
 
 void TinySource::addDeepseekTensors(int vocabSize) {

@@ -3,6 +3,7 @@
 #include "convert/file_io.hpp"
 #include "convert/tiny_tokenizer.hpp"
 #include "text/byte_level.hpp"
+#include "text/deepseek_markers.hpp"
 #include "text/piece_splitter.hpp"
 
 #include <waste/waste.hpp>
@@ -102,18 +103,6 @@ const char *kHarmonyTemplate =
     "{% else %}<|start|>developer<|message|># Instructions\n\n{{ m['content'] }}<|end|>{% endif %}{% endfor %}"
     "{% if add_generation_prompt %}<|start|>assistant{% endif %}";
 
-std::string fw(const char *inner) // DeepSeek's full-width bars and ▁ in special tokens
-{
-    std::string s = "<\xEF\xBD\x9C";
-    for (const char *p = inner; *p; ++p) {
-        if (*p == '_')
-            s += "\xE2\x96\x81";
-        else
-            s.push_back(*p);
-    }
-    return s + "\xEF\xBD\x9C>";
-}
-
 Family familyOf(std::string_view arch, bool releaseIds, std::string_view chatTemplate)
 {
     Family f;
@@ -127,14 +116,14 @@ Family familyOf(std::string_view arch, bool releaseIds, std::string_view chatTem
                                              "kimi-k2-instruct; the other families have one)");
     if (arch == "deepseek-v3") {
         f.splits = {kDeepSeekDigits, kDeepSeekCjk, kDeepSeekMain};
-        f.specials = {{fw("begin_of_sentence"), true}, {fw("end_of_sentence"), true}, {fw("_pad_"), true},
-                      {fw("User"), false}, {fw("Assistant"), false}, {"<think>", false}, {"</think>", false},
-                      {fw("tool_calls_begin"), false}, {fw("tool_calls_end"), false}, {fw("tool_call_begin"), false},
-                      {fw("tool_call_end"), false}, {fw("tool_outputs_begin"), false}, {fw("tool_outputs_end"), false},
-                      {fw("tool_output_begin"), false}, {fw("tool_output_end"), false}, {fw("tool_sep"), false}};
-        f.bos = fw("begin_of_sentence");
-        f.eos = fw("end_of_sentence");
-        f.pad = fw("end_of_sentence");
+        using namespace text::deepseek;
+        f.specials = {{kBos, true}, {kEos, true}, {marker(" pad "), true}, {kUser, false}, {kAssistant, false},
+                      {"<think>", false}, {"</think>", false}, {kCallsBegin, false}, {kCallsEnd, false},
+                      {kCallBegin, false}, {kCallEnd, false}, {kOutputsBegin, false}, {kOutputsEnd, false},
+                      {kOutputBegin, false}, {kOutputEnd, false}, {kSep, false}};
+        f.bos = kBos;
+        f.eos = kEos;
+        f.pad = kEos;
         f.chatTemplate = chatTemplate == "deepseek-v3.1" ? kDeepSeekV31Template : kDeepSeekTemplate;
         f.tokenizerClass = "LlamaTokenizerFast";
     } else if (arch == "kimi-k2") {

@@ -258,6 +258,16 @@ void TinySource::addRoutedExperts(const std::string &m, int width) {
     }
 }
 
+void TinySource::addProjExperts(const std::string &m) {
+    const TinyDims &d = m_dims;
+    for (int e = 0; e < d.experts; ++e) {
+        const std::string q = m + "experts." + std::to_string(e) + ".";
+        add(q + "gate_proj.weight", {d.moeInter, d.hidden}, Init::Matrix, d.expertDType);
+        add(q + "up_proj.weight", {d.moeInter, d.hidden}, Init::Matrix, d.expertDType);
+        add(q + "down_proj.weight", {d.hidden, d.moeInter}, Init::Matrix, d.expertDType);
+    }
+}
+
 void TinySource::addKimiLinearTensors(int vocabSize) {
     const TinyDims &d = m_dims;
     const int C = d.kdaHeads * d.kdaHeadDim, H = d.hidden;

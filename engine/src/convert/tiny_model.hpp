@@ -106,6 +106,12 @@ private:
     void addRouter(const std::string &m);
     void addSharedExperts(const std::string &m, Init down);
     void addRoutedExperts(const std::string &m, int width);
+    // Routed experts in the Hugging Face layout "experts.E.{gate,up,down}_proj" (DeepSeek-V3,
+    // Qwen3-MoE, Qwen3-Next); m: the layer's "mlp.".
+    void addProjExperts(const std::string &m);
+    // Qwen3's attention: q/k/v/o projections and per-head q/k norms; a: "…self_attn.",
+    // qRows: q_proj's rows (Qwen3-Next's carries each head's gate too).
+    void addQwenAttention(const std::string &a, int qRows, Init norm); // tiny_qwen3_model.cpp
     // The whole matrix as generated, before any encoding.
     std::vector<float> generated(const Tensor &t) const;
     void addKimiLinearTensors(int vocabSize);

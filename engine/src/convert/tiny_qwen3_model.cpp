@@ -10,27 +10,28 @@ namespace waste::convert {
 
 using ojson = nlohmann::ordered_json;
 
-void TinySource::addQwen3Tensors(int vocabSize) {
+void TinySource::addQwenAttention(const std::string &a, int qRows, Init norm) {
     const TinyDims &d = m_dims;
     const int H = d.hidden, nq = d.mlaHeads * d.headDim, nkv = d.kvHeads * d.headDim;
+    add(a + "q_proj.weight", {qRows, H}, Init::Matrix);
+    add(a + "k_proj.weight", {nkv, H}, Init::Matrix);
+    add(a + "v_proj.weight", {nkv, H}, Init::Matrix);
+    add(a + "o_proj.weight", {H, nq}, Init::Matrix);
+    add(a + "q_norm.weight", {d.headDim}, norm);
+    add(a + "k_norm.weight", {d.headDim}, norm);
+}
+
+void TinySource::addQwen3Tensors(int vocabSize) {
+    const TinyDims &d = m_dims;
+    const int H = d.hidden;
     add("model.embed_tokens.weight", {vocabSize, H}, Init::Embedding);
     for (int L = 0; L < d.layers; ++L) {
         const std::string p = "model.layers." + std::to_string(L) + ".";
         add(p + "input_layernorm.weight", {H}, Init::Norm);
-        add(p + "self_attn.q_proj.weight", {nq, H}, Init::Matrix);
-        add(p + "self_attn.k_proj.weight", {nkv, H}, Init::Matrix);
-        add(p + "self_attn.v_proj.weight", {nkv, H}, Init::Matrix);
-        add(p + "self_attn.o_proj.weight", {H, nq}, Init::Matrix);
-        add(p + "self_attn.q_norm.weight", {d.headDim}, Init::Norm);
-        add(p + "self_attn.k_norm.weight", {d.headDim}, Init::Norm);
+        addQwenAttention(p + "self_attn.", d.mlaHeads * d.headDim, Init::Norm);
         add(p + "post_attention_layernorm.weight", {H}, Init::Norm);
         add(p + "mlp.gate.weight", {d.experts, H}, Init::Matrix);
-        for (int e = 0; e < d.experts; ++e) {
-            const std::string q = p + "mlp.experts." + std::to_string(e) + ".";
-            add(q + "gate_proj.weight", {d.moeInter, H}, Init::Matrix, d.expertDType);
-            add(q + "up_proj.weight", {d.moeInter, H}, Init::Matrix, d.expertDType);
-            add(q + "down_proj.weight", {H, d.moeInter}, Init::Matrix, d.expertDType);
-        }
+        addProjExperts(p + "mlp.");
     }
     add("model.norm.weight", {H}, Init::Norm);
     if (!d.tied) add("lm_head.weight", {vocabSize, H}, Init::Matrix);

@@ -52,7 +52,7 @@ TinyDims tinyQwen3NextDims(const TinyModelOptions &o) {
 
 void TinySource::addQwen3NextTensors(int vocabSize) {
     const TinyDims &d = m_dims;
-    const int H = d.hidden, nq = d.mlaHeads * d.headDim, nkv = d.kvHeads * d.headDim;
+    const int H = d.hidden;
     const int Kw = d.linKeyHeads * d.linKeyDim, Vw = d.linValueHeads * d.linValueDim;
     add("model.embed_tokens.weight", {vocabSize, H}, Init::Embedding);
     for (int L = 0; L < d.layers; ++L) {
@@ -68,22 +68,12 @@ void TinySource::addQwen3NextTensors(int vocabSize) {
             add(a + "norm.weight", {d.linValueDim}, Init::Norm); // the gated norm applies w itself
             add(a + "out_proj.weight", {H, Vw}, Init::Matrix);
         } else {
-            const std::string a = p + "self_attn.";
-            add(a + "q_proj.weight", {2 * nq, H}, Init::Matrix); // each head's q, then its gate
-            add(a + "k_proj.weight", {nkv, H}, Init::Matrix);
-            add(a + "v_proj.weight", {nkv, H}, Init::Matrix);
-            add(a + "o_proj.weight", {H, nq}, Init::Matrix);
-            add(a + "q_norm.weight", {d.headDim}, Init::CentredNorm);
-            add(a + "k_norm.weight", {d.headDim}, Init::CentredNorm);
+            // q_proj: each head's q, then its gate
+            addQwenAttention(p + "self_attn.", 2 * d.mlaHeads * d.headDim, Init::CentredNorm);
         }
         add(p + "post_attention_layernorm.weight", {H}, Init::CentredNorm);
         add(p + "mlp.gate.weight", {d.experts, H}, Init::Matrix);
-        for (int e = 0; e < d.experts; ++e) {
-            const std::string q = p + "mlp.experts." + std::to_string(e) + ".";
-            add(q + "gate_proj.weight", {d.moeInter, H}, Init::Matrix, d.expertDType);
-            add(q + "up_proj.weight", {d.moeInter, H}, Init::Matrix, d.expertDType);
-            add(q + "down_proj.weight", {H, d.moeInter}, Init::Matrix, d.expertDType);
-        }
+        addProjExperts(p + "mlp.");
         add(p + "mlp.shared_expert.gate_proj.weight", {d.sharedInter, H}, Init::Matrix);
         add(p + "mlp.shared_expert.up_proj.weight", {d.sharedInter, H}, Init::Matrix);
         add(p + "mlp.shared_expert.down_proj.weight", {H, d.sharedInter}, Init::Matrix);

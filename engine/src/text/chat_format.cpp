@@ -1,6 +1,7 @@
 #include "text/chat_format.hpp"
 
 #include "format/file.hpp"
+#include "text/deepseek_markers.hpp"
 #include "text/tokenizer.hpp"
 
 namespace waste::text {
@@ -41,7 +42,7 @@ ChatFormat decideChatFormat(std::string_view arch, const Tokenizer *tok, bool ha
     if (arch == "kimi-k3" && tok && hasK3Markup(*tok))
         return ChatFormat::K3;
     // The family formats need the family's markup in the vocabulary (one marker each).
-    if (arch == "deepseek-v3" && tok && tok->specialId("<\xEF\xBD\x9CUser\xEF\xBD\x9C>") >= 0)
+    if (arch == "deepseek-v3" && tok && tok->specialId(deepseek::kUser) >= 0)
         return familyTemplateVariant(ChatFormat::DeepSeek, templateText);
     if (arch == "kimi-k2" && tok && tok->specialId("<|im_middle|>") >= 0)
         return familyTemplateVariant(ChatFormat::KimiK2, templateText);

@@ -2,6 +2,7 @@
 // are the release's and are kept: the system prompts are joined and written first; the
 // "first call" and "first tool output" flags are set once per conversation, so a later
 // assistant message with calls continues the earlier calls section's layout.
+#include "text/deepseek_markers.hpp"
 #include "text/family_request.hpp"
 #include "text/family_templates.hpp"
 #include "text/segment_writer.hpp"
@@ -9,24 +10,7 @@
 namespace waste::text {
 
 using family::Json;
-
-namespace {
-
-const std::string kBos = "<\xEF\xBD\x9C" "begin\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>";
-const std::string kEos = "<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>";
-const std::string kUser = "<\xEF\xBD\x9CUser\xEF\xBD\x9C>";
-const std::string kAssistant = "<\xEF\xBD\x9C" "Assistant\xEF\xBD\x9C>";
-const std::string kCallsBegin = "<\xEF\xBD\x9Ctool\xE2\x96\x81" "calls\xE2\x96\x81" "begin\xEF\xBD\x9C>";
-const std::string kCallsEnd = "<\xEF\xBD\x9Ctool\xE2\x96\x81" "calls\xE2\x96\x81" "end\xEF\xBD\x9C>";
-const std::string kCallBegin = "<\xEF\xBD\x9Ctool\xE2\x96\x81" "call\xE2\x96\x81" "begin\xEF\xBD\x9C>";
-const std::string kCallEnd = "<\xEF\xBD\x9Ctool\xE2\x96\x81" "call\xE2\x96\x81" "end\xEF\xBD\x9C>";
-const std::string kSep = "<\xEF\xBD\x9Ctool\xE2\x96\x81sep\xEF\xBD\x9C>";
-const std::string kOutputsBegin = "<\xEF\xBD\x9Ctool\xE2\x96\x81outputs\xE2\x96\x81" "begin\xEF\xBD\x9C>";
-const std::string kOutputsEnd = "<\xEF\xBD\x9Ctool\xE2\x96\x81outputs\xE2\x96\x81" "end\xEF\xBD\x9C>";
-const std::string kOutputBegin = "<\xEF\xBD\x9Ctool\xE2\x96\x81output\xE2\x96\x81" "begin\xEF\xBD\x9C>";
-const std::string kOutputEnd = "<\xEF\xBD\x9Ctool\xE2\x96\x81output\xE2\x96\x81" "end\xEF\xBD\x9C>";
-
-} // namespace
+using namespace deepseek;
 
 Segments renderDeepSeek(const Json &request)
 {

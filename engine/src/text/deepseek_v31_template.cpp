@@ -9,6 +9,7 @@
 //   - an earlier answer drops what comes up to its first </think>.
 // Its quirks are the release's and are kept: the system prompts are joined and written
 // first; `tool_calls: []` still writes an (empty) calls section.
+#include "text/deepseek_markers.hpp"
 #include "text/family_request.hpp"
 #include "text/family_templates.hpp"
 #include "text/segment_writer.hpp"
@@ -16,20 +17,9 @@
 namespace waste::text {
 
 using family::Json;
+using namespace deepseek;
 
 namespace {
-
-const std::string kBos = "<\xEF\xBD\x9C" "begin\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>";
-const std::string kEos = "<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>";
-const std::string kUser = "<\xEF\xBD\x9CUser\xEF\xBD\x9C>";
-const std::string kAssistant = "<\xEF\xBD\x9C" "Assistant\xEF\xBD\x9C>";
-const std::string kCallsBegin = "<\xEF\xBD\x9Ctool\xE2\x96\x81" "calls\xE2\x96\x81" "begin\xEF\xBD\x9C>";
-const std::string kCallsEnd = "<\xEF\xBD\x9Ctool\xE2\x96\x81" "calls\xE2\x96\x81" "end\xEF\xBD\x9C>";
-const std::string kCallBegin = "<\xEF\xBD\x9Ctool\xE2\x96\x81" "call\xE2\x96\x81" "begin\xEF\xBD\x9C>";
-const std::string kCallEnd = "<\xEF\xBD\x9Ctool\xE2\x96\x81" "call\xE2\x96\x81" "end\xEF\xBD\x9C>";
-const std::string kSep = "<\xEF\xBD\x9Ctool\xE2\x96\x81sep\xEF\xBD\x9C>";
-const std::string kOutputBegin = "<\xEF\xBD\x9Ctool\xE2\x96\x81output\xE2\x96\x81" "begin\xEF\xBD\x9C>";
-const std::string kOutputEnd = "<\xEF\xBD\x9Ctool\xE2\x96\x81output\xE2\x96\x81" "end\xEF\xBD\x9C>";
 
 bool hasCallsField(const Json &m)
 {

@@ -1,32 +1,9 @@
 #include "text/family_reply_parser.hpp"
 
+#include "text/deepseek_markers.hpp"
 #include "text/tokenizer.hpp"
 
-#include <tuple>
-
 namespace waste::text {
-
-namespace {
-
-constexpr const char *kWs = " \t\r\n";
-
-std::string fullWidth(const char *inner) // DeepSeek's markers: ｜ bars, ▁ for spaces
-{
-    std::string s = "<\xEF\xBD\x9C";
-    for (const char *p = inner; *p; ++p)
-        s += *p == ' ' ? std::string("\xE2\x96\x81") : std::string(1, *p);
-    return s + "\xEF\xBD\x9C>";
-}
-
-std::string trim(const std::string &s)
-{
-    const size_t a = s.find_first_not_of(kWs);
-    if (a == std::string::npos)
-        return {};
-    return s.substr(a, s.find_last_not_of(kWs) - a + 1);
-}
-
-} // namespace
 
 FamilyReplyParser::FamilyReplyParser(const Tokenizer &tok, Family family, bool startInThink)
     : m_tok(tok), m_family(family), m_mode(startInThink ? Mode::Think : Mode::Start)
@@ -34,12 +11,12 @@ FamilyReplyParser::FamilyReplyParser(const Tokenizer &tok, Family family, bool s
     m_thinkOpen = tok.specialId("<think>");
     m_thinkClose = tok.specialId("</think>");
     if (family == Family::DeepSeek) {
-        m_callsBegin = tok.specialId(fullWidth("tool calls begin"));
-        m_callsEnd = tok.specialId(fullWidth("tool calls end"));
-        m_callBegin = tok.specialId(fullWidth("tool call begin"));
-        m_callArgs = tok.specialId(fullWidth("tool sep"));
-        m_callEnd = tok.specialId(fullWidth("tool call end"));
-        m_ends = {tok.specialId(fullWidth("end of sentence"))};
+        m_callsBegin = tok.specialId(deepseek::kCallsBegin);
+        m_callsEnd = tok.specialId(deepseek::kCallsEnd);
+        m_callBegin = tok.specialId(deepseek::kCallBegin);
+        m_callArgs = tok.specialId(deepseek::kSep);
+        m_callEnd = tok.specialId(deepseek::kCallEnd);
+        m_ends = {tok.specialId(deepseek::kEos)};
     } else {
         m_callsBegin = tok.specialId("<|tool_calls_section_begin|>");
         m_callsEnd = tok.specialId("<|tool_calls_section_end|>");
@@ -50,46 +27,26 @@ FamilyReplyParser::FamilyReplyParser(const Tokenizer &tok, Family family, bool s
     }
 }
 
-void FamilyReplyParser::emit(Channel &ch, std::string_view bytes, std::string &delta, std::string &total)
-{
-    if (!ch.started) {
-        const size_t a = bytes.find_first_not_of(kWs);
-        if (a == std::string_view::npos)
-            return;
-        bytes.remove_prefix(a);
-        ch.started = true;
-    }
-    const size_t b = bytes.find_last_not_of(kWs);
-    if (b == std::string_view::npos) {
-        ch.heldWs.append(bytes);
-        return;
-    }
-    const std::string t = ch.utf8.push(ch.heldWs + std::string(bytes.substr(0, b + 1)));
-    ch.heldWs.assign(bytes.substr(b + 1));
-    delta += t;
-    total += t;
-}
-
 void FamilyReplyParser::endCall(ReplyDelta &d)
 {
     ToolCall call;
-    std::string header = trim(m_header), body = m_args;
+    std::string header = trimReplyWs(m_header), body = m_args;
     if (m_family == Family::DeepSeek) {
         // R1/V3: "function" before the separator, "NAME\n```json\nARGS\n```" after it;
         // V3.1: the name before the separator and the arguments after it.
         const size_t nl = body.find('\n');
-        const std::string rest = nl == std::string::npos ? std::string() : trim(body.substr(nl + 1));
+        const std::string rest = nl == std::string::npos ? std::string() : trimReplyWs(body.substr(nl + 1));
         if (nl != std::string::npos && rest.rfind("```", 0) == 0) {
-            call.name = trim(body.substr(0, nl));
+            call.name = trimReplyWs(body.substr(0, nl));
             std::string args = rest.substr(3);
             if (args.rfind("json", 0) == 0)
                 args.erase(0, 4);
             if (const size_t close = args.rfind("```"); close != std::string::npos)
                 args.resize(close);
-            call.arguments = trim(args);
+            call.arguments = trimReplyWs(args);
         } else {
             call.name = header;
-            call.arguments = trim(body);
+            call.arguments = trimReplyWs(body);
         }
         call.id = "call_" + std::to_string(++m_callCount);
     } else {
@@ -100,7 +57,7 @@ void FamilyReplyParser::endCall(ReplyDelta &d)
         if (const size_t colon = name.rfind(':'); colon != std::string::npos)
             name.resize(colon);
         call.name = name;
-        call.arguments = trim(body);
+        call.arguments = trimReplyWs(body);
         ++m_callCount;
         call.id = header.empty() ? "call_" + std::to_string(m_callCount) : header;
     }
@@ -128,7 +85,7 @@ ReplyDelta FamilyReplyParser::feed(int32_t token)
             m_mode = Mode::Think;
             return d;
         }
-        if (bytes.find_first_not_of(kWs) == std::string_view::npos && token != m_callsBegin && token != m_callBegin)
+        if (bytes.find_first_not_of(kReplyWs) == std::string_view::npos && token != m_callsBegin && token != m_callBegin)
             return d; // whitespace before <think> may still come
         m_mode = Mode::Content;
     }
@@ -139,12 +96,10 @@ ReplyDelta FamilyReplyParser::feed(int32_t token)
         if (token == m_thinkClose) {
             // A character the reasoning left unfinished ends with it (as U+FFFD), so no
             // reasoning follows the answer in a stream.
-            const std::string rest = m_reasoning.utf8.flush();
-            d.reasoning += rest;
-            m_reply.reasoning += rest;
+            m_reasoning.flush(d.reasoning, m_reply.reasoning);
             m_mode = Mode::Content;
         } else
-            emit(m_reasoning, bytes, d.reasoning, m_reply.reasoning);
+            m_reasoning.emit(bytes, d.reasoning, m_reply.reasoning);
         break;
     case Mode::Content:
         if (token == m_callsBegin)
@@ -152,7 +107,7 @@ ReplyDelta FamilyReplyParser::feed(int32_t token)
         else if (token == m_callBegin)
             m_mode = Mode::CallHeader;
         else if (token != m_thinkOpen && token != m_thinkClose)
-            emit(m_content, bytes, d.content, m_reply.content);
+            m_content.emit(bytes, d.content, m_reply.content);
         break;
     case Mode::Calls:
         if (token == m_callBegin)
@@ -184,12 +139,8 @@ ReplyDelta FamilyReplyParser::finish()
     if (!m_done) {
         if (m_mode == Mode::CallHeader || m_mode == Mode::CallArgs)
             endCall(d);
-        for (auto [ch, delta, total] : {std::tuple{&m_reasoning, &d.reasoning, &m_reply.reasoning},
-                                        std::tuple{&m_content, &d.content, &m_reply.content}}) {
-            const std::string rest = ch->utf8.flush();
-            *delta += rest;
-            *total += rest;
-        }
+        m_reasoning.flush(d.reasoning, m_reply.reasoning);
+        m_content.flush(d.content, m_reply.content);
         m_done = true;
     }
     d.done = true;
@@ -204,7 +155,7 @@ bool promptEndsWithToken(const Tokenizer &tok, std::span<const int32_t> prompt, 
         if (prompt[i] == thinkOpen)
             return true;
         const std::string_view p = tok.piece(prompt[i]);
-        if (p.find_first_not_of(kWs) != std::string_view::npos)
+        if (p.find_first_not_of(kReplyWs) != std::string_view::npos)
             return false;
     }
     return false;

@@ -13,7 +13,7 @@
 #pragma once
 
 #include "text/chat_reply.hpp"
-#include "text/utf8_stream.hpp"
+#include "text/reply_channel.hpp"
 
 #include <cstdint>
 #include <span>
@@ -36,12 +36,6 @@ public:
 
 private:
     enum class Mode { Start, Think, Content, Calls, CallHeader, CallArgs };
-    struct Channel {
-        bool started = false;
-        std::string heldWs;
-        Utf8StreamDecoder utf8;
-    };
-    void emit(Channel &ch, std::string_view bytes, std::string &delta, std::string &total);
     void endCall(ReplyDelta &d);
 
     const Tokenizer &m_tok;
@@ -49,7 +43,7 @@ private:
     int32_t m_thinkOpen, m_thinkClose, m_callsBegin, m_callsEnd, m_callBegin, m_callArgs, m_callEnd;
     std::vector<int32_t> m_ends;
     Mode m_mode;
-    Channel m_reasoning, m_content;
+    ReplyChannel m_reasoning, m_content;
     std::string m_header, m_args;
     ChatReply m_reply;
     int m_callCount = 0;

@@ -2,23 +2,12 @@
 
 #include "text/tokenizer.hpp"
 
-#include <tuple>
-
 namespace waste::text {
 
 namespace {
 
-constexpr const char *kWs = " \t\r\n";
 constexpr const char *kChannelMark = "<|channel|>";
 constexpr const char *kConstrainMark = "<|constrain|>";
-
-std::string trim(std::string_view s)
-{
-    const size_t a = s.find_first_not_of(kWs);
-    if (a == std::string_view::npos)
-        return {};
-    return std::string(s.substr(a, s.find_last_not_of(kWs) - a + 1));
-}
 
 // The word after `key` in a header, up to whitespace or the next written-out special.
 std::string wordAfter(const std::string &header, const std::string &key)
@@ -51,7 +40,7 @@ bool couldBeHeader(std::string_view h)
         return true;
     if (h.substr(0, role.size()) == role)
         h.remove_prefix(role.size());
-    const size_t a = h.find_first_not_of(kWs);
+    const size_t a = h.find_first_not_of(kReplyWs);
     if (a == std::string_view::npos)
         return true;
     h.remove_prefix(a);
@@ -60,8 +49,8 @@ bool couldBeHeader(std::string_view h)
     if (h.substr(0, to.size()) != to)
         return false;
     // The recipient is one word; only whitespace may follow it before <|channel|>.
-    const size_t end = h.find_first_of(kWs);
-    return end == std::string_view::npos || h.find_first_not_of(kWs, end) == std::string_view::npos;
+    const size_t end = h.find_first_of(kReplyWs);
+    return end == std::string_view::npos || h.find_first_not_of(kReplyWs, end) == std::string_view::npos;
 }
 
 } // namespace
@@ -72,26 +61,6 @@ HarmonyReplyParser::HarmonyReplyParser(const Tokenizer &tok)
       m_constrain(tok.specialId(kConstrainMark)), m_return(tok.specialId("<|return|>")),
       m_call(tok.specialId("<|call|>"))
 {
-}
-
-void HarmonyReplyParser::emit(Channel &ch, std::string_view bytes, std::string &delta, std::string &total)
-{
-    if (!ch.started) {
-        const size_t a = bytes.find_first_not_of(kWs);
-        if (a == std::string_view::npos)
-            return;
-        bytes.remove_prefix(a);
-        ch.started = true;
-    }
-    const size_t b = bytes.find_last_not_of(kWs);
-    if (b == std::string_view::npos) {
-        ch.heldWs.append(bytes);
-        return;
-    }
-    const std::string t = ch.utf8.push(ch.heldWs + std::string(bytes.substr(0, b + 1)));
-    ch.heldWs.assign(bytes.substr(b + 1));
-    delta += t;
-    total += t;
 }
 
 // At <|message|>: the header says where the body goes.
@@ -106,10 +75,8 @@ void HarmonyReplyParser::openBody()
         m_mode = Mode::Call;
         return;
     }
-    Channel &ch = channel == "analysis" ? m_reasoning : m_content;
     // A later message of a channel that already has text starts a new paragraph.
-    if (ch.started)
-        ch.heldWs = "\n\n";
+    (channel == "analysis" ? m_reasoning : m_content).breakParagraph();
     m_mode = channel == "analysis" ? Mode::Reasoning : Mode::Content;
 }
 
@@ -119,7 +86,7 @@ void HarmonyReplyParser::releaseHeaderAsContent(ReplyDelta &d)
     std::string_view text = m_header;
     if (text.substr(0, 9) == "assistant")
         text.remove_prefix(9);
-    emit(m_content, text, d.content, m_reply.content);
+    m_content.emit(text, d.content, m_reply.content);
     m_header.clear();
     m_mode = Mode::Content;
 }
@@ -128,15 +95,10 @@ void HarmonyReplyParser::releaseHeaderAsContent(ReplyDelta &d)
 // U+FFFD), so the text of a message arrives with the message's own tokens.
 void HarmonyReplyParser::endMessage(ReplyDelta &d)
 {
-    if (m_mode == Mode::Reasoning) {
-        const std::string rest = m_reasoning.utf8.flush();
-        d.reasoning += rest;
-        m_reply.reasoning += rest;
-    } else if (m_mode == Mode::Content) {
-        const std::string rest = m_content.utf8.flush();
-        d.content += rest;
-        m_reply.content += rest;
-    }
+    if (m_mode == Mode::Reasoning)
+        m_reasoning.flush(d.reasoning, m_reply.reasoning);
+    else if (m_mode == Mode::Content)
+        m_content.flush(d.content, m_reply.content);
 }
 
 void HarmonyReplyParser::endCall(ReplyDelta &d)
@@ -144,7 +106,7 @@ void HarmonyReplyParser::endCall(ReplyDelta &d)
     ToolCall call;
     call.id = "call_" + std::to_string(++m_callCount);
     call.name = m_callName;
-    call.arguments = trim(m_args);
+    call.arguments = trimReplyWs(m_args);
     if (call.arguments.empty())
         call.arguments = "{}";
     m_reply.toolCalls.push_back(call);
@@ -198,9 +160,9 @@ ReplyDelta HarmonyReplyParser::feed(int32_t token)
     }
     const std::string_view bytes = m_tok.piece(token);
     if (m_mode == Mode::Reasoning)
-        emit(m_reasoning, bytes, d.reasoning, m_reply.reasoning);
+        m_reasoning.emit(bytes, d.reasoning, m_reply.reasoning);
     else if (m_mode == Mode::Content)
-        emit(m_content, bytes, d.content, m_reply.content);
+        m_content.emit(bytes, d.content, m_reply.content);
     else
         m_args.append(bytes);
     return d;
@@ -218,12 +180,8 @@ ReplyDelta HarmonyReplyParser::finish()
             releaseHeaderAsContent(d);
         }
         m_header.clear();
-        for (auto [ch, delta, total] : {std::tuple{&m_reasoning, &d.reasoning, &m_reply.reasoning},
-                                        std::tuple{&m_content, &d.content, &m_reply.content}}) {
-            const std::string rest = ch->utf8.flush();
-            *delta += rest;
-            *total += rest;
-        }
+        m_reasoning.flush(d.reasoning, m_reply.reasoning);
+        m_content.flush(d.content, m_reply.content);
         m_done = true;
     }
     d.done = true;

@@ -16,7 +16,7 @@
 #pragma once
 
 #include "text/chat_reply.hpp"
-#include "text/utf8_stream.hpp"
+#include "text/reply_channel.hpp"
 
 #include <cstdint>
 #include <string>
@@ -37,12 +37,6 @@ public:
 
 private:
     enum class Mode { Header, Reasoning, Content, Call, Between };
-    struct Channel {
-        bool started = false;
-        std::string heldWs;
-        Utf8StreamDecoder utf8;
-    };
-    void emit(Channel &ch, std::string_view bytes, std::string &delta, std::string &total);
     void openBody();
     void endCall(ReplyDelta &d);
     void releaseHeaderAsContent(ReplyDelta &d);
@@ -53,7 +47,7 @@ private:
     Mode m_mode = Mode::Header;
     std::string m_header; // the current header, <|channel|> and <|constrain|> written out
     std::string m_callName, m_args;
-    Channel m_reasoning, m_content;
+    ReplyChannel m_reasoning, m_content;
     ChatReply m_reply;
     int m_callCount = 0;
     bool m_done = false;

@@ -15,15 +15,11 @@ Segments renderKimiK2Instruct(const Json &request)
 {
     const Json &msgs = family::messages(request);
     SegmentWriter w;
-    if (const auto t = request.find("tools"); t != request.end() && t->is_array() && !t->empty()) {
-        w.markup("<|im_system|>tool_declare<|im_middle|>");
-        w.text(family::toJson(*t));
-        w.markup("<|im_end|>");
-    }
+    kimi::toolDeclaration(w, request);
     for (size_t i = 0; i < msgs.size(); ++i) {
         const Json &m = msgs[i];
         if (i == 0 && family::role(m) != "system")
-            w.markup("<|im_system|>system<|im_middle|>You are Kimi, an AI assistant created by Moonshot AI.<|im_end|>\n");
+            w.markup(std::string("<|im_system|>system<|im_middle|>") + kimi::kDefaultSystem + "<|im_end|>\n");
         kimi::roleHeader(w, m);
         const std::string role = family::role(m);
         if (role == "assistant" && !family::toolCalls(m).empty()) {
@@ -36,8 +32,7 @@ Segments renderKimiK2Instruct(const Json &request)
         }
         w.markup("<|im_end|>");
     }
-    if (family::addGenerationPrompt(request))
-        w.markup("<|im_assistant|>assistant<|im_middle|>");
+    kimi::generationPrompt(w, request);
     return w.take();
 }
 

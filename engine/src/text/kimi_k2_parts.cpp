@@ -8,6 +8,15 @@ namespace {
 constexpr const char *kMedia = "<|media_start|>image<|media_content|><|media_pad|><|media_end|>";
 }
 
+void toolDeclaration(SegmentWriter &w, const Json &request)
+{
+    if (const auto t = request.find("tools"); t != request.end() && t->is_array() && !t->empty()) {
+        w.markup("<|im_system|>tool_declare<|im_middle|>");
+        w.text(family::toJson(*t));
+        w.markup("<|im_end|>");
+    }
+}
+
 void content(SegmentWriter &w, const Json &m)
 {
     const auto it = m.find("content");
@@ -59,6 +68,12 @@ void toolResult(SegmentWriter &w, const Json &m)
     w.text(family::stringOr(m, "tool_call_id"));
     w.markup("\n");
     content(w, m);
+}
+
+void generationPrompt(SegmentWriter &w, const Json &request)
+{
+    if (family::addGenerationPrompt(request))
+        w.markup("<|im_assistant|>assistant<|im_middle|>");
 }
 
 } // namespace waste::text::kimi

@@ -12,8 +12,6 @@ using family::Json;
 
 namespace {
 
-constexpr const char *kDefaultSystem = "You are Kimi, an AI assistant created by Moonshot AI.";
-
 void message(SegmentWriter &w, const Json &m, bool keepReasoning)
 {
     const std::string role = family::role(m);
@@ -48,17 +46,12 @@ Segments renderKimiK2(const Json &request)
         }
     }
     SegmentWriter w;
-    if (const auto t = request.find("tools"); t != request.end() && t->is_array() && !t->empty()) {
-        w.markup("<|im_system|>tool_declare<|im_middle|>");
-        w.text(family::toJson(*t));
-        w.markup("<|im_end|>");
-    }
+    kimi::toolDeclaration(w, request);
     if (msgs.empty() || family::role(msgs[0]) != "system")
-        w.markup(std::string("<|im_system|>system<|im_middle|>") + kDefaultSystem + "<|im_end|>");
+        w.markup(std::string("<|im_system|>system<|im_middle|>") + kimi::kDefaultSystem + "<|im_end|>");
     for (size_t i = 0; i < msgs.size(); ++i)
         message(w, msgs[i], long(i) > lastAnswer);
-    if (family::addGenerationPrompt(request))
-        w.markup("<|im_assistant|>assistant<|im_middle|>");
+    kimi::generationPrompt(w, request);
     return w.take();
 }
 

@@ -8,11 +8,11 @@
 //   - DeepSeek (R1's template), Kimi K2 (K2-Thinking's), Qwen3: their think blocks and
 //     tool-call markup (deepseek_frame.cpp, kimi_k2_frame.cpp, qwen3_frame.cpp);
 //   - DeepSeek-V3.1: its own call layout, reasoning only when the prompt opened <think>
-//     (deepseek_v31_frame.cpp); Kimi K2-Instruct: K2's layout with no reasoning
-//     (kimi_k2_frame.cpp);
+//     (R1's framer with V3.1's layout, deepseek_frame.cpp); Kimi K2-Instruct: K2's
+//     layout with no reasoning (kimi_k2_frame.cpp);
 //   - ChatML: <tool_call> blocks (chatml_frame.cpp);
 //   - Plain: a bare JSON document; a call is {"name": ..., "arguments": ...} (plain_frame.cpp).
-// One implementation file per format; replyFramer() picks one by ChatFormat.
+// One implementation file per format family; replyFramer() picks one by ChatFormat.
 #pragma once
 
 #include "text/framed_json_constraint.hpp"

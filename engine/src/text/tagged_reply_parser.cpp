@@ -12,7 +12,6 @@ constexpr std::string_view kThinkOpen = "<think>";
 constexpr std::string_view kThinkClose = "</think>";
 constexpr std::string_view kCallOpen = "<tool_call>";
 constexpr std::string_view kCallClose = "</tool_call>";
-constexpr const char *kWs = " \t\r\n";
 
 // Length of the longest suffix of `s` that is a proper prefix of `marker`.
 size_t partialMarker(std::string_view s, std::string_view marker)
@@ -26,48 +25,6 @@ size_t partialMarker(std::string_view s, std::string_view marker)
 } // namespace
 
 TaggedReplyParser::TaggedReplyParser(bool startInThink) : m_mode(startInThink ? Mode::Think : Mode::Start) {}
-
-// Whitespace handling shared by both text channels: drop it at the start of the channel,
-// hold a trailing run until text follows it.
-void TaggedReplyParser::emitReasoning(std::string_view bytes, ReplyDelta &d)
-{
-    if (!m_reasoningStarted) {
-        const size_t a = bytes.find_first_not_of(kWs);
-        if (a == std::string_view::npos)
-            return;
-        bytes.remove_prefix(a);
-        m_reasoningStarted = true;
-    }
-    const size_t b = bytes.find_last_not_of(kWs);
-    if (b == std::string_view::npos) {
-        m_heldReasoningWs.append(bytes);
-        return;
-    }
-    const std::string t = m_reasoningUtf8.push(m_heldReasoningWs + std::string(bytes.substr(0, b + 1)));
-    m_heldReasoningWs.assign(bytes.substr(b + 1));
-    d.reasoning += t;
-    m_reply.reasoning += t;
-}
-
-void TaggedReplyParser::emitContent(std::string_view bytes, ReplyDelta &d)
-{
-    if (!m_contentStarted) {
-        const size_t a = bytes.find_first_not_of(kWs);
-        if (a == std::string_view::npos)
-            return;
-        bytes.remove_prefix(a);
-        m_contentStarted = true;
-    }
-    const size_t b = bytes.find_last_not_of(kWs);
-    if (b == std::string_view::npos) {
-        m_heldContentWs.append(bytes);
-        return;
-    }
-    const std::string t = m_contentUtf8.push(m_heldContentWs + std::string(bytes.substr(0, b + 1)));
-    m_heldContentWs.assign(bytes.substr(b + 1));
-    d.content += t;
-    m_reply.content += t;
-}
 
 void TaggedReplyParser::endCall(ReplyDelta &d, bool closed)
 {
@@ -89,7 +46,7 @@ void TaggedReplyParser::endCall(ReplyDelta &d, bool closed)
         m_reply.toolCalls.push_back(call);
         d.toolCalls.push_back(std::move(call));
     } else {
-        emitContent(std::string(kCallOpen) + m_callBody + (closed ? std::string(kCallClose) : std::string()), d);
+        m_content.emit(std::string(kCallOpen) + m_callBody + (closed ? std::string(kCallClose) : std::string()), d.content, m_reply.content);
     }
     m_callBody.clear();
     m_mode = Mode::Content;
@@ -100,7 +57,7 @@ void TaggedReplyParser::process(ReplyDelta &d)
     while (!m_pending.empty()) {
         switch (m_mode) {
         case Mode::Start: {
-            const size_t a = m_pending.find_first_not_of(kWs);
+            const size_t a = m_pending.find_first_not_of(kReplyWs);
             if (a == std::string::npos)
                 return; // only whitespace so far: <think> may still come
             const std::string_view rest = std::string_view(m_pending).substr(a);
@@ -118,20 +75,15 @@ void TaggedReplyParser::process(ReplyDelta &d)
             const size_t at = m_pending.find(kThinkClose);
             if (at == std::string::npos) {
                 const size_t keep = partialMarker(m_pending, kThinkClose);
-                emitReasoning(std::string_view(m_pending).substr(0, m_pending.size() - keep), d);
+                m_reasoning.emit(std::string_view(m_pending).substr(0, m_pending.size() - keep), d.reasoning, m_reply.reasoning);
                 m_pending.erase(0, m_pending.size() - keep);
                 return;
             }
-            emitReasoning(std::string_view(m_pending).substr(0, at), d);
+            m_reasoning.emit(std::string_view(m_pending).substr(0, at), d.reasoning, m_reply.reasoning);
             m_pending.erase(0, at + kThinkClose.size());
-            m_heldReasoningWs.clear();
-            {
-                // A character the reasoning left unfinished ends with it (as U+FFFD), so no
-                // reasoning follows the answer in a stream.
-                const std::string rest = m_reasoningUtf8.flush();
-                d.reasoning += rest;
-                m_reply.reasoning += rest;
-            }
+            // A character the reasoning left unfinished ends with it (as U+FFFD), so no
+            // reasoning follows the answer in a stream.
+            m_reasoning.flush(d.reasoning, m_reply.reasoning);
             m_mode = Mode::Content;
             break;
         }
@@ -139,11 +91,11 @@ void TaggedReplyParser::process(ReplyDelta &d)
             const size_t at = m_pending.find(kCallOpen);
             if (at == std::string::npos) {
                 const size_t keep = partialMarker(m_pending, kCallOpen);
-                emitContent(std::string_view(m_pending).substr(0, m_pending.size() - keep), d);
+                m_content.emit(std::string_view(m_pending).substr(0, m_pending.size() - keep), d.content, m_reply.content);
                 m_pending.erase(0, m_pending.size() - keep);
                 return;
             }
-            emitContent(std::string_view(m_pending).substr(0, at), d);
+            m_content.emit(std::string_view(m_pending).substr(0, at), d.content, m_reply.content);
             m_pending.erase(0, at + kCallOpen.size());
             m_mode = Mode::Call;
             break;
@@ -187,10 +139,10 @@ ReplyDelta TaggedReplyParser::finish()
     switch (m_mode) {
     case Mode::Start:
     case Mode::Content:
-        emitContent(m_pending, d);
+        m_content.emit(m_pending, d.content, m_reply.content);
         break;
     case Mode::Think:
-        emitReasoning(m_pending, d);
+        m_reasoning.emit(m_pending, d.reasoning, m_reply.reasoning);
         break;
     case Mode::Call:
         m_callBody += m_pending;
@@ -198,11 +150,8 @@ ReplyDelta TaggedReplyParser::finish()
         break;
     }
     m_pending.clear();
-    const std::string r = m_reasoningUtf8.flush(), c = m_contentUtf8.flush();
-    d.reasoning += r;
-    m_reply.reasoning += r;
-    d.content += c;
-    m_reply.content += c;
+    m_reasoning.flush(d.reasoning, m_reply.reasoning);
+    m_content.flush(d.content, m_reply.content);
     m_finished = true;
     d.done = true;
     return d;
@@ -226,7 +175,7 @@ bool promptEndsInThink(const Tokenizer &tok, std::span<const int32_t> prompt)
 {
     const size_t n = std::min<size_t>(prompt.size(), 16);
     std::string tail = tok.decode(prompt.subspan(prompt.size() - n));
-    const size_t b = tail.find_last_not_of(kWs);
+    const size_t b = tail.find_last_not_of(kReplyWs);
     tail.resize(b == std::string::npos ? 0 : b + 1);
     return tail.size() >= kThinkOpen.size() && tail.compare(tail.size() - kThinkOpen.size(), kThinkOpen.size(), kThinkOpen) == 0;
 }

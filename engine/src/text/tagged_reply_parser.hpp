@@ -12,7 +12,7 @@
 #pragma once
 
 #include "text/chat_reply.hpp"
-#include "text/utf8_stream.hpp"
+#include "text/reply_channel.hpp"
 
 #include <cstdint>
 #include <span>
@@ -36,16 +36,12 @@ public:
 private:
     enum class Mode { Start, Think, Content, Call };
     void process(ReplyDelta &d);
-    void emitReasoning(std::string_view bytes, ReplyDelta &d);
-    void emitContent(std::string_view bytes, ReplyDelta &d);
     void endCall(ReplyDelta &d, bool closed);
 
     Mode m_mode;
     std::string m_pending;                    // bytes not classified yet
-    std::string m_heldReasoningWs, m_heldContentWs;
-    bool m_reasoningStarted = false, m_contentStarted = false;
     std::string m_callBody;
-    Utf8StreamDecoder m_reasoningUtf8, m_contentUtf8;
+    ReplyChannel m_reasoning, m_content;
     ChatReply m_reply;
     int m_callCount = 0;
     bool m_finished = false;
