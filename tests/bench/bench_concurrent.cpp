@@ -3,10 +3,11 @@
 //   io:      the VQ3R container at the floor plus the streams' states and a few records of
 //            expert cache, so most experts come from disk every step (on a free machine the
 //            step is still mostly the tables' compute: see the share waiting for reads);
-//   native:  the same at a container of native BF16 experts (5.3x VQ3R's bytes per expert,
-//            a fraction of its compute; --native-layout mxfp4: MXFP4, 1.4x), where a step
-//            waits for reads most of its time: the case that is really I/O-bound, and where
-//            reads of several streams in flight together pay;
+//   native:  the same rule at a container of native MXFP4 experts (1.4x VQ3R's bytes per
+//            expert, a fraction of its compute), where a step waits for reads a larger share
+//            of its time, and where several streams' reads in flight together can pay; with
+//            --native-layout bf16 (5.3x the bytes) one stream's reads alone fill the disk's
+//            bandwidth, so more streams cannot read faster (see the MB read per step);
 //   compute: the VQ3R container with room for every record, warmed by a first pass, so
 //            nothing is read.
 // Each stream is a different short prompt, greedy, N tokens (default 32); the aggregate is
@@ -177,7 +178,7 @@ void benchPrefill(const std::string &dir, int tokens, int threads)
 int main(int argc, char **argv)
 {
     std::string cacheDir = WASTE_BENCH_CACHE_DIR;
-    std::string midSize = "10G", nativeSize = "1800M", nativeLayout = "bf16"; // 2.0 and 1.9 GB of records
+    std::string midSize = "10G", nativeSize = "1400M", nativeLayout = "mxfp4"; // 2.0 and 1.5 GB of records
     int tokens = 32, threads = 2, prefill = 0, reps = 1;
     bool runIo = true, runNative = true, runCompute = true;
     std::vector<int> counts = {1, 2, 4, 8};
