@@ -1,8 +1,15 @@
 // Aggregate decode speed of 1, 2, 4 and 8 concurrent streams (waste/batch.hpp) on the
-// mid-size container (mid_container.hpp), at two budgets:
-//   I/O-bound: the floor plus the streams' states and a few records of expert cache, so
-//              most experts come from disk every step;
-//   compute-bound: room for every expert record, warmed by a first pass, so nothing is read.
+// mid-size containers (mid_container.hpp), at three budgets:
+//   io:      the VQ3R container at the floor plus the streams' states and a few records of
+//            expert cache, so most experts come from disk every step (on a free machine the
+//            step is still mostly the tables' compute: see the share waiting for reads);
+//   native:  the same rule at a container of native MXFP4 experts (1.4x VQ3R's bytes per
+//            expert, a fraction of its compute), where a step waits for reads a larger share
+//            of its time, and where several streams' reads in flight together can pay; with
+//            --native-layout bf16 (5.3x the bytes) one stream's reads alone fill the disk's
+//            bandwidth, so more streams cannot read faster (see the MB read per step);
+//   compute: the VQ3R container with room for every record, warmed by a first pass, so
+//            nothing is read.
 // Each stream is a different short prompt, greedy, N tokens (default 32); the aggregate is
 // the tokens all streams sampled after each had its first, over the time that took.
 // With --prefill N it also reads an N-token prompt alone at the compute-bound budget (the
@@ -10,10 +17,10 @@
 // With --reps R every budget runs its stream counts R times, interleaved (1,2,4,8,1,2,4,8,...),
 // so a change in the machine's load hits every count alike; each figure is then the median
 // of its R runs, and the 4-over-1 ratio the median of the R ratios of the same repetition.
-// --budgets io or compute runs only one of the two budgets.
-//   bench_concurrent [--tokens N] [--mid-size SIZE] [--cache DIR] [--threads N] [--streams 1,2,4,8] [--prefill N]
-//                    [--reps R] [--budgets io,compute]
-// Last line: the figures, and 4 streams' aggregate over one stream's at the I/O-bound budget.
+// --budgets io, native or compute (or a list) runs only those.
+//   bench_concurrent [--tokens N] [--mid-size SIZE] [--native-size SIZE] [--native-layout bf16|mxfp4]
+//                    [--cache DIR] [--threads N] [--streams 1,2,4,8] [--prefill N] [--reps R] [--budgets io,native,compute]
+// Last line: the figures, and 4 streams' aggregate over one stream's at each I/O-bound budget.
 #include "mid_container.hpp"
 #include "waste/batch.hpp"
 #include "waste/prefix.hpp"
@@ -171,9 +178,9 @@ void benchPrefill(const std::string &dir, int tokens, int threads)
 int main(int argc, char **argv)
 {
     std::string cacheDir = WASTE_BENCH_CACHE_DIR;
-    std::string midSize = "10G";
+    std::string midSize = "10G", nativeSize = "1400M", nativeLayout = "mxfp4"; // 2.0 and 1.5 GB of records
     int tokens = 32, threads = 2, prefill = 0, reps = 1;
-    bool runIo = true, runCompute = true;
+    bool runIo = true, runNative = true, runCompute = true;
     std::vector<int> counts = {1, 2, 4, 8};
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -181,6 +188,10 @@ int main(int argc, char **argv)
             tokens = std::atoi(argv[++i]);
         } else if (a == "--mid-size" && i + 1 < argc) {
             midSize = argv[++i];
+        } else if (a == "--native-size" && i + 1 < argc) {
+            nativeSize = argv[++i];
+        } else if (a == "--native-layout" && i + 1 < argc) {
+            nativeLayout = argv[++i];
         } else if (a == "--cache" && i + 1 < argc) {
             cacheDir = argv[++i];
         } else if (a == "--threads" && i + 1 < argc) {
@@ -192,6 +203,7 @@ int main(int argc, char **argv)
         } else if (a == "--budgets" && i + 1 < argc) {
             const std::string b = argv[++i];
             runIo = b.find("io") != std::string::npos;
+            runNative = b.find("native") != std::string::npos;
             runCompute = b.find("compute") != std::string::npos;
         } else if (a == "--streams" && i + 1 < argc) {
             counts.clear();
@@ -199,51 +211,60 @@ int main(int argc, char **argv)
             for (std::string n; std::getline(in, n, ',');)
                 counts.push_back(std::atoi(n.c_str()));
         } else {
-            std::fprintf(stderr, "usage: bench_concurrent [--tokens N] [--mid-size SIZE] [--cache DIR] [--threads N] "
-                                 "[--streams 1,2,4,8] [--prefill N] [--reps R] [--budgets io,compute]\n");
+            std::fprintf(stderr, "usage: bench_concurrent [--tokens N] [--mid-size SIZE] [--native-size SIZE] "
+                                 "[--native-layout bf16|mxfp4] [--cache DIR] "
+                                 "[--threads N] [--streams 1,2,4,8] [--prefill N] [--reps R] [--budgets io,native,compute]\n");
             return 2;
         }
     }
-    if (tokens < 2 || threads < 1 || counts.empty() || reps < 1 || (!runIo && !runCompute)) {
+    if (tokens < 2 || threads < 1 || counts.empty() || reps < 1 || (!runIo && !runNative && !runCompute)) {
         std::fprintf(stderr, "bench_concurrent: --tokens needs at least 2, --threads and --reps at least 1, --streams a "
-                             "list, --budgets io, compute or both\n");
+                             "list, --budgets one or more of io, native, compute\n");
         return 2;
     }
     try {
-        const std::string dir = midContainer(cacheDir, midSize);
         const int ctx = 256;
-        const waste::MemoryPlan plan = waste::planMemory(dir, ctx);
         int most = 1;
         for (int n : counts)
             most = std::max(most, std::min(n, waste::kMaxSequences));
-        // Extra states take at most half the cache above its smallest size: twice their bytes;
-        // the session's checkpoint (waste/prefix.hpp) comes out of the cache first.
-        const int64_t states = 2 * int64_t(most - 1) * plan.state_bytes + waste::checkpointBytes(dir);
-        const int64_t ioBudget = plan.floor_bytes + states + 4 * plan.max_record_bytes;
-        const int64_t computeBudget = plan.floor_bytes + states + plan.expert_bytes_total + 4 * plan.max_record_bytes;
-        std::printf("container      %s (%lld MB of experts, state %.1f MB per stream at ctx %d, %d threads)\n",
-                    dir.c_str(), (long long)(plan.expert_bytes_total >> 20), plan.state_bytes / 1e6, ctx, threads);
-        std::string last;
-        double ioRatio = 0;
-        for (const auto &[name, budget] : {std::pair<const char *, int64_t>{"I/O-bound", ioBudget},
-                                           std::pair<const char *, int64_t>{"compute-bound", computeBudget}}) {
-            const bool io = std::string(name) == "I/O-bound";
-            if (io ? !runIo : !runCompute)
-                continue;
+        struct Case {
+            const char *name;
+            bool io;       // a budget with a few records of cache: the 4-over-1 ratio is reported
+            bool native;   // the native MXFP4 container
+        };
+        std::vector<Case> cases;
+        if (runIo)
+            cases.push_back({"I/O-bound", true, false});
+        if (runNative)
+            cases.push_back({"I/O-bound native", true, true});
+        if (runCompute)
+            cases.push_back({"compute-bound", false, false});
+        std::string last, ratiosText;
+        for (const Case &c : cases) {
+            const std::string dir = c.native ? midContainer(cacheDir, nativeSize, nativeLayout) : midContainer(cacheDir, midSize);
+            const waste::MemoryPlan plan = waste::planMemory(dir, ctx);
+            // Extra states take at most half the cache above its smallest size: twice their bytes;
+            // the session's checkpoint (waste/prefix.hpp) comes out of the cache first.
+            const int64_t states = 2 * int64_t(most - 1) * plan.state_bytes + waste::checkpointBytes(dir);
+            const int64_t budget = plan.floor_bytes + states + (c.io ? 0 : plan.expert_bytes_total) + 4 * plan.max_record_bytes;
+            std::printf("container      %s (%lld MB of experts, %lld KB a record, state %.1f MB per stream at ctx %d, %d "
+                        "threads)\n",
+                        dir.c_str(), (long long)(plan.expert_bytes_total >> 20), (long long)(plan.max_record_bytes >> 10),
+                        plan.state_bytes / 1e6, ctx, threads);
             waste::OpenOptions o;
             o.threads = threads;
             o.ctxTokens = ctx;
             o.ramBudget = budget;
             o.warmFromUsage = false;
             auto model = waste::openForBatch(dir, waste::withEnvironment(o), most);
-            std::printf("%-14s budget %lld MB, expert cache %lld MB, %d streams at most\n", name,
+            std::printf("%-14s budget %lld MB, expert cache %lld MB, %d streams at most\n", c.name,
                         (long long)(budget >> 20), (long long)(model->info().expertCacheBytes >> 20),
                         waste::batchSequences(*model));
             for (int n : counts)
                 if (n > waste::batchSequences(*model))
                     throw waste::Error(waste::ErrorCode::RamBudget,
-                                       std::to_string(n) + " streams do not fit the " + name + " budget");
-            if (!io)
+                                       std::to_string(n) + " streams do not fit the " + c.name + " budget");
+            if (!c.io)
                 decodeTogether(*model, most, tokens); // fills the cache
             std::map<int, std::vector<Run>> runs;
             std::vector<double> ratios;
@@ -251,15 +272,15 @@ int main(int argc, char **argv)
                 for (int n : counts) {
                     const Run r = decodeTogether(*model, n, tokens);
                     std::printf("  %d stream%s   %.2f tok/s aggregate (%d tokens, hit rate %.0f %%, %.1f MB read per step, "
-                                "%.1f ms per step of which %.1f waiting for reads, %.2f CPU ms per token)\n",
+                                "%.1f ms per step of which %.1f (%.0f %%) waiting for reads, %.2f CPU ms per token)\n",
                                 n, n == 1 ? " " : "s", r.aggregate, r.tokens, 100 * r.hitRate, r.mbPerStep, r.msPerStep,
-                                r.ioMsPerStep, r.cpuMsPerToken);
+                                r.ioMsPerStep, r.msPerStep > 0 ? 100 * r.ioMsPerStep / r.msPerStep : 0.0, r.cpuMsPerToken);
                     runs[n].push_back(r);
                 }
                 if (runs.count(1) && runs.count(4) && runs[1].back().aggregate > 0)
                     ratios.push_back(runs[4].back().aggregate / runs[1].back().aggregate);
             }
-            last += std::string(last.empty() ? "" : " | ") + name + ":";
+            last += std::string(last.empty() ? "" : " | ") + c.name + ":";
             if (reps > 1)
                 std::printf("  medians of %d repetitions:\n", reps);
             for (int n : counts) {
@@ -272,28 +293,31 @@ int main(int argc, char **argv)
                 }
                 if (reps > 1)
                     std::printf("  %d stream%s   %.2f tok/s aggregate (range %.2f-%.2f), %.1f ms per step of which %.1f "
-                                "waiting for reads, %.2f CPU ms per token\n",
+                                "(%.0f %%) waiting for reads, %.2f CPU ms per token\n",
                                 n, n == 1 ? " " : "s", median(agg), *std::min_element(agg.begin(), agg.end()),
-                                *std::max_element(agg.begin(), agg.end()), median(step), median(wait), median(cpu));
+                                *std::max_element(agg.begin(), agg.end()), median(step), median(wait),
+                                median(step) > 0 ? 100 * median(wait) / median(step) : 0.0, median(cpu));
                 char buf[96];
                 std::snprintf(buf, sizeof buf, " %d:%.1f (%.1f ms CPU)", n, median(agg), median(cpu));
                 last += buf;
             }
-            if (io && !ratios.empty()) {
-                ioRatio = median(ratios);
+            if (c.io && !ratios.empty()) {
+                std::string t;
+                for (double x : ratios)
+                    t += (t.empty() ? "" : ", ") + std::to_string(x).substr(0, 4);
                 if (reps > 1)
-                    std::printf("  4 streams over one, per repetition: %s\n", [&] {
-                        std::string t;
-                        for (double x : ratios)
-                            t += (t.empty() ? "" : ", ") + std::to_string(x).substr(0, 4);
-                        return t;
-                    }().c_str());
+                    std::printf("  4 streams over one, per repetition: %s (median %.2f, range %.2f-%.2f)\n", t.c_str(),
+                                median(ratios), *std::min_element(ratios.begin(), ratios.end()),
+                                *std::max_element(ratios.begin(), ratios.end()));
+                char buf[96];
+                std::snprintf(buf, sizeof buf, "%s 4 streams = %.2f x one", c.name, median(ratios));
+                ratiosText += std::string(ratiosText.empty() ? "" : ", ") + buf;
             }
         }
         if (prefill > 0)
-            benchPrefill(dir, prefill, threads);
-        std::printf("concurrent tok/s %s | I/O-bound 4 streams = %.2f x one%s\n", last.c_str(), ioRatio,
-                    reps > 1 ? " (median of the repetitions' ratios)" : "");
+            benchPrefill(midContainer(cacheDir, midSize), prefill, threads);
+        std::printf("concurrent tok/s %s | %s%s\n", last.c_str(), ratiosText.c_str(),
+                    reps > 1 ? " (medians of the repetitions' ratios)" : "");
     } catch (const std::exception &e) {
         std::fprintf(stderr, "bench_concurrent: %s\n", e.what());
         return 1;

@@ -5,6 +5,7 @@
 // their predicted experts early (router lookahead) and that changes no logit either.
 #include <gtest/gtest.h>
 
+#include "cache/streamed_expert_source.hpp"
 #include "model/forward.hpp"
 #include "session/model_impl.hpp"
 #include "waste/batch.hpp"
@@ -13,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -331,4 +333,30 @@ TEST(Batch, ExtraSequencesComeFromTheExpertCache)
     floor.ramBudget = one->memoryPlan().floor_bytes;
     EXPECT_EQ(waste::batchSequences(*waste::openForBatch(kR3, floor, 8)), 1);
     EXPECT_THROW(waste::openForBatch(kR3, options(kR3), 0), waste::Error);
+}
+
+// A model opened for several sequences has a reader for every record a step of all of them
+// can miss in a layer (top-k each, at most 16), so their misses are read together rather
+// than queued behind one sequence's worth of readers; one sequence keeps top-k (at least
+// 2), and an explicit ioThreads wins.
+TEST(Batch, ReadersCoverEveryMissOfAStep)
+{
+    auto readers = [](waste::Model &m) {
+        auto *s = dynamic_cast<waste::cache::StreamedExpertSource *>(&static_cast<waste::session::ModelImpl &>(m).experts());
+        return s ? s->readerThreads() : -1;
+    };
+    for (const std::string &container : {kR3, kK3}) {
+        SCOPED_TRACE(container);
+        auto one = waste::Model::open(container, options(container));
+        const int topK = int(static_cast<waste::session::ModelImpl &>(*one).manifest().config.topK);
+        EXPECT_EQ(readers(*one), std::clamp(topK, 2, 16));
+        for (int n : {2, 3, 4, 8}) {
+            auto batch = waste::openForBatch(container, options(container), n);
+            ASSERT_EQ(waste::batchSequences(*batch), n);
+            EXPECT_EQ(readers(*batch), std::clamp(n * topK, 2, 16)) << n << " sequences";
+        }
+        waste::OpenOptions fixed = options(container);
+        fixed.ioThreads = 3;
+        EXPECT_EQ(readers(*waste::openForBatch(container, fixed, 4)), 3);
+    }
 }

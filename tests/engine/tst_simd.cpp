@@ -85,3 +85,47 @@ TEST(Simd, KernelsAgreeWithScalar)
         }
     }
 }
+
+// The trunk's batched 4-bit rows (rowQ4Many: one row for several inputs, each weight
+// unpacked once) give every input exactly what rowQ4 gives it alone, bit for bit, at every
+// level that has them: for 1 to 9 inputs (blocks of 4 and the rests), rows with and without
+// a tail past the last 16 weights, odd group sizes and strided inputs and outputs. A batched
+// decode step's logits rest on this (tst_batch checks whole steps).
+TEST(Simd, BatchedQ4RowsEqualOneInputAtATime)
+{
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> uf(-2.0f, 2.0f);
+    std::uniform_int_distribution<int> ub(0, 255);
+    int checked = 0;
+    for (SimdLevel l : {SimdLevel::Scalar, SimdLevel::Avx2, SimdLevel::Avx512, SimdLevel::Neon}) {
+        if (!waste::quant::simdSupported(l))
+            continue;
+        const Kernels &k = waste::quant::kernelsFor(l);
+        if (!k.rowQ4Many)
+            continue;
+        for (const auto &[n, g] : {std::pair<int64_t, int64_t>{512, 32}, {512, 64}, {200, 48}, {99, 32}, {30, 30}, {64, 50}}) {
+            const int64_t groups = (n + g - 1) / g, xStride = n + 5, yStride = 3;
+            std::vector<uint8_t> q(static_cast<size_t>((n + 1) / 2));
+            std::vector<float> sc(static_cast<size_t>(groups)), x(static_cast<size_t>(9 * xStride));
+            for (auto &b : q)
+                b = uint8_t(ub(rng));
+            for (auto &s : sc)
+                s = uf(rng);
+            for (auto &v : x)
+                v = uf(rng);
+            for (int64_t count = 1; count <= 9; ++count) {
+                std::vector<float> y(static_cast<size_t>(count * yStride), -1.0f);
+                k.rowQ4Many(q.data(), sc.data(), x.data(), xStride, count, n, g, y.data(), yStride);
+                for (int64_t j = 0; j < count; ++j) {
+                    const float alone = k.rowQ4(q.data(), sc.data(), x.data() + j * xStride, n, g);
+                    EXPECT_EQ(0, std::memcmp(&alone, &y[size_t(j * yStride)], sizeof(float)))
+                        << waste::quant::simdName(l) << " n " << n << " g " << g << " input " << j << " of " << count
+                        << ": " << y[size_t(j * yStride)] << " vs " << alone;
+                }
+                ++checked;
+            }
+        }
+    }
+    if (checked == 0)
+        GTEST_SKIP() << "no kernel set on this CPU has batched 4-bit rows";
+}

@@ -148,7 +148,7 @@ struct OpenOptions {
     bool directIo = true;       // bypass the page cache for expert reads
     bool verifyRecords = false; // crc32 of every expert payload read
     bool readAhead = true;      // issue a layer's misses at once, consume in arrival order
-    int ioThreads = -1;         // expert reader threads (0..64); -1: max(2, top-k)
+    int ioThreads = -1;         // expert reader threads (0..64); -1: top-k per sequence decoded together, 2..16
     bool lookahead = true;      // prefetch the next layer's likely experts
     int lookaheadExperts = 6;   // experts predicted per layer when lookahead is on (0..64; 0: none)
     std::string cachePolicy;    // expert cache eviction: "reuse", "layerfreq", "lru", "lfru"; empty: the default

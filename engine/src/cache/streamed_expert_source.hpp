@@ -30,7 +30,7 @@ struct StreamOptions {
     bool readAhead = true;     // false: one read at a time, in selection order
     bool directIo = true;
     bool verifyCrc = false;
-    int readerThreads = -1;    // -1: max(2, top-k), at most 16
+    int readerThreads = -1;    // -1: max(2, top-k), at most 16 (a batch's model asks for more: model_impl.cpp)
     int lookahead = 0;         // experts predicted per layer (0: off)
     PolicyKind policy = kDefaultPolicy;
 };
@@ -49,6 +49,7 @@ public:
     bool directIo() const { return m_directIo; }
     const std::vector<std::string> &warnings() const { return m_warnings; }
     int64_t slots() const { return m_cache ? m_cache->slots() : 0; }
+    int readerThreads() const { return m_pool ? m_pool->threads() : 0; }
     const ExpertCache &cache() const { return *m_cache; }
 
     // --learn: the resident records with their use counts (reference usage.waste layout)

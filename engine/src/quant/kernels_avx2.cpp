@@ -86,6 +86,74 @@ WASTE_AVX2 float rowQ4(const uint8_t *q, const float *scale, const float *x, int
     return acc;
 }
 
+// rowQ4 for M inputs at once: the same instructions per input in the same order, with the
+// nibbles unpacked once per 16 weights instead of once per input.
+template <int M>
+WASTE_AVX2 void rowQ4Block(const uint8_t *q, const float *scale, const float *const *x, int64_t n, int64_t g, float *acc)
+{
+    const __m128i mask = _mm_set1_epi8(0x0f), eight = _mm_set1_epi8(8);
+    // The loops over the inputs are unrolled, so the accumulators stay in registers (not
+    // unrolled, they went through the stack at every step).
+    const float *xj[M];
+#pragma GCC unroll 4
+    for (int j = 0; j < M; ++j) {
+        acc[j] = 0.0f;
+        xj[j] = x[j];
+    }
+    for (int64_t k = 0, i0 = 0; i0 < n; ++k, i0 += g) {
+        const int64_t i1 = i0 + g < n ? i0 + g : n;
+        __m256 s[M];
+#pragma GCC unroll 4
+        for (int j = 0; j < M; ++j)
+            s[j] = _mm256_setzero_ps();
+        int64_t i = i0;
+        if ((i0 & 1) == 0) {
+            for (; i + 16 <= i1; i += 16) {
+                const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(q + (i >> 1)));
+                const __m128i lo = _mm_and_si128(b, mask);
+                const __m128i hi = _mm_and_si128(_mm_srli_epi16(b, 4), mask);
+                const __m128i v = _mm_sub_epi8(_mm_unpacklo_epi8(lo, hi), eight);
+                const __m256 w0 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(v));
+                const __m256 w1 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(v, 8)));
+#pragma GCC unroll 4
+                for (int j = 0; j < M; ++j) {
+                    s[j] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(xj[j] + i), s[j]);
+                    s[j] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(xj[j] + i + 8), s[j]);
+                }
+            }
+        }
+#pragma GCC unroll 4
+        for (int j = 0; j < M; ++j) {
+            float inner = hsum(s[j]);
+            for (int64_t t = i; t < i1; ++t) {
+                const uint8_t b = q[t >> 1];
+                inner += static_cast<float>(((t & 1) ? (b >> 4) : (b & 0x0f)) - 8) * xj[j][t];
+            }
+            acc[j] += scale[k] * inner;
+        }
+    }
+}
+
+WASTE_AVX2 void rowQ4Many(const uint8_t *q, const float *scale, const float *x, int64_t xStride, int64_t count,
+                          int64_t n, int64_t g, float *y, int64_t yStride)
+{
+    for (int64_t j0 = 0; j0 < count; j0 += 4) {
+        const float *xs[4] = {};
+        float acc[4] = {};
+        const int m = count - j0 < 4 ? int(count - j0) : 4;
+        for (int j = 0; j < m; ++j)
+            xs[j] = x + (j0 + j) * xStride;
+        switch (m) {
+        case 4: rowQ4Block<4>(q, scale, xs, n, g, acc); break;
+        case 3: rowQ4Block<3>(q, scale, xs, n, g, acc); break;
+        case 2: rowQ4Block<2>(q, scale, xs, n, g, acc); break;
+        default: rowQ4Block<1>(q, scale, xs, n, g, acc); break;
+        }
+        for (int j = 0; j < m; ++j)
+            y[(j0 + j) * yStride] = acc[j];
+    }
+}
+
 WASTE_AVX2 void lutRow(const float *x8, const float *bookT, int paddedEntries, float *out)
 {
     __m256 xd[8];
@@ -104,7 +172,7 @@ WASTE_AVX2 void lutRow(const float *x8, const float *bookT, int paddedEntries, f
     }
 }
 
-const Kernels kAvx2{dotF32, rowQ8, rowQ4, lutRow};
+const Kernels kAvx2{dotF32, rowQ8, rowQ4, lutRow, rowQ4Many};
 
 } // namespace
 

@@ -110,7 +110,7 @@ void lutRow(const float *x8, const float *bookT, int paddedEntries, float *out)
     }
 }
 
-const Kernels kNeon{dotF32, rowQ8, rowQ4, lutRow};
+const Kernels kNeon{dotF32, rowQ8, rowQ4, lutRow, nullptr}; // rowQ4Many: rowQ4 per input
 
 } // namespace
 

@@ -52,7 +52,7 @@ void lutRow(const float *x8, const float *bookT, int paddedEntries, float *out)
     }
 }
 
-const Kernels kScalar{dotF32, rowQ8, rowQ4, lutRow};
+const Kernels kScalar{dotF32, rowQ8, rowQ4, lutRow, nullptr}; // rowQ4Many: rowQ4 per input
 
 } // namespace
 

@@ -19,6 +19,12 @@ struct Kernels {
     // Table row for one 8-input vector: out[c] = Σ_d x8[d] * Cb[c][d] for c < padded entries,
     // from the book transposed in blocks of 16 entries ([c/16][d][16]).
     void (*lutRow)(const float *x8, const float *bookT, int paddedEntries, float *out);
+    // rowQ4 of one row for `count` inputs (x + j*xStride -> y[j*yStride]): each 4-bit weight
+    // is decoded once for all of them (a batched step's trunk rows serve every sequence),
+    // and each input's sum runs exactly as rowQ4's, so every result equals rowQ4's bit for
+    // bit. nullptr where the set has none (callers then call rowQ4 per input).
+    void (*rowQ4Many)(const uint8_t *q, const float *scale, const float *x, int64_t xStride, int64_t count, int64_t n,
+                      int64_t g, float *y, int64_t yStride);
 };
 
 SimdLevel detectSimd();            // best level this CPU (and OS) supports

@@ -77,6 +77,12 @@ void matvecs(const format::TrunkTensor &w, int64_t n, const float *x, int64_t xS
                     y[t * yStride + r] = k.dotF32(row.data(), x + t * xStride, w.cols);
                 continue;
             }
+            if (w.format == format::TrunkFormat::Q4G && w.f32.empty() && k.rowQ4Many) {
+                // Every input's result as rowDot gives it, the row's nibbles unpacked once.
+                k.rowQ4Many(w.payload.data() + r * w.rowBytes, w.scales.data() + r * w.groups, x, xStride, n, w.cols,
+                            w.group, y + r, yStride);
+                continue;
+            }
             for (int64_t t = 0; t < n; ++t)
                 y[t * yStride + r] = rowDot(w, r, x + t * xStride);
         }

@@ -143,7 +143,13 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options, int se
         so.readAhead = m_opts.readAhead;
         so.directIo = m_opts.directIo;
         so.verifyCrc = m_opts.verifyRecords;
-        so.readerThreads = m_opts.ioThreads < 0 ? -1 : std::clamp(m_opts.ioThreads, 0, 64);
+        // By default one reader per record a step can miss in a layer: top-k for each sequence
+        // a batch decodes together (one sequence: top-k, as before), at most 16. A disk serves
+        // more reads in flight faster (this project's virtual disk: 0.53 GB/s at one 292 KiB
+        // read in flight, 1.15 at 4, 2.8 at 16, `fio`), so a 4-stream step's 16 misses
+        // should not queue behind 4 readers.
+        so.readerThreads = m_opts.ioThreads >= 0 ? std::clamp(m_opts.ioThreads, 0, 64)
+                                                 : std::clamp(std::max(int(c.topK), 1) * m_sequences, 2, 16);
         so.lookahead = m_opts.lookahead ? std::clamp(m_opts.lookaheadExperts, 0, 64) : 0;
         if (!m_opts.cachePolicy.empty())
             so.policy = cache::parsePolicy(m_opts.cachePolicy);
