@@ -19,21 +19,23 @@ inline int resolveThreads(int requested) {
     return hw ? static_cast<int>(hw) : 1;
 }
 
-inline void parallelFor(size_t items, int threads, const std::function<void(size_t)> &fn) {
+// fn(item, worker): worker is in [0, min(threads, items)) and no two calls running at once
+// share one, so callers can keep scratch buffers per worker from call to call.
+inline void parallelForWorkers(size_t items, int threads, const std::function<void(size_t, int)> &fn) {
     const size_t workers = std::min<size_t>(static_cast<size_t>(std::max(1, threads)), items);
     if (workers <= 1) {
-        for (size_t i = 0; i < items; ++i) fn(i);
+        for (size_t i = 0; i < items; ++i) fn(i, 0);
         return;
     }
     std::atomic<size_t> next{0};
     std::exception_ptr failure;
     std::mutex failureMutex;
-    auto body = [&] {
+    auto body = [&](int worker) {
         for (;;) {
             const size_t i = next.fetch_add(1);
             if (i >= items) return;
             try {
-                fn(i);
+                fn(i, worker);
             } catch (...) {
                 std::lock_guard lock(failureMutex);
                 if (!failure) failure = std::current_exception();
@@ -44,10 +46,14 @@ inline void parallelFor(size_t items, int threads, const std::function<void(size
     };
     std::vector<std::thread> pool;
     pool.reserve(workers - 1);
-    for (size_t t = 1; t < workers; ++t) pool.emplace_back(body);
-    body();
+    for (size_t t = 1; t < workers; ++t) pool.emplace_back(body, static_cast<int>(t));
+    body(0);
     for (auto &t : pool) t.join();
     if (failure) std::rethrow_exception(failure);
+}
+
+inline void parallelFor(size_t items, int threads, const std::function<void(size_t)> &fn) {
+    parallelForWorkers(items, threads, [&](size_t i, int) { fn(i); });
 }
 
 } // namespace waste::convert
