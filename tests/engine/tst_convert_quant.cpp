@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -118,6 +119,34 @@ TEST(ConvertGrouped, Q4GLayoutIsLowNibbleFirstBiasedByEight) {
     EXPECT_EQ(payload[64] & 0x0f, 8);      // element 128 is zero
     EXPECT_EQ(payload[64] >> 4, 7 + 8);    // element 129 is +amax
     EXPECT_EQ(payload[127], 0x88);         // padding decodes to zero
+}
+
+// The quantizer rounds without std::lround (a library call per weight); it must give
+// lround's integers exactly, ties away from zero included: every half k + 0.5 and its
+// two float neighbours, and a sweep of values, on a row whose scale is exactly 1.
+TEST(ConvertGrouped, RoundsLikeLround) {
+    std::vector<float> v;
+    for (int k = -128; k <= 127; ++k) {
+        const float half = static_cast<float>(k) + 0.5f;
+        for (float x : {half, std::nextafter(half, -1e9f), std::nextafter(half, 1e9f), static_cast<float>(k)}) v.push_back(x);
+    }
+    for (int i = 0; i < 20000; ++i) v.push_back(-127.0f + 254.0f * static_cast<float>(i) / 20000.0f);
+    v.push_back(-0.0f);
+    v.push_back(std::nextafter(0.0f, 1.0f));
+    const int64_t n = kTrunkGroup;
+    for (size_t at = 0; at < v.size(); at += n - 1) {
+        std::vector<float> row(static_cast<size_t>(n), 0.0f);
+        row[0] = 127.0f; // amax 127: the Q8G scale is 1, so each value is quantized as it is
+        for (int64_t i = 1; i < n && at + size_t(i) - 1 < v.size(); ++i) row[size_t(i)] = std::clamp(v[at + size_t(i) - 1], -127.0f, 127.0f);
+        std::vector<uint8_t> payload(static_cast<size_t>(trunkRowBytes(TrunkFormat::Q8G, n, kTrunkGroup)));
+        uint16_t scale = 0;
+        quantizeGrouped(TrunkFormat::Q8G, row.data(), 1, n, payload.data(), &scale);
+        ASSERT_EQ(f16ToFloat(scale), 1.0f);
+        for (int64_t i = 0; i < n; ++i) {
+            const long want = std::clamp(std::lround(row[size_t(i)]), -127l, 127l);
+            ASSERT_EQ(static_cast<int8_t>(payload[size_t(i)]), want) << "value " << row[size_t(i)];
+        }
+    }
 }
 
 TEST(ConvertGrouped, ErrorsOnGaussianWeights) {

@@ -91,6 +91,15 @@ private:
     int m_threads;
     OutputBudget m_budget;
     BankBuffers m_bankBuffers; // reused by every bank
+    // Kept from tensor to tensor and expert to expert: fresh buffers cost a zero fill and a
+    // page fault per 4 KiB each time, a tenth of a VQ3R conversion's CPU time.
+    struct ExpertScratch {
+        std::vector<float> m[3]; // gate, up, down as f32
+        VqScratch vq;
+    };
+    std::vector<ExpertScratch> m_expertScratch{size_t(m_threads)}; // one per worker
+    std::vector<float> m_trunkRows;
+    std::vector<uint8_t> m_trunkPayload;
     std::shared_ptr<PendingBank> m_pendingBank; // the current unit's bank, until its commit
     SpanReader m_spanReader{{.threads = kRepackReaders}}; // a repack's reads, its staging reused by every batch
     ConvertProgress m_event;
@@ -198,14 +207,25 @@ void Converter::convertTrunkTensor(const TrunkPlan &p, int unit, OutputFile &tru
         // which are whole multiples of source rows.
         const int64_t perStored = p.n / srcRowLen; // source rows per stored row (>= 1)
         const int64_t rowsPerChunk = std::max<int64_t>(1, kChunkElements / p.n);
-        std::vector<float> buf(static_cast<size_t>(std::min(rowsPerChunk, p.rows) * p.n));
-        std::vector<uint8_t> payload(static_cast<size_t>(format::trunkRowBytes(p.fmt, p.n, format::kTrunkGroup) * std::min(rowsPerChunk, p.rows)));
+        std::vector<float> &buf = m_trunkRows;
+        std::vector<uint8_t> &payload = m_trunkPayload;
+        buf.resize(std::max(buf.size(), static_cast<size_t>(std::min(rowsPerChunk, p.rows) * p.n)));
+        payload.resize(std::max(payload.size(), static_cast<size_t>(format::trunkRowBytes(p.fmt, p.n, format::kTrunkGroup) * std::min(rowsPerChunk, p.rows))));
         std::vector<uint16_t> scales(static_cast<size_t>(p.rows * format::trunkGroups(p.n, format::kTrunkGroup)));
+        const int64_t rowBytes = format::trunkRowBytes(p.fmt, p.n, format::kTrunkGroup);
+        const int64_t groups = format::trunkGroups(p.n, format::kTrunkGroup);
         for (int64_t r = 0; r < p.rows; r += rowsPerChunk) {
             const int64_t n = std::min(rowsPerChunk, p.rows - r);
-            m_src.readRows(t, r * perStored, n * perStored, buf.data());
-            quantizeGrouped(p.fmt, buf.data(), n, p.n, payload.data(), scales.data() + r * format::trunkGroups(p.n, format::kTrunkGroup));
-            trunk.append(payload.data(), n * format::trunkRowBytes(p.fmt, p.n, format::kTrunkGroup));
+            // Rows are read and quantized on every worker (each row is its own bytes and
+            // scales, so the result is the same whatever the split); this was serial.
+            const int64_t pieceRows = std::max<int64_t>(1, (n + 4 * m_threads - 1) / (4 * m_threads));
+            parallelFor(size_t((n + pieceRows - 1) / pieceRows), m_threads, [&](size_t k) {
+                const int64_t a = int64_t(k) * pieceRows, m = std::min(pieceRows, n - a);
+                float *rows = buf.data() + a * p.n;
+                m_src.readRows(t, (r + a) * perStored, m * perStored, rows);
+                quantizeGrouped(p.fmt, rows, m, p.n, payload.data() + a * rowBytes, scales.data() + (r + a) * groups);
+            });
+            trunk.append(payload.data(), n * rowBytes);
         }
         entry.group = format::kTrunkGroup;
         entry.scaleOff = trunk.size();
@@ -230,9 +250,13 @@ void Converter::convertExperts(const Unit &u, const UnitPlan &p, int unitIndex, 
     // 1. Codebooks for gate, up, down, fitted on vectors sampled from evenly spaced experts.
     emit(ConvertProgress::Phase::Codebooks, unitIndex, "codebooks");
     const int nSample = std::max(1, std::min(E, m_o.codebookExperts));
-    std::vector<std::vector<Codebook>> books(3);
-    for (int kind = 0; kind < 3; ++kind) {
-        checkCancel(unitIndex);
+    // The three kinds' samples are drawn at once, one worker each (each has its own seeded
+    // picks, so the vectors do not depend on the split); each fit then uses every worker.
+    std::vector<std::vector<float>> samples(3);
+    std::vector<uint64_t> seeds(3);
+    checkCancel(unitIndex);
+    parallelFor(3, m_threads, [&](size_t k) {
+        const int kind = int(k);
         const int64_t rows = kind < 2 ? shape.inter : shape.hidden;
         const int64_t cols = kind < 2 ? shape.hidden : shape.inter;
         const int64_t nv = cols / geom.dim;
@@ -268,11 +292,18 @@ void Converter::convertExperts(const Unit &u, const UnitPlan &p, int unitIndex, 
                 }
             }
         }
+        samples[k] = std::move(vectors);
+        seeds[k] = kindSeed;
+    });
+    std::vector<std::vector<Codebook>> books(3);
+    for (size_t kind = 0; kind < 3; ++kind) {
+        checkCancel(unitIndex);
         KMeansOptions ko;
         ko.iterations = m_o.kmeansIterations;
         ko.threads = m_threads;
-        ko.seed = kindSeed;
-        books[static_cast<size_t>(kind)] = fitResidualCodebooks(vectors, geom, ko);
+        ko.seed = seeds[kind];
+        books[kind] = fitResidualCodebooks(samples[kind], geom, ko);
+        samples[kind] = {};
     }
     std::vector<uint8_t> cbRec(static_cast<size_t>(format::codebookRecordBytes(geom.entries, geom.dim)));
     for (int kind = 0; kind < 3; ++kind)
@@ -282,19 +313,20 @@ void Converter::convertExperts(const Unit &u, const UnitPlan &p, int unitIndex, 
         }
     // 2. The bank: experts encoded in parallel batches, written in id order.
     writeBank(u, p, unitIndex, [&](int e0, int n, uint8_t *records) {
-        parallelFor(size_t(n), m_threads, [&](size_t i) {
+        parallelForWorkers(size_t(n), m_threads, [&](size_t i, int worker) {
             const int e = e0 + int(i);
-            std::vector<float> m[3];
+            ExpertScratch &scratch = m_expertScratch[size_t(worker)];
+            std::vector<float> *m = scratch.m;
             for (int kind = 0; kind < 3; ++kind) {
                 const SourceTensor t = m_src.info(u.experts[static_cast<size_t>(e)].name[kind]);
                 const int64_t rows = kind < 2 ? shape.inter : shape.hidden;
                 const int64_t cols = kind < 2 ? shape.hidden : shape.inter;
                 if (t.shape != std::vector<int64_t>{rows, cols}) throw Error(ErrorCode::Format, t.name + " has an unexpected shape");
-                m[kind].resize(static_cast<size_t>(rows * cols));
+                if (m[kind].size() < static_cast<size_t>(rows * cols)) m[kind].resize(static_cast<size_t>(rows * cols));
                 m_src.readRows(t, 0, rows, m[kind].data());
             }
             buildExpertRecord(u.layer, e, u.codebookBase, shape, geom, m[0].data(), m[1].data(), m[2].data(), books,
-                              records + int64_t(i) * p.recordBytes);
+                              records + int64_t(i) * p.recordBytes, &scratch.vq);
         });
     });
 }

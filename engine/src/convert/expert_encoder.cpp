@@ -12,13 +12,13 @@ format::RecordLayout expertLayout(const ExpertShape &s, const VqGeometry &g) {
 
 void buildExpertRecord(int layer, int expertId, int codebookBase, const ExpertShape &s, const VqGeometry &g,
                        const float *gate, const float *up, const float *down,
-                       const std::vector<std::vector<Codebook>> &books, uint8_t *rec) {
+                       const std::vector<std::vector<Codebook>> &books, uint8_t *rec, VqScratch *scratch) {
     const format::RecordLayout l = expertLayout(s, g);
     std::memset(rec, 0, static_cast<size_t>(l.recordBytes));
     auto *scales = reinterpret_cast<uint16_t *>(rec + l.scaleOff); // scaleOff is even: 48 + index bytes (multiples of 64)
-    vqEncodeMatrix(gate, s.inter, s.hidden, books[0], g, rec + l.gateOff, scales);
-    vqEncodeMatrix(up, s.inter, s.hidden, books[1], g, rec + l.upOff, scales + s.inter);
-    vqEncodeMatrix(down, s.hidden, s.inter, books[2], g, rec + l.downOff, scales + 2 * s.inter);
+    vqEncodeMatrix(gate, s.inter, s.hidden, books[0], g, rec + l.gateOff, scales, scratch);
+    vqEncodeMatrix(up, s.inter, s.hidden, books[1], g, rec + l.upOff, scales + s.inter, scratch);
+    vqEncodeMatrix(down, s.hidden, s.inter, books[2], g, rec + l.downOff, scales + 2 * s.inter, scratch);
     format::ExpertHeader h;
     h.magic = format::kExpertMagic;
     h.layer = static_cast<uint16_t>(layer);

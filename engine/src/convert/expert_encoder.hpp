@@ -21,7 +21,7 @@ format::RecordLayout expertLayout(const ExpertShape &shape, const VqGeometry &ge
 // `record` holds expertLayout(shape, geom).recordBytes bytes.
 void buildExpertRecord(int layer, int expertId, int codebookBase, const ExpertShape &shape, const VqGeometry &geom,
                        const float *gate, const float *up, const float *down,
-                       const std::vector<std::vector<Codebook>> &books, uint8_t *record);
+                       const std::vector<std::vector<Codebook>> &books, uint8_t *record, VqScratch *scratch = nullptr);
 
 // One codebooks.bin record: header + entries x dim f16 (format::codebookRecordBytes bytes).
 void writeCodebookRecord(int id, const Codebook &book, const VqGeometry &geom, uint8_t *out);

@@ -1,11 +1,14 @@
 // A minimal parallel-for over a fixed number of work items. Work items are claimed
 // from an atomic counter, so the split between threads varies from run to run; callers
 // keep results per item (never per thread) so the output does not depend on it.
+// The workers are a pool kept for the whole process (convert/parallel.cpp): a VQ3R
+// conversion runs thousands of short loops (each k-means pass is one), and starting
+// threads for each left most of the work to the calling thread on a loaded machine.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
-#include <exception>
+#include <cstddef>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -19,35 +22,13 @@ inline int resolveThreads(int requested) {
     return hw ? static_cast<int>(hw) : 1;
 }
 
+// fn(item, worker): worker is in [0, min(threads, items)) and no two calls running at once
+// share one, so callers can keep scratch buffers per worker from call to call. The first
+// exception thrown stops the handing out of items and is rethrown here.
+void parallelForWorkers(size_t items, int threads, const std::function<void(size_t, int)> &fn);
+
 inline void parallelFor(size_t items, int threads, const std::function<void(size_t)> &fn) {
-    const size_t workers = std::min<size_t>(static_cast<size_t>(std::max(1, threads)), items);
-    if (workers <= 1) {
-        for (size_t i = 0; i < items; ++i) fn(i);
-        return;
-    }
-    std::atomic<size_t> next{0};
-    std::exception_ptr failure;
-    std::mutex failureMutex;
-    auto body = [&] {
-        for (;;) {
-            const size_t i = next.fetch_add(1);
-            if (i >= items) return;
-            try {
-                fn(i);
-            } catch (...) {
-                std::lock_guard lock(failureMutex);
-                if (!failure) failure = std::current_exception();
-                next.store(items); // stop handing out work
-                return;
-            }
-        }
-    };
-    std::vector<std::thread> pool;
-    pool.reserve(workers - 1);
-    for (size_t t = 1; t < workers; ++t) pool.emplace_back(body);
-    body();
-    for (auto &t : pool) t.join();
-    if (failure) std::rethrow_exception(failure);
+    parallelForWorkers(items, threads, [&](size_t i, int) { fn(i); });
 }
 
 } // namespace waste::convert

@@ -175,14 +175,17 @@ uint16_t rowScaleHalf(const float *row, int64_t n) {
 }
 
 void vqEncodeMatrix(const float *w, int64_t rows, int64_t cols, const std::vector<Codebook> &books,
-                    const VqGeometry &geom, uint8_t *indices, uint16_t *scales) {
+                    const VqGeometry &geom, uint8_t *indices, uint16_t *scales, VqScratch *scratch) {
     if (cols % geom.dim != 0)
         throw Error(ErrorCode::Format, "expert matrix width " + std::to_string(cols) + " is not a multiple of the VQ vector size");
     const int64_t nv = cols / geom.dim, B = geom.block, S = geom.stages;
     std::memset(indices, 0, static_cast<size_t>(format::indexBytes(rows, cols, geom.stages, geom.indexBits)));
     // The whole matrix, each row divided by its scale, is searched one stage at a time:
     // one long batch per stage keeps the SIMD lanes full whatever the row width.
-    std::vector<float> x(static_cast<size_t>(rows * cols));
+    VqScratch local;
+    VqScratch &work = scratch ? *scratch : local;
+    if (work.x.size() < static_cast<size_t>(rows * cols)) work.x.resize(static_cast<size_t>(rows * cols));
+    float *x = work.x.data();
     for (int64_t r = 0; r < rows; ++r) {
         const float *row = w + r * cols;
         const uint16_t h = rowScaleHalf(row, cols);
@@ -192,11 +195,12 @@ void vqEncodeMatrix(const float *w, int64_t rows, int64_t cols, const std::vecto
         for (int64_t i = 0; i < cols; ++i) x[static_cast<size_t>(r * cols + i)] = row[i] * inv;
     }
     const size_t count = static_cast<size_t>(rows * nv);
-    std::vector<int32_t> idx(count);
+    if (work.idx.size() < count) work.idx.resize(count);
+    int32_t *idx = work.idx.data();
     for (int64_t s = 0; s < S; ++s) {
         const Codebook &book = books[static_cast<size_t>(s)];
         const quant::NearestTable table = quant::prepareNearestTable(book.value.data(), geom.entries);
-        quant::nearestEntries(table, x.data(), count, idx.data());
+        quant::nearestEntries(table, x, count, idx);
         for (int64_t r = 0; r < rows; ++r)
             for (int64_t v = 0; v < nv; ++v) {
                 const size_t i = static_cast<size_t>(r * nv + v);

@@ -46,10 +46,17 @@ std::vector<Codebook> fitResidualCodebooks(std::span<const float> vectors, const
 // Row scale of a matrix row: the f16 of its amax (0 for an all-zero row).
 uint16_t rowScaleHalf(const float *row, int64_t n);
 
+// Working memory of vqEncodeMatrix, kept by a caller that encodes many matrices so that
+// each one does not allocate, zero and fault in fresh pages (a tenth of a conversion).
+struct VqScratch {
+    std::vector<float> x;
+    std::vector<int32_t> idx;
+};
+
 // Encodes a [rows, cols] matrix: blocked index bytes into `indices` (format::indexBytes),
 // per-row f16 scales into `scales` (rows values). `books` are the matrix kind's stages.
 void vqEncodeMatrix(const float *w, int64_t rows, int64_t cols, const std::vector<Codebook> &books,
-                    const VqGeometry &geom, uint8_t *indices, uint16_t *scales);
+                    const VqGeometry &geom, uint8_t *indices, uint16_t *scales, VqScratch *scratch = nullptr);
 
 // Reconstruction, for checks: rows*cols floats.
 void vqDecodeMatrix(const uint8_t *indices, const uint16_t *scales, int64_t rows, int64_t cols,
