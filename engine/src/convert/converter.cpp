@@ -41,6 +41,9 @@ using ojson = nlohmann::ordered_json;
 namespace {
 
 constexpr int64_t kChunkElements = 1 << 22;
+// A trunk chunk is split between threads only in slices of at least this many weights,
+// so a small tensor does not pay for starting threads.
+constexpr int64_t kMinSliceElements = 1 << 16;
 constexpr int64_t kMinCodebookSample = 65536;
 constexpr int kRepackReaders = 8; // reads in flight during a native repack
 
@@ -198,14 +201,24 @@ void Converter::convertTrunkTensor(const TrunkPlan &p, int unit, OutputFile &tru
         // which are whole multiples of source rows.
         const int64_t perStored = p.n / srcRowLen; // source rows per stored row (>= 1)
         const int64_t rowsPerChunk = std::max<int64_t>(1, kChunkElements / p.n);
+        const int64_t rowBytes = format::trunkRowBytes(p.fmt, p.n, format::kTrunkGroup), groups = format::trunkGroups(p.n, format::kTrunkGroup);
         std::vector<float> buf(static_cast<size_t>(std::min(rowsPerChunk, p.rows) * p.n));
-        std::vector<uint8_t> payload(static_cast<size_t>(format::trunkRowBytes(p.fmt, p.n, format::kTrunkGroup) * std::min(rowsPerChunk, p.rows)));
-        std::vector<uint16_t> scales(static_cast<size_t>(p.rows * format::trunkGroups(p.n, format::kTrunkGroup)));
+        std::vector<uint8_t> payload(static_cast<size_t>(rowBytes * std::min(rowsPerChunk, p.rows)));
+        std::vector<uint16_t> scales(static_cast<size_t>(p.rows * groups));
         for (int64_t r = 0; r < p.rows; r += rowsPerChunk) {
             const int64_t n = std::min(rowsPerChunk, p.rows - r);
-            m_src.readRows(t, r * perStored, n * perStored, buf.data());
-            quantizeGrouped(p.fmt, buf.data(), n, p.n, payload.data(), scales.data() + r * format::trunkGroups(p.n, format::kTrunkGroup));
-            trunk.append(payload.data(), n * format::trunkRowBytes(p.fmt, p.n, format::kTrunkGroup));
+            // The chunk's rows in slices, one per thread, each read (decoded) and quantised
+            // on its own: rows are independent, so the bytes do not depend on the split.
+            const int64_t slices = std::clamp<int64_t>(n * p.n / kMinSliceElements, 1, std::min<int64_t>(m_threads, n));
+            const int64_t perSlice = (n + slices - 1) / slices;
+            parallelFor(size_t(slices), m_threads, [&](size_t i) {
+                const int64_t s0 = int64_t(i) * perSlice, sn = std::min(perSlice, n - s0);
+                if (sn <= 0) return;
+                float *in = buf.data() + s0 * p.n;
+                m_src.readRows(t, (r + s0) * perStored, sn * perStored, in);
+                quantizeGrouped(p.fmt, in, sn, p.n, payload.data() + s0 * rowBytes, scales.data() + (r + s0) * groups);
+            });
+            trunk.append(payload.data(), n * rowBytes);
         }
         entry.group = format::kTrunkGroup;
         entry.scaleOff = trunk.size();
