@@ -9,7 +9,8 @@
 //   fp8b64 (DeepSeek-style scales per 64x64 block) and fp8-channel (one scale per row) do
 //   not: --experts native is refused with a message naming the tensor, its layout and
 //   what to use instead, the default is VQ3R, and the converter decodes them exactly
-//   (readRows against the float64 decoding, q4 records within INT4's step of it).
+//   (readRows against the float64 decoding, q4 records within INT4's step of it);
+//   asymmetric INT4 (a `_zero_point` beside the scales) is refused by name, not misread.
 #include "convert/model_source.hpp"
 #include "convert/safetensors.hpp"
 
@@ -26,6 +27,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 
 namespace fs = std::filesystem;
@@ -243,5 +245,28 @@ TEST(NativeReencode, InexactLayoutsAreRefusedByNameAndDecodedForTheOthers)
                     ASSERT_LE(std::fabs(rec[size_t(k)].w[i] - want[i]), 0.51 * amax / 7 + 1e-12) << t.name << " weight " << i;
             }
         }
+    }
+}
+
+TEST(NativeReencode, AsymmetricInt4IsRefusedNotMisread)
+{
+    // compressed-tensors' asymmetric int4 adds `_zero_point` beside the scales: decoded
+    // without it every weight would be off, so the converter says so instead.
+    const std::string hf = freshSource(TinyExperts::INT4G128);
+    const std::string name = expertName(1, 0, 0);
+    const std::string shard = "model-zero-points.safetensors";
+    waste::convert::SafetensorsWriter w(hf + "/" + shard, {{name + "_zero_point", waste::convert::DType::I32, {8, 1}}});
+    const std::vector<int32_t> zeros(8, 0);
+    w.append(zeros.data(), int64_t(zeros.size() * 4));
+    w.finish();
+    auto index = nlohmann::json::parse(slurp(hf + "/model.safetensors.index.json"));
+    index["weight_map"][name + "_zero_point"] = shard;
+    std::ofstream(hf + "/model.safetensors.index.json") << index.dump();
+    try {
+        waste::planConversion(hf, freshOutputDir(kSuite, "plan"));
+        ADD_FAILURE() << "an asymmetric INT4 release was planned as if symmetric";
+    } catch (const waste::Error &e) {
+        EXPECT_EQ(e.code(), waste::ErrorCode::Unsupported);
+        EXPECT_NE(std::string(e.what()).find("'" + name + "' is asymmetric INT4"), std::string::npos) << e.what();
     }
 }

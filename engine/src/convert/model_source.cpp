@@ -304,6 +304,9 @@ SourceTensor HfDirectorySource::int4Info(const std::string &name, const Group &g
     const TensorInfo &p = stored(g.payload), &sc = stored(g.scale);
     const auto bad = [&](const std::string &why) { return Error(ErrorCode::Format, m_dir + ": quantised tensor '" + name + "': " + why); };
     if (sc.dtype != DType::BF16) throw bad("INT4 group scales must be BF16, not " + sc.dtypeText);
+    if (m_weightMap.count(name + "_zero_point")) // asymmetric: read without its zero points it would decode wrongly
+        throw Error(ErrorCode::Unsupported, m_dir + ": '" + name + "' is asymmetric INT4 (it has '" + name +
+                                                "_zero_point'); only symmetric pack-quantized releases are supported");
     SourceTensor s;
     s.name = name;
     const int64_t rows = p.shape[0], cols = 8 * p.shape[1];
