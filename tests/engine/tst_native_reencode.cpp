@@ -10,7 +10,8 @@
 //   not: --experts native is refused with a message naming the tensor, its layout and
 //   what to use instead, the default is VQ3R, and the converter decodes them exactly
 //   (readRows against the float64 decoding, q4 records within INT4's step of it);
-//   asymmetric INT4 (a `_zero_point` beside the scales) is refused by name, not misread.
+//   asymmetric INT4 (a `_zero_point` beside the scales) and INT4 packed down the columns
+//   are refused by name, not misread.
 #include "convert/model_source.hpp"
 #include "convert/safetensors.hpp"
 
@@ -268,5 +269,31 @@ TEST(NativeReencode, AsymmetricInt4IsRefusedNotMisread)
     } catch (const waste::Error &e) {
         EXPECT_EQ(e.code(), waste::ErrorCode::Unsupported);
         EXPECT_NE(std::string(e.what()).find("'" + name + "' is asymmetric INT4"), std::string::npos) << e.what();
+    }
+}
+
+TEST(NativeReencode, Int4PackedDownTheColumnsIsNamed)
+{
+    // compressed-tensors can pack eight rows into each word (packed_dim 0): the nibbles of
+    // a row are then not consecutive, so it is refused with the reason, not read as rows.
+    const std::string dir = freshOutputDir(kSuite, "packed-dim-0");
+    std::ofstream(dir + "/config.json") << "{}";
+    const std::string name = "model.layers.1.mlp.experts.0.up_proj.weight";
+    waste::convert::SafetensorsWriter w(dir + "/model.safetensors", {{name + "_packed", waste::convert::DType::I32, {8, 128}},
+                                                                    {name + "_scale", waste::convert::DType::BF16, {64, 1}},
+                                                                    {name + "_shape", waste::convert::DType::I64, {2}}});
+    const std::vector<uint8_t> packed(8 * 128 * 4, 0x88), scales(64 * 2, 0);
+    const int64_t shape[2] = {64, 128};
+    w.append(packed.data(), int64_t(packed.size()));
+    w.append(scales.data(), int64_t(scales.size()));
+    w.append(shape, 16);
+    w.finish();
+    waste::convert::HfDirectorySource src(dir);
+    try {
+        (void)src.info(name);
+        ADD_FAILURE() << "INT4 packed down the columns was read as rows";
+    } catch (const waste::Error &e) {
+        EXPECT_EQ(e.code(), waste::ErrorCode::Unsupported);
+        EXPECT_NE(std::string(e.what()).find("packed down the columns (packed_dim 0)"), std::string::npos) << e.what();
     }
 }

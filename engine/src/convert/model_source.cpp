@@ -321,6 +321,10 @@ SourceTensor HfDirectorySource::int4Info(const std::string &name, const Group &g
             return int64_t(uint64_t(format::loadU32(raw + 8 * i)) | uint64_t(format::loadU32(raw + 8 * i + 4)) << 32);
         };
         const int64_t r = dim(0), c = dim(1);
+        if (c == p.shape[1] && (r + 7) / 8 == rows) // eight rows to a word: not the record's order
+            throw Error(ErrorCode::Unsupported, m_dir + ": '" + name + "' (" + std::to_string(r) + "x" + std::to_string(c) +
+                                                    ") has its INT4 values packed down the columns (packed_dim 0); only "
+                                                    "pack-quantized words along each row are supported");
         if (r != rows || c != cols)
             throw Error(ErrorCode::Unsupported, m_dir + ": '" + name + "' is " + std::to_string(r) + "x" + std::to_string(c) +
                                                     " packed into " + std::to_string(rows) + "x" + std::to_string(cols) +
