@@ -42,12 +42,16 @@ int runMktiny(const cli::Args &args)
     o.trunkBits = static_cast<int>(args.integer("--trunk-bits", 4));
     if (auto layout = args.value("--experts-layout")) {
         bool known = false;
-        for (auto e : {waste::TinyExperts::BF16, waste::TinyExperts::MXFP4, waste::TinyExperts::FP8B128, waste::TinyExperts::INT4G32})
+        for (auto e : {waste::TinyExperts::BF16, waste::TinyExperts::MXFP4, waste::TinyExperts::FP8B128, waste::TinyExperts::INT4G32,
+                       waste::TinyExperts::FP8B64, waste::TinyExperts::FP8Channel, waste::TinyExperts::FP8Tensor,
+                       waste::TinyExperts::INT4G128})
             if (*layout == waste::tinyExpertsName(e)) {
                 o.experts = e;
                 known = true;
             }
-        if (!known) throw cli::UsageError("--experts-layout must be bf16, mxfp4, fp8b128 or int4g32, not '" + *layout + "'");
+        if (!known)
+            throw cli::UsageError("--experts-layout must be bf16, mxfp4, fp8b128, int4g32, fp8b64, fp8-channel, fp8-tensor or int4g128, not '" +
+                                  *layout + "'");
     }
     if (auto enc = args.value("--experts")) {
         bool known = false;
@@ -99,7 +103,7 @@ int runMktiny(const cli::Args &args)
 
 } // namespace
 
-WASTE_CLI_VERB({"mktiny", "OUT_DIR [--hf | --container] [--k3 | --arch NAME] [--chat-template NAME] [--int4] [--experts-layout bf16|mxfp4|fp8b128|int4g32] [--vision] [--seed N] [--size SIZE]",
+WASTE_CLI_VERB({"mktiny", "OUT_DIR [--hf | --container] [--k3 | --arch NAME] [--chat-template NAME] [--int4] [--experts-layout LAYOUT] [--vision] [--seed N] [--size SIZE]",
                 "write a tiny deterministic model of a supported family: Kimi-Linear, Kimi K3, DeepSeek-V3, Kimi K2, Qwen3-MoE, Qwen3-Next or gpt-oss (container by default)",
                 {{{"--hf", cli::OptionKind::Flag, "Hugging Face layout (safetensors shards, config, tokenizer)"},
                   {"--container", cli::OptionKind::Flag, "a streaming container (the default)"},
@@ -111,8 +115,9 @@ WASTE_CLI_VERB({"mktiny", "OUT_DIR [--hf | --container] [--k3 | --arch NAME] [--
                    "NAME  the release template it ships: deepseek-r1 or deepseek-v3.1 (deepseek-v3), kimi-k2-thinking or kimi-k2-instruct (kimi-k2)"},
                   {"--int4", cli::OptionKind::Flag, "with --arch kimi-k2: INT4 experts and a BF16 trunk, as K2-Thinking"},
                   {"--experts-layout", cli::OptionKind::Value,
-                   "bf16|mxfp4|fp8b128|int4g32  routed experts as releases store them: BF16, MXFP4 _packed/_scale (K3's default), "
-                   "FP8 with 128x128 _scale_inv (DeepSeek-V3, Kimi K2), INT4 pack-quantized groups of 32 (K2-Thinking)"},
+                   "LAYOUT  routed experts as releases store them: BF16, MXFP4 _packed/_scale (K3's default), "
+                   "FP8 with 128x128 _scale_inv (DeepSeek-V3, Kimi K2), INT4 pack-quantized groups of 32 (K2-Thinking); "
+                   "fp8b64|fp8-channel|fp8-tensor|int4g128: FP8 per 64x64 block, per row or per tensor, INT4 groups of 128"},
                   {"--experts", cli::OptionKind::Value, "native|vq3r|q4  how a container stores them (as `waste convert --experts`)"},
                   {"--vision", cli::OptionKind::Flag, "include a tiny vision tower"},
                   {"--seed", cli::OptionKind::Value, "N  weights seed (default 1)"},

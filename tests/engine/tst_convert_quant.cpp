@@ -275,3 +275,55 @@ TEST(ConvertRecord, BuildsAVerifiableRecordThatDecodes) {
     vqDecodeMatrix(rec.data() + l.downOff, sc + 128, 128, 64, books[2], g, back.data());
     EXPECT_LT(relError(down, back), 0.25);
 }
+
+namespace {
+
+// The grouped quantiser as it was written with std::lround (ties away from zero), per the
+// format's definition: the value the converter's faster rounding must reproduce.
+std::vector<uint8_t> lroundQuantized(TrunkFormat f, const std::vector<float> &w, int64_t rows, int64_t n) {
+    const int64_t G = kTrunkGroup, ng = trunkGroups(n, G), rowBytes = trunkRowBytes(f, n, G);
+    const int qmax = f == TrunkFormat::Q8G ? 127 : 7, qmin = f == TrunkFormat::Q8G ? -127 : -8;
+    std::vector<uint8_t> out(static_cast<size_t>(rows * rowBytes), f == TrunkFormat::Q8G ? 0 : 0x88);
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t g = 0; g < ng; ++g) {
+            float amax = 0.0f;
+            for (int64_t i = g * G; i < std::min(n, (g + 1) * G); ++i) amax = std::max(amax, std::fabs(w[size_t(r * n + i)]));
+            uint16_t hs = floatToF16(std::min(amax / float(qmax), 65504.0f));
+            if (f16ToFloat(hs) == 0.0f && amax > 0.0f) hs = 1;
+            const float inv = f16ToFloat(hs) > 0.0f ? 1.0f / f16ToFloat(hs) : 0.0f;
+            for (int64_t i = g * G; i < std::min(n, (g + 1) * G); ++i) {
+                const int q = std::clamp(static_cast<int>(std::lround(w[size_t(r * n + i)] * inv)), qmin, qmax);
+                uint8_t &b = out[size_t(r * rowBytes + (f == TrunkFormat::Q8G ? i : i / 2))];
+                if (f == TrunkFormat::Q8G) b = uint8_t(int8_t(q));
+                else b = (i & 1) ? uint8_t((b & 0x0f) | ((q + 8) << 4)) : uint8_t((b & 0xf0) | (q + 8));
+            }
+        }
+    return out;
+}
+
+} // namespace
+
+TEST(ConvertGrouped, RoundingIsLroundsOnTiesNearTiesAndRandomValues) {
+    // Rows of random values, and rows whose values are (near) half-integers of their
+    // group's step: k/2 * step and the floats either side, where rounding decides.
+    const int64_t rows = 64, n = 300;
+    std::mt19937 rng(17);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> w(static_cast<size_t>(rows * n));
+    for (int64_t r = 0; r < rows; ++r) {
+        const float step = std::ldexp(1.0f, int(r % 12) - 6);
+        for (int64_t i = 0; i < n; ++i) {
+            float v = r % 2 ? normal(rng) * step * 40 : float(int(rng() % 29) - 14) * 0.5f * step;
+            if (r % 4 == 2) v = std::nextafter(v, (rng() & 1) ? INFINITY : -INFINITY);
+            w[size_t(r * n + i)] = v;
+        }
+        w[size_t(r * n)] = (r % 3 ? 7.0f : 127.0f) * step; // a group amax on the grid
+    }
+    w[5] = NAN; // a broken weight still quantises to 0, as before
+    for (TrunkFormat f : {TrunkFormat::Q8G, TrunkFormat::Q4G}) {
+        std::vector<uint8_t> payload(static_cast<size_t>(rows * trunkRowBytes(f, n, kTrunkGroup)));
+        std::vector<uint16_t> scales(static_cast<size_t>(rows * trunkGroups(n, kTrunkGroup)));
+        quantizeGrouped(f, w.data(), rows, n, payload.data(), scales.data());
+        EXPECT_EQ(payload, lroundQuantized(f, w, rows, n)) << (f == TrunkFormat::Q8G ? "Q8G" : "Q4G");
+    }
+}

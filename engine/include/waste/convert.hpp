@@ -133,9 +133,13 @@ ConvertResult convertModel(const std::string &sourceDir, const std::string &outD
 // BF16 tensors; MXFP4 `_packed`/`_scale` pairs (K3, gpt-oss); FP8 e4m3 with F32
 // `_scale_inv` per 128x128 block (DeepSeek-V3, Kimi K2); INT4 `_packed` I32 words with
 // BF16 `_scale` per 32 and `_shape` (compressed-tensors pack-quantized: K2-Thinking).
-enum class TinyExperts { Default, BF16, MXFP4, FP8B128, INT4G32 };
+// Layouts whose scales a native record re-lays or cannot hold: FP8 with `_scale_inv` per
+// 64x64 block (weight_block_size [64, 64]), compressed-tensors' float-quantized FP8 with
+// an F32 `_scale` per row ("channel") or per tensor, and INT4 pack-quantized groups of 128.
+enum class TinyExperts { Default, BF16, MXFP4, FP8B128, INT4G32, FP8B64, FP8Channel, FP8Tensor, INT4G128 };
 
-// "default", "bf16", "mxfp4", "fp8b128", "int4g32" (the CLI's --experts-layout values).
+// "default", "bf16", "mxfp4", "fp8b128", "int4g32", "fp8b64", "fp8-channel", "fp8-tensor",
+// "int4g128" (the CLI's --experts-layout values).
 const char *tinyExpertsName(TinyExperts e);
 
 struct TinyModelOptions {

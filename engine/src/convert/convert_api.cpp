@@ -7,6 +7,7 @@
 #include "format/native_record.hpp"
 #include "convert/parallel.hpp"
 #include "convert/safetensors.hpp"
+#include "convert/scaled_layouts.hpp"
 #include "convert/tiny_model.hpp"
 
 #include <waste/convert.hpp>
@@ -41,6 +42,18 @@ std::vector<convert::TensorSpec> storedSpecs(const convert::SourceTensor &t) {
         return {{t.name + "_packed", DType::I32, {rows, cols / 8}},
                 {t.name + "_scale", DType::BF16, {rows, cols / format::kInt4Group}},
                 {t.name + "_shape", DType::I64, {2}}};
+    case DType::INT4Grouped: // the same, groups of another size
+        return {{t.name + "_packed", DType::I32, {rows, cols / 8}},
+                {t.name + "_scale", DType::BF16, {rows, convert::blocksAlong(cols, t.blockCols)}},
+                {t.name + "_shape", DType::I64, {2}}};
+    case DType::FP8Scaled:
+        if (t.blockRows < rows || t.blockCols < cols) { // per row or in blocks
+            if (t.blockRows == 1 && t.blockCols >= cols) // compressed-tensors "channel"
+                return {{t.name, DType::F8E4M3, {rows, cols}}, {t.name + "_scale", DType::F32, {rows, 1}}};
+            return {{t.name, DType::F8E4M3, {rows, cols}},
+                    {t.name + "_scale_inv", DType::F32, {convert::blocksAlong(rows, t.blockRows), convert::blocksAlong(cols, t.blockCols)}}};
+        }
+        return {{t.name, DType::F8E4M3, {rows, cols}}, {t.name + "_scale", DType::F32, {1}}}; // compressed-tensors "tensor"
     case DType::F32: return {{t.name, DType::F32, t.shape}};
     default: return {{t.name, DType::BF16, t.shape}};
     }
@@ -65,6 +78,10 @@ const char *tinyExpertsName(TinyExperts e) {
     case TinyExperts::MXFP4: return "mxfp4";
     case TinyExperts::FP8B128: return "fp8b128";
     case TinyExperts::INT4G32: return "int4g32";
+    case TinyExperts::FP8B64: return "fp8b64";
+    case TinyExperts::FP8Channel: return "fp8-channel";
+    case TinyExperts::FP8Tensor: return "fp8-tensor";
+    case TinyExperts::INT4G128: return "int4g128";
     }
     return "?";
 }
@@ -128,13 +145,11 @@ void makeTinyHf(const std::string &outDir, const TinyModelOptions &options) {
                 continue;
             }
             if (t.dtype != DType::BF16) { // a quantised group: its tensors' bytes in spec order
-                const uint8_t fmt = nativeFormatOf(t.dtype);
-                std::vector<uint8_t> payload(static_cast<size_t>(format::nativePayloadBytes(fmt, t.rows(), t.rowLength())));
-                std::vector<uint8_t> scales(static_cast<size_t>(format::nativeScaleBytes(fmt, t.rows(), t.rowLength())));
-                src.readStored(t, payload.data(), scales.data());
+                std::vector<uint8_t> payload, scales;
+                src.releaseBytes(t, payload, scales);
                 writer.append(payload.data(), static_cast<int64_t>(payload.size()));
                 writer.append(scales.data(), static_cast<int64_t>(scales.size()));
-                if (t.dtype == DType::INT4G32) { // weight_shape: I64 [rows, cols]
+                if (t.dtype == DType::INT4G32 || t.dtype == DType::INT4Grouped) { // weight_shape: I64 [rows, cols]
                     uint8_t shape[16];
                     for (int i = 0; i < 8; ++i) {
                         shape[i] = static_cast<uint8_t>(uint64_t(t.rows()) >> (8 * i));

@@ -10,6 +10,7 @@
 #include "convert/native_experts.hpp"
 #include "convert/parallel.hpp"
 #include "convert/random.hpp"
+#include "convert/scaled_layouts.hpp"
 #include "convert/vq.hpp"
 #include "format/crc32.hpp"
 #include "format/f16.hpp"
@@ -65,6 +66,7 @@ struct ExpertTotals {
     int topK = 0;
     uint8_t ownFormat = 0;      // the release's native record format (0: none)
     std::string ownDtype;
+    bool relaid = false; // the release's scales are re-laid into the record's (scaled_layouts.hpp)
     std::string firstTensor;
 };
 
@@ -78,8 +80,9 @@ ExpertTotals expertTotals(const convert::ModelSource &src, const convert::Layout
                 if (t.firstTensor.empty()) {
                     t.firstTensor = name;
                     t.matrixElements = info.elements();
-                    t.ownFormat = convert::nativeFormatOf(info.dtype);
-                    t.ownDtype = convert::dtypeName(info.dtype);
+                    t.ownFormat = convert::nativeFormatOf(info);
+                    t.ownDtype = convert::scaledLayoutText(info);
+                    t.relaid = info.dtype == convert::DType::FP8Scaled || info.dtype == convert::DType::INT4Grouped;
                 }
             }
     for (const char *key : {"num_experts_per_tok", "num_experts_per_token", "experts_per_token"})
@@ -207,7 +210,7 @@ std::vector<ExpertOption> expertOptions(const std::string &sourceDir, const Conv
         switch (e) {
         case ExpertEncoding::Native:
             o.exact = true;
-            o.quality = "exact: the release's own bytes";
+            o.quality = t.relaid ? "exact: the release's own values, its scales re-laid" : "exact: the release's own bytes";
             o.advice = ownQuantised ? "The release's " + own + " experts as they are: no second quantisation, converted at the disk's speed."
                                     : "The release's BF16 experts as they are: exact, but the largest container and the most bytes read per token.";
             break;

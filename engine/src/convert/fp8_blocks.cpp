@@ -43,10 +43,15 @@ int64_t fp8BlockScaleBytes(int64_t rows, int64_t cols)
 
 void encodeFp8Blocks(const float *w, int64_t rows, int64_t cols, uint8_t *q, uint8_t *scales)
 {
-    const int64_t B = format::kFp8Block, bc = (cols + B - 1) / B;
-    for (int64_t r0 = 0; r0 < rows; r0 += B)
-        for (int64_t c0 = 0; c0 < cols; c0 += B) {
-            const int64_t r1 = std::min(rows, r0 + B), c1 = std::min(cols, c0 + B);
+    encodeFp8ScaledBlocks(w, rows, cols, format::kFp8Block, format::kFp8Block, q, scales);
+}
+
+void encodeFp8ScaledBlocks(const float *w, int64_t rows, int64_t cols, int64_t BR, int64_t BC, uint8_t *q, uint8_t *scales)
+{
+    const int64_t bc = (cols + BC - 1) / BC;
+    for (int64_t r0 = 0; r0 < rows; r0 += BR)
+        for (int64_t c0 = 0; c0 < cols; c0 += BC) {
+            const int64_t r1 = std::min(rows, r0 + BR), c1 = std::min(cols, c0 + BC);
             float amax = 0.0f;
             for (int64_t r = r0; r < r1; ++r)
                 for (int64_t c = c0; c < c1; ++c)
@@ -54,7 +59,7 @@ void encodeFp8Blocks(const float *w, int64_t rows, int64_t cols, uint8_t *q, uin
             const float s = amax > 0.0f ? amax / kE4m3Max : 1.0f;
             uint32_t bits;
             std::memcpy(&bits, &s, 4);
-            format::storeU32(scales + ((r0 / B) * bc + c0 / B) * 4, bits);
+            format::storeU32(scales + ((r0 / BR) * bc + c0 / BC) * 4, bits);
             for (int64_t r = r0; r < r1; ++r)
                 for (int64_t c = c0; c < c1; ++c)
                     q[r * cols + c] = encodeE4m3(w[r * cols + c] / s);

@@ -21,6 +21,10 @@ int64_t fp8BlockScaleBytes(int64_t rows, int64_t cols);
 
 // Encodes a [rows, cols] f32 matrix: q gets rows*cols bytes, scales fp8BlockScaleBytes.
 void encodeFp8Blocks(const float *w, int64_t rows, int64_t cols, uint8_t *q, uint8_t *scales);
+// The same with blocks of br x bc (clipped at the edges): per tensor (br = rows, bc = cols),
+// per row (1, cols) or other blocks, as the scaled layouts store them (scaled_layouts.hpp).
+// scales gets one f32 per block, row-major over the block grid.
+void encodeFp8ScaledBlocks(const float *w, int64_t rows, int64_t cols, int64_t br, int64_t bc, uint8_t *q, uint8_t *scales);
 
 // Rows [row0, row0+n) decoded to f32 (e4m3 * block scale, one f32 rounding): what a
 // reader of the checkpoint gets. qRows holds those n rows; scales are the whole matrix's.

@@ -14,6 +14,8 @@ namespace waste::convert {
 
 // Quantizes `rows` rows of length n (row-major floats) into payload (rows x
 // trunkRowBytes) and f16 scales (rows x trunkGroups). fmt is Q8G or Q4G; group 128.
+// Rows are independent, so callers may split a matrix's rows between threads and get
+// the same bytes.
 void quantizeGrouped(format::TrunkFormat fmt, const float *src, int64_t rows, int64_t n, uint8_t *payload, uint16_t *scales);
 
 // Inverse, for checks: writes rows*n floats.

@@ -12,15 +12,20 @@ namespace waste::convert {
 
 void encodeInt4G32Row(const float *w, int64_t n, uint8_t *packed, uint8_t *scales)
 {
-    const int64_t G = format::kInt4Group;
-    for (int64_t g = 0; g < n / G; ++g) {
+    encodeInt4GroupedRow(w, n, format::kInt4Group, packed, scales);
+}
+
+void encodeInt4GroupedRow(const float *w, int64_t n, int64_t G, uint8_t *packed, uint8_t *scales)
+{
+    for (int64_t g = 0; g * G < n; ++g) {
+        const int64_t end = std::min(n, (g + 1) * G);
         float amax = 0.0f;
-        for (int64_t i = g * G; i < (g + 1) * G; ++i)
+        for (int64_t i = g * G; i < end; ++i)
             amax = std::max(amax, std::fabs(w[i]));
         const uint16_t sb = format::floatToBf16(amax / 7.0f);
         format::storeU16(scales + 2 * g, sb);
         const float s = format::bf16ToFloat(sb);
-        for (int64_t i = g * G; i < (g + 1) * G; ++i) {
+        for (int64_t i = g * G; i < end; ++i) {
             const float q = s > 0.0f ? std::clamp(std::nearbyint(w[i] / s), -8.0f, 7.0f) : 0.0f;
             const uint8_t nib = static_cast<uint8_t>(static_cast<int>(q) + 8);
             if (i & 1)

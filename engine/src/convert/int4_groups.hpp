@@ -16,6 +16,9 @@ namespace waste::convert {
 
 // One row of n inputs (a multiple of 32): packed gets n/2 bytes, scales n/32 bf16 (2n/32 bytes).
 void encodeInt4G32Row(const float *w, int64_t n, uint8_t *packed, uint8_t *scales);
+// The same with one scale per `group` inputs (the last group may be partial): the
+// tiny generator's W4A16-style releases (groups of 128). scales gets ceil(n/group) bf16.
+void encodeInt4GroupedRow(const float *w, int64_t n, int64_t group, uint8_t *packed, uint8_t *scales);
 
 // One row decoded to f32 (exact: a 4-bit integer times a bf16).
 void decodeInt4G32Row(const uint8_t *packed, const uint8_t *scales, int64_t n, float *out);

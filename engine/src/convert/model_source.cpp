@@ -4,6 +4,7 @@
 #include "convert/fp8_blocks.hpp"
 #include "convert/int4_groups.hpp"
 #include "convert/mxfp4.hpp"
+#include "convert/scaled_layouts.hpp"
 #include "format/bytes.hpp"
 #include "format/native_record.hpp"
 
@@ -20,6 +21,14 @@ namespace {
 
 bool endsWith(const std::string &s, const std::string &suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The quantization_config of a config.json (top level, or a wrapper's text_config).
+const nlohmann::json *quantizationConfig(const nlohmann::json &c) {
+    if (!c.is_object()) return nullptr;
+    if (c.contains("quantization_config") && c["quantization_config"].is_object()) return &c["quantization_config"];
+    if (c.contains("text_config")) return quantizationConfig(c["text_config"]);
+    return nullptr;
 }
 
 bool safeShardName(const std::string &s) {
@@ -40,6 +49,23 @@ HfDirectorySource::HfDirectorySource(const std::string &dir) : m_dir(dir) {
     if (!fileExists(configPath))
         throw Error(ErrorCode::Argument, dir + " has no config.json: point the converter at a Hugging Face model folder");
     m_config = readWholeFile(configPath);
+    if (const auto c = nlohmann::json::parse(m_config, nullptr, false); const nlohmann::json *q = quantizationConfig(c)) {
+        const auto &b = q->contains("weight_block_size") ? (*q)["weight_block_size"] : nlohmann::json();
+        if (b.is_array() && b.size() == 2 && b[0].is_number_integer() && b[1].is_number_integer() && b[0] > 0 && b[1] > 0) {
+            m_fp8BlockRows = b[0].get<int64_t>();
+            m_fp8BlockCols = b[1].get<int64_t>();
+        }
+        // compressed-tensors: every int4 weight group of config_groups; used when they agree.
+        if (q->contains("config_groups") && (*q)["config_groups"].is_object())
+            for (const auto &[key, grp] : (*q)["config_groups"].items()) {
+                const nlohmann::json w = grp.is_object() && grp.contains("weights") ? grp["weights"] : nlohmann::json();
+                if (!w.is_object() || w.value("type", "") != "int" || !w.contains("group_size") || !w["group_size"].is_number_integer())
+                    continue;
+                const int64_t g = w["group_size"].get<int64_t>();
+                m_int4Group = (m_int4Group == 0 || m_int4Group == g) && g > 0 ? g : -1;
+            }
+        if (m_int4Group < 0) m_int4Group = 0; // groups disagree: read each tensor's from its scales
+    }
     const std::string indexPath = joinPath(dir, "model.safetensors.index.json");
     if (fileExists(indexPath)) {
         const std::string text = readWholeFile(indexPath);
@@ -102,7 +128,7 @@ void HfDirectorySource::groupQuantised() {
             if (!m_weightMap.count(base + "_scales"))
                 throw Error(ErrorCode::Format, m_dir + ": MXFP4 blocks '" + name + "' have no '" + base +
                                                    "_scales' beside them; the checkpoint is incomplete, re-download it");
-            m_groups[base] = {name, base + "_scales", {}};
+            m_groups[base] = {name, base + "_scales", {}, false};
             continue;
         }
         if (endsWith(name, "_packed")) { // MXFP4 (U8 words) or INT4 pack-quantized (I32 words)
@@ -113,13 +139,19 @@ void HfDirectorySource::groupQuantised() {
                                                    "' beside it; the checkpoint is incomplete, re-download it");
             if (m_weightMap.count(base))
                 throw Error(ErrorCode::Format, m_dir + ": '" + base + "' exists both plain and packed");
-            m_groups[base] = {name, scale, m_weightMap.count(base + "_shape") ? base + "_shape" : std::string()};
+            m_groups[base] = {name, scale, m_weightMap.count(base + "_shape") ? base + "_shape" : std::string(), false};
+        } else if (endsWith(name, "_scale") && m_weightMap.count(name.substr(0, name.size() - 6)) &&
+                   !m_weightMap.count(name.substr(0, name.size() - 6) + "_packed")) {
+            // compressed-tensors' float-quantized FP8: the weight keeps its name, `_scale`
+            // per tensor or per row beside it.
+            const std::string base = name.substr(0, name.size() - 6);
+            m_groups[base] = {base, name, {}, true};
         } else if (endsWith(name, "_scale_inv")) { // FP8 blocks: the weight keeps its own name
             const std::string base = name.substr(0, name.size() - 10);
             if (!m_weightMap.count(base))
                 throw Error(ErrorCode::Format, m_dir + ": block scales '" + name + "' have no '" + base +
                                                    "' beside them; the checkpoint is incomplete, re-download it");
-            m_groups[base] = {base, name, {}};
+            m_groups[base] = {base, name, {}, true};
         }
     }
 }
@@ -213,47 +245,9 @@ SourceTensor HfDirectorySource::info(const std::string &name) const {
         s.bytes = p.bytes + sc.bytes;
         return s;
     }
+    if (g.fp8) return fp8Info(name, g);
     if (p.shape.size() != 2 || sc.shape.size() != 2) throw bad("its tensors must be 2-D");
-    if (g.fp8()) {
-        if (p.dtype != DType::F8E4M3 || sc.dtype != DType::F32)
-            throw bad("FP8 block tensors must be F8_E4M3 and F32, not " + p.dtypeText + " and " + sc.dtypeText);
-        const int64_t B = format::kFp8Block;
-        if (sc.shape[0] != (p.shape[0] + B - 1) / B || sc.shape[1] != (p.shape[1] + B - 1) / B)
-            throw Error(ErrorCode::Unsupported, m_dir + ": '" + g.scale + "' is not one scale per 128x128 block of '" + name +
-                                                    "'; only 128x128 FP8 blocks are supported");
-        s.dtype = DType::FP8B128;
-        s.shape = p.shape;
-        s.bytes = p.bytes + sc.bytes;
-        return s;
-    }
-    if (p.dtype == DType::I32) { // compressed-tensors pack-quantized INT4
-        if (sc.dtype != DType::BF16) throw bad("INT4 group scales must be BF16, not " + sc.dtypeText);
-        const int64_t rows = p.shape[0], cols = 8 * p.shape[1];
-        s.bytes = p.bytes + sc.bytes;
-        if (!g.shape.empty()) {
-            const TensorInfo &sh = stored(g.shape);
-            if ((sh.dtype != DType::I64 && sh.dtype != DType::I32) || sh.elements() != 2)
-                throw bad("'" + g.shape + "' must be 2 integers");
-            uint8_t raw[16] = {};
-            readWhole(g.shape, raw);
-            const auto dim = [&](int i) -> int64_t {
-                if (sh.dtype == DType::I32) return int32_t(format::loadU32(raw + 4 * i));
-                return int64_t(uint64_t(format::loadU32(raw + 8 * i)) | uint64_t(format::loadU32(raw + 8 * i + 4)) << 32);
-            };
-            const int64_t r = dim(0), c = dim(1);
-            if (r != rows || c != cols)
-                throw Error(ErrorCode::Unsupported, m_dir + ": '" + name + "' is " + std::to_string(r) + "x" + std::to_string(c) +
-                                                        " packed into " + std::to_string(rows) + "x" + std::to_string(cols) +
-                                                        "; padded INT4 rows are not supported");
-            s.bytes += sh.bytes;
-        }
-        if (sc.shape[0] != rows || sc.shape[1] * format::kInt4Group != cols)
-            throw Error(ErrorCode::Unsupported, m_dir + ": '" + name + "' has " + std::to_string(sc.shape[1]) + " scales per row of " +
-                                                    std::to_string(cols) + "; only groups of 32 are supported");
-        s.dtype = DType::INT4G32;
-        s.shape = {rows, cols};
-        return s;
-    }
+    if (p.dtype == DType::I32) return int4Info(name, g);
     if (p.dtype != DType::U8 || sc.dtype != DType::U8)
         throw Error(ErrorCode::Format, m_dir + ": MXFP4 tensors '" + p.name + "' and '" + sc.name + "' must be U8, not " +
                                            p.dtypeText + " and " + sc.dtypeText);
@@ -266,6 +260,108 @@ SourceTensor HfDirectorySource::info(const std::string &name) const {
     return s;
 }
 
+SourceTensor HfDirectorySource::fp8Info(const std::string &name, const Group &g) const {
+    const TensorInfo &p = stored(g.payload), &sc = stored(g.scale);
+    const auto bad = [&](const std::string &why) { return Error(ErrorCode::Format, m_dir + ": FP8 tensor '" + name + "': " + why); };
+    if (p.dtype != DType::F8E4M3 || p.shape.size() != 2)
+        throw bad("'" + g.payload + "' must be a 2-D F8_E4M3 weight beside its scales '" + g.scale + "', not " + p.dtypeText);
+    if (sc.dtype != DType::F32 && sc.dtype != DType::BF16 && sc.dtype != DType::F16)
+        throw bad("its scales must be F32, BF16 or F16, not " + sc.dtypeText);
+    SourceTensor s;
+    s.name = name;
+    s.shape = p.shape;
+    s.bytes = p.bytes + sc.bytes;
+    const int64_t rows = p.shape[0], cols = p.shape[1], B = format::kFp8Block;
+    const int64_t n = sc.elements();
+    const int64_t sr = sc.shape.size() == 2 ? sc.shape[0] : 1, scn = sc.shape.size() == 2 ? sc.shape[1] : 1;
+    const auto fits = [&](int64_t br, int64_t bc) { return br > 0 && bc > 0 && blocksAlong(rows, br) == sr && blocksAlong(cols, bc) == scn; };
+    if (n == 1 && sc.shape.size() <= 2) { // per tensor ([], [1] or [1, 1])
+        s.blockRows = rows;
+        s.blockCols = cols;
+    } else if (sc.shape.size() != 2) {
+        throw bad("its scales must be one per tensor, [rows, 1] or a 2-D grid of blocks");
+    } else if (fits(m_fp8BlockRows, m_fp8BlockCols)) { // the config's weight_block_size
+        s.blockRows = m_fp8BlockRows;
+        s.blockCols = m_fp8BlockCols;
+    } else if (fits(B, B)) {
+        s.blockRows = s.blockCols = B;
+    } else if (rows % sr == 0 && cols % scn == 0) { // the grid divides the matrix evenly
+        s.blockRows = rows / sr;
+        s.blockCols = cols / scn;
+    } else {
+        throw Error(ErrorCode::Unsupported, m_dir + ": the block size of FP8 tensor '" + name + "' cannot be told from its " +
+                                                std::to_string(sr) + "x" + std::to_string(scn) +
+                                                " scales, and config.json's quantization_config has no weight_block_size that fits");
+    }
+    // DeepSeek's own layout, whose bytes a FP8B128 record copies: f32 per 128x128 block.
+    const bool same128 = (s.blockRows == B || (s.blockRows >= rows && rows <= B)) && (s.blockCols == B || (s.blockCols >= cols && cols <= B));
+    s.dtype = sc.dtype == DType::F32 && sc.shape.size() == 2 && same128 ? DType::FP8B128 : DType::FP8Scaled;
+    if (s.dtype == DType::FP8B128) s.blockRows = s.blockCols = 0;
+    return s;
+}
+
+SourceTensor HfDirectorySource::int4Info(const std::string &name, const Group &g) const {
+    const TensorInfo &p = stored(g.payload), &sc = stored(g.scale);
+    const auto bad = [&](const std::string &why) { return Error(ErrorCode::Format, m_dir + ": quantised tensor '" + name + "': " + why); };
+    if (sc.dtype != DType::BF16) throw bad("INT4 group scales must be BF16, not " + sc.dtypeText);
+    if (m_weightMap.count(name + "_zero_point")) // asymmetric: read without its zero points it would decode wrongly
+        throw Error(ErrorCode::Unsupported, m_dir + ": '" + name + "' is asymmetric INT4 (it has '" + name +
+                                                "_zero_point'); only symmetric pack-quantized releases are supported");
+    SourceTensor s;
+    s.name = name;
+    const int64_t rows = p.shape[0], cols = 8 * p.shape[1];
+    s.bytes = p.bytes + sc.bytes;
+    if (!g.shape.empty()) {
+        const TensorInfo &sh = stored(g.shape);
+        if ((sh.dtype != DType::I64 && sh.dtype != DType::I32) || sh.elements() != 2) throw bad("'" + g.shape + "' must be 2 integers");
+        uint8_t raw[16] = {};
+        readWhole(g.shape, raw);
+        const auto dim = [&](int i) -> int64_t {
+            if (sh.dtype == DType::I32) return int32_t(format::loadU32(raw + 4 * i));
+            return int64_t(uint64_t(format::loadU32(raw + 8 * i)) | uint64_t(format::loadU32(raw + 8 * i + 4)) << 32);
+        };
+        const int64_t r = dim(0), c = dim(1);
+        if (c == p.shape[1] && (r + 7) / 8 == rows) // eight rows to a word: not the record's order
+            throw Error(ErrorCode::Unsupported, m_dir + ": '" + name + "' (" + std::to_string(r) + "x" + std::to_string(c) +
+                                                    ") has its INT4 values packed down the columns (packed_dim 0); only "
+                                                    "pack-quantized words along each row are supported");
+        if (r != rows || c != cols)
+            throw Error(ErrorCode::Unsupported, m_dir + ": '" + name + "' is " + std::to_string(r) + "x" + std::to_string(c) +
+                                                    " packed into " + std::to_string(rows) + "x" + std::to_string(cols) +
+                                                    "; padded INT4 rows are not supported");
+        s.bytes += sh.bytes;
+    }
+    const int64_t groups = sc.shape[1];
+    if (sc.shape[0] != rows || groups <= 0) throw bad("its scales must be [rows, groups]");
+    int64_t G = 0; // inputs per scale: the config's group_size where it fits, else what the scales divide
+    if (m_int4Group > 0 && blocksAlong(cols, m_int4Group) == groups) G = m_int4Group;
+    else if (groups * format::kInt4Group == cols) G = format::kInt4Group;
+    else if (cols % groups == 0) G = cols / groups;
+    else
+        throw Error(ErrorCode::Unsupported, m_dir + ": '" + name + "' has " + std::to_string(groups) + " scales per row of " +
+                                                std::to_string(cols) + " and config.json names no group_size that fits");
+    s.shape = {rows, cols};
+    if (G == format::kInt4Group) {
+        s.dtype = DType::INT4G32;
+    } else {
+        s.dtype = DType::INT4Grouped;
+        s.blockRows = 1;
+        s.blockCols = G;
+    }
+    return s;
+}
+
+std::vector<float> HfDirectorySource::fp8Scales(const SourceTensor &t, const Group &g) const {
+    const TensorInfo &sc = stored(g.scale);
+    std::vector<uint8_t> raw(static_cast<size_t>(sc.bytes));
+    readWhole(sc.name, raw.data());
+    std::vector<float> out(static_cast<size_t>(sc.elements()));
+    scalesToF32(sc.dtype, raw.data(), sc.elements(), out.data());
+    if (int64_t(out.size()) != blocksAlong(t.rows(), t.blockRows) * blocksAlong(t.rowLength(), t.blockCols))
+        throw Error(ErrorCode::Format, m_dir + ": '" + sc.name + "' does not hold one scale per block of '" + t.name + "'");
+    return out;
+}
+
 void HfDirectorySource::readRows(const SourceTensor &t, int64_t row0, int64_t rows, float *out) const {
     auto group = m_groups.find(t.name);
     if (group == m_groups.end()) {
@@ -276,6 +372,21 @@ void HfDirectorySource::readRows(const SourceTensor &t, int64_t row0, int64_t ro
     const Group &g = group->second;
     const TensorInfo &p = stored(g.payload), &sc = stored(g.scale);
     const int64_t cols = t.rowLength();
+    if (t.dtype == DType::FP8Scaled) {
+        std::vector<uint8_t> q(static_cast<size_t>(rows * cols));
+        shard(m_weightMap.at(p.name)).readBytes(p, row0 * cols, rows * cols, q.data());
+        decodeFp8ScaledRows(t, q.data(), fp8Scales(t, g).data(), row0, rows, out);
+        return;
+    }
+    if (t.dtype == DType::INT4Grouped) {
+        const int64_t pRow = cols / 2, sRow = blocksAlong(cols, t.blockCols) * 2;
+        std::vector<uint8_t> packed(static_cast<size_t>(rows * pRow)), scales(static_cast<size_t>(rows * sRow));
+        shard(m_weightMap.at(p.name)).readBytes(p, row0 * pRow, rows * pRow, packed.data());
+        shard(m_weightMap.at(sc.name)).readBytes(sc, row0 * sRow, rows * sRow, scales.data());
+        for (int64_t r = 0; r < rows; ++r)
+            decodeInt4GroupedRow(packed.data() + r * pRow, scales.data() + r * sRow, cols, t.blockCols, out + r * cols);
+        return;
+    }
     if (t.dtype == DType::FP8B128) {
         std::vector<uint8_t> q(static_cast<size_t>(rows * cols)), scales(static_cast<size_t>(sc.bytes));
         shard(m_weightMap.at(p.name)).readBytes(p, row0 * cols, rows * cols, q.data());
@@ -319,8 +430,22 @@ void HfDirectorySource::readStored(const SourceTensor &t, uint8_t *payload, uint
         readWhole(t.name, payload, true);
         return;
     }
-    readWhole(group->second.payload, payload, true);
-    readWhole(group->second.scale, scales, true);
+    const Group &g = group->second;
+    if (t.dtype == DType::FP8Scaled) { // e4m3 bytes as they are, scales repeated per 128x128 block
+        fp8ScalesToBlock128(t, fp8Scales(t, g).data(), scales);
+        readWhole(g.payload, payload, true);
+        return;
+    }
+    if (t.dtype == DType::INT4Grouped) { // packed words as they are, scales repeated per 32
+        const TensorInfo &sc = stored(g.scale);
+        std::vector<uint8_t> raw(static_cast<size_t>(sc.bytes));
+        readWhole(g.scale, raw.data());
+        int4ScalesToGroup32(t, raw.data(), scales);
+        readWhole(g.payload, payload, true);
+        return;
+    }
+    readWhole(g.payload, payload, true);
+    readWhole(g.scale, scales, true);
 }
 
 std::optional<ModelSource::StoredRanges> HfDirectorySource::storedRanges(const SourceTensor &t) const {
@@ -328,6 +453,7 @@ std::optional<ModelSource::StoredRanges> HfDirectorySource::storedRanges(const S
         const TensorInfo &ti = stored(name);
         return ByteRange{&shard(m_weightMap.at(name)).file(), ti.offset, ti.bytes, nullptr};
     };
+    if (t.dtype == DType::FP8Scaled || t.dtype == DType::INT4Grouped) return std::nullopt; // re-laid, not copied
     auto group = m_groups.find(t.name);
     if (group == m_groups.end()) {
         if (t.dtype != DType::BF16) return std::nullopt; // readStored says why

@@ -9,9 +9,13 @@
 //   FP8B128 (DeepSeek-V3, Kimi K2): F8_E4M3 `<name>` [rows, cols] and F32
 //     `<name>_scale_inv` [ceil(rows/128), ceil(cols/128)];
 //   INT4G32 (compressed-tensors' pack-quantized: K2-Thinking, K2.5): I32 `<name>_packed`
-//     [rows, cols/8], BF16 `<name>_scale` [rows, cols/32] and I64 `<name>_shape` [2].
+//     [rows, cols/8], BF16 `<name>_scale` [rows, cols/32] and I64 `<name>_shape` [2];
+//   FP8Scaled, INT4Grouped (scaled_layouts.hpp): the same elements with other scales:
+//     F8_E4M3 `<name>` with `<name>_scale_inv` blocks of another size or `<name>_scale`
+//     per tensor / per row (F32, BF16 or F16); INT4 `_packed` with groups other than 32.
 // readRows decodes them to f32 (exactly, except FP8's one rounding of e4m3 * scale);
-// readStored gives their bytes exactly as stored, for native expert records.
+// readStored gives a native record's bytes of them: as stored for the first four, with
+// the scales re-laid where scaled_layouts.hpp says the values fit exactly.
 #pragma once
 
 #include "convert/safetensors.hpp"
@@ -32,6 +36,9 @@ struct SourceTensor {
     DType dtype = DType::BF16;
     std::vector<int64_t> shape;
     int64_t bytes = 0; // in the source
+    // FP8Scaled and INT4Grouped: one scale per block of blockRows x blockCols weights
+    // (INT4 groups: 1 x group), clipped at the matrix's edges; 0 for other dtypes.
+    int64_t blockRows = 0, blockCols = 0;
     int64_t elements() const {
         int64_t n = 1;
         for (int64_t d : shape) n *= d;
@@ -56,8 +63,10 @@ public:
     // The stored bytes of an MXFP4, FP8B128, INT4G32 or BF16 tensor, exactly as the release
     // holds them: payload (nibbles, e4m3 bytes, packed words, bf16 values) and scales
     // (e8m0 bytes, f32 block multipliers, bf16 group scales; none for BF16), of the sizes
-    // format::nativePayloadBytes / nativeScaleBytes give. Throws Error(Unsupported) for
-    // other dtypes. Thread-safe.
+    // format::nativePayloadBytes / nativeScaleBytes give. For FP8Scaled and INT4Grouped
+    // the elements as stored and the scales re-laid as the record format that holds them
+    // exactly keeps them (scaled_layouts.hpp). Throws Error(Unsupported) for other dtypes
+    // and for scaled layouts no record holds exactly. Thread-safe.
     virtual void readStored(const SourceTensor &t, uint8_t *payload, uint8_t *scales) const = 0;
     // Where readStored's bytes lie in the shards (dst left null; scales.bytes 0 for BF16),
     // so a repack can read many tensors' bytes in a few large reads (span_reader.hpp).
@@ -107,8 +116,12 @@ private:
     // from their dtypes when asked (info), so names alone group them (shards may be gone).
     struct Group {
         std::string payload, scale, shape; // shape: INT4's `_shape`, empty when absent
-        bool fp8() const { return scale.ends_with("_scale_inv"); }
+        bool fp8 = false;                  // e4m3 under the weight's own name
     };
+    SourceTensor fp8Info(const std::string &name, const Group &g) const;
+    SourceTensor int4Info(const std::string &name, const Group &g) const;
+    // The scales of a FP8Scaled tensor as f32, all of them (small: one per block).
+    std::vector<float> fp8Scales(const SourceTensor &t, const Group &g) const;
     const SafetensorsFile &shard(const std::string &file) const;
     const TensorInfo &stored(const std::string &name) const; // a tensor as the shards hold it
     // uncached: past the page cache, for the bytes a native repack reads once.
@@ -117,6 +130,9 @@ private:
     std::string m_dir, m_config, m_identity;
     std::map<std::string, std::string> m_weightMap; // stored tensor -> shard file name
     std::map<std::string, Group> m_groups;         // logical name -> its stored tensors
+    // What config.json's quantization_config says of the scale layout, where it says it
+    // (0: not said): FP8 `weight_block_size`, INT4 `group_size`.
+    int64_t m_fp8BlockRows = 0, m_fp8BlockCols = 0, m_int4Group = 0;
     int64_t m_totalBytes = 0, m_tensorBytes = 0;
     mutable std::mutex m_mutex;
     mutable std::map<std::string, std::unique_ptr<SafetensorsFile>> m_open;

@@ -2,6 +2,7 @@
 
 #include "convert/int4_groups.hpp"
 #include "convert/parallel.hpp"
+#include "convert/scaled_layouts.hpp"
 #include "format/expert_record.hpp"
 #include "format/native_record.hpp"
 
@@ -24,6 +25,19 @@ uint8_t nativeFormatOf(DType d) {
     }
 }
 
+uint8_t nativeFormatOf(const SourceTensor &t, std::string *why) {
+    if (t.dtype == DType::FP8Scaled || t.dtype == DType::INT4Grouped) {
+        std::string reason;
+        const uint8_t fmt = exactNativeFormat(t, &reason);
+        if (!fmt && why) *why = scaledLayoutText(t) + ": " + reason;
+        return fmt;
+    }
+    const uint8_t fmt = nativeFormatOf(t.dtype);
+    if (!fmt && why)
+        *why = std::string(dtypeName(t.dtype)) + " (native records hold MXFP4, FP8 blocks, INT4 groups or BF16 as the release stores them)";
+    return fmt;
+}
+
 bool ExpertChoice::native() const { return format::isNativeFmt(fmt); }
 
 std::string ExpertChoice::name() const { return native() ? format::nativeFmtName(fmt) : "VQ3R"; }
@@ -37,16 +51,16 @@ ExpertChoice chooseExperts(const ModelSource &src, const Layout &layout, ExpertE
         }
     if (!moe) return {format::kFmtVQ3R, false};
     const SourceTensor t = src.info(moe->experts[0].name[0]);
-    const uint8_t own = nativeFormatOf(t.dtype);
+    std::string why;
+    const uint8_t own = nativeFormatOf(t, &why);
     switch (e) {
     case ExpertEncoding::VQ3R: return {format::kFmtVQ3R, false};
     case ExpertEncoding::Q4: return {format::kFmtINT4G32, true};
     case ExpertEncoding::Auto: return (own && own != format::kFmtBF16) ? ExpertChoice{own, false} : ExpertChoice{format::kFmtVQ3R, false};
     case ExpertEncoding::Native:
         if (!own)
-            throw Error(ErrorCode::Unsupported, std::string("--experts native keeps the release's expert bytes, but '") + t.name +
-                                                    "' is " + dtypeName(t.dtype) +
-                                                    " (native records hold MXFP4, FP8 blocks, INT4 groups or BF16); use --experts q4 or vq3r");
+            throw Error(ErrorCode::Unsupported, "--experts native keeps the release's expert values exactly, but '" + t.name + "' is " +
+                                                    why + "; use --experts q4 or vq3r");
         return {own, false};
     }
     return {format::kFmtVQ3R, false};
@@ -78,8 +92,9 @@ SourceTensor expertPart(const ModelSource &src, const ExpertNames &names, const 
     const int64_t rows = kind < 2 ? s.inter : s.hidden;
     const int64_t cols = kind < 2 ? s.hidden : s.inter;
     if (t.shape != std::vector<int64_t>{rows, cols}) throw Error(ErrorCode::Format, t.name + " has an unexpected shape");
-    if (!choice.encode && nativeFormatOf(t.dtype) != choice.fmt)
-        throw Error(ErrorCode::Format, t.name + " is " + dtypeName(t.dtype) + " but the layer's experts are " +
+    std::string why;
+    if (!choice.encode && nativeFormatOf(t, &why) != choice.fmt)
+        throw Error(ErrorCode::Format, t.name + " is " + (why.empty() ? scaledLayoutText(t) : why) + " but the layer's experts are " +
                                            format::nativeFmtName(choice.fmt) + "; use --experts q4 or vq3r");
     return t;
 }

@@ -20,6 +20,10 @@ namespace waste::convert {
 // The native record format that keeps a logical dtype's bytes (MXFP4, FP8B128, INT4G32,
 // BF16); 0 for dtypes no record keeps as they are (F16, F32).
 uint8_t nativeFormatOf(DType d);
+// The native record format that holds a tensor's values exactly: its dtype's for the four
+// copied layouts, FP8B128 / INT4G32 for scaled layouts whose scales re-lay exactly
+// (scaled_layouts.hpp), else 0 with the reason (naming the layout) in *why.
+uint8_t nativeFormatOf(const SourceTensor &t, std::string *why = nullptr);
 
 // What a conversion writes for routed experts: format::kFmtVQ3R, or a native format id
 // with `encode` false for a repack and true for q4's INT4G32 encoding.
@@ -31,8 +35,11 @@ struct ExpertChoice {
 };
 
 // Resolves the person's choice against the release: Auto is native when the experts are
-// already quantised (MXFP4, FP8 blocks, INT4 groups) and VQ3R otherwise; Native on F16 or
-// F32 experts is refused with a one-line reason. A source without routed experts gets VQ3R.
+// already quantised in a layout a record holds exactly (MXFP4, FP8 blocks, INT4 groups,
+// repacked or with their scales re-laid) and VQ3R otherwise; Native on F16 or F32 experts,
+// or on scaled layouts no record holds exactly, is refused with a one-line reason that
+// names the tensor, its layout and what to use instead. A source without routed experts
+// gets VQ3R.
 ExpertChoice chooseExperts(const ModelSource &src, const Layout &layout, ExpertEncoding e);
 
 // Fills `record` (nativeRecordLayout(choice.fmt, shape.inter, shape.hidden).recordBytes

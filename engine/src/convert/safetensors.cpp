@@ -27,6 +27,8 @@ const char *dtypeName(DType t) {
     case DType::MXFP4: return "MXFP4";
     case DType::FP8B128: return "FP8B128";
     case DType::INT4G32: return "INT4G32";
+    case DType::FP8Scaled: return "FP8 (scaled)";
+    case DType::INT4Grouped: return "INT4 (grouped)";
     default: return "?";
     }
 }

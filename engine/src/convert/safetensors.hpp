@@ -18,11 +18,13 @@ namespace waste::convert {
 // FP8 weights of block-quantised releases (with an F32 `*_scale_inv`); I32 the packed
 // INT4 words of compressed-tensors' pack-quantized releases (with a BF16 `*_scale` and
 // an I64 `*_shape`). MXFP4, FP8B128 and INT4G32 are never file dtypes: they name the
-// logical tensor a source assembles from such a group (model_source.hpp).
-enum class DType { F32, F16, BF16, U8, F8E4M3, I32, I64, MXFP4, FP8B128, INT4G32, Other };
+// logical tensor a source assembles from such a group (model_source.hpp). FP8Scaled and
+// INT4Grouped are the same element encodings with scales laid out otherwise (FP8 per
+// tensor, per row or in other blocks; INT4 groups of another size): scaled_layouts.hpp.
+enum class DType { F32, F16, BF16, U8, F8E4M3, I32, I64, MXFP4, FP8B128, INT4G32, FP8Scaled, INT4Grouped, Other };
 
 const char *dtypeName(DType t);
-int dtypeSize(DType t); // 0 for the logical MXFP4, FP8B128, INT4G32 and for Other
+int dtypeSize(DType t); // 0 for the logical MXFP4, FP8B128, INT4G32, FP8Scaled, INT4Grouped and for Other
 
 struct TensorInfo {
     std::string name;

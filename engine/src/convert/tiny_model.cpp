@@ -147,7 +147,9 @@ void TinySource::add(const std::string &name, std::vector<int64_t> shape, Init i
     t.info.name = name;
     t.info.dtype = dtype;
     t.info.shape = std::move(shape);
-    t.info.bytes = tinyStoredBytes(dtype, t.info.rows(), t.info.rowLength());
+    if (dtype == DType::FP8Scaled || dtype == DType::INT4Grouped)
+        tinyExpertBlocks(m_options.experts, t.info.rows(), t.info.rowLength(), t.info.blockRows, t.info.blockCols);
+    t.info.bytes = tinyStoredBytes(t.info);
     t.init = init;
     t.key = mix64(m_options.seed ^ hashString(name));
     m_totalBytes += t.info.bytes;

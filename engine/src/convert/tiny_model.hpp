@@ -55,7 +55,10 @@ TinyDims tinyQwen3NextDims(const TinyModelOptions &options); // tiny_qwen3_next_
 // sizing a model) and the stored bytes of a [rows, cols] tensor of it.
 DType tinyExpertDType(TinyExperts e, DType byDefault);
 double tinyExpertBytesPerWeight(DType dtype);
-int64_t tinyStoredBytes(DType dtype, int64_t rows, int64_t cols);
+// Stored bytes of a [rows, cols] tensor; t's blocks for FP8Scaled / INT4Grouped.
+int64_t tinyStoredBytes(const SourceTensor &t);
+// The scale blocks of a scaled layout for a [rows, cols] tensor (SourceTensor::blockRows/Cols).
+void tinyExpertBlocks(TinyExperts e, int64_t rows, int64_t cols, int64_t &blockRows, int64_t &blockCols);
 
 class TinySource : public ModelSource {
 public:
@@ -76,6 +79,9 @@ public:
     // readRows gives exactly these values decoded.
     void readStored(const SourceTensor &t, uint8_t *payload, uint8_t *scales) const override;
     void readStoredRows(const SourceTensor &t, int64_t row0, int64_t rows, uint8_t *payload, uint8_t *scales) const override;
+    // The bytes of a quantised tensor as the release stores them (what makeTinyHf writes):
+    // readStored's for the copied layouts, the source's own scales for the scaled ones.
+    void releaseBytes(const SourceTensor &t, std::vector<uint8_t> &payload, std::vector<uint8_t> &scales) const;
 
 private:
     enum class Init {
