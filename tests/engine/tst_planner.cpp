@@ -5,6 +5,7 @@
 #include "plan/plan_inputs.hpp"
 #include "plan/system_memory.hpp"
 
+#include <waste/calibration.hpp>
 #include <waste/waste.hpp>
 
 #include <gtest/gtest.h>
@@ -243,4 +244,35 @@ TEST(Planner, ReferenceCurveNeedsAWorkingSet)
     p.min_expert_cache = 208 * 1000;
     auto k = waste::forecastBudgets(p, {p.floor_bytes}, 2.0, 0);
     EXPECT_NEAR(k.budgets[0].hit_rate, 0.132 + (0.403 - 0.132) * (0.03125 - 0.030) / (0.060 - 0.030), 1e-9);
+}
+
+// The decode scale: a generated tiny model decoded and priced by the kernel timings, kept
+// between 1 and kMaxDecodeScale, and carried into every estimate and the calibration file.
+TEST(Planner, DecodeScaleIsMeasuredClampedAndApplied)
+{
+    waste::ComputeCalibration fast; // kernels "timed" far faster than any decode
+    waste::ComputeCalibration slow; // kernels "timed" far slower
+    for (const char *k : {"F32", "Q8G", "Q4G", "Q3G", "LUT", "VQ-expert"})
+        for (int64_t size : {int64_t(1) << 10, int64_t(1) << 24}) {
+            fast.timings.push_back({k, size, 1e-12});
+            slow.timings.push_back({k, size, 1.0});
+        }
+    // A real decode of the tiny model takes well over the fast pricing and well under the slow.
+    EXPECT_EQ(waste::measureDecodeScale(fast), waste::kMaxDecodeScale);
+    EXPECT_EQ(waste::measureDecodeScale(slow), 1.0);
+
+    const std::string r3 = std::string(WASTE_FIXTURES_DIR) + "/reference-container/r3.waste";
+    waste::ComputeCalibration twice = slow;
+    twice.decodeScale = 2;
+    const waste::ComputeEstimate one = waste::estimateComputePerToken(r3, slow);
+    const waste::ComputeEstimate two = waste::estimateComputePerToken(r3, twice);
+    ASSERT_GT(one.seconds, 0);
+    EXPECT_DOUBLE_EQ(two.seconds, 2 * one.seconds);
+    EXPECT_DOUBLE_EQ(two.overlapSeconds, 2 * one.overlapSeconds);
+
+    twice.machine = "test machine";
+    EXPECT_EQ(waste::calibrationFromJson(waste::calibrationToJson(twice)).decodeScale, 2.0);
+    std::string bad = waste::calibrationToJson(twice);
+    bad.replace(bad.find("\"decode_scale\": 2.0"), std::string("\"decode_scale\": 2.0").size(), "\"decode_scale\": 40.0");
+    EXPECT_THROW(waste::calibrationFromJson(bad), waste::Error);
 }

@@ -28,11 +28,20 @@ struct KernelTiming {
     double seconds = 0;
 };
 
+// The largest decode scale kept: a measurement past it says the machine was busy, not
+// what a token costs.
+inline constexpr double kMaxDecodeScale = 4;
+
 struct ComputeCalibration {
     std::string machine;   // what the figures belong to: CPU, SIMD level, compute threads
     int threads = 0;       // compute threads measured with (the engine's default: 0 = all)
     double seconds = 0;    // how long the run took
     std::vector<KernelTiming> timings;
+    // A decoded token's compute over the sum of its calibrated kernels, measured by decoding
+    // a generated tiny model: a token runs the same kernels between attention, norms,
+    // routing and sampling, with the pool's threads waking for every call, and on this
+    // project's 2-core machine took 1.8-2.6 times the sum. Estimates are multiplied by it.
+    double decodeScale = 1;  // 1..kMaxDecodeScale
 
     // Seconds for one call of `kernel` over `size` units: linear between the measured sizes,
     // the end segments' slopes beyond them. -1 when the kernel was not measured.
@@ -41,8 +50,12 @@ struct ComputeCalibration {
 
 // The key a cached calibration must carry to be reused on this machine.
 std::string calibrationMachineKey(int threads);
-// Runs the kernels (about a second or two). threads 0: one per hardware thread, as the engine.
+// Runs the kernels, then decodes a generated tiny model for the decode scale (a few
+// seconds in all). threads 0: one per hardware thread, as the engine.
 ComputeCalibration calibrateCompute(int threads = 0);
+// The decode scale alone: a generated tiny model decoded and priced with `kernels`. 1 when
+// the model cannot be made or run (the kernels then price a token unscaled).
+double measureDecodeScale(const ComputeCalibration &kernels, int threads = 0);
 std::string calibrationToJson(const ComputeCalibration &c);
 // Throws Error(Format) on text that is not a calibration.
 ComputeCalibration calibrationFromJson(const std::string &text);

@@ -43,6 +43,7 @@ std::string calibrationToJson(const ComputeCalibration &c)
     j["machine"] = c.machine;
     j["threads"] = c.threads;
     j["seconds"] = c.seconds;
+    j["decode_scale"] = c.decodeScale;
     Json rows = Json::array();
     for (const KernelTiming &t : c.timings)
         rows.push_back({{"kernel", t.kernel}, {"size", t.size}, {"seconds", t.seconds}});
@@ -60,6 +61,9 @@ ComputeCalibration calibrationFromJson(const std::string &text)
     c.machine = j["machine"].get<std::string>();
     c.threads = j.value("threads", 0);
     c.seconds = j.value("seconds", 0.0);
+    c.decodeScale = j.value("decode_scale", 1.0);
+    if (!(c.decodeScale >= 1 && c.decodeScale <= kMaxDecodeScale))
+        throw Error(ErrorCode::Format, "compute calibration: decode_scale out of range");
     for (const Json &t : j["timings"]) {
         if (!t.is_object() || !t.contains("kernel") || !t["kernel"].is_string() || !t.contains("size") ||
             !t["size"].is_number() || !t.contains("seconds") || !t["seconds"].is_number())

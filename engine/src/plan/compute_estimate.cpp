@@ -28,7 +28,7 @@ ComputeEstimate estimateCompute(const PlanInputs &in, const ComputeCalibration &
             if (one < 0)
                 continue;
         }
-        const double s = one * double(call.count);
+        const double s = one * double(call.count) * c.decodeScale;
         e.seconds += s;
         if (call.overlapsReads)
             e.overlapSeconds += s;

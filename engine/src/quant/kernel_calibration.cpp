@@ -14,6 +14,7 @@
 #include "quant/native_rows.hpp"
 #include "quant/simd.hpp"
 #include "quant/trunk_matvec.hpp"
+#include "quant/kernel_calibration.hpp"
 
 #include <waste/calibration.hpp>
 #include <waste/waste.hpp>
@@ -138,13 +139,13 @@ std::string calibrationMachineKey(int threads)
 {
     const int hw = int(std::max(1u, std::thread::hardware_concurrency()));
     // The trailing version makes files from an older calibration (without the cold expert
-    // timings) measure again rather than price experts as cache-resident.
+    // timings or the decode scale) measure again.
     return cpuName() + ", " + std::to_string(hw) + " hardware threads, " +
            quant::simdName(quant::activeSimd()) + ", " + std::to_string(threads > 0 ? threads : hw) +
-           " compute threads, calibration 2";
+           " compute threads, calibration 3";
 }
 
-ComputeCalibration calibrateCompute(int threads)
+ComputeCalibration calibrateKernels(int threads)
 {
     const auto start = Clock::now();
     compute::ThreadPool pool(threads);
