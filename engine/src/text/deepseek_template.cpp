@@ -16,16 +16,8 @@ Segments renderDeepSeek(const Json &request)
 {
     const Json &msgs = family::messages(request);
     SegmentWriter w;
-    std::string system;
-    bool firstSystem = true;
-    for (const Json &m : msgs) {
-        if (family::role(m) != "system")
-            continue;
-        system += (firstSystem ? "" : "\n\n") + family::contentText(m);
-        firstSystem = false;
-    }
     w.markup(kBos);
-    w.text(system);
+    w.text(family::systemText(msgs));
     bool isFirst = false, isTool = false, isOutputFirst = true;
     for (const Json &m : msgs) {
         const std::string role = family::role(m);
@@ -33,7 +25,7 @@ Segments renderDeepSeek(const Json &request)
             isTool = false;
             w.markup(kUser);
             w.text(family::contentText(m));
-        } else if (role == "assistant" && m.contains("tool_calls") && !m["tool_calls"].is_null()) {
+        } else if (role == "assistant" && family::hasToolCallsField(m)) {
             isTool = false;
             for (const Json &call : family::toolCalls(m)) {
                 const Json &fn = family::function(call);

@@ -19,31 +19,13 @@ namespace waste::text {
 using family::Json;
 using namespace deepseek;
 
-namespace {
-
-bool hasCallsField(const Json &m)
-{
-    const auto it = m.find("tool_calls");
-    return it != m.end() && !it->is_null();
-}
-
-} // namespace
-
 Segments renderDeepSeekV31(const Json &request)
 {
     const Json &msgs = family::messages(request);
     const bool thinking = deepSeekV31Thinking(request);
     SegmentWriter w;
-    std::string system;
-    bool firstSystem = true;
-    for (const Json &m : msgs) {
-        if (family::role(m) != "system")
-            continue;
-        system += (firstSystem ? "" : "\n\n") + family::contentText(m);
-        firstSystem = false;
-    }
     w.markup(kBos);
-    w.text(system);
+    w.text(family::systemText(msgs));
     bool isFirst = false, isTool = false, isLastUser = false;
     for (const Json &m : msgs) {
         const std::string role = family::role(m);
@@ -52,7 +34,7 @@ Segments renderDeepSeekV31(const Json &request)
             isLastUser = true;
             w.markup(kUser);
             w.text(family::contentText(m));
-        } else if (role == "assistant" && hasCallsField(m)) {
+        } else if (role == "assistant" && family::hasToolCallsField(m)) {
             if (isLastUser)
                 w.markup(kAssistant + "</think>");
             isLastUser = isFirst = isTool = false;

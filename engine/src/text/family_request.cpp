@@ -85,4 +85,23 @@ bool addGenerationPrompt(const Json &request)
     return it == request.end() || !it->is_boolean() || it->get<bool>();
 }
 
+std::string systemText(const Json &messages)
+{
+    std::string system;
+    bool first = true;
+    for (const Json &m : messages) {
+        if (role(m) != "system")
+            continue;
+        system += (first ? "" : "\n\n") + contentText(m);
+        first = false;
+    }
+    return system;
+}
+
+bool hasToolCallsField(const Json &message)
+{
+    const auto it = message.find("tool_calls");
+    return it != message.end() && !it->is_null();
+}
+
 } // namespace waste::text::family

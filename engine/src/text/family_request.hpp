@@ -22,6 +22,12 @@ std::string contentText(const Json &message);
 bool hasContent(const Json &message);
 // A string field, or "" when absent or not a string.
 std::string stringOr(const Json &obj, const char *key);
+// Every system message's text, in order, joined by a blank line (DeepSeek's templates
+// gather them all ahead of the conversation).
+std::string systemText(const Json &messages);
+// Whether the message has a `tool_calls` field that is not null (Jinja's `is defined and
+// is not none`), empty or not.
+bool hasToolCallsField(const Json &message);
 // The tool calls of an assistant message (an empty array when it has none).
 const Json &toolCalls(const Json &message);
 // A tool call's function object (the call itself when it has no "function").
