@@ -10,40 +10,23 @@
 //   (deepseek-v3, kimi-k2, qwen3-moe: formats that reason before a forced tool_use, which
 //   must then come with a thinking block; gpt-oss: harmony, where that block may be
 //   missing; qwen3-next). Exits 0 when every check passes.
-import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
 import path from 'node:path';
 import assert from 'node:assert/strict';
+import { loadPackage, startServe, stepper, stopServe, waitReady } from './serve_process.mjs';
 
 const [prefix, cli, model, arch] = process.argv.slice(2);
 const thinks = ['deepseek-v3', 'kimi-k2', 'qwen3-moe'].includes(arch);
 // gpt-oss's harmony reasons first too, but its analysis channel may stay empty: a thinking
 // block, when there is one, comes before the tool_use.
 const harmony = arch === 'gpt-oss';
-const require = createRequire(path.join(path.resolve(prefix), 'package.json'));
-const sdk = require('@anthropic-ai/sdk');
+const { module: sdk, version } = loadPackage(prefix, '@anthropic-ai/sdk');
 const Anthropic = sdk.Anthropic ?? sdk.default ?? sdk;
-const version = JSON.parse(readFileSync(path.join(prefix, 'node_modules/@anthropic-ai/sdk/package.json'), 'utf8')).version;
 const name = arch ?? path.basename(model);
-const started = Date.now();
-const step = (what) => console.log(`[${((Date.now() - started) / 1000).toFixed(1)} s] ${what}`);
+const step = stepper();
 
 const key = 'sk-ant-conformance';
-const server = spawn(cli, ['serve', model, '--port', '0', '--api-key', key, '--ctx', '2048'],
-                     { stdio: ['ignore', 'pipe', 'inherit'] });
-const hello = await new Promise((resolve, reject) => {
-  createInterface({ input: server.stdout }).once('line', (l) => resolve(JSON.parse(l)));
-  server.once('exit', (code) => reject(new Error(`waste serve exited with ${code}`)));
-});
-const root = hello.url.replace(/\/v1$/, '');
-for (let i = 0; ; ++i) {
-  if ((await fetch(`${root}/health`)).status === 200) break;
-  if (i > 600) throw new Error('the model never became ready');
-  await new Promise((r) => setTimeout(r, 100));
-}
-const id = (await (await fetch(`${root}/health`)).json()).model;
+const { server, root } = await startServe(cli, model, key, 2048);
+const id = (await waitReady(root)).model;
 step(`@anthropic-ai/sdk ${version} on node ${process.version} against ${root} (${name})`);
 
 // The SDK sends the key as x-api-key and its anthropic-version header.
@@ -174,8 +157,6 @@ try {
                     Anthropic.BadRequestError, 400, 'invalid_request_error');
   step('errors: AuthenticationError 401, BadRequestError 400 in Anthropic\'s error shape');
 } finally {
-  server.kill('SIGTERM');
+  await stopServe(server);
 }
-const code = await new Promise((resolve) => server.once('exit', (c) => resolve(c)));
-assert.equal(code, 0);
 step(`anthropic conformance on ${name}: ok`);

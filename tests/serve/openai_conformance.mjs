@@ -11,12 +11,9 @@
 //   (deepseek-v3, kimi-k2, qwen3-moe: its release's chat format, which reasons first, so
 //   forced calls and JSON answers must also bring back reasoning_content; gpt-oss, qwen3-next:
 //   harmony and Qwen3's ChatML). Exits 0 when every check passes.
-import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
 import path from 'node:path';
 import assert from 'node:assert/strict';
+import { loadPackage, startServe, stepper, stopServe, waitReady } from './serve_process.mjs';
 
 const [prefix, cli, model, arch] = process.argv.slice(2);
 // R1's, K2-Thinking's and Qwen3's formats reason before a forced answer (thinking is on by
@@ -26,30 +23,17 @@ const thinks = ['deepseek-v3', 'kimi-k2', 'qwen3-moe'].includes(arch);
 // channel may stay empty: what it guarantees is that any reasoning comes before the
 // answer, streamed or whole alike, and is counted apart from the answer's tokens.
 const harmony = arch === 'gpt-oss';
-const require = createRequire(path.join(path.resolve(prefix), 'package.json'));
-const sdk = require('openai');
+const { module: sdk, version } = loadPackage(prefix, 'openai');
 const OpenAI = sdk.OpenAI ?? sdk.default ?? sdk;
-const version = JSON.parse(readFileSync(path.join(prefix, 'node_modules/openai/package.json'), 'utf8')).version;
 const name = arch ?? path.basename(model);
-const started = Date.now();
-const step = (what) => console.log(`[${((Date.now() - started) / 1000).toFixed(1)} s] ${what}`);
+const step = stepper();
 
 const key = 'sk-conformance';
-const server = spawn(cli, ['serve', model, '--port', '0', '--api-key', key, '--ctx', '2048'],
-                     { stdio: ['ignore', 'pipe', 'inherit'] });
-const hello = await new Promise((resolve, reject) => {
-  createInterface({ input: server.stdout }).once('line', (l) => resolve(JSON.parse(l)));
-  server.once('exit', (code) => reject(new Error(`waste serve exited with ${code}`)));
-});
-const root = hello.url.replace(/\/v1$/, '');
-for (let i = 0; ; ++i) {
-  if ((await fetch(`${root}/health`)).status === 200) break;
-  if (i > 600) throw new Error('the model never became ready');
-  await new Promise((r) => setTimeout(r, 100));
-}
-step(`openai ${version} on node ${process.version} against ${hello.url} (${name})`);
+const { server, base, root } = await startServe(cli, model, key, 2048);
+await waitReady(root);
+step(`openai ${version} on node ${process.version} against ${base} (${name})`);
 
-const client = new OpenAI({ baseURL: hello.url, apiKey: key, maxRetries: 0, timeout: 120000 });
+const client = new OpenAI({ baseURL: base, apiKey: key, maxRetries: 0, timeout: 120000 });
 
 // The same checks the SDK's users rely on for tool calls: arguments are a JSON string that
 // parses into an object matching the tool's schema.
@@ -291,7 +275,7 @@ try {
   step('responses errors: BadRequestError 400 (decimal_above_max_value, previous_response_not_found)');
 
   // Errors, as the SDK's typed exceptions.
-  const stranger = new OpenAI({ baseURL: hello.url, apiKey: 'sk-wrong', maxRetries: 0 });
+  const stranger = new OpenAI({ baseURL: base, apiKey: 'sk-wrong', maxRetries: 0 });
   await expectError(stranger.models.list(), OpenAI.AuthenticationError, 401, 'invalid_api_key');
   await expectError(stranger.chat.completions.create(ask), OpenAI.AuthenticationError, 401, 'invalid_api_key');
   let e = await expectError(client.chat.completions.create({ model: id, messages: [] }), OpenAI.BadRequestError, 400,
@@ -336,8 +320,6 @@ try {
   assert.equal(next.object, 'chat.completion');
   step(`abort after ${seen} chunks; next request answered ${Date.now() - t0} ms later`);
 } finally {
-  server.kill('SIGTERM');
+  await stopServe(server);
 }
-const code = await new Promise((resolve) => server.once('exit', (c) => resolve(c)));
-assert.equal(code, 0);
 step(`openai conformance on ${name}: ok`);

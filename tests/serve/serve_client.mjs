@@ -2,34 +2,16 @@
 // a chat completion, an SSE stream read incrementally (usage chunk, [DONE]), a client
 // aborting mid-stream, and a clean exit on SIGTERM.
 // usage: node serve_client.mjs WASTE_CLI MODEL_DIR
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import assert from 'node:assert/strict';
+import { startServe, stopServe, waitReady } from './serve_process.mjs';
 
 const [cli, model] = process.argv.slice(2);
 const key = 'sk-node-test';
-const server = spawn(cli, ['serve', model, '--port', '0', '--api-key', key, '--ctx', '1024'],
-                     { stdio: ['ignore', 'pipe', 'inherit'] });
-const hello = await new Promise((resolve, reject) => {
-  createInterface({ input: server.stdout }).once('line', (l) => resolve(JSON.parse(l)));
-  server.once('exit', (code) => reject(new Error(`waste serve exited with ${code}`)));
-});
-const base = hello.url; // http://127.0.0.1:PORT/v1
-const root = base.replace(/\/v1$/, '');
+const { server, base, root } = await startServe(cli, model, key, 1024); // base: http://127.0.0.1:PORT/v1
 const auth = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
 
-async function waitReady() {
-  for (let i = 0; i < 300; ++i) {
-    const r = await fetch(`${root}/health`);
-    if (r.status === 200) return (await r.json());
-    assert.equal(r.status, 503);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('the model never became ready');
-}
-
 try {
-  const health = await waitReady();
+  const health = await waitReady(root, 300, (r) => assert.equal(r.status, 503));
   assert.equal(health.status, 'ok');
 
   // Errors: OpenAI error objects.
@@ -108,8 +90,6 @@ try {
   assert.equal((await r.json()).object, 'text_completion');
   console.log(`next request answered ${Date.now() - t0} ms after the abort`);
 } finally {
-  server.kill('SIGTERM');
+  await stopServe(server);
 }
-const code = await new Promise((resolve) => server.once('exit', (c) => resolve(c)));
-assert.equal(code, 0);
 console.log('serve_node_fetch: ok');
