@@ -12,38 +12,7 @@ set -u
 prefix=$1 package=$2 version=$3 script=$4 cli=$5 model=$6
 arch=
 
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-    echo "SKIP: the $package client test needs node and npm (Debian: apt-get install nodejs npm)"
-    exit 77
-fi
-major=$(node -p 'process.versions.node.split(".")[0]')
-if [ "$major" -lt 18 ]; then
-    echo "SKIP: node $(node --version) is too old for $package@$version (node 18 or later)"
-    exit 77
-fi
-
-have() { node -p "require('$prefix/node_modules/$package/package.json').version" 2>/dev/null; }
-mkdir -p "$prefix"
-(
-    flock 9 # the runs on several models may start together: one installs, the others wait
-    if [ "$(have)" != "$version" ]; then
-        echo "installing $package@$version into $prefix"
-        if ! npm install --prefix "$prefix" "$package@$version" --no-audit --no-fund --prefer-offline \
-                --fetch-timeout=30000 --fetch-retries=1 >"$prefix/npm-install.log" 2>&1; then
-            if grep -Eqi 'ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNREFUSED|ECONNRESET|ENETUNREACH|EHOSTUNREACH|network|proxy' \
-                    "$prefix/npm-install.log"; then
-                echo "SKIP: the npm registry cannot be reached to install $package@$version:"
-                tail -n 5 "$prefix/npm-install.log"
-                exit 77
-            fi
-            echo "npm install $package@$version failed:"
-            cat "$prefix/npm-install.log"
-            exit 1
-        fi
-    fi
-) 9>"$prefix/.lock"
-status=$?
-[ $status -ne 0 ] && exit $status
+sh "$(dirname "$0")/../npm_package.sh" "$prefix" "$package" "$version" || exit $?
 
 case $model in
 arch:*)
