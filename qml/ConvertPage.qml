@@ -233,8 +233,10 @@ PageFrame {
                         // The expert encodings side by side; the person chooses, the release's default first chosen.
                         Label {
                             visible: job.expertOptions.length > 0
-                            text: qsTr("Experts — what each choice costs (times at this machine's measured speed: disk %1%2, %3 threads)")
-                                  .arg(Units.rate(job.diskBytesPerSecond)).arg(job.diskDirect ? "" : qsTr(", page cache")).arg(job.encodeJobs)
+                            text: qsTr("Experts — what each choice costs (times at this machine's measured speed: disk reads %1%2%3, %4 threads)")
+                                  .arg(Units.rate(job.diskBytesPerSecond)).arg(job.diskDirect ? "" : qsTr(" (page cache)"))
+                                  .arg(job.diskWriteBytesPerSecond > 0 ? qsTr(", writes %1").arg(Units.rate(job.diskWriteBytesPerSecond)) : "")
+                                  .arg(job.encodeJobs)
                             wrapMode: Text.WordWrap
                             Layout.fillWidth: true
                         }

@@ -76,6 +76,7 @@ private Q_SLOTS:
         QCOMPARE(job.chosenExperts(), QStringLiteral("native"));
         QCOMPARE(job.expertFormat(), QStringLiteral("MXFP4"));
         QVERIFY(job.diskBytesPerSecond() > 0);
+        QVERIFY(job.diskWriteBytesPerSecond() > 0); // measured where the container goes
 
         const QVariantMap native = optionOf(job, QStringLiteral("native")), vq = optionOf(job, QStringLiteral("vq3r")),
                           q4 = optionOf(job, QStringLiteral("q4"));

@@ -8,6 +8,7 @@
 // copy of the same shards, all measured in the run.
 // Before it: the CPU time the VQ3R conversion took (the figure to
 // compare on a loaded machine) and its reconstruction error against the source.
+#include "convert/output_file.hpp"
 #include "format/crc32.hpp"
 #include "io/aligned_buffer.hpp"
 #include "io/disk_probe.hpp"
@@ -56,33 +57,6 @@ void evict(const std::string &path) {
     if (fd < 0) return;
     ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     ::close(fd);
-}
-
-// The disk's sequential direct write rate, MB/s: 512 MiB in 16 MiB writes to `dir`, then
-// fsync. A 1:1 repack writes as many bytes as it reads, so this bounds it too; on this VM
-// the direct reads of a freshly written source come from the host's cache (3-6 GB/s into
-// huge-page buffers, about 1.1 GB/s into 4 KiB pages; the same files read cold, hours
-// later: 560-670 MB/s) while writes reach the disk (540-740 MB/s).
-double directWriteMbPerS(const std::string &dir) {
-    const std::string path = dir + "/write-probe";
-    const int64_t piece = int64_t(16) << 20, total = int64_t(512) << 20;
-    void *buf = std::aligned_alloc(4096, size_t(piece));
-    std::memset(buf, 0x5a, size_t(piece));
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0644);
-    if (fd < 0) fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    double mbPerS = 0;
-    if (fd >= 0) {
-        const auto t0 = std::chrono::steady_clock::now();
-        bool ok = true;
-        for (int64_t done = 0; ok && done < total; done += piece) ok = ::write(fd, buf, size_t(piece)) == piece;
-        ok = ok && ::fsync(fd) == 0;
-        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        ::close(fd);
-        if (ok) mbPerS = double(total) / 1e6 / s;
-    }
-    std::free(buf);
-    std::filesystem::remove(path);
-    return mbPerS;
 }
 
 // The fastest this disk moves the shards' bytes to new files: a plain copy of every shard
@@ -230,7 +204,11 @@ NativeFigure nativeThroughput(int64_t size, const std::string &work, int jobs) {
         evict(s);
     }
     f.diskMbPerS = seconds > 0 ? bytes / seconds / 1e6 : 0;
-    f.writeMbPerS = directWriteMbPerS(work);
+    // 512 MiB through the converter's writer. On this VM the direct reads of a freshly
+    // written source come from the host's cache (3-6 GB/s into huge-page buffers, about 1.1
+    // GB/s into 4 KiB pages; the same files read cold, hours later: 560-670 MB/s) while
+    // writes reach the disk (540-740 MB/s).
+    f.writeMbPerS = waste::convert::directWriteBytesPerSecond(work, 512ll << 20) / 1e6;
     for (const auto &sh : shards) evict(sh);
     f.smallPageReadMbPerS = smallPageReadMbPerS(shards);
     for (const auto &sh : shards) evict(sh);

@@ -23,6 +23,7 @@
 #include <waste/waste.hpp>
 
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <tuple>
 #include <string>
@@ -140,6 +141,20 @@ TEST(BankWriter, DirectOutputGoesBufferedAfterAnUnalignedAppend)
     want.append(reinterpret_cast<const char *>(a.data()) + 1, 100);
     want.append(reinterpret_cast<const char *>(a.data()), 4096);
     EXPECT_TRUE(slurp(path) == want);
+}
+
+TEST(BankWriter, WriteProbeMeasuresWhereTheContainerGoesAndLeavesNothing)
+{
+    namespace fs = std::filesystem;
+    const std::string dir = freshOutputDir(kSuite, "write-probe");
+    // The output folder need not exist yet: the probe writes in its nearest existing parent.
+    const std::string notYet = dir + "/not/made/yet";
+    const double rate = directWriteBytesPerSecond(notYet, 16 << 20);
+    EXPECT_GT(rate, 0);
+    EXPECT_FALSE(fs::exists(notYet));
+    EXPECT_TRUE(fs::is_empty(dir)) << "the probe file must be removed";
+    // Nowhere to write: no figure, and no exception for the caller to handle.
+    EXPECT_EQ(directWriteBytesPerSecond("/proc/self/waste-probe", 16 << 20), 0);
 }
 
 TEST(BankWriter, UncachedReadsGiveTheBufferedBytes)

@@ -188,7 +188,7 @@ void ConversionJob::plan()
         try {
             p = waste::planConversion(src, out, o);
             if (p.moeLayers > 0) {
-                rates = waste::measureConvertRates(src, o.jobs);
+                rates = waste::measureConvertRates(src, o.jobs, out);
                 for (const waste::ExpertOption &x : waste::expertOptions(src, o, &rates))
                     options << optionMap(x);
             }
@@ -220,6 +220,7 @@ void ConversionJob::plan()
             self->m_recordBytes = p.recordBytes;
             self->m_expertOptions = options;
             self->m_diskRate = rates.diskReadBytesPerSecond;
+            self->m_diskWriteRate = rates.diskWriteBytesPerSecond;
             self->m_diskDirect = rates.diskDirect;
             self->m_encodeJobs = rates.jobs;
             Q_EMIT self->planChanged();

@@ -52,6 +52,7 @@ class ConversionJob : public QObject {
     Q_PROPERTY(QString chosenExperts READ chosenExperts NOTIFY planChanged)
     // This machine's speeds the estimates use (bytes/s; 0 when not measured).
     Q_PROPERTY(double diskBytesPerSecond READ diskBytesPerSecond NOTIFY planChanged)
+    Q_PROPERTY(double diskWriteBytesPerSecond READ diskWriteBytesPerSecond NOTIFY planChanged)
     Q_PROPERTY(bool diskDirect READ diskDirect NOTIFY planChanged)
     Q_PROPERTY(int encodeJobs READ encodeJobs NOTIFY planChanged)
     // An interrupted run left finished parts in the output folder: Start resumes it.
@@ -108,6 +109,7 @@ public:
     QVariantList expertOptions() const { return m_expertOptions; }
     QString chosenExperts() const;
     double diskBytesPerSecond() const { return m_diskRate; }
+    double diskWriteBytesPerSecond() const { return m_diskWriteRate; } // 0: not measured
     bool diskDirect() const { return m_diskDirect; }
     int encodeJobs() const { return m_encodeJobs; }
     bool canResume() const { return m_planned && !m_alreadyComplete && m_unitsDone > 0 && m_unitsDone < m_unitsTotal; }
@@ -153,6 +155,7 @@ private:
     qint64 m_recordBytes = 0;
     QVariantList m_expertOptions;
     double m_diskRate = 0;
+    double m_diskWriteRate = 0;
     bool m_diskDirect = false;
     int m_encodeJobs = 0;
     int m_layers = 0, m_moeLayers = 0, m_experts = 0, m_unitsDone = 0, m_unitsTotal = 0;

@@ -81,6 +81,7 @@ ConvertPlan planConversion(const std::string &sourceDir, const std::string &outD
 // This machine's speeds, measured, for a conversion's time estimate.
 struct ConvertRates {
     double diskReadBytesPerSecond = 0;  // direct sequential reads of the source's largest shard
+    double diskWriteBytesPerSecond = 0; // direct sequential writes where the container goes (0: not measured)
     bool diskDirect = false;            // false: the page cache answered, so the figure is RAM's
     double vqSearchesPerSecond = 0;     // VQ3R nearest-entry searches (one 8-wide vector, 256 entries), all jobs
     double q4WeightsPerSecond = 0;      // weights encoded into INT4 groups of 32, all jobs
@@ -88,8 +89,9 @@ struct ConvertRates {
     int jobs = 1;
 };
 
-// Measures the rates above (about half a second): the disk on the source's largest shard.
-ConvertRates measureConvertRates(const std::string &sourceDir, int jobs = 0);
+// Measures the rates above (about half a second): the disk's reads on the source's largest
+// shard, its writes in outDir (64 MiB; left out when outDir is empty).
+ConvertRates measureConvertRates(const std::string &sourceDir, int jobs = 0, const std::string &outDir = {});
 
 // One way of storing a release's routed experts, with what it costs: the Convert page shows
 // these side by side and the person chooses.

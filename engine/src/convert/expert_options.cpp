@@ -8,6 +8,7 @@
 #include "convert/int4_groups.hpp"
 #include "convert/model_source.hpp"
 #include "convert/native_experts.hpp"
+#include "convert/output_file.hpp"
 #include "convert/parallel.hpp"
 #include "convert/random.hpp"
 #include "convert/scaled_layouts.hpp"
@@ -93,13 +94,15 @@ ExpertTotals expertTotals(const convert::ModelSource &src, const convert::Layout
     return t;
 }
 
-// Seconds a conversion takes: the disk reads the source and writes the container (a
-// repack on one disk shares it between the two), while the CPU does the encoding; the
-// converter overlaps the two, so the slower one sets the time.
+// Seconds a conversion takes: the disk reads the source and writes the container, each at
+// its own measured rate (one disk shares its time between the two; writes at the read
+// rate when they were not measured), while the CPU does the encoding; the converter
+// overlaps the two, so the slower one sets the time.
 double estimateSeconds(const ExpertOption &o, const ConvertPlan &plan, const ExpertTotals &t, const ConvertOptions &opt,
                        const ConvertRates &r, int moeLayers) {
     if (r.diskReadBytesPerSecond <= 0) return -1;
-    const double disk = double(plan.sourceBytes + plan.outputBytes) / r.diskReadBytesPerSecond;
+    const double write = r.diskWriteBytesPerSecond > 0 ? r.diskWriteBytesPerSecond : r.diskReadBytesPerSecond;
+    const double disk = double(plan.sourceBytes) / r.diskReadBytesPerSecond + double(plan.outputBytes) / write;
     double cpu = 0;
     if (o.encoding == ExpertEncoding::Native) {
         cpu = r.crcBytesPerSecond > 0 ? double(plan.outputBytes) / r.crcBytesPerSecond : 0;
@@ -118,7 +121,7 @@ double estimateSeconds(const ExpertOption &o, const ConvertPlan &plan, const Exp
 
 } // namespace
 
-ConvertRates measureConvertRates(const std::string &sourceDir, int jobs) {
+ConvertRates measureConvertRates(const std::string &sourceDir, int jobs, const std::string &outDir) {
     ConvertRates r;
     r.jobs = convert::resolveThreads(jobs);
 
@@ -142,6 +145,8 @@ ConvertRates measureConvertRates(const std::string &sourceDir, int jobs) {
             r.diskReadBytesPerSecond = 0; // not measurable here: the estimates say so (-1)
         }
     }
+
+    if (!outDir.empty()) r.diskWriteBytesPerSecond = convert::directWriteBytesPerSecond(outDir, 64ll << 20);
 
     // VQ3R's inner loop: nearest-entry searches against a 256-entry codebook per stage.
     const convert::VqGeometry g;

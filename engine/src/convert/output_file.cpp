@@ -1,10 +1,12 @@
 #include "convert/output_file.hpp"
 
 #include "convert/file_io.hpp"
+#include "io/aligned_buffer.hpp"
 
 #include <waste/waste.hpp>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <fcntl.h>
@@ -102,6 +104,33 @@ void OutputFile::close() {
         sync();
         ::close(m_fd);
         m_fd = -1;
+    }
+}
+
+double directWriteBytesPerSecond(const std::string &dir, int64_t bytes) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path at = fs::absolute(dir.empty() ? fs::path(".") : fs::path(dir), ec);
+    while (!at.empty() && !fs::is_directory(at, ec) && at != at.parent_path()) at = at.parent_path();
+    constexpr int64_t kPiece = int64_t(8) << 20;
+    bytes = std::max<int64_t>(kPiece, bytes / kPiece * kPiece);
+    const std::string path = (at / ".waste-write-probe").string();
+    try {
+        if (freeBytes(at.string()) < 4 * bytes) return 0;
+        io::AlignedBuffer buf(kPiece);
+        std::memset(buf.data(), 0x5a, size_t(kPiece));
+        const auto t0 = std::chrono::steady_clock::now();
+        {
+            OutputFile f(path, 0, nullptr, true);
+            for (int64_t done = 0; done < bytes; done += kPiece) f.append(buf.data(), kPiece);
+            f.close();
+        }
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        fs::remove(path, ec);
+        return s > 0 ? double(bytes) / s : 0;
+    } catch (const std::exception &) {
+        fs::remove(path, ec);
+        return 0;
     }
 }
 

@@ -38,4 +38,11 @@ private:
     OutputBudget *m_budget;
 };
 
+// The disk's direct sequential write rate in `dir` (or, when it does not exist yet, its
+// nearest existing parent), through this writer as a conversion uses it: `bytes` in 8 MiB
+// appends from huge-page buffers, then fsync; the probe file is removed. Bytes per second, 0
+// when it cannot be measured there (read-only, or less than 4x `bytes` free). A repack
+// writes every byte it reads, so on most disks this bounds it more than the read rate does.
+double directWriteBytesPerSecond(const std::string &dir, int64_t bytes);
+
 } // namespace waste::convert
