@@ -154,4 +154,24 @@ QJsonObject chatToolFromFlat(const QJsonObject &t, const QString &path, const QS
     return QJsonObject{{QStringLiteral("type"), QStringLiteral("function")}, {QStringLiteral("function"), fn}};
 }
 
+QJsonArray readFlatTools(const QJsonObject &body, const FlatToolRules &rules)
+{
+    QJsonArray tools;
+    const QJsonArray arr = readArray(body, QStringLiteral("tools"), QStringLiteral("tools"));
+    for (qsizetype i = 0; i < arr.size(); ++i) {
+        const QString path = at(QStringLiteral("tools"), i);
+        if (!arr[i].isObject())
+            wrongType(path, QStringLiteral("an object"), arr[i]);
+        const QJsonObject t = arr[i].toObject();
+        const QString type = readString(t, QStringLiteral("type"), path + QStringLiteral(".type"), rules.typeRequired);
+        if (type != rules.type && !(type.isEmpty() && !rules.typeRequired))
+            throw ApiError::invalid(path + QStringLiteral(".type"),
+                                    QStringLiteral("Tool type '%1' is not supported: this server runs %2 only.")
+                                        .arg(type, rules.runs));
+        tools.append(chatToolFromFlat(t, path, rules.schemaKey, rules.schemaRequired));
+        readBool(t, QStringLiteral("strict"), false, path + QStringLiteral(".strict")); // checked, then implied by the schema
+    }
+    return tools;
+}
+
 } // namespace jsonfields

@@ -40,5 +40,17 @@ QString at(const QString &path, qsizetype i);
 // caller's to check.
 QJsonObject chatToolFromFlat(const QJsonObject &tool, const QString &path, const QString &schemaKey,
                              bool schemaRequired);
+// How an API declares its flat tools: the one `type` this server runs for it, whether the
+// type may be left out, the schema's key and whether it must be there, and the words for
+// what it runs (in the error for any other type).
+struct FlatToolRules {
+    QString type;
+    bool typeRequired = false;
+    QString schemaKey;
+    bool schemaRequired = false;
+    QString runs;
+};
+// The body's `tools`, each checked against `rules`, as Chat Completions tools.
+QJsonArray readFlatTools(const QJsonObject &body, const FlatToolRules &rules);
 
 } // namespace jsonfields

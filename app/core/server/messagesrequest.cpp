@@ -175,25 +175,6 @@ QJsonArray readMessages(const QJsonObject &body)
     return out;
 }
 
-QJsonArray readTools(const QJsonObject &body)
-{
-    QJsonArray tools;
-    const QJsonArray arr = readArray(body, QStringLiteral("tools"), QStringLiteral("tools"));
-    for (qsizetype i = 0; i < arr.size(); ++i) {
-        const QString path = at(QStringLiteral("tools"), i);
-        if (!arr[i].isObject())
-            wrongType(path, QStringLiteral("an object"), arr[i]);
-        const QJsonObject t = arr[i].toObject();
-        const QString type = readString(t, QStringLiteral("type"), path + QStringLiteral(".type"), false);
-        if (!type.isEmpty() && type != QLatin1String("custom"))
-            throw ApiError::invalid(path + QStringLiteral(".type"),
-                                    QStringLiteral("Tool type '%1' is not supported: this server runs client tools "
-                                                   "(name, description, input_schema) only.").arg(type));
-        tools.append(chatToolFromFlat(t, path, QStringLiteral("input_schema"), true));
-    }
-    return tools;
-}
-
 // auto, any (some tool), tool (that one) and none, as the chat's tool_choice.
 QJsonValue readToolChoice(const QJsonObject &body)
 {
@@ -257,7 +238,8 @@ MessagesRequest parseMessagesRequest(const QJsonObject &body, const ParseOptions
         if (!stops.isEmpty())
             chat.insert(QStringLiteral("stop"), stops);
     }
-    const QJsonArray tools = readTools(body);
+    const QJsonArray tools = readFlatTools(body, {QStringLiteral("custom"), false, QStringLiteral("input_schema"), true,
+                                                  QStringLiteral("client tools (name, description, input_schema)")});
     if (!tools.isEmpty())
         chat.insert(QStringLiteral("tools"), tools);
     const QJsonValue choice = readToolChoice(body);

@@ -140,28 +140,6 @@ QJsonArray readInput(const QJsonObject &body)
     return items;
 }
 
-// Responses' flat function tools as Chat Completions tools.
-QJsonArray readTools(const QJsonObject &body)
-{
-    QJsonArray tools;
-    const QJsonArray arr = readArray(body, QStringLiteral("tools"), QStringLiteral("tools"));
-    for (qsizetype i = 0; i < arr.size(); ++i) {
-        const QString path = at(QStringLiteral("tools"), i);
-        if (!arr[i].isObject())
-            wrongType(path, QStringLiteral("an object"), arr[i]);
-        const QJsonObject t = arr[i].toObject();
-        const QString type = readString(t, QStringLiteral("type"), path + QStringLiteral(".type"), true);
-        if (type != QLatin1String("function"))
-            throw ApiError::invalid(path + QStringLiteral(".type"),
-                                    QStringLiteral("Tool type '%1' is not supported: this server runs function tools "
-                                                   "only.").arg(type));
-        const QJsonObject tool = chatToolFromFlat(t, path, QStringLiteral("parameters"), false);
-        readBool(t, QStringLiteral("strict"), false, path + QStringLiteral(".strict"));
-        tools.append(tool);
-    }
-    return tools;
-}
-
 QJsonValue readToolChoice(const QJsonObject &body)
 {
     if (!present(body, QStringLiteral("tool_choice")))
@@ -352,7 +330,8 @@ ResponsesRequest parseResponsesRequest(const QJsonObject &body, const ResponseLo
         chat.insert(QStringLiteral("max_tokens"), double(*n));
     chat.insert(QStringLiteral("temperature"), readNumber(body, QStringLiteral("temperature"), 1.0, 0.0, 2.0));
     chat.insert(QStringLiteral("top_p"), readNumber(body, QStringLiteral("top_p"), 1.0, 0.0, 1.0));
-    const QJsonArray tools = readTools(body);
+    const QJsonArray tools =
+        readFlatTools(body, {QStringLiteral("function"), true, QStringLiteral("parameters"), false, QStringLiteral("function tools")});
     if (!tools.isEmpty())
         chat.insert(QStringLiteral("tools"), tools);
     const QJsonValue choice = readToolChoice(body);
