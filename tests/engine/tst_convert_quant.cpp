@@ -121,34 +121,6 @@ TEST(ConvertGrouped, Q4GLayoutIsLowNibbleFirstBiasedByEight) {
     EXPECT_EQ(payload[127], 0x88);         // padding decodes to zero
 }
 
-// The quantizer rounds without std::lround (a library call per weight); it must give
-// lround's integers exactly, ties away from zero included: every half k + 0.5 and its
-// two float neighbours, and a sweep of values, on a row whose scale is exactly 1.
-TEST(ConvertGrouped, RoundsLikeLround) {
-    std::vector<float> v;
-    for (int k = -128; k <= 127; ++k) {
-        const float half = static_cast<float>(k) + 0.5f;
-        for (float x : {half, std::nextafter(half, -1e9f), std::nextafter(half, 1e9f), static_cast<float>(k)}) v.push_back(x);
-    }
-    for (int i = 0; i < 20000; ++i) v.push_back(-127.0f + 254.0f * static_cast<float>(i) / 20000.0f);
-    v.push_back(-0.0f);
-    v.push_back(std::nextafter(0.0f, 1.0f));
-    const int64_t n = kTrunkGroup;
-    for (size_t at = 0; at < v.size(); at += n - 1) {
-        std::vector<float> row(static_cast<size_t>(n), 0.0f);
-        row[0] = 127.0f; // amax 127: the Q8G scale is 1, so each value is quantized as it is
-        for (int64_t i = 1; i < n && at + size_t(i) - 1 < v.size(); ++i) row[size_t(i)] = std::clamp(v[at + size_t(i) - 1], -127.0f, 127.0f);
-        std::vector<uint8_t> payload(static_cast<size_t>(trunkRowBytes(TrunkFormat::Q8G, n, kTrunkGroup)));
-        uint16_t scale = 0;
-        quantizeGrouped(TrunkFormat::Q8G, row.data(), 1, n, payload.data(), &scale);
-        ASSERT_EQ(f16ToFloat(scale), 1.0f);
-        for (int64_t i = 0; i < n; ++i) {
-            const long want = std::clamp(std::lround(row[size_t(i)]), -127l, 127l);
-            ASSERT_EQ(static_cast<int8_t>(payload[size_t(i)]), want) << "value " << row[size_t(i)];
-        }
-    }
-}
-
 TEST(ConvertGrouped, ErrorsOnGaussianWeights) {
     const int64_t rows = 256, n = 1000; // n not a multiple of 128: padding path
     const auto w = gaussianMatrix(static_cast<size_t>(rows * n), 11);
@@ -303,6 +275,8 @@ std::vector<uint8_t> lroundQuantized(TrunkFormat f, const std::vector<float> &w,
 
 } // namespace
 
+// The quantizer rounds without std::lround (a library call per weight); it must give
+// lround's integers exactly, ties away from zero included.
 TEST(ConvertGrouped, RoundingIsLroundsOnTiesNearTiesAndRandomValues) {
     // Rows of random values, and rows whose values are (near) half-integers of their
     // group's step: k/2 * step and the floats either side, where rounding decides.
@@ -310,6 +284,26 @@ TEST(ConvertGrouped, RoundingIsLroundsOnTiesNearTiesAndRandomValues) {
     std::mt19937 rng(17);
     std::normal_distribution<float> normal(0.0f, 1.0f);
     std::vector<float> w(static_cast<size_t>(rows * n));
+    // Then rows whose amax is 127, so that Q8G's scale is exactly 1 and each value is
+    // rounded as it is: every half k + 0.5 in range and its two float neighbours, every
+    // integer, a sweep, and the signed zeros' edge.
+    std::vector<float> v;
+    for (int k = -128; k <= 127; ++k) {
+        const float half = static_cast<float>(k) + 0.5f;
+        for (float x : {half, std::nextafter(half, -1e9f), std::nextafter(half, 1e9f), static_cast<float>(k)})
+            v.push_back(std::clamp(x, -127.0f, 127.0f));
+    }
+    for (int i = 0; i < 20000; ++i) v.push_back(-127.0f + 254.0f * static_cast<float>(i) / 20000.0f);
+    v.push_back(-0.0f);
+    v.push_back(std::nextafter(0.0f, 1.0f));
+    const int64_t groups = trunkGroups(n, kTrunkGroup), perRow = n - groups; // one 127 opens each group
+    const int64_t unitRows = (int64_t(v.size()) + perRow - 1) / perRow;
+    w.resize(static_cast<size_t>((rows + unitRows) * n), 0.0f);
+    for (size_t at = 0, u = 0; u < size_t(unitRows); ++u) {
+        float *row = w.data() + (rows + int64_t(u)) * n;
+        for (int64_t i = 0; i < n; ++i)
+            row[i] = i % kTrunkGroup == 0 ? 127.0f : at < v.size() ? v[at++] : 0.0f;
+    }
     for (int64_t r = 0; r < rows; ++r) {
         const float step = std::ldexp(1.0f, int(r % 12) - 6);
         for (int64_t i = 0; i < n; ++i) {
@@ -320,10 +314,13 @@ TEST(ConvertGrouped, RoundingIsLroundsOnTiesNearTiesAndRandomValues) {
         w[size_t(r * n)] = (r % 3 ? 7.0f : 127.0f) * step; // a group amax on the grid
     }
     w[5] = NAN; // a broken weight still quantises to 0, as before
+    const int64_t all = rows + unitRows;
     for (TrunkFormat f : {TrunkFormat::Q8G, TrunkFormat::Q4G}) {
-        std::vector<uint8_t> payload(static_cast<size_t>(rows * trunkRowBytes(f, n, kTrunkGroup)));
-        std::vector<uint16_t> scales(static_cast<size_t>(rows * trunkGroups(n, kTrunkGroup)));
-        quantizeGrouped(f, w.data(), rows, n, payload.data(), scales.data());
-        EXPECT_EQ(payload, lroundQuantized(f, w, rows, n)) << (f == TrunkFormat::Q8G ? "Q8G" : "Q4G");
+        std::vector<uint8_t> payload(static_cast<size_t>(all * trunkRowBytes(f, n, kTrunkGroup)));
+        std::vector<uint16_t> scales(static_cast<size_t>(all * trunkGroups(n, kTrunkGroup)));
+        quantizeGrouped(f, w.data(), all, n, payload.data(), scales.data());
+        if (f == TrunkFormat::Q8G)
+            for (int64_t g = rows * groups; g < all * groups; ++g) ASSERT_EQ(f16ToFloat(scales[size_t(g)]), 1.0f);
+        EXPECT_EQ(payload, lroundQuantized(f, w, all, n)) << (f == TrunkFormat::Q8G ? "Q8G" : "Q4G");
     }
 }
