@@ -56,6 +56,7 @@ int runPlan(const cli::Args &args)
         const waste::ComputeEstimate e = waste::estimateComputePerToken(args.positional(0), cal);
         fin.computeSeconds = e.seconds;
         fin.computeOverlapSeconds = e.overlapSeconds;
+        fin.routedExpertSeconds = e.routedExpertSeconds;
     }
     const waste::Forecast fc = waste::forecastBudgets(p, ladder, fin);
 

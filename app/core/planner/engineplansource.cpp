@@ -99,6 +99,7 @@ QList<ForecastPoint> EnginePlanSource::forecast(const QString &container, const 
     const waste::ComputeEstimate compute = waste::estimateComputePerToken(p.container, calibration(false));
     in.computeSeconds = compute.seconds;
     in.computeOverlapSeconds = compute.overlapSeconds;
+    in.routedExpertSeconds = compute.routedExpertSeconds;
     const std::vector<int64_t> list(budgets.begin(), budgets.end());
     const waste::Forecast fc = waste::forecastBudgets(p, list, in);
     QList<ForecastPoint> out;

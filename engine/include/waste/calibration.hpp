@@ -68,6 +68,7 @@ struct ComputeEstimate {
     double seconds = 0;        // all of it
     double overlapSeconds = 0; // the part that runs while expert reads are in flight
                                // (shared experts, the layer tables, routed experts)
+    double routedExpertSeconds = 0; // of that, the routed experts (top-k per MoE layer)
     // seconds per kernel kind, for the forecast's explanation
     std::vector<std::pair<std::string, double>> byKernel;
 };
