@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdlib>
+#include <iterator>
 #include <filesystem>
 #include <fstream>
 
@@ -20,6 +22,12 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
+
+std::string readText(const fs::path &p)
+{
+    std::ifstream f(p);
+    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
 
 json readJson(const std::string &p)
 {
@@ -346,3 +354,41 @@ TEST(Planner, DecodeScaleIsMeasuredClampedAndApplied)
     EXPECT_THROW(waste::calibrationFromJson(bad), waste::Error);
 }
 
+// When the tiny model cannot be made (here the temporary folder is a file), the scale falls
+// back to 1 and says why; the calibration file keeps the reason, and a later load measures
+// the decode again instead of keeping the fallback.
+TEST(Planner, DecodeScaleFallbackSaysWhy)
+{
+    waste::ComputeCalibration slow;
+    for (const char *k : {"F32", "Q8G", "Q4G", "Q3G", "LUT", "VQ-expert"})
+        for (int64_t size : {int64_t(1) << 10, int64_t(1) << 24})
+            slow.timings.push_back({k, size, 1e-3});
+    const fs::path dir = fs::path(WASTE_TEST_OUTPUT_DIR) / "planner-decode-fallback";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const fs::path notADir = dir / "tmp-is-a-file";
+    std::ofstream(notADir) << "x";
+    const char *old = std::getenv("TMPDIR");
+    const std::string saved = old ? old : "";
+    setenv("TMPDIR", notADir.c_str(), 1);
+    std::string why;
+    const double scale = waste::measureDecodeScale(slow, 0, &why);
+    if (old)
+        setenv("TMPDIR", saved.c_str(), 1);
+    else
+        unsetenv("TMPDIR");
+    EXPECT_EQ(scale, 1.0);
+    EXPECT_NE(why.find("temporary folder"), std::string::npos) << why;
+
+    slow.machine = waste::calibrationMachineKey(0);
+    slow.decodeScaleError = why;
+    const std::string text = waste::calibrationToJson(slow);
+    EXPECT_NE(text.find("decode_scale_error"), std::string::npos);
+    EXPECT_EQ(waste::calibrationFromJson(text).decodeScaleError, why);
+    const fs::path file = dir / "calibration.json";
+    std::ofstream(file) << text;
+    const waste::ComputeCalibration again = waste::cachedCalibration(file.string());
+    EXPECT_TRUE(again.decodeScaleError.empty()) << again.decodeScaleError;
+    EXPECT_EQ(again.timings.size(), slow.timings.size()) << "only the decode is measured again";
+    EXPECT_TRUE(waste::calibrationFromJson(readText(file)).decodeScaleError.empty()) << "and written back";
+}
