@@ -494,6 +494,17 @@ PageFrame {
                     onClicked: PlannerController.recalibrate()
                 }
             }
+            // Part of the compute calibration could not be measured: the speeds above lean
+            // on the kernels alone, and the reader should know before trusting them.
+            Label {
+                objectName: "computeWarning"
+                Layout.fillWidth: true
+                visible: text.length > 0
+                text: PlannerController.computeWarning
+                wrapMode: Text.WordWrap
+                color: Theme.warning
+                font.pixelSize: Theme.fontSmall
+            }
         }
     }
 }

@@ -33,6 +33,7 @@ LayoutReport report(const waste::ReleaseLayout &l, double diskGBps)
     in.diskGBps = diskGBps; // 0: no disk figure, so no tokens/s (a release has no file to measure)
     in.computeSeconds = l.compute_seconds;
     in.computeOverlapSeconds = l.compute_overlap_seconds;
+    in.routedExpertSeconds = l.compute_routed_seconds;
     r.forecast = waste::forecastBudgets(l.plan, budgetLadder(l.plan, r.defaultBudget, 0), in);
     return r;
 }

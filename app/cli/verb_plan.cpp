@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <optional>
 #include <cstdio>
 
 namespace {
@@ -47,15 +48,16 @@ int runPlan(const cli::Args &args)
     fin.diskGBps = cli::diskGBpsOption(args);
     const double computeMs = args.number("--compute-ms", -1);
     std::string calibrationFile;
+    std::optional<waste::ComputeCalibration> cal;
     if (computeMs >= 0) {
         fin.computeSeconds = fin.computeOverlapSeconds = computeMs / 1000.0; // as given: all of it overlapping
     } else {
         calibrationFile = cli::calibrationPath();
-        const waste::ComputeCalibration cal = waste::cachedCalibration(calibrationFile, args.flag("--calibrate"),
-                                                                        int(args.integer("--threads", 0)));
-        const waste::ComputeEstimate e = waste::estimateComputePerToken(args.positional(0), cal);
+        cal = waste::cachedCalibration(calibrationFile, args.flag("--calibrate"), int(args.integer("--threads", 0)));
+        const waste::ComputeEstimate e = waste::estimateComputePerToken(args.positional(0), *cal);
         fin.computeSeconds = e.seconds;
         fin.computeOverlapSeconds = e.overlapSeconds;
+        fin.routedExpertSeconds = e.routedExpertSeconds;
     }
     const waste::Forecast fc = waste::forecastBudgets(p, ladder, fin);
 
@@ -86,6 +88,12 @@ int runPlan(const cli::Args &args)
         j["every_expert_budget_bytes"] = cli::everyExpertBudget(p);
         nlohmann::ordered_json f = cli::forecastJson(fc, fin.computeSeconds, fin.computeOverlapSeconds);
         f["calibration_file"] = calibrationFile.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(calibrationFile);
+        if (cal) {
+            f["decode_scale"] = cal->decodeScale;
+            // null when measured; else why the scale is 1 (and the compute likely too fast)
+            f["decode_scale_fallback"] = cal->decodeScaleError.empty() ? nlohmann::ordered_json()
+                                                                       : nlohmann::ordered_json(cal->decodeScaleError);
+        }
         j["forecast"] = f;
         std::printf("%s\n", j.dump().c_str());
     } else {
@@ -106,6 +114,12 @@ int runPlan(const cli::Args &args)
         if (!calibrationFile.empty())
             std::printf("  compute calibration: %s (--calibrate measures again)\n", calibrationFile.c_str());
     }
+    if (cal && !cal->decodeScaleError.empty())
+        std::fprintf(stderr,
+                     "warning: the decode scale was not measured (%s); compute is priced by the kernels alone, "
+                     "so tokens/s are likely too high. Free space in the temporary folder (TMPDIR) and run "
+                     "`waste plan MODEL --calibrate`.\n",
+                     cal->decodeScaleError.c_str());
     for (const auto &w : (budgetText && !below) ? choice.warnings : def.warnings)
         std::fprintf(stderr, "warning: %s\n", w.c_str());
     if (below) {

@@ -11,6 +11,7 @@
 #include <QStandardPaths>
 #include <QTest>
 
+#include <atomic>
 #include <cmath>
 
 namespace {
@@ -66,11 +67,13 @@ public:
         return d;
     }
     int calibrations = 0;
-    QString calibrate(bool rerun) override
+    std::atomic<bool> decodeUnmeasured = false; // as the engine's when the tiny model cannot run
+    CalibrationReport calibrate(bool rerun) override
     {
         if (rerun)
             ++calibrations;
-        return QStringLiteral("Compute measured on a fake machine.");
+        return {QStringLiteral("Compute measured on a fake machine."),
+                decodeUnmeasured ? QStringLiteral("The decode itself could not be measured.") : QString()};
     }
 };
 
@@ -258,6 +261,25 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(!planner.calibrating(), 10000);
         QCOMPARE(machine->calibrations, 1);
         QTRY_VERIFY_WITH_TIMEOUT(planned.size() > before, 10000);
+    }
+
+    // A calibration whose decode could not be measured says so on the page, and stops
+    // saying so once a re-calibration measured it.
+    void decodeScaleFallbackIsShown()
+    {
+        AppSettings settings(nullptr);
+        auto machine = std::make_shared<FakeMachine>();
+        machine->decodeUnmeasured = true;
+        PlannerController planner(machine, nullptr);
+        QSignalSpy planned(&planner, &PlannerController::planChanged);
+        planner.setContainer(QStringLiteral("/models/kimi-k3.waste"));
+        QVERIFY(planned.wait(10000));
+        QCOMPARE(planner.computeWarning(), QStringLiteral("The decode itself could not be measured."));
+        QCOMPARE(planner.property("computeWarning").toString(), planner.computeWarning()); // what QML reads
+        machine->decodeUnmeasured = false;
+        planner.recalibrate();
+        QTRY_VERIFY_WITH_TIMEOUT(!planner.calibrating(), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(planner.computeWarning().isEmpty(), 10000);
     }
 
     void engineMarksTheCliffForK3OnA64GBMachine();

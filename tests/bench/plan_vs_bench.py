@@ -2,12 +2,18 @@
 """Predicted vs measured decode speed: `waste plan MODEL --json` against `waste bench` at
 the floor, the default and a budget holding every expert.
 
-Usage: plan_vs_bench.py WASTE MODEL [MODEL...] [--tokens N] [--runs R]
+Usage: plan_vs_bench.py WASTE MODEL [MODEL...] [--tokens N] [--runs R] [--no-recalibrate]
 
-For each model: the plan's forecast at those three budgets (compute from this machine's
-calibration + the reads it cannot hide, the disk measured on the model's own expert file),
-then `waste bench --budget B` R times (median), and the error. Not run by ctest: it reads
-the disk and takes minutes on a mid-size container.
+A virtual machine's speed drifts by tens of percent from one minute to the next, so a
+prediction calibrated once and measurements taken minutes later differ by that drift
+alone. Each measurement therefore comes right after its own prediction: R times per
+budget, `waste plan MODEL --calibrate --json` (the compute calibration and the disk
+measured again) then `waste bench --budget B`. The table gives the medians, the error of
+the medians, and the spread: the range of the R predictions, of the R measurements, and of
+the R paired errors (each prediction against the measurement right after it).
+--no-recalibrate keeps the cached calibration (the disk is still measured each time).
+
+Not run by ctest: it reads the disk and takes minutes on a mid-size container.
 """
 import json
 import statistics
@@ -22,35 +28,56 @@ def run(*args):
     return json.loads(p.stdout)
 
 
+def option(argv, name, default):
+    if name in argv:
+        i = argv.index(name)
+        value = argv[i + 1]
+        del argv[i:i + 2]
+        return value
+    return default
+
+
+def spread(values, fmt):
+    return f"{fmt.format(min(values))}–{fmt.format(max(values))}"
+
+
 def main():
     argv = sys.argv[1:]
-    tokens, runs = "64", 3
-    if "--tokens" in argv:
-        i = argv.index("--tokens")
-        tokens = argv[i + 1]
-        del argv[i:i + 2]
-    if "--runs" in argv:
-        i = argv.index("--runs")
-        runs = int(argv[i + 1])
-        del argv[i:i + 2]
+    tokens = option(argv, "--tokens", "64")
+    runs = int(option(argv, "--runs", "3"))
+    recalibrate = "--no-recalibrate" not in argv
+    argv = [a for a in argv if a != "--no-recalibrate"]
+    if len(argv) < 2:
+        sys.exit(__doc__)
     waste, models = argv[0], argv[1:]
-    print("| model | budget | predicted tok/s (compute + unhidden reads, hit rate) | measured tok/s (hit rate) | error |")
-    print("| --- | --- | --- | --- | --- |")
+    plan_args = ["--json"] + (["--calibrate"] if recalibrate else [])
+    print("| model | budget | predicted tok/s, median (compute + unhidden reads, hit rate) [range] "
+          "| measured tok/s, median (hit rate) [range] | error of medians [paired errors] | decode scale |")
+    print("| --- | --- | --- | --- | --- | --- |")
     for model in models:
-        plan = run(waste, "plan", model, "--json")
-        rows = {r["budget_bytes"]: r for r in plan["forecast"]["budgets"]}
-        for name, budget in (("floor", plan["floor_bytes"]), ("default", plan["default_budget_bytes"]),
-                             ("every expert", plan["every_expert_budget_bytes"])):
-            p = rows[budget]
-            measured = [run(waste, "bench", model, "--tokens", tokens, "--budget", str(budget), "--json")
-                        for _ in range(runs)]
-            tps = statistics.median(m["tok_per_s"] for m in measured)
+        first = run(waste, "plan", model, "--json")
+        for name, budget in (("floor", first["floor_bytes"]), ("default", first["default_budget_bytes"]),
+                             ("every expert", first["every_expert_budget_bytes"])):
+            predicted, measured, scales = [], [], []
+            for _ in range(runs):
+                plan = run(waste, "plan", model, *plan_args)
+                rows = {r["budget_bytes"]: r for r in plan["forecast"]["budgets"]}
+                predicted.append(rows[budget])
+                scales.append(plan["forecast"].get("decode_scale", 0))
+                measured.append(run(waste, "bench", model, "--tokens", tokens, "--budget", str(budget), "--json"))
+            ptps = [p["tok_per_s"] for p in predicted]
+            mtps = [m["tok_per_s"] for m in measured]
+            paired = [(p - m) / m * 100 for p, m in zip(ptps, mtps)]
+            mid = statistics.median(ptps)
+            p = min(predicted, key=lambda r: abs(r["tok_per_s"] - mid))  # the run at the median
+            tps = statistics.median(mtps)
             hit = statistics.median(m["hit_rate"] for m in measured)
-            err = (p["tok_per_s"] - tps) / tps * 100
+            err = (mid - tps) / tps * 100
             print(f"| {model.rstrip('/').split('/')[-1]} | {name} {budget / 2**20:.1f} MiB | "
-                  f"{p['tok_per_s']:.0f} ({p['compute_s_per_token'] * 1e3:.2f} + "
-                  f"{p['unhidden_io_s_per_token'] * 1e3:.2f} ms, hit {p['hit_rate'] * 100:.0f} %) | "
-                  f"{tps:.0f} (hit {hit * 100:.0f} %) | {err:+.0f} % |", flush=True)
+                  f"{mid:.0f} ({p['compute_s_per_token'] * 1e3:.2f} + "
+                  f"{p['unhidden_io_s_per_token'] * 1e3:.2f} ms, hit {p['hit_rate'] * 100:.0f} %) "
+                  f"[{spread(ptps, '{:.0f}')}] | {tps:.0f} (hit {hit * 100:.0f} %) [{spread(mtps, '{:.0f}')}] | "
+                  f"{err:+.0f} % [{spread(paired, '{:+.0f}')} %] | {spread(scales, '{:.2f}')} |", flush=True)
 
 
 if __name__ == "__main__":

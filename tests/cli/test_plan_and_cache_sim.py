@@ -1,8 +1,11 @@
 """`waste plan` and `waste cache-sim` end to end: reference fields and numbers, refusal
 below the floor, usage errors, and the cache replay against Belady."""
 import json
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 WASTE, FIX = sys.argv[1], sys.argv[2]
 failures = []
@@ -50,6 +53,41 @@ rc, out, err = run("plan", f"{FIX}/reference-container/r3.waste", "--budget", "l
 check(rc != 0 and "lots" in err, f"bad size accepted: {rc} {err!r}")
 rc, out, err = run("plan", f"{FIX}/no-such-container")
 check(rc == 1 and "manifest.json" in err, f"missing container: {rc} {err!r}")
+
+# The decode scale's fallback is said, not silent. A calibration whose decode could not be
+# measured keeps the reason; the next plan tries the decode again, and where that fails too
+# (no usable temporary folder) --json and stderr say why; with a usable folder it is measured.
+cache = tempfile.mkdtemp(prefix="waste-plan-calibration-")
+env = dict(os.environ, XDG_CACHE_HOME=cache, TMPDIR=cache)
+
+
+def plan_r3():
+    return subprocess.run([WASTE, "plan", f"{FIX}/reference-container/r3.waste", "--json", "--disk-gbps", "2"],
+                          capture_output=True, text=True, timeout=100, env=env)
+
+
+p = plan_r3()  # the first calibration on this (empty) cache folder
+check(p.returncode == 0 and json.loads(p.stdout)["forecast"]["decode_scale_fallback"] is None,
+      f"first calibration: {p.returncode} {p.stderr!r}")
+cal_file = os.path.join(cache, "waste", "compute-calibration.json")
+cal = json.load(open(cal_file))
+cal["decode_scale"], cal["decode_scale_error"] = 1.0, "could not decode a tiny model (test)"
+json.dump(cal, open(cal_file, "w"))
+not_a_dir = os.path.join(cache, "tmp-is-a-file")
+open(not_a_dir, "w").write("x")
+env["TMPDIR"] = not_a_dir
+p = plan_r3()
+check(p.returncode == 0, f"plan with a broken TMPDIR: exit {p.returncode}: {p.stderr}")
+if p.returncode == 0:
+    f = json.loads(p.stdout)["forecast"]
+    check(f["decode_scale"] == 1 and "temporary folder" in (f["decode_scale_fallback"] or ""),
+          f"fallback not in --json: {f.get('decode_scale')} {f.get('decode_scale_fallback')!r}")
+    check("decode scale was not measured" in p.stderr and "TMPDIR" in p.stderr, f"no warning: {p.stderr!r}")
+env["TMPDIR"] = cache
+p = plan_r3()
+check(p.returncode == 0 and json.loads(p.stdout)["forecast"]["decode_scale_fallback"] is None
+      and "decode scale" not in p.stderr, f"decode not measured again: {p.returncode} {p.stderr!r}")
+shutil.rmtree(cache, ignore_errors=True)
 
 # cache-sim
 trace = f"{FIX}/traces/olmoe_299.jsonl"

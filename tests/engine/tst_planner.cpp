@@ -3,6 +3,7 @@
 #include "plan/budget.hpp"
 #include "plan/floor.hpp"
 #include "plan/plan_inputs.hpp"
+#include "plan/read_overlap.hpp"
 #include "plan/system_memory.hpp"
 
 #include <waste/calibration.hpp>
@@ -11,6 +12,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstdlib>
+#include <iterator>
 #include <filesystem>
 #include <fstream>
 
@@ -18,6 +22,12 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
+
+std::string readText(const fs::path &p)
+{
+    std::ifstream f(p);
+    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
 
 json readJson(const std::string &p)
 {
@@ -246,6 +256,73 @@ TEST(Planner, ReferenceCurveNeedsAWorkingSet)
     EXPECT_NEAR(k.budgets[0].hit_rate, 0.132 + (0.403 - 0.132) * (0.03125 - 0.030) / (0.060 - 0.030), 1e-9);
 }
 
+// A layer's misses against the compute that runs after they are issued. Top-2, a read
+// alone 0.10 ms, further reads 0.08 ms apart, 0.02 ms of shared expert and tables, 0.05 ms
+// per routed expert (so 0.12 ms of compute the reads can hide behind, at most).
+TEST(Planner, ReadsHideOnlyBehindTheLayersOwnExpertWork)
+{
+    waste::plan::LayerReads r;
+    r.topK = 2;
+    r.latency = 0.10e-3;
+    r.recordSeconds = 0.08e-3;
+    r.hookSeconds = 0.02e-3;
+    r.expertSeconds = 0.05e-3;
+    r.layerSeconds = 0.30e-3;
+    EXPECT_DOUBLE_EQ(waste::plan::landing(r, 1), 0.10e-3);
+    EXPECT_DOUBLE_EQ(waste::plan::landing(r, 2), 0.18e-3);
+    EXPECT_NEAR(waste::plan::layerStall(r, 0, 0), 0, 1e-15);
+    // One miss: the hook and the hit (0.07 ms) run, then it lands at 0.10 and is computed
+    // to 0.15, against 0.12 without waiting: 0.03 ms.
+    EXPECT_NEAR(waste::plan::layerStall(r, 1, 0), 0.03e-3, 1e-12);
+    // Two: the hook to 0.02, wait to 0.10, the first to 0.15, wait for the second to 0.18,
+    // it to 0.23: 0.11 ms.
+    EXPECT_NEAR(waste::plan::layerStall(r, 2, 0), 0.11e-3, 1e-12);
+    // Read a layer early (the lookahead), they landed within the previous layer's 0.30 ms.
+    EXPECT_NEAR(waste::plan::layerStall(r, 0, 2), 0, 1e-15);
+    EXPECT_NEAR(waste::plan::layerStall(r, 1, 1), 0.03e-3, 1e-12);
+    // Hit rate 0.5: one miss half the time, two a quarter of it.
+    r.hitRate = 0.5;
+    EXPECT_NEAR(waste::plan::expectedLayerStall(r), 0.5 * 0.03e-3 + 0.25 * 0.11e-3, 1e-12);
+    // The lookahead covering every miss hides them all in the previous layer.
+    r.lookaheadShare = 1;
+    EXPECT_NEAR(waste::plan::expectedLayerStall(r), 0, 1e-15);
+    // ...unless that layer is shorter than the reads: 0.15 ms leaves 0.03 of two reads.
+    r.layerSeconds = 0.15e-3;
+    EXPECT_NEAR(waste::plan::expectedLayerStall(r), 0.25 * 0.03e-3, 1e-12);
+
+    // The forecast sums it over the MoE layers, from the compute estimate's parts: 4 layers
+    // of the shape above (hook 4 x 0.02, routed 4 x 2 x 0.05, 1.2 ms in all), records of
+    // 80 KB at 1 GB/s. At the floor (two layers' records) the lookahead has no slot.
+    waste::MemoryPlan p;
+    p.max_record_bytes = 80000;
+    p.top_k = 2;
+    p.moe_layers = 4;
+    p.expert_bytes_total = 32 * 80000;
+    p.floor_bytes = 1000000;
+    p.min_expert_cache = 4 * 80000;
+    waste::ForecastInputs in;
+    in.diskGBps = 1;
+    in.readLatencySeconds = 0.10e-3;
+    in.computeSeconds = 1.2e-3;
+    in.routedExpertSeconds = 0.4e-3;
+    in.computeOverlapSeconds = 0.48e-3;
+    const waste::Forecast f = waste::forecastBudgets(p, {p.floor_bytes}, in);
+    ASSERT_EQ(f.budgets.size(), 1u);
+    const double h = f.budgets[0].hit_rate;
+    ASSERT_GT(h, 0);
+    ASSERT_LT(h, 1);
+    const double stall = 4 * (2 * h * (1 - h) * 0.03e-3 + (1 - h) * (1 - h) * 0.11e-3);
+    EXPECT_NEAR(f.budgets[0].unhidden_io_seconds_per_token, stall, 1e-12);
+    EXPECT_NEAR(f.budgets[0].tok_per_s, 1 / (1.2e-3 + stall), 1e-6);
+    // Without the routed experts' part, the older arithmetic: all overlapping compute set
+    // against all of the token's reads, which hid most of them.
+    in.routedExpertSeconds = -1;
+    const waste::Forecast old = waste::forecastBudgets(p, {p.floor_bytes}, in);
+    EXPECT_NEAR(old.budgets[0].unhidden_io_seconds_per_token,
+                std::max(0.0, old.budgets[0].io_seconds_per_token - 0.48e-3), 1e-15);
+    EXPECT_LT(old.budgets[0].unhidden_io_seconds_per_token, stall / 2);
+}
+
 // The decode scale: a generated tiny model decoded and priced by the kernel timings, kept
 // between 1 and kMaxDecodeScale, and carried into every estimate and the calibration file.
 TEST(Planner, DecodeScaleIsMeasuredClampedAndApplied)
@@ -275,4 +352,43 @@ TEST(Planner, DecodeScaleIsMeasuredClampedAndApplied)
     std::string bad = waste::calibrationToJson(twice);
     bad.replace(bad.find("\"decode_scale\": 2.0"), std::string("\"decode_scale\": 2.0").size(), "\"decode_scale\": 40.0");
     EXPECT_THROW(waste::calibrationFromJson(bad), waste::Error);
+}
+
+// When the tiny model cannot be made (here the temporary folder is a file), the scale falls
+// back to 1 and says why; the calibration file keeps the reason, and a later load measures
+// the decode again instead of keeping the fallback.
+TEST(Planner, DecodeScaleFallbackSaysWhy)
+{
+    waste::ComputeCalibration slow;
+    for (const char *k : {"F32", "Q8G", "Q4G", "Q3G", "LUT", "VQ-expert"})
+        for (int64_t size : {int64_t(1) << 10, int64_t(1) << 24})
+            slow.timings.push_back({k, size, 1e-3});
+    const fs::path dir = fs::path(WASTE_TEST_OUTPUT_DIR) / "planner-decode-fallback";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const fs::path notADir = dir / "tmp-is-a-file";
+    std::ofstream(notADir) << "x";
+    const char *old = std::getenv("TMPDIR");
+    const std::string saved = old ? old : "";
+    setenv("TMPDIR", notADir.c_str(), 1);
+    std::string why;
+    const double scale = waste::measureDecodeScale(slow, 0, &why);
+    if (old)
+        setenv("TMPDIR", saved.c_str(), 1);
+    else
+        unsetenv("TMPDIR");
+    EXPECT_EQ(scale, 1.0);
+    EXPECT_NE(why.find("temporary folder"), std::string::npos) << why;
+
+    slow.machine = waste::calibrationMachineKey(0);
+    slow.decodeScaleError = why;
+    const std::string text = waste::calibrationToJson(slow);
+    EXPECT_NE(text.find("decode_scale_error"), std::string::npos);
+    EXPECT_EQ(waste::calibrationFromJson(text).decodeScaleError, why);
+    const fs::path file = dir / "calibration.json";
+    std::ofstream(file) << text;
+    const waste::ComputeCalibration again = waste::cachedCalibration(file.string());
+    EXPECT_TRUE(again.decodeScaleError.empty()) << again.decodeScaleError;
+    EXPECT_EQ(again.timings.size(), slow.timings.size()) << "only the decode is measured again";
+    EXPECT_TRUE(waste::calibrationFromJson(readText(file)).decodeScaleError.empty()) << "and written back";
 }

@@ -24,6 +24,11 @@ Item {
             PlannerController.budget = PlannerController.floorBytes - 1
             compare(PlannerController.budgetLevel, 2)
             verify(PlannerController.budgetSentence.indexOf("Below the floor") === 0)
+            // The line that says when the decode could not be measured: shown exactly then.
+            const warning = findChild(page, "computeWarning")
+            verify(warning !== null)
+            compare(warning.visible, PlannerController.computeWarning.length > 0)
+            compare(warning.text, PlannerController.computeWarning)
         }
     }
 }

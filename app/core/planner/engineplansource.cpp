@@ -67,12 +67,19 @@ waste::ComputeCalibration EnginePlanSource::calibration(bool rerun)
     return *m_calibration;
 }
 
-QString EnginePlanSource::calibrate(bool rerun)
+CalibrationReport EnginePlanSource::calibrate(bool rerun)
 {
     const waste::ComputeCalibration c = calibration(rerun);
-    return QObject::tr("Compute measured on %1 (a %2 s run of the engine's kernels).")
-        .arg(QString::fromStdString(c.machine))
-        .arg(c.seconds, 0, 'f', 1);
+    CalibrationReport r;
+    r.text = QObject::tr("Compute measured on %1 (a %2 s run of the engine's kernels).")
+                 .arg(QString::fromStdString(c.machine))
+                 .arg(c.seconds, 0, 'f', 1);
+    if (!c.decodeScaleError.empty())
+        r.warning = QObject::tr("The decode itself could not be measured (%1), so compute is priced by the kernels "
+                                "alone and the tokens/s shown are likely too high. Free space in the temporary "
+                                "folder, then press Measure compute.")
+                        .arg(QString::fromStdString(c.decodeScaleError));
+    return r;
 }
 
 QList<ForecastPoint> EnginePlanSource::forecast(const QString &container, const PlanFacts &facts,
@@ -99,6 +106,7 @@ QList<ForecastPoint> EnginePlanSource::forecast(const QString &container, const 
     const waste::ComputeEstimate compute = waste::estimateComputePerToken(p.container, calibration(false));
     in.computeSeconds = compute.seconds;
     in.computeOverlapSeconds = compute.overlapSeconds;
+    in.routedExpertSeconds = compute.routedExpertSeconds;
     const std::vector<int64_t> list(budgets.begin(), budgets.end());
     const waste::Forecast fc = waste::forecastBudgets(p, list, in);
     QList<ForecastPoint> out;

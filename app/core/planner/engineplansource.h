@@ -27,7 +27,7 @@ public:
     QList<ForecastPoint> forecast(const QString &container, const PlanFacts &facts, const QList<qint64> &budgets,
                                   const DiskMeasurement &disk) override;
     DiskMeasurement measureDisk(const QString &container) override;
-    QString calibrate(bool rerun) override;
+    CalibrationReport calibrate(bool rerun) override;
 
     // The calibration file the app shares with `waste plan` (the user's cache folder).
     static QString calibrationFile();

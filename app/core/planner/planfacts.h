@@ -43,6 +43,13 @@ struct DiskMeasurement {
     QString warning; // why there is no figure
 };
 
+// What a compute calibration says: what was measured, in words, and (when part of it could
+// not be measured) what that means for the figures; empty when all of it was.
+struct CalibrationReport {
+    QString text;
+    QString warning;
+};
+
 // Where the numbers come from. The engine's planner in the app; a fake machine in tests.
 // Called off the GUI thread: implementations must not touch QObjects.
 class PlanSource {
@@ -55,5 +62,5 @@ public:
     virtual DiskMeasurement measureDisk(const QString &container) = 0;
     // Measures the machine's compute speed (again, with rerun) for the forecast; says what
     // was measured, in words.
-    virtual QString calibrate(bool rerun) = 0;
+    virtual CalibrationReport calibrate(bool rerun) = 0;
 };

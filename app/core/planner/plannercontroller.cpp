@@ -56,8 +56,10 @@ PlannerController::PlannerController(std::shared_ptr<PlanSource> source, QObject
         Q_EMIT diskChanged();
         refresh(); // the prediction follows the measured speed
     });
-    connect(&m_calibrationWatcher, &QFutureWatcher<QString>::finished, this, [this] {
-        m_calibrationText = m_calibrationWatcher.result();
+    connect(&m_calibrationWatcher, &QFutureWatcher<CalibrationReport>::finished, this, [this] {
+        const CalibrationReport r = m_calibrationWatcher.result();
+        m_calibrationText = r.text;
+        m_calibrationWarning = r.warning;
         m_calibrating = false;
         Q_EMIT calibrationChanged();
         refresh(); // the prediction follows the new compute figures
@@ -162,8 +164,13 @@ void PlannerController::onPlanned()
     setBusy(false);
     const Result r = m_planWatcher.result();
     m_error = r.error;
-    if (!r.calibration.isEmpty())
-        m_calibrationText = r.calibration;
+    if (!r.calibration.text.isEmpty()) {
+        m_calibrationText = r.calibration.text;
+        if (m_calibrationWarning != r.calibration.warning) {
+            m_calibrationWarning = r.calibration.warning;
+            Q_EMIT calibrationChanged();
+        }
+    }
     m_facts = r.error.isEmpty() ? r.facts : PlanFacts{};
     m_points = r.error.isEmpty() ? r.points : QList<ForecastPoint>{};
     if (m_facts.floor > 0) {
@@ -341,11 +348,11 @@ void PlannerController::recalibrate()
         return;
     m_calibrating = true;
     Q_EMIT calibrationChanged();
-    m_calibrationWatcher.setFuture(QtConcurrent::run([source = m_source]() -> QString {
+    m_calibrationWatcher.setFuture(QtConcurrent::run([source = m_source]() -> CalibrationReport {
         try {
             return source->calibrate(true);
         } catch (const std::exception &e) {
-            return tr("The compute calibration failed: %1").arg(QString::fromStdString(e.what()));
+            return {tr("The compute calibration failed: %1").arg(QString::fromStdString(e.what())), {}};
         }
     }));
 }

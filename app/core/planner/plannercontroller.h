@@ -54,6 +54,8 @@ class PlannerController : public QObject, public AppSingleton<PlannerController>
     Q_PROPERTY(QString cliffText READ cliffText NOTIFY planChanged)
     Q_PROPERTY(bool cliffInRange READ cliffInRange NOTIFY planChanged)
     Q_PROPERTY(QString computeText READ computeText NOTIFY planChanged)
+    // Non-empty when part of the compute calibration could not be measured: what that means.
+    Q_PROPERTY(QString computeWarning READ computeWarning NOTIFY calibrationChanged)
     Q_PROPERTY(bool calibrating READ calibrating NOTIFY calibrationChanged)
     Q_PROPERTY(bool measuringDisk READ measuringDisk NOTIFY diskChanged)
     Q_PROPERTY(double diskGBps READ diskGBps NOTIFY diskChanged)
@@ -100,6 +102,7 @@ public:
     QString cliffText() const;
     bool cliffInRange() const;
     QString computeText() const;
+    QString computeWarning() const { return m_calibrationWarning; }
     bool calibrating() const { return m_calibrating; }
     bool measuringDisk() const { return m_measuring; }
     double diskGBps() const { return m_disk.gbPerSecond; }
@@ -133,7 +136,7 @@ private:
         PlanFacts facts;
         QList<ForecastPoint> points;
         QString error;
-        QString calibration;
+        CalibrationReport calibration;
     };
     void setBusy(bool busy);
     void onPlanned();
@@ -153,8 +156,9 @@ private:
     DiskMeasurement m_disk;
     QFutureWatcher<Result> m_planWatcher;
     QFutureWatcher<DiskMeasurement> m_diskWatcher;
-    QFutureWatcher<QString> m_calibrationWatcher;
+    QFutureWatcher<CalibrationReport> m_calibrationWatcher;
     bool m_reopening = false;
     bool m_calibrating = false;
     QString m_calibrationText;
+    QString m_calibrationWarning;
 };

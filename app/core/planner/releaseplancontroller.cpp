@@ -57,6 +57,7 @@ double tokensPerSecond(const waste::ReleaseLayout &l, int64_t budget, double gbp
     in.diskGBps = gbps;
     in.computeSeconds = l.compute_seconds;
     in.computeOverlapSeconds = l.compute_overlap_seconds;
+    in.routedExpertSeconds = l.compute_routed_seconds;
     const waste::Forecast fc = waste::forecastBudgets(l.plan, {budget}, in);
     return fc.budgets.empty() ? 0 : fc.budgets.front().tok_per_s;
 }

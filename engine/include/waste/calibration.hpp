@@ -42,6 +42,9 @@ struct ComputeCalibration {
     // routing and sampling, with the pool's threads waking for every call, and on this
     // project's 2-core machine took 1.8-2.6 times the sum. Estimates are multiplied by it.
     double decodeScale = 1;  // 1..kMaxDecodeScale
+    // Why the decode could not be measured (the tiny model could not be made or run), when
+    // decodeScale is 1 for that reason rather than measured; empty when it was measured.
+    std::string decodeScaleError;
 
     // Seconds for one call of `kernel` over `size` units: linear between the measured sizes,
     // the end segments' slopes beyond them. -1 when the kernel was not measured.
@@ -54,8 +57,9 @@ std::string calibrationMachineKey(int threads);
 // seconds in all). threads 0: one per hardware thread, as the engine.
 ComputeCalibration calibrateCompute(int threads = 0);
 // The decode scale alone: a generated tiny model decoded and priced with `kernels`. 1 when
-// the model cannot be made or run (the kernels then price a token unscaled).
-double measureDecodeScale(const ComputeCalibration &kernels, int threads = 0);
+// the model cannot be made or run (the kernels then price a token unscaled), with the
+// reason in *why (left empty when it was measured).
+double measureDecodeScale(const ComputeCalibration &kernels, int threads = 0, std::string *why = nullptr);
 std::string calibrationToJson(const ComputeCalibration &c);
 // Throws Error(Format) on text that is not a calibration.
 ComputeCalibration calibrationFromJson(const std::string &text);
@@ -68,6 +72,7 @@ struct ComputeEstimate {
     double seconds = 0;        // all of it
     double overlapSeconds = 0; // the part that runs while expert reads are in flight
                                // (shared experts, the layer tables, routed experts)
+    double routedExpertSeconds = 0; // of that, the routed experts (top-k per MoE layer)
     // seconds per kernel kind, for the forecast's explanation
     std::vector<std::pair<std::string, double>> byKernel;
 };

@@ -30,6 +30,7 @@ struct ReleaseLayout {
     MemoryPlan plan;              // floor, default, cliff on the chosen machine
     double compute_seconds = 0;   // per token (0 without a calibration)
     double compute_overlap_seconds = 0;
+    double compute_routed_seconds = -1; // of that, the routed experts' (-1: not estimated)
 };
 
 struct ReleasePlan {

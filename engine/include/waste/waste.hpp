@@ -120,6 +120,14 @@ struct ForecastInputs {
     int queueDepth = 0;            // 0: the engine's reader threads for this top-k
     double computeSeconds = 0;     // per token (ComputeEstimate::seconds)
     double computeOverlapSeconds = 0; // the part that runs while expert reads are in flight
+    // Of that, the routed experts' (ComputeEstimate::routedExpertSeconds). Known (>= 0), the
+    // reads are set against the compute each layer runs after issuing them
+    // (plan/read_overlap.hpp); unknown (< 0), against all of computeOverlapSeconds.
+    double routedExpertSeconds = -1;
+    // The share of a layer's misses the router lookahead reads a layer early when the
+    // budget leaves it slots: 0.5 is what the mid-size tiny container measured (50.4 %
+    // of guesses right); the reference measured 81 % on K3, so the forecast errs slow.
+    double lookaheadRecall = 0.5;
 };
 // Hit rates replay the routing a --learn run recorded (<container>/usage.routing.jsonl)
 // through the real cache policy when present; otherwise they follow the stated model

@@ -44,6 +44,8 @@ std::string calibrationToJson(const ComputeCalibration &c)
     j["threads"] = c.threads;
     j["seconds"] = c.seconds;
     j["decode_scale"] = c.decodeScale;
+    if (!c.decodeScaleError.empty())
+        j["decode_scale_error"] = c.decodeScaleError;
     Json rows = Json::array();
     for (const KernelTiming &t : c.timings)
         rows.push_back({{"kernel", t.kernel}, {"size", t.size}, {"seconds", t.seconds}});
@@ -62,6 +64,8 @@ ComputeCalibration calibrationFromJson(const std::string &text)
     c.threads = j.value("threads", 0);
     c.seconds = j.value("seconds", 0.0);
     c.decodeScale = j.value("decode_scale", 1.0);
+    if (j.contains("decode_scale_error") && j["decode_scale_error"].is_string())
+        c.decodeScaleError = j["decode_scale_error"].get<std::string>();
     if (!(c.decodeScale >= 1 && c.decodeScale <= kMaxDecodeScale))
         throw Error(ErrorCode::Format, "compute calibration: decode_scale out of range");
     for (const Json &t : j["timings"]) {
@@ -76,23 +80,11 @@ ComputeCalibration calibrationFromJson(const std::string &text)
     return c;
 }
 
-ComputeCalibration cachedCalibration(const std::string &path, bool rerun, int threads)
+namespace {
+
+void writeCalibration(const std::string &path, const ComputeCalibration &c)
 {
     namespace fs = std::filesystem;
-    if (!rerun) {
-        std::ifstream f(path, std::ios::binary);
-        if (f) {
-            const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-            try {
-                ComputeCalibration c = calibrationFromJson(text);
-                if (c.machine == calibrationMachineKey(threads))
-                    return c;
-            } catch (const Error &) {
-                // a damaged or foreign file: measure again and replace it
-            }
-        }
-    }
-    ComputeCalibration c = calibrateCompute(threads);
     std::error_code ec;
     fs::create_directories(fs::path(path).parent_path(), ec);
     const fs::path tmp = fs::path(path).string() + ".part";
@@ -100,9 +92,37 @@ ComputeCalibration cachedCalibration(const std::string &path, bool rerun, int th
         std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
         f << calibrationToJson(c);
         if (!f)
-            return c; // a read-only cache folder costs a re-run next time, nothing more
+            return; // a read-only cache folder costs a re-run next time, nothing more
     }
     fs::rename(tmp, path, ec);
+}
+
+} // namespace
+
+ComputeCalibration cachedCalibration(const std::string &path, bool rerun, int threads)
+{
+    if (!rerun) {
+        std::ifstream f(path, std::ios::binary);
+        if (f) {
+            const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+            try {
+                ComputeCalibration c = calibrationFromJson(text);
+                if (c.machine == calibrationMachineKey(threads)) {
+                    if (!c.decodeScaleError.empty()) {
+                        // Its decode scale fell back to 1: try that part again (half a
+                        // second), since the cause (a full temporary folder) may be gone.
+                        c.decodeScale = measureDecodeScale(c, threads, &c.decodeScaleError);
+                        writeCalibration(path, c);
+                    }
+                    return c;
+                }
+            } catch (const Error &) {
+                // a damaged or foreign file: measure again and replace it
+            }
+        }
+    }
+    ComputeCalibration c = calibrateCompute(threads);
+    writeCalibration(path, c);
     return c;
 }
 

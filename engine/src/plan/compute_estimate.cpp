@@ -32,6 +32,8 @@ ComputeEstimate estimateCompute(const PlanInputs &in, const ComputeCalibration &
         e.seconds += s;
         if (call.overlapsReads)
             e.overlapSeconds += s;
+        if (call.routedExperts)
+            e.routedExpertSeconds += s;
         bool found = false;
         for (auto &[k, v] : e.byKernel)
             if (k == call.kernel) {

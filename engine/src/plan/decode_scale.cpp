@@ -51,12 +51,14 @@ double tinyDecodeSeconds(const std::string &dir, int threads)
 
 } // namespace
 
-double measureDecodeScale(const ComputeCalibration &kernels, int threads)
+double measureDecodeScale(const ComputeCalibration &kernels, int threads, std::string *why)
 {
     namespace fs = std::filesystem;
-    const fs::path dir = fs::temp_directory_path() / ("waste-calibration-model-" + std::to_string(std::random_device{}()));
     double scale = 1;
+    std::string error;
+    fs::path dir;
     try {
+        dir = fs::temp_directory_path() / ("waste-calibration-model-" + std::to_string(std::random_device{}()));
         makeTinyContainer(dir.string());
         ComputeCalibration unscaled = kernels;
         unscaled.decodeScale = 1;
@@ -64,12 +66,21 @@ double measureDecodeScale(const ComputeCalibration &kernels, int threads)
         const double measured = tinyDecodeSeconds(dir.string(), threads);
         if (estimated > 0 && measured > 0)
             scale = std::clamp(measured / estimated, 1.0, kMaxDecodeScale);
-    } catch (const std::exception &) {
-        // No room in the temporary folder, say: the kernels alone still price a token.
+        else
+            error = "the tiny model's decode took no measurable time";
+    } catch (const std::exception &e) {
+        // No room in the temporary folder, say: the kernels alone still price a token, and
+        // the caller is told, since that prices it too fast.
         scale = 1;
+        error = std::string("could not decode a tiny model in the temporary folder (") +
+                (dir.empty() ? std::string("none") : dir.parent_path().string()) + "): " + e.what();
     }
-    std::error_code ec;
-    fs::remove_all(dir, ec);
+    if (!dir.empty()) {
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+    }
+    if (why)
+        *why = error;
     return scale;
 }
 
@@ -77,7 +88,7 @@ ComputeCalibration calibrateCompute(int threads)
 {
     const auto start = std::chrono::steady_clock::now();
     ComputeCalibration c = calibrateKernels(threads);
-    c.decodeScale = measureDecodeScale(c, threads);
+    c.decodeScale = measureDecodeScale(c, threads, &c.decodeScaleError);
     c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return c;
 }

@@ -3,6 +3,7 @@
 #include "cache/routing_trace.hpp"
 #include "io/disk_probe.hpp"
 #include "plan/plan_inputs.hpp"
+#include "plan/read_overlap.hpp"
 
 #include <waste/usage_paths.hpp>
 #include <waste/waste.hpp>
@@ -125,6 +126,18 @@ Forecast forecastBudgets(const MemoryPlan &plan, const std::vector<int64_t> &bud
 
     const double compute = std::max(0.0, inputs.computeSeconds);
     const double overlap = std::clamp(inputs.computeOverlapSeconds, 0.0, compute);
+    const bool perLayer = inputs.routedExpertSeconds >= 0 && plan.moe_layers > 0;
+    plan::LayerReads layer;
+    if (perLayer) {
+        const double routed = std::min(inputs.routedExpertSeconds, overlap);
+        const double layers = double(plan.moe_layers);
+        layer.topK = int(std::min<int64_t>(k, 1 << 10));
+        layer.latency = latency;
+        layer.recordSeconds = recordSeconds;
+        layer.hookSeconds = (overlap - routed) / layers;
+        layer.expertSeconds = routed / (layers * double(k));
+        layer.layerSeconds = compute / layers;
+    }
     for (int64_t budget : budgets) {
         BudgetForecast f;
         f.budget_bytes = budget;
@@ -145,9 +158,19 @@ Forecast forecastBudgets(const MemoryPlan &plan, const std::vector<int64_t> &bud
                 double(plan.moe_layers) * (anyMiss * latency + std::max(0.0, missing - anyMiss) * recordSeconds);
         }
         f.compute_seconds_per_token = compute;
-        // The shared experts, the layer's tables and the routed experts already in run while
-        // the reads are in flight; only the reads that outlast them add to the token.
-        f.unhidden_io_seconds_per_token = std::max(0.0, f.io_seconds_per_token - overlap);
+        if (perLayer && diskGBps > 0) {
+            // Each layer's reads against the compute that runs after they are issued
+            // (plan/read_overlap.hpp). The lookahead reads ahead only into the slots two
+            // layers' demand leaves free (cache/streamed_expert_source.cpp, prefetch).
+            layer.hitRate = f.hit_rate;
+            const double spare = double(f.cache_slots - 2 * k);
+            layer.lookaheadShare = spare > 0 ? std::clamp(inputs.lookaheadRecall, 0.0, 1.0) * std::min(1.0, spare / double(k)) : 0;
+            f.unhidden_io_seconds_per_token = double(plan.moe_layers) * plan::expectedLayerStall(layer);
+        } else {
+            // Without the routed experts' share, all of the overlapping compute is set against
+            // all of the token's reads.
+            f.unhidden_io_seconds_per_token = std::max(0.0, f.io_seconds_per_token - overlap);
+        }
         const double s = compute + f.unhidden_io_seconds_per_token;
         f.past_cliff = plan.cliff_bytes > 0 && budget > plan.cliff_bytes;
         f.tok_per_s = s > 0 ? 1.0 / s : 0;

@@ -81,7 +81,7 @@ void addLayerWork(PlanInputs &in, const std::string &expertKernel, int64_t exper
     // as records the CPU's caches do not hold, unless all of them would fit there.
     const bool cached = in.expertBytesTotal > 0 && in.expertBytesTotal <= kCpuCachedExpertBytes;
     in.perToken.push_back({cached ? expertKernel : expertKernel + kColdSuffix, expertCallSize,
-                           in.topK * in.moeLayers, true});
+                           in.topK * in.moeLayers, true, true});
 }
 
 PlanInputs readPlanInputs(const std::string &containerPath)

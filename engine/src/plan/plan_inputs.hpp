@@ -15,12 +15,14 @@ namespace waste::plan {
 
 // One kind of work a decoded token does, for the compute estimate: a calibrated kernel
 // (waste/calibration.hpp names), the size of one call in that kernel's units, calls per
-// token, and whether it runs while the layer's expert reads are in flight.
+// token, whether it runs while the layer's expert reads are in flight, and whether it is
+// the routed experts themselves (each computed as its record lands; plan/read_overlap).
 struct TokenCall {
     std::string kernel;
     int64_t size = 0;
     int64_t count = 0;
     bool overlapsReads = false;
+    bool routedExperts = false;
 };
 
 struct PlanInputs {

@@ -444,6 +444,7 @@ ReleasePlan planRelease(const std::string &configJson, const ReleasePlanOptions 
             const ComputeEstimate e = plan::estimateCompute(p, *o.calibration);
             l.compute_seconds = e.seconds;
             l.compute_overlap_seconds = e.overlapSeconds;
+            l.compute_routed_seconds = e.routedExpertSeconds;
         }
         return l;
     };
