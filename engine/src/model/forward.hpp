@@ -81,6 +81,16 @@ private:
     // One routed expert kept in a native record (moe_native.cpp): y = down(act(gate x, up x)),
     // x of expertWidth inputs, g/u scratch of moeInter, rows split over the pool.
     void nativeExpert(const uint8_t *record, const float *x, float *g, float *u, float *y, int layer = -1, int expert = -1);
+    // Several users of native records at once (a batched step's records as they land): one
+    // split over every job's gate and up rows, then one over every job's down rows, so a
+    // thread takes whole rows of any job and the two threads meet twice, not twice per job.
+    struct NativeJob {
+        const uint8_t *record;
+        int expert;
+        const float *x; // expertWidth inputs
+        float *y;       // expertWidth outputs
+    };
+    void nativeExperts(std::span<const NativeJob> jobs, int layer);
     // gpt-oss: expert `expert`'s gate/up biases (interleaved in one row) into g and u; no-op elsewhere.
     void addExpertBias(int layer, int expert, float *g, float *u) const;
     void addDownBias(int layer, int expert, float *y) const;
@@ -119,6 +129,7 @@ private:
     std::vector<quant::Lut> m_gateLut, m_upLut;
     quant::Lut m_downLut;
     Vec m_g, m_u; // one expert's gate and up activations (decode)
+    Vec m_jobsG, m_jobsU; // the same for each job of nativeExperts()
     std::vector<int64_t> m_layerCodebook; // per layer: books of its last first record (-1: none yet)
     format::NativeLayout m_nativeLayout;  // the record layout of native banks (manifest.quant.native)
     Rope m_rope;                          // MLA's rotated dims (DeepSeek-V3 family) and score scale
