@@ -69,7 +69,11 @@ private:
     // projections for the whole chunk at once, the recurrence / cache token by token.
     void kda(int layer, int n, const float *a, float *out, LayerState *const *st);
     void mla(int layer, int n, const float *a, float *out, LayerState *const *st, const int *pos);
-    void attendMla(int layer, const float *q, float *o, const LayerState &st, int pos);
+    struct MlaScratch {
+        Vec qabs, row, z, ctx;
+    };
+    void attendMlaHead(int layer, const float *q, float *o, const LayerState &st, int pos, int64_t h,
+                       MlaScratch &scratch) const;
     void gqa(int layer, const float *a, float *out, LayerState &st, int pos); // gqa_attention.cpp
     void gatedDeltaNet(int layer, const float *a, float *out, LayerState &st); // gated_deltanet.cpp
     // The shared expert of a MoE layer into out (Hd): down(act(gate x) · up x), times
