@@ -201,6 +201,13 @@ void StreamedExpertSource::fetchBatches(int layer, std::span<const int> experts,
     int outstanding = 0;          // demand reads submitted, not yet collected from the pool
     std::vector<int> slotOf(experts.size(), -1);
     std::vector<const uint8_t *> dataOf(experts.size(), nullptr);
+    // The layer's misses go to the readers together, once all are known (one wake-up).
+    std::vector<io::ReadJob> toSubmit;
+    auto submitQueued = [&] {
+        outstanding += int(toSubmit.size());
+        m_pool->submit(std::move(toSubmit));
+        toSubmit.clear();
+    };
     // Hands records over together, then unpins them.
     auto handAll = [&](const std::vector<size_t> &is) {
         std::vector<const uint8_t *> records(is.size());
@@ -261,6 +268,7 @@ void StreamedExpertSource::fetchBatches(int layer, std::span<const int> experts,
             ExpertCache::Ref ref = m_cache->tryAcquire(L, experts[i]);
             bool dropped = false;
             while (ref.slot < 0) { // every slot pinned: finish something first
+                submitQueued();
                 if (!consumeSome()) {
                     if (dropped)
                         throw Error(ErrorCode::OutOfMemory, "expert cache: no free slot for layer " + std::to_string(layer) +
@@ -275,8 +283,7 @@ void StreamedExpertSource::fetchBatches(int layer, std::span<const int> experts,
             dataOf[i] = ref.data;
             if (ref.mustRead) {
                 if (m_options.readAhead) {
-                    m_pool->submit(makeJob(b, experts[i], ref, i));
-                    ++outstanding;
+                    toSubmit.push_back(makeJob(b, experts[i], ref, i));
                     demand[i] = 1;
                     pending.push_back(i);
                 } else {
@@ -299,12 +306,15 @@ void StreamedExpertSource::fetchBatches(int layer, std::span<const int> experts,
                 pending.push_back(i);
             }
         }
+        submitQueued();
         if (whileReading)
             whileReading(); // the lookahead: its reads queue behind this layer's, never ahead
         while (consumeSome()) {
         }
     } catch (...) {
-        // Leave no read in flight into a slot we no longer own, and no pin behind.
+        // Leave no read in flight into a slot we no longer own, and no pin behind (reads
+        // not yet handed to the readers go now, so that every pinned slot lands).
+        submitQueued();
         while (outstanding > 0) {
             m_pool->next();
             --outstanding;

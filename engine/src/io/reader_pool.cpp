@@ -52,6 +52,17 @@ ReadDone ReaderPool::execute(const ReadJob &job)
     return d;
 }
 
+void ReaderPool::enqueue(const ReadJob &job)
+{
+    if (job.report) { // demand goes ahead of speculation still waiting for a thread
+        auto firstSpeculative = std::find_if(m_queue.begin(), m_queue.end(), [](const ReadJob &j) { return !j.report; });
+        m_queue.insert(firstSpeculative, job);
+        ++m_inFlight;
+    } else {
+        m_queue.push_back(job);
+    }
+}
+
 void ReaderPool::submit(const ReadJob &job)
 {
     if (m_threads.empty()) {
@@ -64,28 +75,41 @@ void ReaderPool::submit(const ReadJob &job)
     }
     {
         std::lock_guard lock(m_mutex);
-        if (job.report) { // demand goes ahead of speculation still waiting for a thread
-            auto firstSpeculative = std::find_if(m_queue.begin(), m_queue.end(), [](const ReadJob &j) { return !j.report; });
-            m_queue.insert(firstSpeculative, job);
-            ++m_inFlight;
-        } else {
-            m_queue.push_back(job);
-        }
+        enqueue(job);
     }
     m_work.notify_one();
+}
+
+void ReaderPool::submit(std::vector<ReadJob> jobs)
+{
+    if (jobs.empty())
+        return;
+    if (m_threads.empty()) {
+        for (const ReadJob &job : jobs)
+            submit(job);
+        return;
+    }
+    {
+        std::lock_guard lock(m_mutex);
+        for (const ReadJob &job : jobs)
+            enqueue(job);
+    }
+    m_work.notify_one(); // that reader wakes the next (run())
 }
 
 void ReaderPool::run()
 {
     for (;;) {
         ReadJob job;
+        bool wakeNext = false;
         {
             std::unique_lock lock(m_mutex);
             // Demand jobs sit at the front of the queue, so a speculative front means no
             // demand job is waiting; it still waits while one is being read.
-            m_work.wait(lock, [&] {
-                return m_stop || (!m_queue.empty() && (m_queue.front().report || m_demandReading == 0));
-            });
+            auto takeable = [&] { return !m_queue.empty() && (m_queue.front().report || m_demandReading == 0); };
+            ++m_idle;
+            m_work.wait(lock, [&] { return m_stop || takeable(); });
+            --m_idle;
             if (m_stop)
                 return;
             job = m_queue.front();
@@ -93,7 +117,10 @@ void ReaderPool::run()
             ++m_reading;
             if (job.report)
                 ++m_demandReading;
+            wakeNext = m_idle > 0 && takeable(); // a batch's next job: pass the wake-up on
         }
+        if (wakeNext)
+            m_work.notify_one();
         ReadDone d = execute(job);
         if (!job.report) {
             std::lock_guard lock(m_mutex);
