@@ -12,9 +12,9 @@ namespace waste::model {
 
 // n tokens in chunk order, token t updating *st[t] (tokens of one sequence are adjacent):
 // the projections from the inputs alone run for the whole chunk at once (one pass over each
-// matrix, the matrices of the same input in one split), the convolutions and gates token by
-// token, the recurrence in one split over every sequence's heads (a head's tokens in order
-// against its own state block), then the output projection for the whole chunk. Each
+// matrix, the matrices of the same input in one split), the convolutions, gates and
+// recurrence in one split over every sequence's heads (a head's tokens in order against
+// its own rings and state block), then the output projection for the whole chunk. Each
 // token's values are those it gets alone.
 void Forward::kda(int layer, int n, const float *a, float *out, LayerState *const *st)
 {
@@ -43,29 +43,12 @@ void Forward::kda(int layer, int n, const float *a, float *out, LayerState *cons
     const float *dt = w.dtBias->f32.data();
     const float invSqrtD = 1.0f / std::sqrt(static_cast<float>(D));
     const float *on = w.oNorm->f32.data();
-    for (int t = 0; t < n; ++t) {
-        LayerState &s = *st[t];
-        float *qt = q.data() + t * C, *kt = k.data() + t * C, *vt = v.data() + t * C, *ft = f.data() + t * C;
-        float *bt = beta.data() + t * H;
-        shortConv(qt, w.qConv->f32.data(), s.convQ.data(), C, K);
-        shortConv(kt, w.kConv->f32.data(), s.convK.data(), C, K);
-        shortConv(vt, w.vConv->f32.data(), s.convV.data(), C, K);
-        for (int64_t h = 0; h < H; ++h) {
-            const float A = std::exp(aLog[h]);
-            for (int64_t j = 0; j < D; ++j) {
-                const int64_t i = h * D + j;
-                if (m_c.gateLowerBound < 0.0f)
-                    ft[i] = m_c.gateLowerBound * sigmoid(A * (ft[i] + dt[i]));
-                else
-                    ft[i] = -A * softplus(ft[i] + dt[i]);
-            }
-        }
-        for (int64_t h = 0; h < H; ++h)
-            bt[h] = sigmoid(bt[h]);
-    }
+    const int R = K - 1; // convolution ring entries per channel
 
     // The runs of tokens that share a state, and one split over (run, head): heads are
-    // independent (own state block, own output slice), and so are different sequences.
+    // independent (own channels, convolution rings, state block and output slice), and so
+    // are different sequences; a head's tokens go in order. Every channel's arithmetic is
+    // the whole-token code's, so the values do not change.
     std::vector<int> runStart;
     for (int t = 0; t < n; ++t)
         if (t == 0 || st[t] != st[t - 1])
@@ -76,16 +59,32 @@ void Forward::kda(int layer, int n, const float *a, float *out, LayerState *cons
         Vec u(D), decay(D);
         for (int64_t i = i0; i < i1; ++i) {
             const int64_t r = i / H, h = i % H;
-            float *S = st[runStart[size_t(r)]]->S.data() + h * D * D;
+            LayerState &s = *st[runStart[size_t(r)]];
+            float *S = s.S.data() + h * D * D;
+            const int64_t ringAt = h * D * R, tapsAt = h * D * K;
             for (int t = runStart[size_t(r)]; t < runStart[size_t(r) + 1]; ++t) {
                 const int64_t at = t * C + h * D;
                 float *qh = q.data() + at, *kh = k.data() + at, *vh = v.data() + at, *oh = o.data() + at;
-                const float *fh = f.data() + at, *gh = gam.data() + at;
+                float *fh = f.data() + at;
+                const float *gh = gam.data() + at;
+                shortConv(qh, w.qConv->f32.data() + tapsAt, s.convQ.data() + ringAt, D, K);
+                shortConv(kh, w.kConv->f32.data() + tapsAt, s.convK.data() + ringAt, D, K);
+                shortConv(vh, w.vConv->f32.data() + tapsAt, s.convV.data() + ringAt, D, K);
+                // Decay gate in log space, per channel, and beta.
+                const float A = std::exp(aLog[h]);
+                for (int64_t j = 0; j < D; ++j) {
+                    const int64_t c = h * D + j;
+                    if (m_c.gateLowerBound < 0.0f)
+                        fh[j] = m_c.gateLowerBound * sigmoid(A * (fh[j] + dt[c]));
+                    else
+                        fh[j] = -A * softplus(fh[j] + dt[c]);
+                }
+                const float bt = sigmoid(beta[size_t(t * H + h)]);
                 l2NormalizeHead(qh, D, 1e-12f, invSqrtD);
                 l2NormalizeHead(kh, D, 1e-12f, 1.0f);
                 for (int64_t j = 0; j < D; ++j)
                     decay[j] = std::exp(fh[j]);
-                deltaRuleStep(S, qh, kh, vh, decay.data(), beta[size_t(t * H + h)], u.data(), oh, D, D);
+                deltaRuleStep(S, qh, kh, vh, decay.data(), bt, u.data(), oh, D, D);
                 // Gated RMSNorm of the head (shared o_norm weight).
                 rmsNorm(oh, on, oh, D, m_c.eps);
                 for (int64_t j = 0; j < D; ++j)
