@@ -76,8 +76,8 @@ public:
     int threads() const { return int(m_threads.size()); }
     void submit(const ReadJob &job);
     // Several jobs at once (a layer's misses): queued under one lock and one reader woken;
-    // each reader that takes a job wakes the next while more wait, so the caller (the
-    // compute thread) pays one wake-up, not one per read.
+    // each reader that takes a job wakes up to two more while more wait, so the caller
+    // (the compute thread) pays one wake-up, not one per read.
     void submit(std::vector<ReadJob> jobs);
     // Blocks for the next finished read; nullopt when nothing is queued or in flight.
     std::optional<ReadDone> next();
