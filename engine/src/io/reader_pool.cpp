@@ -89,12 +89,18 @@ void ReaderPool::submit(std::vector<ReadJob> jobs)
             submit(job);
         return;
     }
+    bool wake = false; // none idle: the busy ones take the jobs when they finish
     {
         std::lock_guard lock(m_mutex);
         for (const ReadJob &job : jobs)
             enqueue(job);
+        if (m_idle > m_waking) {
+            ++m_waking;
+            wake = true;
+        }
     }
-    m_work.notify_one(); // that reader wakes the next (run())
+    if (wake)
+        m_work.notify_one(); // that reader wakes the next (run())
 }
 
 void ReaderPool::run()
@@ -110,6 +116,8 @@ void ReaderPool::run()
             ++m_idle;
             m_work.wait(lock, [&] { return m_stop || takeable(); });
             --m_idle;
+            if (m_waking > 0)
+                --m_waking;
             if (m_stop)
                 return;
             job = m_queue.front();
@@ -119,8 +127,11 @@ void ReaderPool::run()
                 ++m_demandReading;
             // A batch's next jobs: pass the wake-up on to two more readers (a tree: a
             // layer's dozen reads all start after about four wake-ups, not twelve in a row).
+            // Readers already woken and not yet running count against both the idle
+            // ones and the jobs left, so no reader wakes to an empty queue.
             if (takeable())
-                wakeNext = std::min({m_idle, int(m_queue.size()), 2});
+                wakeNext = std::max(0, std::min({m_idle - m_waking, int(m_queue.size()) - m_waking, 2}));
+            m_waking += wakeNext;
         }
         for (int i = 0; i < wakeNext; ++i)
             m_work.notify_one();

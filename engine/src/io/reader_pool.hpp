@@ -105,6 +105,7 @@ private:
     int m_reading = 0;  // jobs a thread has taken and not finished
     int m_demandReading = 0; // of those, reported (demand) jobs
     int m_idle = 0;          // threads waiting for a job
+    int m_waking = 0;        // of those, woken for a batch's jobs and not running yet
     bool m_stop = false;
     mutable std::mutex m_mutex;
     std::condition_variable m_work;
