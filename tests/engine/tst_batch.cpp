@@ -2,13 +2,17 @@
 // for bit, and so the tokens it gets alone: on Kimi-Linear (KDA + MLA, plain residual) and
 // on K3 (Attention Residuals, latent MoE). A long prompt is read a chunk per step while the
 // other sequences keep getting a token every step. Decode steps of several sequences read
-// their predicted experts early (router lookahead) and that changes no logit either.
+// their predicted experts early (router lookahead) and that changes no logit either. The
+// same on a Kimi-Linear whose experts stay MXFP4 (native records, computed several at once
+// as they land: Forward::nativeExperts).
 #include <gtest/gtest.h>
 
 #include "cache/streamed_expert_source.hpp"
+#include "test_files.hpp"
 #include "model/forward.hpp"
 #include "session/model_impl.hpp"
 #include "waste/batch.hpp"
+#include "waste/convert.hpp"
 #include "waste/prefix.hpp"
 #include "waste/waste.hpp"
 
@@ -24,6 +28,22 @@ namespace {
 const std::string kFixtures = WASTE_FIXTURES_DIR;
 const std::string kR3 = kFixtures + "/reference-container/r3.waste";
 const std::string kK3 = kFixtures + "/k3-container/k3s1.waste";
+
+// The tiny Kimi-Linear with MXFP4 experts kept native (mktiny --container --experts-layout
+// mxfp4 --experts native), made once per run of this program.
+const std::string &nativeMxfp4()
+{
+    static const std::string dir = [] {
+        const std::string d = freshOutputDir("tst_batch", "native-mxfp4");
+        waste::TinyModelOptions o;
+        o.seed = 11;
+        o.experts = waste::TinyExperts::MXFP4;
+        o.expertEncoding = waste::ExpertEncoding::Native;
+        waste::makeTinyContainer(d, o);
+        return d;
+    }();
+    return dir;
+}
 
 std::vector<int32_t> ids(const std::string &file)
 {
@@ -55,8 +75,10 @@ waste::OpenOptions options(const std::string &container)
 
 // Three token streams fed through Forward::runParts in one chunk per step (prompt pieces
 // of uneven sizes beside single tokens) leave each state with the logits Forward::run gives
-// that stream alone, after every step.
-void expectPartsEqualAlone(const std::string &container)
+// that stream alone, after every step. aloneOneByOne: the alone runs read one record at a
+// time, so they take every expert singly (no read-ahead: records handed over one by one)
+// while the batched run takes the records that land together at once.
+void expectPartsEqualAlone(const std::string &container, bool aloneOneByOne = false)
 {
     const std::vector<int32_t> fox = foxIds(container);
     const std::vector<std::vector<int32_t>> streams = {
@@ -66,7 +88,13 @@ void expectPartsEqualAlone(const std::string &container)
     const std::vector<std::vector<int>> plan = {{17, 1, 22}, {9, 7, 1}, {1, 1, 1}, {1, 0, 1}};
 
     waste::session::ModelImpl batched(container, options(container));
-    waste::session::ModelImpl alone(container, options(container));
+    waste::OpenOptions aloneOptions = options(container);
+    if (aloneOneByOne) {
+        aloneOptions.readAhead = false;
+        aloneOptions.threads = 1;
+        batched.computePool().setMinWork(1); // and every loop of the batched run split
+    }
+    waste::session::ModelImpl alone(container, aloneOptions);
     const waste::format::ModelConfig &c = batched.manifest().config;
     std::vector<waste::model::State> bs(streams.size()), as(streams.size());
     for (size_t i = 0; i < streams.size(); ++i) {
@@ -287,6 +315,12 @@ TEST(Batch, K3PartsEqualAloneBitForBit) { expectPartsEqualAlone(kK3); }
 TEST(Batch, KimiLinearSequencesEqualAlone) { expectBatchEqualsAlone(kR3); }
 
 TEST(Batch, K3SequencesEqualAlone) { expectBatchEqualsAlone(kK3); }
+
+TEST(Batch, NativeMxfp4BatchedLookaheadChangesNoLogit) { expectBatchedLookaheadChangesNoLogit(nativeMxfp4(), false); }
+
+TEST(Batch, NativeMxfp4PartsEqualAloneBitForBit) { expectPartsEqualAlone(nativeMxfp4(), true); }
+
+TEST(Batch, NativeMxfp4SequencesEqualAlone) { expectBatchEqualsAlone(nativeMxfp4()); }
 
 TEST(Batch, RefusesPastItsCapacityWithAReason)
 {

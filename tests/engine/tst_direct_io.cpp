@@ -210,6 +210,66 @@ TEST(ReaderPool, EveryJobCompletesOnceWithItsData)
     }
 }
 
+// A batch (one submit for a layer's misses) wakes one reader and each passes the wake-up
+// on: every job of a batch no larger than the pool is in flight at once, batch after batch
+// (each job's finish step waits, up to 30 s, until all of its batch have started), and
+// batches larger than the pool, or on a pool of none or one thread, all complete.
+TEST(ReaderPool, ABatchHasEveryReadInFlightTogether)
+{
+    auto path = writeBank(outDir(), "bank5.bin", 16);
+    DirectFile f(path);
+    for (int threads : {2, 8, 16}) {
+        ReaderPool pool(threads);
+        std::vector<AlignedBuffer> bufs;
+        for (int r = 0; r < 16; ++r)
+            bufs.emplace_back(kRec);
+        for (int round = 0; round < 5; ++round) {
+            const int size = threads;
+            std::mutex m;
+            std::condition_variable cv;
+            int started = 0;
+            std::vector<ReadJob> batch;
+            for (int r = 0; r < size; ++r) {
+                ReadJob j = readJob(&f, r * kRec, kRec, bufs[r].data(), uint64_t(r));
+                j.finish = [&, size](ReadDone &d) {
+                    std::unique_lock lock(m);
+                    ++started;
+                    cv.notify_all();
+                    if (!cv.wait_for(lock, std::chrono::seconds(30), [&] { return started >= size; })) {
+                        d.ok = false;
+                        d.error = "only " + std::to_string(started) + " of " + std::to_string(size) + " reads in flight";
+                    }
+                };
+                batch.push_back(std::move(j));
+            }
+            pool.submit(std::move(batch));
+            int done = 0;
+            while (auto d = pool.next()) {
+                EXPECT_TRUE(d->ok) << threads << " threads, round " << round << ": " << d->error;
+                EXPECT_TRUE(recordIntact(bufs[d->tag].data(), int(d->tag)));
+                ++done;
+            }
+            EXPECT_EQ(done, size);
+        }
+    }
+    for (int threads : {0, 1, 4}) {
+        ReaderPool pool(threads);
+        std::vector<AlignedBuffer> bufs;
+        std::vector<ReadJob> batch;
+        for (int r = 0; r < 16; ++r) {
+            bufs.emplace_back(kRec);
+            batch.push_back(readJob(&f, r * kRec, kRec, bufs[r].data(), uint64_t(r)));
+        }
+        pool.submit(std::move(batch));
+        std::set<uint64_t> seen;
+        while (auto d = pool.next()) {
+            EXPECT_TRUE(d->ok) << d->error;
+            EXPECT_TRUE(seen.insert(d->tag).second);
+        }
+        EXPECT_EQ(seen.size(), 16u) << threads << " threads";
+    }
+}
+
 TEST(ReaderPool, ShortReadIsAFailureNamingTheFile)
 {
     auto path = writeBank(outDir(), "bank4.bin", 2);

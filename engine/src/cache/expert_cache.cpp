@@ -240,24 +240,24 @@ bool ExpertCache::waitReady(int slot)
     return m_slots[slot].state == State::Ready;
 }
 
-int ExpertCache::waitAny(std::span<const int> slots)
+std::vector<int> ExpertCache::waitSome(std::span<const int> slots)
 {
+    std::vector<int> landed;
     if (slots.empty())
-        return -1;
+        return landed;
     std::unique_lock lock(m_mutex);
-    auto landed = [&] {
+    auto collect = [&] {
         for (size_t i = 0; i < slots.size(); ++i)
             if (m_slots[slots[i]].state != State::InFlight)
-                return int(i);
-        return -1;
+                landed.push_back(int(i));
+        return !landed.empty();
     };
-    int i = landed();
-    if (i < 0) {
+    if (!collect()) {
         auto t0 = std::chrono::steady_clock::now();
-        m_ready.wait(lock, [&] { return (i = landed()) >= 0; });
+        m_ready.wait(lock, collect);
         m_stats.ioWaitSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
-    return i;
+    return landed;
 }
 
 bool ExpertCache::failed(int slot) const

@@ -90,8 +90,9 @@ public:
     // Blocks until the slot is no longer in flight; false if its read failed.
     bool waitReady(int slot);
     // Blocks until any of `slots` is no longer in flight (demand or speculative read,
-    // whichever lands first) and returns its index in `slots`; -1 if `slots` is empty.
-    int waitAny(std::span<const int> slots);
+    // whichever lands first) and returns the indices in `slots` of all that have landed by
+    // then, in order (so a consumer can take several records at once); empty if `slots` is.
+    std::vector<int> waitSome(std::span<const int> slots);
     bool failed(int slot) const;
     void release(int slot);
     // Drops the pins that prefetch() took (the predicted layer has been consumed).

@@ -135,6 +135,18 @@ void StreamedExpertSource::readNow(const Bank &b, int expert, const ExpertCache:
 void StreamedExpertSource::fetch(int layer, std::span<const int> experts, const Consumer &consume,
                                  const Hook &whileReading)
 {
+    fetchBatches(
+        layer, experts,
+        [&](std::span<const size_t> indices, std::span<const uint8_t *const> records) {
+            for (size_t k = 0; k < indices.size(); ++k)
+                consume(indices[k], records[k]);
+        },
+        whileReading);
+}
+
+void StreamedExpertSource::fetchBatches(int layer, std::span<const int> experts, const BatchConsumer &consume,
+                                        const Hook &whileReading)
+{
     const int L = indexOf(layer);
     const Bank &b = m_banks[size_t(L)];
     for (int e : experts)
@@ -189,17 +201,32 @@ void StreamedExpertSource::fetch(int layer, std::span<const int> experts, const 
     int outstanding = 0;          // demand reads submitted, not yet collected from the pool
     std::vector<int> slotOf(experts.size(), -1);
     std::vector<const uint8_t *> dataOf(experts.size(), nullptr);
-    auto hand = [&](size_t i) {
-        consume(i, dataOf[i]);
-        m_cache->release(slotOf[i]);
-        held.erase(std::find(held.begin(), held.end(), slotOf[i]));
+    // The layer's misses go to the readers together, once all are known (one wake-up).
+    std::vector<io::ReadJob> toSubmit;
+    auto submitQueued = [&] {
+        outstanding += int(toSubmit.size());
+        m_pool->submit(std::move(toSubmit));
+        toSubmit.clear();
     };
-    // Consume one record: a resident hit if any, else the first read to land; false if none is left.
-    auto consumeOne = [&]() -> bool {
+    // Hands records over together, then unpins them.
+    auto handAll = [&](const std::vector<size_t> &is) {
+        std::vector<const uint8_t *> records(is.size());
+        for (size_t k = 0; k < is.size(); ++k)
+            records[k] = dataOf[is[k]];
+        consume(is, records);
+        for (size_t i : is) {
+            m_cache->release(slotOf[i]);
+            held.erase(std::find(held.begin(), held.end(), slotOf[i]));
+        }
+    };
+    auto hand = [&](size_t i) { handAll(std::vector<size_t>{i}); };
+    // Consume what is there: every resident hit if any, else the reads that have landed
+    // once the first one has; false if nothing is left.
+    auto consumeSome = [&]() -> bool {
         if (!ready.empty()) {
-            const size_t i = ready.front();
-            ready.erase(ready.begin());
-            hand(i);
+            const std::vector<size_t> batch = std::move(ready);
+            ready.clear();
+            handAll(batch);
             return true;
         }
         if (pending.empty())
@@ -208,26 +235,32 @@ void StreamedExpertSource::fetch(int layer, std::span<const int> experts, const 
         for (size_t k = 0; k < pending.size(); ++k)
             slots[k] = slotOf[pending[k]];
         const auto t0 = Clock::now();
-        const int k = m_cache->waitAny(slots);
-        const size_t i = pending[size_t(k)];
-        pending.erase(pending.begin() + k);
-        if (demand[i]) { // collect its report: it carries the error text of a failed read
-            while (!landed.count(i)) {
-                std::optional<io::ReadDone> d = m_pool->next();
-                --outstanding;
-                landed.emplace(d->tag, std::move(*d));
-            }
-            io::ReadDone d = std::move(landed.at(i));
-            landed.erase(i);
-            m_ioWait += since(t0);
-            if (!d.ok)
-                throw Error(d.code, d.error);
-        } else {
-            m_ioWait += since(t0);
-            if (m_cache->failed(slotOf[i]))
+        const std::vector<int> landedNow = m_cache->waitSome(slots);
+        std::vector<size_t> batch;
+        for (int k : landedNow)
+            batch.push_back(pending[size_t(k)]);
+        for (auto k = landedNow.rbegin(); k != landedNow.rend(); ++k)
+            pending.erase(pending.begin() + *k);
+        for (size_t i : batch) {
+            if (demand[i]) { // collect its report: it carries the error text of a failed read
+                while (!landed.count(i)) {
+                    std::optional<io::ReadDone> d = m_pool->next();
+                    --outstanding;
+                    landed.emplace(d->tag, std::move(*d));
+                }
+                io::ReadDone d = std::move(landed.at(i));
+                landed.erase(i);
+                if (!d.ok) {
+                    m_ioWait += since(t0);
+                    throw Error(d.code, d.error);
+                }
+            } else if (m_cache->failed(slotOf[i])) {
+                m_ioWait += since(t0);
                 throw Error(ErrorCode::Io, b.file.path() + ": read of expert " + std::to_string(experts[i]) + " failed");
+            }
         }
-        hand(i);
+        m_ioWait += since(t0);
+        handAll(batch);
         return true;
     };
     try {
@@ -235,7 +268,8 @@ void StreamedExpertSource::fetch(int layer, std::span<const int> experts, const 
             ExpertCache::Ref ref = m_cache->tryAcquire(L, experts[i]);
             bool dropped = false;
             while (ref.slot < 0) { // every slot pinned: finish something first
-                if (!consumeOne()) {
+                submitQueued();
+                if (!consumeSome()) {
                     if (dropped)
                         throw Error(ErrorCode::OutOfMemory, "expert cache: no free slot for layer " + std::to_string(layer) +
                                                                 " with nothing in flight; raise --budget");
@@ -249,8 +283,7 @@ void StreamedExpertSource::fetch(int layer, std::span<const int> experts, const 
             dataOf[i] = ref.data;
             if (ref.mustRead) {
                 if (m_options.readAhead) {
-                    m_pool->submit(makeJob(b, experts[i], ref, i));
-                    ++outstanding;
+                    toSubmit.push_back(makeJob(b, experts[i], ref, i));
                     demand[i] = 1;
                     pending.push_back(i);
                 } else {
@@ -273,12 +306,15 @@ void StreamedExpertSource::fetch(int layer, std::span<const int> experts, const 
                 pending.push_back(i);
             }
         }
+        submitQueued();
         if (whileReading)
             whileReading(); // the lookahead: its reads queue behind this layer's, never ahead
-        while (consumeOne()) {
+        while (consumeSome()) {
         }
     } catch (...) {
-        // Leave no read in flight into a slot we no longer own, and no pin behind.
+        // Leave no read in flight into a slot we no longer own, and no pin behind (reads
+        // not yet handed to the readers go now, so that every pinned slot lands).
+        submitQueued();
         while (outstanding > 0) {
             m_pool->next();
             --outstanding;

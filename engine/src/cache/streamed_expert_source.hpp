@@ -3,8 +3,10 @@
 //
 // fetch(layer, ids): every id is looked up at once; all misses go to the reader threads
 // together (read-ahead), resident records are handed over immediately, and the records
-// still in flight are handed over in the order they arrive. The math sums in selection
-// order whatever the arrival order, so logits do not depend on any of this.
+// still in flight are handed over in the order they arrive (fetchBatches: all resident
+// ones together, then each time a read lands, every record that has landed by then).
+// The math sums in selection order whatever the arrival order, so logits do not depend
+// on any of this.
 // prefetch(layer, ids): speculative reads of the next layer's predicted experts, issued
 // from fetch()'s whileReading hook (this layer's records are pinned by then, so a guess
 // cannot evict them) and pinned until this fetch ends; never counted as misses.
@@ -42,6 +44,8 @@ public:
     ~StreamedExpertSource() override;
 
     void fetch(int layer, std::span<const int> experts, const Consumer &consume, const Hook &whileReading = {}) override;
+    void fetchBatches(int layer, std::span<const int> experts, const BatchConsumer &consume,
+                      const Hook &whileReading = {}) override;
     model::ExpertFetchStats stats() const override;
     int lookaheadWidth() const override { return m_options.lookahead; }
     void prefetch(int layer, std::span<const int> experts, int rows = 1) override;

@@ -52,6 +52,17 @@ ReadDone ReaderPool::execute(const ReadJob &job)
     return d;
 }
 
+void ReaderPool::enqueue(const ReadJob &job)
+{
+    if (job.report) { // demand goes ahead of speculation still waiting for a thread
+        auto firstSpeculative = std::find_if(m_queue.begin(), m_queue.end(), [](const ReadJob &j) { return !j.report; });
+        m_queue.insert(firstSpeculative, job);
+        ++m_inFlight;
+    } else {
+        m_queue.push_back(job);
+    }
+}
+
 void ReaderPool::submit(const ReadJob &job)
 {
     if (m_threads.empty()) {
@@ -64,28 +75,49 @@ void ReaderPool::submit(const ReadJob &job)
     }
     {
         std::lock_guard lock(m_mutex);
-        if (job.report) { // demand goes ahead of speculation still waiting for a thread
-            auto firstSpeculative = std::find_if(m_queue.begin(), m_queue.end(), [](const ReadJob &j) { return !j.report; });
-            m_queue.insert(firstSpeculative, job);
-            ++m_inFlight;
-        } else {
-            m_queue.push_back(job);
-        }
+        enqueue(job);
     }
     m_work.notify_one();
+}
+
+void ReaderPool::submit(std::vector<ReadJob> jobs)
+{
+    if (jobs.empty())
+        return;
+    if (m_threads.empty()) {
+        for (const ReadJob &job : jobs)
+            submit(job);
+        return;
+    }
+    bool wake = false; // none idle: the busy ones take the jobs when they finish
+    {
+        std::lock_guard lock(m_mutex);
+        for (const ReadJob &job : jobs)
+            enqueue(job);
+        if (m_idle > m_waking) {
+            ++m_waking;
+            wake = true;
+        }
+    }
+    if (wake)
+        m_work.notify_one(); // that reader wakes the next (run())
 }
 
 void ReaderPool::run()
 {
     for (;;) {
         ReadJob job;
+        int wakeNext = 0;
         {
             std::unique_lock lock(m_mutex);
             // Demand jobs sit at the front of the queue, so a speculative front means no
             // demand job is waiting; it still waits while one is being read.
-            m_work.wait(lock, [&] {
-                return m_stop || (!m_queue.empty() && (m_queue.front().report || m_demandReading == 0));
-            });
+            auto takeable = [&] { return !m_queue.empty() && (m_queue.front().report || m_demandReading == 0); };
+            ++m_idle;
+            m_work.wait(lock, [&] { return m_stop || takeable(); });
+            --m_idle;
+            if (m_waking > 0)
+                --m_waking;
             if (m_stop)
                 return;
             job = m_queue.front();
@@ -93,7 +125,16 @@ void ReaderPool::run()
             ++m_reading;
             if (job.report)
                 ++m_demandReading;
+            // A batch's next jobs: pass the wake-up on to two more readers (a tree: a
+            // layer's dozen reads all start after about four wake-ups, not twelve in a row).
+            // Readers already woken and not yet running count against both the idle
+            // ones and the jobs left, so no reader wakes to an empty queue.
+            if (takeable())
+                wakeNext = std::max(0, std::min({m_idle - m_waking, int(m_queue.size()) - m_waking, 2}));
+            m_waking += wakeNext;
         }
+        for (int i = 0; i < wakeNext; ++i)
+            m_work.notify_one();
         ReadDone d = execute(job);
         if (!job.report) {
             std::lock_guard lock(m_mutex);

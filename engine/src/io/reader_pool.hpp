@@ -75,6 +75,10 @@ public:
 
     int threads() const { return int(m_threads.size()); }
     void submit(const ReadJob &job);
+    // Several jobs at once (a layer's misses): queued under one lock and one reader woken;
+    // each reader that takes a job wakes up to two more while more wait, so the caller
+    // (the compute thread) pays one wake-up, not one per read.
+    void submit(std::vector<ReadJob> jobs);
     // Blocks for the next finished read; nullopt when nothing is queued or in flight.
     std::optional<ReadDone> next();
     // Returns a finished read without blocking, if there is one.
@@ -91,6 +95,7 @@ public:
 
 private:
     void run();
+    void enqueue(const ReadJob &job); // under m_mutex
     static ReadDone execute(const ReadJob &job);
 
     std::vector<std::thread> m_threads;
@@ -99,6 +104,8 @@ private:
     int m_inFlight = 0;
     int m_reading = 0;  // jobs a thread has taken and not finished
     int m_demandReading = 0; // of those, reported (demand) jobs
+    int m_idle = 0;          // threads waiting for a job
+    int m_waking = 0;        // of those, woken for a batch's jobs and not running yet
     bool m_stop = false;
     mutable std::mutex m_mutex;
     std::condition_variable m_work;

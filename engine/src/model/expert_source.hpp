@@ -34,6 +34,21 @@ public:
     // there (the router lookahead) overlaps the reads and the layer's expert compute.
     virtual void fetch(int layer, std::span<const int> experts, const Consumer &consume,
                        const Hook &whileReading = {}) = 0;
+    // The same, but every record available at the time is handed over in one call (the
+    // indices into `experts` and their records, all valid until it returns), so several
+    // experts can be computed at once, one per thread, instead of each split over the
+    // threads in turn. A source that delivers one at a time hands over batches of one.
+    using BatchConsumer = std::function<void(std::span<const size_t> indices, std::span<const uint8_t *const> records)>;
+    virtual void fetchBatches(int layer, std::span<const int> experts, const BatchConsumer &consume,
+                              const Hook &whileReading = {})
+    {
+        fetch(
+            layer, experts,
+            [&](size_t index, const uint8_t *record) {
+                consume(std::span<const size_t>(&index, 1), std::span<const uint8_t *const>(&record, 1));
+            },
+            whileReading);
+    }
     virtual ExpertFetchStats stats() const = 0;
     // Router lookahead: how many experts to predict for the next MoE layer (0: off), and
     // the prediction itself: `rows` lists of equal length one after the other, one per

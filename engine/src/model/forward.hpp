@@ -69,7 +69,11 @@ private:
     // projections for the whole chunk at once, the recurrence / cache token by token.
     void kda(int layer, int n, const float *a, float *out, LayerState *const *st);
     void mla(int layer, int n, const float *a, float *out, LayerState *const *st, const int *pos);
-    void attendMla(int layer, const float *q, float *o, const LayerState &st, int pos);
+    struct MlaScratch {
+        Vec qabs, row, z, ctx;
+    };
+    void attendMlaHead(int layer, const float *q, float *o, const LayerState &st, int pos, int64_t h,
+                       MlaScratch &scratch) const;
     void gqa(int layer, const float *a, float *out, LayerState &st, int pos); // gqa_attention.cpp
     void gatedDeltaNet(int layer, const float *a, float *out, LayerState &st); // gated_deltanet.cpp
     // The shared expert of a MoE layer into out (Hd): down(act(gate x) · up x), times
@@ -81,6 +85,16 @@ private:
     // One routed expert kept in a native record (moe_native.cpp): y = down(act(gate x, up x)),
     // x of expertWidth inputs, g/u scratch of moeInter, rows split over the pool.
     void nativeExpert(const uint8_t *record, const float *x, float *g, float *u, float *y, int layer = -1, int expert = -1);
+    // Several users of native records at once (a batched step's records as they land): one
+    // split over every job's gate and up rows, then one over every job's down rows, so a
+    // thread takes whole rows of any job and the two threads meet twice, not twice per job.
+    struct NativeJob {
+        const uint8_t *record;
+        int expert;
+        const float *x; // expertWidth inputs
+        float *y;       // expertWidth outputs
+    };
+    void nativeExperts(std::span<const NativeJob> jobs, int layer);
     // gpt-oss: expert `expert`'s gate/up biases (interleaved in one row) into g and u; no-op elsewhere.
     void addExpertBias(int layer, int expert, float *g, float *u) const;
     void addDownBias(int layer, int expert, float *y) const;
@@ -119,6 +133,7 @@ private:
     std::vector<quant::Lut> m_gateLut, m_upLut;
     quant::Lut m_downLut;
     Vec m_g, m_u; // one expert's gate and up activations (decode)
+    Vec m_jobsG, m_jobsU; // the same for each job of nativeExperts()
     std::vector<int64_t> m_layerCodebook; // per layer: books of its last first record (-1: none yet)
     format::NativeLayout m_nativeLayout;  // the record layout of native banks (manifest.quant.native)
     Rope m_rope;                          // MLA's rotated dims (DeepSeek-V3 family) and score scale

@@ -151,24 +151,9 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
         if (layerCb >= 0 && !lutsChecked) // (a full cache may have made it consume a record first)
             buildLuts(layerCb);
     };
-    experts.fetch(layer, ids, [&](size_t idx, const uint8_t *rec) {
+    // One record of the VQ path and its users.
+    auto consumeVq = [&](size_t idx, const uint8_t *rec) {
         const std::vector<int64_t> &us = users[ids[idx]];
-        if (m_manifest.quant.isNative()) { // the release's own encoding: rows straight from the record
-            auto user = [&](int64_t slot, float *g, float *u) {
-                nativeExpert(rec, xin.data() + (slot / K) * W, g, u, ys.data() + slot * W, layer, ids[idx]);
-            };
-            if (us.size() == 1) {
-                user(us[0], m_g.data(), m_u.data());
-                return;
-            }
-            const int64_t nu = static_cast<int64_t>(us.size());
-            m_pool.forRange(nu, m_pool.grainFor(nu, 3 * Im * W), [&](int64_t u0, int64_t u1) {
-                Vec g(static_cast<size_t>(Im)), u(static_cast<size_t>(Im));
-                for (int64_t i = u0; i < u1; ++i)
-                    user(us[static_cast<size_t>(i)], g.data(), u.data());
-            });
-            return;
-        }
         const format::ExpertHeader h = format::parseExpertHeader(rec);
         if (!lutsChecked) {
             if (lutCb != h.codebookId)
@@ -188,6 +173,19 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
             for (int64_t i = u0; i < u1; ++i)
                 runUser(h, rec, us[static_cast<size_t>(i)], g.data(), u.data(), down);
         });
+    };
+    experts.fetchBatches(layer, ids, [&](std::span<const size_t> idx, std::span<const uint8_t *const> recs) {
+        if (!m_manifest.quant.isNative()) {
+            for (size_t k = 0; k < idx.size(); ++k)
+                consumeVq(idx[k], recs[k]);
+            return;
+        }
+        // The release's own encoding: every user of every record handed over, at once.
+        std::vector<NativeJob> jobs;
+        for (size_t k = 0; k < idx.size(); ++k)
+            for (int64_t slot : users[ids[idx[k]]])
+                jobs.push_back({recs[k], ids[idx[k]], xin.data() + (slot / K) * W, ys.data() + slot * W});
+        nativeExperts(jobs, layer);
     }, whileReading);
 
     if (!sharedDone && w.shared.gate) // a source that never calls the hook

@@ -75,4 +75,55 @@ void Forward::nativeExpert(const uint8_t *record, const float *x, float *g, floa
     addDownBias(layer, expert, y);
 }
 
+void Forward::nativeExperts(std::span<const NativeJob> jobs, int layer)
+{
+    const int64_t Im = m_c.moeInter, W = m_c.expertWidth(), J = static_cast<int64_t>(jobs.size());
+    if (J == 0)
+        return;
+    if (J == 1 || m_int8Activations) {
+        m_g.resize(static_cast<size_t>(Im));
+        m_u.resize(static_cast<size_t>(Im));
+        for (const NativeJob &j : jobs)
+            nativeExpert(j.record, j.x, m_g.data(), m_u.data(), j.y, layer, j.expert);
+        return;
+    }
+    const uint8_t fmt = m_manifest.quant.native;
+    std::vector<quant::NativeMatrix> mats(static_cast<size_t>(3 * J));
+    for (int64_t j = 0; j < J; ++j)
+        for (int which = 0; which < 3; ++which)
+            mats[static_cast<size_t>(3 * j + which)] =
+                quant::nativeMatrix(fmt, jobs[static_cast<size_t>(j)].record, m_nativeLayout, which, Im, W);
+    m_jobsG.resize(static_cast<size_t>(J * Im));
+    m_jobsU.resize(static_cast<size_t>(J * Im));
+    // Row r of the first split is row r % (2 Im) of job r / (2 Im): gate's, then up's.
+    m_pool.forRange(J * 2 * Im, m_pool.grainFor(J * 2 * Im, W), [&](int64_t r0, int64_t r1) {
+        while (r0 < r1) {
+            const int64_t j = r0 / (2 * Im), base = j * 2 * Im;
+            const int64_t a = r0 - base, e = std::min(r1, base + 2 * Im) - base; // rows [a, e) of job j
+            const NativeJob &job = jobs[static_cast<size_t>(j)];
+            if (a < Im)
+                quant::nativeMatRows(mats[static_cast<size_t>(3 * j)], job.x, a, std::min(e, Im), m_jobsG.data() + j * Im);
+            if (e > Im)
+                quant::nativeMatRows(mats[static_cast<size_t>(3 * j + 1)], job.x, std::max(a, Im) - Im, e - Im,
+                                     m_jobsU.data() + j * Im);
+            r0 = base + e;
+        }
+    });
+    for (int64_t j = 0; j < J; ++j) {
+        float *g = m_jobsG.data() + j * Im, *u = m_jobsU.data() + j * Im;
+        addExpertBias(layer, jobs[static_cast<size_t>(j)].expert, g, u);
+        activate(g, u, g, Im);
+    }
+    m_pool.forRange(J * W, m_pool.grainFor(J * W, Im), [&](int64_t r0, int64_t r1) {
+        while (r0 < r1) {
+            const int64_t j = r0 / W, base = j * W, e = std::min(r1, base + W);
+            quant::nativeMatRows(mats[static_cast<size_t>(3 * j + 2)], m_jobsG.data() + j * Im, r0 - base, e - base,
+                                 jobs[static_cast<size_t>(j)].y);
+            r0 = e;
+        }
+    });
+    for (const NativeJob &j : jobs)
+        addDownBias(layer, j.expert, j.y);
+}
+
 } // namespace waste::model

@@ -59,6 +59,43 @@ void matvec(const format::TrunkTensor &w, const float *x, float *y, compute::Thr
     pool.forRange(w.rows, pool.grainFor(w.rows, work), [&](int64_t r0, int64_t r1) { matvecRows(w, x, y + r0, r0, r1); });
 }
 
+namespace {
+
+// Rows [r0, r1) of y_t = W x_t for the n inputs: matvecs' body, shared with matvecsTogether.
+void rowsOf(const format::TrunkTensor &w, int64_t n, const float *x, int64_t xStride, float *y, int64_t yStride,
+            int64_t r0, int64_t r1)
+{
+    if (n == 1) { // matvec's own rows
+        matvecRows(w, x, y + r0, r0, r1);
+        return;
+    }
+    const Kernels &k = kernels();
+    std::vector<float> row(w.onDisk ? static_cast<size_t>(w.cols) : 0);
+    for (int64_t r = r0; r < r1; ++r) {
+        if (w.onDisk) { // one read of the row for all inputs: rowDot's own arithmetic
+            w.readRow(r, row.data());
+            for (int64_t t = 0; t < n; ++t)
+                y[t * yStride + r] = k.dotF32(row.data(), x + t * xStride, w.cols);
+            continue;
+        }
+        if (w.format == format::TrunkFormat::Q4G && w.f32.empty() && k.rowQ4Many) {
+            // Every input's result as rowDot gives it, the row's nibbles unpacked once.
+            k.rowQ4Many(w.payload.data() + r * w.rowBytes, w.scales.data() + r * w.groups, x, xStride, n, w.cols,
+                        w.group, y + r, yStride);
+            continue;
+        }
+        for (int64_t t = 0; t < n; ++t)
+            y[t * yStride + r] = rowDot(w, r, x + t * xStride);
+    }
+}
+
+int64_t rowWork(const format::TrunkTensor &w, int64_t n)
+{
+    return w.onDisk ? int64_t(1) << 20 : std::max<int64_t>(1, n * w.cols / 8);
+}
+
+} // namespace
+
 void matvecs(const format::TrunkTensor &w, int64_t n, const float *x, int64_t xStride, float *y, int64_t yStride,
              compute::ThreadPool &pool)
 {
@@ -66,25 +103,29 @@ void matvecs(const format::TrunkTensor &w, int64_t n, const float *x, int64_t xS
         matvec(w, x, y, pool);
         return;
     }
-    const Kernels &k = kernels();
-    const int64_t work = w.onDisk ? int64_t(1) << 20 : std::max<int64_t>(1, n * w.cols / 8);
-    pool.forRange(w.rows, pool.grainFor(w.rows, work), [&](int64_t r0, int64_t r1) {
-        std::vector<float> row(w.onDisk ? static_cast<size_t>(w.cols) : 0);
-        for (int64_t r = r0; r < r1; ++r) {
-            if (w.onDisk) { // one read of the row for all inputs: rowDot's own arithmetic
-                w.readRow(r, row.data());
-                for (int64_t t = 0; t < n; ++t)
-                    y[t * yStride + r] = k.dotF32(row.data(), x + t * xStride, w.cols);
-                continue;
-            }
-            if (w.format == format::TrunkFormat::Q4G && w.f32.empty() && k.rowQ4Many) {
-                // Every input's result as rowDot gives it, the row's nibbles unpacked once.
-                k.rowQ4Many(w.payload.data() + r * w.rowBytes, w.scales.data() + r * w.groups, x, xStride, n, w.cols,
-                            w.group, y + r, yStride);
-                continue;
-            }
-            for (int64_t t = 0; t < n; ++t)
-                y[t * yStride + r] = rowDot(w, r, x + t * xStride);
+    pool.forRange(w.rows, pool.grainFor(w.rows, rowWork(w, n)),
+                  [&](int64_t r0, int64_t r1) { rowsOf(w, n, x, xStride, y, yStride, r0, r1); });
+}
+
+void matvecsTogether(std::span<const Product> products, int64_t n, compute::ThreadPool &pool)
+{
+    // The products' rows end to end: row i of the split is row i - start[p] of product p.
+    std::vector<int64_t> start(products.size() + 1, 0);
+    double work = 0;
+    for (size_t p = 0; p < products.size(); ++p) {
+        start[p + 1] = start[p] + products[p].w->rows;
+        work += double(products[p].w->rows) * double(rowWork(*products[p].w, n));
+    }
+    const int64_t rows = start.back();
+    if (rows == 0)
+        return;
+    pool.forRange(rows, pool.grainFor(rows, std::max<int64_t>(1, int64_t(work / double(rows)))), [&](int64_t r0, int64_t r1) {
+        size_t p = size_t(std::upper_bound(start.begin(), start.end(), r0) - start.begin()) - 1;
+        for (; r0 < r1; ++p) {
+            const int64_t e = std::min(r1, start[p + 1]);
+            const Product &q = products[p];
+            rowsOf(*q.w, n, q.x, q.xStride, q.y, q.yStride, r0 - start[p], e - start[p]);
+            r0 = e;
         }
     });
 }

@@ -5,6 +5,7 @@
 #include "format/trunk.hpp"
 
 #include <cstdint>
+#include <span>
 
 namespace waste::compute {
 class ThreadPool;
@@ -25,6 +26,18 @@ void matvec(const format::TrunkTensor &w, const float *x, float *y, compute::Thr
 // for bit.
 void matvecs(const format::TrunkTensor &w, int64_t n, const float *x, int64_t xStride, float *y, int64_t yStride,
              compute::ThreadPool &pool);
+// Several products over n inputs each (a layer's projections of the same inputs) in one
+// split over all their rows, so the threads meet once instead of once per matrix. Every
+// row is computed by the code matvecs (n > 1) or matvec (n = 1) uses for it, so each y
+// equals its own matvecs bit for bit.
+struct Product {
+    const format::TrunkTensor *w = nullptr;
+    const float *x = nullptr; // input t at x + t·xStride
+    int64_t xStride = 0;
+    float *y = nullptr; // output t at y + t·yStride
+    int64_t yStride = 0;
+};
+void matvecsTogether(std::span<const Product> products, int64_t n, compute::ThreadPool &pool);
 // Rows [r0, r1) only.
 void matvecRows(const format::TrunkTensor &w, const float *x, float *y, int64_t r0, int64_t r1);
 
