@@ -11,6 +11,7 @@
 #include "verb.h"
 
 #include <waste/calibration.hpp>
+#include <waste/prefix.hpp>
 #include <waste/waste.hpp>
 
 #include <nlohmann/json.hpp>
@@ -43,7 +44,9 @@ int runPlan(const cli::Args &args)
         choice = waste::resolveBudget(p, requested);
     const waste::BudgetChoice def = waste::resolveBudget(p, 0);
 
-    const std::vector<int64_t> ladder = cli::budgetLadder(p, def.budget_bytes, budgetText && !below ? requested : 0);
+    const int64_t checkpoint = waste::checkpointBytes(args.positional(0));
+    const std::vector<int64_t> ladder =
+        cli::budgetLadder(p, def.budget_bytes, budgetText && !below ? requested : 0, checkpoint);
     waste::ForecastInputs fin;
     fin.diskGBps = cli::diskGBpsOption(args);
     const double computeMs = args.number("--compute-ms", -1);
@@ -85,7 +88,7 @@ int runPlan(const cli::Args &args)
         j["other_process_bytes"] = p.other_process_bytes;
         j["cliff_bytes"] = p.cliff_bytes;
         j["warnings"] = budgetText ? choice.warnings : def.warnings;
-        j["every_expert_budget_bytes"] = cli::everyExpertBudget(p);
+        j["every_expert_budget_bytes"] = cli::everyExpertBudget(p, checkpoint);
         nlohmann::ordered_json f = cli::forecastJson(fc, fin.computeSeconds, fin.computeOverlapSeconds);
         f["calibration_file"] = calibrationFile.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(calibrationFile);
         if (cal) {

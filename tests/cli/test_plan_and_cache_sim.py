@@ -89,6 +89,18 @@ check(p.returncode == 0 and json.loads(p.stdout)["forecast"]["decode_scale_fallb
       and "decode scale" not in p.stderr, f"decode not measured again: {p.returncode} {p.stderr!r}")
 shutil.rmtree(cache, ignore_errors=True)
 
+# The budget the plan says holds every expert does: the demo keeps a state checkpoint,
+# which a budget its user chose pays for from the expert cache, so that budget counts it.
+work = tempfile.mkdtemp(prefix="waste-every-expert-")
+demo = os.path.join(work, "demo.waste")
+rc, out, err = run("mktiny", demo)
+check(rc == 0, f"mktiny exit {rc}: {err}")
+rc, out, err = run("plan", demo, "--json", "--disk-gbps", "2")
+every = json.loads(out)["every_expert_budget_bytes"] if rc == 0 else 0
+rc, out, err = run("bench", demo, "--budget", str(every), "--tokens", "64")
+check(rc == 0 and " 0 miss = 100.0%" in out + err, f"bench at every_expert_budget_bytes {every} missed: {out}{err}")
+shutil.rmtree(work, ignore_errors=True)
+
 # cache-sim
 trace = f"{FIX}/traces/olmoe_299.jsonl"
 rc, out, err = run("cache-sim", trace, "--ws", "1", "--json")
