@@ -115,7 +115,9 @@ private Q_SLOTS:
         QVERIFY2(q4.value("advice").toString().contains(QStringLiteral("already 4-bit (MXFP4)")), qPrintable(q4.value("advice").toString()));
         QVERIFY(q4.value("advice").toString().contains(QStringLiteral("Choose native")));
 
-        // Choosing replans: the sizes below are q4's.
+        // Choosing replans: the sizes below are q4's, from the rates already measured (the
+        // disk is not read and written again for a choice among the options shown).
+        const double readRate = job.diskBytesPerSecond(), writeRate = job.diskWriteBytesPerSecond();
         QSignalSpy replanned(&job, &ConversionJob::planChanged);
         job.setExpertEncoding(QStringLiteral("q4"));
         QTRY_VERIFY_WITH_TIMEOUT(job.planned() && job.state() == ConversionJob::Ready, 60000);
@@ -124,6 +126,8 @@ private Q_SLOTS:
         QCOMPARE(job.expertFormat(), QStringLiteral("INT4G32"));
         QCOMPARE(job.outputBytes(), num(q4, "outputBytes"));
         QCOMPARE(job.expertOptions().size(), 3);
+        QCOMPARE(job.diskBytesPerSecond(), readRate);
+        QCOMPARE(job.diskWriteBytesPerSecond(), writeRate);
     }
 
     void aBf16ReleaseDefaultsToVq3rAndOffersExactBf16()

@@ -180,7 +180,9 @@ void ConversionJob::plan()
     const std::string src = m_source.toStdString(), out = m_output.toStdString();
     const waste::ConvertOptions o = optionsOf(m_trunkBits, m_reclaim, m_jobs, m_encoding);
     QPointer<ConversionJob> self(this);
-    m_future = QtConcurrent::run([self, src, out, o] {
+    const QString ratesKey = m_source + QLatin1Char('\n') + m_output + QLatin1Char('\n') + QString::number(o.jobs);
+    const std::shared_ptr<const waste::ConvertRates> known = ratesKey == m_ratesKey ? m_rates : nullptr;
+    m_future = QtConcurrent::run([self, src, out, o, known, ratesKey] {
         waste::ConvertPlan p;
         QVariantList options;
         waste::ConvertRates rates;
@@ -188,7 +190,7 @@ void ConversionJob::plan()
         try {
             p = waste::planConversion(src, out, o);
             if (p.moeLayers > 0) {
-                rates = waste::measureConvertRates(src, o.jobs, out);
+                rates = known ? *known : waste::measureConvertRates(src, o.jobs, out);
                 for (const waste::ExpertOption &x : waste::expertOptions(src, o, &rates))
                     options << optionMap(x);
             }
@@ -196,7 +198,7 @@ void ConversionJob::plan()
             error = QString::fromStdString(e.what());
         }
         if (!self) return;
-        QMetaObject::invokeMethod(self.data(), [self, p, options, rates, error] {
+        QMetaObject::invokeMethod(self.data(), [self, p, options, rates, error, ratesKey] {
             if (!self) return;
             if (!error.isEmpty()) {
                 self->m_planned = false;
@@ -219,6 +221,10 @@ void ConversionJob::plan()
             self->m_expertFormat = QString::fromStdString(p.expertFormat);
             self->m_recordBytes = p.recordBytes;
             self->m_expertOptions = options;
+            if (p.moeLayers > 0) {
+                self->m_rates = std::make_shared<const waste::ConvertRates>(rates);
+                self->m_ratesKey = ratesKey;
+            }
             self->m_diskRate = rates.diskReadBytesPerSecond;
             self->m_diskWriteRate = rates.diskWriteBytesPerSecond;
             self->m_diskDirect = rates.diskDirect;

@@ -15,6 +15,8 @@
 #include <atomic>
 #include <memory>
 
+namespace waste { struct ConvertRates; }
+
 class ConversionJob : public QObject {
     Q_OBJECT
     QML_ELEMENT
@@ -154,6 +156,10 @@ private:
     QString m_arch, m_expertFormat;
     qint64 m_recordBytes = 0;
     QVariantList m_expertOptions;
+    // The machine's measured rates and what they were measured for (source, output, jobs):
+    // choosing another encoding re-plans without reading and writing the disk again.
+    std::shared_ptr<const waste::ConvertRates> m_rates;
+    QString m_ratesKey;
     double m_diskRate = 0;
     double m_diskWriteRate = 0;
     bool m_diskDirect = false;
