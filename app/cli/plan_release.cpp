@@ -2,6 +2,7 @@
 
 #include "args.h"
 #include "calibration_path.h"
+#include "calibration_report.h"
 #include "plan_forecast.h"
 
 #include <waste/release_plan.hpp>
@@ -127,7 +128,14 @@ int runPlanRelease(const Args &args, int ctx)
             j[it.key()] = it.value();
         if (reports.size() > 1)
             j["native"] = layoutJson(reports[1]);
+        if (o.calibration) {
+            addDecodeScaleFields(j["forecast"], cal);
+            if (reports.size() > 1)
+                addDecodeScaleFields(j["native"]["forecast"], cal);
+        }
         std::printf("%s\n", j.dump().c_str());
+        if (o.calibration)
+            warnDecodeScaleFallback(cal);
         return 0;
     }
     std::printf("plan for the release in %s (%s, %.1fB parameters, %.1fB active) at ctx %d\n", path.c_str(),
@@ -137,6 +145,8 @@ int runPlanRelease(const Args &args, int ctx)
                 o.ramBytes > 0 ? "assumed to hold" : "hold", gb(m.other_process_bytes), gb(m.cliff_bytes));
     for (const LayoutReport &r : reports)
         printLayout(r);
+    if (o.calibration)
+        warnDecodeScaleFallback(cal);
     return 0;
 }
 

@@ -6,6 +6,7 @@
 // file, measured with direct I/O at the engine's queue depth).
 // `waste plan --config config.json` plans a release before it is downloaded (plan_release.cpp).
 #include "calibration_path.h"
+#include "calibration_report.h"
 #include "plan_forecast.h"
 #include "plan_release.h"
 #include "verb.h"
@@ -91,12 +92,8 @@ int runPlan(const cli::Args &args)
         j["every_expert_budget_bytes"] = cli::everyExpertBudget(p, checkpoint);
         nlohmann::ordered_json f = cli::forecastJson(fc, fin.computeSeconds, fin.computeOverlapSeconds);
         f["calibration_file"] = calibrationFile.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(calibrationFile);
-        if (cal) {
-            f["decode_scale"] = cal->decodeScale;
-            // null when measured; else why the scale is 1 (and the compute likely too fast)
-            f["decode_scale_fallback"] = cal->decodeScaleError.empty() ? nlohmann::ordered_json()
-                                                                       : nlohmann::ordered_json(cal->decodeScaleError);
-        }
+        if (cal)
+            cli::addDecodeScaleFields(f, *cal);
         j["forecast"] = f;
         std::printf("%s\n", j.dump().c_str());
     } else {
@@ -117,12 +114,8 @@ int runPlan(const cli::Args &args)
         if (!calibrationFile.empty())
             std::printf("  compute calibration: %s (--calibrate measures again)\n", calibrationFile.c_str());
     }
-    if (cal && !cal->decodeScaleError.empty())
-        std::fprintf(stderr,
-                     "warning: the decode scale was not measured (%s); compute is priced by the kernels alone, "
-                     "so tokens/s are likely too high. Free space in the temporary folder (TMPDIR) and run "
-                     "`waste plan MODEL --calibrate`.\n",
-                     cal->decodeScaleError.c_str());
+    if (cal)
+        cli::warnDecodeScaleFallback(*cal);
     for (const auto &w : (budgetText && !below) ? choice.warnings : def.warnings)
         std::fprintf(stderr, "warning: %s\n", w.c_str());
     if (below) {

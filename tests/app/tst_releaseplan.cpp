@@ -103,6 +103,13 @@ private Q_SLOTS:
                  QStringLiteral("On this machine it will not fit: needs 2.0 TiB of disk (100 GiB free)."));
         f.floor = 60 * GiB;
         QVERIFY(ReleasePlanController::detailsFor(f).startsWith(QStringLiteral("Even the floor is past the paging cliff")));
+        // Speeds priced without a measured decode say so, as the Planner page does.
+        QVERIFY(!ReleasePlanController::detailsFor(f).contains(QStringLiteral("not measured")));
+        f.decodeScaleFallback = QStringLiteral("no temporary folder");
+        QVERIFY(ReleasePlanController::detailsFor(f).contains(
+            QStringLiteral("The decode was not measured on this machine (no temporary folder)")));
+        f.tokPerS = f.largerTokPerS = 0;
+        QVERIFY(!ReleasePlanController::detailsFor(f).contains(QStringLiteral("not measured")));
     }
 };
 

@@ -241,6 +241,7 @@ void ReleasePlanController::planConfig(const QByteArray &configJson)
             o.ramBytes = ram;
             o.calibration = &cal;
             const waste::ReleasePlan rp = waste::planRelease(config, o);
+            f.decodeScaleFallback = QString::fromStdString(cal.decodeScaleError);
             const waste::MemoryPlan &p = rp.vq.plan;
             const double gbps = folderDiskGBps(models, data);
             f.onThisMachine = ram <= 0;
@@ -327,5 +328,9 @@ QString ReleasePlanController::detailsFor(const Figures &f)
             more += tr(", about %1 tok/s").arg(speed(f.largerTokPerS));
         parts << more + QLatin1Char('.');
     }
+    if (!f.decodeScaleFallback.isEmpty() && (f.tokPerS > 0 || f.largerTokPerS > 0))
+        parts << tr("The decode was not measured on this machine (%1), so these speeds count the kernels alone and "
+                    "are likely too high; press Measure compute on the Planner page.")
+                     .arg(f.decodeScaleFallback);
     return parts.join(QLatin1Char(' '));
 }

@@ -85,6 +85,7 @@ public:
         qint64 largerRam = 0, largerDefault = 0; // the next machine size up, and its default
         double largerTokPerS = 0;
         QString error;                        // the plan could not be made
+        QString decodeScaleFallback;          // why the decode was not measured: tok/s likely too high
     };
     static QString headlineFor(const Figures &f);
     static QString detailsFor(const Figures &f);
