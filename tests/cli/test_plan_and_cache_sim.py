@@ -110,6 +110,18 @@ rc, out, err = run("plan", demo, "--json", "--disk-gbps", "2")
 every = json.loads(out)["every_expert_budget_bytes"] if rc == 0 else 0
 rc, out, err = run("bench", demo, "--budget", str(every), "--tokens", "64")
 check(rc == 0 and " 0 miss = 100.0%" in out + err, f"bench at every_expert_budget_bytes {every} missed: {out}{err}")
+# The forecast prices each budget's expert cache as the engine opens it: with the checkpoint
+# taken from it where it fits (floor + 8 records: it does), whole where it does not (floor).
+rc, out, err = run("plan", demo, "--json", "--disk-gbps", "2")
+plan = json.loads(out) if rc == 0 else {}
+record = plan.get("working_set_bytes", 0) // 8  # 4 layers x top-2 records of one size
+for budget in (plan.get("floor_bytes", 0), plan.get("floor_bytes", 0) + 8 * record):
+    rc, out, err = run("plan", demo, "--json", "--disk-gbps", "2", "--budget", str(budget))
+    rows = [b for b in json.loads(out)["forecast"]["budgets"] if b["budget_bytes"] == budget] if rc == 0 else []
+    rc2, out2, err2 = run("bench", demo, "--budget", str(budget), "--tokens", "2", "--json")
+    opened = json.loads(out2)["expert_cache_bytes"] // record if rc2 == 0 else -1
+    check(len(rows) == 1 and rows[0]["cache_slots"] == opened,
+          f"budget {budget}: forecast slots {[r['cache_slots'] for r in rows]}, engine opened {opened}: {err}{err2}")
 shutil.rmtree(work, ignore_errors=True)
 
 # cache-sim

@@ -4,6 +4,7 @@
 #include "format/expert_bank.hpp"
 #include "format/file.hpp"
 #include "format/native_record.hpp"
+#include "plan/checkpoint.hpp"
 #include "session/sequence_decoder.hpp"
 #include "session/state_file.hpp"
 #include "waste/prefix.hpp"
@@ -71,8 +72,10 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options, int se
     const int64_t checkpoint = checkpointBytes(m_dir);
     if (choice.chosen_by_engine) {
         choice.budget_bytes += checkpoint;
-    } else if (choice.expert_cache_bytes - checkpoint >= m_plan.min_expert_cache) {
-        choice.expert_cache_bytes -= checkpoint;
+    } else if (const plan::CheckpointShare share =
+                   plan::shareWithCheckpoint(choice.expert_cache_bytes, m_plan.min_expert_cache, checkpoint);
+               share.kept) {
+        choice.expert_cache_bytes = share.cacheBytes;
         choice.cache_slots = m_plan.max_record_bytes > 0 ? choice.expert_cache_bytes / m_plan.max_record_bytes : 0;
     } else {
         m_read.setCapacity(0);

@@ -1,10 +1,12 @@
 // waste/prefix.hpp on top of the one Model implementation (ModelImpl owns the state and
 // its ReadHistory).
+#include "plan/checkpoint.hpp"
 #include "plan/plan_inputs.hpp"
 #include "session/model_impl.hpp"
 #include "waste/prefix.hpp"
 
-#include <algorithm>
+#include <utility>
+
 
 namespace waste {
 namespace {
@@ -35,11 +37,7 @@ void saveState(const Model &model, const std::string &path, SavedParts parts) { 
 
 int64_t checkpointBytes(const std::string &containerPath)
 {
-    // What session/read_history copies: per KDA layer the S matrices and three conv rings.
-    const plan::PlanInputs in = plan::readPlanInputs(containerPath);
-    const int64_t channels = in.kdaHeads * in.kdaDim;
-    const int64_t perLayer = channels * in.kdaDim + 3 * std::max<int64_t>(in.convKernel - 1, 0) * channels;
-    return (in.kdaLayers * perLayer + in.vocab) * 4;
+    return plan::checkpointBytes(plan::readPlanInputs(containerPath));
 }
 
 } // namespace waste
