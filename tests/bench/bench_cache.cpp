@@ -1,10 +1,14 @@
 // Cache hit rate against Belady's optimum at 0.5, 1, 2 and 3 working sets, every policy
 // side by side: on the real trace, on its held-out second half (cold start; the policy's
 // constants were chosen on the first half), and on synthetic Zipf-with-drift routing of
-// other model shapes, each split the same way (first half / held-out second half). The figure (worst share of the optimum at 1-3 working sets on the
-// real trace, for the default policy) is printed last.
+// other model shapes, each split the same way (first half / held-out second half). On the
+// synthetic ones a cache told the generator's odds (known_odds_replay.hpp) shows how much of
+// the gap to the optimum is the future's randomness rather than the policy's estimates. The
+// figure (worst share of the optimum at 1-3 working sets on the real trace, for the default
+// policy) is printed last.
 // Usage: bench_cache [TRACE.jsonl]   (default: the OLMoE fixture trace)
 #include "cache/cache_sim.hpp"
+#include "cache/known_odds_replay.hpp"
 #include "cache/synthetic_trace.hpp"
 
 #include <algorithm>
@@ -21,9 +25,13 @@ struct Shares {
     double half = 0;      // default policy's share of the optimum at 0.5 ws
     double worst = 1;     // ... and its worst at 1-3 ws
     double overLru = 1;   // its least hit-rate margin over LRU at 1-3 ws (points / 100)
+    double knownWorst = 1; // the known-odds cache's worst share at 1-3 ws (synthetic traces)
 };
 
-Shares table(const std::string &title, const RoutingTrace &trace)
+constexpr double kWorkingSets[] = {0.5, 1.0, 2.0, 3.0};
+
+// knownHits: the known-odds cache's hits at each of kWorkingSets, or empty.
+Shares table(const std::string &title, const RoutingTrace &trace, const std::vector<int64_t> &knownHits = {})
 {
     const std::vector<PolicyKind> policies = {PolicyKind::Reuse, PolicyKind::LayerFreq, PolicyKind::SampledLfru,
                                               PolicyKind::Lru};
@@ -34,9 +42,12 @@ Shares table(const std::string &title, const RoutingTrace &trace)
         std::printf(" %10s", policyName(p).c_str());
     for (PolicyKind p : policies)
         std::printf(" %9s", (policyName(p) + "/opt").c_str());
+    if (!knownHits.empty())
+        std::printf(" %9s", "known/opt");
     std::printf("\n");
     Shares s;
-    for (double ws : {0.5, 1.0, 2.0, 3.0}) {
+    for (size_t w = 0; w < std::size(kWorkingSets); ++w) {
+        const double ws = kWorkingSets[w];
         const int slots = std::max(1, int(ws * double(trace.workingSet())));
         std::vector<CacheSimResult> r;
         for (PolicyKind p : policies)
@@ -47,6 +58,9 @@ Shares table(const std::string &title, const RoutingTrace &trace)
             std::printf(" %9.1f%%", 100 * x.hitRate);
         for (const auto &x : r)
             std::printf(" %8.1f%%", opt > 0 ? 100 * x.hitRate / opt : 100.0);
+        const double known = knownHits.empty() || opt <= 0 ? 1.0 : double(knownHits[w]) / double(r[0].accesses) / opt;
+        if (!knownHits.empty())
+            std::printf(" %8.1f%%", 100 * known);
         std::printf("\n");
         const double share = opt > 0 ? r[0].hitRate / opt : 1.0;
         if (ws < 1.0) {
@@ -54,6 +68,7 @@ Shares table(const std::string &title, const RoutingTrace &trace)
         } else {
             s.worst = std::min(s.worst, share);
             s.overLru = std::min(s.overLru, r[0].hitRate - r.back().hitRate);
+            s.knownWorst = std::min(s.knownWorst, known);
         }
     }
     return s;
@@ -86,6 +101,9 @@ int main(int argc, char **argv)
         // and Kimi K3 (93 layers, the first dense, 896 experts, top-16).
         {"Kimi-K2-like 60 x 384, top-8", {300, 60, 384, 8, 1.0, 0.5, 0.3, 11}},
         {"Kimi-K3-like 92 x 896, top-16", {200, 92, 896, 16, 1.0, 0.5, 0.3, 12}},
+        // gpt-oss-120b (36 layers, 128 experts, top-4): added after the policy's last change
+        // and never looked at while choosing it.
+        {"gpt-oss-like 36 x 128, top-4", {300, 36, 128, 4, 1.0, 0.5, 0.3, 13}},
     };
     // Each synthetic trace split like the real one: the first half and the held-out second
     // half, from a cold cache. (The policy's constants were fitted on the real trace's first
@@ -95,9 +113,18 @@ int main(int argc, char **argv)
     for (const Shape &s : shapes) {
         const RoutingTrace whole = zipfDriftTrace(s.spec);
         const size_t h = whole.tokens.size() / 2;
-        const Shares first = table(std::string("synthetic Zipf with drift, ") + s.name + ", first half", traceHead(whole, h));
+        std::vector<KnownOddsRun> runs; // first half at each working set, then the second
+        for (size_t from : {size_t(0), h})
+            for (double ws : kWorkingSets)
+                runs.push_back({from, from ? whole.tokens.size() - h : h, std::max(1, int(ws * double(whole.workingSet())))});
+        knownOddsReplay(s.spec, runs);
+        std::vector<int64_t> known[2];
+        for (size_t i = 0; i < runs.size(); ++i)
+            known[i / std::size(kWorkingSets)].push_back(runs[i].hits);
+        const Shares first =
+            table(std::string("synthetic Zipf with drift, ") + s.name + ", first half", traceHead(whole, h), known[0]);
         const Shares held = table(std::string("synthetic Zipf with drift, ") + s.name + ", second half (held out, cold start)",
-                                  traceTail(whole, h));
+                                  traceTail(whole, h), known[1]);
         synthWorst = std::min(synthWorst, first.worst);
         synthOverLru = std::min(synthOverLru, first.overLru);
         synthHeldWorst = std::min(synthHeldWorst, held.worst);
@@ -108,7 +135,9 @@ int main(int argc, char **argv)
     std::printf("  %-52s %6.1f%% / %6.1f%%\n", "real trace (whole; its first half tuned the policy)", 100 * real.worst,
                 100 * heldOut.worst);
     for (size_t i = 0; i < perShape.size(); ++i)
-        std::printf("  %-52s %6.1f%% / %6.1f%%\n", shapes[i].name, 100 * perShape[i].first.worst, 100 * perShape[i].second.worst);
+        std::printf("  %-52s %6.1f%% / %6.1f%%   (known odds %5.1f%% / %5.1f%%)\n", shapes[i].name,
+                    100 * perShape[i].first.worst, 100 * perShape[i].second.worst, 100 * perShape[i].first.knownWorst,
+                    100 * perShape[i].second.knownWorst);
 
     std::printf("\n%s worst share of Belady at 1-3 working sets: held-out half %.1f%%, synthetic first halves %.1f%% / held out %.1f%%; "
                 "least margin over LRU there: held-out %+.1f points, synthetic first halves %+.1f / held out %+.1f points\n",

@@ -26,7 +26,7 @@ struct Rng {
 
 } // namespace
 
-RoutingTrace zipfDriftTrace(const SyntheticTraceSpec &spec)
+RoutingTrace zipfDriftTrace(const SyntheticTraceSpec &spec, const SyntheticObserver &observe)
 {
     if (spec.tokens < 1 || spec.layers < 1 || spec.experts < 1 || spec.topK < 1 || spec.topK > spec.experts)
         throw Error(ErrorCode::Argument, "synthetic trace: need tokens, layers, experts >= 1 and 1 <= top-k <= experts");
@@ -89,9 +89,22 @@ RoutingTrace zipfDriftTrace(const SyntheticTraceSpec &spec)
             std::sort(ids.begin(), ids.end()); // as routers' traces list them
             previous[size_t(l)] = ids;
         }
+        if (observe)
+            observe(tok, layers, rankOf);
         t.tokens.push_back(std::move(layers));
     }
     return t;
+}
+
+std::vector<double> zipfPickChance(const SyntheticTraceSpec &spec)
+{
+    std::vector<double> weight(size_t(std::max(0, spec.experts)));
+    double total = 0;
+    for (size_t r = 0; r < weight.size(); ++r)
+        total += weight[r] = 1.0 / std::pow(double(r + 1), spec.zipf);
+    for (double &w : weight)
+        w = 1.0 - std::pow(1.0 - w / total, double(spec.topK));
+    return weight;
 }
 
 RoutingTrace traceTail(const RoutingTrace &trace, size_t skip)

@@ -8,6 +8,8 @@
 #include "cache/routing_trace.hpp"
 
 #include <cstdint>
+#include <functional>
+#include <vector>
 
 namespace waste::cache {
 
@@ -22,7 +24,18 @@ struct SyntheticTraceSpec {
     uint64_t seed = 1;
 };
 
-RoutingTrace zipfDriftTrace(const SyntheticTraceSpec &spec);
+// What the generator knew when it drew token `token` (its routing is `layers`):
+// rankToExpert[layer][rank] = the expert at that popularity rank after this token's drift.
+// For reference policies that are told the odds (known_odds_replay.hpp); observing draws
+// nothing from the generator's random stream, so the trace is the same with or without it.
+using SyntheticObserver = std::function<void(int token, const std::vector<std::vector<int>> &layers,
+                                             const std::vector<std::vector<int>> &rankToExpert)>;
+
+RoutingTrace zipfDriftTrace(const SyntheticTraceSpec &spec, const SyntheticObserver &observe = {});
+// The chance that the expert at popularity rank `rank` (0-based) is among a token's fresh
+// (not reused) picks: 1 - (1 - w_r / sum w)^topK, which ignores that picks are drawn without
+// replacement and that reused experts take some of the top-k. For reference policies.
+std::vector<double> zipfPickChance(const SyntheticTraceSpec &spec);
 
 // The same trace without its first `skip` tokens (a held-out second half, cold-started).
 RoutingTrace traceTail(const RoutingTrace &trace, size_t skip);
