@@ -257,9 +257,9 @@ int main(int argc, char **argv)
             o.ramBudget = budget;
             o.warmFromUsage = false;
             auto model = waste::openForBatch(dir, waste::withEnvironment(o), most);
-            std::printf("%-14s budget %lld MB, expert cache %lld MB, %d streams at most\n", c.name,
+            std::printf("%-14s budget %lld MB, expert cache %lld MB, %d streams at most, reads through %s\n", c.name,
                         (long long)(budget >> 20), (long long)(model->info().expertCacheBytes >> 20),
-                        waste::batchSequences(*model));
+                        waste::batchSequences(*model), model->stats().ioRing ? "io_uring" : "reader threads");
             for (int n : counts)
                 if (n > waste::batchSequences(*model))
                     throw waste::Error(waste::ErrorCode::RamBudget,

@@ -156,7 +156,8 @@ struct OpenOptions {
     bool directIo = true;       // bypass the page cache for expert reads
     bool verifyRecords = false; // crc32 of every expert payload read
     bool readAhead = true;      // issue a layer's misses at once, consume in arrival order
-    int ioThreads = -1;         // expert reader threads (0..64); -1: top-k per sequence decoded together, 2..16
+    int ioThreads = -1;         // expert reads in flight (0..64); -1: top-k per sequence decoded together, 2..16
+    bool ioRing = true;         // submit expert reads through io_uring where the kernel allows it, else reader threads
     bool lookahead = true;      // prefetch the next layer's likely experts
     int lookaheadExperts = 6;   // experts predicted per layer when lookahead is on (0..64; 0: none)
     std::string cachePolicy;    // expert cache eviction: "reuse", "layerfreq", "lru", "lfru"; empty: the default
@@ -211,6 +212,7 @@ struct Stats {
     double secondsTotal = 0;
     double secondsIoWait = 0;
     bool directIo = false;          // true only when every bank bypasses the page cache
+    bool ioRing = false;            // expert reads go through io_uring (not one reader thread per read)
 };
 
 // A chat reply read back the way OpenAI-style clients show it: reasoning (K3's think
