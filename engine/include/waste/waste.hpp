@@ -171,8 +171,9 @@ struct OpenOptions {
 
 // `options` with the environment's settings applied, for programs that let the environment
 // tune the engine (the CLI and the app; the library itself never reads the environment):
-// WASTE_THREADS=N (when threads is 0), WASTE_DIRECT=0, WASTE_IO_THREADS=N,
-// WASTE_LOOKAHEAD=N (experts predicted per layer; 0: off) and WASTE_CACHE_POLICY=NAME.
+// WASTE_THREADS=N (when threads is 0), WASTE_DIRECT=0, WASTE_IO_THREADS=N, WASTE_IO_RING=0
+// (reader threads instead of io_uring), WASTE_LOOKAHEAD=N (experts predicted per layer; 0: off)
+// and WASTE_CACHE_POLICY=NAME.
 OpenOptions withEnvironment(OpenOptions options);
 
 struct ModelInfo {
