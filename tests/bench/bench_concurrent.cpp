@@ -66,6 +66,7 @@ struct Run {
     double cpuMsPerToken = 0;
     double msPerStep = 0;   // wall time of one step (every stream's token)
     double ioMsPerStep = 0; // of that, time the step waited for expert reads
+    double missesPerStep = 0, guessesPerStep = 0, guessesUsedPerStep = 0; // demand misses, lookahead reads, of those used
 };
 
 double median(std::vector<double> v)
@@ -122,6 +123,9 @@ Run decodeTogether(waste::Model &model, int streams, int tokens)
     r.mbPerStep = steps > 0 ? double(last.bytesRead - first.bytesRead) / 1e6 / steps : 0;
     r.msPerStep = steps > 0 ? 1000 * secs / steps : 0;
     r.ioMsPerStep = steps > 0 ? 1000 * (last.secondsIoWait - first.secondsIoWait) / steps : 0;
+    r.missesPerStep = steps > 0 ? double(misses) / steps : 0;
+    r.guessesPerStep = steps > 0 ? double(last.speculativeFills - first.speculativeFills) / steps : 0;
+    r.guessesUsedPerStep = steps > 0 ? double(last.lookaheadUseful - first.lookaheadUseful) / steps : 0;
     return r;
 }
 
@@ -257,9 +261,9 @@ int main(int argc, char **argv)
             o.ramBudget = budget;
             o.warmFromUsage = false;
             auto model = waste::openForBatch(dir, waste::withEnvironment(o), most);
-            std::printf("%-14s budget %lld MB, expert cache %lld MB, %d streams at most\n", c.name,
+            std::printf("%-14s budget %lld MB, expert cache %lld MB, %d streams at most, reads through %s\n", c.name,
                         (long long)(budget >> 20), (long long)(model->info().expertCacheBytes >> 20),
-                        waste::batchSequences(*model));
+                        waste::batchSequences(*model), model->stats().ioRing ? "io_uring" : "reader threads");
             for (int n : counts)
                 if (n > waste::batchSequences(*model))
                     throw waste::Error(waste::ErrorCode::RamBudget,
@@ -272,9 +276,11 @@ int main(int argc, char **argv)
                 for (int n : counts) {
                     const Run r = decodeTogether(*model, n, tokens);
                     std::printf("  %d stream%s   %.2f tok/s aggregate (%d tokens, hit rate %.0f %%, %.1f MB read per step, "
-                                "%.1f ms per step of which %.1f (%.0f %%) waiting for reads, %.2f CPU ms per token)\n",
+                                "%.1f ms per step of which %.1f (%.0f %%) waiting for reads, %.2f CPU ms per token; per step %.1f demand "
+                                "misses, %.1f lookahead reads, %.1f of them used)\n",
                                 n, n == 1 ? " " : "s", r.aggregate, r.tokens, 100 * r.hitRate, r.mbPerStep, r.msPerStep,
-                                r.ioMsPerStep, r.msPerStep > 0 ? 100 * r.ioMsPerStep / r.msPerStep : 0.0, r.cpuMsPerToken);
+                                r.ioMsPerStep, r.msPerStep > 0 ? 100 * r.ioMsPerStep / r.msPerStep : 0.0, r.cpuMsPerToken,
+                                r.missesPerStep, r.guessesPerStep, r.guessesUsedPerStep);
                     runs[n].push_back(r);
                 }
                 if (runs.count(1) && runs.count(4) && runs[1].back().aggregate > 0)

@@ -250,8 +250,10 @@ void expectBatchedLookaheadChangesNoLogit(const std::string &container, bool gue
     small.ramBudget = plan.floor_bytes + waste::checkpointBytes(container) + (4 * topK + 2) * plan.max_record_bytes;
     waste::OpenOptions none = small;
     none.lookahead = false;
+    none.ioRing = false; // the reference reads on reader threads, the batch through io_uring where allowed
     waste::session::ModelImpl batched(container, small);
     waste::session::ModelImpl alone(container, none);
+    EXPECT_FALSE(alone.stats().ioRing);
     ASSERT_LT(batched.info().expertCacheBytes, plan.expert_bytes_total) << "the cache must not hold every record";
     const waste::format::ModelConfig &c = batched.manifest().config;
     std::vector<waste::model::State> bs(streams.size()), as(streams.size());

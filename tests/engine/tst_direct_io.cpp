@@ -1,5 +1,7 @@
 // Direct reads: data comes back intact, the page-cache bypass is reported honestly, the
-// reader threads return every job once, in arrival order, and failures name the file.
+// reader pool returns every job once, in arrival order, and failures name the file, on
+// reader threads and through io_uring alike; where the kernel refuses io_uring (here: a
+// seccomp filter, as containers install) the pool reads on threads instead.
 #include "io/aligned_buffer.hpp"
 #include "io/direct_file.hpp"
 #include "io/disk_probe.hpp"
@@ -9,7 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstring>
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
@@ -18,7 +22,13 @@
 
 #ifdef __linux__
 #include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <thread>
 #include <sys/vfs.h>
 #include <unistd.h>
 #endif
@@ -51,6 +61,27 @@ bool recordIntact(const uint8_t *p, int r)
 }
 
 fs::path outDir() { return fs::path(WASTE_TEST_OUTPUT_DIR) / "direct_io"; }
+
+// Whether this kernel lets the pool use io_uring, and why not.
+std::string ringRefusal()
+{
+    ReaderPool probe(1);
+    return probe.ring() ? std::string() : probe.ringRefused();
+}
+bool ringAllowed() { return ringRefusal().empty(); }
+
+// Each depth on reader threads, then (depth > 0, where the kernel allows it) through io_uring.
+std::vector<std::pair<int, ReaderPool::Backend>> depthsAndBackends(std::initializer_list<int> depths)
+{
+    std::vector<std::pair<int, ReaderPool::Backend>> out;
+    for (int d : depths)
+        out.emplace_back(d, ReaderPool::Backend::Threads);
+    if (ringAllowed())
+        for (int d : depths)
+            if (d > 0)
+                out.emplace_back(d, ReaderPool::Backend::Ring);
+    return out;
+}
 
 #ifdef __linux__
 // The filesystems on which O_DIRECT is known to bypass the page cache.
@@ -192,8 +223,8 @@ TEST(ReaderPool, EveryJobCompletesOnceWithItsData)
 {
     auto path = writeBank(outDir(), "bank3.bin", 16);
     DirectFile f(path);
-    for (int threads : {0, 1, 4, 16}) {
-        ReaderPool pool(threads);
+    for (auto [threads, backend] : depthsAndBackends({0, 1, 4, 16})) {
+        ReaderPool pool(threads, backend);
         std::vector<AlignedBuffer> bufs;
         for (int r = 0; r < 16; ++r)
             bufs.emplace_back(kRec);
@@ -205,7 +236,7 @@ TEST(ReaderPool, EveryJobCompletesOnceWithItsData)
             EXPECT_TRUE(seen.insert(d->tag).second) << "tag returned twice";
             EXPECT_TRUE(recordIntact(bufs[d->tag].data(), int(d->tag)));
         }
-        EXPECT_EQ(seen.size(), 16u) << threads << " threads";
+        EXPECT_EQ(seen.size(), 16u) << threads << " in flight, " << (pool.ring() ? "io_uring" : "threads");
         EXPECT_EQ(pool.outstanding(), 0);
     }
 }
@@ -219,7 +250,7 @@ TEST(ReaderPool, ABatchHasEveryReadInFlightTogether)
     auto path = writeBank(outDir(), "bank5.bin", 16);
     DirectFile f(path);
     for (int threads : {2, 8, 16}) {
-        ReaderPool pool(threads);
+        ReaderPool pool(threads, ReaderPool::Backend::Threads);
         std::vector<AlignedBuffer> bufs;
         for (int r = 0; r < 16; ++r)
             bufs.emplace_back(kRec);
@@ -252,8 +283,8 @@ TEST(ReaderPool, ABatchHasEveryReadInFlightTogether)
             EXPECT_EQ(done, size);
         }
     }
-    for (int threads : {0, 1, 4}) {
-        ReaderPool pool(threads);
+    for (auto [threads, backend] : depthsAndBackends({0, 1, 4})) {
+        ReaderPool pool(threads, backend);
         std::vector<AlignedBuffer> bufs;
         std::vector<ReadJob> batch;
         for (int r = 0; r < 16; ++r) {
@@ -274,14 +305,24 @@ TEST(ReaderPool, ShortReadIsAFailureNamingTheFile)
 {
     auto path = writeBank(outDir(), "bank4.bin", 2);
     DirectFile f(path);
-    ReaderPool pool(2);
-    AlignedBuffer buf(kRec);
-    pool.submit(readJob(&f, 2 * kRec, kRec, buf.data(), 7)); // past the end
-    auto d = pool.next();
-    ASSERT_TRUE(d);
-    EXPECT_FALSE(d->ok);
-    EXPECT_EQ(d->tag, 7u);
-    EXPECT_NE(d->error.find("bank4.bin"), std::string::npos);
+    for (auto [threads, backend] : depthsAndBackends({2})) {
+        ReaderPool pool(threads, backend);
+        AlignedBuffer buf(kRec), two(2 * kRec);
+        pool.submit(readJob(&f, 2 * kRec, kRec, buf.data(), 7)); // past the end
+        auto d = pool.next();
+        ASSERT_TRUE(d);
+        EXPECT_FALSE(d->ok);
+        EXPECT_EQ(d->tag, 7u);
+        EXPECT_EQ(d->bytes, 0);
+        EXPECT_NE(d->error.find("bank4.bin"), std::string::npos);
+        pool.submit(readJob(&f, kRec, 2 * kRec, two.data(), 8)); // half of it past the end
+        d = pool.next();
+        ASSERT_TRUE(d);
+        EXPECT_FALSE(d->ok);
+        EXPECT_EQ(d->bytes, kRec);
+        EXPECT_NE(d->error.find("short read"), std::string::npos) << d->error;
+        EXPECT_TRUE(recordIntact(two.data(), 1));
+    }
 }
 
 // A guess must not share the disk with a read compute is waiting on: while a demand
@@ -292,46 +333,166 @@ TEST(ReaderPool, SpeculativeReadsWaitWhileADemandReadIsInProgress)
 {
     auto path = writeBank(outDir(), "bank6.bin", 4);
     DirectFile f(path);
-    ReaderPool pool(4);
-    AlignedBuffer demandBuf(kRec), guessBuf(kRec);
-    std::mutex m;
-    std::condition_variable cv;
-    bool demandStarted = false, releaseDemand = false, guessDone = false;
-    ReadJob demand = readJob(&f, 0, kRec, demandBuf.data(), 1);
-    demand.finish = [&](ReadDone &) {
+    for (auto [threads, backend] : depthsAndBackends({4})) {
+        SCOPED_TRACE(backend == ReaderPool::Backend::Ring ? "io_uring" : "threads");
+        ReaderPool pool(threads, backend);
+        AlignedBuffer demandBuf(kRec), guessBuf(kRec);
+        std::mutex m;
+        std::condition_variable cv;
+        bool demandStarted = false, releaseDemand = false, guessDone = false;
+        ReadJob demand = readJob(&f, 0, kRec, demandBuf.data(), 1);
+        demand.finish = [&](ReadDone &) {
+            std::unique_lock lock(m);
+            demandStarted = true;
+            cv.notify_all();
+            cv.wait(lock, [&] { return releaseDemand; });
+        };
+        ReadJob guess = readJob(&f, kRec, kRec, guessBuf.data(), 2);
+        guess.report = false;
+        guess.finish = [&](ReadDone &d) {
+            EXPECT_TRUE(d.ok) << d.error;
+            std::lock_guard lock(m);
+            guessDone = true;
+            cv.notify_all();
+        };
+        pool.submit(demand);
+        {
+            std::unique_lock lock(m);
+            ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return demandStarted; }));
+        }
+        pool.submit(guess);
+        {
+            std::unique_lock lock(m);
+            EXPECT_FALSE(cv.wait_for(lock, std::chrono::milliseconds(200), [&] { return guessDone; }))
+                << "a guess was read while a demand read was in progress";
+            releaseDemand = true;
+            cv.notify_all();
+        }
+        auto d = pool.next();
+        ASSERT_TRUE(d);
+        EXPECT_EQ(d->tag, 1u);
         std::unique_lock lock(m);
-        demandStarted = true;
-        cv.notify_all();
-        cv.wait(lock, [&] { return releaseDemand; });
-    };
-    ReadJob guess = readJob(&f, kRec, kRec, guessBuf.data(), 2);
-    guess.report = false;
-    guess.finish = [&](ReadDone &d) {
-        EXPECT_TRUE(d.ok) << d.error;
-        std::lock_guard lock(m);
-        guessDone = true;
-        cv.notify_all();
-    };
-    pool.submit(demand);
-    {
-        std::unique_lock lock(m);
-        ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return demandStarted; }));
+        EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return guessDone; }))
+            << "the guess never started after the demand read ended";
+        EXPECT_TRUE(recordIntact(guessBuf.data(), 1));
     }
-    pool.submit(guess);
-    {
-        std::unique_lock lock(m);
-        EXPECT_FALSE(cv.wait_for(lock, std::chrono::milliseconds(200), [&] { return guessDone; }))
-            << "a guess was read while a demand read was in progress";
-        releaseDemand = true;
-        cv.notify_all();
+}
+
+// Through io_uring a batch no larger than the depth goes to the kernel at once: when its
+// first read lands (its finish step runs), none of the batch still waits in the queue.
+TEST(ReaderPool, ARingSubmitsEveryReadOfABatchTogether)
+{
+    if (!ringAllowed())
+        GTEST_SKIP() << "io_uring refused here: " << ringRefusal();
+    auto path = writeBank(outDir(), "bank7.bin", 16);
+    DirectFile f(path);
+    for (int depth : {2, 8, 16}) {
+        ReaderPool pool(depth, ReaderPool::Backend::Ring);
+        ASSERT_TRUE(pool.ring());
+        std::vector<AlignedBuffer> bufs;
+        for (int r = 0; r < 16; ++r)
+            bufs.emplace_back(kRec);
+        for (int round = 0; round < 5; ++round) {
+            std::atomic<int> queuedAtFirst{-1};
+            std::vector<ReadJob> batch;
+            for (int r = 0; r < depth; ++r) {
+                ReadJob j = readJob(&f, r * kRec, kRec, bufs[size_t(r)].data(), uint64_t(r));
+                j.finish = [&](ReadDone &) {
+                    int none = -1;
+                    queuedAtFirst.compare_exchange_strong(none, pool.queued());
+                };
+                batch.push_back(std::move(j));
+            }
+            pool.submit(std::move(batch));
+            int done = 0;
+            while (auto d = pool.next()) {
+                EXPECT_TRUE(d->ok) << d->error;
+                EXPECT_TRUE(recordIntact(bufs[d->tag].data(), int(d->tag)));
+                ++done;
+            }
+            EXPECT_EQ(done, depth);
+            EXPECT_EQ(queuedAtFirst.load(), 0) << "depth " << depth << ", round " << round;
+        }
+        // More jobs than the depth: the rest wait for a place and all complete.
+        std::vector<ReadJob> many;
+        for (int r = 0; r < 16; ++r)
+            many.push_back(readJob(&f, r * kRec, kRec, bufs[size_t(r)].data(), uint64_t(r)));
+        pool.submit(std::move(many));
+        std::set<uint64_t> seen;
+        while (auto d = pool.next()) {
+            EXPECT_TRUE(d->ok) << d->error;
+            EXPECT_TRUE(seen.insert(d->tag).second);
+            EXPECT_TRUE(recordIntact(bufs[d->tag].data(), int(d->tag)));
+        }
+        EXPECT_EQ(seen.size(), 16u);
     }
-    auto d = pool.next();
-    ASSERT_TRUE(d);
-    EXPECT_EQ(d->tag, 1u);
-    std::unique_lock lock(m);
-    EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return guessDone; }))
-        << "the guess never started after the demand read ended";
-    EXPECT_TRUE(recordIntact(guessBuf.data(), 1));
+}
+
+// A container's seccomp profile often refuses io_uring_setup: the pool must then read on
+// threads, say why, and read correctly; asked for the ring alone, it must refuse clearly.
+// The filter is installed on a thread of its own (seccomp filters are per thread and pass
+// to the threads it starts), so the rest of this process keeps io_uring.
+TEST(ReaderPool, FallsBackToThreadsWhereIoUringIsRefused)
+{
+#if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
+    auto path = writeBank(outDir(), "bank8.bin", 8);
+    std::string failure;
+    std::thread confined([&] {
+#if defined(__x86_64__)
+        constexpr uint32_t arch = AUDIT_ARCH_X86_64;
+#else
+        constexpr uint32_t arch = AUDIT_ARCH_AARCH64;
+#endif
+        sock_filter filter[] = {
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 1, 0),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        sock_fprog prog{static_cast<unsigned short>(sizeof filter / sizeof filter[0]), filter};
+        if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+            failure = std::string("cannot install the seccomp filter: ") + std::strerror(errno);
+            return;
+        }
+        try {
+            ReaderPool pool(4);
+            if (pool.ring() || pool.threads() != 4)
+                failure = "the pool did not fall back to 4 reader threads";
+            else if (pool.ringRefused().find("io_uring_setup") == std::string::npos)
+                failure = "no reason given for the fallback: '" + pool.ringRefused() + "'";
+            DirectFile f(path);
+            std::vector<AlignedBuffer> bufs;
+            std::vector<ReadJob> batch;
+            for (int r = 0; r < 8; ++r) {
+                bufs.emplace_back(kRec);
+                batch.push_back(readJob(&f, r * kRec, kRec, bufs.back().data(), uint64_t(r)));
+            }
+            pool.submit(std::move(batch));
+            int done = 0;
+            while (auto d = pool.next())
+                if (d->ok && recordIntact(bufs[d->tag].data(), int(d->tag)))
+                    ++done;
+            if (done != 8)
+                failure += " only " + std::to_string(done) + " of 8 reads came back intact";
+        } catch (const std::exception &e) {
+            failure = std::string("Auto threw: ") + e.what();
+        }
+        try {
+            ReaderPool ring(4, ReaderPool::Backend::Ring);
+            failure += " a Ring pool opened under the filter";
+        } catch (const waste::Error &e) {
+            if (e.code() != waste::ErrorCode::Io || std::string(e.what()).find("io_uring") == std::string::npos)
+                failure += std::string(" unclear refusal: ") + e.what();
+        }
+    });
+    confined.join();
+    EXPECT_TRUE(failure.empty()) << failure;
+#else
+    GTEST_SKIP() << "seccomp filter written for Linux on x86-64 and aarch64";
+#endif
 }
 
 TEST(DiskProbe, MeasuresAPositiveSpeed)

@@ -130,6 +130,27 @@ TEST(ExpertStreaming, QueuedPredictionsTheRouterRejectsAreDroppedWithoutChanging
     ::unsetenv("WASTE_LOOKAHEAD");
 }
 
+// Expert reads go through io_uring where the kernel allows it; WASTE_IO_RING=0 puts them
+// on reader threads. The bytes are the same either way, so the logits are too.
+TEST(ExpertStreaming, ReadsOnThreadsOrThroughIoUringGiveTheSameLogits)
+{
+    for (const std::string &c : {kR3, kK3}) {
+        const auto plan = waste::planMemory(c);
+        waste::OpenOptions o;
+        o.ramBudget = plan.floor_bytes + 3 * plan.max_record_bytes;
+        waste::Stats ring, threads;
+        const auto base = runSteps(c, o, &ring);
+        ::setenv("WASTE_IO_RING", "0", 1);
+        const waste::OpenOptions off = waste::withEnvironment(o);
+        ::unsetenv("WASTE_IO_RING");
+        EXPECT_FALSE(off.ioRing);
+        expectBitIdentical(base, runSteps(c, off, &threads), c + " on reader threads");
+        EXPECT_FALSE(threads.ioRing) << c;
+        EXPECT_GT(threads.demandMisses, 0) << c << ": nothing was read";
+        EXPECT_EQ(ring.bytesRead > 0, threads.bytesRead > 0) << c;
+    }
+}
+
 TEST(ExpertStreaming, CacheHitsAndLookaheadAreCountedHonestly)
 {
     waste::Stats off, on, nocache;

@@ -156,7 +156,8 @@ struct OpenOptions {
     bool directIo = true;       // bypass the page cache for expert reads
     bool verifyRecords = false; // crc32 of every expert payload read
     bool readAhead = true;      // issue a layer's misses at once, consume in arrival order
-    int ioThreads = -1;         // expert reader threads (0..64); -1: top-k per sequence decoded together, 2..16
+    int ioThreads = -1;         // expert reads in flight (0..64); -1: top-k per sequence decoded together, 2..16
+    bool ioRing = true;         // submit expert reads through io_uring where the kernel allows it, else reader threads
     bool lookahead = true;      // prefetch the next layer's likely experts
     int lookaheadExperts = 6;   // experts predicted per layer when lookahead is on (0..64; 0: none)
     std::string cachePolicy;    // expert cache eviction: "reuse", "layerfreq", "lru", "lfru"; empty: the default
@@ -170,8 +171,9 @@ struct OpenOptions {
 
 // `options` with the environment's settings applied, for programs that let the environment
 // tune the engine (the CLI and the app; the library itself never reads the environment):
-// WASTE_THREADS=N (when threads is 0), WASTE_DIRECT=0, WASTE_IO_THREADS=N,
-// WASTE_LOOKAHEAD=N (experts predicted per layer; 0: off) and WASTE_CACHE_POLICY=NAME.
+// WASTE_THREADS=N (when threads is 0), WASTE_DIRECT=0, WASTE_IO_THREADS=N, WASTE_IO_RING=0
+// (reader threads instead of io_uring), WASTE_LOOKAHEAD=N (experts predicted per layer; 0: off)
+// and WASTE_CACHE_POLICY=NAME.
 OpenOptions withEnvironment(OpenOptions options);
 
 struct ModelInfo {
@@ -211,6 +213,7 @@ struct Stats {
     double secondsTotal = 0;
     double secondsIoWait = 0;
     bool directIo = false;          // true only when every bank bypasses the page cache
+    bool ioRing = false;            // expert reads go through io_uring (not one reader thread per read)
 };
 
 // A chat reply read back the way OpenAI-style clients show it: reasoning (K3's think

@@ -65,7 +65,8 @@ StreamedExpertSource::StreamedExpertSource(std::map<int, std::shared_ptr<format:
     int threads = options.readerThreads >= 0 ? options.readerThreads : std::clamp(m_topK, 2, 16);
     if (!options.readAhead)
         threads = 0;
-    m_pool = std::make_unique<io::ReaderPool>(threads);
+    m_pool = std::make_unique<io::ReaderPool>(threads, options.ioRing ? io::ReaderPool::Backend::Auto
+                                                                      : io::ReaderPool::Backend::Threads);
     m_predicted.resize(m_banks.size());
     m_predictedRank.resize(m_banks.size());
     m_uses.assign(m_banks.size(), std::vector<int64_t>(size_t(experts), 0));
@@ -416,6 +417,7 @@ model::ExpertFetchStats StreamedExpertSource::stats() const
     s.lookaheadPredicted = std::accumulate(m_rankGuessed.begin(), m_rankGuessed.end(), int64_t(0));
     s.lookaheadCorrect = std::accumulate(m_rankRight.begin(), m_rankRight.end(), int64_t(0));
     s.directIo = m_directIo;
+    s.ioRing = m_pool && m_pool->ring();
     return s;
 }
 

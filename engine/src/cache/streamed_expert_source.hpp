@@ -32,6 +32,7 @@ struct StreamOptions {
     bool readAhead = true;     // false: one read at a time, in selection order
     bool directIo = true;
     bool verifyCrc = false;
+    bool ioRing = true;        // io_uring where the kernel allows it (io/reader_pool.hpp), else reader threads
     int readerThreads = -1;    // -1: max(2, top-k), at most 16 (a batch's model asks for more: model_impl.cpp)
     int lookahead = 0;         // experts predicted per layer (0: off)
     PolicyKind policy = kDefaultPolicy;

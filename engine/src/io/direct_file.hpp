@@ -38,6 +38,10 @@ public:
     // Reads exactly `bytes` at `offset` into `dst` (all three 4 KiB-aligned when directIo()).
     // Returns the bytes read (less only at end of file). Throws Error(Io) naming the file.
     int64_t readAt(void *dst, int64_t bytes, int64_t offset) const;
+#ifndef _WIN32
+    // The descriptor, for reads submitted through io_uring (io/uring.hpp); -1 when closed.
+    int fd() const { return m_fd; }
+#endif
 
 private:
     void close() noexcept;

@@ -1,16 +1,30 @@
 #include "io/reader_pool.hpp"
 
+#include "io/uring.hpp"
+
 #include <waste/waste.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 
 namespace waste::io {
 
-ReaderPool::ReaderPool(int threads)
+ReaderPool::ReaderPool(int depth, Backend backend) : m_depth(std::max(depth, 0))
 {
-    for (int i = 0; i < threads; ++i)
-        m_threads.emplace_back([this] { run(); });
+    if (m_depth > 0 && backend != Backend::Threads) {
+        m_ring = Uring::open(unsigned(m_depth) + 1, m_ringRefused); // + 1: the wake-up watch
+        if (!m_ring && backend == Backend::Ring)
+            throw Error(ErrorCode::Io, "io_uring: " + m_ringRefused);
+    } else {
+        m_ringRefused.clear();
+    }
+    if (m_ring)
+        m_threads.emplace_back([this] { runRing(); });
+    else
+        for (int i = 0; i < m_depth; ++i)
+            m_threads.emplace_back([this] { run(); });
 }
 
 ReaderPool::~ReaderPool()
@@ -21,8 +35,17 @@ ReaderPool::~ReaderPool()
         m_queue.clear();
     }
     m_work.notify_all();
+    if (m_ring)
+        m_ring->wake();
     for (auto &t : m_threads)
         t.join();
+}
+
+bool ReaderPool::takeable() const
+{
+    // Demand jobs sit at the front of the queue, so a speculative front means no demand
+    // job is waiting; it still waits while one is being read.
+    return !m_queue.empty() && (m_queue.front().report || m_demandReading == 0);
 }
 
 ReadDone ReaderPool::execute(const ReadJob &job)
@@ -65,7 +88,7 @@ void ReaderPool::enqueue(const ReadJob &job)
 
 void ReaderPool::submit(const ReadJob &job)
 {
-    if (m_threads.empty()) {
+    if (m_depth == 0) {
         ReadDone d = execute(job);
         if (job.report) {
             std::lock_guard lock(m_mutex);
@@ -73,18 +96,14 @@ void ReaderPool::submit(const ReadJob &job)
         }
         return;
     }
-    {
-        std::lock_guard lock(m_mutex);
-        enqueue(job);
-    }
-    m_work.notify_one();
+    submit(std::vector<ReadJob>{job});
 }
 
 void ReaderPool::submit(std::vector<ReadJob> jobs)
 {
     if (jobs.empty())
         return;
-    if (m_threads.empty()) {
+    if (m_depth == 0) {
         for (const ReadJob &job : jobs)
             submit(job);
         return;
@@ -94,12 +113,17 @@ void ReaderPool::submit(std::vector<ReadJob> jobs)
         std::lock_guard lock(m_mutex);
         for (const ReadJob &job : jobs)
             enqueue(job);
-        if (m_idle > m_waking) {
+        if (m_ring) { // one wake-up until the ring thread has run: it takes every job queued by then
+            wake = !m_wakePending;
+            m_wakePending = true;
+        } else if (m_idle > m_waking) {
             ++m_waking;
             wake = true;
         }
     }
-    if (wake)
+    if (wake && m_ring)
+        m_ring->wake();
+    else if (wake)
         m_work.notify_one(); // that reader wakes the next (run())
 }
 
@@ -110,9 +134,6 @@ void ReaderPool::run()
         int wakeNext = 0;
         {
             std::unique_lock lock(m_mutex);
-            // Demand jobs sit at the front of the queue, so a speculative front means no
-            // demand job is waiting; it still waits while one is being read.
-            auto takeable = [&] { return !m_queue.empty() && (m_queue.front().report || m_demandReading == 0); };
             ++m_idle;
             m_work.wait(lock, [&] { return m_stop || takeable(); });
             --m_idle;
@@ -153,6 +174,121 @@ void ReaderPool::run()
         if (heldGuesses) // the threads that passed over a guess may take it now
             m_work.notify_all();
     }
+}
+
+void ReaderPool::runRing()
+{
+#ifndef _WIN32
+    using Clock = std::chrono::steady_clock;
+    constexpr uint64_t kWake = ~uint64_t(0);
+    struct Slot {
+        ReadJob job;
+        int64_t done = 0; // bytes landed so far (a read may come back short and go on)
+        Clock::time_point t0;
+    };
+    std::vector<Slot> slots(static_cast<size_t>(m_depth));
+    std::vector<int> freeSlots;
+    for (int i = m_depth - 1; i >= 0; --i)
+        freeSlots.push_back(i);
+    int inRing = 0;
+    // The ring holds depth + 1 requests: every slot's read and the wake-up watch, so
+    // queueing never finds it full.
+    auto queueRest = [&](int i) {
+        Slot &s = slots[size_t(i)];
+        const int64_t rest = std::min<int64_t>(s.job.bytes - s.done, int64_t(1) << 30);
+        m_ring->queueRead(s.job.file->fd(), s.job.dst + s.done, uint32_t(rest), s.job.offset + s.done, uint64_t(i));
+    };
+    m_ring->queueWakeWatch(kWake);
+    std::vector<std::pair<uint64_t, int>> landed;
+    for (;;) {
+        {
+            std::lock_guard lock(m_mutex);
+            if (m_stop && inRing == 0)
+                return;
+            while (!m_stop && inRing < m_depth && takeable()) {
+                const int i = freeSlots.back();
+                freeSlots.pop_back();
+                Slot &s = slots[size_t(i)];
+                s.job = std::move(m_queue.front());
+                m_queue.pop_front();
+                s.done = 0;
+                s.t0 = Clock::now();
+                ++m_reading;
+                if (s.job.report)
+                    ++m_demandReading;
+                ++inRing;
+                queueRest(i);
+            }
+        }
+        // Submits what was queued and sleeps until something lands (a read or a wake-up).
+        const int err = m_ring->submit(true);
+        if (err < 0 && err != -EINTR && err != -EAGAIN && err != -EBUSY)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1)); // not expected: retry, do not spin
+        landed.clear();
+        m_ring->reap([&](uint64_t data, int res) { landed.emplace_back(data, res); });
+        for (auto [data, res] : landed) {
+            if (data == kWake) {
+                m_ring->clearWake();
+                {
+                    std::lock_guard lock(m_mutex);
+                    m_wakePending = false;
+                }
+                m_ring->queueWakeWatch(kWake);
+                continue;
+            }
+            const int i = int(data);
+            Slot &s = slots[size_t(i)];
+            if (res == -EINTR || res == -EAGAIN) {
+                queueRest(i);
+                continue;
+            }
+            if (res > 0) {
+                s.done += res;
+                if (s.done < s.job.bytes) { // short, not at the end of the file: read on
+                    queueRest(i);
+                    continue;
+                }
+            }
+            const ReadJob &job = s.job;
+            ReadDone d;
+            d.tag = job.tag;
+            d.bytes = s.done;
+            if (res < 0) {
+                d.error = job.file->path() + ": read of " + std::to_string(job.bytes) + " bytes at offset " +
+                          std::to_string(job.offset) + " failed: " + std::strerror(-res);
+            } else {
+                d.ok = d.bytes == job.bytes;
+                if (!d.ok)
+                    d.error = job.file->path() + ": short read at offset " + std::to_string(job.offset) + " (" +
+                              std::to_string(d.bytes) + " of " + std::to_string(job.bytes) + " bytes): truncated file?";
+            }
+            d.seconds = std::chrono::duration<double>(Clock::now() - s.t0).count();
+            if (job.finish) {
+                try {
+                    job.finish(d);
+                } catch (const std::exception &e) {
+                    d.ok = false;
+                    d.error = e.what();
+                }
+            }
+            const bool report = job.report;
+            s.job = ReadJob{};
+            {
+                std::lock_guard lock(m_mutex);
+                if (report) {
+                    m_done.push_back(std::move(d));
+                    --m_inFlight;
+                    --m_demandReading;
+                }
+                --m_reading;
+                --inRing;
+                freeSlots.push_back(i);
+            }
+            if (report)
+                m_finished.notify_all();
+        }
+    }
+#endif
 }
 
 std::optional<ReadDone> ReaderPool::next()
@@ -204,6 +340,12 @@ int ReaderPool::busy() const
 {
     std::lock_guard lock(m_mutex);
     return m_reading + int(m_queue.size());
+}
+
+int ReaderPool::queued() const
+{
+    std::lock_guard lock(m_mutex);
+    return int(m_queue.size());
 }
 
 int ReaderPool::outstanding() const

@@ -10,6 +10,12 @@
 // depth it costs a guess at most one demand read's time, and a layer's demand reads
 // still all run at once.
 //
+// Two ways to read, the same rules: by default one thread drives an io_uring (io/uring.hpp)
+// with up to `depth` reads in flight, submitting a layer's reads in one system call and
+// reaping them as they land; where the kernel refuses io_uring (old kernels, containers'
+// seccomp profiles) or on other systems, `depth` reader threads each make one blocking
+// read at a time.
+//
 // The threads are not on the compute pool (they block in the kernel) and are stopped
 // and joined before any file they read may close: destroy the pool before the files.
 #pragma once
@@ -22,6 +28,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -65,15 +72,25 @@ struct ReadDone {
     double seconds = 0;  // time the read itself took
 };
 
+class Uring;
+
 class ReaderPool {
 public:
-    // threads <= 0: read synchronously in submit() (still completes through next()).
-    explicit ReaderPool(int threads);
+    // Auto: io_uring if the kernel allows it, else reader threads. Ring: io_uring or throw
+    // Error(Io) saying why not. Threads: reader threads.
+    enum class Backend { Auto, Ring, Threads };
+    // depth <= 0: read synchronously in submit() (still completes through next()); else
+    // at most `depth` reads in flight (on threads: one thread each).
+    explicit ReaderPool(int depth, Backend backend = Backend::Auto);
     ~ReaderPool();
     ReaderPool(const ReaderPool &) = delete;
     ReaderPool &operator=(const ReaderPool &) = delete;
 
-    int threads() const { return int(m_threads.size()); }
+    int threads() const { return m_depth; } // reads in flight at most
+    bool ring() const { return m_ring != nullptr; }
+    // Why an Auto pool reads on threads instead of io_uring; empty when it uses io_uring or
+    // was asked for threads.
+    const std::string &ringRefused() const { return m_ringRefused; }
     void submit(const ReadJob &job);
     // Several jobs at once (a layer's misses): queued under one lock and one reader woken;
     // each reader that takes a job wakes up to two more while more wait, so the caller
@@ -87,6 +104,8 @@ public:
     // Reads waiting for a thread or being read now, reported or not: below threads(), a
     // reader is idle.
     int busy() const;
+    // Reads waiting for a thread (or a place in the ring), not yet started.
+    int queued() const;
     // Jobs still waiting for a thread (never those already reading): `decide` returns
     // Keep, Promote (move to the front of the queue) or Drop (removed and returned, not
     // run: the caller settles them). For speculative reads the router has ruled on.
@@ -95,9 +114,15 @@ public:
 
 private:
     void run();
+    void runRing();
     void enqueue(const ReadJob &job); // under m_mutex
+    bool takeable() const;            // under m_mutex
     static ReadDone execute(const ReadJob &job);
 
+    int m_depth = 0;
+    std::unique_ptr<Uring> m_ring;
+    std::string m_ringRefused;
+    bool m_wakePending = false; // the ring thread has been woken and not yet run
     std::vector<std::thread> m_threads;
     std::deque<ReadJob> m_queue;
     std::deque<ReadDone> m_done;

@@ -21,6 +21,7 @@ struct ExpertFetchStats {
     int64_t speculativeFills = 0, speculativeUsed = 0;  // router lookahead reads, and those later demanded
     int64_t lookaheadPredicted = 0, lookaheadCorrect = 0; // predicted ids, and those the router then chose
     bool directIo = false;
+    bool ioRing = false; // reads go through io_uring
 };
 
 class ExpertSource {

@@ -153,6 +153,7 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options, int se
         // should not queue behind 4 readers.
         so.readerThreads = m_opts.ioThreads >= 0 ? std::clamp(m_opts.ioThreads, 0, 64)
                                                  : std::clamp(std::max(int(c.topK), 1) * m_sequences, 2, 16);
+        so.ioRing = m_opts.ioRing;
         so.lookahead = m_opts.lookahead ? std::clamp(m_opts.lookaheadExperts, 0, 64) : 0;
         if (!m_opts.cachePolicy.empty())
             so.policy = cache::parsePolicy(m_opts.cachePolicy);
@@ -379,6 +380,7 @@ Stats ModelImpl::stats() const
     s.lookaheadPredicted = f.lookaheadPredicted;
     s.lookaheadCorrect = f.lookaheadCorrect;
     s.directIo = m_stream ? f.directIo : false;
+    s.ioRing = m_stream ? f.ioRing : false;
     s.secondsTotal = m_seconds;
     return s;
 }

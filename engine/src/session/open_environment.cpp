@@ -27,6 +27,8 @@ OpenOptions withEnvironment(OpenOptions options)
         options.directIo = false;
     if (const char *v = std::getenv("WASTE_IO_THREADS"))
         options.ioThreads = std::clamp(std::atoi(v), 0, 64);
+    if (const char *v = std::getenv("WASTE_IO_RING"); v && std::string(v) == "0")
+        options.ioRing = false;
     if (const char *v = setting("WASTE_LOOKAHEAD"))
         options.lookaheadExperts = std::atoi(v);
     if (const char *v = std::getenv("WASTE_CACHE_POLICY"))
