@@ -27,6 +27,7 @@ PageFrame {
         Label { text: qsTr("Context"); color: Theme.textMuted },
         ComboBox {
             objectName: "contextBox"
+            Layout.preferredWidth: 96
             model: page.contextNames
             currentIndex: Math.max(0, page.contexts.indexOf(PlannerController.contextTokens))
             Accessible.name: qsTr("Context length")
@@ -38,6 +39,22 @@ PageFrame {
             enabled: PlannerController.container !== "" && !PlannerController.measuringDisk
             Accessible.name: qsTr("Measure the model disk's speed with direct reads")
             onClicked: PlannerController.measureDisk()
+        },
+        // Both measurements that feed the prediction, side by side.
+        Button {
+            objectName: "recalibrateButton"
+            text: PlannerController.calibrating ? qsTr("Measuring…") : qsTr("Measure compute")
+            enabled: !PlannerController.calibrating
+            Accessible.name: qsTr("Measure this machine's compute speed again")
+            onClicked: PlannerController.recalibrate()
+        },
+        Button {
+            objectName: "planReleaseButtonReady"
+            visible: PlannerController.ready
+            flat: true
+            text: qsTr("Plan a release…")
+            Accessible.name: qsTr("Plan a Hugging Face release from its config.json")
+            onClicked: releasePopup.open()
         }
     ]
 
@@ -140,9 +157,23 @@ PageFrame {
         }
     }
 
-    ColumnLayout {
+    // The plan. The chart keeps a readable height; when the window is too short for it and
+    // the text around it (a large font), the page scrolls rather than squashing the chart.
+    Flickable {
+        id: scroller
+        objectName: "plannerScroll"
         anchors.fill: parent
         visible: PlannerController.ready
+        clip: true
+        contentWidth: width
+        contentHeight: planColumn.height
+        boundsBehavior: Flickable.StopAtBounds
+        ScrollBar.vertical: ScrollBar { policy: ScrollBar.AsNeeded }
+
+    ColumnLayout {
+        id: planColumn
+        width: scroller.width
+        height: Math.max(scroller.height, implicitHeight)
         spacing: Theme.spacing
 
         // Fixed costs: the floor, stacked
@@ -157,6 +188,8 @@ PageFrame {
                     color: Theme.text
                 }
                 Label {
+                    Layout.fillWidth: true
+                    elide: Text.ElideRight
                     text: qsTr("— the least RAM this model opens with at a %1 context").arg(page.contextNames[Math.max(0, page.contexts.indexOf(PlannerController.contextTokens))])
                     color: Theme.textMuted
                 }
@@ -203,52 +236,109 @@ PageFrame {
 
         // The chart
         Item {
+            id: chartBox
+            objectName: "plannerChartBox"
             Layout.fillWidth: true
             Layout.fillHeight: true
-            Layout.minimumHeight: 140
+            // Enough for a plot of about 120 px under the legend and over the tick labels.
+            Layout.minimumHeight: 170
+
+            // Round ticks: the budget axis widened to multiples of a 1, 2, 5, 10… step, tokens/s
+            // from 0 to a round top. Fixed tick counts (never a tick interval): while a new plan
+            // arrives the axis range and its step change one after the other, and an interval
+            // from the old range over the new one would ask the chart for millions of ticks.
+            readonly property real budgetStep: PlannerController.niceStep((PlannerController.axisMaxBytes - PlannerController.axisMinBytes) / page.axisUnit, 8)
+            readonly property real budgetLo: budgetStep > 0 ? Math.max(0, Math.floor(PlannerController.axisMinBytes / page.axisUnit / budgetStep + 1e-9) * budgetStep)
+                                                            : PlannerController.axisMinBytes / page.axisUnit
+            readonly property real budgetHi: budgetStep > 0 ? Math.max(budgetLo + budgetStep, Math.ceil(PlannerController.axisMaxBytes / page.axisUnit / budgetStep - 1e-9) * budgetStep)
+                                                            : budgetLo + 1
+            readonly property real speedTop: PlannerController.maxTokensPerSecond > 0 ? PlannerController.maxTokensPerSecond * 1.05 : 0.1
+            readonly property real speedStep: PlannerController.niceStep(speedTop, 4)
+            readonly property real speedMax: speedStep > 0 ? Math.ceil(speedTop / speedStep - 1e-9) * speedStep : speedTop
+            function ticks(lo, hi, step) {
+                return step > 0 ? Math.min(12, Math.max(2, Math.round((hi - lo) / step) + 1)) : 5
+            }
+
+            // The series legend, drawn here rather than by the chart so it takes one short line.
+            Row {
+                id: seriesLegend
+                anchors.right: parent.right
+                anchors.rightMargin: chart.width - chart.plotArea.x - chart.plotArea.width
+                anchors.top: parent.top
+                spacing: Theme.padding
+                Repeater {
+                    model: [
+                        { name: qsTr("predicted tokens/s"), color: Theme.accent, dashed: false },
+                        { name: qsTr("predicted hit rate"), color: Theme.ok, dashed: true }
+                    ]
+                    delegate: Row {
+                        id: entry
+                        required property var modelData
+                        spacing: Theme.unit
+                        Row {
+                            anchors.verticalCenter: parent.verticalCenter
+                            spacing: 2
+                            Repeater {
+                                model: entry.modelData.dashed ? 3 : 1
+                                delegate: Rectangle {
+                                    width: entry.modelData.dashed ? 5 : 19
+                                    height: entry.modelData.dashed ? 2 : 3
+                                    color: entry.modelData.color
+                                }
+                            }
+                        }
+                        Label {
+                            text: parent.modelData.name
+                            color: Theme.textMuted
+                            font.pixelSize: Theme.fontSmall
+                        }
+                    }
+                }
+            }
 
             ChartView {
                 id: chart
                 objectName: "plannerChart"
                 anchors.fill: parent
+                anchors.topMargin: seriesLegend.height
                 antialiasing: true
                 backgroundColor: "transparent"
                 plotAreaColor: "transparent"
-                legend.visible: true
-                legend.alignment: Qt.AlignTop
-                legend.labelColor: Theme.textMuted
-                legend.font.pixelSize: Theme.fontSmall
+                legend.visible: false
                 margins.top: 0; margins.bottom: 0; margins.left: 0; margins.right: 0
                 Accessible.name: qsTr("Predicted tokens per second and hit rate against the RAM budget")
 
+                // The unit rides on the tick labels ("40 GiB"): no axis title line under them.
                 ValueAxis {
                     id: axisX
-                    min: PlannerController.axisMinBytes / page.axisUnit
-                    max: PlannerController.axisMaxBytes / page.axisUnit
-                    titleText: page.inMiB ? qsTr("budget (MiB)") : qsTr("budget (GiB)")
-                    labelFormat: "%.0f"
-                    tickCount: 7
+                    objectName: "budgetAxis"
+                    min: chartBox.budgetLo
+                    max: chartBox.budgetHi
+                    labelFormat: "%." + PlannerController.stepDecimals(chartBox.budgetStep) + "f " + (page.inMiB ? "MiB" : "GiB")
+                    tickCount: chartBox.ticks(min, max, chartBox.budgetStep)
                     color: Theme.border
                     gridLineColor: Theme.border
                     labelsColor: Theme.textMuted
                     labelsFont.pixelSize: Theme.fontSmall
-                    titleFont.pixelSize: Theme.fontSmall
                 }
                 ValueAxis {
                     id: axisSpeed
+                    objectName: "speedAxis"
                     min: 0
-                    max: Math.max(0.1, PlannerController.maxTokensPerSecond * 1.15)
+                    max: chartBox.speedMax
                     titleText: qsTr("tokens/s")
-                    labelFormat: PlannerController.maxTokensPerSecond >= 10 ? "%.0f" : "%.2f"
-                    tickCount: 5
+                    labelFormat: "%." + PlannerController.stepDecimals(chartBox.speedStep) + "f"
+                    tickCount: chartBox.ticks(0, max, chartBox.speedStep)
                     color: Theme.border
                     gridLineColor: Theme.border
                     labelsColor: Theme.textMuted
                     labelsFont.pixelSize: Theme.fontSmall
+                    titleBrush: Theme.textMuted
                     titleFont.pixelSize: Theme.fontSmall
                 }
                 ValueAxis {
                     id: axisHit
+                    objectName: "hitAxis"
                     min: 0
                     max: 100
                     titleText: qsTr("hit rate (%)")
@@ -258,6 +348,7 @@ PageFrame {
                     gridVisible: false
                     labelsColor: Theme.textMuted
                     labelsFont.pixelSize: Theme.fontSmall
+                    titleBrush: Theme.textMuted
                     titleFont.pixelSize: Theme.fontSmall
                 }
                 LineSeries {
@@ -299,13 +390,15 @@ PageFrame {
             // Markers and zones over the plot area, on the chart's x axis
             Item {
                 id: overlay
-                x: chart.plotArea.x
-                y: chart.plotArea.y
+                x: chart.x + chart.plotArea.x
+                y: chart.y + chart.plotArea.y
                 width: chart.plotArea.width
                 height: chart.plotArea.height
+                // The axis' own range, in bytes: the budget axis is widened to round ticks.
+                readonly property real loBytes: axisX.min * page.axisUnit
+                readonly property real hiBytes: axisX.max * page.axisUnit
                 function xOf(bytes) {
-                    const lo = PlannerController.axisMinBytes, hi = PlannerController.axisMaxBytes
-                    return hi > lo ? (bytes - lo) / (hi - lo) * width : 0
+                    return hiBytes > loBytes ? (bytes - loBytes) / (hiBytes - loBytes) * width : 0
                 }
 
                 // Below the floor: refused
@@ -324,7 +417,7 @@ PageFrame {
                         visible: parent.width > 14
                     }
                 }
-                // Past the cliff: danger zone
+                // Past the cliff: danger zone (what it means is said under the chart).
                 Rectangle {
                     objectName: "cliffZone"
                     readonly property real start: Math.max(0, overlay.xOf(PlannerController.cliffBytes))
@@ -333,39 +426,53 @@ PageFrame {
                     width: Math.max(0, overlay.width - start)
                     height: parent.height
                     color: Theme.dangerZone
-                    Label {
-                        anchors.top: parent.top
-                        anchors.left: parent.left
-                        anchors.margins: Theme.unit
-                        width: Math.max(parent.width - 2 * Theme.unit, 60)
-                        text: qsTr("paging cliff %1: the OS pages the expert cache, about 8× slower").arg(Units.bytes(PlannerController.cliffBytes))
-                        wrapMode: Text.WordWrap
-                        color: Theme.danger
-                        font.pixelSize: Theme.fontSmall
+                }
+
+                FontMetrics { id: markMetrics; font.pixelSize: Theme.fontSmall }
+                // The marked budgets, each with a short name beside its line. Names go right of
+                // the line (left of it at the plot's right edge), on the first row from the top
+                // where they meet no other name, so no two ever overlap.
+                readonly property real markPad: 2
+                readonly property real markRowHeight: markMetrics.height + 2 * markPad + 1
+                readonly property var marks: {
+                    const lo = overlay.loBytes, hi = overlay.hiBytes
+                    const all = [
+                        { name: qsTr("floor"), bytes: PlannerController.floorBytes, color: Theme.text },
+                        { name: qsTr("default"), bytes: PlannerController.defaultBytes, color: Theme.accent },
+                        { name: qsTr("paging cliff %1").arg(Units.bytes(PlannerController.cliffBytes)),
+                          bytes: PlannerController.cliffBytes > 0 ? PlannerController.cliffBytes : -1, color: Theme.danger },
+                        { name: qsTr("7/8 RAM"), bytes: PlannerController.capBytes, color: Theme.warning },
+                        { name: qsTr("other programs %1").arg(Units.bytes(PlannerController.otherBytes)),
+                          bytes: PlannerController.physicalBytes - PlannerController.otherBytes, color: Theme.textMuted }
+                    ].filter(m => m.bytes >= lo && m.bytes <= hi)
+                    all.sort((a, b) => a.bytes - b.bytes)
+                    const rows = [] // per row, the [left, right] spans already taken
+                    const gap = 4
+                    for (const m of all) {
+                        m.lineX = overlay.xOf(m.bytes)
+                        m.w = Math.ceil(markMetrics.advanceWidth(m.name)) + 2 * overlay.markPad
+                        m.left = m.lineX + gap
+                        if (m.left + m.w > overlay.width)
+                            m.left = Math.max(0, m.lineX - gap - m.w)
+                        let row = 0
+                        while (rows[row] && rows[row].some(s => m.left < s[1] + gap && s[0] < m.left + m.w + gap))
+                            ++row
+                        if (!rows[row])
+                            rows[row] = []
+                        rows[row].push([m.left, m.left + m.w])
+                        m.row = row
                     }
+                    return all
                 }
                 Repeater {
-                    model: [
-                        { name: qsTr("floor"), bytes: PlannerController.floorBytes, color: Theme.text, row: 0 },
-                        { name: qsTr("default"), bytes: PlannerController.defaultBytes, color: Theme.accent, row: 1 },
-                        { name: qsTr("7/8 RAM"), bytes: PlannerController.capBytes, color: Theme.warning, row: 2 },
-                        { name: qsTr("other programs %1").arg(Units.bytes(PlannerController.otherBytes)),
-                          bytes: PlannerController.physicalBytes - PlannerController.otherBytes, color: Theme.textMuted, row: 3 }
-                    ]
-                    delegate: Item {
+                    model: overlay.marks
+                    delegate: Rectangle {
                         required property var modelData
-                        visible: modelData.bytes >= PlannerController.axisMinBytes && modelData.bytes <= PlannerController.axisMaxBytes
-                        x: overlay.xOf(modelData.bytes)
+                        x: modelData.lineX
+                        width: 1.5
                         height: overlay.height
-                        Rectangle { width: 1.5; height: parent.height; color: parent.modelData.color; opacity: 0.8 }
-                        Label {
-                            x: 4
-                            y: overlay.height - (parent.modelData.row + 1) * (font.pixelSize + 6)
-                            text: parent.modelData.name
-                            color: parent.modelData.color
-                            font.pixelSize: Theme.fontSmall
-                            Rectangle { anchors.fill: parent; anchors.margins: -2; z: -1; color: Theme.background; opacity: 0.85; radius: 2 }
-                        }
+                        color: modelData.color
+                        opacity: 0.8
                     }
                 }
                 // The chosen budget
@@ -374,6 +481,28 @@ PageFrame {
                     width: 2
                     height: parent.height
                     color: PlannerController.budgetLevel === 2 ? Theme.danger : Theme.accent
+                }
+                // The names over every line, the chosen budget's included.
+                Repeater {
+                    model: overlay.marks
+                    delegate: Label {
+                        required property var modelData
+                        objectName: "chartMark"
+                        x: modelData.left + overlay.markPad
+                        y: overlay.markPad + modelData.row * overlay.markRowHeight
+                        text: modelData.name
+                        color: modelData.color
+                        font.pixelSize: Theme.fontSmall
+                        // See-through enough that a curve behind a name still shows.
+                        Rectangle {
+                            anchors.fill: parent
+                            anchors.margins: -overlay.markPad
+                            z: -1
+                            radius: 2
+                            color: Theme.background
+                            opacity: 0.75
+                        }
+                    }
                 }
             }
         }
@@ -399,10 +528,13 @@ PageFrame {
                 Slider {
                     id: budgetSlider
                     objectName: "budgetSlider"
+                    // The handle's height is enough: the chart gets the rest.
+                    topPadding: 0
+                    bottomPadding: 0
                     x: chart.plotArea.x - leftPadding
                     width: chart.plotArea.width + leftPadding + rightPadding
-                    from: PlannerController.axisMinBytes / page.axisUnit
-                    to: Math.max(from + 0.1, PlannerController.axisMaxBytes / page.axisUnit)
+                    from: axisX.min
+                    to: Math.max(from + 0.1, axisX.max)
                     stepSize: page.inMiB ? 0.05 : 0.25
                     value: PlannerController.budget / page.axisUnit
                     Accessible.name: qsTr("RAM budget, %1").arg(Units.bytes(PlannerController.budget))
@@ -466,33 +598,14 @@ PageFrame {
                     onClicked: PlannerController.applyBudget()
                 }
             }
-            RowLayout {
+            // Where the prediction's disk and compute figures come from: wraps in full.
+            Label {
+                objectName: "measureText"
                 Layout.fillWidth: true
-                spacing: Theme.spacing
-                Label {
-                    Layout.fillWidth: true
-                    text: PlannerController.diskText + " " + PlannerController.computeText
-                    wrapMode: Text.WordWrap
-                    maximumLineCount: 2
-                    elide: Text.ElideRight
-                    color: Theme.textMuted
-                    font.pixelSize: Theme.fontSmall
-                }
-                Button {
-                    objectName: "planReleaseButtonReady"
-                    flat: true
-                    text: qsTr("Plan a release…")
-                    Accessible.name: qsTr("Plan a Hugging Face release from its config.json")
-                    onClicked: releasePopup.open()
-                }
-                Button {
-                    objectName: "recalibrateButton"
-                    flat: true
-                    text: PlannerController.calibrating ? qsTr("Measuring…") : qsTr("Measure compute")
-                    enabled: !PlannerController.calibrating
-                    Accessible.name: qsTr("Measure this machine's compute speed again")
-                    onClicked: PlannerController.recalibrate()
-                }
+                text: PlannerController.diskText + " " + PlannerController.computeText
+                wrapMode: Text.WordWrap
+                color: Theme.textMuted
+                font.pixelSize: Theme.fontSmall
             }
             // Part of the compute calibration could not be measured: the speeds above lean
             // on the kernels alone, and the reader should know before trusting them.
@@ -506,5 +619,6 @@ PageFrame {
                 font.pixelSize: Theme.fontSmall
             }
         }
+    }
     }
 }
