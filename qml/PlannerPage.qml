@@ -240,8 +240,9 @@ PageFrame {
             objectName: "plannerChartBox"
             Layout.fillWidth: true
             Layout.fillHeight: true
-            // Enough for a plot of about 120 px under the legend and over the tick labels.
-            Layout.minimumHeight: 170
+            // Enough for a plot of about 120 px under the legend and over the tick labels
+            // (these grow with the font, and so does this).
+            Layout.minimumHeight: 100 + 6 * Theme.fontSmall
 
             // Round ticks: the budget axis widened to multiples of a 1, 2, 5, 10… step, tokens/s
             // from 0 to a round top. Fixed tick counts (never a tick interval): while a new plan
