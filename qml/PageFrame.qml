@@ -19,9 +19,14 @@ Item {
         RowLayout {
             Layout.fillWidth: true
             spacing: Theme.spacing
+            // The title gives way (elided) before the page's actions are pushed out of the
+            // window: a long model name or a large font.
             ColumnLayout {
+                Layout.fillWidth: true
                 spacing: 2
                 Label {
+                    Layout.fillWidth: true
+                    elide: Text.ElideRight
                     text: frame.title
                     font.pixelSize: Theme.fontTitle
                     font.bold: true
@@ -29,6 +34,8 @@ Item {
                     Accessible.role: Accessible.Heading
                 }
                 Label {
+                    Layout.fillWidth: true
+                    elide: Text.ElideRight
                     visible: text !== ""
                     text: frame.subtitle
                     color: Theme.textMuted

@@ -27,6 +27,7 @@ PageFrame {
         Label { text: qsTr("Context"); color: Theme.textMuted },
         ComboBox {
             objectName: "contextBox"
+            Layout.preferredWidth: 96
             model: page.contextNames
             currentIndex: Math.max(0, page.contexts.indexOf(PlannerController.contextTokens))
             Accessible.name: qsTr("Context length")
@@ -38,6 +39,22 @@ PageFrame {
             enabled: PlannerController.container !== "" && !PlannerController.measuringDisk
             Accessible.name: qsTr("Measure the model disk's speed with direct reads")
             onClicked: PlannerController.measureDisk()
+        },
+        // Both measurements that feed the prediction, side by side.
+        Button {
+            objectName: "recalibrateButton"
+            text: PlannerController.calibrating ? qsTr("Measuring…") : qsTr("Measure compute")
+            enabled: !PlannerController.calibrating
+            Accessible.name: qsTr("Measure this machine's compute speed again")
+            onClicked: PlannerController.recalibrate()
+        },
+        Button {
+            objectName: "planReleaseButtonReady"
+            visible: PlannerController.ready
+            flat: true
+            text: qsTr("Plan a release…")
+            Accessible.name: qsTr("Plan a Hugging Face release from its config.json")
+            onClicked: releasePopup.open()
         }
     ]
 
@@ -140,370 +157,468 @@ PageFrame {
         }
     }
 
-    ColumnLayout {
+    // The plan. The chart keeps a readable height; when the window is too short for it and
+    // the text around it (a large font), the page scrolls rather than squashing the chart.
+    Flickable {
+        id: scroller
+        objectName: "plannerScroll"
         anchors.fill: parent
         visible: PlannerController.ready
-        spacing: Theme.spacing
+        clip: true
+        contentWidth: width
+        contentHeight: planColumn.height
+        boundsBehavior: Flickable.StopAtBounds
+        ScrollBar.vertical: ScrollBar { policy: ScrollBar.AsNeeded }
 
-        // Fixed costs: the floor, stacked
         ColumnLayout {
-            Layout.fillWidth: true
-            spacing: Theme.unit
-            RowLayout {
-                Label {
-                    text: qsTr("Floor %1").arg(Units.bytes(PlannerController.floorBytes))
-                    font.pixelSize: Theme.fontLarge
-                    font.bold: true
-                    color: Theme.text
-                }
-                Label {
-                    text: qsTr("— the least RAM this model opens with at a %1 context").arg(page.contextNames[Math.max(0, page.contexts.indexOf(PlannerController.contextTokens))])
-                    color: Theme.textMuted
-                }
-            }
-            Row {
-                id: stack
+            id: planColumn
+            width: scroller.width
+            height: Math.max(scroller.height, implicitHeight)
+            spacing: Theme.spacing
+
+            // Fixed costs: the floor, stacked
+            ColumnLayout {
                 Layout.fillWidth: true
-                height: 14
-                readonly property var parts: [
-                    { name: qsTr("Trunk"), bytes: PlannerController.trunkBytes, color: Theme.accent },
-                    { name: qsTr("Attention state"), bytes: PlannerController.stateBytes, color: Theme.ok },
-                    { name: qsTr("Scratch"), bytes: PlannerController.scratchBytes, color: Theme.textMuted },
-                    { name: qsTr("Minimum expert cache"), bytes: PlannerController.minExpertCacheBytes, color: Theme.warning }
-                ]
-                Repeater {
-                    model: stack.parts
-                    delegate: Rectangle {
-                        required property var modelData
-                        width: PlannerController.floorBytes > 0 ? Math.max(2, stack.width * modelData.bytes / PlannerController.floorBytes) : 0
-                        height: stack.height
-                        color: modelData.color
-                        Accessible.name: modelData.name + " " + Units.bytes(modelData.bytes)
+                spacing: Theme.unit
+                RowLayout {
+                    Label {
+                        text: qsTr("Floor %1").arg(Units.bytes(PlannerController.floorBytes))
+                        font.pixelSize: Theme.fontLarge
+                        font.bold: true
+                        color: Theme.text
+                    }
+                    Label {
+                        Layout.fillWidth: true
+                        elide: Text.ElideRight
+                        text: qsTr("— the least RAM this model opens with at a %1 context").arg(page.contextNames[Math.max(0, page.contexts.indexOf(PlannerController.contextTokens))])
+                        color: Theme.textMuted
+                    }
+                }
+                Row {
+                    id: stack
+                    Layout.fillWidth: true
+                    height: 14
+                    readonly property var parts: [
+                        { name: qsTr("Trunk"), bytes: PlannerController.trunkBytes, color: Theme.accent },
+                        { name: qsTr("Attention state"), bytes: PlannerController.stateBytes, color: Theme.ok },
+                        { name: qsTr("Scratch"), bytes: PlannerController.scratchBytes, color: Theme.textMuted },
+                        { name: qsTr("Minimum expert cache"), bytes: PlannerController.minExpertCacheBytes, color: Theme.warning }
+                    ]
+                    Repeater {
+                        model: stack.parts
+                        delegate: Rectangle {
+                            required property var modelData
+                            width: PlannerController.floorBytes > 0 ? Math.max(2, stack.width * modelData.bytes / PlannerController.floorBytes) : 0
+                            height: stack.height
+                            color: modelData.color
+                            Accessible.name: modelData.name + " " + Units.bytes(modelData.bytes)
+                        }
+                    }
+                }
+                Flow {
+                    Layout.fillWidth: true
+                    spacing: Theme.padding
+                    Repeater {
+                        model: stack.parts
+                        delegate: Row {
+                            required property var modelData
+                            spacing: Theme.unit
+                            Rectangle { width: 10; height: 10; radius: 2; color: parent.modelData.color; anchors.verticalCenter: parent.verticalCenter }
+                            Label {
+                                text: parent.modelData.name + " " + Units.bytes(parent.modelData.bytes)
+                                color: Theme.textMuted
+                                font.pixelSize: Theme.fontSmall
+                            }
+                        }
                     }
                 }
             }
-            Flow {
+
+            // The chart
+            Item {
+                id: chartBox
+                objectName: "plannerChartBox"
                 Layout.fillWidth: true
-                spacing: Theme.padding
-                Repeater {
-                    model: stack.parts
-                    delegate: Row {
-                        required property var modelData
-                        spacing: Theme.unit
-                        Rectangle { width: 10; height: 10; radius: 2; color: parent.modelData.color; anchors.verticalCenter: parent.verticalCenter }
+                Layout.fillHeight: true
+                // Enough for a plot of about 120 px under the legend and over the tick labels
+                // (these grow with the font, and so does this).
+                Layout.minimumHeight: 100 + 6 * Theme.fontSmall
+
+                // Round ticks: the budget axis widened to multiples of a 1, 2, 5, 10… step, tokens/s
+                // from 0 to a round top. Fixed tick counts (never a tick interval): while a new plan
+                // arrives the axis range and its step change one after the other, and an interval
+                // from the old range over the new one would ask the chart for millions of ticks.
+                readonly property real budgetStep: PlannerController.niceStep((PlannerController.axisMaxBytes - PlannerController.axisMinBytes) / page.axisUnit, 8)
+                readonly property real budgetLo: budgetStep > 0 ? Math.max(0, Math.floor(PlannerController.axisMinBytes / page.axisUnit / budgetStep + 1e-9) * budgetStep)
+                                                                : PlannerController.axisMinBytes / page.axisUnit
+                readonly property real budgetHi: budgetStep > 0 ? Math.max(budgetLo + budgetStep, Math.ceil(PlannerController.axisMaxBytes / page.axisUnit / budgetStep - 1e-9) * budgetStep)
+                                                                : budgetLo + 1
+                readonly property real speedTop: PlannerController.maxTokensPerSecond > 0 ? PlannerController.maxTokensPerSecond * 1.05 : 0.1
+                readonly property real speedStep: PlannerController.niceStep(speedTop, 4)
+                readonly property real speedMax: speedStep > 0 ? Math.ceil(speedTop / speedStep - 1e-9) * speedStep : speedTop
+                function ticks(lo, hi, step) {
+                    return step > 0 ? Math.min(12, Math.max(2, Math.round((hi - lo) / step) + 1)) : 5
+                }
+
+                // The series legend, drawn here rather than by the chart so it takes one short line.
+                Row {
+                    id: seriesLegend
+                    anchors.right: parent.right
+                    anchors.rightMargin: chart.width - chart.plotArea.x - chart.plotArea.width
+                    anchors.top: parent.top
+                    spacing: Theme.padding
+                    Repeater {
+                        model: [
+                            { name: qsTr("predicted tokens/s"), color: Theme.accent, dashed: false },
+                            { name: qsTr("predicted hit rate"), color: Theme.ok, dashed: true }
+                        ]
+                        delegate: Row {
+                            id: entry
+                            required property var modelData
+                            spacing: Theme.unit
+                            Row {
+                                anchors.verticalCenter: parent.verticalCenter
+                                spacing: 2
+                                Repeater {
+                                    model: entry.modelData.dashed ? 3 : 1
+                                    delegate: Rectangle {
+                                        width: entry.modelData.dashed ? 5 : 19
+                                        height: entry.modelData.dashed ? 2 : 3
+                                        color: entry.modelData.color
+                                    }
+                                }
+                            }
+                            Label {
+                                text: parent.modelData.name
+                                color: Theme.textMuted
+                                font.pixelSize: Theme.fontSmall
+                            }
+                        }
+                    }
+                }
+
+                ChartView {
+                    id: chart
+                    objectName: "plannerChart"
+                    anchors.fill: parent
+                    anchors.topMargin: seriesLegend.height
+                    antialiasing: true
+                    backgroundColor: "transparent"
+                    plotAreaColor: "transparent"
+                    legend.visible: false
+                    margins.top: 0; margins.bottom: 0; margins.left: 0; margins.right: 0
+                    Accessible.name: qsTr("Predicted tokens per second and hit rate against the RAM budget")
+
+                    // The unit rides on the tick labels ("40 GiB"): no axis title line under them.
+                    ValueAxis {
+                        id: axisX
+                        objectName: "budgetAxis"
+                        min: chartBox.budgetLo
+                        max: chartBox.budgetHi
+                        labelFormat: "%." + PlannerController.stepDecimals(chartBox.budgetStep) + "f " + (page.inMiB ? "MiB" : "GiB")
+                        tickCount: chartBox.ticks(min, max, chartBox.budgetStep)
+                        color: Theme.border
+                        gridLineColor: Theme.border
+                        labelsColor: Theme.textMuted
+                        labelsFont.pixelSize: Theme.fontSmall
+                    }
+                    ValueAxis {
+                        id: axisSpeed
+                        objectName: "speedAxis"
+                        min: 0
+                        max: chartBox.speedMax
+                        titleText: qsTr("tokens/s")
+                        labelFormat: "%." + PlannerController.stepDecimals(chartBox.speedStep) + "f"
+                        tickCount: chartBox.ticks(0, max, chartBox.speedStep)
+                        color: Theme.border
+                        gridLineColor: Theme.border
+                        labelsColor: Theme.textMuted
+                        labelsFont.pixelSize: Theme.fontSmall
+                        titleBrush: Theme.textMuted
+                        titleFont.pixelSize: Theme.fontSmall
+                    }
+                    ValueAxis {
+                        id: axisHit
+                        objectName: "hitAxis"
+                        min: 0
+                        max: 100
+                        titleText: qsTr("hit rate (%)")
+                        labelFormat: "%.0f"
+                        tickCount: 5
+                        color: Theme.border
+                        gridVisible: false
+                        labelsColor: Theme.textMuted
+                        labelsFont.pixelSize: Theme.fontSmall
+                        titleBrush: Theme.textMuted
+                        titleFont.pixelSize: Theme.fontSmall
+                    }
+                    LineSeries {
+                        id: speedSeries
+                        name: qsTr("predicted tokens/s")
+                        axisX: axisX
+                        axisY: axisSpeed
+                        color: Theme.accent
+                        width: 2.5
+                    }
+                    LineSeries {
+                        id: hitSeries
+                        name: qsTr("predicted hit rate")
+                        axisX: axisX
+                        axisYRight: axisHit
+                        color: Theme.ok
+                        width: 1.5
+                        style: Qt.DashLine
+                    }
+
+                    function fill() {
+                        speedSeries.clear()
+                        hitSeries.clear()
+                        const pts = PlannerController.points
+                        for (let i = 0; i < pts.length; ++i) {
+                            // 0 means no disk time to predict (compute-bound): no point on the speed line.
+                            if (pts[i].tokensPerSecond > 0)
+                                speedSeries.append(pts[i].budget / page.axisUnit, pts[i].tokensPerSecond)
+                            hitSeries.append(pts[i].budget / page.axisUnit, pts[i].hitRate * 100)
+                        }
+                    }
+                    Connections {
+                        target: PlannerController
+                        function onPlanChanged() { chart.fill() }
+                    }
+                    Component.onCompleted: fill()
+                }
+
+                // Markers and zones over the plot area, on the chart's x axis
+                Item {
+                    id: overlay
+                    x: chart.x + chart.plotArea.x
+                    y: chart.y + chart.plotArea.y
+                    width: chart.plotArea.width
+                    height: chart.plotArea.height
+                    // The axis' own range, in bytes: the budget axis is widened to round ticks.
+                    readonly property real loBytes: axisX.min * page.axisUnit
+                    readonly property real hiBytes: axisX.max * page.axisUnit
+                    function xOf(bytes) {
+                        return hiBytes > loBytes ? (bytes - loBytes) / (hiBytes - loBytes) * width : 0
+                    }
+
+                    // Below the floor: refused
+                    Rectangle {
+                        x: 0
+                        width: Math.max(0, overlay.xOf(PlannerController.floorBytes))
+                        height: parent.height
+                        color: Theme.surfaceAlt
+                        opacity: 0.8
                         Label {
-                            text: parent.modelData.name + " " + Units.bytes(parent.modelData.bytes)
+                            anchors.centerIn: parent
+                            rotation: -90
+                            text: qsTr("refused")
                             color: Theme.textMuted
                             font.pixelSize: Theme.fontSmall
+                            visible: parent.width > 14
                         }
                     }
-                }
-            }
-        }
-
-        // The chart
-        Item {
-            Layout.fillWidth: true
-            Layout.fillHeight: true
-            Layout.minimumHeight: 140
-
-            ChartView {
-                id: chart
-                objectName: "plannerChart"
-                anchors.fill: parent
-                antialiasing: true
-                backgroundColor: "transparent"
-                plotAreaColor: "transparent"
-                legend.visible: true
-                legend.alignment: Qt.AlignTop
-                legend.labelColor: Theme.textMuted
-                legend.font.pixelSize: Theme.fontSmall
-                margins.top: 0; margins.bottom: 0; margins.left: 0; margins.right: 0
-                Accessible.name: qsTr("Predicted tokens per second and hit rate against the RAM budget")
-
-                ValueAxis {
-                    id: axisX
-                    min: PlannerController.axisMinBytes / page.axisUnit
-                    max: PlannerController.axisMaxBytes / page.axisUnit
-                    titleText: page.inMiB ? qsTr("budget (MiB)") : qsTr("budget (GiB)")
-                    labelFormat: "%.0f"
-                    tickCount: 7
-                    color: Theme.border
-                    gridLineColor: Theme.border
-                    labelsColor: Theme.textMuted
-                    labelsFont.pixelSize: Theme.fontSmall
-                    titleFont.pixelSize: Theme.fontSmall
-                }
-                ValueAxis {
-                    id: axisSpeed
-                    min: 0
-                    max: Math.max(0.1, PlannerController.maxTokensPerSecond * 1.15)
-                    titleText: qsTr("tokens/s")
-                    labelFormat: PlannerController.maxTokensPerSecond >= 10 ? "%.0f" : "%.2f"
-                    tickCount: 5
-                    color: Theme.border
-                    gridLineColor: Theme.border
-                    labelsColor: Theme.textMuted
-                    labelsFont.pixelSize: Theme.fontSmall
-                    titleFont.pixelSize: Theme.fontSmall
-                }
-                ValueAxis {
-                    id: axisHit
-                    min: 0
-                    max: 100
-                    titleText: qsTr("hit rate (%)")
-                    labelFormat: "%.0f"
-                    tickCount: 5
-                    color: Theme.border
-                    gridVisible: false
-                    labelsColor: Theme.textMuted
-                    labelsFont.pixelSize: Theme.fontSmall
-                    titleFont.pixelSize: Theme.fontSmall
-                }
-                LineSeries {
-                    id: speedSeries
-                    name: qsTr("predicted tokens/s")
-                    axisX: axisX
-                    axisY: axisSpeed
-                    color: Theme.accent
-                    width: 2.5
-                }
-                LineSeries {
-                    id: hitSeries
-                    name: qsTr("predicted hit rate")
-                    axisX: axisX
-                    axisYRight: axisHit
-                    color: Theme.ok
-                    width: 1.5
-                    style: Qt.DashLine
-                }
-
-                function fill() {
-                    speedSeries.clear()
-                    hitSeries.clear()
-                    const pts = PlannerController.points
-                    for (let i = 0; i < pts.length; ++i) {
-                        // 0 means no disk time to predict (compute-bound): no point on the speed line.
-                        if (pts[i].tokensPerSecond > 0)
-                            speedSeries.append(pts[i].budget / page.axisUnit, pts[i].tokensPerSecond)
-                        hitSeries.append(pts[i].budget / page.axisUnit, pts[i].hitRate * 100)
+                    // Past the cliff: danger zone (what it means is said under the chart).
+                    Rectangle {
+                        objectName: "cliffZone"
+                        readonly property real start: Math.max(0, overlay.xOf(PlannerController.cliffBytes))
+                        visible: PlannerController.cliffBytes > 0 && start < overlay.width
+                        x: start
+                        width: Math.max(0, overlay.width - start)
+                        height: parent.height
+                        color: Theme.dangerZone
                     }
-                }
-                Connections {
-                    target: PlannerController
-                    function onPlanChanged() { chart.fill() }
-                }
-                Component.onCompleted: fill()
-            }
 
-            // Markers and zones over the plot area, on the chart's x axis
-            Item {
-                id: overlay
-                x: chart.plotArea.x
-                y: chart.plotArea.y
-                width: chart.plotArea.width
-                height: chart.plotArea.height
-                function xOf(bytes) {
-                    const lo = PlannerController.axisMinBytes, hi = PlannerController.axisMaxBytes
-                    return hi > lo ? (bytes - lo) / (hi - lo) * width : 0
-                }
-
-                // Below the floor: refused
-                Rectangle {
-                    x: 0
-                    width: Math.max(0, overlay.xOf(PlannerController.floorBytes))
-                    height: parent.height
-                    color: Theme.surfaceAlt
-                    opacity: 0.8
-                    Label {
-                        anchors.centerIn: parent
-                        rotation: -90
-                        text: qsTr("refused")
-                        color: Theme.textMuted
-                        font.pixelSize: Theme.fontSmall
-                        visible: parent.width > 14
+                    FontMetrics { id: markMetrics; font.pixelSize: Theme.fontSmall }
+                    // The marked budgets, each with a short name beside its line. Names go right of
+                    // the line (left of it at the plot's right edge), on the first row from the top
+                    // where they meet no other name, so no two ever overlap.
+                    readonly property real markPad: 2
+                    readonly property real markRowHeight: markMetrics.height + 2 * markPad + 1
+                    readonly property var marks: {
+                        const lo = overlay.loBytes, hi = overlay.hiBytes
+                        const all = [
+                            { name: qsTr("floor"), bytes: PlannerController.floorBytes, color: Theme.text },
+                            { name: qsTr("default"), bytes: PlannerController.defaultBytes, color: Theme.accent },
+                            { name: qsTr("paging cliff %1").arg(Units.bytes(PlannerController.cliffBytes)),
+                              bytes: PlannerController.cliffBytes > 0 ? PlannerController.cliffBytes : -1, color: Theme.danger },
+                            { name: qsTr("7/8 RAM"), bytes: PlannerController.capBytes, color: Theme.warning },
+                            { name: qsTr("other programs %1").arg(Units.bytes(PlannerController.otherBytes)),
+                              bytes: PlannerController.physicalBytes - PlannerController.otherBytes, color: Theme.textMuted }
+                        ].filter(m => m.bytes >= lo && m.bytes <= hi)
+                        all.sort((a, b) => a.bytes - b.bytes)
+                        const rows = [] // per row, the [left, right] spans already taken
+                        const gap = 4
+                        for (const m of all) {
+                            m.lineX = overlay.xOf(m.bytes)
+                            m.w = Math.ceil(markMetrics.advanceWidth(m.name)) + 2 * overlay.markPad
+                            m.left = m.lineX + gap
+                            if (m.left + m.w > overlay.width)
+                                m.left = Math.max(0, m.lineX - gap - m.w)
+                            let row = 0
+                            while (rows[row] && rows[row].some(s => m.left < s[1] + gap && s[0] < m.left + m.w + gap))
+                                ++row
+                            if (!rows[row])
+                                rows[row] = []
+                            rows[row].push([m.left, m.left + m.w])
+                            m.row = row
+                        }
+                        return all
                     }
-                }
-                // Past the cliff: danger zone
-                Rectangle {
-                    objectName: "cliffZone"
-                    readonly property real start: Math.max(0, overlay.xOf(PlannerController.cliffBytes))
-                    visible: PlannerController.cliffBytes > 0 && start < overlay.width
-                    x: start
-                    width: Math.max(0, overlay.width - start)
-                    height: parent.height
-                    color: Theme.dangerZone
-                    Label {
-                        anchors.top: parent.top
-                        anchors.left: parent.left
-                        anchors.margins: Theme.unit
-                        width: Math.max(parent.width - 2 * Theme.unit, 60)
-                        text: qsTr("paging cliff %1: the OS pages the expert cache, about 8× slower").arg(Units.bytes(PlannerController.cliffBytes))
-                        wrapMode: Text.WordWrap
-                        color: Theme.danger
-                        font.pixelSize: Theme.fontSmall
+                    Repeater {
+                        model: overlay.marks
+                        delegate: Rectangle {
+                            required property var modelData
+                            x: modelData.lineX
+                            width: 1.5
+                            height: overlay.height
+                            color: modelData.color
+                            opacity: 0.8
+                        }
                     }
-                }
-                Repeater {
-                    model: [
-                        { name: qsTr("floor"), bytes: PlannerController.floorBytes, color: Theme.text, row: 0 },
-                        { name: qsTr("default"), bytes: PlannerController.defaultBytes, color: Theme.accent, row: 1 },
-                        { name: qsTr("7/8 RAM"), bytes: PlannerController.capBytes, color: Theme.warning, row: 2 },
-                        { name: qsTr("other programs %1").arg(Units.bytes(PlannerController.otherBytes)),
-                          bytes: PlannerController.physicalBytes - PlannerController.otherBytes, color: Theme.textMuted, row: 3 }
-                    ]
-                    delegate: Item {
-                        required property var modelData
-                        visible: modelData.bytes >= PlannerController.axisMinBytes && modelData.bytes <= PlannerController.axisMaxBytes
-                        x: overlay.xOf(modelData.bytes)
-                        height: overlay.height
-                        Rectangle { width: 1.5; height: parent.height; color: parent.modelData.color; opacity: 0.8 }
-                        Label {
-                            x: 4
-                            y: overlay.height - (parent.modelData.row + 1) * (font.pixelSize + 6)
-                            text: parent.modelData.name
-                            color: parent.modelData.color
+                    // The chosen budget
+                    Rectangle {
+                        x: overlay.xOf(PlannerController.budget) - 1
+                        width: 2
+                        height: parent.height
+                        color: PlannerController.budgetLevel === 2 ? Theme.danger : Theme.accent
+                    }
+                    // The names over every line, the chosen budget's included.
+                    Repeater {
+                        model: overlay.marks
+                        delegate: Label {
+                            required property var modelData
+                            objectName: "chartMark"
+                            x: modelData.left + overlay.markPad
+                            y: overlay.markPad + modelData.row * overlay.markRowHeight
+                            text: modelData.name
+                            color: modelData.color
                             font.pixelSize: Theme.fontSmall
-                            Rectangle { anchors.fill: parent; anchors.margins: -2; z: -1; color: Theme.background; opacity: 0.85; radius: 2 }
+                            // See-through enough that a curve behind a name still shows.
+                            Rectangle {
+                                anchors.fill: parent
+                                anchors.margins: -overlay.markPad
+                                z: -1
+                                radius: 2
+                                color: Theme.background
+                                opacity: 0.75
+                            }
                         }
                     }
                 }
-                // The chosen budget
-                Rectangle {
-                    x: overlay.xOf(PlannerController.budget) - 1
-                    width: 2
-                    height: parent.height
-                    color: PlannerController.budgetLevel === 2 ? Theme.danger : Theme.accent
-                }
             }
-        }
 
-        // The cliff in words: what happens past it, or that this model never gets near it.
-        Label {
-            objectName: "cliffText"
-            Layout.fillWidth: true
-            visible: text !== ""
-            wrapMode: Text.WordWrap
-            color: PlannerController.cliffInRange ? Theme.danger : Theme.textMuted
-            font.pixelSize: Theme.fontSmall
-            text: PlannerController.cliffText
-        }
+            // The cliff in words: what happens past it, or that this model never gets near it.
+            Label {
+                objectName: "cliffText"
+                Layout.fillWidth: true
+                visible: text !== ""
+                wrapMode: Text.WordWrap
+                color: PlannerController.cliffInRange ? Theme.danger : Theme.textMuted
+                font.pixelSize: Theme.fontSmall
+                text: PlannerController.cliffText
+            }
 
-        // The slider on the same axis, and what the choice means
-        ColumnLayout {
-            Layout.fillWidth: true
-            spacing: Theme.unit
-            Item {
+            // The slider on the same axis, and what the choice means
+            ColumnLayout {
                 Layout.fillWidth: true
-                implicitHeight: budgetSlider.implicitHeight
-                Slider {
-                    id: budgetSlider
-                    objectName: "budgetSlider"
-                    x: chart.plotArea.x - leftPadding
-                    width: chart.plotArea.width + leftPadding + rightPadding
-                    from: PlannerController.axisMinBytes / page.axisUnit
-                    to: Math.max(from + 0.1, PlannerController.axisMaxBytes / page.axisUnit)
-                    stepSize: page.inMiB ? 0.05 : 0.25
-                    value: PlannerController.budget / page.axisUnit
-                    Accessible.name: qsTr("RAM budget, %1").arg(Units.bytes(PlannerController.budget))
-                    onMoved: PlannerController.budget = Math.round(value * page.axisUnit)
-                }
-            }
-            RowLayout {
-                Layout.fillWidth: true
-                spacing: Theme.spacing
-                Label {
-                    text: qsTr("Budget %1").arg(Units.bytes(PlannerController.budget))
-                    font.bold: true
-                    font.pixelSize: Theme.fontLarge
-                    color: Theme.text
-                }
-                Label {
-                    objectName: "budgetSentence"
+                spacing: Theme.unit
+                Item {
                     Layout.fillWidth: true
-                    text: (PlannerController.budgetLevel === 2 ? "⚠ " : PlannerController.budgetLevel === 1 ? "⚠ " : "")
-                          + PlannerController.budgetSentence
-                    wrapMode: Text.WordWrap
-                    color: PlannerController.budgetLevel === 2 ? Theme.danger
-                           : PlannerController.budgetLevel === 1 ? Theme.warning : Theme.text
+                    implicitHeight: budgetSlider.implicitHeight
+                    Slider {
+                        id: budgetSlider
+                        objectName: "budgetSlider"
+                        // The handle's height is enough: the chart gets the rest.
+                        topPadding: 0
+                        bottomPadding: 0
+                        x: chart.plotArea.x - leftPadding
+                        width: chart.plotArea.width + leftPadding + rightPadding
+                        from: axisX.min
+                        to: Math.max(from + 0.1, axisX.max)
+                        stepSize: page.inMiB ? 0.05 : 0.25
+                        value: PlannerController.budget / page.axisUnit
+                        Accessible.name: qsTr("RAM budget, %1").arg(Units.bytes(PlannerController.budget))
+                        onMoved: PlannerController.budget = Math.round(value * page.axisUnit)
+                    }
                 }
-            }
-            RowLayout {
-                Layout.fillWidth: true
-                spacing: Theme.spacing
-                Label {
-                    objectName: "savedBudgetText"
+                RowLayout {
                     Layout.fillWidth: true
-                    text: PlannerController.reopening
-                          ? qsTr("Re-opening the model at %1…").arg(Units.bytes(PlannerController.budget))
-                          : PlannerController.savedBudgetText
-                    wrapMode: Text.WordWrap
-                    color: PlannerController.savedBudgetBytes > 0 && PlannerController.savedBudgetBytes < PlannerController.floorBytes
-                           ? Theme.danger : Theme.textMuted
-                    font.pixelSize: Theme.fontSmall
+                    spacing: Theme.spacing
+                    Label {
+                        text: qsTr("Budget %1").arg(Units.bytes(PlannerController.budget))
+                        font.bold: true
+                        font.pixelSize: Theme.fontLarge
+                        color: Theme.text
+                    }
+                    Label {
+                        objectName: "budgetSentence"
+                        Layout.fillWidth: true
+                        text: (PlannerController.budgetLevel === 2 ? "⚠ " : PlannerController.budgetLevel === 1 ? "⚠ " : "")
+                              + PlannerController.budgetSentence
+                        wrapMode: Text.WordWrap
+                        color: PlannerController.budgetLevel === 2 ? Theme.danger
+                               : PlannerController.budgetLevel === 1 ? Theme.warning : Theme.text
+                    }
                 }
-                ProgressBar {
-                    objectName: "reopenProgress"
-                    visible: PlannerController.reopening
-                    from: 0; to: 1
-                    value: EngineController.loadProgress
-                    Layout.preferredWidth: 120
-                    Accessible.name: qsTr("Re-opening the model")
+                RowLayout {
+                    Layout.fillWidth: true
+                    spacing: Theme.spacing
+                    Label {
+                        objectName: "savedBudgetText"
+                        Layout.fillWidth: true
+                        text: PlannerController.reopening
+                              ? qsTr("Re-opening the model at %1…").arg(Units.bytes(PlannerController.budget))
+                              : PlannerController.savedBudgetText
+                        wrapMode: Text.WordWrap
+                        color: PlannerController.savedBudgetBytes > 0 && PlannerController.savedBudgetBytes < PlannerController.floorBytes
+                               ? Theme.danger : Theme.textMuted
+                        font.pixelSize: Theme.fontSmall
+                    }
+                    ProgressBar {
+                        objectName: "reopenProgress"
+                        visible: PlannerController.reopening
+                        from: 0; to: 1
+                        value: EngineController.loadProgress
+                        Layout.preferredWidth: 120
+                        Accessible.name: qsTr("Re-opening the model")
+                    }
+                    Button {
+                        text: qsTr("Default")
+                        flat: true
+                        Accessible.name: qsTr("Go back to the engine's default budget")
+                        onClicked: PlannerController.useDefaultBudget()
+                    }
+                    Button {
+                        objectName: "applyBudgetButton"
+                        text: PlannerController.budgetApplied ? qsTr("Applied") : qsTr("Use this budget")
+                        highlighted: !PlannerController.budgetApplied
+                        enabled: !PlannerController.budgetApplied && !PlannerController.reopening
+                                 && PlannerController.budget >= PlannerController.floorBytes
+                        Accessible.name: qsTr("Keep this budget for this model; an open model re-opens with it")
+                        onClicked: PlannerController.applyBudget()
+                    }
                 }
-                Button {
-                    text: qsTr("Default")
-                    flat: true
-                    Accessible.name: qsTr("Go back to the engine's default budget")
-                    onClicked: PlannerController.useDefaultBudget()
-                }
-                Button {
-                    objectName: "applyBudgetButton"
-                    text: PlannerController.budgetApplied ? qsTr("Applied") : qsTr("Use this budget")
-                    highlighted: !PlannerController.budgetApplied
-                    enabled: !PlannerController.budgetApplied && !PlannerController.reopening
-                             && PlannerController.budget >= PlannerController.floorBytes
-                    Accessible.name: qsTr("Keep this budget for this model; an open model re-opens with it")
-                    onClicked: PlannerController.applyBudget()
-                }
-            }
-            RowLayout {
-                Layout.fillWidth: true
-                spacing: Theme.spacing
+                // Where the prediction's disk and compute figures come from: wraps in full.
                 Label {
+                    objectName: "measureText"
                     Layout.fillWidth: true
                     text: PlannerController.diskText + " " + PlannerController.computeText
                     wrapMode: Text.WordWrap
-                    maximumLineCount: 2
-                    elide: Text.ElideRight
                     color: Theme.textMuted
                     font.pixelSize: Theme.fontSmall
                 }
-                Button {
-                    objectName: "planReleaseButtonReady"
-                    flat: true
-                    text: qsTr("Plan a release…")
-                    Accessible.name: qsTr("Plan a Hugging Face release from its config.json")
-                    onClicked: releasePopup.open()
+                // Part of the compute calibration could not be measured: the speeds above lean
+                // on the kernels alone, and the reader should know before trusting them.
+                Label {
+                    objectName: "computeWarning"
+                    Layout.fillWidth: true
+                    visible: text.length > 0
+                    text: PlannerController.computeWarning
+                    wrapMode: Text.WordWrap
+                    color: Theme.warning
+                    font.pixelSize: Theme.fontSmall
                 }
-                Button {
-                    objectName: "recalibrateButton"
-                    flat: true
-                    text: PlannerController.calibrating ? qsTr("Measuring…") : qsTr("Measure compute")
-                    enabled: !PlannerController.calibrating
-                    Accessible.name: qsTr("Measure this machine's compute speed again")
-                    onClicked: PlannerController.recalibrate()
-                }
-            }
-            // Part of the compute calibration could not be measured: the speeds above lean
-            // on the kernels alone, and the reader should know before trusting them.
-            Label {
-                objectName: "computeWarning"
-                Layout.fillWidth: true
-                visible: text.length > 0
-                text: PlannerController.computeWarning
-                wrapMode: Text.WordWrap
-                color: Theme.warning
-                font.pixelSize: Theme.fontSmall
             }
         }
     }

@@ -1,7 +1,9 @@
 // The Planner page in the real main window on a K3-size plan (the full-size manifest, the
 // engine's own planner) shown for a 64 GB machine: the chart reaches the paging cliff and
 // draws the region past it, the budget past the cliff is said in words, and the whole page
-// fits a 900x600 window. Screenshots, light and dark, go to <build>/screenshots.
+// fits a 900x600 window with the chart still readable: a plot of some height, names on the
+// marked budgets that never overlap, axis titles in the tick labels' colour, round ticks.
+// Screenshots, light and dark, go to <build>/screenshots.
 #include "studioapplication.h"
 
 #include "planner/engineplansource.h"
@@ -10,12 +12,17 @@
 #include "windowtest.h"
 
 #include <QApplication>
+#include <QBrush>
+#include <QColor>
 #include <QDir>
 #include <QQmlApplicationEngine>
+#include <QQmlListReference>
 #include <QQuickItem>
 #include <QQuickWindow>
 #include <QSignalSpy>
 #include <QTest>
+
+#include <cmath>
 
 namespace {
 
@@ -38,6 +45,28 @@ QStringList outside(QQuickItem *item, const QQuickWindow *window)
     for (QQuickItem *c : item->childItems())
         out << outside(c, window);
     return out;
+}
+
+// The chart's axis named `name`: axes belong to the chart's scene, not to the QML tree.
+QObject *chartAxis(QQuickItem *chart, const char *name)
+{
+    QQmlListReference axes(chart, "axes");
+    for (qsizetype i = 0; i < axes.count(); ++i)
+        if (axes.at(i) && axes.at(i)->objectName() == QLatin1String(name))
+            return axes.at(i);
+    return nullptr;
+}
+
+// A tick step a reader reads at a glance: 1, 2 or 5 times a power of ten.
+bool roundStep(double step)
+{
+    if (!(step > 0))
+        return false;
+    const double mantissa = step / std::pow(10.0, std::floor(std::log10(step) + 1e-9));
+    for (const double m : {1.0, 2.0, 5.0})
+        if (std::abs(mantissa - m) < 1e-6)
+            return true;
+    return false;
 }
 
 } // namespace
@@ -100,6 +129,56 @@ private Q_SLOTS:
 
         const QStringList off = outside(window->contentItem(), window);
         QVERIFY2(off.isEmpty(), qPrintable(off.join(QLatin1String("; "))));
+
+        // Nothing to scroll to at 900x600: the page fits, and the chart was not squashed to
+        // make it fit (it was about 65 px of plot before the page was laid out for it).
+        auto *scroll = window->findChild<QQuickItem *>(QStringLiteral("plannerScroll"));
+        QVERIFY(scroll);
+        QVERIFY2(scroll->property("contentHeight").toDouble() <= scroll->height() + 1,
+                 qPrintable(QStringLiteral("page %1 px in a view of %2").arg(scroll->property("contentHeight").toDouble()).arg(scroll->height())));
+        auto *chart = window->findChild<QQuickItem *>(QStringLiteral("plannerChart"));
+        QVERIFY(chart);
+        const QRectF plot = chart->property("plotArea").toRectF();
+        QVERIFY2(plot.height() >= 110, qPrintable(QStringLiteral("plot %1 px tall").arg(plot.height())));
+
+        // The names on the marked budgets (floor, default, cliff, 7/8, other programs): all in
+        // the plot, no two overlapping.
+        const QList<QQuickItem *> marks = WindowTest::itemsNamed(window->contentItem(), QStringLiteral("chartMark"));
+        QCOMPARE(marks.size(), 5);
+        const QRectF plotInScene = chart->mapRectToScene(plot);
+        for (int i = 0; i < marks.size(); ++i) {
+            const QRectF a = marks[i]->mapRectToScene(QRectF(0, 0, marks[i]->width(), marks[i]->height()));
+            const QString name = marks[i]->property("text").toString();
+            QVERIFY2(plotInScene.adjusted(-0.5, -0.5, 0.5, 0.5).contains(a), qPrintable(name + QStringLiteral(" leaves the plot")));
+            for (int j = i + 1; j < marks.size(); ++j) {
+                const QRectF b = marks[j]->mapRectToScene(QRectF(0, 0, marks[j]->width(), marks[j]->height()));
+                QVERIFY2(!a.intersects(b), qPrintable(name + QStringLiteral(" overlaps ") + marks[j]->property("text").toString()));
+            }
+        }
+
+        // Axis titles in the tick labels' colour (the dark theme once drew them near-black);
+        // round tick steps on the budget and speed axes, the speed axis topped at a tick.
+        for (const char *axisName : {"speedAxis", "hitAxis"}) {
+            QObject *axis = chartAxis(chart, axisName);
+            QVERIFY2(axis, axisName);
+            QCOMPARE(axis->property("titleBrush").value<QBrush>().color(), axis->property("labelsColor").value<QColor>());
+        }
+        // Round ticks: each axis runs between multiples of a 1-2-5 step, a tick on each.
+        for (const char *axisName : {"budgetAxis", "speedAxis"}) {
+            QObject *axis = chartAxis(chart, axisName);
+            QVERIFY2(axis, axisName);
+            const double lo = axis->property("min").toDouble(), hi = axis->property("max").toDouble();
+            const int count = axis->property("tickCount").toInt();
+            QVERIFY2(count >= 3, axisName);
+            const double step = (hi - lo) / (count - 1);
+            const QString what = QStringLiteral("%1: %2 to %3 in %4 ticks").arg(QLatin1String(axisName)).arg(lo).arg(hi).arg(count);
+            QVERIFY2(roundStep(step), qPrintable(what));
+            QVERIFY2(std::abs(lo / step - std::round(lo / step)) < 1e-6, qPrintable(what));
+        }
+        QObject *budgetAxis = chartAxis(chart, "budgetAxis");
+        QVERIFY(budgetAxis->property("min").toDouble() * GiB <= planner->axisMinBytes());
+        QVERIFY(budgetAxis->property("max").toDouble() * GiB >= planner->axisMaxBytes());
+        QVERIFY(chartAxis(chart, "speedAxis")->property("max").toDouble() >= planner->maxTokensPerSecond());
 
         QString shotError;
         QVERIFY2(WindowTest::shootBothThemes(window, services->settings.get(), QStringLiteral("planner-k3-cliff-%1"), &shotError),

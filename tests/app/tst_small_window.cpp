@@ -86,9 +86,6 @@ private Q_SLOTS:
             const QRectF pageRect = page->mapRectToScene(QRectF(0, 0, page->width(), page->height()));
             const QString file = QStringLiteral(WASTE_SCREENSHOT_DIR "/%1-900x600.png").arg(pages[i]);
             QVERIFY2(window->grabWindow().save(file), qPrintable(file));
-            // The Planner's layout belongs to its own piece of work; it is photographed here too.
-            if (pages[i] == QLatin1String("Planner"))
-                continue;
             for (QQuickItem *item : WindowTest::allItems(page)) {
                 if (!item->activeFocusOnTab() || !shown(item, page))
                     continue;

@@ -1,6 +1,7 @@
 #include "planner/plannercontroller.h"
 
 #include "engine/enginecontroller.h"
+#include "planner/niceaxis.h"
 #include "settings/appsettings.h"
 #include "units/units.h"
 
@@ -196,6 +197,16 @@ QVariantList PlannerController::points() const
                            {QStringLiteral("hitRate"), p.hitRate},
                            {QStringLiteral("pastCliff"), p.pastCliff}};
     return out;
+}
+
+double PlannerController::niceStep(double span, int maxIntervals) const
+{
+    return niceTickStep(span, maxIntervals);
+}
+
+int PlannerController::stepDecimals(double step) const
+{
+    return niceTickDecimals(step);
 }
 
 double PlannerController::maxTokensPerSecond() const

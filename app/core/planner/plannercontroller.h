@@ -112,6 +112,9 @@ public:
     Q_INVOKABLE QString describe(qint64 budget) const;
     // The forecast at a budget (linear between the computed points).
     Q_INVOKABLE QVariantMap predictionAt(qint64 budget) const;
+    // Round chart ticks (niceaxis.h): the step for a span, and the decimals that show it.
+    Q_INVOKABLE double niceStep(double span, int maxIntervals) const;
+    Q_INVOKABLE int stepDecimals(double step) const;
     // Keeps the chosen budget for this container (the default is kept as 0: the engine
     // chooses); when the container is the open model, re-opens it at that budget. A budget
     // below the floor at the chosen context is refused.
