@@ -178,7 +178,8 @@ Forecast forecastBudgets(const MemoryPlan &plan, const std::vector<int64_t> &bud
             layer.hitRate = f.hit_rate;
             const double spare = double(f.cache_slots - 2 * k);
             layer.lookaheadShare = spare > 0 ? std::clamp(inputs.lookaheadRecall, 0.0, 1.0) * std::min(1.0, spare / double(k)) : 0;
-            f.unhidden_io_seconds_per_token = double(plan.moe_layers) * plan::expectedLayerStall(layer);
+            // (never below zero: the stall sums differences that round to -1e-12)
+            f.unhidden_io_seconds_per_token = std::max(0.0, double(plan.moe_layers) * plan::expectedLayerStall(layer));
         } else {
             // Without the routed experts' share, all of the overlapping compute is set against
             // all of the token's reads.
