@@ -11,6 +11,30 @@
 
 namespace waste::io {
 
+namespace {
+
+// What both backends say of a read that got fewer bytes than asked: the file ends early.
+std::string shortReadError(const ReadJob &job, int64_t got)
+{
+    return job.file->path() + ": short read at offset " + std::to_string(job.offset) + " (" + std::to_string(got) +
+           " of " + std::to_string(job.bytes) + " bytes): truncated file?";
+}
+
+// Runs the job's finish step on the reader (e.g. checking the record); its failure fails the read.
+void runFinish(const ReadJob &job, ReadDone &d)
+{
+    if (!job.finish)
+        return;
+    try {
+        job.finish(d);
+    } catch (const std::exception &e) {
+        d.ok = false;
+        d.error = e.what();
+    }
+}
+
+} // namespace
+
 ReaderPool::ReaderPool(int depth, Backend backend) : m_depth(std::max(depth, 0))
 {
     if (m_depth > 0 && backend != Backend::Threads) {
@@ -57,21 +81,13 @@ ReadDone ReaderPool::execute(const ReadJob &job)
         d.bytes = job.file->readAt(job.dst, job.bytes, job.offset);
         d.ok = d.bytes == job.bytes;
         if (!d.ok)
-            d.error = job.file->path() + ": short read at offset " + std::to_string(job.offset) + " (" +
-                      std::to_string(d.bytes) + " of " + std::to_string(job.bytes) + " bytes): truncated file?";
+            d.error = shortReadError(job, d.bytes);
     } catch (const std::exception &e) {
         d.ok = false;
         d.error = e.what();
     }
     d.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (job.finish) {
-        try {
-            job.finish(d);
-        } catch (const std::exception &e) {
-            d.ok = false;
-            d.error = e.what();
-        }
-    }
+    runFinish(job, d);
     return d;
 }
 
@@ -259,18 +275,10 @@ void ReaderPool::runRing()
             } else {
                 d.ok = d.bytes == job.bytes;
                 if (!d.ok)
-                    d.error = job.file->path() + ": short read at offset " + std::to_string(job.offset) + " (" +
-                              std::to_string(d.bytes) + " of " + std::to_string(job.bytes) + " bytes): truncated file?";
+                    d.error = shortReadError(job, d.bytes);
             }
             d.seconds = std::chrono::duration<double>(Clock::now() - s.t0).count();
-            if (job.finish) {
-                try {
-                    job.finish(d);
-                } catch (const std::exception &e) {
-                    d.ok = false;
-                    d.error = e.what();
-                }
-            }
+            runFinish(job, d);
             const bool report = job.report;
             s.job = ReadJob{};
             {
