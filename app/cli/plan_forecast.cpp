@@ -7,20 +7,14 @@
 
 namespace cli {
 
-int64_t everyExpertBudget(const waste::MemoryPlan &p, int64_t checkpointBytes)
-{
-    // The cache is budget - floor + min_expert_cache; one more slot absorbs the rounding.
-    return p.floor_bytes - p.min_expert_cache + p.expert_bytes_total + p.max_record_bytes + checkpointBytes;
-}
-
-std::vector<int64_t> budgetLadder(const waste::MemoryPlan &p, int64_t defaultBudget, int64_t asked, int64_t checkpointBytes)
+std::vector<int64_t> budgetLadder(const waste::MemoryPlan &p, int64_t defaultBudget, int64_t asked)
 {
     std::vector<int64_t> ladder = {p.floor_bytes, defaultBudget};
     const int64_t ws = (p.recommended_bytes - p.floor_bytes) / 3;
     for (int n = 1; n <= 3; ++n)
         ladder.push_back(p.floor_bytes + n * ws);
     if (p.expert_bytes_total > 0)
-        ladder.push_back(everyExpertBudget(p, checkpointBytes));
+        ladder.push_back(waste::everyExpertBudget(p));
     if (p.cliff_bytes > p.floor_bytes)
         ladder.push_back(p.cliff_bytes);
     if (asked >= p.floor_bytes)

@@ -13,12 +13,7 @@ namespace cli {
 
 // Floor, floor + 1/2/3 working sets, the default, a budget holding every expert, the cliff
 // and (when given) the budget asked about; ascending, no repeats.
-std::vector<int64_t> budgetLadder(const waste::MemoryPlan &p, int64_t defaultBudget, int64_t asked,
-                                  int64_t checkpointBytes = 0);
-// The budget at which the cache holds every expert record of the model. A model opened at a
-// budget its user chose keeps its state checkpoint (waste/prefix.hpp, checkpointBytes) in the
-// expert cache, so that budget holds the checkpoint too; a release not yet on disk has none.
-int64_t everyExpertBudget(const waste::MemoryPlan &p, int64_t checkpointBytes = 0);
+std::vector<int64_t> budgetLadder(const waste::MemoryPlan &p, int64_t defaultBudget, int64_t asked);
 
 nlohmann::ordered_json forecastJson(const waste::Forecast &fc, double computeSeconds, double overlapSeconds);
 void printForecast(const waste::Forecast &fc, double computeSeconds);

@@ -55,7 +55,8 @@ nlohmann::ordered_json layoutJson(const LayoutReport &r)
     j["recommended_bytes"] = p.recommended_bytes;
     j["working_set_bytes"] = p.working_set_bytes;
     j["default_budget_bytes"] = r.defaultBudget;
-    j["every_expert_budget_bytes"] = everyExpertBudget(p);
+    j["checkpoint_bytes"] = p.checkpoint_bytes;
+    j["every_expert_budget_bytes"] = waste::everyExpertBudget(p);
     // The engine opens at the floor even above 7/8 of RAM, but past usable RAM it cannot run.
     j["fits"] = p.floor_bytes <= p.usable_ram_bytes;
     j["floor_under_cliff"] = p.floor_bytes <= p.cliff_bytes;

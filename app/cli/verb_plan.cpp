@@ -12,7 +12,6 @@
 #include "verb.h"
 
 #include <waste/calibration.hpp>
-#include <waste/prefix.hpp>
 #include <waste/waste.hpp>
 
 #include <nlohmann/json.hpp>
@@ -45,9 +44,7 @@ int runPlan(const cli::Args &args)
         choice = waste::resolveBudget(p, requested);
     const waste::BudgetChoice def = waste::resolveBudget(p, 0);
 
-    const int64_t checkpoint = waste::checkpointBytes(args.positional(0));
-    const std::vector<int64_t> ladder =
-        cli::budgetLadder(p, def.budget_bytes, budgetText && !below ? requested : 0, checkpoint);
+    const std::vector<int64_t> ladder = cli::budgetLadder(p, def.budget_bytes, budgetText && !below ? requested : 0);
     waste::ForecastInputs fin;
     fin.diskGBps = cli::diskGBpsOption(args);
     const double computeMs = args.number("--compute-ms", -1);
@@ -82,14 +79,16 @@ int runPlan(const cli::Args &args)
             j["budget_bytes"] = requested;
             j["expert_cache_bytes"] = below ? int64_t(-1) : choice.expert_cache_bytes;
             j["cache_slots"] = below ? int64_t(-1) : choice.cache_slots;
+            j["checkpoint_kept"] = !below && choice.checkpoint_kept;
         }
         j["working_set_bytes"] = p.working_set_bytes;
+        j["checkpoint_bytes"] = p.checkpoint_bytes;
         j["cap_bytes"] = p.cap_bytes;
         j["default_budget_bytes"] = def.budget_bytes;
         j["other_process_bytes"] = p.other_process_bytes;
         j["cliff_bytes"] = p.cliff_bytes;
         j["warnings"] = budgetText ? choice.warnings : def.warnings;
-        j["every_expert_budget_bytes"] = cli::everyExpertBudget(p, checkpoint);
+        j["every_expert_budget_bytes"] = waste::everyExpertBudget(p);
         nlohmann::ordered_json f = cli::forecastJson(fc, fin.computeSeconds, fin.computeOverlapSeconds);
         f["calibration_file"] = calibrationFile.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(calibrationFile);
         if (cal)
@@ -108,8 +107,9 @@ int runPlan(const cli::Args &args)
                     gb(p.physical_ram_bytes), gb(p.usable_ram_bytes), gb(p.cap_bytes), gb(p.other_process_bytes));
         std::printf("  default budget %.3f GB; paging likely above %.2f GB\n", gb(def.budget_bytes), gb(p.cliff_bytes));
         if (budgetText && !below)
-            std::printf("  budget %.3f GB -> expert cache %.3f GB (%lld slots)\n", gb(requested),
-                        gb(choice.expert_cache_bytes), (long long)choice.cache_slots);
+            std::printf("  budget %.3f GB -> expert cache %.3f GB (%lld slots)%s\n", gb(requested),
+                        gb(choice.expert_cache_bytes), (long long)choice.cache_slots,
+                        choice.checkpoint_kept ? " and a state checkpoint" : ", no room for a state checkpoint");
         cli::printForecast(fc, fin.computeSeconds);
         if (!calibrationFile.empty())
             std::printf("  compute calibration: %s (--calibrate measures again)\n", calibrationFile.c_str());

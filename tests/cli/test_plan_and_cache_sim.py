@@ -37,11 +37,35 @@ for container, ref in (("reference-container/r3.waste", "reference-container/r3.
     check(got["usable_ram_bytes"] <= got["physical_ram_bytes"], "usable > physical")
     check(len(got["forecast"]["budgets"]) >= 4, "forecast ladder too short")
 
-# plan --budget: the reference's expert_cache_bytes
+# plan --budget: the reference's expert_cache_bytes, which here also holds the state checkpoint
+# (the reference keeps none)
 rc, out, err = run("plan", f"{FIX}/reference-container/r3.waste", "--budget", "1G", "--json", "--disk-gbps", "2")
 got = json.loads(out)
-check(rc == 0 and got["budget_bytes"] == 1073741824 and got["expert_cache_bytes"] == 1063080896,
-      f"plan --budget 1G: {rc} {out}")
+check(rc == 0 and got["budget_bytes"] == 1073741824 and got["checkpoint_kept"]
+      and got["expert_cache_bytes"] + got["checkpoint_bytes"] == 1063080896, f"plan --budget 1G: {rc} {out}")
+
+# The plan's budget is the engine's: with no budget the engine opens at the plan's default,
+# and at the floor (no room for the checkpoint), between the floor and the default and at the
+# default, the plan's expert cache and slots are the ones the engine opens with.
+r3 = f"{FIX}/reference-container/r3.waste"
+rc, out, err = run("plan", r3, "--json", "--disk-gbps", "2")
+plan = json.loads(out) if rc == 0 else {}
+rc, out, err = run("info", r3, "--json")
+opened = json.loads(out) if rc == 0 else {}
+check(plan.get("default_budget_bytes", -1) == opened.get("budget_bytes"),
+      f"default: plan {plan.get('default_budget_bytes')}, engine opened at {opened.get('budget_bytes')}: {err}")
+floor, default = plan.get("floor_bytes", 0), plan.get("default_budget_bytes", 0)
+for budget, kept in ((floor, False), ((floor + default) // 2, True), (default, True)):
+    rc, out, err = run("plan", r3, "--json", "--disk-gbps", "2", "--budget", str(budget))
+    planned = json.loads(out) if rc == 0 else {}
+    rc2, out2, err2 = run("info", r3, "--json", "--budget", str(budget))
+    info = json.loads(out2) if rc2 == 0 else {}
+    slots = info["expert_cache_bytes"] // info["record_bytes"] if rc2 == 0 else -1
+    check(planned.get("expert_cache_bytes") == info.get("expert_cache_bytes") and planned.get("cache_slots") == slots
+          and planned.get("checkpoint_kept") is kept and info.get("budget_bytes") == budget,
+          f"budget {budget}: plan says cache {planned.get('expert_cache_bytes')} ({planned.get('cache_slots')} slots, "
+          f"checkpoint {planned.get('checkpoint_kept')}), engine opened {info.get('expert_cache_bytes')} ({slots} slots) "
+          f"at {info.get('budget_bytes')}: {err}{err2}")
 
 # a budget below the floor: exit 1, one line naming the floor
 rc, out, err = run("plan", f"{FIX}/reference-container/r3.waste", "--budget", "1M", "--json", "--disk-gbps", "2")
@@ -101,7 +125,7 @@ check(p.returncode == 0 and json.loads(p.stdout)["forecast"]["decode_scale_fallb
 shutil.rmtree(cache, ignore_errors=True)
 
 # The budget the plan says holds every expert does: the demo keeps a state checkpoint,
-# which a budget its user chose pays for from the expert cache, so that budget counts it.
+# which every budget pays for from the expert cache, so that budget counts it.
 work = tempfile.mkdtemp(prefix="waste-every-expert-")
 demo = os.path.join(work, "demo.waste")
 rc, out, err = run("mktiny", demo)

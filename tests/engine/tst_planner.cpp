@@ -48,8 +48,10 @@ void expectMatchesReference(const std::string &container, const std::string &ref
     EXPECT_EQ(p.recommended_bytes, ref["recommended_bytes"].get<int64_t>());
     EXPECT_EQ(p.vision_bytes, ref.value("vision_bytes", int64_t(0)));
     if (ref.contains("budget_bytes")) {
+        // The reference keeps no state checkpoint; this engine keeps one in the expert cache.
         auto c = waste::resolveBudget(p, ref["budget_bytes"].get<int64_t>());
-        EXPECT_EQ(c.expert_cache_bytes, ref["expert_cache_bytes"].get<int64_t>());
+        EXPECT_TRUE(c.checkpoint_kept);
+        EXPECT_EQ(c.expert_cache_bytes + p.checkpoint_bytes, ref["expert_cache_bytes"].get<int64_t>());
     }
 }
 
@@ -119,6 +121,43 @@ TEST(Planner, BudgetBelowTheFloorIsRefusedWithTheFloorInTheMessage)
     auto c = waste::resolveBudget(p, 1000000); // exactly the floor is fine, used as given
     EXPECT_EQ(c.budget_bytes, 1000000);
     EXPECT_EQ(c.cache_slots, 10);
+}
+
+// The state checkpoint comes out of the expert cache at every budget, the default included,
+// where the cache stays at least min_expert_cache after it; the forecast and the every-expert
+// budget price the same cache (one rule: waste::expertCacheAt).
+TEST(Planner, TheCheckpointComesOutOfTheExpertCacheAtEveryBudget)
+{
+    auto p = fakePlan(1000000, 5000, int64_t(8) << 30); // min cache 100, slots of 10
+    p.checkpoint_bytes = 30;
+    p.expert_bytes_total = 1000;
+    p.moe_layers = 2;
+    p.top_k = 2;
+    auto floor = waste::resolveBudget(p, p.floor_bytes); // no room: the cache stays whole
+    EXPECT_FALSE(floor.checkpoint_kept);
+    EXPECT_EQ(floor.expert_cache_bytes, 100);
+    auto under = waste::resolveBudget(p, p.floor_bytes + 29); // 129 - 30 < 100
+    EXPECT_FALSE(under.checkpoint_kept);
+    EXPECT_EQ(under.expert_cache_bytes, 129);
+    auto room = waste::resolveBudget(p, p.floor_bytes + 30);
+    EXPECT_TRUE(room.checkpoint_kept);
+    EXPECT_EQ(room.expert_cache_bytes, 100);
+    EXPECT_EQ(room.cache_slots, 10);
+    // The default is the reference's floor + 3 working sets; the checkpoint is inside it.
+    auto def = waste::resolveBudget(p, 0);
+    EXPECT_EQ(def.budget_bytes, 1000000 + 15000);
+    EXPECT_TRUE(def.checkpoint_kept);
+    EXPECT_EQ(def.expert_cache_bytes, 15100 - 30);
+    EXPECT_EQ(def.cache_slots, 1507);
+    // Every expert record (100 slots) and one slot of rounding, beside the checkpoint.
+    const int64_t every = waste::everyExpertBudget(p);
+    EXPECT_EQ(every, 1000000 - 100 + 1000 + 10 + 30);
+    EXPECT_EQ(waste::resolveBudget(p, every).cache_slots, 101);
+    const std::vector<int64_t> budgets = {p.floor_bytes, p.floor_bytes + 29, p.floor_bytes + 30, def.budget_bytes, every};
+    const waste::Forecast f = waste::forecastBudgets(p, budgets, 2.0, 0);
+    ASSERT_EQ(f.budgets.size(), budgets.size());
+    for (size_t i = 0; i < budgets.size(); ++i)
+        EXPECT_EQ(f.budgets[i].cache_slots, waste::resolveBudget(p, budgets[i]).cache_slots) << budgets[i];
 }
 
 TEST(Planner, BudgetPastTheCliffOrCapWarnsWithNumbers)

@@ -167,23 +167,28 @@ TEST(Checkpoints, OneIsKeptTheNewest)
 
 TEST(Checkpoints, TheBudgetCountsThem)
 {
-    // A checkpoint is the recurrent state plus one row of logits. The engine's default budget
-    // grows by it; a budget the caller chose gives it from the expert cache, or keeps none
-    // when that would leave less than the smallest cache.
+    // A checkpoint is the recurrent state plus one row of logits. Every budget, the engine's
+    // default included, gives it from the expert cache, or keeps none when that would leave
+    // less than the smallest cache; the plan says which (resolveBudget) and the engine opens so.
     const waste::MemoryPlan p = waste::planMemory(kKimiLinear, 4096);
     const int64_t bytes = waste::checkpointBytes(kKimiLinear);
     EXPECT_EQ(bytes, (3 * (4 * 32 * 32 + 3 * 3 * 4 * 32) + 316) * 4); // r3: 3 KDA layers of 4 x 32, 316 logits
+    EXPECT_EQ(p.checkpoint_bytes, bytes);
     const waste::BudgetChoice byEngine = waste::resolveBudget(p, 0);
+    EXPECT_TRUE(byEngine.checkpoint_kept);
+    EXPECT_EQ(byEngine.expert_cache_bytes, byEngine.budget_bytes - p.floor_bytes + p.min_expert_cache - bytes);
     auto byDefault = waste::Model::open(kKimiLinear);
+    EXPECT_EQ(byDefault->info().budgetBytes, byEngine.budget_bytes); // what `waste plan` says
     EXPECT_EQ(byDefault->info().expertCacheBytes, byEngine.expert_cache_bytes);
-    EXPECT_EQ(byDefault->info().budgetBytes, byEngine.budget_bytes + bytes);
 
     waste::OpenOptions o;
     o.ramBudget = p.recommended_bytes;
     auto m = waste::Model::open(kKimiLinear, o);
-    EXPECT_EQ(m->info().expertCacheBytes, waste::resolveBudget(p, o.ramBudget).expert_cache_bytes - bytes);
+    EXPECT_EQ(m->info().expertCacheBytes, waste::resolveBudget(p, o.ramBudget).expert_cache_bytes);
+    EXPECT_EQ(m->info().expertCacheBytes, o.ramBudget - p.floor_bytes + p.min_expert_cache - bytes);
 
     o.ramBudget = p.floor_bytes; // no room: the cache stays whole, no checkpoint is kept
+    EXPECT_FALSE(waste::resolveBudget(p, o.ramBudget).checkpoint_kept);
     auto tight = waste::Model::open(kKimiLinear, o);
     EXPECT_EQ(tight->info().expertCacheBytes, p.min_expert_cache);
     const std::vector<int32_t> ids = foxIds(kFixtures + "/reference-container/r3.tok.fox.json");

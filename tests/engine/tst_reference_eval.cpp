@@ -84,8 +84,10 @@ void checkInfo(const Fixture &f)
     EXPECT_EQ(info.paramsTotal, ref["params_total"].get<int64_t>());
     EXPECT_EQ(info.paramsActive, ref["params_active"].get<int64_t>());
     EXPECT_EQ(info.quantization, ref["quantization"].get<std::string>());
-    // The cache is budget-dependent; on a machine with room for 3 working sets it is this.
-    EXPECT_EQ(info.expertCacheBytes, ref["expert_cache_bytes"].get<int64_t>());
+    // The cache is budget-dependent; on a machine with room for 3 working sets it is this,
+    // less the state checkpoint this engine keeps in it (the reference keeps none).
+    EXPECT_EQ(info.expertCacheBytes + waste::planMemory(f.dir + f.name + ".waste").checkpoint_bytes,
+              ref["expert_cache_bytes"].get<int64_t>());
 }
 
 TEST(ReferenceEval, InfoMatchesReference)

@@ -49,6 +49,7 @@ PlanFacts EnginePlanSource::plan(const QString &container, int ctxTokens)
     f.other = p.other_process_bytes;
     f.cliff = p.cliff_bytes;
     f.maxRecord = p.max_record_bytes;
+    f.checkpoint = p.checkpoint_bytes;
     f.expertBytes = p.expert_bytes_total;
     return f;
 }

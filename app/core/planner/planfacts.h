@@ -24,6 +24,7 @@ struct PlanFacts {
     qint64 other = 0;         // RAM other programs hold now
     qint64 cliff = 0;         // budgets above this are likely to be paged
     qint64 maxRecord = 0;     // one expert cache slot
+    qint64 checkpoint = 0;    // the state checkpoint the expert cache holds where it has room
     qint64 expertBytes = 0;   // every expert record of the model (0: not known)
 };
 

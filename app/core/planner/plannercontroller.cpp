@@ -5,6 +5,8 @@
 #include "settings/appsettings.h"
 #include "units/units.h"
 
+#include <waste/waste.hpp>
+
 #include <QFileInfo>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -21,6 +23,17 @@ qint64 usefulMax(const PlanFacts &f)
 {
     const qint64 all = f.expertBytes > 0 ? f.floor - f.minExpertCache + f.expertBytes : f.recommended;
     return std::min(f.recommended, all);
+}
+
+// The expert cache the engine opens with at `budget` (waste::expertCacheAt's rule: the
+// checkpoint comes out of it where it has room).
+qint64 expertCacheAt(const PlanFacts &f, qint64 budget)
+{
+    waste::MemoryPlan p;
+    p.floor_bytes = f.floor;
+    p.min_expert_cache = f.minExpertCache;
+    p.checkpoint_bytes = f.checkpoint;
+    return waste::expertCacheAt(p, budget).cache_bytes;
 }
 
 // Whether the model could use more RAM than is safe here: past 7/8 of RAM or the cliff.
@@ -279,7 +292,7 @@ QString PlannerController::describe(qint64 budget) const
     const QString speed = tps >= 10 ? QString::number(tps, 'f', 0)
                           : tps >= 0.1 ? QString::number(tps, 'f', tps >= 1 ? 1 : 2)
                                        : QString::number(tps, 'g', 2); // 0.0017, not 0.00
-    const qint64 cache = budget - f.floor + f.minExpertCache;
+    const qint64 cache = expertCacheAt(f, budget);
     // No disk time left to predict (every expert fits): the processor sets the pace.
     const bool computeBound = tps <= 0;
     if (f.cliff > 0 && budget > f.cliff)

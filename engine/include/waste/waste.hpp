@@ -65,20 +65,37 @@ struct MemoryPlan {
     int64_t moe_layers = 0;
     int64_t top_k = 0;
     int64_t expert_bytes_total = 0;    // every expert record of the container
+    // One state checkpoint (waste/prefix.hpp): recurrent state and a row of logits. An open
+    // model keeps it inside its budget, in the expert cache (resolveBudget says when).
+    int64_t checkpoint_bytes = 0;
     std::string container;             // where the plan was read from
 };
+
+// The expert cache a budget at or above the floor gives. The reference's is budget - floor +
+// min_expert_cache; the state checkpoint comes out of it when what is left stays at least
+// min_expert_cache, else no checkpoint is kept and the cache is whole. The one rule for the
+// engine's open, resolveBudget and the forecast, for every budget, the default included.
+struct ExpertCacheShare {
+    int64_t cache_bytes = 0;
+    bool checkpoint_kept = false;
+};
+ExpertCacheShare expertCacheAt(const MemoryPlan &plan, int64_t budgetBytes);
 
 // A budget resolved against a plan (reference waste_open rules, ARCHITECTURE.md §5).
 struct BudgetChoice {
     int64_t budget_bytes = 0;
-    int64_t expert_cache_bytes = 0;    // budget - floor + min_expert_cache
+    int64_t expert_cache_bytes = 0;    // expertCacheAt(budget): what the engine opens with
     int64_t cache_slots = 0;           // expert_cache_bytes / max_record_bytes
+    bool checkpoint_kept = false;      // plan.checkpoint_bytes of the budget hold a checkpoint
     bool chosen_by_engine = false;     // no --budget: floor + 3, 2 or 1 working sets
     std::vector<std::string> warnings; // over 7/8 of usable RAM, past the paging cliff
 };
 // requested 0: the default. Throws Error(RamBudget) with the floor in the message when
 // a requested budget is below the floor (before anything is allocated).
 BudgetChoice resolveBudget(const MemoryPlan &plan, int64_t requestedBytes);
+
+// The budget at which the expert cache holds every expert record (and the checkpoint).
+int64_t everyExpertBudget(const MemoryPlan &plan);
 
 // What a budget is predicted to give.
 struct BudgetForecast {

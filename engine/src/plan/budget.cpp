@@ -54,6 +54,26 @@ int64_t pagingCliff(int64_t physicalBytes, int64_t usableBytes, int64_t otherPro
     return plan::pagingCliff(physicalBytes, usableBytes, otherProcessBytes);
 }
 
+// The checkpoint lives in the expert cache at every budget, the engine's default included:
+// the default stays the reference's figure (floor + whole working sets), so `waste plan`,
+// the Planner and the engine's status line say the same budget, and the cache it gives is
+// the reference's less one checkpoint (0.43 GiB of K3's 17.56 GiB at 64 GB). At the floor the
+// cache is two layers' records, which a checkpoint would cut below what a token needs: none.
+ExpertCacheShare expertCacheAt(const MemoryPlan &plan, int64_t budget)
+{
+    const int64_t cache = budget - plan.floor_bytes + plan.min_expert_cache;
+    if (plan.checkpoint_bytes > 0 && cache - plan.checkpoint_bytes >= plan.min_expert_cache)
+        return {cache - plan.checkpoint_bytes, true};
+    return {cache, false};
+}
+
+int64_t everyExpertBudget(const MemoryPlan &plan)
+{
+    // One slot more than the records absorbs the rounding of cache bytes to slots.
+    return plan.floor_bytes - plan.min_expert_cache + plan.expert_bytes_total + plan.max_record_bytes +
+           plan.checkpoint_bytes;
+}
+
 BudgetChoice resolveBudget(const MemoryPlan &plan, int64_t requested)
 {
     BudgetChoice c;
@@ -91,7 +111,9 @@ BudgetChoice resolveBudget(const MemoryPlan &plan, int64_t requested)
                              " (physical " + gb(plan.physical_ram_bytes) + " - " + gb(plan.other_process_bytes) +
                              " held by other processes - OS reserve - " + gb(plan::kRssSlackBytes) +
                              " engine slack): expect the cache to be paged and tokens/s to drop several-fold");
-    c.expert_cache_bytes = c.budget_bytes - plan.floor_bytes + plan.min_expert_cache;
+    const ExpertCacheShare share = expertCacheAt(plan, c.budget_bytes);
+    c.expert_cache_bytes = share.cache_bytes;
+    c.checkpoint_kept = share.checkpoint_kept;
     c.cache_slots = plan.max_record_bytes > 0 ? c.expert_cache_bytes / plan.max_record_bytes : 0;
     return c;
 }

@@ -11,11 +11,4 @@ int64_t checkpointBytes(const PlanInputs &in)
     return (in.kdaLayers * perLayer + in.vocab) * 4;
 }
 
-CheckpointShare shareWithCheckpoint(int64_t cacheBytes, int64_t minCache, int64_t checkpoint)
-{
-    if (checkpoint > 0 && cacheBytes - checkpoint >= minCache)
-        return {cacheBytes - checkpoint, true};
-    return {cacheBytes, checkpoint <= 0};
-}
-
 } // namespace waste::plan

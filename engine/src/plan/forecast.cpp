@@ -2,7 +2,6 @@
 #include "cache/cache_sim.hpp"
 #include "cache/routing_trace.hpp"
 #include "io/disk_probe.hpp"
-#include "plan/checkpoint.hpp"
 #include "plan/plan_inputs.hpp"
 #include "plan/read_overlap.hpp"
 
@@ -139,22 +138,11 @@ Forecast forecastBudgets(const MemoryPlan &plan, const std::vector<int64_t> &bud
         layer.expertSeconds = routed / (layers * double(k));
         layer.layerSeconds = compute / layers;
     }
-    // An open container keeps a state checkpoint, which a budget its user chose pays for
-    // from the expert cache (plan/checkpoint.hpp): price the slots the engine will have.
-    int64_t checkpoint = 0;
-    if (!plan.container.empty()) {
-        try {
-            checkpoint = plan::checkpointBytes(plan::readPlanInputs(plan.container));
-        } catch (const Error &) {
-            checkpoint = 0; // no manifest to read (a plan made from a config): nothing kept yet
-        }
-    }
     for (int64_t budget : budgets) {
         BudgetForecast f;
         f.budget_bytes = budget;
-        const int64_t cache =
-            plan::shareWithCheckpoint(budget - plan.floor_bytes + plan.min_expert_cache, plan.min_expert_cache, checkpoint)
-                .cacheBytes;
+        // The slots the engine opens with at this budget (the checkpoint's share included).
+        const int64_t cache = expertCacheAt(plan, budget).cache_bytes;
         f.cache_slots = rec > 0 && cache > 0 ? cache / rec : 0;
         if (trace && f.cache_slots > 0)
             f.hit_rate = cache::cacheSim(*trace, int(std::min<int64_t>(f.cache_slots, 1 << 30)),

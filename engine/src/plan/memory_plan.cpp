@@ -1,5 +1,6 @@
 // waste::planMemory: the plan from the manifest plus what the machine offers.
 #include "plan/budget.hpp"
+#include "plan/checkpoint.hpp"
 #include "plan/floor.hpp"
 #include "plan/memory_plan.hpp"
 #include "plan/plan_inputs.hpp"
@@ -35,6 +36,7 @@ MemoryPlan planFromInputs(const PlanInputs &in, int ctxTokens)
     p.moe_layers = in.moeLayers;
     p.top_k = in.topK;
     p.expert_bytes_total = in.expertBytesTotal;
+    p.checkpoint_bytes = plan::checkpointBytes(in);
     return p;
 }
 

@@ -4,7 +4,6 @@
 #include "format/expert_bank.hpp"
 #include "format/file.hpp"
 #include "format/native_record.hpp"
-#include "plan/checkpoint.hpp"
 #include "session/sequence_decoder.hpp"
 #include "session/state_file.hpp"
 #include "waste/prefix.hpp"
@@ -66,20 +65,12 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options, int se
     // before any weight is loaded.
     m_plan = planMemory(m_dir, m_opts.ctxTokens);
     BudgetChoice choice = resolveBudget(m_plan, m_opts.ramBudget);
-    // The checkpoint (waste/prefix.hpp) is counted in the budget: the engine's own default
-    // grows by it (the expert cache stays what the plan gives); a budget the caller chose
-    // gives it from the expert cache when it fits above the smallest cache, else none is kept.
-    const int64_t checkpoint = checkpointBytes(m_dir);
-    if (choice.chosen_by_engine) {
-        choice.budget_bytes += checkpoint;
-    } else if (const plan::CheckpointShare share =
-                   plan::shareWithCheckpoint(choice.expert_cache_bytes, m_plan.min_expert_cache, checkpoint);
-               share.kept) {
-        choice.expert_cache_bytes = share.cacheBytes;
-        choice.cache_slots = m_plan.max_record_bytes > 0 ? choice.expert_cache_bytes / m_plan.max_record_bytes : 0;
-    } else {
+    // The checkpoint (waste/prefix.hpp) is inside the budget, in the expert cache, where
+    // resolveBudget found room for it.
+    if (!choice.checkpoint_kept) {
         m_read.setCapacity(0);
-        m_warnings.push_back("the budget leaves no room for a state checkpoint (" + std::to_string(checkpoint >> 20) +
+        m_warnings.push_back("the budget leaves no room for a state checkpoint (" +
+                             std::to_string(m_plan.checkpoint_bytes >> 20) +
                              " MiB): a turn whose chat format rewrites the last answer reads the whole conversation again");
     }
     // Sequences beyond the first (waste/batch.hpp): one state each, from at most half of the
