@@ -47,6 +47,19 @@ private Q_SLOTS:
         planner->setContainer(a);
         QTRY_VERIFY_WITH_TIMEOUT(planner->ready(), 120000); // the first plan also calibrates compute
         QVERIFY2(planner->error().isEmpty(), qPrintable(planner->error()));
+        // The engine's default is the Planner's (the state checkpoint is inside it): the status
+        // line and the page say the same budget, and applying it to the model open at it
+        // reopens nothing.
+        QCOMPARE(opened, planner->defaultBytes());
+        QTRY_COMPARE_WITH_TIMEOUT(planner->budget(), planner->defaultBytes(), 10000);
+        {
+            QSignalSpy same(engine, &EngineController::modelChanged);
+            planner->applyBudget();
+            QVERIFY(!planner->reopening());
+            QTest::qWait(200);
+            QCOMPARE(same.count(), 0);
+        }
+
         // A budget between the floor and what the model opened with: not the one in use.
         const qint64 chosen = planner->floorBytes() + (opened - planner->floorBytes()) / 2;
         QVERIFY(chosen > planner->floorBytes() && chosen != opened && chosen != planner->defaultBytes());
