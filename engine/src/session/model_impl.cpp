@@ -69,9 +69,10 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options, int se
     // resolveBudget found room for it.
     if (!choice.checkpoint_kept) {
         m_read.setCapacity(0);
+        const int64_t kib = (m_plan.checkpoint_bytes + 1023) >> 10; // a tiny model's is under 1 MiB
         m_warnings.push_back("the budget leaves no room for a state checkpoint (" +
-                             std::to_string(m_plan.checkpoint_bytes >> 20) +
-                             " MiB): a turn whose chat format rewrites the last answer reads the whole conversation again");
+                             (kib >= 1024 ? std::to_string(kib >> 10) + " MiB" : std::to_string(kib) + " KiB") +
+                             "): a turn whose chat format rewrites the last answer reads the whole conversation again");
     }
     // Sequences beyond the first (waste/batch.hpp): one state each, from at most half of the
     // expert cache above its smallest size, so the budget still bounds the whole.
