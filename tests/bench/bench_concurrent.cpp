@@ -179,16 +179,14 @@ Ceiling diskCeiling(const std::string &dir, const std::vector<int> &depths, bool
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const waste::format::Manifest m = waste::format::parseManifest(text, dir + "/manifest.json");
     std::vector<std::unique_ptr<waste::io::DirectFile>> files;
-    std::vector<int> experts;
-    int64_t recordBytes = 0;
+    std::vector<waste::format::BankEntry> banks;
+    int64_t recordBytes = 0; // the largest, as the cache's slots
     for (const auto &[layer, bank] : m.banks) {
-        if (recordBytes != 0 && bank.recordBytes != recordBytes)
-            throw waste::Error(waste::ErrorCode::Format, dir + ": banks of different record sizes");
-        recordBytes = bank.recordBytes;
+        recordBytes = std::max(recordBytes, bank.recordBytes);
         files.push_back(std::make_unique<waste::io::DirectFile>(dir + "/" + bank.file));
         if (!files.back()->directIo())
             throw waste::Error(waste::ErrorCode::Io, "disk ceiling: " + files.back()->warning());
-        experts.push_back(bank.experts);
+        banks.push_back(bank);
     }
     if (files.empty())
         throw waste::Error(waste::ErrorCode::Format, dir + ": no expert banks");
@@ -199,7 +197,8 @@ Ceiling diskCeiling(const std::string &dir, const std::vector<int> &depths, bool
     auto next = [&] { return x ^= x << 13, x ^= x >> 7, x ^= x << 17; };
     for (size_t i = 0; i < count; ++i) {
         const size_t f = size_t(next() % files.size());
-        reads.push_back({files[f].get(), int64_t(next() % uint64_t(experts[f])) * recordBytes});
+        reads.push_back({files[f].get(), int64_t(next() % uint64_t(banks[f].experts)) * banks[f].recordBytes,
+                         banks[f].recordBytes});
     }
     const auto backend = ring ? waste::io::ReaderPool::Backend::Ring : waste::io::ReaderPool::Backend::Threads;
     Ceiling c;

@@ -22,6 +22,7 @@
 struct RecordRead {
     const waste::io::DirectFile *file = nullptr;
     int64_t offset = 0;
+    int64_t bytes = 0; // 0: the call's recordBytes (banks of one container may differ)
 };
 
 enum class ReadBuffers { CacheSlots, Separate };
@@ -36,7 +37,8 @@ struct ReadRate {
 
 // Reads `reads` in order, at most `depth` in flight, until all have landed or, with
 // maxSeconds > 0, until that long has passed (no read starts after it; those in flight
-// finish and count). Throws waste::Error with the reader's message on a failed read.
+// finish and count). recordBytes is the largest read (the slot stride is it rounded up to
+// 4 KiB, as in the cache). Throws waste::Error with the reader's message on a failed read.
 inline ReadRate engineReadRate(const std::vector<RecordRead> &reads, int64_t recordBytes, int depth,
                                ReadBuffers buffers, double maxSeconds = 0,
                                waste::io::ReaderPool::Backend backend = waste::io::ReaderPool::Backend::Auto)
@@ -65,7 +67,10 @@ inline ReadRate engineReadRate(const std::vector<RecordRead> &reads, int64_t rec
     size_t issued = 0;
     auto issue = [&](uint64_t b) {
         const RecordRead &x = reads[issued++];
-        pool.submit(readJob(x.file, x.offset, recordBytes, buf[b], b));
+        const int64_t bytes = x.bytes > 0 ? x.bytes : recordBytes;
+        if (bytes > recordBytes)
+            throw waste::Error(waste::ErrorCode::Argument, "engineReadRate: a read larger than the slot");
+        pool.submit(readJob(x.file, x.offset, bytes, buf[b], b));
     };
     for (int b = 0; b < depth && issued < reads.size(); ++b)
         issue(uint64_t(b));
