@@ -18,9 +18,24 @@
 // so a change in the machine's load hits every count alike; each figure is then the median
 // of its R runs, and the 4-over-1 ratio the median of the R ratios of the same repetition.
 // --budgets io, native or compute (or a list) runs only those.
+// Disk ceiling: before the stream counts of an I/O-bound budget, the engine's own reader
+// (the ReaderPool backend the decode uses) reads random whole records of that container into
+// buffers laid out like the expert cache's slots (huge pages; expert_read_rate.hpp) for
+// ~1.5 s at 1, top-k (one stream's misses in a layer), 8 and 4 x top-k (a 4-stream step's)
+// reads in flight; B_max is the best of those. Then per stream count: bytes read per token,
+// the ceiling B_max / bytes per token, and the share of it the decode reached. A decode that
+// reads a fixed number of bytes per token cannot beat its ceiling however many streams run.
+// B_max is measured again after the runs (on this VM it moves with the CPU load and the
+// host's caching), and beside it the CPU ceiling: the machine's cores over the CPU time a
+// token cost. A line of records per token says where the bytes went: records the steps
+// demanded, found cached, guessed in time or read on demand; guesses read and never used;
+// re-reads of records evicted in the same step or the one before.
 //   bench_concurrent [--tokens N] [--mid-size SIZE] [--native-size SIZE] [--native-layout bf16|mxfp4]
 //                    [--cache DIR] [--threads N] [--streams 1,2,4,8] [--prefill N] [--reps R] [--budgets io,native,compute]
-// Last line: the figures, and 4 streams' aggregate over one stream's at each I/O-bound budget.
+// Last line: the figures, and 4 streams' aggregate over one stream's at each I/O-bound budget,
+// with the ceiling of that ratio (the ceiling at 4 streams over one stream's measured tok/s).
+#include "expert_read_rate.hpp"
+#include "format/manifest.hpp"
 #include "mid_container.hpp"
 #include "waste/batch.hpp"
 #include "waste/prefix.hpp"
@@ -33,8 +48,11 @@
 #include <cstdio>
 #include <map>
 #include <cstdlib>
+#include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -63,10 +81,16 @@ struct Run {
     int tokens = 0;
     double hitRate = 0;
     double mbPerStep = 0;
+    double mbPerToken = 0;
     double cpuMsPerToken = 0;
     double msPerStep = 0;   // wall time of one step (every stream's token)
     double ioMsPerStep = 0; // of that, time the step waited for expert reads
     double missesPerStep = 0, guessesPerStep = 0, guessesUsedPerStep = 0; // demand misses, lookahead reads, of those used
+    // Per token sampled: the records the steps demanded (each once per step), of those found
+    // in the cache without a guess, demand reads, guesses read and used, re-reads of records
+    // evicted in the same step or the one before.
+    double usesPerToken = 0, cacheHitsPerToken = 0, missesPerToken = 0, guessesPerToken = 0, guessesUsedPerToken = 0,
+           rereadsPerToken = 0;
 };
 
 double median(std::vector<double> v)
@@ -105,7 +129,9 @@ Run decodeTogether(waste::Model &model, int streams, int tokens)
     int steps = 0;
     while (batch.active() > 0) {
         const bool wasStarted = started == streams;
-        batch.step();
+        for (const waste::Batch::Ended &e : batch.step())
+            if (e.failed) // a broken container must not pass for a slow one
+                throw waste::Error(e.code, "stream " + std::to_string(e.id) + " failed: " + e.message);
         if (!wasStarted && started == streams)
             first = model.stats();
         else if (wasStarted)
@@ -121,12 +147,70 @@ Run decodeTogether(waste::Model &model, int streams, int tokens)
     const int64_t hits = last.demandHits - first.demandHits, misses = last.demandMisses - first.demandMisses;
     r.hitRate = hits + misses > 0 ? double(hits) / double(hits + misses) : 1.0;
     r.mbPerStep = steps > 0 ? double(last.bytesRead - first.bytesRead) / 1e6 / steps : 0;
+    r.mbPerToken = counted > 0 ? double(last.bytesRead - first.bytesRead) / 1e6 / counted : 0;
     r.msPerStep = steps > 0 ? 1000 * secs / steps : 0;
     r.ioMsPerStep = steps > 0 ? 1000 * (last.secondsIoWait - first.secondsIoWait) / steps : 0;
     r.missesPerStep = steps > 0 ? double(misses) / steps : 0;
     r.guessesPerStep = steps > 0 ? double(last.speculativeFills - first.speculativeFills) / steps : 0;
     r.guessesUsedPerStep = steps > 0 ? double(last.lookaheadUseful - first.lookaheadUseful) / steps : 0;
+    if (counted > 0) {
+        const double k = 1.0 / counted, used = double(last.lookaheadUseful - first.lookaheadUseful);
+        r.usesPerToken = k * double(hits + misses);
+        r.cacheHitsPerToken = k * (double(hits) - used);
+        r.missesPerToken = k * double(misses);
+        r.guessesPerToken = k * double(last.speculativeFills - first.speculativeFills);
+        r.guessesUsedPerToken = k * used;
+        r.rereadsPerToken = k * double(last.rereads - first.rereads);
+    }
     return r;
+}
+
+// The disk's ceiling for this container's reads: random whole records of every bank, read
+// by the engine's reader into the cache's slot layout, at each depth for about `seconds`.
+struct Ceiling {
+    std::vector<std::pair<int, double>> gbPerSecond; // depth, GB/s
+    double best = 0;
+    int bestDepth = 0;
+};
+
+Ceiling diskCeiling(const std::string &dir, const std::vector<int> &depths, bool ring, double seconds)
+{
+    std::ifstream in(dir + "/manifest.json");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const waste::format::Manifest m = waste::format::parseManifest(text, dir + "/manifest.json");
+    std::vector<std::unique_ptr<waste::io::DirectFile>> files;
+    std::vector<waste::format::BankEntry> banks;
+    int64_t recordBytes = 0; // the largest, as the cache's slots
+    for (const auto &[layer, bank] : m.banks) {
+        recordBytes = std::max(recordBytes, bank.recordBytes);
+        files.push_back(std::make_unique<waste::io::DirectFile>(dir + "/" + bank.file));
+        if (!files.back()->directIo())
+            throw waste::Error(waste::ErrorCode::Io, "disk ceiling: " + files.back()->warning());
+        banks.push_back(bank);
+    }
+    if (files.empty())
+        throw waste::Error(waste::ErrorCode::Format, dir + ": no expert banks");
+    // More reads than ~2 s can take at 10 GB/s; the time limit ends the run.
+    const size_t count = size_t(20e9 * seconds / double(recordBytes)) + 64;
+    std::vector<RecordRead> reads;
+    uint64_t x = 88172645463325252ull;
+    auto next = [&] { return x ^= x << 13, x ^= x >> 7, x ^= x << 17; };
+    for (size_t i = 0; i < count; ++i) {
+        const size_t f = size_t(next() % files.size());
+        reads.push_back({files[f].get(), int64_t(next() % uint64_t(banks[f].experts)) * banks[f].recordBytes,
+                         banks[f].recordBytes});
+    }
+    const auto backend = ring ? waste::io::ReaderPool::Backend::Ring : waste::io::ReaderPool::Backend::Threads;
+    Ceiling c;
+    for (int d : depths) {
+        const double gb = engineReadRate(reads, recordBytes, d, ReadBuffers::CacheSlots, seconds, backend).gbPerSecond();
+        c.gbPerSecond.emplace_back(d, gb);
+        if (gb > c.best) {
+            c.best = gb;
+            c.bestDepth = d;
+        }
+    }
+    return c;
 }
 
 // One N-token prompt read alone (then one token sampled); seconds and CPU seconds of the read.
@@ -270,6 +354,25 @@ int main(int argc, char **argv)
                                        std::to_string(n) + " streams do not fit the " + c.name + " budget");
             if (!c.io)
                 decodeTogether(*model, most, tokens); // fills the cache
+            Ceiling ceiling;
+            if (c.io) {
+                // Depths: one read, one stream's misses in a layer (top-k), 8, and a 4-stream
+                // step's (4 x top-k, as many as the engine's readers allow: model_impl.cpp).
+                const int topK = std::max(1, model->info().topK);
+                std::vector<int> depths = {1, topK, 8, std::min(16, 4 * topK)};
+                std::sort(depths.begin(), depths.end());
+                depths.erase(std::unique(depths.begin(), depths.end()), depths.end());
+                ceiling = diskCeiling(dir, depths, model->stats().ioRing, 1.5);
+                std::string t;
+                for (const auto &[d, gb] : ceiling.gbPerSecond) {
+                    char buf[64];
+                    std::snprintf(buf, sizeof buf, "%s%d: %.2f", t.empty() ? "" : ", ", d, gb);
+                    t += buf;
+                }
+                std::printf("  disk ceiling  engine reader, random whole records into cache-layout slots, GB/s at reads in "
+                            "flight %s; B_max %.2f GB/s\n",
+                            t.c_str(), ceiling.best);
+            }
             std::map<int, std::vector<Run>> runs;
             std::vector<double> ratios;
             for (int rep = 0; rep < reps; ++rep) {
@@ -307,6 +410,42 @@ int main(int argc, char **argv)
                 std::snprintf(buf, sizeof buf, " %d:%.1f (%.1f ms CPU)", n, median(agg), median(cpu));
                 last += buf;
             }
+            double ceilingAt4 = 0;
+            if (c.io && ceiling.best > 0) {
+                // Measured again after the runs: on this VM the rate moves with the CPU load
+                // (and the host's caching), so a drift says how far to trust the ceiling.
+                const double after = diskCeiling(dir, {ceiling.bestDepth}, model->stats().ioRing, 1.5).best;
+                const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+                std::printf("  ceiling at B_max %.2f GB/s (%.2f at %d in flight after the runs; medians; CPU ceiling = %u "
+                            "cores / CPU time per token):\n",
+                            ceiling.best, after, ceiling.bestDepth, cores);
+                for (int n : counts) {
+                    std::vector<double> agg, mb, uses, cached, misses, guesses, used, rereads, cpu;
+                    for (const Run &r : runs[n]) {
+                        agg.push_back(r.aggregate);
+                        cpu.push_back(r.cpuMsPerToken);
+                        mb.push_back(r.mbPerToken);
+                        uses.push_back(r.usesPerToken);
+                        cached.push_back(r.cacheHitsPerToken);
+                        misses.push_back(r.missesPerToken);
+                        guesses.push_back(r.guessesPerToken);
+                        used.push_back(r.guessesUsedPerToken);
+                        rereads.push_back(r.rereadsPerToken);
+                    }
+                    const double top = median(mb) > 0 ? ceiling.best * 1e3 / median(mb) : 0;
+                    if (n == 4)
+                        ceilingAt4 = top;
+                    std::printf("  %d stream%s   %.2f MB read per token, ceiling %.1f tok/s, measured %.1f = %.0f %% of it (CPU "
+                                "ceiling %.1f tok/s)\n",
+                                n, n == 1 ? " " : "s", median(mb), top, median(agg), top > 0 ? 100 * median(agg) / top : 0.0,
+                                median(cpu) > 0 ? 1e3 * cores / median(cpu) : 0.0);
+                    std::printf("                records per token: %.1f demanded (%.1f cached, %.1f guessed in time, %.1f demand "
+                                "reads), %.1f guesses read (%.1f never used), %.1f re-reads of records evicted that step or "
+                                "the last\n",
+                                median(uses), median(cached), median(used), median(misses), median(guesses),
+                                median(guesses) - median(used), median(rereads));
+                }
+            }
             if (c.io && !ratios.empty()) {
                 std::string t;
                 for (double x : ratios)
@@ -315,8 +454,15 @@ int main(int argc, char **argv)
                     std::printf("  4 streams over one, per repetition: %s (median %.2f, range %.2f-%.2f)\n", t.c_str(),
                                 median(ratios), *std::min_element(ratios.begin(), ratios.end()),
                                 *std::max_element(ratios.begin(), ratios.end()));
-                char buf[96];
-                std::snprintf(buf, sizeof buf, "%s 4 streams = %.2f x one", c.name, median(ratios));
+                std::vector<double> one;
+                for (const Run &r : runs[1])
+                    one.push_back(r.aggregate);
+                char buf[160];
+                if (ceilingAt4 > 0 && median(one) > 0)
+                    std::snprintf(buf, sizeof buf, "%s 4 streams = %.2f x one (ceiling %.2f x)", c.name, median(ratios),
+                                  ceilingAt4 / median(one));
+                else
+                    std::snprintf(buf, sizeof buf, "%s 4 streams = %.2f x one", c.name, median(ratios));
                 ratiosText += std::string(ratiosText.empty() ? "" : ", ") + buf;
             }
         }

@@ -65,6 +65,40 @@ TEST(ExpertCache, DemandHitsMissesAndBytes)
     EXPECT_EQ(s.speculativeFills, 0);
 }
 
+TEST(ExpertCache, RereadsCountRecordsEvictedThisPassOrTheLast)
+{
+    ExpertCache c(smallConfig(1, PolicyKind::Lru)); // one slot: every new record evicts the last
+    auto use = [&](int layer, int expert) {
+        auto r = c.acquire(layer, expert);
+        if (r.mustRead)
+            c.filled(r.slot, true, 4096);
+        c.release(r.slot);
+    };
+    c.beginToken();
+    use(0, 0);
+    use(0, 1); // evicts (0,0) in pass 1
+    use(0, 0); // read again in the pass it left: a re-read
+    EXPECT_EQ(c.stats().rereads, 1);
+    c.beginToken();
+    use(0, 1); // evicted in pass 1, read in pass 2: the pass after, a re-read
+    EXPECT_EQ(c.stats().rereads, 2);
+    c.beginToken();
+    c.beginToken();
+    use(0, 0); // evicted in pass 2, read in pass 4: too long ago to count
+    EXPECT_EQ(c.stats().rereads, 2);
+    use(0, 2); // never read before
+    EXPECT_EQ(c.stats().rereads, 2);
+    auto g = c.prefetch(0, 0); // a guess of a record evicted this pass counts too
+    ASSERT_TRUE(g.mustRead);
+    c.filled(g.slot, true, 4096);
+    c.releaseSpeculative();
+    const CacheStats s = c.stats();
+    EXPECT_EQ(s.rereads, 3);
+    EXPECT_EQ(s.evictions, 6);
+    EXPECT_EQ(s.demandMisses, 6);
+    EXPECT_EQ(s.speculativeFills, 1);
+}
+
 TEST(ExpertCache, PinnedSlotsAreNeverEvicted)
 {
     for (auto p : {PolicyKind::Reuse, PolicyKind::LayerFreq, PolicyKind::Lru, PolicyKind::SampledLfru}) {

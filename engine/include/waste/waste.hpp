@@ -226,6 +226,7 @@ struct Stats {
     int64_t lookaheadUseful = 0;    // speculative fills later demanded
     int64_t lookaheadPredicted = 0; // expert ids the lookahead predicted
     int64_t lookaheadCorrect = 0;   // of those, ids the real router then chose (accuracy = correct / predicted)
+    int64_t rereads = 0;            // expert reads of records evicted in the same forward pass or the one before
     int64_t bytesRead = 0;
     double secondsTotal = 0;
     double secondsIoWait = 0;

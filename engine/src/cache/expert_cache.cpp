@@ -3,12 +3,7 @@
 #include <waste/waste.hpp>
 
 #include <chrono>
-#include <cstdlib>
-#include <new>
 #include <string>
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
 
 namespace waste::cache {
 
@@ -25,32 +20,29 @@ ExpertCache::ExpertCache(const CacheConfig &config) : m_config(config)
     m_slotBytes = (config.recordBytes + kAlign - 1) / kAlign * kAlign;
     if (config.allocate && m_slotBytes > 0) {
         // One block; pages are committed as slots are first filled, so an idle slot costs
-        // address space only. From 2 MiB up it sits on 2 MiB boundaries, advised into huge
-        // pages where the kernel leaves that to the program (THP "madvise"): every direct
-        // read pins the pages it fills, and pinning a 412 KiB record page by page was 7 %
-        // of a 4-stream decode's CPU at a small budget (bench_concurrent, native case).
-        constexpr size_t kHuge = size_t(2) << 20;
-        const size_t wanted = size_t(m_slotBytes) * size_t(config.slots);
-        const bool huge = wanted >= kHuge;
-        const size_t total = huge ? (wanted + kHuge - 1) / kHuge * kHuge : wanted;
-        m_memory = static_cast<uint8_t *>(std::aligned_alloc(huge ? kHuge : size_t(kAlign), total));
-        if (!m_memory)
-            throw Error(ErrorCode::OutOfMemory, "expert cache: cannot allocate " + std::to_string(total) +
-                                                    " bytes for " + std::to_string(config.slots) + " slots; lower --budget");
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-        if (huge)
-            ::madvise(m_memory, total, MADV_HUGEPAGE); // advice only: ignored where THP is off
-#endif
+        // address space only. From 2 MiB up io::AlignedBuffer puts it on 2 MiB boundaries,
+        // advised into huge pages where the kernel leaves that to the program (THP
+        // "madvise"): every direct read pins the pages it fills, and pinning a 412 KiB record
+        // page by page was 7 % of a 4-stream decode's CPU at a small budget (bench_concurrent,
+        // native case). The benches' disk ceiling reads into the same layout.
+        try {
+            m_memory = io::AlignedBuffer(m_slotBytes * config.slots);
+        } catch (const Error &) {
+            throw Error(ErrorCode::OutOfMemory, "expert cache: cannot allocate " +
+                                                    std::to_string(m_slotBytes * config.slots) + " bytes for " +
+                                                    std::to_string(config.slots) + " slots; lower --budget");
+        }
     }
     m_policy = makePolicy(config.policy, {config.slots, config.layers, config.experts});
     m_slots.resize(config.slots);
     m_where.assign(size_t(config.layers) * size_t(config.experts), -1);
+    m_evictedAt.assign(m_where.size(), -2);
     m_empty.reserve(config.slots);
     for (int s = config.slots - 1; s >= 0; --s)
         m_empty.push_back(s);
 }
 
-ExpertCache::~ExpertCache() { std::free(m_memory); }
+ExpertCache::~ExpertCache() = default;
 
 int ExpertCache::keyOf(int layer, int expert) const
 {
@@ -64,6 +56,7 @@ int ExpertCache::keyOf(int layer, int expert) const
 void ExpertCache::beginToken()
 {
     std::lock_guard lock(m_mutex);
+    ++m_pass;
     m_policy->beginToken();
 }
 
@@ -117,8 +110,11 @@ int ExpertCache::claimSlotLocked(int key, bool demand)
             return -1;
         Slot &old = m_slots[slot];
         m_where[old.key] = -1;
+        m_evictedAt[old.key] = m_pass;
         ++m_stats.evictions;
     }
+    if (m_evictedAt[key] >= m_pass - 1)
+        ++m_stats.rereads;
     Slot &s = m_slots[slot];
     s.key = key;
     s.state = State::InFlight;
@@ -186,7 +182,7 @@ ExpertCache::Ref ExpertCache::acquireLocked(int layer, int key, bool mayFail)
         ref.slot = slot;
         ref.mustRead = true;
     }
-    ref.data = m_memory ? m_memory + int64_t(ref.slot) * m_slotBytes : nullptr;
+    ref.data = m_memory.data() ? m_memory.data() + int64_t(ref.slot) * m_slotBytes : nullptr;
     return ref;
 }
 
@@ -209,7 +205,7 @@ ExpertCache::Ref ExpertCache::prefetch(int layer, int expert, bool countAsSpecul
         ++m_stats.speculativeFills;
     ref.slot = slot;
     ref.mustRead = true;
-    ref.data = m_memory ? m_memory + int64_t(slot) * m_slotBytes : nullptr;
+    ref.data = m_memory.data() ? m_memory.data() + int64_t(slot) * m_slotBytes : nullptr;
     return ref;
 }
 

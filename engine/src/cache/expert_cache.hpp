@@ -20,6 +20,7 @@
 #pragma once
 
 #include "cache/eviction_policy.hpp"
+#include "io/aligned_buffer.hpp"
 
 #include <condition_variable>
 #include <cstdint>
@@ -48,6 +49,9 @@ struct CacheStats {
     int64_t bytesRead = 0;
     double ioWaitSeconds = 0;    // time demand callers spent blocked on in-flight reads
     int64_t evictions = 0;
+    // Reads (demand or speculative) of a record the policy evicted in this forward pass or
+    // the one before: bytes a larger cache, or a better victim, would not have read again.
+    int64_t rereads = 0;
 };
 
 class ExpertCache {
@@ -128,10 +132,12 @@ private:
 
     CacheConfig m_config;
     int64_t m_slotBytes = 0;
-    uint8_t *m_memory = nullptr;
+    io::AlignedBuffer m_memory; // the slots, one after another
     std::unique_ptr<EvictionPolicy> m_policy;
     std::vector<Slot> m_slots;
     std::vector<int> m_where; // record key -> slot, -1 absent
+    int64_t m_pass = 0;             // forward passes begun (beginToken)
+    std::vector<int64_t> m_evictedAt; // record key -> pass of its last eviction (for rereads)
     std::vector<int> m_empty; // empty slots, used before any eviction
     std::vector<int> m_specPinned;
     std::vector<int> m_announced; // slots protected by the current beginLayer()

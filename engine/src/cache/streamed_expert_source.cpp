@@ -414,6 +414,7 @@ model::ExpertFetchStats StreamedExpertSource::stats() const
     s.secondsIo = m_ioWait;
     s.speculativeFills = c.speculativeFills;
     s.speculativeUsed = c.speculativeUsed;
+    s.rereads = c.rereads;
     s.lookaheadPredicted = std::accumulate(m_rankGuessed.begin(), m_rankGuessed.end(), int64_t(0));
     s.lookaheadCorrect = std::accumulate(m_rankRight.begin(), m_rankRight.end(), int64_t(0));
     s.directIo = m_directIo;

@@ -20,6 +20,7 @@ struct ExpertFetchStats {
     double secondsIo = 0;
     int64_t speculativeFills = 0, speculativeUsed = 0;  // router lookahead reads, and those later demanded
     int64_t lookaheadPredicted = 0, lookaheadCorrect = 0; // predicted ids, and those the router then chose
+    int64_t rereads = 0; // reads of records evicted in the same forward pass or the one before
     bool directIo = false;
     bool ioRing = false; // reads go through io_uring
 };

@@ -371,6 +371,7 @@ Stats ModelImpl::stats() const
     s.lookaheadUseful = f.speculativeUsed;
     s.lookaheadPredicted = f.lookaheadPredicted;
     s.lookaheadCorrect = f.lookaheadCorrect;
+    s.rereads = f.rereads;
     s.directIo = m_stream ? f.directIo : false;
     s.ioRing = m_stream ? f.ioRing : false;
     s.secondsTotal = m_seconds;
