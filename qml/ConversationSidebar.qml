@@ -164,8 +164,11 @@ Rectangle {
         title: qsTr("Delete chat?")
         standardButtons: Dialog.Ok | Dialog.Cancel
         onAccepted: ChatController.deleteConversation(conversationId)
+        // The text's width stated, not taken from the Label: a wrapped Label's implicitWidth
+        // moves while the dialog measures it after a font change (a binding loop).
+        contentWidth: 320
         Label {
-            width: 320
+            width: deleteDialog.contentWidth
             wrapMode: Text.WordWrap
             text: qsTr("“%1” and all its messages will be deleted. This cannot be undone.").arg(deleteDialog.chatTitle)
         }

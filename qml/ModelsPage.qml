@@ -667,8 +667,11 @@ PageFrame {
         modal: true
         title: qsTr("Delete %1?").arg(targetName)
         standardButtons: blocker === "" ? (Dialog.Ok | Dialog.Cancel) : Dialog.Close
+        // The text's width stated, not taken from the Label: a wrapped Label's implicitWidth
+        // moves while the dialog measures it after a font change (a binding loop).
+        contentWidth: 420
         Label {
-            width: 420
+            width: deleteDialog.contentWidth
             wrapMode: Text.WordWrap
             color: Theme.text
             text: deleteDialog.blocker !== ""

@@ -248,11 +248,51 @@ PageFrame {
                 // from 0 to a round top. Fixed tick counts (never a tick interval): while a new plan
                 // arrives the axis range and its step change one after the other, and an interval
                 // from the old range over the new one would ask the chart for millions of ticks.
-                readonly property real budgetStep: PlannerController.niceStep((PlannerController.axisMaxBytes - PlannerController.axisMinBytes) / page.axisUnit, 8)
-                readonly property real budgetLo: budgetStep > 0 ? Math.max(0, Math.floor(PlannerController.axisMinBytes / page.axisUnit / budgetStep + 1e-9) * budgetStep)
-                                                                : PlannerController.axisMinBytes / page.axisUnit
-                readonly property real budgetHi: budgetStep > 0 ? Math.max(budgetLo + budgetStep, Math.ceil(PlannerController.axisMaxBytes / page.axisUnit / budgetStep - 1e-9) * budgetStep)
-                                                                : budgetLo + 1
+                // At most 8 budget intervals, and no more than the plot has room for side by side at
+                // the font in use: the chart elides a tick label wider than its interval to "…".
+                readonly property real budgetStep: {
+                    void tickMetrics.font.pixelSize // measured again when the font changes
+                    return fittingBudgetStep(chart.plotArea.width)
+                }
+                readonly property real budgetLo: rangeLo(budgetStep)
+                readonly property real budgetHi: rangeHi(budgetStep)
+                function rangeLo(step) {
+                    return step > 0 ? Math.max(0, Math.floor(PlannerController.axisMinBytes / page.axisUnit / step + 1e-9) * step)
+                                    : PlannerController.axisMinBytes / page.axisUnit
+                }
+                function rangeHi(step) {
+                    const lo = rangeLo(step)
+                    return step > 0 ? Math.max(lo + step, Math.ceil(PlannerController.axisMaxBytes / page.axisUnit / step - 1e-9) * step)
+                                    : lo + 1
+                }
+                // What the budget axis writes at value v for a step (its labelFormat, in JavaScript).
+                function budgetLabel(v, step) {
+                    return v.toFixed(PlannerController.stepDecimals(step)) + (page.inMiB ? " MiB" : " GiB")
+                }
+                // The finest round step, from 8 intervals down, whose widest label and a gap fit each
+                // interval of a plot `room` px wide (the coarsest when none does; 8 before the plot
+                // has a width).
+                function fittingBudgetStep(room) {
+                    const span = (PlannerController.axisMaxBytes - PlannerController.axisMinBytes) / page.axisUnit
+                    let step = 0
+                    for (let n = 8; n >= 1; --n) {
+                        step = PlannerController.niceStep(span, n)
+                        if (!(step > 0) || !(room > 0))
+                            return step
+                        const lo = rangeLo(step)
+                        const count = Math.round((rangeHi(step) - lo) / step)
+                        let widest = 0
+                        for (let i = 0; i <= count; ++i)
+                            widest = Math.max(widest, tickMetrics.advanceWidth(budgetLabel(lo + i * step, step)))
+                        if (room / count >= widest + Theme.padding)
+                            return step
+                    }
+                    return step
+                }
+                FontMetrics {
+                    id: tickMetrics
+                    font.pixelSize: Theme.fontSmall
+                }
                 readonly property real speedTop: PlannerController.maxTokensPerSecond > 0 ? PlannerController.maxTokensPerSecond * 1.05 : 0.1
                 readonly property real speedStep: PlannerController.niceStep(speedTop, 4)
                 readonly property real speedMax: speedStep > 0 ? Math.ceil(speedTop / speedStep - 1e-9) * speedStep : speedTop

@@ -179,6 +179,32 @@ private Q_SLOTS:
             QCOMPARE(check.conversation(id).settings.topP, 0.5);
         }
         chat.setTemperature(0.2);
+        // So do the answer's length (16..32768 tokens) and the thinking budget (0..32768);
+        // every setter saves and says so only when the value moves, and the answer's length
+        // also changes what the context meter shows.
+        {
+            QSignalSpy changed(&chat, &ChatController::settingsChanged);
+            QSignalSpy context(&chat, &ChatController::contextChanged);
+            chat.setMaxTokens(1);
+            QCOMPARE(chat.maxTokens(), 16);
+            QCOMPARE(context.size(), 1);
+            chat.setMaxTokens(16);
+            chat.setThinkingBudget(-5); // 0 already
+            chat.setSystemPrompt(QStringLiteral("Answer in French."));
+            QCOMPARE(changed.size(), 1);
+            chat.setThinkingBudget(100000);
+            QCOMPARE(chat.thinkingBudget(), 32768);
+            chat.setThinking(false);
+            chat.setThinking(false);
+            QCOMPARE(chat.thinking(), false);
+            QCOMPARE(changed.size(), 3);
+            QCOMPARE(context.size(), 1);
+            ConversationStore check(path);
+            const ConversationSettings saved = check.conversation(id).settings;
+            QCOMPARE(saved.maxTokens, 16);
+            QCOMPARE(saved.thinkingBudget, 32768);
+            QCOMPARE(saved.thinking, false);
+        }
         // Sending without a model is refused in words, and nothing is stored.
         QVERIFY(!chat.send(QStringLiteral("are you there?")));
         QVERIFY(chat.notice().contains(QStringLiteral("No model is open")));

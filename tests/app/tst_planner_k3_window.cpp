@@ -2,7 +2,8 @@
 // engine's own planner) shown for a 64 GB machine: the chart reaches the paging cliff and
 // draws the region past it, the budget past the cliff is said in words, and the whole page
 // fits a 900x600 window with the chart still readable: a plot of some height, names on the
-// marked budgets that never overlap, axis titles in the tick labels' colour, round ticks.
+// marked budgets that never overlap, axis titles in the tick labels' colour, round ticks;
+// and with the font set larger while the page is open, every label on the chart still whole.
 // Screenshots, light and dark, go to <build>/screenshots.
 #include "studioapplication.h"
 
@@ -15,6 +16,8 @@
 #include <QBrush>
 #include <QColor>
 #include <QDir>
+#include <QGraphicsScene>
+#include <QGraphicsTextItem>
 #include <QQmlApplicationEngine>
 #include <QQmlListReference>
 #include <QQuickItem>
@@ -23,6 +26,7 @@
 #include <QTest>
 
 #include <cmath>
+#include <utility>
 
 namespace {
 
@@ -69,6 +73,42 @@ bool roundStep(double step)
     return false;
 }
 
+// The planner for a 64 GB machine with 10 GiB held by other programs (the reference's
+// laptop); the model's side is the engine's plan of the full-size K3 manifest. False (the
+// reason logged) when no plan came.
+bool planK3(StudioServices *services)
+{
+    services->planner.reset();
+    MachineOverride machine;
+    machine.physical = 64 * GiB;
+    machine.other = 10 * GiB;
+    machine.diskGBps = 6.0; // a manifest has no expert file to measure
+    services->planner = std::make_unique<PlannerController>(std::make_shared<EnginePlanSource>(machine), nullptr);
+    PlannerController *planner = services->planner.get();
+    QSignalSpy planned(planner, &PlannerController::planChanged);
+    planner->setContainer(QStringLiteral(WASTE_FIXTURES_DIR "/k3-full-manifest"));
+    if (!planned.wait(120000)) { // includes the first compute calibration
+        qWarning("no K3 plan within 120 s");
+        return false;
+    }
+    if (!planner->ready())
+        qWarning("K3 plan: %s", qPrintable(planner->error()));
+    return planner->ready();
+}
+
+// The tick labels and titles the chart draws, each with where it lies in the chart item:
+// Qt Charts draws them as text items of its own scene, not as QML items.
+QList<QPair<QString, QRectF>> chartTexts(QQuickItem *chart)
+{
+    QList<QPair<QString, QRectF>> out;
+    const auto scenes = chart->findChildren<QGraphicsScene *>();
+    for (QGraphicsScene *scene : scenes)
+        for (QGraphicsItem *item : scene->items())
+            if (auto *text = dynamic_cast<QGraphicsTextItem *>(item); text && text->isVisible())
+                out.append({text->toPlainText(), text->sceneBoundingRect()});
+    return out;
+}
+
 } // namespace
 
 class TestPlannerK3Window : public QObject {
@@ -84,19 +124,8 @@ private Q_SLOTS:
     void showsTheCliffOnAK3PlanAndFits900x600()
     {
         auto services = StudioApplication::createServices();
-        // The planner for a 64 GB machine with 10 GiB held by other programs (the reference's
-        // laptop); the model's side is the engine's plan of the full-size K3 manifest.
-        services->planner.reset();
-        MachineOverride machine;
-        machine.physical = 64 * GiB;
-        machine.other = 10 * GiB;
-        machine.diskGBps = 6.0; // a manifest has no expert file to measure
-        services->planner = std::make_unique<PlannerController>(std::make_shared<EnginePlanSource>(machine), nullptr);
+        QVERIFY(planK3(services.get()));
         PlannerController *planner = services->planner.get();
-        QSignalSpy planned(planner, &PlannerController::planChanged);
-        planner->setContainer(QStringLiteral(WASTE_FIXTURES_DIR "/k3-full-manifest"));
-        QVERIFY(planned.wait(120000)); // includes the first compute calibration
-        QVERIFY2(planner->ready(), qPrintable(planner->error()));
 
         // K3 could use 80 GiB: more than 7/8 of 64. The chart reaches past the cliff.
         QVERIFY(planner->cliffInRange());
@@ -183,6 +212,48 @@ private Q_SLOTS:
         QString shotError;
         QVERIFY2(WindowTest::shootBothThemes(window, services->settings.get(), QStringLiteral("planner-k3-cliff-%1"), &shotError),
                  qPrintable(shotError));
+        QVERIFY2(WindowTest::warnings().isEmpty(), qPrintable(WindowTest::warnings()));
+    }
+
+    // A person who reads better at a larger font sets it in Settings while the Planner is
+    // open: every tick label and axis title on the chart stays whole (Qt Charts elides a
+    // label that has no room to "…") and inside the chart and the window, from 18 px to 22.
+    // Screenshots, light and dark, at each go to <build>/screenshots.
+    void chartLabelsStayWholeAtLargeFonts()
+    {
+        auto services = StudioApplication::createServices();
+        QVERIFY(planK3(services.get()));
+        QQmlApplicationEngine engine;
+        QQuickWindow *window = WindowTest::showMainWindow(engine);
+        QVERIFY(window);
+        window->setProperty("currentPage", 2);
+        auto *chart = window->findChild<QQuickItem *>(QStringLiteral("plannerChart"));
+        QVERIFY(chart);
+        // 18 and 20 px in the smallest window the app is laid out for (at 20 the budget axis
+        // once elided its last labels to "100 …", "110 …"), 22 px in its first size (at 900 px
+        // the page's header no longer fits at 22).
+        for (const auto &[px, size] : {std::pair{18, QSize(900, 600)}, std::pair{20, QSize(900, 600)},
+                                       std::pair{22, QSize(1180, 760)}}) {
+            window->resize(size);
+            services->settings->setFontSize(px);
+            QTest::qWait(300); // the chart lays its axes out again
+            // The picture first, so a failure below leaves it to look at.
+            QString shotError;
+            QVERIFY2(WindowTest::shootBothThemes(window, services->settings.get(),
+                                                 QStringLiteral("planner-k3-font%1-").arg(px) + QStringLiteral("%1"), &shotError),
+                     qPrintable(shotError));
+            const auto texts = chartTexts(chart);
+            QVERIFY2(texts.size() >= 10, qPrintable(QStringLiteral("%1 texts on the chart").arg(texts.size())));
+            // The chart's own rectangle, cut to the window's.
+            const QRectF bounds = QRectF(0, 0, chart->width(), chart->height())
+                                      .intersected(chart->mapRectFromScene(QRectF(0, 0, window->width(), window->height())));
+            for (const auto &[text, rect] : texts) {
+                const QString where = QStringLiteral("at %1 px: '%2' at %3,%4 %5x%6").arg(px).arg(text)
+                                          .arg(rect.x()).arg(rect.y()).arg(rect.width()).arg(rect.height());
+                QVERIFY2(!text.contains(QChar(0x2026)) && !text.contains(QLatin1String("...")), qPrintable(where));
+                QVERIFY2(bounds.adjusted(-0.5, -0.5, 0.5, 0.5).contains(rect), qPrintable(where + QStringLiteral(" leaves the chart or the window")));
+            }
+        }
         QVERIFY2(WindowTest::warnings().isEmpty(), qPrintable(WindowTest::warnings()));
     }
 };

@@ -25,7 +25,8 @@ void useOwnAppData(const QString &testName);
 // logged) when it did not load or show.
 QQuickWindow *showMainWindow(QQmlApplicationEngine &qml);
 
-// From now on every warning (QML ones included) is kept, and still printed.
+// From now on every warning (QML ones included) is kept, and still printed; a QML binding
+// loop also fails the running test function there and then.
 void collectWarnings();
 // What was collected, one per line (empty: none).
 QString warnings();

@@ -176,13 +176,20 @@ void ChatController::saveSettings()
     Q_EMIT settingsChanged();
 }
 
+template <typename T>
+bool ChatController::changeSetting(T ConversationSettings::*field, const std::type_identity_t<T> &v)
+{
+    if (v == m_settings.*field)
+        return false;
+    m_settings.*field = v;
+    saveSettings();
+    return true;
+}
+
 void ChatController::setSystemPrompt(const QString &v)
 {
-    if (v == m_settings.systemPrompt)
-        return;
-    m_settings.systemPrompt = v;
-    saveSettings();
-    recount();
+    if (changeSetting(&ConversationSettings::systemPrompt, v))
+        recount();
 }
 
 void ChatController::setTemperature(double v) { setSampling(&ConversationSettings::temperature, v, 0.0, 2.0); }
@@ -201,30 +208,13 @@ void ChatController::setSampling(double ConversationSettings::*field, double v, 
 
 void ChatController::setMaxTokens(int v)
 {
-    v = qBound(16, v, 32768);
-    if (v == m_settings.maxTokens)
-        return;
-    m_settings.maxTokens = v;
-    saveSettings();
-    Q_EMIT contextChanged();
+    if (changeSetting(&ConversationSettings::maxTokens, qBound(16, v, 32768)))
+        Q_EMIT contextChanged();
 }
 
-void ChatController::setThinking(bool v)
-{
-    if (v == m_settings.thinking)
-        return;
-    m_settings.thinking = v;
-    saveSettings();
-}
+void ChatController::setThinking(bool v) { changeSetting(&ConversationSettings::thinking, v); }
 
-void ChatController::setThinkingBudget(int v)
-{
-    v = qBound(0, v, 32768);
-    if (v == m_settings.thinkingBudget)
-        return;
-    m_settings.thinkingBudget = v;
-    saveSettings();
-}
+void ChatController::setThinkingBudget(int v) { changeSetting(&ConversationSettings::thinkingBudget, qBound(0, v, 32768)); }
 
 // ---- sending and answering ----
 

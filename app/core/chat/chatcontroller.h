@@ -30,6 +30,7 @@
 
 #include <memory>
 #include <optional>
+#include <type_traits>
 
 class EngineController;
 class GenerationHandle;
@@ -184,6 +185,9 @@ private:
     void refreshList();
     void setNotice(const QString &text);
     void saveSettings();
+    // One setting of the open conversation: stored and saved when it differs; true then.
+    template <typename T>
+    bool changeSetting(T ConversationSettings::*field, const std::type_identity_t<T> &v);
     // A sampling setting (temperature, top-p): clamped to [lo, hi], saved when it moved.
     void setSampling(double ConversationSettings::*field, double v, double lo, double hi);
     bool startAnswer();
