@@ -14,12 +14,13 @@ int runInfo(const cli::Args &args)
     if (args.flag("--json")) {
         std::printf("{\"engine\":%s,\"arch\":%s,\"layers\":%d,\"experts\":%d,\"top_k\":%d,\"hidden\":%d,"
                     "\"params_total\":%lld,\"params_active\":%lld,\"quantization\":%s,\"expert_format\":%s,"
-                    "\"record_bytes\":%lld,\"expert_cache_bytes\":%lld,\"chat_format\":%s,"
+                    "\"record_bytes\":%lld,\"expert_cache_bytes\":%lld,\"checkpoint_bytes\":%lld,\"chat_format\":%s,"
                     "\"vocab\":%d,\"ctx_max\":%d,\"budget_bytes\":%lld,\"build\":%s}\n",
                     cli::jsonString(waste::kVersion).c_str(), cli::jsonString(i.arch).c_str(), i.layers, i.experts,
                     i.topK, i.hidden, static_cast<long long>(i.paramsTotal), static_cast<long long>(i.paramsActive),
                     cli::jsonString(i.quantization).c_str(), cli::jsonString(i.expertFormat).c_str(),
                     static_cast<long long>(i.recordBytes), static_cast<long long>(i.expertCacheBytes),
+                    static_cast<long long>(i.checkpointBytes),
                     cli::jsonString(waste::chatFormatName(i.chatFormat)).c_str(), i.vocab,
                     i.ctxMax, static_cast<long long>(i.budgetBytes), cli::jsonString(waste::buildInfo()).c_str());
         return 0;

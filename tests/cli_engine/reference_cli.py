@@ -25,6 +25,13 @@ for folder, name in (("reference-container", "r3"), ("k3-container", "k3s1")):
     for k, v in ref_info.items():
         if k not in info:
             failures.append(f"{name} info: missing field {k}")
+        elif k == "expert_cache_bytes":
+            # Our budget holds the state checkpoint inside the reference's expert cache
+            # (waste/prefix.hpp): the two together are the reference's cache.
+            got = info[k] + info.get("checkpoint_bytes", 0)
+            if got != v or info.get("checkpoint_bytes", 0) <= 0:
+                failures.append(f"{name} info: expert_cache_bytes {info[k]} + checkpoint_bytes "
+                                f"{info.get('checkpoint_bytes')} = {got}, reference cache {v}")
         elif k != "engine" and info[k] != v:
             failures.append(f"{name} info: {k} = {info[k]!r}, reference {v!r}")
     for pname, text in PROMPTS.items():

@@ -207,6 +207,7 @@ struct ModelInfo {
     std::string expertFormat; // "VQ3R", "VQ4P", or a release's own: "MXFP4", "FP8B128", "INT4G32", "BF16"; empty: no experts
     int64_t recordBytes = 0;  // one routed expert's record (the first bank's), one read from disk
     int64_t expertCacheBytes = 0;
+    int64_t checkpointBytes = 0; // the state checkpoint's share of the budget, taken from the expert cache; 0: none kept
     int64_t budgetBytes = 0;
     bool hasVision = false;
     bool hasChatTemplate = false;

@@ -202,6 +202,7 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options, int se
             m_info.recordBytes = m_manifest.banks.begin()->second.recordBytes;
     }
     m_info.expertCacheBytes = cache;
+    m_info.checkpointBytes = choice.checkpoint_kept ? m_plan.checkpoint_bytes : 0;
     m_info.budgetBytes = budget;
     m_info.hasVision = format::fileExists(m_dir + "/vision.json");
     m_info.hasChatTemplate = text::hasChatTemplateFile(m_dir);
