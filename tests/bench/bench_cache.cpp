@@ -3,9 +3,11 @@
 // constants were chosen on the first half), and on synthetic Zipf-with-drift routing of
 // other model shapes, each split the same way (first half / held-out second half). On the
 // synthetic ones a cache told the generator's odds (known_odds_replay.hpp) shows how much of
-// the gap to the optimum is the future's randomness rather than the policy's estimates. The
-// figure (worst share of the optimum at 1-3 working sets on the real trace, for the default
-// policy) is printed last.
+// the gap to the optimum is the future's randomness rather than the policy's estimates. Then
+// the summary: the default policy's worst share of the optimum at 1-3 working sets, and last,
+// per trace, its share at one working set on the held-out half beside LRU's and the
+// known-odds cache's, with whether the 75 % goal is met and, where not, whether the known-odds
+// cache meets it.
 // Usage: bench_cache [TRACE.jsonl]   (default: the OLMoE fixture trace)
 #include "cache/cache_sim.hpp"
 #include "cache/known_odds_replay.hpp"
@@ -26,7 +28,12 @@ struct Shares {
     double worst = 1;     // ... and its worst at 1-3 ws
     double overLru = 1;   // its least hit-rate margin over LRU at 1-3 ws (points / 100)
     double knownWorst = 1; // the known-odds cache's worst share at 1-3 ws (synthetic traces)
+    double one = 0;       // default policy's share at 1 ws
+    double knownOne = -1; // the known-odds cache's share at 1 ws (-1: none)
+    double lruOne = 0;    // LRU's share at 1 ws
 };
+
+constexpr double kGoal = 0.75; // the goal: this share of the optimum at 1-3 ws
 
 constexpr double kWorkingSets[] = {0.5, 1.0, 2.0, 3.0};
 
@@ -63,6 +70,12 @@ Shares table(const std::string &title, const RoutingTrace &trace, const std::vec
             std::printf(" %8.1f%%", 100 * known);
         std::printf("\n");
         const double share = opt > 0 ? r[0].hitRate / opt : 1.0;
+        if (ws == 1.0) {
+            s.one = share;
+            s.lruOne = opt > 0 ? r.back().hitRate / opt : 1.0;
+            if (!knownHits.empty())
+                s.knownOne = known;
+        }
         if (ws < 1.0) {
             s.half = share;
         } else {
@@ -145,5 +158,20 @@ int main(int argc, char **argv)
                 100 * heldOut.overLru, 100 * synthOverLru, 100 * synthHeldOverLru);
     std::printf("%s share of Belady on %s: %.1f%% at 0.5 working sets, worst %.1f%% at 1-3 working sets\n",
                 policyName(kDefaultPolicy).c_str(), path.c_str(), 100 * real.half, 100 * real.worst);
+    // One working set is where the goal is hardest: per shape, the held-out half against the
+    // cache told the generator's odds, so a reader sees where the goal lies beyond that yardstick.
+    // Two decimals, because the verdict is taken on the unrounded share (74.97 % is not met).
+    std::printf("\nAt 1 working set, held-out second half: %s vs the known-odds cache (share of Belady; goal %.0f%%):\n",
+                policyName(kDefaultPolicy).c_str(), 100 * kGoal);
+    std::printf("  %-52s %6.2f%%   LRU %6.2f%%   (no known odds for real routing)            %s\n", "real trace", 100 * heldOut.one,
+                100 * heldOut.lruOne, heldOut.one >= kGoal ? "goal met" : "goal NOT met");
+    for (size_t i = 0; i < perShape.size(); ++i) {
+        const Shares &h = perShape[i].second;
+        const char *verdict = h.one >= kGoal          ? "goal met"
+                              : h.knownOne < kGoal    ? "goal NOT met; out of reach of the known-odds cache too"
+                                                      : "goal NOT met; the known-odds cache reaches it";
+        std::printf("  %-52s %6.2f%%   LRU %6.2f%%   known odds %6.2f%% (%+5.2f points)   %s\n", shapes[i].name, 100 * h.one,
+                    100 * h.lruOne, 100 * h.knownOne, 100 * (h.one - h.knownOne), verdict);
+    }
     return 0;
 }
