@@ -3,6 +3,7 @@
 #include "cache/cache_sim.hpp"
 #include "cache/expert_cache.hpp"
 #include "cache/known_odds_replay.hpp"
+#include "cache/layer_freq_policy.hpp"
 #include "cache/reuse_policy.hpp"
 #include "cache/routing_match.hpp"
 #include "cache/synthetic_trace.hpp"
@@ -178,6 +179,38 @@ TEST(ReusePolicy, LearnsThatRecentAndFrequentExpertsComeBack)
     EXPECT_GT(p.nextUseChance(0), 0.8);
     EXPECT_LT(p.nextUseChance(1), 0.2);
     EXPECT_GT(p.nextUseChance(0), 4 * p.nextUseChance(1));
+}
+
+TEST(ReusePolicy, ASeedAtOpenIsRememberedAsAUseBeforeTheRun)
+{
+    // A warm start seeds the policy before its first pass (the engine's warmFrom). Experts 0
+    // and 1 come every pass, 2 and 4..7 never: the "never used" cell learns a chance near 0.
+    // Expert 3, seeded and never picked since, must not be filed with them (it was, when the
+    // seed's pass, -1, doubled as the "never used" mark).
+    ReusePolicy p({4, 1, 8});
+    p.seedUses(3, 12.0);
+    for (int pass = 0; pass < 20; ++pass) {
+        p.beginToken();
+        const int ids[] = {0, 1};
+        p.layerDemand(0, ids);
+    }
+    EXPECT_LT(p.nextUseChance(4), 0.05);
+    EXPECT_GT(p.nextUseChance(3), 5 * p.nextUseChance(4)) << "the seeded record reads as never used";
+}
+
+TEST(LayerFreqPolicy, ASeedAtOpenSurvivesTheRecordsFirstUse)
+{
+    // Records 0 and 1 of one layer, each used once in the first pass; record 0 was seeded
+    // with 8 uses at open, so it must outrank record 1 and record 1 is the victim.
+    LayerFreqPolicy p({2, 1, 8});
+    p.seedUses(0, 8.0);
+    p.beginToken();
+    p.atLayer(0);
+    p.filled(0, 0, true);
+    p.filled(1, 1, true);
+    p.setEvictable(0, true);
+    p.setEvictable(1, true);
+    EXPECT_EQ(p.victim(), 1) << "the seeded count was dropped at the record's first use";
 }
 
 TEST(RoutingMatch, ThePassThatRoutedAlikePredictsTheRestOfThisOneAndItsSuccessorTheNext)

@@ -30,7 +30,9 @@ void LayerFreqPolicy::bump(int key)
     if (m_lastUse[key] == m_token)
         return;
     const double now = double(m_token) / kHalfLifeTokens;
-    double aged = m_lastUse[key] < 0 ? 0.0 : std::exp2(m_rank[key] - now);
+    // Never-chosen is told by the rank: a record seeded at open has last use -1 (the pass
+    // before the first) and must keep its seeded count.
+    double aged = m_rank[key] == kNever ? 0.0 : std::exp2(m_rank[key] - now);
     m_rank[key] = std::log2(aged + 1.0) + now;
     m_lastUse[key] = m_token;
 }

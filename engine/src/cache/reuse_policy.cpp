@@ -14,7 +14,7 @@ constexpr int kCorrection = 1, kWithMatch = 2; // bits of an estimate
 
 ReusePolicy::ReusePolicy(const PolicyShape &shape)
     : m_shape(shape),
-      m_lastUse(size_t(shape.layers) * size_t(shape.experts), -1),
+      m_lastUse(size_t(shape.layers) * size_t(shape.experts), kNeverUsed),
       m_count(m_lastUse.size(), 0.0f),
       m_class(m_lastUse.size(), 0),
       m_picked(m_lastUse.size() * 3, 0.0f),
@@ -53,7 +53,7 @@ int ReusePolicy::classOf(double count) const
 
 int ReusePolicy::gapIndex(int key, int64_t pass) const
 {
-    if (m_lastUse[key] < 0)
+    if (m_lastUse[key] == kNeverUsed)
         return kGaps;
     return int(std::clamp<int64_t>(pass - m_lastUse[key] - 1, 0, kGaps - 1));
 }
@@ -116,7 +116,7 @@ void ReusePolicy::recordUse(int key)
 {
     if (m_lastUse[key] == m_pass)
         return; // several uses in one pass (a prefill chunk) count once
-    const double aged = m_lastUse[key] < 0
+    const double aged = m_lastUse[key] == kNeverUsed
                             ? 0.0
                             : double(m_count[key]) * std::exp2(-double(m_pass - m_lastUse[key]) / kCountHalfLife);
     m_count[key] = float(aged + 1.0);
@@ -288,7 +288,9 @@ void ReusePolicy::seedUses(int key, double uses)
         return;
     m_count[key] = float(uses);
     m_class[key] = uint8_t(classOf(uses));
-    m_lastUse[key] = m_pass - 1; // as if used in the pass just before this run
+    // As if used in the pass just before this run: at open that is pass -1, which must not
+    // read as "never used" (it did, when -1 was the sentinel, and lost every seed).
+    m_lastUse[key] = m_pass - 1;
 }
 
 double ReusePolicy::nextUseChance(int key) const

@@ -108,7 +108,9 @@ private:
     int64_t m_pass = 0; // current forward pass, 1-based once started
     int m_layer = -1;   // layer being served; -1 before the pass's first layer
     // per record (layer * experts + expert)
-    std::vector<int64_t> m_lastUse;   // pass of the last use, -1 never
+    // pass of the last use, kNeverUsed never; a seeded record (seedUses at open) has pass 0 - 1
+    static constexpr int64_t kNeverUsed = INT64_MIN;
+    std::vector<int64_t> m_lastUse;
     std::vector<float> m_count;       // aged use count at the last use
     std::vector<uint8_t> m_class;     // classOf(m_count)
     std::vector<float> m_picked;      // per record x 3 gap buckets: aged picks
