@@ -8,6 +8,7 @@
 #include "planner/niceaxis.h"
 #include "planner/plannercontroller.h"
 #include "settings/appsettings.h"
+#include "units/units.h"
 
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -96,6 +97,20 @@ public:
         // A longer context costs the big model 2 GiB more floor per doubling past 4K.
         if (ctx > 4096 && !container.endsWith(QStringLiteral("small.waste")))
             f.floor += 2 * GiB * qint64(std::log2(double(ctx) / 4096.0)), f.defaultBudget = f.floor + f.workingSet;
+        return f;
+    }
+};
+
+// The K3-sized model with its expert total and checkpoint known: every expert cached takes
+// just under the cliff, and the checkpoint the cache also holds takes it past.
+class AllExpertsNearTheCliff : public FakeMachine {
+public:
+    qint64 checkpoint = 0;
+    PlanFacts plan(const QString &container, int ctx) override
+    {
+        PlanFacts f = FakeMachine::plan(container, ctx);
+        f.checkpoint = checkpoint;
+        f.expertBytes = f.cliff - GiB / 10 - (f.floor - f.minExpertCache) - f.maxRecord;
         return f;
     }
 };
@@ -272,6 +287,34 @@ private Q_SLOTS:
         QVERIFY2(planner.savedBudgetText().contains(QStringLiteral("below its floor")), qPrintable(planner.savedBudgetText()));
         planner.applyBudget(); // refused below the floor
         QCOMPARE(settings.budgetFor(a), floor4k + GiB / 2);
+    }
+
+    // The most a model can use is what the engine opens with every expert cached: with the
+    // checkpoint the cache holds, not without (0.43 GiB on the full K3 tips this model past
+    // the cliff that its experts alone stay under).
+    void usefulMaximumCountsTheCheckpoint()
+    {
+        AppSettings settings(nullptr);
+        const QString k3 = QStringLiteral("/models/kimi-k3.waste");
+        settings.setBudgetFor(k3, 0);
+        auto machine = std::make_shared<AllExpertsNearTheCliff>();
+        {
+            PlannerController planner(machine, nullptr);
+            QSignalSpy planned(&planner, &PlannerController::planChanged);
+            planner.setContainer(k3);
+            QVERIFY(planned.wait(10000));
+            const PlanFacts f = planner.facts();
+            const qint64 all = f.floor - f.minExpertCache + f.expertBytes + f.maxRecord;
+            QVERIFY2(planner.cliffText().contains(QStringLiteral("never comes near the paging cliff")) &&
+                         planner.cliffText().contains(Units::bytes(all)),
+                     qPrintable(planner.cliffText()));
+        }
+        machine->checkpoint = qint64(0.43 * GiB);
+        PlannerController planner(machine, nullptr);
+        QSignalSpy planned(&planner, &PlannerController::planChanged);
+        planner.setContainer(k3);
+        QVERIFY(planned.wait(10000));
+        QVERIFY2(planner.cliffText().contains(QStringLiteral("tokens/s fall about 8×")), qPrintable(planner.cliffText()));
     }
 
     void recalibrationReplans()

@@ -244,7 +244,7 @@ void benchPrefill(const std::string &dir, int tokens, int threads)
     waste::OpenOptions o;
     o.threads = threads;
     o.ctxTokens = ctx;
-    o.ramBudget = plan.floor_bytes + waste::checkpointBytes(dir) + plan.expert_bytes_total + 4 * plan.max_record_bytes;
+    o.ramBudget = plan.floor_bytes + plan.checkpoint_bytes + plan.expert_bytes_total + 4 * plan.max_record_bytes;
     o.warmFromUsage = false;
     auto model = waste::openForBatch(dir, waste::withEnvironment(o), 1);
     std::vector<int32_t> prompt;
@@ -333,7 +333,7 @@ int main(int argc, char **argv)
             const waste::MemoryPlan plan = waste::planMemory(dir, ctx);
             // Extra states take at most half the cache above its smallest size: twice their bytes;
             // the session's checkpoint (waste/prefix.hpp) comes out of the cache first.
-            const int64_t states = 2 * int64_t(most - 1) * plan.state_bytes + waste::checkpointBytes(dir);
+            const int64_t states = 2 * int64_t(most - 1) * plan.state_bytes + plan.checkpoint_bytes;
             const int64_t budget = plan.floor_bytes + states + (c.io ? 0 : plan.expert_bytes_total) + 4 * plan.max_record_bytes;
             std::printf("container      %s (%lld MB of experts, %lld KB a record, state %.1f MB per stream at ctx %d, %d "
                         "threads)\n",

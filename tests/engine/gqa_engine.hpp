@@ -6,7 +6,7 @@
 
 #include "convert/tiny_model.hpp"
 #include "format/codebooks.hpp"
-#include "format/expert_bank.hpp"
+#include "format/expert_banks.hpp"
 #include "format/manifest.hpp"
 #include "format/trunk.hpp"
 #include "model/expert_source.hpp"
@@ -44,16 +44,7 @@ struct Engine {
         using namespace waste::format;
         manifest = parseManifest(slurp(dir + "/manifest.json"), dir + "/manifest.json");
         trunk = std::make_unique<Trunk>(dir + "/trunk.bin", manifest);
-        std::map<int, std::shared_ptr<ExpertBank>> banks;
-        for (const auto &[layer, entry] : manifest.banks) {
-            RecordShape shape;
-            shape.layer = layer;
-            shape.recordBytes = entry.recordBytes;
-            shape.inter = manifest.config.moeInter;
-            shape.width = manifest.config.expertWidth();
-            shape.native = manifest.quant.native;
-            banks[layer] = std::make_shared<ExpertBank>(dir, entry, shape);
-        }
+        auto banks = openExpertBanks(dir, manifest, books, dir + "/manifest.json");
         weights = waste::model::loadWeights(manifest, *trunk);
         experts = std::make_unique<waste::model::PreadExpertSource>(std::move(banks), true);
         pool = std::make_unique<waste::compute::ThreadPool>(threads);
@@ -191,6 +182,8 @@ inline void report(const char *family, const char *what, double err, double wron
 
 #include <waste/prefix.hpp>
 
+#include <fstream>
+
 namespace gqatest {
 
 // The session state of a GQA container survives what sessions do with it, bit for bit:
@@ -214,6 +207,12 @@ inline void checkSessionState(const std::string &dir, const std::vector<int32_t>
     m->eval(b);
     const std::string path = dir + "/../session.state";
     m->saveState(path);
+    // What the planner counts for a checkpoint is what one holds: the same state saved
+    // without it is that many bytes (and its 8-byte position) shorter.
+    const std::string live = path + ".live";
+    waste::saveState(*m, live, waste::SavedParts::LiveState);
+    const auto size = [](const std::string &p) { return int64_t(std::ifstream(p, std::ios::binary | std::ios::ate).tellg()); };
+    EXPECT_EQ(size(path) - size(live), 8 + waste::checkpointBytes(dir)) << "checkpoint bytes as planned";
     auto loaded = waste::Model::open(dir);
     loaded->loadState(path);
     EXPECT_TRUE(same(loaded->eval(c), fresh(cat(cat(a, b), c)))) << "saved, loaded and continued";

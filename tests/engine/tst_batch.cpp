@@ -247,7 +247,7 @@ void expectBatchedLookaheadChangesNoLogit(const std::string &container, bool gue
     // keeps a top-k per stream and one more free, and counts guesses already resident
     // against the room) and a few records more.
     waste::OpenOptions small = options(container);
-    small.ramBudget = plan.floor_bytes + waste::checkpointBytes(container) + (4 * topK + 2) * plan.max_record_bytes;
+    small.ramBudget = plan.floor_bytes + plan.checkpoint_bytes + (4 * topK + 2) * plan.max_record_bytes;
     waste::OpenOptions none = small;
     none.lookahead = false;
     none.ioRing = false; // the reference reads on reader threads, the batch through io_uring where allowed

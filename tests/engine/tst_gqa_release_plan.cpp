@@ -63,6 +63,7 @@ void checkQwen3(const std::string &file, int64_t H, int64_t L, int64_t NH, int64
     EXPECT_EQ(r.vq.plan.trunk_bytes, L * layer + f32(H) + q8(V, H));
     // KV cache, f32, every layer: keys and values of 4 heads of 128 for 4096 positions.
     EXPECT_EQ(r.vq.plan.state_bytes, L * 4096 * 2 * KVH * HD * 4);
+    EXPECT_EQ(r.vq.plan.checkpoint_bytes, f32(V)) << "no recurrent state: a checkpoint is one row of logits";
     const int64_t rec = vq3r(IM, H);
     EXPECT_EQ(r.vq.record_bytes, rec);
     EXPECT_EQ(r.vq.plan.working_set_bytes, rec * K * L);
@@ -106,6 +107,11 @@ void checkGptOss(const std::string &file, int64_t L, int64_t E, double total, do
     // A 16 times longer context grows the full layers' KV only.
     const waste::ReleasePlan longer = planOn(file, ram, 65536);
     EXPECT_EQ(longer.native.plan.state_bytes - r.native.plan.state_bytes, L / 2 * (65536 - 4096) * row);
+    // A checkpoint copies the sliding layers' rings (overwritten as positions go on) and one
+    // row of logits; the full layers' keys and values are indexed by position and stay.
+    EXPECT_EQ(r.native.plan.checkpoint_bytes, L / 2 * 128 * row + f32(V));
+    EXPECT_EQ(longer.native.plan.checkpoint_bytes, r.native.plan.checkpoint_bytes);
+    EXPECT_EQ(planOn(file, ram, 64).native.plan.checkpoint_bytes, L / 2 * 64 * row + f32(V)) << "a context under the window";
     std::printf("[plan] %-22s native MXFP4 floor %.2f GiB, default %.2f GiB on 32 GiB (record %lld B)\n", file.c_str(),
                 double(r.native.plan.floor_bytes) / double(1 << 30),
                 double(r.native.plan.recommended_bytes) / double(1 << 30), static_cast<long long>(mx));
@@ -132,6 +138,8 @@ void checkQwen3Next(const std::string &file)
     // 256 for 4096 positions.
     const int64_t fixed = linear * (Hv * D * D + conv * 3) * 4;
     EXPECT_EQ(r.vq.plan.state_bytes, fixed + full * 4096 * 2 * KVH * HD * 4);
+    // A checkpoint: the Gated DeltaNet layers' fixed state and one row of logits.
+    EXPECT_EQ(r.vq.plan.checkpoint_bytes, fixed + f32(V));
     const int64_t rec = vq3r(IM, H);
     EXPECT_EQ(r.vq.record_bytes, rec);
     EXPECT_EQ(r.vq.plan.working_set_bytes, rec * K * L);

@@ -17,11 +17,24 @@ namespace {
 
 constexpr int kChartPoints = 64;
 
-// The largest budget this model can use: every expert cached, or floor + 3 working sets
-// when the expert total is not known.
+// The fields of the engine's plan the budget rules below read.
+waste::MemoryPlan budgetPlan(const PlanFacts &f)
+{
+    waste::MemoryPlan p;
+    p.floor_bytes = f.floor;
+    p.min_expert_cache = f.minExpertCache;
+    p.checkpoint_bytes = f.checkpoint;
+    p.expert_bytes_total = f.expertBytes;
+    p.max_record_bytes = f.maxRecord;
+    return p;
+}
+
+// The largest budget this model can use: every expert cached (the engine's rule, which
+// counts the checkpoint and a slot's rounding), or floor + 3 working sets when the expert
+// total is not known.
 qint64 usefulMax(const PlanFacts &f)
 {
-    const qint64 all = f.expertBytes > 0 ? f.floor - f.minExpertCache + f.expertBytes : f.recommended;
+    const qint64 all = f.expertBytes > 0 ? waste::everyExpertBudget(budgetPlan(f)) : f.recommended;
     return std::min(f.recommended, all);
 }
 
@@ -29,11 +42,7 @@ qint64 usefulMax(const PlanFacts &f)
 // checkpoint comes out of it where it has room).
 qint64 expertCacheAt(const PlanFacts &f, qint64 budget)
 {
-    waste::MemoryPlan p;
-    p.floor_bytes = f.floor;
-    p.min_expert_cache = f.minExpertCache;
-    p.checkpoint_bytes = f.checkpoint;
-    return waste::expertCacheAt(p, budget).cache_bytes;
+    return waste::expertCacheAt(budgetPlan(f), budget).cache_bytes;
 }
 
 // Whether the model could use more RAM than is safe here: past 7/8 of RAM or the cliff.

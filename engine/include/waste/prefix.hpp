@@ -55,8 +55,9 @@ enum class SavedParts {
 };
 void saveState(const Model &model, const std::string &path, SavedParts parts);
 
-// Bytes of one checkpoint of the container's model: its recurrent state and one row of
-// logits (read from the manifest, like planMemory). An open model counts it in its budget.
-int64_t checkpointBytes(const std::string &containerPath);
+// Bytes of one checkpoint of the container's model at a context of `ctxTokens`: its
+// recurrent state (sliding-window K/V rings included) and one row of logits (read from the
+// manifest, like planMemory). An open model counts it in its budget.
+int64_t checkpointBytes(const std::string &containerPath, int ctxTokens = 4096);
 
 } // namespace waste

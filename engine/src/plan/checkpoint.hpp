@@ -9,8 +9,9 @@
 
 namespace waste::plan {
 
-// What session/read_history copies: per linear-attention layer the S matrices and three
-// conv rings, and one row of logits (f32).
-int64_t checkpointBytes(const PlanInputs &in);
+// What session/read_history copies at a context of `ctx` positions: per linear-attention
+// layer its state matrices and conv rings, per sliding-window layer its K/V ring, and one
+// row of logits (f32).
+int64_t checkpointBytes(const PlanInputs &in, int64_t ctx);
 
 } // namespace waste::plan

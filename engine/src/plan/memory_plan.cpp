@@ -36,7 +36,7 @@ MemoryPlan planFromInputs(const PlanInputs &in, int ctxTokens)
     p.moe_layers = in.moeLayers;
     p.top_k = in.topK;
     p.expert_bytes_total = in.expertBytesTotal;
-    p.checkpoint_bytes = plan::checkpointBytes(in);
+    p.checkpoint_bytes = plan::checkpointBytes(in, ctxTokens);
     return p;
 }
 

@@ -35,9 +35,9 @@ int checkpointPosition(const Model &model) { return impl(model).checkpointPositi
 
 void saveState(const Model &model, const std::string &path, SavedParts parts) { impl(model).saveState(path, parts); }
 
-int64_t checkpointBytes(const std::string &containerPath)
+int64_t checkpointBytes(const std::string &containerPath, int ctxTokens)
 {
-    return plan::checkpointBytes(plan::readPlanInputs(containerPath));
+    return plan::checkpointBytes(plan::readPlanInputs(containerPath), ctxTokens);
 }
 
 } // namespace waste
