@@ -13,7 +13,7 @@
 //   checks cannot pass by accident.
 #include "compute/thread_pool.hpp"
 #include "format/codebooks.hpp"
-#include "format/expert_bank.hpp"
+#include "format/expert_banks.hpp"
 #include "format/manifest.hpp"
 #include "format/trunk.hpp"
 #include "model/expert_source.hpp"
@@ -57,16 +57,7 @@ struct Engine {
         using namespace waste::format;
         manifest = parseManifest(slurp(dir + "/manifest.json"), dir + "/manifest.json");
         trunk = std::make_unique<Trunk>(dir + "/trunk.bin", manifest);
-        std::map<int, std::shared_ptr<ExpertBank>> banks;
-        for (const auto &[layer, entry] : manifest.banks) {
-            RecordShape shape;
-            shape.layer = layer;
-            shape.recordBytes = entry.recordBytes;
-            shape.inter = manifest.config.moeInter;
-            shape.width = manifest.config.expertWidth();
-            shape.native = manifest.quant.native;
-            banks[layer] = std::make_shared<ExpertBank>(dir, entry, shape);
-        }
+        auto banks = openExpertBanks(dir, manifest, books, dir + "/manifest.json");
         weights = waste::model::loadWeights(manifest, *trunk);
         experts = std::make_unique<waste::model::PreadExpertSource>(std::move(banks), true);
         forward = std::make_unique<waste::model::Forward>(manifest, weights, books);

@@ -11,7 +11,7 @@
 // each component must be within 1e-5. Each test also checks that a plausible wrong
 // reading of its K3 switch is far from the engine, so none of them can pass by accident.
 #include "format/codebooks.hpp"
-#include "format/expert_bank.hpp"
+#include "format/expert_banks.hpp"
 #include "format/manifest.hpp"
 #include "format/trunk.hpp"
 #include "model/attn_res.hpp"
@@ -62,18 +62,7 @@ struct Engine {
         manifest = parseManifest(slurp(dir + "/manifest.json"), dir + "/manifest.json");
         trunk = std::make_unique<Trunk>(dir + "/trunk.bin", manifest);
         books = Codebooks(dir + "/codebooks.bin", manifest.quant);
-        std::map<int, std::shared_ptr<ExpertBank>> banks;
-        for (const auto &[layer, entry] : manifest.banks) {
-            RecordShape shape;
-            shape.layer = layer;
-            shape.recordBytes = entry.recordBytes;
-            shape.inter = manifest.config.moeInter;
-            shape.width = manifest.config.expertWidth();
-            shape.stages = manifest.quant.stages;
-            shape.indexBits = manifest.quant.indexBits;
-            shape.codebooks = books.count();
-            banks[layer] = std::make_shared<ExpertBank>(dir, entry, shape);
-        }
+        auto banks = openExpertBanks(dir, manifest, books, dir + "/manifest.json");
         weights = waste::model::loadWeights(manifest, *trunk);
         experts = std::make_unique<waste::model::PreadExpertSource>(std::move(banks), true);
         forward = std::make_unique<waste::model::Forward>(manifest, weights, books);

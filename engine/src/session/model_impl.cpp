@@ -1,7 +1,7 @@
 #include "session/model_impl.hpp"
 
 #include "cache/streamed_expert_source.hpp"
-#include "format/expert_bank.hpp"
+#include "format/expert_banks.hpp"
 #include "format/file.hpp"
 #include "format/native_record.hpp"
 #include "session/sequence_decoder.hpp"
@@ -95,35 +95,7 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options, int se
     if (c.experts > 0) {
         if (!native) // native records carry the release's own scales; there is no codebooks.bin
             m_books = format::Codebooks(m_dir + "/codebooks.bin", m_manifest.quant);
-        for (const auto &[layer, entry] : m_manifest.banks) {
-            if (layer < c.firstDense)
-                continue;
-            format::RecordShape shape;
-            shape.layer = layer;
-            shape.recordBytes = entry.recordBytes;
-            shape.inter = c.moeInter;
-            shape.width = c.expertWidth();
-            if (native) { // the bank checks its stride against the format's layout as it opens
-                shape.native = m_manifest.quant.native;
-                banks[layer] = std::make_shared<format::ExpertBank>(m_dir, entry, shape);
-                continue;
-            }
-            if (entry.codebookBase + 3 * int64_t(m_manifest.quant.stages) > m_books.count())
-                throw Error(ErrorCode::Format, manifestPath + ": layer " + std::to_string(layer) + " codebook_base " +
-                                                   std::to_string(entry.codebookBase) + " is beyond the " +
-                                                   std::to_string(m_books.count()) + " codebooks in codebooks.bin");
-            shape.stages = m_manifest.quant.stages;
-            shape.indexBits = m_manifest.quant.indexBits;
-            shape.codebooks = m_books.count();
-            const int64_t minBytes = format::kRecordHeaderBytes +
-                                     2 * format::indexBytes(shape.inter, shape.width, shape.stages, shape.indexBits) +
-                                     format::indexBytes(shape.width, shape.inter, shape.stages, shape.indexBits) +
-                                     2 * (2 * int64_t(shape.inter) + shape.width);
-            if (entry.recordBytes < minBytes)
-                throw Error(ErrorCode::Format, manifestPath + ": layer " + std::to_string(layer) + " records of " +
-                                                   std::to_string(entry.recordBytes) + " bytes cannot hold an expert of this shape");
-            banks[layer] = std::make_shared<format::ExpertBank>(m_dir, entry, shape);
-        }
+        banks = format::openExpertBanks(m_dir, m_manifest, m_books, manifestPath);
     }
     step(0.2);
     m_weights = model::loadWeights(m_manifest, *m_trunk);
