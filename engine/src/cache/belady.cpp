@@ -7,7 +7,7 @@
 
 namespace waste::cache {
 
-int64_t beladyHits(const RoutingTrace &trace, int slots)
+int64_t beladyHits(const RoutingTrace &trace, int slots, std::span<const std::pair<int, int>> resident)
 {
     const int E = trace.experts;
     std::vector<int> seq;
@@ -30,6 +30,16 @@ int64_t beladyHits(const RoutingTrace &trace, int slots)
     std::set<std::pair<int64_t, int>> byNext;
     std::vector<int64_t> at(upcoming.size(), -1);
     std::vector<char> in(upcoming.size(), 0);
+    for (auto [layer, expert] : resident) { // upcoming[] now holds each record's first use
+        if (layer < 0 || layer >= trace.layers || expert < 0 || expert >= E)
+            continue;
+        const int k = layer * E + expert;
+        if (in[k] || int64_t(byNext.size()) >= slots)
+            continue;
+        in[k] = 1;
+        at[k] = upcoming[k];
+        byNext.insert({at[k], k});
+    }
     int64_t hits = 0;
     for (int64_t i = 0; i < n; ++i) {
         const int k = seq[i];

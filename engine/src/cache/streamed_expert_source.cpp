@@ -1,5 +1,7 @@
 #include "cache/streamed_expert_source.hpp"
 
+#include "cache/warm_start.hpp"
+
 #include "cache/usage_record.hpp"
 #include <waste/usage_paths.hpp>
 #include "format/expert_record.hpp"
@@ -424,44 +426,29 @@ model::ExpertFetchStats StreamedExpertSource::stats() const
 
 void StreamedExpertSource::saveUsage(const std::string &usagePath) const
 {
-    std::vector<UsageEntry> entries;
-    for (auto [L, e] : m_cache->residentRecords()) {
-        UsageEntry u;
-        u.layer = m_banks[size_t(L)].layer;
-        u.expert = e;
-        u.hits = uint32_t(std::min<int64_t>(m_uses[size_t(L)][size_t(e)], UINT32_MAX));
-        entries.push_back(u);
-    }
+    const std::vector<std::pair<int, int>> resident = m_cache->residentRecords();
+    std::vector<UsageEntry> entries = learnedEntries(resident, m_uses);
+    for (UsageEntry &u : entries)
+        u.layer = m_banks[size_t(u.layer)].layer; // the record names absolute layers
     writeUsage(usagePath, entries, uint64_t(m_routing.size()));
     writeRouting(routingRecordPath(usagePath), m_routing);
 }
 
 int StreamedExpertSource::warmFrom(const std::string &usagePath)
 {
-    std::vector<UsageEntry> entries = readUsage(usagePath);
-    std::sort(entries.begin(), entries.end(), [](const UsageEntry &a, const UsageEntry &b) {
-        if (a.hits != b.hits)
-            return a.hits > b.hits;
-        return a.layer != b.layer ? a.layer < b.layer : a.expert < b.expert;
-    });
-    // Keep two layers' worth free so the first token never waits on an eviction scan.
-    const int64_t room = m_cache->slots() - 2 * int64_t(m_topK);
-    int loaded = 0;
-    for (const UsageEntry &u : entries) {
+    std::vector<UsageEntry> entries;
+    for (UsageEntry u : readUsage(usagePath)) {
         auto it = m_layerIndex.find(u.layer);
         if (it == m_layerIndex.end() || u.expert >= m_banks[size_t(it->second)].bank->experts())
             continue; // recorded on another container
-        m_cache->seedUses(it->second, u.expert, double(u.hits));
-        if (loaded >= room || !m_options.cacheEnabled)
-            continue;
-        ExpertCache::Ref ref = m_cache->prefetch(it->second, u.expert, false);
-        if (ref.slot < 0)
-            continue;
-        readNow(m_banks[size_t(it->second)], u.expert, ref);
-        ++loaded;
+        u.layer = it->second;
+        entries.push_back(u);
     }
-    m_cache->releaseSpeculative();
-    m_cache->resetStats();
+    // Keep two layers' worth free so the first token never waits on an eviction scan.
+    const int64_t room = m_options.cacheEnabled ? m_cache->slots() - 2 * int64_t(m_topK) : 0;
+    const int loaded = warmStart(*m_cache, std::move(entries), room, [this](const UsageEntry &u, const ExpertCache::Ref &ref) {
+        readNow(m_banks[size_t(u.layer)], u.expert, ref);
+    });
     m_ioWait = 0;
     return loaded;
 }
