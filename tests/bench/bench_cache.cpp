@@ -7,7 +7,8 @@
 // the summary: the default policy's worst share of the optimum at 1-3 working sets, and last,
 // per trace, its share at one working set on the held-out half beside LRU's and the
 // known-odds cache's, with whether the 75 % goal is met and, where not, whether the known-odds
-// cache meets it.
+// cache meets it; before that, the same share with the held-out half warm-started from the first
+// half's usage record, as the engine opens after a --learn run.
 // Usage: bench_cache [TRACE.jsonl]   (default: the OLMoE fixture trace)
 #include "cache/cache_sim.hpp"
 #include "cache/known_odds_replay.hpp"
