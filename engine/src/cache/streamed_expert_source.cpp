@@ -1,8 +1,7 @@
 #include "cache/streamed_expert_source.hpp"
 
-#include "cache/warm_start.hpp"
-
 #include "cache/usage_record.hpp"
+#include "cache/warm_start.hpp"
 #include <waste/usage_paths.hpp>
 #include "format/expert_record.hpp"
 
