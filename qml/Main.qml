@@ -87,6 +87,7 @@ ApplicationWindow {
 
             NavigationRail {
                 id: rail
+                objectName: "navigationRail"
                 Layout.fillHeight: true
                 pages: window.pageNames
                 onSettingsRequested: settingsDialog.open()

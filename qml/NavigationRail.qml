@@ -9,11 +9,19 @@ Rectangle {
     property var pages: []
     property int currentIndex: 3
     signal settingsRequested()
-    implicitWidth: 92
+    // Wide enough for the wordmark and the longest page name at the chosen font size (92 px
+    // at the default): at 22 px "WASTE" and "Settings" were cut at the rail's edges.
+    implicitWidth: Math.max(92, Math.ceil(Math.max(wordmark.implicitWidth, longestName.width)) + 2 * Theme.padding)
     color: Theme.surface
     border.color: Theme.border
 
     readonly property var glyphs: ({ "Models": "⤓", "Convert": "⇄", "Planner": "▤", "Chat": "✎", "Server": "⇅" })
+
+    TextMetrics {
+        id: longestName
+        font.pixelSize: Theme.fontSmall
+        text: rail.pages.concat([qsTr("Settings")]).reduce((a, b) => b.length > a.length ? b : a, "")
+    }
 
     ColumnLayout {
         anchors.fill: parent
@@ -21,6 +29,7 @@ Rectangle {
         spacing: Theme.unit
 
         Label {
+            id: wordmark
             Layout.alignment: Qt.AlignHCenter
             Layout.bottomMargin: Theme.padding
             text: "WASTE"
@@ -39,7 +48,8 @@ Rectangle {
                 Layout.fillWidth: true
                 Layout.leftMargin: Theme.unit
                 Layout.rightMargin: Theme.unit
-                implicitHeight: 64
+                // The glyph and the name, however large the font (64 px at the default).
+                implicitHeight: Math.max(64, contentItem.implicitHeight + topPadding + bottomPadding)
                 highlighted: rail.currentIndex === index
                 focusPolicy: Qt.StrongFocus
                 Accessible.name: qsTr("%1 page (Ctrl+%2)").arg(modelData).arg(index + 1)
@@ -76,7 +86,7 @@ Rectangle {
             Layout.leftMargin: Theme.unit
             Layout.rightMargin: Theme.unit
             Layout.bottomMargin: Theme.spacing
-            implicitHeight: 56
+            implicitHeight: Math.max(56, contentItem.implicitHeight + topPadding + bottomPadding)
             focusPolicy: Qt.StrongFocus
             Accessible.name: qsTr("Settings (Ctrl+,)")
             onClicked: rail.settingsRequested()

@@ -16,15 +16,21 @@ Item {
         anchors.margins: Theme.padding * 1.5
         spacing: Theme.padding
 
-        RowLayout {
+        GridLayout {
+            id: header
             Layout.fillWidth: true
-            spacing: Theme.spacing
-            // The title gives way (elided) before the page's actions are pushed out of the
-            // window: a long model name or a large font.
+            columnSpacing: Theme.spacing
+            rowSpacing: Theme.unit
+            // The actions sit beside the title while both fit whole; past that (a long model
+            // name, a large font, a narrow window) they move to a row of their own instead of
+            // squeezing the title to "P…". The title elides only when it alone is too wide.
+            columns: titleColumn.implicitWidth + columnSpacing + actionRow.implicitWidth <= width ? 2 : 1
             ColumnLayout {
+                id: titleColumn
                 Layout.fillWidth: true
                 spacing: 2
                 Label {
+                    objectName: "pageTitle"
                     Layout.fillWidth: true
                     elide: Text.ElideRight
                     text: frame.title
@@ -34,6 +40,7 @@ Item {
                     Accessible.role: Accessible.Heading
                 }
                 Label {
+                    objectName: "pageSubtitle"
                     Layout.fillWidth: true
                     elide: Text.ElideRight
                     visible: text !== ""
@@ -41,8 +48,12 @@ Item {
                     color: Theme.textMuted
                 }
             }
-            Item { Layout.fillWidth: true }
-            RowLayout { id: actionRow; spacing: Theme.spacing }
+            RowLayout {
+                id: actionRow
+                objectName: "pageActions"
+                Layout.alignment: header.columns === 2 ? Qt.AlignRight | Qt.AlignVCenter : Qt.AlignLeft
+                spacing: Theme.spacing
+            }
         }
 
         Item {

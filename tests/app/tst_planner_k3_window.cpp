@@ -25,6 +25,7 @@
 #include <QSignalSpy>
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -106,6 +107,38 @@ QList<QPair<QString, QRectF>> chartTexts(QQuickItem *chart)
         for (QGraphicsItem *item : scene->items())
             if (auto *text = dynamic_cast<QGraphicsTextItem *>(item); text && text->isVisible())
                 out.append({text->toPlainText(), text->sceneBoundingRect()});
+    return out;
+}
+
+// Why the rail, if anything, does not hold its entries at this size: every entry (the pages
+// and Settings) inside the rail, and every text of the rail (the wordmark, the glyphs and
+// names) whole inside its entry and the rail.
+QStringList railOverflows(QQuickWindow *window)
+{
+    QStringList out;
+    auto *rail = window->findChild<QQuickItem *>(QStringLiteral("navigationRail"));
+    if (!rail)
+        return {QStringLiteral("no navigationRail")};
+    const QRectF railRect = rail->mapRectToScene(QRectF(0, 0, rail->width(), rail->height()));
+    const auto inside = [](const QRectF &outer, const QRectF &r) { return outer.adjusted(-0.5, -0.5, 0.5, 0.5).contains(r); };
+    const auto sceneRect = [](QQuickItem *i) { return i->mapRectToScene(QRectF(0, 0, i->width(), i->height())); };
+    const auto textRect = [](QQuickItem *t) {
+        // A text's painted extent: its implicit size where it is wider than its box.
+        return t->mapRectToScene(QRectF(0, 0, std::max(t->width(), t->implicitWidth()), std::max(t->height(), t->implicitHeight())));
+    };
+    for (QQuickItem *item : rail->findChildren<QQuickItem *>()) {
+        const QString name = item->objectName();
+        if (!name.startsWith(QLatin1String("railEntry")) && name != QLatin1String("settingsButton"))
+            continue;
+        if (!inside(railRect, sceneRect(item)))
+            out << name + QStringLiteral(" leaves the rail");
+        for (QQuickItem *t : item->findChildren<QQuickItem *>())
+            if (t->inherits("QQuickText") && t->isVisible() && !inside(sceneRect(item), textRect(t)))
+                out << QStringLiteral("'%1' leaves %2").arg(t->property("text").toString(), name);
+    }
+    for (QQuickItem *t : rail->findChildren<QQuickItem *>())
+        if (t->inherits("QQuickText") && t->property("text").toString() == QLatin1String("WASTE") && !inside(railRect, textRect(t)))
+            out << QStringLiteral("the wordmark leaves the rail");
     return out;
 }
 
@@ -216,7 +249,8 @@ private Q_SLOTS:
     }
 
     // A person who reads better at a larger font sets it in Settings while the Planner is
-    // open: every tick label and axis title on the chart stays whole (Qt Charts elides a
+    // open: the rail holds its entries and their names whole, and every tick label and axis
+    // title on the chart stays whole (Qt Charts elides a
     // label that has no room to "…") and inside the chart and the window, from 18 px to 22.
     // Screenshots, light and dark, at each go to <build>/screenshots.
     void chartLabelsStayWholeAtLargeFonts()
@@ -242,6 +276,22 @@ private Q_SLOTS:
             QVERIFY2(WindowTest::shootBothThemes(window, services->settings.get(),
                                                  QStringLiteral("planner-k3-font%1-").arg(px) + QStringLiteral("%1"), &shotError),
                      qPrintable(shotError));
+            // The page's header: its title whole, its actions clear of it (beside it, or on a
+            // row of their own).
+            auto *page = window->findChild<QQuickItem *>(QStringLiteral("plannerPage"));
+            QVERIFY(page);
+            auto *title = page->findChild<QQuickItem *>(QStringLiteral("pageTitle"));
+            auto *subtitle = page->findChild<QQuickItem *>(QStringLiteral("pageSubtitle"));
+            auto *actions = page->findChild<QQuickItem *>(QStringLiteral("pageActions"));
+            QVERIFY(title && subtitle && actions);
+            QVERIFY2(!title->property("truncated").toBool() && !subtitle->property("truncated").toBool(),
+                     qPrintable(QStringLiteral("at %1 px the page's title or subtitle is elided").arg(px)));
+            const auto scene = [](QQuickItem *i) { return i->mapRectToScene(QRectF(0, 0, i->width(), i->height())); };
+            QVERIFY2(!scene(actions).intersects(scene(title).united(scene(subtitle))),
+                     qPrintable(QStringLiteral("at %1 px the page's actions overlap its title").arg(px)));
+            QVERIFY2(scene(actions).right() <= window->width() + 0.5, qPrintable(QStringLiteral("at %1 px the actions leave the window").arg(px)));
+            const QStringList rail = railOverflows(window);
+            QVERIFY2(rail.isEmpty(), qPrintable(QStringLiteral("at %1 px: ").arg(px) + rail.join(QLatin1String("; "))));
             const auto texts = chartTexts(chart);
             QVERIFY2(texts.size() >= 10, qPrintable(QStringLiteral("%1 texts on the chart").arg(texts.size())));
             // The chart's own rectangle, cut to the window's.
