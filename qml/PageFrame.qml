@@ -21,10 +21,12 @@ Item {
             Layout.fillWidth: true
             columnSpacing: Theme.spacing
             rowSpacing: Theme.unit
-            // The actions sit beside the title while both fit whole; past that (a long model
-            // name, a large font, a narrow window) they move to a row of their own instead of
-            // squeezing the title to "P…". The title elides only when it alone is too wide.
-            columns: titleColumn.implicitWidth + columnSpacing + actionRow.implicitWidth <= width ? 2 : 1
+            // The actions sit beside the title while the title keeps its whole text, or at
+            // least ten title-size characters of it (a long chat name elides there); past
+            // that (a large font, a narrow window) they move to a row of their own instead of
+            // squeezing the title to "P…".
+            readonly property real titleNeed: Math.min(titleColumn.implicitWidth, Theme.fontTitle * 10)
+            columns: titleNeed + columnSpacing + actionRow.implicitWidth <= width ? 2 : 1
             ColumnLayout {
                 id: titleColumn
                 Layout.fillWidth: true
