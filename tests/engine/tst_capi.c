@@ -243,6 +243,28 @@ static void checkErrors(void)
     CHECK(waste_plan_memory(path, 4096, &plan) == WASTE_OK && plan.floor_bytes > 0, "plan: %s", waste_last_error());
     CHECK(waste_plan_memory("/nonexistent/x.waste", 4096, &plan) != WASTE_OK, "plan of a missing container");
 
+    /* The checkpoint: a budget the caller chooses gives the expert cache what is left past
+     * the floor, less one checkpoint (engine/src/plan/budget.cpp). */
+    int64_t checkpoint = 0;
+    CHECK(waste_plan_checkpoint(path, 4096, &checkpoint) == WASTE_OK && checkpoint > 0, "checkpoint: %s",
+          waste_last_error());
+    CHECK(waste_plan_checkpoint(path, 0, &checkpoint) == WASTE_E_ARG && strstr(waste_last_error(), "context"),
+          "checkpoint at ctx 0: %s", waste_last_error());
+    CHECK(waste_plan_checkpoint(path, 4096, NULL) == WASTE_E_ARG && strstr(waste_last_error(), "bytes_out"),
+          "checkpoint to NULL");
+    CHECK(waste_plan_checkpoint("/nonexistent/x.waste", 4096, &checkpoint) != WASTE_OK, "checkpoint of a missing container");
+    CHECK(waste_plan_checkpoint(path, 4096, &checkpoint) == WASTE_OK, "checkpoint again: %s", waste_last_error());
+    waste_open_options_init(&o);
+    o.ram_budget_bytes = plan.floor_bytes + checkpoint + (1 << 20);
+    CHECK(waste_open(path, &o, &m) == WASTE_OK, "open past the floor: %s", waste_last_error());
+    waste_model_info info;
+    CHECK(waste_model_get_info(m, &info) == WASTE_OK, "info: %s", waste_last_error());
+    CHECK(info.expert_cache_bytes == o.ram_budget_bytes - plan.floor_bytes + plan.min_expert_cache - checkpoint,
+          "expert cache %lld, budget %lld, floor %lld, smallest cache %lld, checkpoint %lld",
+          (long long)info.expert_cache_bytes, (long long)o.ram_budget_bytes, (long long)plan.floor_bytes,
+          (long long)plan.min_expert_cache, (long long)checkpoint);
+    waste_close(m);
+
     /* A model in hand: bad ids, short buffers, NULLs. */
     CHECK(waste_open(path, NULL, &m) == WASTE_OK, "open: %s", waste_last_error());
     const int32_t bad = 100000;

@@ -444,6 +444,14 @@ TEST(CacheSim, AWarmStartLoadsWhatTheLearningRunKeptAndBeladyStartsFromTheSame)
     for (const UsageEntry &u : learned) {
         EXPECT_GT(u.hits, 0u);
         uses += u.hits;
+        // last_seen: the pass (from 1) of the record's last use, as the trace has it.
+        int64_t last = 0;
+        for (size_t p = 0; p < first.tokens.size(); ++p) {
+            const std::vector<int> &ids = first.tokens[p][size_t(u.layer)];
+            if (std::find(ids.begin(), ids.end(), u.expert) != ids.end())
+                last = int64_t(p) + 1;
+        }
+        EXPECT_EQ(int64_t(u.lastSeen), last) << "layer " << u.layer << " expert " << u.expert;
     }
     EXPECT_LE(uses, first.accesses());
     // Its first token: a cold cache hits nothing, a warm one what the record held of it.

@@ -275,6 +275,24 @@ TEST(ExpertStreaming, LearnRecordWarmsTheNextOpen)
     }
     auto entries = waste::cache::readUsage(usage);
     EXPECT_FALSE(entries.empty());
+    // The header's clock counts the run's forward passes (the prompt's, then three tokens);
+    // each entry's last_seen is the pass of its last use, the latest of them the last pass.
+    {
+        std::ifstream in(usage, std::ios::binary);
+        unsigned char header[16] = {};
+        in.read(reinterpret_cast<char *>(header), 16);
+        uint64_t clock = 0;
+        for (int i = 7; i >= 0; --i)
+            clock = clock << 8 | header[8 + i];
+        EXPECT_EQ(clock, 4u);
+        uint32_t latest = 0;
+        for (const auto &u : entries) {
+            EXPECT_GE(u.lastSeen, 1u);
+            EXPECT_LE(u.lastSeen, clock);
+            latest = std::max(latest, u.lastSeen);
+        }
+        EXPECT_EQ(latest, clock) << "the last token's records are still cached";
+    }
     EXPECT_TRUE(fs::exists(dir / "usage.routing.jsonl"));
     o.warmFromUsage = true;
     auto m = waste::Model::open(kR3, o);

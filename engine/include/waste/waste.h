@@ -71,6 +71,11 @@ typedef struct waste_memplan {
 } waste_memplan;
 
 waste_status waste_plan_memory(const char *container_path, int ctx_tokens, waste_memplan *plan_out);
+/* The bytes a model opened at a budget its caller chose sets aside for its state checkpoint
+ * (the conversation state kept for the next turn), taken from the expert cache: what a
+ * budget must add to hold every expert besides it. A function of its own rather than a
+ * waste_memplan field, so the struct's size stays what callers were compiled with. */
+waste_status waste_plan_checkpoint(const char *container_path, int ctx_tokens, int64_t *bytes_out);
 
 /* ---- open / close ------------------------------------------------------------------ */
 

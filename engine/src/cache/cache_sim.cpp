@@ -79,12 +79,18 @@ std::vector<UsageEntry> learnedUsage(const RoutingTrace &trace, int slots, Polic
     std::unique_ptr<ExpertCache> cache = simCache(trace, slots, policy);
     replay(*cache, trace);
     std::vector<std::vector<int64_t>> uses(size_t(trace.layers), std::vector<int64_t>(size_t(trace.experts), 0));
-    for (const auto &tok : trace.tokens)
+    std::vector<std::vector<int64_t>> lastPass = uses;
+    int64_t pass = 0;
+    for (const auto &tok : trace.tokens) {
+        ++pass;
         for (size_t l = 0; l < tok.size(); ++l)
-            for (int e : tok[l])
+            for (int e : tok[l]) {
                 ++uses[l][size_t(e)];
+                lastPass[l][size_t(e)] = pass;
+            }
+    }
     const std::vector<std::pair<int, int>> resident = cache->residentRecords();
-    return learnedEntries(resident, uses);
+    return learnedEntries(resident, uses, lastPass);
 }
 
 } // namespace waste::cache

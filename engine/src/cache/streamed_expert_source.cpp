@@ -71,6 +71,7 @@ StreamedExpertSource::StreamedExpertSource(std::map<int, std::shared_ptr<format:
     m_predicted.resize(m_banks.size());
     m_predictedRank.resize(m_banks.size());
     m_uses.assign(m_banks.size(), std::vector<int64_t>(size_t(experts), 0));
+    m_lastPass = m_uses;
 }
 
 StreamedExpertSource::~StreamedExpertSource() { m_pool.reset(); }
@@ -156,6 +157,7 @@ void StreamedExpertSource::fetchBatches(int layer, std::span<const int> experts,
             throw Error(ErrorCode::Argument, b.file.path() + ": expert " + std::to_string(e) + " out of range");
     if (L <= m_lastIndex) { // a new forward pass (decode token or prefill chunk)
         m_cache->beginToken();
+        ++m_passes;
         if (m_routing.size() >= kMaxRoutingPasses)
             m_routing.erase(m_routing.begin());
         m_routing.emplace_back(m_banks.size());
@@ -171,8 +173,10 @@ void StreamedExpertSource::fetchBatches(int layer, std::span<const int> experts,
         pass.clear();
     else if (!pass.empty())
         pass[size_t(L)].assign(experts.begin(), experts.end());
-    for (int e : experts)
+    for (int e : experts) {
         ++m_uses[size_t(L)][size_t(e)];
+        m_lastPass[size_t(L)][size_t(e)] = m_passes;
+    }
     if (!m_predicted[size_t(L)].empty()) { // how good was the lookahead for this layer?
         // A guess is right when the step needs that record: in a batched step, when any
         // of its sequences chose it (the read was then of use, whoever it was made for).
@@ -426,10 +430,10 @@ model::ExpertFetchStats StreamedExpertSource::stats() const
 void StreamedExpertSource::saveUsage(const std::string &usagePath) const
 {
     const std::vector<std::pair<int, int>> resident = m_cache->residentRecords();
-    std::vector<UsageEntry> entries = learnedEntries(resident, m_uses);
+    std::vector<UsageEntry> entries = learnedEntries(resident, m_uses, m_lastPass);
     for (UsageEntry &u : entries)
         u.layer = m_banks[size_t(u.layer)].layer; // the record names absolute layers
-    writeUsage(usagePath, entries, uint64_t(m_routing.size()));
+    writeUsage(usagePath, entries, uint64_t(m_passes));
     writeRouting(routingRecordPath(usagePath), m_routing);
 }
 

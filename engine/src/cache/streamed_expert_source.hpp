@@ -92,6 +92,8 @@ private:
     std::vector<int64_t> m_rankGuessed, m_rankRight;
     std::vector<std::vector<std::vector<int>>> m_routing; // per pass: ids per cache layer
     std::vector<std::vector<int64_t>> m_uses;              // per cache layer, per expert
+    std::vector<std::vector<int64_t>> m_lastPass;          // the pass of its last use (from 1; 0: never)
+    int64_t m_passes = 0;                                  // forward passes so far (the usage record's clock)
 };
 
 } // namespace waste::cache

@@ -6,7 +6,8 @@
 namespace waste::cache {
 
 std::vector<UsageEntry> learnedEntries(std::span<const std::pair<int, int>> resident,
-                                       const std::vector<std::vector<int64_t>> &uses)
+                                       const std::vector<std::vector<int64_t>> &uses,
+                                       const std::vector<std::vector<int64_t>> &lastPass)
 {
     std::vector<UsageEntry> entries;
     entries.reserve(resident.size());
@@ -15,6 +16,7 @@ std::vector<UsageEntry> learnedEntries(std::span<const std::pair<int, int>> resi
         u.layer = layer;
         u.expert = expert;
         u.hits = uint32_t(std::min<int64_t>(uses[size_t(layer)][size_t(expert)], UINT32_MAX));
+        u.lastSeen = uint32_t(std::min<int64_t>(lastPass[size_t(layer)][size_t(expert)], UINT32_MAX));
         entries.push_back(u);
     }
     return entries;

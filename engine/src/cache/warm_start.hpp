@@ -14,10 +14,13 @@
 
 namespace waste::cache {
 
-// The usage record of a run that ended with `resident` records (layer, expert) in its cache
-// and used each record uses[layer][expert] times: what saveUsage writes.
+// The usage record of a run that ended with `resident` records (layer, expert) in its cache,
+// used each record uses[layer][expert] times and last in pass lastPass[layer][expert]
+// (counted from 1; 0: never): what saveUsage writes. The pass is the record's last_seen, on
+// the clock the record's header gives as the run's pass count, as the reference's layout has it.
 std::vector<UsageEntry> learnedEntries(std::span<const std::pair<int, int>> resident,
-                                       const std::vector<std::vector<int64_t>> &uses);
+                                       const std::vector<std::vector<int64_t>> &uses,
+                                       const std::vector<std::vector<int64_t>> &lastPass);
 
 // Seeds the policy with every entry's uses (layers are the cache's own indices) and loads the
 // most used records, at most `room` of them, through `load(entry, ref)`, which reads the

@@ -1,6 +1,8 @@
 // C API functions that need no open model: version, sizes, the planner, top-k.
 #include "capi/capi_call.hpp"
 
+#include <waste/prefix.hpp>
+
 #include <cstdio>
 #include <span>
 
@@ -65,6 +67,20 @@ waste_status waste_plan_memory(const char *container_path, int ctx_tokens, waste
             throw waste::Error(waste::ErrorCode::Argument,
                                "context of " + std::to_string(ctx_tokens) + " tokens is out of range [1, 1048576]");
         waste::capi::fillPlan(waste::planMemory(container_path, ctx_tokens), plan_out);
+    });
+}
+
+waste_status waste_plan_checkpoint(const char *container_path, int ctx_tokens, int64_t *bytes_out)
+{
+    if (!container_path)
+        return nullArgument(nullptr, "waste_plan_checkpoint", "container_path");
+    if (!bytes_out)
+        return nullArgument(nullptr, "waste_plan_checkpoint", "bytes_out");
+    return guarded(nullptr, [&] {
+        if (ctx_tokens < 1 || ctx_tokens > (1 << 20))
+            throw waste::Error(waste::ErrorCode::Argument,
+                               "context of " + std::to_string(ctx_tokens) + " tokens is out of range [1, 1048576]");
+        *bytes_out = waste::checkpointBytes(container_path, ctx_tokens);
     });
 }
 
