@@ -1,4 +1,5 @@
 #include "compute/thread_pool.hpp"
+#include "compute/thread_name.hpp"
 
 #include <chrono>
 
@@ -49,7 +50,10 @@ ThreadPool::ThreadPool(int threads)
     m_threads = std::min(threads, 256);
     m_workers.reserve(static_cast<size_t>(m_threads - 1));
     for (int i = 1; i < m_threads; ++i)
-        m_workers.emplace_back([this] { workerLoop(); });
+        m_workers.emplace_back([this] {
+            nameThisThread("waste-compute");
+            workerLoop();
+        });
 }
 
 ThreadPool::~ThreadPool()

@@ -1,5 +1,6 @@
 #include "io/reader_pool.hpp"
 
+#include "compute/thread_name.hpp"
 #include "io/uring.hpp"
 
 #include <waste/waste.hpp>
@@ -45,10 +46,16 @@ ReaderPool::ReaderPool(int depth, Backend backend) : m_depth(std::max(depth, 0))
         m_ringRefused.clear();
     }
     if (m_ring)
-        m_threads.emplace_back([this] { runRing(); });
+        m_threads.emplace_back([this] {
+            compute::nameThisThread("waste-ring");
+            runRing();
+        });
     else
         for (int i = 0; i < m_depth; ++i)
-            m_threads.emplace_back([this] { run(); });
+            m_threads.emplace_back([this] {
+                compute::nameThisThread("waste-reader");
+                run();
+            });
 }
 
 ReaderPool::~ReaderPool()
