@@ -1,8 +1,10 @@
 // Every SIMD kernel this CPU supports agrees with the scalar kernels within 1e-5
-// relative (a whole eval: tst_simd_eval). NEON's lutRow is held to bit-identity (its
+// relative (a whole eval: tst_simd_eval); the delta rule's levels give its scalar result bit
+// for bit. NEON's lutRow is held to bit-identity (its
 // entries are computed in the scalar order; see quant/kernels_neon.cpp).
 #include <gtest/gtest.h>
 
+#include "quant/delta_rule.hpp"
 #include "quant/simd.hpp"
 
 #include <cmath>
@@ -128,4 +130,52 @@ TEST(Simd, BatchedQ4RowsEqualOneInputAtATime)
     }
     if (checked == 0)
         GTEST_SKIP() << "no kernel set on this CPU has batched 4-bit rows";
+}
+
+// The delta rule (KDA's and Gated DeltaNet's recurrence) at every level gives the scalar
+// level's state, δ and output bit for bit, over several tokens on one state: square heads
+// as KDA's (48, 128), Gated DeltaNet's unequal key and value dims, and column counts that
+// leave every remainder of a vector (1 to 17). The delta-rule step is chosen per level, not
+// through the Kernels set, so this also checks the choice: every level but scalar and NEON
+// must have its own.
+TEST(Simd, DeltaRuleEqualsTheScalarOrderBitForBit)
+{
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> uf(-1.0f, 1.0f), ud(0.5f, 1.0f);
+    const waste::quant::DeltaRuleStep scalar = waste::quant::scalarDeltaRule();
+    for (SimdLevel lvl : supported()) {
+        const waste::quant::DeltaRuleStep step = waste::quant::deltaRuleFor(lvl);
+        if (lvl != SimdLevel::Neon)
+            EXPECT_NE(step, scalar) << waste::quant::simdName(lvl) << " runs the scalar delta rule";
+        std::vector<std::pair<int64_t, int64_t>> shapes = {{48, 48}, {128, 128}, {64, 96}, {5, 3}};
+        for (int64_t dv = 1; dv <= 17; ++dv)
+            shapes.emplace_back(16, dv);
+        for (auto [dk, dv] : shapes) {
+            std::vector<float> S(size_t(dk * dv));
+            for (auto &x : S)
+                x = uf(rng);
+            std::vector<float> S2 = S;
+            for (int token = 0; token < 3; ++token) {
+                std::vector<float> q(static_cast<size_t>(dk)), k(static_cast<size_t>(dk)), v(static_cast<size_t>(dv)),
+                    decay(static_cast<size_t>(dk));
+                for (auto &x : q)
+                    x = uf(rng);
+                for (auto &x : k)
+                    x = uf(rng);
+                for (auto &x : v)
+                    x = uf(rng);
+                for (auto &x : decay)
+                    x = ud(rng);
+                const float beta = ud(rng);
+                std::vector<float> u(size_t(dv), 7.0f), o(size_t(dv), 7.0f), u2(size_t(dv), -3.0f), o2(size_t(dv), -3.0f);
+                scalar(S.data(), q.data(), k.data(), v.data(), decay.data(), beta, u.data(), o.data(), dk, dv);
+                step(S2.data(), q.data(), k.data(), v.data(), decay.data(), beta, u2.data(), o2.data(), dk, dv);
+                const std::string at = std::string(waste::quant::simdName(lvl)) + " " + std::to_string(dk) + "x" +
+                                       std::to_string(dv) + " token " + std::to_string(token);
+                EXPECT_EQ(std::memcmp(S.data(), S2.data(), S.size() * sizeof(float)), 0) << at << ": state";
+                EXPECT_EQ(std::memcmp(u.data(), u2.data(), u.size() * sizeof(float)), 0) << at << ": delta";
+                EXPECT_EQ(std::memcmp(o.data(), o2.data(), o.size() * sizeof(float)), 0) << at << ": output";
+            }
+        }
+    }
 }

@@ -51,6 +51,7 @@ void Forward::gatedDeltaNet(int layer, const float *a, float *out, LayerState &s
         l2NormalizeHead(k + h * Dk, Dk, 1e-6f, 1.0f);
     }
     // Value heads are independent (own state block, own output slice): split over threads.
+    const quant::DeltaRuleStep deltaRuleStep = quant::deltaRule();
     m_pool.forRange(Hv, m_pool.grainFor(Hv, Dk * Dv / 2), [&](int64_t h0, int64_t h1) {
         Vec u(Dv), dk(Dk);
         for (int64_t h = h0; h < h1; ++h) {

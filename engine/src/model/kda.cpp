@@ -55,6 +55,7 @@ void Forward::kda(int layer, int n, const float *a, float *out, LayerState *cons
             runStart.push_back(t);
     runStart.push_back(n);
     const int64_t runs = static_cast<int64_t>(runStart.size()) - 1;
+    const quant::DeltaRuleStep deltaRuleStep = quant::deltaRule();
     m_pool.forRange(runs * H, m_pool.grainFor(runs * H, D * D / 2 * n / runs), [&](int64_t i0, int64_t i1) {
         Vec u(D), decay(D);
         for (int64_t i = i0; i < i1; ++i) {
