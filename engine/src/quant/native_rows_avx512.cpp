@@ -46,14 +46,23 @@ WASTE_AVX512 float mxfp4(const uint8_t *packed, const uint8_t *scales, const flo
     // The 16 codes index a 16-float table of the e2m1 values (permutexvar reads the low 4 bits).
     const __m512 table = _mm512_setr_ps(0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f, //
                                         -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f);
+    // Code i of a block sits at bits 4(i mod 8) of the block's 32-bit word i / 8: lane j of
+    // the first half takes word j / 8 shifted right by 4 (j mod 8), the second half words 2
+    // and 3. The table lookup ignores the bits above the code, so no mask is needed: three
+    // operations per 16 codes where unpacking the bytes took four and a half, the same codes
+    // in the same lanes.
+    const __m512i firstWords = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+    const __m512i secondWords = _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const __m512i shifts = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8, 12, 16, 20, 24, 28);
     __m512 acc = _mm512_setzero_ps();
     for (int64_t b = 0; b * format::kMxfp4Group < n; ++b) {
-        __m128i c0, c1;
-        unpackNibbles(packed + 16 * b, c0, c1);
+        const __m512i words = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i *>(packed + 16 * b)));
+        const __m512i c0 = _mm512_srlv_epi32(_mm512_permutexvar_epi32(firstWords, words), shifts);
+        const __m512i c1 = _mm512_srlv_epi32(_mm512_permutexvar_epi32(secondWords, words), shifts);
         const float *xb = x + 32 * b;
         __m512 s = _mm512_setzero_ps();
-        s = addProducts(s, _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(c0), table), _mm512_loadu_ps(xb));
-        s = addProducts(s, _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(c1), table), _mm512_loadu_ps(xb + 16));
+        s = addProducts(s, _mm512_permutexvar_ps(c0, table), _mm512_loadu_ps(xb));
+        s = addProducts(s, _mm512_permutexvar_ps(c1, table), _mm512_loadu_ps(xb + 16));
         acc = addProducts(acc, _mm512_set1_ps(format::e8m0Scale(scales[b])), s);
     }
     return reduce(acc);
