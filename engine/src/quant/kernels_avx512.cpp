@@ -50,22 +50,31 @@ WASTE_AVX512 float rowQ8(const uint8_t *q, const float *scale, const float *x, i
     return acc;
 }
 
+// 16 4-bit weights (8 bytes, low nibble first) as floats, each nibble minus 8. Weight j is
+// the nibble at bits 4(j mod 8) of the little-endian word j / 8: one word permute, one
+// per-lane shift and one lookup in a table of the 16 values (which reads only the low 4
+// bits), where unpacking the bytes and widening took eight operations. The same values in
+// the same lanes, so every sum is what it was.
+WASTE_AVX512 inline __m512 q4Weights16(const uint8_t *p)
+{
+    const __m512 values = _mm512_setr_ps(-8.0f, -7.0f, -6.0f, -5.0f, -4.0f, -3.0f, -2.0f, -1.0f, //
+                                         0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f);
+    const __m512i words = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+    const __m512i shifts = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8, 12, 16, 20, 24, 28);
+    const __m512i b = _mm512_castsi128_si512(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(p)));
+    return _mm512_permutexvar_ps(_mm512_srlv_epi32(_mm512_permutexvar_epi32(words, b), shifts), values);
+}
+
 WASTE_AVX512 float rowQ4(const uint8_t *q, const float *scale, const float *x, int64_t n, int64_t g)
 {
     float acc = 0.0f;
-    const __m128i mask = _mm_set1_epi8(0x0f), eight = _mm_set1_epi8(8);
     for (int64_t k = 0, i0 = 0; i0 < n; ++k, i0 += g) {
         const int64_t i1 = i0 + g < n ? i0 + g : n;
         __m512 s = _mm512_setzero_ps();
         int64_t i = i0;
         if ((i0 & 1) == 0) {
-            for (; i + 16 <= i1; i += 16) {
-                const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(q + (i >> 1)));
-                const __m128i lo = _mm_and_si128(b, mask);
-                const __m128i hi = _mm_and_si128(_mm_srli_epi16(b, 4), mask);
-                const __m128i v = _mm_sub_epi8(_mm_unpacklo_epi8(lo, hi), eight);
-                s = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(v)), _mm512_loadu_ps(x + i), s);
-            }
+            for (; i + 16 <= i1; i += 16)
+                s = _mm512_fmadd_ps(q4Weights16(q + (i >> 1)), _mm512_loadu_ps(x + i), s);
         }
         float inner = _mm512_reduce_add_ps(s);
         for (; i < i1; ++i) {
@@ -82,7 +91,6 @@ WASTE_AVX512 float rowQ4(const uint8_t *q, const float *scale, const float *x, i
 template <int M>
 WASTE_AVX512 void rowQ4Block(const uint8_t *q, const float *scale, const float *const *x, int64_t n, int64_t g, float *acc)
 {
-    const __m128i mask = _mm_set1_epi8(0x0f), eight = _mm_set1_epi8(8);
     // The loops over the inputs are unrolled, so the accumulators stay in registers (not
     // unrolled, they went through the stack at every step).
     const float *xj[M];
@@ -100,11 +108,7 @@ WASTE_AVX512 void rowQ4Block(const uint8_t *q, const float *scale, const float *
         int64_t i = i0;
         if ((i0 & 1) == 0) {
             for (; i + 16 <= i1; i += 16) {
-                const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(q + (i >> 1)));
-                const __m128i lo = _mm_and_si128(b, mask);
-                const __m128i hi = _mm_and_si128(_mm_srli_epi16(b, 4), mask);
-                const __m128i v = _mm_sub_epi8(_mm_unpacklo_epi8(lo, hi), eight);
-                const __m512 w = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(v));
+                const __m512 w = q4Weights16(q + (i >> 1));
 #pragma GCC unroll 4
                 for (int j = 0; j < M; ++j)
                     s[j] = _mm512_fmadd_ps(w, _mm512_loadu_ps(xj[j] + i), s[j]);
