@@ -9,7 +9,9 @@
 // known-odds cache's, with whether the 75 % goal is met and, where not, whether the known-odds
 // cache meets it; before that, the same share with the held-out half warm-started from the first
 // half's usage record, as the engine opens after a --learn run.
-// Usage: bench_cache [TRACE.jsonl]   (default: the OLMoE fixture trace)
+// Real traces: the OLMoE fixture, whose first half the policy was developed on, and the routing
+// of a small byte-level MoE trained here (tests/bench/trained_moe_trace.py), never tuned on.
+// Usage: bench_cache [TRACE.jsonl...]   (default: both fixture traces)
 #include "cache/cache_sim.hpp"
 #include "cache/known_odds_replay.hpp"
 #include "cache/synthetic_trace.hpp"
@@ -92,13 +94,27 @@ Shares table(const std::string &title, const RoutingTrace &trace, const std::vec
 
 int main(int argc, char **argv)
 {
-    const std::string path = argc > 1 ? argv[1] : std::string(WASTE_FIXTURES_DIR) + "/traces/olmoe_299.jsonl";
-    const RoutingTrace trace = loadRoutingTrace(path);
-    const Shares real = table("trace " + path, trace);
-    const size_t half = trace.tokens.size() / 2;
-    const Shares heldOut = table("held-out second half (tokens " + std::to_string(half) + "-" +
-                                     std::to_string(trace.tokens.size() - 1) + ", cold start)",
-                                 traceTail(trace, half));
+    std::vector<std::string> paths(argv + 1, argv + argc);
+    if (paths.empty())
+        paths = {std::string(WASTE_FIXTURES_DIR) + "/traces/olmoe_299.jsonl",
+                 std::string(WASTE_FIXTURES_DIR) + "/traces/bytemoe_600.jsonl"};
+    struct Real {
+        std::string name;
+        RoutingTrace trace;
+        Shares whole, heldOut;
+    };
+    std::vector<Real> reals;
+    for (const std::string &path : paths) {
+        Real r;
+        r.name = path.substr(path.find_last_of('/') + 1);
+        r.trace = loadRoutingTrace(path);
+        r.whole = table("trace " + path, r.trace);
+        const size_t half = r.trace.tokens.size() / 2;
+        r.heldOut = table("held-out second half (tokens " + std::to_string(half) + "-" +
+                              std::to_string(r.trace.tokens.size() - 1) + ", cold start)",
+                          traceTail(r.trace, half));
+        reals.push_back(std::move(r));
+    }
 
     struct Shape {
         const char *name;
@@ -146,19 +162,23 @@ int main(int argc, char **argv)
         perShape.emplace_back(first, held);
     }
     std::printf("\n%s share of Belady, first half (whole trace for the real one) / held-out second half, worst at 1-3 working sets:\n", policyName(kDefaultPolicy).c_str());
-    std::printf("  %-52s %6.1f%% / %6.1f%%\n", "real trace (whole; its first half tuned the policy)", 100 * real.worst,
-                100 * heldOut.worst);
+    for (const Real &r : reals)
+        std::printf("  %-52s %6.1f%% / %6.1f%%\n", (r.name + " (real; whole trace)").c_str(), 100 * r.whole.worst,
+                    100 * r.heldOut.worst);
     for (size_t i = 0; i < perShape.size(); ++i)
         std::printf("  %-52s %6.1f%% / %6.1f%%   (known odds %5.1f%% / %5.1f%%)\n", shapes[i].name,
                     100 * perShape[i].first.worst, 100 * perShape[i].second.worst, 100 * perShape[i].first.knownWorst,
                     100 * perShape[i].second.knownWorst);
 
-    std::printf("\n%s worst share of Belady at 1-3 working sets: held-out half %.1f%%, synthetic first halves %.1f%% / held out %.1f%%; "
-                "least margin over LRU there: held-out %+.1f points, synthetic first halves %+.1f / held out %+.1f points\n",
-                policyName(kDefaultPolicy).c_str(), 100 * heldOut.worst, 100 * synthWorst, 100 * synthHeldWorst,
-                100 * heldOut.overLru, 100 * synthOverLru, 100 * synthHeldOverLru);
-    std::printf("%s share of Belady on %s: %.1f%% at 0.5 working sets, worst %.1f%% at 1-3 working sets\n",
-                policyName(kDefaultPolicy).c_str(), path.c_str(), 100 * real.half, 100 * real.worst);
+    std::printf("\n%s worst share of Belady at 1-3 working sets: synthetic first halves %.1f%% / held out %.1f%%; "
+                "least margin over LRU there: synthetic first halves %+.1f / held out %+.1f points\n",
+                policyName(kDefaultPolicy).c_str(), 100 * synthWorst, 100 * synthHeldWorst, 100 * synthOverLru,
+                100 * synthHeldOverLru);
+    for (const Real &r : reals)
+        std::printf("%s on %s: %.1f%% of Belady at 0.5 working sets, worst %.1f%% at 1-3 (held-out half %.1f%%, "
+                    "least margin over LRU there %+.1f points)\n",
+                    policyName(kDefaultPolicy).c_str(), r.name.c_str(), 100 * r.whole.half, 100 * r.whole.worst,
+                    100 * r.heldOut.worst, 100 * r.heldOut.overLru);
     // One working set is where the goal is hardest: per shape, the held-out half against the
     // cache told the generator's odds, so a reader sees where the goal lies beyond that yardstick.
     // Two decimals, because the verdict is taken on the unrounded share (74.97 % is not met).
@@ -174,11 +194,18 @@ int main(int argc, char **argv)
         const CacheSimResult r = cacheSim(traceTail(whole, h), slots, p, true, &learned);
         return r.optHitRate > 0 ? r.hitRate / r.optHitRate : 1.0;
     };
-    std::vector<std::pair<std::string, RoutingTrace>> wholes = {{"real trace", trace}};
-    for (const Shape &sh : shapes)
-        wholes.emplace_back(sh.name, zipfDriftTrace(sh.spec));
+    std::vector<std::pair<std::string, RoutingTrace>> wholes;
+    std::vector<double> colds;
+    for (const Real &r : reals) {
+        wholes.emplace_back(r.name, r.trace);
+        colds.push_back(r.heldOut.one);
+    }
+    for (size_t i = 0; i < std::size(shapes); ++i) {
+        wholes.emplace_back(shapes[i].name, zipfDriftTrace(shapes[i].spec));
+        colds.push_back(perShape[i].second.one);
+    }
     for (size_t i = 0; i < wholes.size(); ++i) {
-        const double cold = i == 0 ? heldOut.one : perShape[i - 1].second.one;
+        const double cold = colds[i];
         const double warm = warmShare(wholes[i].second, kDefaultPolicy);
         std::printf("  %-52s %6.2f%% (cold %6.2f%%, %+5.2f points)   LRU warm %6.2f%%   %s\n", wholes[i].first.c_str(),
                     100 * warm, 100 * cold, 100 * (warm - cold), 100 * warmShare(wholes[i].second, PolicyKind::Lru),
@@ -187,8 +214,9 @@ int main(int argc, char **argv)
 
     std::printf("\nAt 1 working set, held-out second half: %s vs the known-odds cache (share of Belady; goal %.0f%%):\n",
                 policyName(kDefaultPolicy).c_str(), 100 * kGoal);
-    std::printf("  %-52s %6.2f%%   LRU %6.2f%%   (no known odds for real routing)            %s\n", "real trace", 100 * heldOut.one,
-                100 * heldOut.lruOne, heldOut.one >= kGoal ? "goal met" : "goal NOT met");
+    for (const Real &r : reals)
+        std::printf("  %-52s %6.2f%%   LRU %6.2f%%   (no known odds for real routing)            %s\n", r.name.c_str(),
+                    100 * r.heldOut.one, 100 * r.heldOut.lruOne, r.heldOut.one >= kGoal ? "goal met" : "goal NOT met");
     for (size_t i = 0; i < perShape.size(); ++i) {
         const Shares &h = perShape[i].second;
         const char *verdict = h.one >= kGoal          ? "goal met"

@@ -5,7 +5,8 @@
 # trace per architecture, and `waste cache-sim` replays it through the default policy and
 # LRU against Belady's optimum at 0.5 / 1 / 2 / 3 working sets.
 # (The tiny models' weights are random, so their routing is a shape test, not a real
-# model's habits; the real-model figure stays bench_cache on the OLMoE trace.)
+# model's habits; the real-model figures stay bench_cache's: the OLMoE trace, and the routing of
+# a small MoE trained here, tests/bench/trained_moe_trace.py.)
 #
 # Usage: tests/bench/learned_traces.sh [BUILD_DIR] [SIZE] [TOKENS_PER_TEXT]
 #   defaults: build 128M 96; about 5 minutes on 2 cores, mostly making the models.
