@@ -214,7 +214,11 @@ TEST(ExpertStreaming, BudgetBelowTheFloorIsRefusedBeforeAllocation)
         EXPECT_NE(std::string(e.what()).find(std::to_string(plan.floor_bytes)), std::string::npos) << e.what();
     }
     // Nothing of the model was loaded: resident memory did not grow by the trunk + cache.
+    // (Not under AddressSanitizer: its own allocations around a thrown error grow resident
+    // memory by about 3 MB, more than the tiny model's 0.7 MB that this bound is made of.)
+#ifndef __SANITIZE_ADDRESS__
     EXPECT_LT(waste::plan::ownResidentBytes() - before, plan.trunk_bytes + plan.min_expert_cache);
+#endif
 }
 
 TEST(ExpertStreaming, DirectIoIsReportedHonestly)
