@@ -31,14 +31,19 @@ WASTE_AVX512 inline float reduce(__m512 acc)
     return _mm_cvtss_f32(_mm_add_ss(r2, _mm_shuffle_ps(r2, r2, 1)));
 }
 
-// 16 bytes of nibbles -> 32 codes in element order (low nibble first), as two halves.
-WASTE_AVX512 inline void unpackNibbles(const uint8_t *p, __m128i &first, __m128i &second)
+// 16 bytes of nibbles -> 32 codes in element order (low nibble first), as two vectors of 16
+// lanes: code i sits at bits 4(i mod 8) of the block's little-endian 32-bit word i / 8, so lane
+// j of the first vector takes word j / 8 shifted right by 4 (j mod 8), the second words 2 and
+// 3. The bits above each code are left in place: the 16-entry table lookups that follow read
+// only the low 4 bits. Three operations per 16 codes where unpacking bytes took four and a half.
+WASTE_AVX512 inline void nibbleCodes(const uint8_t *p, __m512i &first, __m512i &second)
 {
-    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
-    const __m128i mask = _mm_set1_epi8(0x0f);
-    const __m128i lo = _mm_and_si128(b, mask), hi = _mm_and_si128(_mm_srli_epi16(b, 4), mask);
-    first = _mm_unpacklo_epi8(lo, hi);
-    second = _mm_unpackhi_epi8(lo, hi);
+    const __m512i firstWords = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+    const __m512i secondWords = _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const __m512i shifts = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8, 12, 16, 20, 24, 28);
+    const __m512i words = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+    first = _mm512_srlv_epi32(_mm512_permutexvar_epi32(firstWords, words), shifts);
+    second = _mm512_srlv_epi32(_mm512_permutexvar_epi32(secondWords, words), shifts);
 }
 
 WASTE_AVX512 float mxfp4(const uint8_t *packed, const uint8_t *scales, const float *x, int64_t n)
@@ -46,19 +51,10 @@ WASTE_AVX512 float mxfp4(const uint8_t *packed, const uint8_t *scales, const flo
     // The 16 codes index a 16-float table of the e2m1 values (permutexvar reads the low 4 bits).
     const __m512 table = _mm512_setr_ps(0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f, //
                                         -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f);
-    // Code i of a block sits at bits 4(i mod 8) of the block's 32-bit word i / 8: lane j of
-    // the first half takes word j / 8 shifted right by 4 (j mod 8), the second half words 2
-    // and 3. The table lookup ignores the bits above the code, so no mask is needed: three
-    // operations per 16 codes where unpacking the bytes took four and a half, the same codes
-    // in the same lanes.
-    const __m512i firstWords = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
-    const __m512i secondWords = _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-    const __m512i shifts = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8, 12, 16, 20, 24, 28);
     __m512 acc = _mm512_setzero_ps();
     for (int64_t b = 0; b * format::kMxfp4Group < n; ++b) {
-        const __m512i words = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i *>(packed + 16 * b)));
-        const __m512i c0 = _mm512_srlv_epi32(_mm512_permutexvar_epi32(firstWords, words), shifts);
-        const __m512i c1 = _mm512_srlv_epi32(_mm512_permutexvar_epi32(secondWords, words), shifts);
+        __m512i c0, c1;
+        nibbleCodes(packed + 16 * b, c0, c1);
         const float *xb = x + 32 * b;
         __m512 s = _mm512_setzero_ps();
         s = addProducts(s, _mm512_permutexvar_ps(c0, table), _mm512_loadu_ps(xb));
@@ -100,15 +96,18 @@ WASTE_AVX512 float fp8b128(const uint8_t *q, const uint8_t *blockScales, const f
 
 WASTE_AVX512 float int4g32(const uint8_t *packed, const uint8_t *scales, const float *x, int64_t n)
 {
-    const __m512i eight = _mm512_set1_epi32(8);
+    // The codes as mxfp4() reads them, then a table of the 16 values (nibble - 8, exact as
+    // floats) in place of widening, subtracting and converting.
+    const __m512 values = _mm512_setr_ps(-8.0f, -7.0f, -6.0f, -5.0f, -4.0f, -3.0f, -2.0f, -1.0f, //
+                                         0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f);
     __m512 acc = _mm512_setzero_ps();
     for (int64_t g = 0; g * format::kInt4Group < n; ++g) {
-        __m128i c0, c1;
-        unpackNibbles(packed + 16 * g, c0, c1);
+        __m512i c0, c1;
+        nibbleCodes(packed + 16 * g, c0, c1);
         const float *xg = x + 32 * g;
         __m512 s = _mm512_setzero_ps();
-        s = addProducts(s, _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_cvtepu8_epi32(c0), eight)), _mm512_loadu_ps(xg));
-        s = addProducts(s, _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_cvtepu8_epi32(c1), eight)), _mm512_loadu_ps(xg + 16));
+        s = addProducts(s, _mm512_permutexvar_ps(c0, values), _mm512_loadu_ps(xg));
+        s = addProducts(s, _mm512_permutexvar_ps(c1, values), _mm512_loadu_ps(xg + 16));
         acc = addProducts(acc, _mm512_set1_ps(format::bf16Value(scales + 2 * g)), s);
     }
     return reduce(acc);
