@@ -17,10 +17,10 @@ The routing is recorded over text held out from training: the GPL-3 licence and 
 modules whose names start with a letter from n to z, alternating prose and code.
 
 Usage: /usr/bin/python3 tests/bench/trained_moe_trace.py OUT.jsonl [--minutes M] [--tokens N]
-(about M minutes of training, default 20, in batches of 8 windows of 128 bytes; N recorded
+(about M minutes of training, default 40, in batches of 8 windows of 128 bytes; N recorded
 tokens, default 600). Needs `apt-get install python3-torch`; with Debian's reference BLAS a
 step takes about 3 s on 2 cores, with `libopenblas0-pthread` installed about 1 s.
-Not run by ctest; its output is the fixture tests/fixtures/traces/bytemoe_600.jsonl (20
+Not run by ctest; its output is the fixture tests/fixtures/traces/bytemoe_600.jsonl (40
 minutes, 2 cores: see the fixture's line in tests/fixtures/README.md). Training is seeded,
 but threads make its floating point differ from run to run, so a rerun gives other routing
 of the same kind, not these bytes.
@@ -118,7 +118,7 @@ class Model(nn.Module):
 
 def main():
     args = sys.argv[1:]
-    minutes = float(args[args.index("--minutes") + 1]) if "--minutes" in args else 20.0
+    minutes = float(args[args.index("--minutes") + 1]) if "--minutes" in args else 40.0
     tokens = int(args[args.index("--tokens") + 1]) if "--tokens" in args else 600
     out = [a for i, a in enumerate(args) if not a.startswith("--") and (i == 0 or not args[i - 1].startswith("--"))]
     if not out:
