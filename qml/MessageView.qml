@@ -241,6 +241,9 @@ Item {
                 Accessible.name: text
             }
             QuietButton {
+                // Not on an answer with no text (one that only called a tool): nothing to copy.
+                visible: view.displayText !== ""
+                objectName: view.isUser ? "userCopy" : "answerCopy"
                 text: qsTr("Copy")
                 Accessible.name: view.isUser ? qsTr("Copy your message") : qsTr("Copy the answer")
                 onClicked: GuiHelpers.copyText(view.displayText)

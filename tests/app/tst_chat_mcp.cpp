@@ -287,6 +287,10 @@ private Q_SLOTS:
         QVERIFY(args);
         QVERIFY2(args->property("text").toString().contains(QLatin1String("\"message\"")), qPrintable(args->property("text").toString()));
         showRow(row);
+        // The answer that only made the call has no text: its figures show, no Copy.
+        QCOMPARE(messages()->at(row - 1).text, QString());
+        QVERIFY(!visibleItem(m_window, QStringLiteral("answerCopy"), 300));
+        QVERIFY(visibleItem(m_window, QStringLiteral("userCopy")));
         QVERIFY(shootBothThemes(QStringLiteral("approval")));
 
         showRow(row);
