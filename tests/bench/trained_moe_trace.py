@@ -25,6 +25,7 @@ minutes, 2 cores: see the fixture's line in tests/fixtures/README.md). Training 
 but threads make its floating point differ from run to run, so a rerun gives other routing
 of the same kind, not these bytes.
 """
+import argparse
 import glob
 import json
 import math
@@ -32,9 +33,13 @@ import os
 import sys
 import time
 
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
+try:
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+except ImportError:
+    sys.exit("trained_moe_trace.py needs Debian's python3-torch (apt-get install python3-torch) "
+             "and Debian's /usr/bin/python3")
 
 LAYERS, WIDTH, HEADS, EXPERTS, TOP_K, EXPERT_WIDTH, CONTEXT = 6, 128, 4, 32, 4, 128, 128
 
@@ -117,12 +122,12 @@ class Model(nn.Module):
 
 
 def main():
-    args = sys.argv[1:]
-    minutes = float(args[args.index("--minutes") + 1]) if "--minutes" in args else 40.0
-    tokens = int(args[args.index("--tokens") + 1]) if "--tokens" in args else 600
-    out = [a for i, a in enumerate(args) if not a.startswith("--") and (i == 0 or not args[i - 1].startswith("--"))]
-    if not out:
-        sys.exit(__doc__)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", help="the trace to write (JSON Lines)")
+    parser.add_argument("--minutes", type=float, default=40.0, help="training time (default 40)")
+    parser.add_argument("--tokens", type=int, default=600, help="tokens of routing to record (default 600)")
+    args = parser.parse_args()
+    minutes, tokens = args.minutes, args.tokens
     torch.manual_seed(0)
     torch.set_num_threads(os.cpu_count() or 2)
     train, prose, code = corpora()
@@ -166,10 +171,10 @@ def main():
                     break
                 rows.append([sorted(int(e) for e in routes[l][0, t]) for l in range(LAYERS)])
             w += 1
-    with open(out[0], "w") as f:
+    with open(args.out, "w") as f:
         for i, layers in enumerate(rows):
             f.write(json.dumps({"tok": i + 1, "layers": layers}) + "\n")
-    print(f"trained {step} steps; wrote {len(rows)} tokens of routing to {out[0]}", file=sys.stderr)
+    print(f"trained {step} steps; wrote {len(rows)} tokens of routing to {args.out}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+#include "quant/nibble_lanes_avx512.hpp"
+
 #define WASTE_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma")))
 
 namespace waste::quant {
@@ -50,19 +52,16 @@ WASTE_AVX512 float rowQ8(const uint8_t *q, const float *scale, const float *x, i
     return acc;
 }
 
-// 16 4-bit weights (8 bytes, low nibble first) as floats, each nibble minus 8. Weight j is
-// the nibble at bits 4(j mod 8) of the little-endian word j / 8: one word permute, one
-// per-lane shift and one lookup in a table of the 16 values (which reads only the low 4
-// bits), where unpacking the bytes and widening took eight operations. The same values in
-// the same lanes, so every sum is what it was.
+// 16 4-bit weights (8 bytes, low nibble first) as floats, each nibble minus 8: the codes in
+// lanes (quant/nibble_lanes_avx512.hpp), then a lookup in a table of the 16 values, where
+// unpacking the bytes and widening took eight operations. The same values in the same
+// lanes, so every sum is what it was.
 WASTE_AVX512 inline __m512 q4Weights16(const uint8_t *p)
 {
     const __m512 values = _mm512_setr_ps(-8.0f, -7.0f, -6.0f, -5.0f, -4.0f, -3.0f, -2.0f, -1.0f, //
                                          0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f);
-    const __m512i words = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
-    const __m512i shifts = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8, 12, 16, 20, 24, 28);
-    const __m512i b = _mm512_castsi128_si512(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(p)));
-    return _mm512_permutexvar_ps(_mm512_srlv_epi32(_mm512_permutexvar_epi32(words, b), shifts), values);
+    const __m512i words = _mm512_castsi128_si512(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(p)));
+    return _mm512_permutexvar_ps(nibbleLanes(words, 0), values);
 }
 
 WASTE_AVX512 float rowQ4(const uint8_t *q, const float *scale, const float *x, int64_t n, int64_t g)

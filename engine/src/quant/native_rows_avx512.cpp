@@ -13,6 +13,8 @@
 
 #include <immintrin.h>
 
+#include "quant/nibble_lanes_avx512.hpp"
+
 #define WASTE_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,f16c")))
 
 namespace waste::quant {
@@ -32,18 +34,12 @@ WASTE_AVX512 inline float reduce(__m512 acc)
 }
 
 // 16 bytes of nibbles -> 32 codes in element order (low nibble first), as two vectors of 16
-// lanes: code i sits at bits 4(i mod 8) of the block's little-endian 32-bit word i / 8, so lane
-// j of the first vector takes word j / 8 shifted right by 4 (j mod 8), the second words 2 and
-// 3. The bits above each code are left in place: the 16-entry table lookups that follow read
-// only the low 4 bits. Three operations per 16 codes where unpacking bytes took four and a half.
+// lanes (quant/nibble_lanes_avx512.hpp), ready for a 16-entry table lookup.
 WASTE_AVX512 inline void nibbleCodes(const uint8_t *p, __m512i &first, __m512i &second)
 {
-    const __m512i firstWords = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
-    const __m512i secondWords = _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-    const __m512i shifts = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8, 12, 16, 20, 24, 28);
     const __m512i words = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
-    first = _mm512_srlv_epi32(_mm512_permutexvar_epi32(firstWords, words), shifts);
-    second = _mm512_srlv_epi32(_mm512_permutexvar_epi32(secondWords, words), shifts);
+    first = nibbleLanes(words, 0);
+    second = nibbleLanes(words, 2);
 }
 
 WASTE_AVX512 float mxfp4(const uint8_t *packed, const uint8_t *scales, const float *x, int64_t n)
