@@ -115,6 +115,25 @@ public:
     }
 };
 
+// The app's settings, a planner on `source`, and a spy on its plans: what every case here
+// starts from. open() shows a container and waits for its first plan.
+template <typename Source = FakeMachine> struct Planner {
+    AppSettings settings{nullptr}; // first: the planner reads the budgets kept here
+    std::shared_ptr<Source> machine;
+    PlannerController planner;
+    QSignalSpy planned;
+
+    explicit Planner(std::shared_ptr<Source> source = std::make_shared<Source>())
+        : machine(source), planner(std::move(source), nullptr), planned(&planner, &PlannerController::planChanged)
+    {
+    }
+    [[nodiscard]] bool open(const QString &container, int timeoutMs = 10000)
+    {
+        planner.setContainer(container);
+        return planned.wait(timeoutMs);
+    }
+};
+
 } // namespace
 
 class TestPlanner : public QObject {
@@ -149,14 +168,11 @@ private Q_SLOTS:
 
     void marksTheCliffOnAFake64GBMachine()
     {
-        AppSettings settings(nullptr);
+        Planner t;
+        auto &[settings, machine, planner, planned] = t;
         const QString k3 = QStringLiteral("/models/kimi-k3.waste");
         settings.setBudgetFor(k3, 0);
-        auto machine = std::make_shared<FakeMachine>();
-        PlannerController planner(machine, nullptr);
-        QSignalSpy planned(&planner, &PlannerController::planChanged);
-        planner.setContainer(QStringLiteral("/models/kimi-k3.waste"));
-        QVERIFY(planned.wait(10000));
+        QVERIFY(t.open(k3));
         QVERIFY(planner.ready());
 
         // 64 - 10 - 4 - 0.5 = 49.5 GiB: between the measured good (46) and bad (52) budgets.
@@ -227,24 +243,20 @@ private Q_SLOTS:
     // B's own (default) budget, B is not "Applied" with A's value, and A keeps its budget.
     void budgetChosenForOneModelIsNotAppliedToAnother()
     {
-        AppSettings settings(nullptr);
+        Planner<TwoModels> t;
+        auto &[settings, machine, planner, planned] = t;
         const QString a = QStringLiteral("/models/kimi-k3.waste");
         const QString b = QStringLiteral("/models/small.waste");
         settings.setBudgetFor(a, 0);
         settings.setBudgetFor(b, 0);
-        auto machine = std::make_shared<TwoModels>();
-        PlannerController planner(machine, nullptr);
-        QSignalSpy planned(&planner, &PlannerController::planChanged);
 
-        planner.setContainer(a);
-        QVERIFY(planned.wait(10000));
+        QVERIFY(t.open(a));
         planner.setBudget(40 * GiB);
         planner.applyBudget();
         QCOMPARE(settings.budgetFor(a), 40 * GiB);
         QVERIFY(planner.budgetApplied());
 
-        planner.setContainer(b);
-        QVERIFY(planned.wait(10000));
+        QVERIFY(t.open(b));
         QCOMPARE(settings.budgetFor(b), 0);
         QCOMPARE(planner.budget(), planner.defaultBytes()); // B's own default, not A's 40 GiB
         QVERIFY(planner.budget() < GiB);
@@ -252,8 +264,7 @@ private Q_SLOTS:
         QCOMPARE(planner.budgetLevel(), 0);                  // no "below the floor" left over from A
         // An unapplied slider position on B does not travel back to A either.
         planner.setBudget(planner.floorBytes() + 1);
-        planner.setContainer(a);
-        QVERIFY(planned.wait(10000));
+        QVERIFY(t.open(a));
         QCOMPARE(planner.budget(), 40 * GiB);
         QVERIFY(planner.budgetApplied());
         QCOMPARE(settings.budgetFor(b), 0);
@@ -265,15 +276,12 @@ private Q_SLOTS:
     // shown as applied, the page says why, and it cannot be applied there.
     void contextChangeRechecksTheKeptBudget()
     {
-        AppSettings settings(nullptr);
+        Planner<TwoModels> t;
+        auto &[settings, machine, planner, planned] = t;
         const QString a = QStringLiteral("/models/kimi-k3.waste");
         settings.setBudgetFor(a, 0);
-        auto machine = std::make_shared<TwoModels>();
-        PlannerController planner(machine, nullptr);
-        QSignalSpy planned(&planner, &PlannerController::planChanged);
         planner.setContextTokens(4096);
-        planner.setContainer(a);
-        QVERIFY(planned.wait(10000));
+        QVERIFY(t.open(a));
         const qint64 floor4k = planner.floorBytes();
         planner.setBudget(floor4k + GiB / 2);
         planner.applyBudget();
@@ -294,14 +302,11 @@ private Q_SLOTS:
     // the cliff that its experts alone stay under).
     void usefulMaximumCountsTheCheckpoint()
     {
-        AppSettings settings(nullptr);
+        Planner<AllExpertsNearTheCliff> t;
+        auto &[settings, machine, planner, planned] = t;
         const QString k3 = QStringLiteral("/models/kimi-k3.waste");
         settings.setBudgetFor(k3, 0);
-        auto machine = std::make_shared<AllExpertsNearTheCliff>();
-        PlannerController planner(machine, nullptr);
-        QSignalSpy planned(&planner, &PlannerController::planChanged);
-        planner.setContainer(k3);
-        QVERIFY(planned.wait(10000));
+        QVERIFY(t.open(k3));
         const PlanFacts f = planner.facts();
         const qint64 all = f.floor - f.minExpertCache + f.expertBytes + f.maxRecord;
         QVERIFY2(planner.cliffText().contains(QStringLiteral("never comes near the paging cliff")) &&
@@ -316,12 +321,9 @@ private Q_SLOTS:
 
     void recalibrationReplans()
     {
-        AppSettings settings(nullptr);
-        auto machine = std::make_shared<FakeMachine>();
-        PlannerController planner(machine, nullptr);
-        QSignalSpy planned(&planner, &PlannerController::planChanged);
-        planner.setContainer(QStringLiteral("/models/kimi-k3.waste"));
-        QVERIFY(planned.wait(10000));
+        Planner t;
+        auto &[settings, machine, planner, planned] = t;
+        QVERIFY(t.open(QStringLiteral("/models/kimi-k3.waste")));
         const qsizetype before = planned.size();
         planner.recalibrate();
         QVERIFY(planner.calibrating());
@@ -334,13 +336,10 @@ private Q_SLOTS:
     // saying so once a re-calibration measured it.
     void decodeScaleFallbackIsShown()
     {
-        AppSettings settings(nullptr);
-        auto machine = std::make_shared<FakeMachine>();
+        Planner t;
+        auto &[settings, machine, planner, planned] = t;
         machine->decodeUnmeasured = true;
-        PlannerController planner(machine, nullptr);
-        QSignalSpy planned(&planner, &PlannerController::planChanged);
-        planner.setContainer(QStringLiteral("/models/kimi-k3.waste"));
-        QVERIFY(planned.wait(10000));
+        QVERIFY(t.open(QStringLiteral("/models/kimi-k3.waste")));
         QCOMPARE(planner.computeWarning(), QStringLiteral("The decode itself could not be measured."));
         QCOMPARE(planner.property("computeWarning").toString(), planner.computeWarning()); // what QML reads
         machine->decodeUnmeasured = false;
@@ -354,12 +353,9 @@ private Q_SLOTS:
 
     void contextAndDiskSpeedReplan()
     {
-        AppSettings settings(nullptr);
-        auto machine = std::make_shared<FakeMachine>();
-        PlannerController planner(machine, nullptr);
-        QSignalSpy planned(&planner, &PlannerController::planChanged);
-        planner.setContainer(QStringLiteral("/models/kimi-k3.waste"));
-        QVERIFY(planned.wait(10000));
+        Planner t;
+        auto &[settings, machine, planner, planned] = t;
+        QVERIFY(t.open(QStringLiteral("/models/kimi-k3.waste")));
         const int calls = machine->planCalls;
         planner.setContextTokens(131072);
         QVERIFY(planned.wait(10000));
@@ -380,16 +376,14 @@ private Q_SLOTS:
 // on a fake 64 GB machine: the floor, the default and the cliff come from the engine.
 void TestPlanner::engineMarksTheCliffForK3OnA64GBMachine()
 {
-    AppSettings settings(nullptr);
     MachineOverride machine;
     machine.physical = 64 * GiB;
     machine.other = 10 * GiB;
     machine.diskGBps = 6.0; // a manifest has no expert bank to measure
-    PlannerController planner(std::make_shared<EnginePlanSource>(machine), nullptr);
-    QSignalSpy planned(&planner, &PlannerController::planChanged);
-    planner.setContainer(QStringLiteral(WASTE_FIXTURES_DIR "/k3-full-manifest"));
+    Planner<EnginePlanSource> t(std::make_shared<EnginePlanSource>(machine));
+    auto &planner = t.planner;
     // The first forecast also measures this machine's compute (a few seconds; longer on a busy machine).
-    QVERIFY(planned.wait(120000));
+    QVERIFY(t.open(QStringLiteral(WASTE_FIXTURES_DIR "/k3-full-manifest"), 120000));
     QVERIFY2(planner.ready(), qPrintable(planner.error()));
     // Reference (GiB): floor 29.06 at 4K, default floor + 1 working set = 46.25 on 64 GB.
     QVERIFY(std::abs(double(planner.floorBytes()) / GiB - 29.06) / 29.06 < 0.01);
@@ -410,11 +404,9 @@ void TestPlanner::engineMarksTheCliffForK3OnA64GBMachine()
 // On this machine, a real container: the floor is the reference's figure for r3.
 void TestPlanner::engineFloorForTheReferenceContainer()
 {
-    AppSettings settings(nullptr);
-    PlannerController planner(std::make_shared<EnginePlanSource>(), nullptr);
-    QSignalSpy planned(&planner, &PlannerController::planChanged);
-    planner.setContainer(QStringLiteral(WASTE_FIXTURES_DIR "/reference-container/r3.waste"));
-    QVERIFY(planned.wait(20000));
+    Planner<EnginePlanSource> t;
+    auto &planner = t.planner;
+    QVERIFY(t.open(QStringLiteral(WASTE_FIXTURES_DIR "/reference-container/r3.waste"), 20000));
     QVERIFY2(planner.ready(), qPrintable(planner.error()));
     QCOMPARE(planner.floorBytes(), qint64(10710080));
     QCOMPARE(planner.trunkBytes(), qint64(360672));
