@@ -2,6 +2,7 @@
 #include "cache/belady.hpp"
 #include "cache/cache_sim.hpp"
 #include "cache/expert_cache.hpp"
+#include "cache/horizon_oracle.hpp"
 #include "cache/known_odds_replay.hpp"
 #include "cache/layer_freq_policy.hpp"
 #include "cache/reuse_policy.hpp"
@@ -413,6 +414,42 @@ TEST(Belady, MatchesABruteForceOnASmallTrace)
     EXPECT_EQ(beladyHits(t, 2), 2);  // keep (0,0) throughout: 2 hits
     EXPECT_EQ(beladyHits(t, 3), 3);  // (0,0) twice and (0,1); (1,0) is evicted for (0,2)
     EXPECT_EQ(beladyHits(t, 100), 4);
+}
+
+TEST(HorizonOracle, KnowingTheNextPassIsWorthWhatBeladyGetsOnACycleAndLruSeesNothing)
+{
+    // One layer, top-1, three experts in a cycle, two slots: A B C A B C A B C.
+    const auto t = parseRoutingTrace("{\"layers\":[[0]]}\n{\"layers\":[[1]]}\n{\"layers\":[[2]]}\n"
+                                     "{\"layers\":[[0]]}\n{\"layers\":[[1]]}\n{\"layers\":[[2]]}\n"
+                                     "{\"layers\":[[0]]}\n{\"layers\":[[1]]}\n{\"layers\":[[2]]}\n",
+                                     "cycle");
+    // Belady: at C it keeps A (next in 1 pass) and drops B (2); then A hits, and so on: 3 hits.
+    EXPECT_EQ(beladyHits(t, 2), 3);
+    // Knowing one pass ahead is enough here: B's next use is out of view, so it goes first.
+    EXPECT_EQ(horizonOracleHits(t, 2, 1), 3);
+    // Knowing only the current pass, every resident is out of view and the oldest goes: LRU
+    // on a cycle one longer than the cache never hits.
+    EXPECT_EQ(horizonOracleHits(t, 2, 0), 0);
+    EXPECT_EQ(cacheSim(t, 2, PolicyKind::Lru, false).hits, 0);
+}
+
+TEST(HorizonOracle, AHorizonPastTheTraceIsBeladyAndNothingBeatsBelady)
+{
+    const RoutingTrace full = loadRoutingTrace(std::string(WASTE_FIXTURES_DIR) + "/traces/olmoe_299.jsonl");
+    const int ws = int(full.workingSet());
+    for (int slots : {ws / 2, ws, 3 * ws}) {
+        const int64_t opt = beladyHits(full, slots);
+        EXPECT_EQ(horizonOracleHits(full, slots, int(full.tokens.size())), opt) << slots << " slots";
+        for (int passes : {0, 1, 2, 8}) {
+            EXPECT_LE(horizonOracleHits(full, slots, passes), opt) << slots << " slots, " << passes << " passes";
+            EXPECT_GT(horizonOracleHits(full, slots, passes), 0) << slots << " slots, " << passes << " passes";
+        }
+        // At one working set, seeing the next pass is worth more than the policy's guesses about
+        // it. (At three the LRU order beyond the horizon costs it more than that: not a bound.)
+        if (slots == ws)
+            EXPECT_GT(horizonOracleHits(full, slots, 1), cacheSim(full, slots, PolicyKind::Reuse, false).hits)
+                << slots << " slots";
+    }
 }
 
 TEST(Belady, APreloadIsACacheFilledBeforeTheFirstToken)
