@@ -10,8 +10,10 @@
 // cache meets it; before that, the same share with the held-out half warm-started from the first
 // half's usage record, as the engine opens after a --learn run.
 // Real traces: the OLMoE fixture, whose first half the policy was developed on, and the routing
-// of a small byte-level MoE trained here (tests/bench/trained_moe_trace.py), never tuned on.
-// Usage: bench_cache [TRACE.jsonl...]   (default: both fixture traces)
+// of small byte-level MoEs trained here (tests/bench/trained_moe_trace.py), never tuned on.
+// Beside each real trace, a cache that knows the next pass exactly (horizon_oracle.hpp,
+// column next/opt): what predicting the next token's routing perfectly would be worth.
+// Usage: bench_cache [TRACE.jsonl...]   (default: the three fixture traces)
 #include "cache/cache_sim.hpp"
 #include "cache/horizon_oracle.hpp"
 #include "cache/known_odds_replay.hpp"
@@ -112,7 +114,8 @@ int main(int argc, char **argv)
     std::vector<std::string> paths(argv + 1, argv + argc);
     if (paths.empty())
         paths = {std::string(WASTE_FIXTURES_DIR) + "/traces/olmoe_299.jsonl",
-                 std::string(WASTE_FIXTURES_DIR) + "/traces/bytemoe_600.jsonl"};
+                 std::string(WASTE_FIXTURES_DIR) + "/traces/bytemoe_600.jsonl",
+                 std::string(WASTE_FIXTURES_DIR) + "/traces/bytemoe_8x64_600.jsonl"};
     struct Real {
         std::string name;
         RoutingTrace trace;

@@ -17,11 +17,13 @@ The routing is recorded over text held out from training: the GPL-3 licence and 
 modules whose names start with a letter from n to z, alternating prose and code.
 
 Usage: /usr/bin/python3 tests/bench/trained_moe_trace.py OUT.jsonl [--minutes M] [--tokens N]
+       [--layers L] [--experts E] [--top-k K] [--expert-width W] [--seed S]
 (about M minutes of training, default 40, in batches of 8 windows of 128 bytes; N recorded
-tokens, default 600). Needs `apt-get install python3-torch`; with Debian's reference BLAS a
+tokens, default 600; the shape defaults to the one above). Needs `apt-get install python3-torch`; with Debian's reference BLAS a
 step takes about 3 s on 2 cores, with `libopenblas0-pthread` installed about 1 s.
-Not run by ctest; its output is the fixture tests/fixtures/traces/bytemoe_600.jsonl (40
-minutes, 2 cores: see the fixture's line in tests/fixtures/README.md). Training is seeded,
+Not run by ctest; its output is the fixtures tests/fixtures/traces/bytemoe_600.jsonl (40
+minutes, 2 cores) and bytemoe_8x64_600.jsonl (60 minutes, --layers 8 --experts 64 --top-k 8
+--expert-width 64 --seed 2): see their lines in tests/fixtures/README.md. Training is seeded,
 but threads make its floating point differ from run to run, so a rerun gives other routing
 of the same kind, not these bytes.
 """
@@ -122,13 +124,23 @@ class Model(nn.Module):
 
 
 def main():
+    global LAYERS, EXPERTS, TOP_K, EXPERT_WIDTH
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", help="the trace to write (JSON Lines)")
     parser.add_argument("--minutes", type=float, default=40.0, help="training time (default 40)")
     parser.add_argument("--tokens", type=int, default=600, help="tokens of routing to record (default 600)")
+    parser.add_argument("--layers", type=int, default=LAYERS, help=f"MoE layers (default {LAYERS})")
+    parser.add_argument("--experts", type=int, default=EXPERTS, help=f"experts per layer (default {EXPERTS})")
+    parser.add_argument("--top-k", type=int, default=TOP_K, help=f"experts picked per token (default {TOP_K})")
+    parser.add_argument("--expert-width", type=int, default=EXPERT_WIDTH,
+                        help=f"an expert's hidden width (default {EXPERT_WIDTH})")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the initial weights and batches (default 0)")
     args = parser.parse_args()
     minutes, tokens = args.minutes, args.tokens
-    torch.manual_seed(0)
+    LAYERS, EXPERTS, TOP_K, EXPERT_WIDTH = args.layers, args.experts, args.top_k, args.expert_width
+    if not (1 <= TOP_K <= EXPERTS) or LAYERS < 1 or EXPERT_WIDTH < 1:
+        sys.exit("needs 1 <= --top-k <= --experts, and at least one layer and a width of 1")
+    torch.manual_seed(args.seed)
     torch.set_num_threads(os.cpu_count() or 2)
     train, prose, code = corpora()
     data = torch.frombuffer(bytearray(train), dtype=torch.uint8).long()
