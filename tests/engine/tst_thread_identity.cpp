@@ -173,6 +173,28 @@ TEST(ComputePool, BackToBackNestedAndFailing)
 // The LUT kernels with a pool: every table entry and output row the same bits as
 // without, for the 8-bit and the VQ4P (6-bit packed, int8 table) paths, rows not a
 // multiple of the 64-row block.
+// How a loop is cut: under two pieces' worth of the minimum (8 us by default) it stays on the
+// calling thread; above, pieces of at least the minimum, at most four per thread.
+TEST(ComputePool, GrainKeepsShortLoopsInlineAndPiecesAboveTheMinimum)
+{
+    waste::compute::ThreadPool pool(4);
+    EXPECT_EQ(pool.grainFor(100, 100), 100) << "10 us of work: one piece";
+    EXPECT_EQ(pool.grainFor(100, 159), 100) << "15.9 us: still one piece";
+    EXPECT_EQ(pool.grainFor(100, 160), 50) << "16 us: two pieces of 8";
+    EXPECT_EQ(pool.grainFor(100, 400), 20) << "40 us: five pieces";
+    EXPECT_EQ(pool.grainFor(1600, 1000), 100) << "1.6 ms: four pieces per thread, no more";
+    EXPECT_EQ(pool.grainFor(1, 1000000), 1);
+    pool.setMinWork(1);
+    EXPECT_EQ(pool.grainFor(32, 1), 2) << "a minimum of one unit: 16 pieces of 32 items";
+    std::atomic<int64_t> items = 0;
+    pool.forRange(32, pool.grainFor(32, 1), [&](int64_t b, int64_t e) { items += e - b; });
+    EXPECT_EQ(pool.splitLoops(), 1);
+    waste::compute::ThreadPool one(1);
+    one.forRange(1600, one.grainFor(1600, 1000), [&](int64_t b, int64_t e) { items += e - b; });
+    EXPECT_EQ(one.splitLoops(), 0) << "a one-thread pool runs every loop inline";
+    EXPECT_EQ(items, 32 + 1600);
+}
+
 TEST(ComputePool, LutKernelsSplitBitIdentical)
 {
     std::mt19937 rng(5);
