@@ -1,6 +1,6 @@
 #include "cache/belady.hpp"
+#include "cache/access_order.hpp"
 
-#include <limits>
 #include <set>
 #include <utility>
 #include <vector>
@@ -10,34 +10,24 @@ namespace waste::cache {
 int64_t beladyHits(const RoutingTrace &trace, int slots, std::span<const std::pair<int, int>> resident)
 {
     const int E = trace.experts;
-    std::vector<int> seq;
-    seq.reserve(size_t(trace.accesses()));
-    for (const auto &tok : trace.tokens)
-        for (size_t l = 0; l < tok.size(); ++l)
-            for (int e : tok[l])
-                seq.push_back(int(l) * E + e);
-
+    const AccessOrder order = accessOrder(trace);
+    const std::vector<int> &seq = order.keys;
+    const std::vector<int64_t> &nextUse = order.nextUse;
+    const std::vector<int64_t> &firstUse = order.firstUse;
     const int64_t n = int64_t(seq.size());
-    constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
-    std::vector<int64_t> nextUse(seq.size());
-    std::vector<int64_t> upcoming(size_t(trace.layers) * size_t(E), kNever);
-    for (int64_t i = n - 1; i >= 0; --i) {
-        nextUse[i] = upcoming[seq[i]];
-        upcoming[seq[i]] = i;
-    }
 
     // Resident records ordered by next use; `at` remembers each one's entry.
     std::set<std::pair<int64_t, int>> byNext;
-    std::vector<int64_t> at(upcoming.size(), -1);
-    std::vector<char> in(upcoming.size(), 0);
-    for (auto [layer, expert] : resident) { // upcoming[] now holds each record's first use
+    std::vector<int64_t> at(firstUse.size(), -1);
+    std::vector<char> in(firstUse.size(), 0);
+    for (auto [layer, expert] : resident) { // a preloaded record is next used at its first use
         if (layer < 0 || layer >= trace.layers || expert < 0 || expert >= E)
             continue;
         const int k = layer * E + expert;
         if (in[k] || int64_t(byNext.size()) >= slots)
             continue;
         in[k] = 1;
-        at[k] = upcoming[k];
+        at[k] = firstUse[k];
         byNext.insert({at[k], k});
     }
     int64_t hits = 0;

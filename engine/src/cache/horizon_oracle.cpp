@@ -1,6 +1,6 @@
 #include "cache/horizon_oracle.hpp"
+#include "cache/access_order.hpp"
 
-#include <limits>
 #include <set>
 #include <utility>
 #include <vector>
@@ -9,34 +9,16 @@ namespace waste::cache {
 
 int64_t horizonOracleHits(const RoutingTrace &trace, int slots, int passes)
 {
-    const int E = trace.experts;
-    std::vector<int> seq;
-    std::vector<int64_t> passOf, passStart;
-    seq.reserve(size_t(trace.accesses()));
-    passOf.reserve(seq.capacity());
-    for (size_t t = 0; t < trace.tokens.size(); ++t) {
-        passStart.push_back(int64_t(seq.size()));
-        for (size_t l = 0; l < trace.tokens[t].size(); ++l)
-            for (int e : trace.tokens[t][l]) {
-                seq.push_back(int(l) * E + e);
-                passOf.push_back(int64_t(t));
-            }
-    }
-    passStart.push_back(int64_t(seq.size()));
-    const int64_t n = int64_t(seq.size());
+    const AccessOrder order = accessOrder(trace);
+    const std::vector<int> &seq = order.keys;
+    const std::vector<int64_t> &passOf = order.pass, &passStart = order.passStart, &nextUse = order.nextUse;
     const int64_t tokens = int64_t(trace.tokens.size());
-    constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
-    std::vector<int64_t> nextUse(static_cast<size_t>(n));
-    std::vector<int64_t> upcoming(size_t(trace.layers) * size_t(E), kNever);
-    for (int64_t i = n - 1; i >= 0; --i) {
-        nextUse[size_t(i)] = upcoming[size_t(seq[size_t(i)])];
-        upcoming[size_t(seq[size_t(i)])] = i;
-    }
+    constexpr int64_t kNever = AccessOrder::kNever;
 
     // Residents whose next use lies inside the horizon, by that use; the others by last use.
     std::set<std::pair<int64_t, int>> known, unknown;
-    std::vector<int64_t> next(upcoming.size(), kNever), last(upcoming.size(), -1);
-    std::vector<char> in(upcoming.size(), 0), isKnown(upcoming.size(), 0);
+    std::vector<int64_t> next(order.firstUse.size(), kNever), last(order.firstUse.size(), -1);
+    std::vector<char> in(order.firstUse.size(), 0), isKnown(order.firstUse.size(), 0);
     auto insert = [&](int k, int64_t pass) {
         isKnown[size_t(k)] = next[size_t(k)] != kNever && passOf[size_t(next[size_t(k)])] <= pass + passes;
         if (isKnown[size_t(k)])
