@@ -35,10 +35,10 @@ struct Shares {
     double overLru = 1;   // its least hit-rate margin over LRU at 1-3 ws (points / 100)
     double knownWorst = 1; // the known-odds cache's worst share at 1-3 ws (synthetic traces)
     double one = 0;       // default policy's share at 1 ws
-    double two = 0, three = 0; // ... at 2 and 3 ws
     double knownOne = -1; // the known-odds cache's share at 1 ws (-1: none)
     double lruOne = 0;    // LRU's share at 1 ws
-    double horizon[4] = {-1, -1, -1, -1}; // the next-pass oracle's share at each of kWorkingSets (-1: not run)
+    double share[4] = {};                 // default policy's share at each of kWorkingSets
+    double horizon[4] = {-1, -1, -1, -1}; // the next-pass oracle's share there (-1: not run)
 };
 
 constexpr double kGoal = 0.75; // the goal: this share of the optimum at 1-3 ws
@@ -92,10 +92,7 @@ Shares table(const std::string &title, const RoutingTrace &trace, const std::vec
             if (!knownHits.empty())
                 s.knownOne = known;
         }
-        if (ws == 2.0)
-            s.two = share;
-        if (ws == 3.0)
-            s.three = share;
+        s.share[w] = share;
         if (ws < 1.0) {
             s.half = share;
         } else {
@@ -203,7 +200,8 @@ int main(int argc, char **argv)
         std::printf("a cache knowing the next pass on %s: %.1f / %.1f / %.1f%% of Belady at 1 / 2 / 3 working sets "
                     "(%s: %.1f / %.1f / %.1f%%)\n",
                     r.name.c_str(), 100 * r.whole.horizon[1], 100 * r.whole.horizon[2], 100 * r.whole.horizon[3],
-                    policyName(kDefaultPolicy).c_str(), 100 * r.whole.one, 100 * r.whole.two, 100 * r.whole.three);
+                    policyName(kDefaultPolicy).c_str(), 100 * r.whole.share[1], 100 * r.whole.share[2],
+                    100 * r.whole.share[3]);
     // One working set is where the goal is hardest: per shape, the held-out half against the
     // cache told the generator's odds, so a reader sees where the goal lies beyond that yardstick.
     // Two decimals, because the verdict is taken on the unrounded share (74.97 % is not met).

@@ -19,8 +19,9 @@ modules whose names start with a letter from n to z, alternating prose and code.
 Usage: /usr/bin/python3 tests/bench/trained_moe_trace.py OUT.jsonl [--minutes M] [--tokens N]
        [--layers L] [--experts E] [--top-k K] [--expert-width W] [--seed S]
 (about M minutes of training, default 40, in batches of 8 windows of 128 bytes; N recorded
-tokens, default 600; the shape defaults to the one above). Needs `apt-get install python3-torch`; with Debian's reference BLAS a
-step takes about 3 s on 2 cores, with `libopenblas0-pthread` installed about 1 s.
+tokens, default 600; the shape defaults to the one above). Needs `apt-get install
+python3-torch`; with Debian's reference BLAS a step of the default shape takes about 3 s on
+2 cores, with `libopenblas0-pthread` installed about 1 s.
 Not run by ctest; its output is the fixtures tests/fixtures/traces/bytemoe_600.jsonl (40
 minutes, 2 cores) and bytemoe_8x64_600.jsonl (60 minutes, --layers 8 --experts 64 --top-k 8
 --expert-width 64 --seed 2): see their lines in tests/fixtures/README.md. Training is seeded,
