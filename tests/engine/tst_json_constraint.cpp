@@ -487,3 +487,96 @@ TEST(JsonConstraint, TinyModelAlwaysGeneratesSchemaValidJson)
     EXPECT_TRUE(call.at("arguments").at("q").is_string());
     EXPECT_TRUE(call.at("arguments").at("n").is_number_integer());
 }
+
+TEST(JsonRecognizer, AFreeKeyAtItsCapStillFinishesItsCharacter)
+{
+    // A key of an open object may run to 256 bytes; one that reaches the cap in the middle
+    // of a character must still take that character's continuation bytes and then its
+    // closing quote (a dead end here once crashed the sampler: no token was allowed).
+    const JsonRecognizer rec(Schema::compile(R"({"type":"object","properties":{"message":{"type":"string"}},
+        "required":["message"]})"));
+    for (int ascii : {253, 254, 255}) {
+        auto s = rec.initial();
+        std::string doc = "{\"" + std::string(size_t(ascii), 'k') + "\xF0\x9F\x99\x82"; // U+1F642 across the cap
+        for (char c : doc)
+            ASSERT_TRUE(rec.feed(s, uint8_t(c))) << ascii;
+        int continues = 0;
+        for (int b = 0; b < 256; ++b) {
+            auto t = s;
+            continues += rec.feed(t, uint8_t(b));
+        }
+        EXPECT_GT(continues, 0) << ascii;
+        EXPECT_TRUE(accepts(rec, doc + "\":1,\"message\":\"\"}")) << ascii;
+    }
+    auto s = rec.initial();
+    for (char c : "{\"" + std::string(255, 'k') + "\xC3") // 255 bytes, then the first byte of é
+        ASSERT_TRUE(rec.feed(s, uint8_t(c)));
+    auto t = s;
+    EXPECT_TRUE(rec.feed(t, 0xA9));
+    EXPECT_TRUE(rec.feed(t, '"'));
+    t = s;
+    EXPECT_FALSE(rec.feed(t, '"')) << "a key cannot end inside a character";
+}
+
+TEST(JsonConstraint, UniformWalksNeverReachADeadEnd)
+{
+    // Whatever the model picks among the allowed tokens, something is always allowed next
+    // until the document is complete: uniform picks (no model preference) write long free
+    // keys and deep values, where the byte caps and the budget meet. Both document ends are
+    // walked: a markup token (EOS) and text (the top-level value closing).
+    auto vocab = jsonishVocab();
+    const auto eos = int32_t(vocab.size());
+    vocab.emplace_back();
+    const auto trie = std::make_shared<const TokenTrie>(vocab);
+    std::vector<std::string> schemas = kSchemas;
+    // The reference MCP server's shapes: open objects (free keys), enums, defaults.
+    schemas.push_back(R"({"$schema":"http://json-schema.org/draft-07/schema#","type":"object",
+        "properties":{"message":{"type":"string","description":"Message to echo"}},"required":["message"]})");
+    schemas.push_back(R"({"type":"object","properties":{"messageType":{"type":"string","enum":["error","success","debug"]},
+        "includeImage":{"default":false,"type":"boolean"}},"required":["messageType"]})");
+    schemas.push_back(R"({"type":"object","properties":{}})");
+    int walks = 0, longKeys = 0;
+    for (size_t si = 0; si < schemas.size(); ++si) {
+        const auto schema = Schema::compile(schemas[si]);
+        for (uint32_t seed = 1; seed <= 12; ++seed) {
+            const bool textEnd = seed % 2 == 0;
+            const int maxTokens = seed % 3 == 0 ? 0 : 200 + int(seed) * 70;
+            JsonConstraint c(trie, textEnd ? -1 : eos, schema, maxTokens);
+            const JsonRecognizer rec(schema);
+            std::mt19937 rng(seed * 977 + uint32_t(si));
+            std::vector<bool> mask(vocab.size());
+            std::string text;
+            int steps = 0;
+            for (; steps < 1500; ++steps) {
+                if (textEnd && c.closed())
+                    break;
+                c.allowed(mask);
+                std::vector<int32_t> ok, wide; // wide: tokens of bytes past ASCII (a lead or continuation)
+                for (size_t id = 0; id < mask.size(); ++id)
+                    if (mask[id]) {
+                        ok.push_back(int32_t(id));
+                        const std::string &b = trie->bytes(int32_t(id));
+                        if (b.size() == 1 && uint8_t(b[0]) >= 0x80)
+                            wide.push_back(int32_t(id));
+                    }
+                ASSERT_FALSE(ok.empty()) << "schema " << si << " seed " << seed << " after: " << text;
+                // Half the picks write characters byte by byte, as a tiny model writing
+                // non-Latin text does, so characters straddle every cap.
+                const std::vector<int32_t> &from = !wide.empty() && rng() % 2 ? wide : ok;
+                const int32_t tok = from[rng() % from.size()];
+                c.accept(tok);
+                if (tok == eos)
+                    break;
+                text += trie->bytes(tok);
+            }
+            ++walks;
+            longKeys += text.size() > 300;
+            if (maxTokens > 0) {
+                EXPECT_LE(steps, maxTokens) << "schema " << si << " seed " << seed;
+                EXPECT_TRUE(c.complete()) << "schema " << si << " seed " << seed << ": " << text;
+            }
+        }
+    }
+    EXPECT_EQ(walks, int(schemas.size()) * 12);
+    EXPECT_GT(longKeys, 0) << "the walks never wrote a long document; the test lost its reach";
+}

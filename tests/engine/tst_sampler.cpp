@@ -9,6 +9,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <limits>
 #include <random>
 
 using waste::text::Sampler;
@@ -178,6 +179,49 @@ TEST(Sampler, MaskedTokensAreNeverPicked)
     }
     std::vector<bool> none(200, false);
     EXPECT_THROW(Sampler(params(1, 1, 0, 1)).sample(logits, &none), waste::Error);
+}
+
+TEST(Sampler, NothingAllowedIsAnErrorAtEverySetting)
+{
+    // An empty candidate set, whatever truncation is asked, is a clear error: never a
+    // pick from an empty list (top-p below 1 once read the first of no candidates).
+    const std::vector<float> logits = randomLogits(64, 9);
+    const std::vector<bool> none(64, false);
+    for (float t : {0.0f, 0.7f, 2.0f})
+        for (float p : {0.0f, 0.95f, 1.0f})
+            for (int k : {0, 1, 40, 1000}) {
+                Sampler s(params(t, p, k, 3));
+                try {
+                    s.sample(logits, &none);
+                    ADD_FAILURE() << "t " << t << " p " << p << " k " << k << ": a token from nothing";
+                } catch (const waste::Error &e) {
+                    EXPECT_EQ(e.code(), waste::ErrorCode::Argument);
+                    EXPECT_NE(std::string(e.what()).find("allows no token"), std::string::npos) << e.what();
+                }
+            }
+}
+
+TEST(Sampler, ExtremeSettingsAndNonFiniteLogitsStillPickAnAllowedToken)
+{
+    std::vector<float> logits = randomLogits(64, 11);
+    logits[3] = std::numeric_limits<float>::quiet_NaN();
+    logits[5] = std::numeric_limits<float>::infinity();
+    logits[7] = -std::numeric_limits<float>::infinity();
+    std::vector<bool> mask(64, true);
+    for (float t : {1e-30f, 0.01f, 1.0f, 2.0f})
+        for (float p : {0.0f, 1e-9f, 0.5f, 1.0f})
+            for (int k : {0, 1, 2, 64, 1 << 20}) {
+                Sampler s(params(t, p, k, 5));
+                for (int i = 0; i < 20; ++i) {
+                    const int32_t id = s.sample(logits, &mask);
+                    ASSERT_GE(id, 0);
+                    ASSERT_LT(id, 64);
+                }
+            }
+    std::vector<bool> onlyNaN(64, false);
+    onlyNaN[3] = true;
+    for (float p : {0.5f, 1.0f})
+        EXPECT_EQ(Sampler(params(1.0f, p, 0, 1)).sample(logits, &onlyNaN), 3);
 }
 
 TEST(Sampler, LogProbIsNormalised)

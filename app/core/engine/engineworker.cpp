@@ -225,6 +225,22 @@ void EngineWorker::reportRequests()
     Q_EMIT runningChanged(running);
 }
 
+void EngineWorker::failAllRunning(const QString &message)
+{
+    // A fresh batch: the old one's sequences are in an unknown state, as is the session.
+    m_batch = std::make_unique<waste::Batch>(*m_model);
+    m_feeder.reset();
+    std::map<waste::Batch::Id, std::unique_ptr<Running>> running;
+    running.swap(m_running);
+    for (auto &[seqId, run] : running) {
+        Q_EMIT generationFailed(run->request.id, GenerationError{{}, {}, message});
+        if (run->forgetAfter)
+            savedstate::remove(run->request.stateFile);
+        forgetCancel(run->request.id);
+    }
+    reportRequests();
+}
+
 bool EngineWorker::pumpOnce()
 {
     while (!m_waiting.empty()) {
@@ -242,7 +258,15 @@ bool EngineWorker::pumpOnce()
             startInBatch(request);
     }
     if (m_batch && m_batch->active() > 0) {
-        std::vector<waste::Batch::Ended> ended = m_batch->step();
+        std::vector<waste::Batch::Ended> ended;
+        try {
+            ended = m_batch->step();
+        } catch (const std::exception &e) {
+            // The batch ends its own sequences' failures; anything else it lets through must
+            // still end every request with the error instead of leaving this thread's loop.
+            failAllRunning(QString::fromStdString(e.what()));
+            return !m_waiting.empty();
+        }
         // The count drops before the ends are told: a client that has its answer and asks
         // /health at once must not see the finished sequences still running.
         reportRequests();
@@ -306,13 +330,15 @@ void EngineWorker::startInBatch(const GenerationRequest &request)
             seq.params.reply = m_model->replyParser(whole);
         seq.useSession = run->session;
         const int reused = int(run->prepared.reused);
-        Q_EMIT generationStarted(id, int(whole.size()), reused);
         run->emitter.emplace(*this, request, int(whole.size()), reused, run->prepared.restored, m_model->stats(),
                              [this, id] { return isCancelled(id); });
         GenerationEmitter *emitter = &*run->emitter;
         seq.onToken = [emitter](const waste::TokenEvent &ev) { return emitter->onToken(ev); };
         seq.onPrefill = [emitter](int done, int total) { return emitter->onPrefill(done, total); };
         const waste::Batch::Id seqId = m_batch->add(std::move(seq));
+        // Started once the batch took it: a prompt it refuses (empty, too long) fails as a
+        // request that never started, which the server answers as the client's mistake.
+        Q_EMIT generationStarted(id, int(whole.size()), reused);
         m_running.emplace(seqId, std::move(run));
         return;
     } catch (const waste::Error &e) {

@@ -92,6 +92,9 @@ private:
     // Runs every request already here to its end (before the model changes).
     void drain();
     void startInBatch(const GenerationRequest &request);
+    // Ends every request in the batch with `message` and starts a new batch (a step failed
+    // in a way the batch could not pin on one sequence).
+    void failAllRunning(const QString &message);
     void runAlone(const GenerationRequest &request);
     void reportRequests();
 

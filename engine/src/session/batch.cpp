@@ -180,7 +180,16 @@ std::vector<Batch::Ended> Batch::step()
             continue;
         model.countBatch(0, 1, 0);
         const bool roomLeft = !(hasMla && s.state->pos >= s.state->ctx);
-        const auto next = s.decoder->step(s.state->lastLogits, roomLeft, s.req.onToken, statsNow);
+        session::SequenceDecoder::Next next;
+        try {
+            next = s.decoder->step(s.state->lastLogits, roomLeft, s.req.onToken, statsNow);
+        } catch (const std::exception &e) {
+            // Sampling, a constraint or the caller's callback failed: this sequence ends with
+            // the error; the others and the states they share nothing with go on.
+            const auto *err = dynamic_cast<const Error *>(&e);
+            fail(s, err ? err->code() : ErrorCode::OutOfMemory, e.what());
+            continue;
+        }
         if (next == session::SequenceDecoder::Next::End) {
             finish(s);
             continue;

@@ -236,6 +236,7 @@ JsonRecognizer::Result JsonRecognizer::feedStack(Stack &st, uint8_t b) const
                 fr.back().count = selected;
                 return Ok;
             }
+            const bool midChar = (f.sub & 3) != 0; // a character's continuation bytes may pass the key's cap
             if (b < 0x20 || !utf8Step(f.sub, b))
                 return Reject;
             uint64_t next = 0;
@@ -244,7 +245,9 @@ JsonRecognizer::Result JsonRecognizer::feedStack(Stack &st, uint8_t b) const
                 if ((f.bits >> i & 1) && f.count < c.size() && static_cast<uint8_t>(c[f.count]) == b)
                     next |= uint64_t(1) << i;
             }
-            const bool free = (f.flags & 1) && b != '\\' && f.count < kMaxFreeKeyBytes;
+            // The cap counts bytes but never cuts a character: once it is reached, only the
+            // continuation bytes of the character under way and then the closing quote fit.
+            const bool free = (f.flags & 1) && b != '\\' && (f.count < kMaxFreeKeyBytes || midChar);
             if ((next & ~obj.bits) == 0 && !free)
                 return Reject;
             f.bits = next;

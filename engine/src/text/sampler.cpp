@@ -11,6 +11,9 @@ namespace waste::text {
 
 namespace {
 
+constexpr const char *kNothingAllowed =
+    "sampler: the constraint allows no token here (a constrained-decoding fault; the request was ended)";
+
 bool allowedAt(const std::vector<bool> *mask, size_t i) { return !mask || (*mask)[i]; }
 
 void checkInputs(std::span<const float> logits, const std::vector<bool> *mask)
@@ -45,7 +48,7 @@ int32_t Sampler::argmax(std::span<const float> logits, const std::vector<bool> *
             best = static_cast<int32_t>(i);
     }
     if (best < 0)
-        throw Error(ErrorCode::Argument, "sampler: the constraint allows no token");
+        throw Error(ErrorCode::Argument, kNothingAllowed);
     return best;
 }
 
@@ -106,10 +109,17 @@ int32_t Sampler::sampleTruncated(std::span<const float> logits, const std::vecto
     for (size_t i = 0; i < logits.size(); ++i)
         if (allowedAt(mask, i))
             order.push_back(static_cast<int32_t>(i));
+    // NaN ranks lowest, so the order stays a strict weak ordering whatever the logits hold.
+    auto value = [&](int32_t i) {
+        const float v = logits[static_cast<size_t>(i)];
+        return std::isnan(v) ? -std::numeric_limits<float>::infinity() : v;
+    };
     auto higher = [&](int32_t a, int32_t b) {
-        const float la = logits[static_cast<size_t>(a)], lb = logits[static_cast<size_t>(b)];
+        const float la = value(a), lb = value(b);
         return la > lb || (la == lb && a < b);
     };
+    if (order.empty()) // a mask that allows nothing: the same clear error as the greedy path
+        throw Error(ErrorCode::Argument, kNothingAllowed);
     size_t keep = order.size();
     if (m_params.topK > 0 && static_cast<size_t>(m_params.topK) < keep)
         keep = static_cast<size_t>(m_params.topK);
