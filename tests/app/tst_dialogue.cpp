@@ -207,14 +207,15 @@ private Q_SLOTS:
     void historyMatchesGeneratedTextNotIds()
     {
         // "ab" sampled as two ids, rendered back as one: the same text, so the prefix holds.
-        const auto bytes = [](int32_t t) -> std::string {
-            switch (t) {
-            case 1: return "a";
-            case 2: return "b";
-            case 3: return "ab";
-            default: return "<" + std::to_string(t) + ">";
-            }
-        };
+        const StateHistory::TokenBytes bytes{[](int32_t t) -> std::string {
+                                                 switch (t) {
+                                                 case 1: return "a";
+                                                 case 2: return "b";
+                                                 case 3: return "ab";
+                                                 default: return "<" + std::to_string(t) + ">";
+                                                 }
+                                             },
+                                             [](int32_t t) { return t == 5; }};
         StateHistory h;
         const std::vector<int32_t> prompt{7, 8};
         h.appendPrompt(prompt);
@@ -229,6 +230,20 @@ private Q_SLOTS:
         QVERIFY(back);
         QCOMPARE(back->matchPrefix(std::vector<int32_t>{7, 8, 3, 9}, bytes), qsizetype(3));
         QCOMPARE(back->tokenCount(), qsizetype(4));
+
+        // A special among the generated tokens (5, "<5>"): the reply comes back with it, as a
+        // special or spelled out as text, or without it (a client's content), and matches
+        // each way; with other text in its place it does not.
+        StateHistory s;
+        s.appendPrompt(prompt);
+        const std::vector<int32_t> withSpecial{1, 5, 2};
+        s.appendGenerated(withSpecial, "a<5>b", "ab");
+        QCOMPARE(s.matchPrefix(std::vector<int32_t>{7, 8, 1, 5, 2, 9}, bytes), qsizetype(5)); // as written
+        QCOMPARE(s.matchPrefix(std::vector<int32_t>{7, 8, 3, 9}, bytes), qsizetype(3));       // without it
+        QCOMPARE(s.matchPrefix(std::vector<int32_t>{7, 8, 1, 6, 2, 9}, bytes), qsizetype(-1)); // another token there
+        const std::optional<StateHistory> sBack = StateHistory::fromJson(s.toJson());
+        QVERIFY(sBack);
+        QCOMPARE(sBack->matchPrefix(std::vector<int32_t>{7, 8, 3, 9}, bytes), qsizetype(3));
     }
 
     void secondTurnFeedsOnlyTheNewPart_data()

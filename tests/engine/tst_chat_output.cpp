@@ -122,13 +122,15 @@ TEST(K3OutputParser, ResponseChannelStartAndTruncatedOutput)
     EXPECT_EQ(Json::parse(end.toolCalls[0].arguments), Json::parse(R"({"q":"half"})"));
 }
 
-TEST(K3OutputParser, StrayStructureDegradesToText)
+TEST(K3OutputParser, StrayStructureIsNeverText)
 {
+    // A separator outside a header, and a close of an element that is not open, are markup
+    // the model wrote out of place: dropped, never shown as text.
     const Tokenizer &tok = r3();
     K3OutputParser p(tok, false);
-    for (int32_t id : tok.encode("x<|sep|>y<|close|>nothing<|sep|>z<|end_of_msg|>", true))
+    for (int32_t id : tok.encode("x<|sep|>y<|close|>nothing<|sep|>z<|media_begin|>!<|end_of_msg|>", true))
         p.feed(id);
-    EXPECT_EQ(p.reply().content, "x<|sep|>yz");
+    EXPECT_EQ(p.reply().content, "xyz!");
 }
 
 TEST(ChatMl, RendersMarkersAsMarkupAndTextAsText)

@@ -32,7 +32,8 @@ std::vector<int32_t> PromptFeeder::tokenize(const QList<PromptSegment> &segments
 qsizetype PromptFeeder::keptPrefix(const std::vector<int32_t> &prompt, const QStringList &images,
                                    const QString &stateFile, bool &restored)
 {
-    const auto bytes = [this](int32_t t) { return m_model->tokenText(t); };
+    const StateHistory::TokenBytes bytes{[this](int32_t t) { return m_model->tokenText(t); },
+                                         [this](int32_t t) { return m_model->isSpecialToken(t); }};
     // A prefix to keep must leave at least one token to feed (the logits come from it), and
     // must not hold more images than the prompt has.
     const auto usable = [&](const StateHistory &h, qsizetype k) {
@@ -129,9 +130,16 @@ void PromptFeeder::record(const Prepared &p, const waste::GenResult &r)
                                                 qsizetype(r.tokens.size()));
     m_history.appendPrompt(p.rest());
     const std::span<const int32_t> generated(r.tokens.data(), size_t(fed));
-    // The text of exactly those tokens as the app shows it (invalid UTF-8 as U+FFFD): a reply
-    // rendered back matches it, unless a stop string or a cancel cut the shown text short.
-    m_history.appendGenerated(generated, waste::sanitizeUtf8(m_model->detokenize(generated)));
+    // The text of exactly those tokens as a reply comes back (invalid UTF-8 as U+FFFD): with
+    // the special tokens the model wrote (the chat's raw reply), or without them (a client's
+    // content, where markup is never text). Either matches the reply rendered back, unless a
+    // stop string or a cancel cut it short.
+    std::vector<int32_t> visible;
+    for (const int32_t t : generated)
+        if (!m_model->isSpecialToken(t))
+            visible.push_back(t);
+    m_history.appendGenerated(generated, waste::sanitizeUtf8(m_model->detokenize(generated)),
+                              waste::sanitizeUtf8(m_model->detokenize(visible)));
 }
 
 void PromptFeeder::reset()

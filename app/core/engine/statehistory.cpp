@@ -3,6 +3,7 @@
 #include <QJsonObject>
 
 #include <algorithm>
+#include <functional>
 
 qsizetype StateHistory::tokenCount() const
 {
@@ -20,15 +21,42 @@ void StateHistory::appendPrompt(std::span<const int32_t> tokens)
         m_chunks.back().tokens.insert(m_chunks.back().tokens.end(), tokens.begin(), tokens.end());
         return;
     }
-    m_chunks.push_back(Chunk{{tokens.begin(), tokens.end()}, {}, false});
+    m_chunks.push_back(Chunk{{tokens.begin(), tokens.end()}, {}, {}, false});
 }
 
-void StateHistory::appendGenerated(std::span<const int32_t> tokens, const std::string &text)
+void StateHistory::appendGenerated(std::span<const int32_t> tokens, const std::string &text, const std::string &visible)
 {
     if (tokens.empty())
         return;
-    m_chunks.push_back(Chunk{{tokens.begin(), tokens.end()}, text, true});
+    m_chunks.push_back(Chunk{{tokens.begin(), tokens.end()}, text, visible.empty() ? text : visible, true});
 }
+
+namespace {
+
+// How many prompt tokens from `at` spell `text` exactly (their bytes, or nothing for the
+// tokens `skip` says to pass over), or -1.
+qsizetype spelled(std::span<const int32_t> prompt, size_t at, const std::string &text,
+                  const std::function<std::string(int32_t)> &bytes, const std::function<bool(int32_t)> &skip)
+{
+    // Text that cannot be checked (tokens without bytes) never matches.
+    if (text.empty())
+        return -1;
+    const size_t from = at;
+    std::string seen;
+    while (seen.size() < text.size()) {
+        if (at >= prompt.size())
+            return -1;
+        const int32_t t = prompt[at++];
+        if (skip && skip(t))
+            continue;
+        seen += bytes(t);
+        if (seen.size() > text.size() || text.compare(0, seen.size(), seen) != 0)
+            return -1;
+    }
+    return qsizetype(at - from);
+}
+
+} // namespace
 
 qsizetype StateHistory::matchPrefix(std::span<const int32_t> prompt, const TokenBytes &bytes) const
 {
@@ -41,17 +69,13 @@ qsizetype StateHistory::matchPrefix(std::span<const int32_t> prompt, const Token
             at += c.tokens.size();
             continue;
         }
-        // Text that cannot be checked (tokens without bytes) never matches.
-        if (c.text.empty())
+        // As the model wrote it (specials as markup or spelled as text), else without them.
+        qsizetype n = spelled(prompt, at, c.text, bytes.text, {});
+        if (n < 0)
+            n = spelled(prompt, at, c.visible, bytes.text, bytes.special);
+        if (n < 0)
             return -1;
-        std::string seen;
-        while (seen.size() < c.text.size()) {
-            if (at >= prompt.size())
-                return -1;
-            seen += bytes(prompt[at++]);
-            if (seen.size() > c.text.size() || c.text.compare(0, seen.size(), seen) != 0)
-                return -1;
-        }
+        at += size_t(n);
     }
     return qsizetype(at);
 }
@@ -89,6 +113,8 @@ QJsonArray StateHistory::toJson() const
         if (c.generated) {
             o.insert(QStringLiteral("generated"), true);
             o.insert(QStringLiteral("text"), QString::fromStdString(c.text));
+            if (c.visible != c.text)
+                o.insert(QStringLiteral("visible"), QString::fromStdString(c.visible));
         }
         out.append(o);
     }
@@ -114,7 +140,8 @@ std::optional<StateHistory> StateHistory::fromJson(const QJsonArray &json)
         }
         if (o.value(QStringLiteral("generated")).toBool()) {
             // QString round trip: the text is valid UTF-8 (the engine releases nothing else).
-            h.appendGenerated(tokens, o.value(QStringLiteral("text")).toString().toStdString());
+            h.appendGenerated(tokens, o.value(QStringLiteral("text")).toString().toStdString(),
+                              o.value(QStringLiteral("visible")).toString().toStdString());
         } else {
             h.appendPrompt(tokens);
         }

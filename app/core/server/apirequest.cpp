@@ -39,6 +39,7 @@ void readCommon(const QJsonObject &body, ApiRequest &r)
     r.temperature = readNumber(body, QStringLiteral("temperature"), 1.0, 0.0, 2.0);
     r.topP = readNumber(body, QStringLiteral("top_p"), 1.0, 0.0, 1.0);
     r.topK = int(readInteger(body, QStringLiteral("top_k"), 0, 1 << 20).value_or(0));
+    r.keepSpecialText = !readBool(body, QStringLiteral("skip_special_tokens"), true, QStringLiteral("skip_special_tokens"));
     if (const auto seed = readInteger(body, QStringLiteral("seed"), -(qint64(1) << 53), qint64(1) << 53))
         r.seed = quint64(*seed);
     if (const auto n = readInteger(body, QStringLiteral("n"), 1, 128); n && *n != 1)

@@ -48,6 +48,9 @@ struct ApiRequest {
     double temperature = 1.0;
     double topP = 1.0;
     int topK = 0;
+    // skip_special_tokens (vLLM's name; default true): false keeps the special tokens the
+    // model writes as text, on the raw completions route only (a chat's reply is parsed).
+    bool keepSpecialText = false;
     std::optional<quint64> seed;
     QStringList stop;
 

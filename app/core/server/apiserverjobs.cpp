@@ -98,6 +98,7 @@ void ApiServer::startCompletion(const std::shared_ptr<HttpExchange> &ex, ApiRequ
     p.temperature = float(request.topP <= 0.0 ? 0.0 : request.temperature);
     p.topP = float(qMax(request.topP, 1e-6));
     p.topK = request.topK;
+    p.keepSpecialText = request.kind == ApiRequest::Completion && request.keepSpecialText;
     p.seed = request.seed ? *request.seed : QRandomGenerator::system()->generate64();
     const int ctx = m_engine->contextTokens() > 0 ? m_engine->contextTokens() : m_defaultMaxTokens;
     p.maxTokens = request.maxTokens ? *request.maxTokens : qMin(m_defaultMaxTokens, ctx);

@@ -331,6 +331,11 @@ struct GenParams {
     // to the reply's content (GenResult::text stays the raw output), generation ends when
     // the parser says the message ended, and GenResult::reply holds the whole reply.
     std::shared_ptr<ReplyParser> reply;
+    // Special tokens the model writes (markup other than the stop tokens that end it) are
+    // in TokenEvent::text and GenResult::text only when set: for a conversation kept to be
+    // rendered again token for token, or a client that asked for them (the raw completions
+    // route). Otherwise they are not text; the reply's channels never hold them.
+    bool keepSpecialText = false;
 };
 
 enum class FinishReason { Stop, Length, Cancelled, ContextFull };
@@ -363,6 +368,9 @@ public:
     virtual std::vector<int32_t> tokenize(std::string_view text, bool markup = false) const = 0;
     virtual std::string detokenize(std::span<const int32_t> ids) const = 0;
     virtual std::string tokenText(int32_t id) const = 0;
+    // Whether the id is a special token: markup, never text in what a reply shows
+    // (GenParams::keepSpecialText).
+    virtual bool isSpecialToken(int32_t id) const = 0;
 
     // A parser for the reply that continues `prompt` (the whole prompt, or at least its
     // last message header); it is valid while this Model lives. K3 containers (chatFormat

@@ -204,6 +204,8 @@ std::string ModelImpl::detokenize(std::span<const int32_t> ids) const { return t
 
 std::string ModelImpl::tokenText(int32_t id) const { return std::string(tokenizer().piece(id)); }
 
+bool ModelImpl::isSpecialToken(int32_t id) const { return tokenizer().isSpecial(id); }
+
 std::unique_ptr<ReplyParser> ModelImpl::replyParser(std::span<const int32_t> prompt) const
 {
     // The reply is read in the format the prompt was written in (ModelInfo::chatFormat).

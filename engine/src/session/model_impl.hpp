@@ -36,6 +36,7 @@ public:
     std::vector<int32_t> tokenize(std::string_view text, bool markup) const override;
     std::string detokenize(std::span<const int32_t> ids) const override;
     std::string tokenText(int32_t id) const override;
+    bool isSpecialToken(int32_t id) const override;
     std::unique_ptr<ReplyParser> replyParser(std::span<const int32_t> prompt) const override;
     std::vector<float> eval(std::span<const int32_t> tokens, const PrefillCallback &progress) override;
     GenResult generate(std::span<const int32_t> prompt, const GenParams &params, const TokenCallback &onToken,

@@ -79,7 +79,7 @@ ReplyDelta FamilyReplyParser::feed(int32_t token)
     for (int32_t e : m_ends)
         if (e >= 0 && token == e)
             return finish();
-    const std::string_view bytes = m_tok.piece(token);
+    const std::string_view bytes = m_tok.textPiece(token);
     if (m_mode == Mode::Start) {
         if (token == m_thinkOpen) {
             m_mode = Mode::Think;

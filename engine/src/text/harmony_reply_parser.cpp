@@ -151,14 +151,14 @@ ReplyDelta HarmonyReplyParser::feed(int32_t token)
         else if (token == m_constrain)
             m_header += kConstrainMark;
         else
-            m_header.append(m_tok.piece(token));
+            m_header.append(m_tok.textPiece(token));
         // A reply without a header (plain text, or bare JSON under a constraint) is content
         // from here on: released now, not held to the end of a stream.
         if (m_mode == Mode::Header && !couldBeHeader(m_header))
             releaseHeaderAsContent(d);
         return d;
     }
-    const std::string_view bytes = m_tok.piece(token);
+    const std::string_view bytes = m_tok.textPiece(token);
     if (m_mode == Mode::Reasoning)
         m_reasoning.emit(bytes, d.reasoning, m_reply.reasoning);
     else if (m_mode == Mode::Content)

@@ -201,7 +201,7 @@ ReplyDelta K3OutputParser::feed(int32_t token)
     }
     if (token == m_end)
         return finish();
-    const std::string_view piece = m_tok.piece(token);
+    const std::string_view piece = m_tok.textPiece(token);
     if (token == m_open || token == m_close) {
         if (m_mode != Mode::Body) // an unfinished header is text after all
             bodyText(m_header, d);

@@ -7,7 +7,8 @@
 namespace waste::text {
 
 OutputStream::OutputStream(const Tokenizer &tokenizer, const GenParams &params, int32_t eos)
-    : m_tok(tokenizer), m_stopTokens(params.stopTokens), m_maxTokens(params.maxTokens), m_stops(params.stopStrings)
+    : m_tok(tokenizer), m_stopTokens(params.stopTokens), m_maxTokens(params.maxTokens),
+      m_keepSpecialText(params.keepSpecialText), m_stops(params.stopStrings)
 {
     m_stopTokens.push_back(eos);
 }
@@ -32,7 +33,7 @@ OutputStream::Step OutputStream::push(int32_t token)
         step.done = true;
         step.finish = FinishReason::Stop;
     } else {
-        const StopMatcher::Result r = m_stops.push(m_tok.piece(token));
+        const StopMatcher::Result r = m_stops.push(m_keepSpecialText ? m_tok.piece(token) : m_tok.textPiece(token));
         step.text = m_utf8.push(r.text);
         if (r.stopped) {
             step.text += m_utf8.flush();

@@ -41,6 +41,7 @@ private:
     const Tokenizer &m_tok;
     std::vector<int32_t> m_stopTokens;
     int m_maxTokens;
+    bool m_keepSpecialText;
     StopMatcher m_stops;
     Utf8StreamDecoder m_utf8;
     std::string m_text;

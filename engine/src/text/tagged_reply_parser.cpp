@@ -166,7 +166,7 @@ ReplyDelta TextReplyParser::feed(int32_t token)
 {
     if (m_end >= 0 && token == m_end)
         return m_parser.finish();
-    return m_parser.push(m_tok.piece(token));
+    return m_parser.push(m_tok.textPiece(token));
 }
 
 ReplyDelta TextReplyParser::finish() { return m_parser.finish(); }

@@ -73,6 +73,9 @@ public:
     std::string decode(std::span<const int32_t> ids) const;
     // The bytes of one id (special text, vocabulary bytes, or empty).
     std::string_view piece(int32_t id) const;
+    // What one generated id adds to text a person or a client reads: its bytes, or nothing
+    // for a special (markup is structure, never text; the reply parsers read it by id).
+    std::string_view textPiece(int32_t id) const { return isSpecial(id) ? std::string_view() : piece(id); }
 
     // A special token (a tokenizer.json added token marked special, or any specials.json entry).
     bool isSpecial(int32_t id) const;
