@@ -228,11 +228,13 @@ Item {
             layoutDirection: view.isUser ? Qt.RightToLeft : Qt.LeftToRight
             Label {
                 // Also for an answer stopped before its first token: it says "stopped".
-                visible: !view.isUser && (view.tokens > 0 || view.finishReason === "cancelled")
+                visible: !view.isUser && (view.tokens > 0 || view.finishReason === "cancelled"
+                                          || view.finishReason === "interrupted")
                 // A remote engine's answers have no hit rate here (-1): none is shown.
                 text: qsTr("%1 tokens · %2 tok/s").arg(view.tokens).arg(view.tokensPerSecond.toFixed(1))
                       + (view.hitRate >= 0 ? qsTr(" · hit %1%").arg(Math.round(view.hitRate * 100)) : "")
                       + (view.finishReason === "cancelled" ? qsTr(" · stopped")
+                         : view.finishReason === "interrupted" ? qsTr(" · cut off: the app closed before the end")
                          : view.finishReason === "length" ? qsTr(" · reached Max tokens")
                          : view.finishReason === "context_full" ? qsTr(" · context full") : "")
                 color: Theme.textMuted
@@ -255,9 +257,11 @@ Item {
                 onClicked: { editor.text = view.text; view.editing = true; editor.forceActiveFocus() }
             }
             QuietButton {
-                visible: !view.isUser && view.isLast && !ChatController.generating
-                text: qsTr("Regenerate")
-                Accessible.name: qsTr("Answer again")
+                // On a question left without an answer (the app closed before one began) too.
+                visible: view.isLast && !ChatController.generating && !view.isTool
+                objectName: "regenerate"
+                text: view.isUser ? qsTr("Answer") : qsTr("Regenerate")
+                Accessible.name: view.isUser ? qsTr("Answer this message") : qsTr("Answer again")
                 onClicked: ChatController.regenerate()
             }
         }

@@ -358,6 +358,7 @@ bool ChatController::startAnswer()
     request.params.temperature = float(m_settings.temperature);
     request.params.topP = float(m_settings.topP);
     request.params.maxTokens = m_settings.maxTokens;
+    request.params.keepSpecialText = true; // the raw reply is kept to render the history token for token
     request.params.seed = QRandomGenerator::global()->generate64();
     request.parseReply = true;
     request.dialogue = dialogue;
@@ -386,6 +387,7 @@ bool ChatController::startAnswer()
     run.tools = tools;
     run.clock.start();
     m_run = std::move(run);
+    saveDraft(true);
     m_messages.append(m_run->message);
     GenerationHandle *handle = m_engine->generate(request);
     m_run->handle = handle;
@@ -413,6 +415,19 @@ bool ChatController::startAnswer()
                       : tr("The oldest %1 messages no longer fit the context and were left out of this answer.").arg(firstMessage));
     Q_EMIT generatingChanged();
     return true;
+}
+
+void ChatController::saveDraft(bool now)
+{
+    if (!m_store || !m_run || m_run->conversationId == 0)
+        return;
+    if (!now && m_run->sinceSaved.isValid() && m_run->sinceSaved.elapsed() < kDraftSaveMs)
+        return;
+    ChatMessage draft = m_run->message;
+    draft.streaming = false;
+    draft.finishReason = QString::fromLatin1(kInterrupted); // what a reopened chat says if this is the last write
+    m_run->message.id = m_store->saveMessage(m_run->conversationId, draft);
+    m_run->sinceSaved.start();
 }
 
 int ChatController::runRow() const
@@ -453,6 +468,7 @@ void ChatController::onTokens(const QString &text, const GenerationStats &stats)
     m_run->message.tokens = stats.completionTokens;
     m_run->message.tokensPerSecond = stats.tokensPerSecond;
     m_run->message.hitRate = stats.hitRate;
+    saveDraft(false);
     if (const int row = runRow(); row >= 0)
         m_messages.replace(row, m_run->message);
 }
@@ -461,6 +477,7 @@ void ChatController::onReply(const waste::ReplyDelta &delta)
 {
     m_run->replyEnded = m_run->replyEnded || delta.done;
     showReply(*m_run, QString::fromStdString(delta.reasoning), QString::fromStdString(delta.content));
+    saveDraft(false);
     if (const int row = runRow(); row >= 0)
         m_messages.replace(row, m_run->message);
 }

@@ -176,7 +176,13 @@ private:
         bool prefilling = true;
         double prefill = 0;
         QJsonArray tools;            // offered to the model in this answer
+        QElapsedTimer sinceSaved;    // since the answer so far was last written to the store
     };
+    // An answer is in the store from its start, marked kInterrupted, and rewritten as it
+    // grows at most this often: if the app dies mid-answer, the chat reopens with the
+    // question, what was written so far, and Regenerate.
+    static constexpr int kDraftSaveMs = 500;
+    void saveDraft(bool now);
     struct ToolRun {                 // a tool call in flight
         qint64 conversationId = 0;
         ChatMessage message;
