@@ -5,9 +5,10 @@
 #   tst_simd         NEON vs scalar (lutRow bit for bit);
 #   tst_native_rows  every native code exact in every NEON lane, random rows vs float64;
 #   tst_lut          the VQ table kernels against reconstructed weights;
-#   tst_crc32        the ARMv8 CRC32 instructions against the tables, bit for bit.
+#   tst_crc32        the ARMv8 CRC32 instructions against the tables, bit for bit;
+#   tst_panel_gemm   the prompt pass's panel product (NEON) against scalar, bit for bit.
 # The cross build lives in its own dir (argument 2) and holds only the kernel sources (quant,
-# format, compute) and these three tests (WASTE_KERNELS_ONLY): cross-building the whole engine
+# format, compute) and these tests (WASTE_KERNELS_ONLY): cross-building the whole engine
 # for a whole eval under qemu cost minutes of every CI run, and the NEON code an eval reaches
 # is the code these tests check bit for bit against scalar. ccache makes later runs mostly
 # cache hits.
@@ -15,7 +16,7 @@
 #   aarch64_kernels.sh SOURCE_DIR CROSS_BUILD_DIR
 set -euo pipefail
 src=$1 out=$2
-tests=(tst_simd tst_native_rows tst_lut tst_crc32)
+tests=(tst_simd tst_native_rows tst_lut tst_crc32 tst_panel_gemm)
 
 skip() {
   echo "tst_aarch64_kernels SKIPPED: $*; installer/install-deps.sh --with-tests installs it"

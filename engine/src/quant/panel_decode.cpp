@@ -1,0 +1,211 @@
+// Panel decoders (quant/panel_decode.hpp). Each weight is computed elementwise by the same
+// rounded operations at every level (this file and panel_decode_avx512.cpp are compiled
+// without contraction into fused multiply-adds), so a panel does not depend on the level.
+#include "quant/panel_decode.hpp"
+
+#include "format/bytes.hpp"
+#include "format/f16.hpp"
+#include "format/native_record.hpp"
+#include "format/native_values.hpp"
+#include "quant/panel_gemm.hpp"
+#include "quant/simd.hpp"
+#include "waste/waste.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <vector>
+
+namespace waste::quant {
+
+// The AVX-512 VQ decoder, and eight decoded rows' columns [0, k8) into the panel's eight
+// columns at `dst` (panel_decode_avx512.cpp); nullptr where not compiled.
+using VqPanelDecoder = void (*)(const VqMatrix &m, int64_t r0, const float *scale, float *panel);
+VqPanelDecoder avx512VqPanelDecoder();
+using PanelTranspose8 = void (*)(const float *rows8, int64_t cols, int64_t k8, float *dst);
+PanelTranspose8 avx512PanelTranspose8();
+
+namespace {
+
+constexpr int P = kPanelRows;
+
+// Rows [r0, r0 + 64) of the matrix as f32 rows, written transposed into the panel, eight
+// rows at a time (an 8 x 8 transpose per block of columns where the level has one); rows
+// past the matrix are 0.
+template <typename RowFn> void transposeRows(int64_t rows, int64_t cols, int64_t r0, float *panel, RowFn &&row)
+{
+    thread_local std::vector<float> buf;
+    buf.resize(size_t(8 * cols));
+    const int64_t nr = std::min<int64_t>(P, rows - r0);
+    const PanelTranspose8 fast = activeSimd() == SimdLevel::Avx512 ? avx512PanelTranspose8() : nullptr;
+    for (int64_t j0 = 0; j0 < P; j0 += 8) {
+        for (int64_t i = 0; i < 8; ++i) {
+            float *out = buf.data() + i * cols;
+            if (j0 + i < nr)
+                row(r0 + j0 + i, out);
+            else
+                std::fill(out, out + cols, 0.0f);
+        }
+        const int64_t k8 = fast ? cols / 8 * 8 : 0;
+        if (fast)
+            fast(buf.data(), cols, k8, panel + j0);
+        for (int64_t k = k8; k < cols; ++k)
+            for (int64_t i = 0; i < 8; ++i)
+                panel[k * P + j0 + i] = buf[size_t(i * cols + k)];
+    }
+}
+
+void vqScalar(const VqMatrix &m, int64_t r0, const float *scale, float *panel)
+{
+    const int64_t nv = m.cols / 8;
+    const int S = m.stages;
+    const int64_t perRow = m.packed6 ? 3 : S;
+    const uint8_t *blk = m.indices + (r0 / P) * nv * P * perRow;
+    const int64_t nr = std::min<int64_t>(P, m.rows - r0);
+    for (int64_t v = 0; v < nv; ++v) {
+        const uint8_t *ix = blk + v * P * perRow;
+        float *out = panel + 8 * v * P;
+        for (int64_t r = 0; r < P; ++r) {
+            if (r >= nr) {
+                for (int d = 0; d < 8; ++d)
+                    out[d * P + r] = 0.0f;
+                continue;
+            }
+            const uint8_t *p = ix + r * perRow;
+            unsigned idx[4] = {0, 0, 0, 0};
+            if (m.packed6) {
+                idx[0] = p[0] & 63u;
+                idx[1] = ((p[0] >> 6) | (unsigned(p[1]) << 2)) & 63u;
+                idx[2] = ((p[1] >> 4) | (unsigned(p[2]) << 4)) & 63u;
+                idx[3] = unsigned(p[2]) >> 2;
+            } else {
+                for (int s = 0; s < S; ++s)
+                    idx[s] = p[s];
+            }
+            for (int d = 0; d < 8; ++d) {
+                float w = m.books->entry(m.base, idx[0])[d];
+                for (int s = 1; s < S; ++s)
+                    w = w + m.books->entry(m.base + s, idx[s])[d];
+                out[d * P + r] = scale[r] * w;
+            }
+        }
+    }
+}
+
+const std::array<float, 256> &e4m3Table()
+{
+    static const std::array<float, 256> t = [] {
+        std::array<float, 256> v{};
+        for (int b = 0; b < 256; ++b)
+            v[size_t(b)] = format::e4m3Value(uint8_t(b));
+        return v;
+    }();
+    return t;
+}
+
+} // namespace
+
+void decodeVqPanel(const VqMatrix &m, int64_t r0, float *panel)
+{
+    if (m.cols % 8 != 0 || r0 % P != 0 || m.stages < 1 || m.stages > 4 || (m.packed6 && m.stages != 4))
+        throw Error(ErrorCode::Format, "a VQ matrix of " + std::to_string(m.cols) + " columns and " +
+                                           std::to_string(m.stages) + " stages cannot be decoded");
+    float scale[P];
+    const int64_t nr = std::min<int64_t>(P, m.rows - r0);
+    for (int64_t r = 0; r < P; ++r)
+        scale[r] = r < nr ? format::f16ToFloat(format::loadU16(m.rowScalesF16 + 2 * (r0 + r))) : 0.0f;
+    const VqPanelDecoder simd = activeSimd() == SimdLevel::Avx512 ? avx512VqPanelDecoder() : nullptr;
+    if (simd && !m.packed6 && m.stages == 3 && nr == P)
+        simd(m, r0, scale, panel);
+    else
+        vqScalar(m, r0, scale, panel);
+}
+
+void decodeNativePanel(const NativeMatrix &m, int64_t r0, float *panel)
+{
+    const int64_t n = m.cols;
+    switch (m.fmt) {
+    case format::kFmtMXFP4:
+        transposeRows(m.rows, n, r0, panel, [&](int64_t r, float *out) {
+            const uint8_t *q = m.payload + r * (n / 2);
+            const uint8_t *sc = m.scales + r * (n / format::kMxfp4Group);
+            for (int64_t i = 0; i < n; ++i) {
+                const uint8_t byte = q[i >> 1];
+                out[i] = format::e2m1Value((i & 1) ? uint8_t(byte >> 4) : uint8_t(byte & 15)) *
+                         format::e8m0Scale(sc[i / format::kMxfp4Group]);
+            }
+        });
+        return;
+    case format::kFmtFP8B128: {
+        const std::array<float, 256> &e4m3 = e4m3Table();
+        const int64_t blocksPerRow = (n + format::kFp8Block - 1) / format::kFp8Block;
+        transposeRows(m.rows, n, r0, panel, [&](int64_t r, float *out) {
+            const uint8_t *q = m.payload + r * n;
+            const uint8_t *sc = m.scales + (r / format::kFp8Block) * blocksPerRow * 4;
+            for (int64_t i = 0; i < n; ++i)
+                out[i] = e4m3[q[i]] * format::loadF32(sc + 4 * (i / format::kFp8Block));
+        });
+        return;
+    }
+    case format::kFmtINT4G32:
+        transposeRows(m.rows, n, r0, panel, [&](int64_t r, float *out) {
+            const uint8_t *q = m.payload + r * (n / 2);
+            const uint8_t *sc = m.scales + r * (n / format::kInt4Group) * 2;
+            for (int64_t i = 0; i < n; ++i) {
+                const uint8_t byte = q[i >> 1];
+                out[i] = float(((i & 1) ? (byte >> 4) : (byte & 15)) - 8) *
+                         format::bf16Value(sc + 2 * (i / format::kInt4Group));
+            }
+        });
+        return;
+    case format::kFmtBF16:
+        transposeRows(m.rows, n, r0, panel, [&](int64_t r, float *out) {
+            const uint8_t *w = m.payload + r * n * 2;
+            for (int64_t i = 0; i < n; ++i)
+                out[i] = format::bf16Value(w + 2 * i);
+        });
+        return;
+    }
+    throw Error(ErrorCode::Unsupported, "expert format id " + std::to_string(m.fmt) + " is not a native format");
+}
+
+void decodeTrunkPanel(const format::TrunkTensor &w, int64_t r0, float *panel)
+{
+    using format::TrunkFormat;
+    const int64_t n = w.cols;
+    if (!w.f32.empty()) {
+        transposeRows(w.rows, n, r0, panel,
+                      [&](int64_t r, float *out) { std::memcpy(out, w.f32.data() + r * n, size_t(n) * 4); });
+        return;
+    }
+    if (!w.onDisk && w.format == TrunkFormat::Q4G) {
+        transposeRows(w.rows, n, r0, panel, [&](int64_t r, float *out) {
+            const uint8_t *q = w.payload.data() + r * w.rowBytes;
+            const float *sc = w.scales.data() + r * w.groups;
+            for (int64_t g = 0, i0 = 0; i0 < n; ++g, i0 += w.group) {
+                const int64_t i1 = std::min(n, i0 + w.group);
+                const float s = sc[g];
+                for (int64_t i = i0; i < i1; ++i)
+                    out[i] = float(((i & 1) ? (q[i >> 1] >> 4) : (q[i >> 1] & 0x0f)) - 8) * s;
+            }
+        });
+        return;
+    }
+    if (!w.onDisk && w.format == TrunkFormat::Q8G) {
+        transposeRows(w.rows, n, r0, panel, [&](int64_t r, float *out) {
+            const uint8_t *q = w.payload.data() + r * w.rowBytes;
+            const float *sc = w.scales.data() + r * w.groups;
+            for (int64_t g = 0, i0 = 0; i0 < n; ++g, i0 += w.group) {
+                const int64_t i1 = std::min(n, i0 + w.group);
+                const float s = sc[g];
+                for (int64_t i = i0; i < i1; ++i)
+                    out[i] = float(int8_t(q[i])) * s;
+            }
+        });
+        return;
+    }
+    // Q3G, rows on disk: the tensor's own row decoder (q * scale in f32).
+    transposeRows(w.rows, n, r0, panel, [&](int64_t r, float *out) { w.readRow(r, out); });
+}
+
+} // namespace waste::quant

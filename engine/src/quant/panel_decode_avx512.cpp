@@ -1,0 +1,93 @@
+// The VQ3R panel decoder with AVX-512VL: eight rows' 8-weight vectors at a time, each
+// rho_r * ((c_0 + c_1) + c_2) as the scalar decoder computes it elementwise, then an 8 x 8
+// transpose into the panel's k-major columns (quant/panel_decode.cpp has the reference).
+#include "quant/panel_decode.hpp"
+
+#include "quant/panel_gemm.hpp"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define WASTE_AVX512 __attribute__((target("avx512f,avx512vl")))
+
+namespace waste::quant {
+
+using VqPanelDecoder = void (*)(const VqMatrix &m, int64_t r0, const float *scale, float *panel);
+
+namespace {
+
+constexpr int P = kPanelRows;
+
+WASTE_AVX512 inline void transpose8(__m256 r[8])
+{
+    const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    r[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
+    r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+    r[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
+    r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+    r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
+    r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+    r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
+    r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+}
+
+// Three stages, 8-bit indices, all 64 rows inside the matrix.
+WASTE_AVX512 void decode(const VqMatrix &m, int64_t r0, const float *scale, float *panel)
+{
+    const int64_t nv = m.cols / 8;
+    const uint8_t *blk = m.indices + (r0 / P) * nv * P * 3;
+    const float *b0 = m.books->entry(m.base, 0), *b1 = m.books->entry(m.base + 1, 0), *b2 = m.books->entry(m.base + 2, 0);
+    for (int64_t v = 0; v < nv; ++v) {
+        const uint8_t *ix = blk + v * P * 3;
+        float *out = panel + 8 * v * P;
+        for (int r8 = 0; r8 < P; r8 += 8) {
+            __m256 row[8];
+            for (int i = 0; i < 8; ++i) {
+                const uint8_t *p = ix + (r8 + i) * 3;
+                const __m256 c0 = _mm256_loadu_ps(b0 + 8 * p[0]), c1 = _mm256_loadu_ps(b1 + 8 * p[1]),
+                             c2 = _mm256_loadu_ps(b2 + 8 * p[2]);
+                row[i] = _mm256_mul_ps(_mm256_set1_ps(scale[r8 + i]), _mm256_add_ps(_mm256_add_ps(c0, c1), c2));
+            }
+            transpose8(row);
+            for (int d = 0; d < 8; ++d)
+                _mm256_storeu_ps(out + d * P + r8, row[d]);
+        }
+    }
+}
+
+// Eight rows (row-major, `cols` each) into the panel's eight columns at dst, 8 x 8 at a time.
+WASTE_AVX512 void transposeInto(const float *rows8, int64_t cols, int64_t k8, float *dst)
+{
+    for (int64_t k0 = 0; k0 < k8; k0 += 8) {
+        __m256 r[8];
+        for (int i = 0; i < 8; ++i)
+            r[i] = _mm256_loadu_ps(rows8 + i * cols + k0);
+        transpose8(r);
+        for (int d = 0; d < 8; ++d)
+            _mm256_storeu_ps(dst + (k0 + d) * P, r[d]);
+    }
+}
+
+} // namespace
+
+VqPanelDecoder avx512VqPanelDecoder() { return decode; }
+using PanelTranspose8 = void (*)(const float *rows8, int64_t cols, int64_t k8, float *dst);
+PanelTranspose8 avx512PanelTranspose8() { return transposeInto; }
+
+} // namespace waste::quant
+
+#else
+namespace waste::quant {
+using VqPanelDecoder = void (*)(const VqMatrix &m, int64_t r0, const float *scale, float *panel);
+VqPanelDecoder avx512VqPanelDecoder() { return nullptr; }
+using PanelTranspose8 = void (*)(const float *rows8, int64_t cols, int64_t k8, float *dst);
+PanelTranspose8 avx512PanelTranspose8() { return nullptr; }
+} // namespace waste::quant
+#endif
