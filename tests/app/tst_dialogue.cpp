@@ -16,6 +16,9 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
+#include <cmath>
+
 namespace {
 
 const QString kR3 = QStringLiteral(WASTE_FIXTURES_DIR "/reference-container/r3.waste");
@@ -285,14 +288,22 @@ private Q_SLOTS:
         const std::vector<float> kept = model->eval(p.rest());
         QCOMPARE(model->stats().tokensPrefilled - before.tokensPrefilled, int64_t(p.rest().size()));
 
-        // The same tokens in one go on a fresh session: the same logits, bit for bit.
+        // The same tokens in one go on a fresh session: the same logits within rounding (there
+        // the answer's tokens are read as a prompt, here they were generated: decode kernels).
         std::vector<int32_t> all;
         for (const QJsonValue &c : feeder.history().toJson())
             for (const QJsonValue &t : c.toObject().value(QStringLiteral("tokens")).toArray())
                 all.push_back(int32_t(t.toInt()));
         all.insert(all.end(), p.rest().begin(), p.rest().end());
         auto fresh = open(container);
-        QVERIFY(fresh->eval(all) == kept);
+        const std::vector<float> again = fresh->eval(all);
+        QCOMPARE(again.size(), kept.size());
+        float gap = 0, largest = 0;
+        for (size_t i = 0; i < kept.size(); ++i) {
+            gap = std::max(gap, std::fabs(again[i] - kept[i]));
+            largest = std::max(largest, std::fabs(kept[i]));
+        }
+        QVERIFY2(gap <= 1e-4f * largest, qPrintable(QStringLiteral("%1 of %2").arg(gap).arg(largest)));
     }
 
     void savedStateRestoresOnAFreshSession()

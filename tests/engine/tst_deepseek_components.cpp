@@ -390,10 +390,12 @@ TEST(DeepseekComponents, WholeForwardPassOverFp8AndInt4Experts)
     }
 }
 
-TEST(DeepseekComponents, ChunkedPrefillEqualsTokenByToken)
+TEST(DeepseekComponents, PromptPassMatchesTokenByToken)
 {
+    // A prompt's pass against token-by-token decode steps: within rounding (the summation
+    // order differs); the pass cut in two: the same bits.
     const Model &m = deepseek();
-    const auto ids = someIds(70, m.engine->manifest.config.vocab, 12); // chunks of 64 + 6
+    const auto ids = someIds(70, m.engine->manifest.config.vocab, 12);
     waste::OpenOptions o;
     o.warmFromUsage = false;
     const std::vector<float> whole = waste::Model::open(m.dir, o)->eval(ids);
@@ -402,7 +404,11 @@ TEST(DeepseekComponents, ChunkedPrefillEqualsTokenByToken)
     for (int32_t id : ids)
         last = single->eval(std::span<const int32_t>(&id, 1));
     ASSERT_EQ(whole.size(), last.size());
-    EXPECT_EQ(std::memcmp(whole.data(), last.data(), whole.size() * 4), 0);
+    EXPECT_LE(relErr(whole.data(), Vec(last.begin(), last.end())), 1e-4);
+    auto cut = waste::Model::open(m.dir, o);
+    cut->eval(std::span<const int32_t>(ids.data(), 41));
+    const std::vector<float> rest = cut->eval(std::span<const int32_t>(ids.data() + 41, ids.size() - 41));
+    EXPECT_EQ(std::memcmp(whole.data(), rest.data(), whole.size() * 4), 0);
 }
 
 TEST(DeepseekComponents, AnyThreadCountGivesTheSameLogits)

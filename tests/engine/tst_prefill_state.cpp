@@ -1,11 +1,14 @@
-// Chunked prefill equals token-at-a-time bit for bit; a saved session continues bit
-// for bit after loading; the expert cache being absent or present changes nothing.
+// A prompt read in passes equals itself bit for bit however it is cut, and token-at-a-time
+// decode steps within rounding (tst_prefill_pass covers every architecture); a saved session
+// continues bit for bit after loading; the expert cache being absent or present changes nothing.
 #include <gtest/gtest.h>
 
 #include "waste/waste.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 
@@ -24,11 +27,24 @@ bool sameBits(const std::vector<float> &a, const std::vector<float> &b)
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+// Within 1e-4 of the largest logit: the same numbers summed in another order.
+bool withinRounding(const std::vector<float> &a, const std::vector<float> &b)
+{
+    if (a.size() != b.size())
+        return false;
+    float gap = 0, largest = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        gap = std::max(gap, std::fabs(a[i] - b[i]));
+        largest = std::max(largest, std::fabs(b[i]));
+    }
+    return gap <= 1e-4f * largest;
+}
+
 } // namespace
 
-TEST(Prefill, ChunkedEqualsSequentialBitForBit)
+TEST(Prefill, PassesEqualEachOtherBitForBitAndTokenByTokenWithinRounding)
 {
-    const std::vector<int32_t> ids = foxIds(); // 189 tokens: chunks of 64, 64, 61
+    const std::vector<int32_t> ids = foxIds(); // 189 tokens
     auto chunked = waste::Model::open(kDir + "r3.waste");
     const std::vector<float> a = chunked->eval(ids);
 
@@ -36,14 +52,14 @@ TEST(Prefill, ChunkedEqualsSequentialBitForBit)
     std::vector<float> b;
     for (int32_t id : ids)
         b = single->eval(std::span<const int32_t>(&id, 1));
-    EXPECT_TRUE(sameBits(a, b));
+    EXPECT_TRUE(withinRounding(a, b));
     EXPECT_EQ(chunked->position(), single->position());
 
-    // Uneven pieces (1, 63, 65, ...) give the same bits too.
+    // Uneven passes (2, 63, 65, ...) give the same bits.
     auto pieces = waste::Model::open(kDir + "r3.waste");
     std::vector<float> c;
     size_t at = 0;
-    for (size_t n : {size_t(1), size_t(63), size_t(65), size_t(2), size_t(58)}) {
+    for (size_t n : {size_t(2), size_t(63), size_t(65), size_t(2), size_t(57)}) {
         c = pieces->eval(std::span<const int32_t>(ids.data() + at, n));
         at += n;
     }
@@ -110,9 +126,9 @@ TEST(SessionState, LoadRefusesDamagedFile)
     EXPECT_EQ(m->position(), 0); // untouched
 }
 
-TEST(Prefill, K3ChunkedEqualsSequentialBitForBit)
+TEST(Prefill, K3PassEqualsSequentialWithinRounding)
 {
-    // Attention Residuals, latent MoE, SiTU, q_lora, both output gates: still the same bits.
+    // Attention Residuals, latent MoE, SiTU, q_lora, both output gates.
     const std::string dir = std::string(WASTE_FIXTURES_DIR) + "/k3-container/";
     std::ifstream in(dir + "k3s1.tok.fox.json");
     const auto ids = nlohmann::json::parse(in)["ids"].get<std::vector<int32_t>>();
@@ -121,16 +137,30 @@ TEST(Prefill, K3ChunkedEqualsSequentialBitForBit)
     std::vector<float> b;
     for (int32_t id : ids)
         b = single->eval(std::span<const int32_t>(&id, 1));
-    EXPECT_TRUE(sameBits(a, b));
+    EXPECT_TRUE(withinRounding(a, b));
 }
 
-TEST(Prefill, CancelStopsBetweenChunksAndLeavesAConsistentSession)
+TEST(Prefill, StopDuringAPassLeavesACleanSession)
 {
+    // Progress comes after every layer of a pass (done grows within it); a stop takes effect
+    // at the next layer. The pass's state is then half-read, so the session starts again
+    // from nothing, and reading the prompt again gives its logits bit for bit.
     const std::vector<int32_t> ids = foxIds();
     const std::vector<float> full = waste::Model::open(kDir + "r3.waste")->eval(ids);
     auto m = waste::Model::open(kDir + "r3.waste");
-    EXPECT_THROW(m->eval(ids, [](int done, int) { return done < 64; }), waste::Error);
-    ASSERT_EQ(m->position(), 64);
-    const std::vector<float> rest = m->eval(std::span<const int32_t>(ids.data() + 64, ids.size() - 64));
-    EXPECT_TRUE(sameBits(full, rest));
+    std::vector<int> seen;
+    try {
+        m->eval(ids, [&](int done, int total) {
+            EXPECT_EQ(total, int(ids.size()));
+            seen.push_back(done);
+            return done < 64;
+        });
+        FAIL() << "the stop was not heard";
+    } catch (const waste::Error &e) {
+        EXPECT_EQ(e.code(), waste::ErrorCode::Cancelled);
+    }
+    ASSERT_GE(seen.size(), 2u);
+    EXPECT_LT(seen.front(), int(ids.size())) << "progress came only at the end of the pass";
+    EXPECT_EQ(m->position(), 0);
+    EXPECT_TRUE(sameBits(full, m->eval(ids)));
 }

@@ -85,18 +85,21 @@ TEST(ThreadIdentity, KimiLinearAnyThreadCount) { checkThreadCounts(kR3); }
 
 TEST(ThreadIdentity, K3AnyThreadCount) { checkThreadCounts(kK3); }
 
-// Chunked prefill on 3 threads equals token-at-a-time on 1 thread, bit for bit.
-TEST(ThreadIdentity, ChunkedPrefillOnThreadsEqualsSequentialOnOne)
+// A prompt's pass on 3 threads equals the pass on 1, and token-at-a-time steps on 3 threads
+// equal those on 1, bit for bit.
+TEST(ThreadIdentity, PassesAndStepsOnThreadsEqualThemOnOne)
 {
     for (const Container *c : {&kR3, &kK3}) {
         const std::vector<int32_t> ids = c->ids("fox");
-        auto chunked = openWith(*c, 3);
-        const std::vector<float> a = chunked->eval(ids);
-        auto single = openWith(*c, 1);
-        std::vector<float> b;
-        for (int32_t id : ids)
-            b = single->eval(std::span<const int32_t>(&id, 1));
-        EXPECT_TRUE(sameBits(a, b)) << c->name;
+        const std::vector<float> a = openWith(*c, 3)->eval(ids), b = openWith(*c, 1)->eval(ids);
+        EXPECT_TRUE(sameBits(a, b)) << c->name << ": a pass";
+        auto s3 = openWith(*c, 3), s1 = openWith(*c, 1);
+        std::vector<float> x, y;
+        for (int32_t id : ids) {
+            x = s3->eval(std::span<const int32_t>(&id, 1));
+            y = s1->eval(std::span<const int32_t>(&id, 1));
+        }
+        EXPECT_TRUE(sameBits(x, y)) << c->name << ": token by token";
     }
 }
 

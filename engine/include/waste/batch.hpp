@@ -3,9 +3,10 @@
 // prompt being read adds its next chunk, and the MoE layers see the whole chunk, so an
 // expert record is read once for every sequence that routes to it. Each sequence keeps its
 // own state (KDA matrices, MLA cache, position), sampler, constraint and reply parser, and
-// gets the logits, bit for bit, and so the tokens it would get from Model::generate alone.
-// A long prompt is read a chunk per step between the other sequences' tokens, so it holds
-// them up by one chunk at most.
+// gets the logits, bit for bit, and so the tokens it would get from Model::generate alone
+// (prompts are read in passes, model/forward.hpp, whose logits do not depend on how a
+// prompt is cut). A long prompt is read a piece per step between the other sequences'
+// tokens, so it holds them up by one piece at most (kPromptPieceWhileDecoding).
 //
 // One sequence at a time may continue the Model's own session (useSession): it reads on
 // from the session's state, so prefix reuse (waste/prefix.hpp) works for it, and leaves the
@@ -27,6 +28,9 @@
 namespace waste {
 
 inline constexpr int kMaxSequences = 16;
+// The most prompt tokens a step reads while other sequences are decoding (a whole pass when
+// none is): a long prompt holds their next tokens up by one such piece at most.
+inline constexpr int kPromptPieceWhileDecoding = 512;
 
 // Model::open for a model that a Batch will drive: up to `sequences` (1..kMaxSequences) at
 // once. Each beyond the first costs one session state (MemoryPlan::state_bytes), taken from
@@ -75,7 +79,8 @@ public:
     int active() const;             // sequences added and not yet ended
     int capacity() const;           // batchSequences(model)
     bool sessionInUse() const;
-    // Tokens a step reads at most (decoding sequences first, then prompt chunks).
+    // Generated tokens a step reads at most (one per decoding sequence); prompt pieces come
+    // on top (ModelImpl::passTokens, or kPromptPieceWhileDecoding while others decode).
     static int chunkTokens();
 
 private:

@@ -68,6 +68,11 @@ struct MemoryPlan {
     // One state checkpoint (waste/prefix.hpp): recurrent state and a row of logits. An open
     // model keeps it inside its budget, in the expert cache (resolveBudget says when).
     int64_t checkpoint_bytes = 0;
+    // A prompt's pass (model/forward.hpp): what each of its tokens holds for the whole pass,
+    // and what it holds whatever its length (plan/pass_plan.hpp).
+    int64_t pass_token_bytes = 0;
+    int64_t pass_fixed_bytes = 0;
+    int64_t pass_floor_bytes = 0; // of scratch_bytes: what only a prompt chunk uses, a pass's own
     std::string container;             // where the plan was read from
 };
 
@@ -75,9 +80,14 @@ struct MemoryPlan {
 // min_expert_cache; the state checkpoint comes out of it when what is left stays at least
 // min_expert_cache, else no checkpoint is kept and the cache is whole. The one rule for the
 // engine's open, resolveBudget and the forecast, for every budget, the default included.
+// A prompt's pass takes its RAM from the floor's prompt scratch (pass_floor_bytes) and, while
+// it runs, borrows slots of the cache above twice its smallest size (ExpertCache::lend),
+// given back when the prompt has been read; at the floor, passes are 64 tokens.
 struct ExpertCacheShare {
     int64_t cache_bytes = 0;
     bool checkpoint_kept = false;
+    int pass_tokens = 64;   // the most prompt tokens one pass reads
+    int64_t pass_bytes = 0; // what the longest pass borrows from the cache while it runs
 };
 ExpertCacheShare expertCacheAt(const MemoryPlan &plan, int64_t budgetBytes);
 
@@ -87,6 +97,7 @@ struct BudgetChoice {
     int64_t expert_cache_bytes = 0;    // expertCacheAt(budget): what the engine opens with
     int64_t cache_slots = 0;           // expert_cache_bytes / max_record_bytes
     bool checkpoint_kept = false;      // plan.checkpoint_bytes of the budget hold a checkpoint
+    int pass_tokens = 64;              // the most prompt tokens one pass reads (ExpertCacheShare)
     bool chosen_by_engine = false;     // no --budget: floor + 3, 2 or 1 working sets
     std::vector<std::string> warnings; // over 7/8 of usable RAM, past the paging cliff
 };
@@ -381,7 +392,9 @@ public:
     // blocks are tool calls; a block whose JSON does not parse stays text.
     virtual std::unique_ptr<ReplyParser> replyParser(std::span<const int32_t> prompt) const = 0;
 
-    // Feeds tokens into the session (chunked prefill) and returns the logits after the last.
+    // Feeds tokens into the session and returns the logits after the last. Several tokens
+    // are read as a prompt, in passes (model/forward.hpp); one token as a generated one, by
+    // the decode kernels (a caller sampling its own tokens decodes this way).
     virtual std::vector<float> eval(std::span<const int32_t> tokens, const PrefillCallback &progress = {}) = 0;
     // Feeds the prompt then samples until a stop; the prompt may be empty to continue.
     virtual GenResult generate(std::span<const int32_t> prompt, const GenParams &params,

@@ -1,5 +1,7 @@
 #include "cache/expert_cache.hpp"
 
+#include <sys/mman.h>
+
 #include <waste/waste.hpp>
 
 #include <chrono>
@@ -43,6 +45,56 @@ ExpertCache::ExpertCache(const CacheConfig &config) : m_config(config)
 }
 
 ExpertCache::~ExpertCache() = default;
+
+int ExpertCache::lend(int count)
+{
+    std::vector<int> taken;
+    {
+        std::lock_guard lock(m_mutex);
+        dropAnnouncedLocked();
+        while (int(taken.size()) < count) {
+            int slot;
+            if (!m_empty.empty()) {
+                slot = m_empty.back();
+                m_empty.pop_back();
+            } else {
+                slot = m_policy->victim(); // evictable: unpinned, ready, not announced
+                if (slot < 0)
+                    break;
+                m_where[m_slots[slot].key] = -1;
+                m_evictedAt[m_slots[slot].key] = m_pass;
+                ++m_stats.evictions;
+            }
+            m_policy->setEvictable(slot, false);
+            m_slots[slot] = Slot{};
+            m_slots[slot].lent = true;
+            m_slots[slot].pins = 1; // never a victim, never filled, until returned
+            taken.push_back(slot);
+        }
+        m_lent.insert(m_lent.end(), taken.begin(), taken.end());
+    }
+    // The pages go back to the system (zero-filled when the slot is next read into).
+    if (m_memory.data())
+        for (int slot : taken)
+            ::madvise(m_memory.data() + int64_t(slot) * m_slotBytes, size_t(m_slotBytes), MADV_DONTNEED);
+    return int(taken.size());
+}
+
+void ExpertCache::returnLent()
+{
+    std::lock_guard lock(m_mutex);
+    for (int slot : m_lent) {
+        m_slots[slot] = Slot{};
+        m_empty.push_back(slot);
+    }
+    m_lent.clear();
+}
+
+int ExpertCache::lent() const
+{
+    std::lock_guard lock(m_mutex);
+    return int(m_lent.size());
+}
 
 int ExpertCache::keyOf(int layer, int expert) const
 {

@@ -105,6 +105,14 @@ public:
     // freed and the fill no longer counts.
     void cancelSpeculative(int layer, int expert);
 
+    // A prompt's pass borrows RAM from the cache (plan/pass_plan.hpp): up to `count` slots
+    // leave it (empty ones first, then the policy's victims; never a pinned or in-flight
+    // one), their records forgotten and their pages given back to the system, until
+    // returnLent(). Returns how many slots left; their bytes are lent() * slotBytes().
+    int lend(int count);
+    void returnLent();
+    int lent() const;
+
     // Warm start: counts as past use for the policy; no I/O, no statistics.
     void seedUses(int layer, int expert, double uses);
     // Resident records (layer, expert) in slot order, for --learn records.
@@ -122,6 +130,7 @@ private:
         bool speculative = false;     // filled by prefetch and not yet demanded
         bool speculativePin = false;  // holds one of the pins until releaseSpeculative()
         bool announced = false;       // in the current layer's demand, not yet acquired
+        bool lent = false;            // out of the cache for a prompt's pass (lend)
     };
     int keyOf(int layer, int expert) const;
     int claimSlotLocked(int key, bool demand);
@@ -141,6 +150,7 @@ private:
     std::vector<int> m_empty; // empty slots, used before any eviction
     std::vector<int> m_specPinned;
     std::vector<int> m_announced; // slots protected by the current beginLayer()
+    std::vector<int> m_lent;      // slots lent to a prompt's pass
     CacheStats m_stats;
     mutable std::mutex m_mutex;
     std::condition_variable m_ready;

@@ -147,8 +147,7 @@ void StreamedExpertSource::fetch(int layer, std::span<const int> experts, const 
         whileReading);
 }
 
-void StreamedExpertSource::fetchBatches(int layer, std::span<const int> experts, const BatchConsumer &consume,
-                                        const Hook &whileReading)
+int StreamedExpertSource::beginFetch(int layer, std::span<const int> experts)
 {
     const int L = indexOf(layer);
     const Bank &b = m_banks[size_t(L)];
@@ -194,6 +193,15 @@ void StreamedExpertSource::fetchBatches(int layer, std::span<const int> experts,
         m_predicted[size_t(L)].clear();
         m_predictedRank[size_t(L)].clear();
     }
+
+    return L;
+}
+
+void StreamedExpertSource::fetchBatches(int layer, std::span<const int> experts, const BatchConsumer &consume,
+                                        const Hook &whileReading)
+{
+    const int L = beginFetch(layer, experts);
+    const Bank &b = m_banks[size_t(L)];
 
     // Two phases. First every id is looked up and every miss goes to the reader threads,
     // before any compute: a hit computed early would hold back the layer's reads. Then
@@ -333,6 +341,120 @@ void StreamedExpertSource::fetchBatches(int layer, std::span<const int> experts,
         throw;
     }
     m_cache->releaseSpeculative(); // predictions for this layer have had their chance
+}
+
+void StreamedExpertSource::fetchInOrder(int layer, std::span<const int> experts, const Consumer &consume,
+                                        const Hook &whileReading)
+{
+    const int L = beginFetch(layer, experts);
+    const Bank &b = m_banks[size_t(L)];
+    // Slots are taken in the order of `experts` and every miss is queued for the readers as
+    // it is found, so the next record to hand over was always asked for before any later
+    // one: waiting for it (when every slot is pinned) always makes progress. Records that
+    // land early stay pinned until their turn.
+    enum class Held : char { Resident, Demand, Speculative };
+    const size_t count = experts.size();
+    std::vector<int> slotOf(count, -1);
+    std::vector<const uint8_t *> dataOf(count, nullptr);
+    std::vector<Held> how(count, Held::Resident);
+    std::map<uint64_t, io::ReadDone> landed; // demand reads the pool has reported
+    int outstanding = 0;                     // demand reads submitted, not yet collected
+    std::vector<io::ReadJob> toSubmit;
+    size_t next = 0, taken = 0;
+    auto submitQueued = [&] {
+        if (toSubmit.empty())
+            return;
+        outstanding += int(toSubmit.size());
+        m_pool->submit(std::move(toSubmit));
+        toSubmit.clear();
+    };
+    // Hands over experts[next] once it is there; false when nothing taken is left.
+    auto handNext = [&]() -> bool {
+        if (next >= taken)
+            return false;
+        const size_t i = next;
+        if (how[i] != Held::Resident) {
+            submitQueued();
+            const auto t0 = Clock::now();
+            const bool ok = m_cache->waitReady(slotOf[i]);
+            if (how[i] == Held::Demand) { // collect its report: it carries the error text of a failed read
+                while (!landed.count(i)) {
+                    std::optional<io::ReadDone> d = m_pool->next();
+                    --outstanding;
+                    landed.emplace(d->tag, std::move(*d));
+                }
+                io::ReadDone d = std::move(landed.at(i));
+                landed.erase(i);
+                if (!d.ok) {
+                    m_ioWait += since(t0);
+                    throw Error(d.code, d.error);
+                }
+            } else if (!ok) {
+                m_ioWait += since(t0);
+                throw Error(ErrorCode::Io, b.file.path() + ": read of expert " + std::to_string(experts[i]) + " failed");
+            }
+            m_ioWait += since(t0);
+        }
+        consume(i, dataOf[i]);
+        m_cache->release(slotOf[i]);
+        slotOf[i] = -1;
+        ++next;
+        return true;
+    };
+    try {
+        for (size_t i = 0; i < count; ++i) {
+            ExpertCache::Ref ref = m_cache->tryAcquire(L, experts[i]);
+            bool dropped = false;
+            while (ref.slot < 0) { // every slot pinned: hand over the next record first
+                submitQueued();
+                if (!handNext()) {
+                    if (dropped)
+                        throw Error(ErrorCode::OutOfMemory, "expert cache: no free slot for layer " + std::to_string(layer) +
+                                                                " with nothing in flight; raise --budget");
+                    m_cache->releaseSpeculative(); // demand comes before predictions
+                    dropped = true;
+                }
+                ref = m_cache->tryAcquire(L, experts[i]);
+            }
+            slotOf[i] = ref.slot;
+            dataOf[i] = ref.data;
+            if (ref.mustRead && !m_options.readAhead) {
+                readNow(b, experts[i], ref); // one read at a time, on this thread
+                how[i] = Held::Resident;
+            } else if (ref.mustRead) {
+                how[i] = Held::Demand;
+                toSubmit.push_back(makeJob(b, experts[i], ref, i));
+                if (toSubmit.size() >= 8) // keep the readers busy from the start
+                    submitQueued();
+            } else {
+                how[i] = m_cache->resident(L, experts[i]) ? Held::Resident : Held::Speculative;
+            }
+            ++taken;
+            if (!m_options.readAhead) // one read at a time: each record is used as soon as it is read
+                while (handNext()) {
+                }
+        }
+        submitQueued();
+        if (whileReading)
+            whileReading();
+        while (handNext()) {
+        }
+    } catch (...) {
+        // Leave no read in flight into a slot we no longer own, and no pin behind.
+        submitQueued();
+        while (outstanding > 0) {
+            m_pool->next();
+            --outstanding;
+        }
+        for (size_t i = next; i < taken; ++i)
+            if (slotOf[i] >= 0) {
+                m_cache->waitReady(slotOf[i]);
+                m_cache->release(slotOf[i]);
+            }
+        m_cache->releaseSpeculative();
+        throw;
+    }
+    m_cache->releaseSpeculative();
 }
 
 void StreamedExpertSource::settlePredictions(int L, std::span<const int> chosen)

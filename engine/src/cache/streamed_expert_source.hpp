@@ -47,6 +47,9 @@ public:
     void fetch(int layer, std::span<const int> experts, const Consumer &consume, const Hook &whileReading = {}) override;
     void fetchBatches(int layer, std::span<const int> experts, const BatchConsumer &consume,
                       const Hook &whileReading = {}) override;
+    // Reads issued in order, as many in flight as slots allow; records handed over in order.
+    void fetchInOrder(int layer, std::span<const int> experts, const Consumer &consume,
+                      const Hook &whileReading = {}) override;
     model::ExpertFetchStats stats() const override;
     int lookaheadWidth() const override { return m_options.lookahead; }
     void prefetch(int layer, std::span<const int> experts, int rows = 1) override;
@@ -54,6 +57,10 @@ public:
     bool directIo() const { return m_directIo; }
     const std::vector<std::string> &warnings() const { return m_warnings; }
     int64_t slots() const { return m_cache ? m_cache->slots() : 0; }
+    // RAM lent to a prompt's pass (ExpertCache::lend): slots out of the cache until returned.
+    int lendSlots(int count) { return m_cache->lend(count); }
+    void returnSlots() { m_cache->returnLent(); }
+    int64_t slotBytes() const { return m_cache->slotBytes(); }
     int readerThreads() const { return m_pool ? m_pool->threads() : 0; }
     const ExpertCache &cache() const { return *m_cache; }
 
@@ -74,6 +81,9 @@ private:
     io::ReadJob makeJob(const Bank &b, int expert, const ExpertCache::Ref &ref, uint64_t tag);
     void readNow(const Bank &b, int expert, const ExpertCache::Ref &ref);
     void settlePredictions(int cacheLayer, std::span<const int> chosen);
+    // The bookkeeping every fetch of a layer starts with (pass, policy, routing record,
+    // use counts, the lookahead's score); returns the layer's cache index.
+    int beginFetch(int layer, std::span<const int> experts);
 
     StreamOptions m_options;
     int m_topK = 0;

@@ -51,6 +51,15 @@ public:
             },
             whileReading);
     }
+    // The same, but each record is handed over strictly in the order of `experts`, while
+    // the reads still run ahead of it: a prompt's pass sums every token's experts in one
+    // fixed order, whatever order the reads land in. This default suits a source whose
+    // fetch() already delivers in order (PreadExpertSource reads one after another).
+    virtual void fetchInOrder(int layer, std::span<const int> experts, const Consumer &consume,
+                              const Hook &whileReading = {})
+    {
+        fetch(layer, experts, consume, whileReading);
+    }
     virtual ExpertFetchStats stats() const = 0;
     // Router lookahead: how many experts to predict for the next MoE layer (0: off), and
     // the prediction itself: `rows` lists of equal length one after the other, one per

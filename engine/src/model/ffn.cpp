@@ -33,17 +33,17 @@ void Forward::denseFfn(const FfnWeights &w, const float *x, float *out, int64_t 
     denseFfn(w, 1, x, out, width);
 }
 
-// n tokens (rows of the hidden size): each matrix is one pass for all of them
-// (quant::matvecs; gate and up in one split), each token's values those of denseFfn alone.
+// n tokens (rows of the hidden size): each matrix is one pass for all of them (gate and up
+// in one split), each token's values those of denseFfn alone.
 void Forward::denseFfn(const FfnWeights &w, int n, const float *x, float *out, int64_t width)
 {
     const int64_t Hd = m_c.hidden;
     Vec g(static_cast<size_t>(n * width)), u(static_cast<size_t>(n * width));
     const quant::Product gateUp[] = {{w.gate.get(), x, Hd, g.data(), width}, {w.up.get(), x, Hd, u.data(), width}};
-    quant::matvecsTogether(gateUp, n, m_pool);
+    products(gateUp, n);
     for (int t = 0; t < n; ++t)
         activate(g.data() + t * width, u.data() + t * width, g.data() + t * width, width);
-    quant::matvecs(*w.down, n, g.data(), width, out, Hd, m_pool);
+    product(*w.down, n, g.data(), width, out, Hd);
 }
 
 } // namespace waste::model

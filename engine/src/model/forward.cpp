@@ -2,6 +2,7 @@
 
 #include "model/attn_res.hpp"
 #include "model/ops.hpp"
+#include "quant/panel_product.hpp"
 #include "quant/trunk_matvec.hpp"
 #include "waste/waste.hpp"
 
@@ -28,6 +29,38 @@ Forward::Forward(const format::Manifest &manifest, const Weights &weights, const
 
 void Forward::embed(int32_t token, float *out) const { m_w.embed->readRow(token, out); }
 
+void Forward::layerDone(int layer)
+{
+    if (m_prompt && m_layerProgress && !m_layerProgress(layer + 1, m_c.layers))
+        throw Error(ErrorCode::Cancelled, "stopped while reading the prompt");
+}
+
+void Forward::product(const format::TrunkTensor &w, int64_t n, const float *x, int64_t xStride, float *y,
+                      int64_t yStride)
+{
+    if (!m_prompt) {
+        quant::matvecs(w, n, x, xStride, y, yStride, m_pool);
+        return;
+    }
+    quant::panelProduct(quant::trunkPanels(w), n, x, xStride, y, yStride, m_pool);
+}
+
+void Forward::products(std::span<const quant::Product> ps, int64_t n)
+{
+    if (!m_prompt) {
+        quant::matvecsTogether(ps, n, m_pool);
+        return;
+    }
+    std::vector<quant::PanelMatrix> panels;
+    panels.reserve(ps.size());
+    for (const quant::Product &p : ps)
+        panels.push_back(quant::trunkPanels(*p.w));
+    std::vector<quant::PanelJob> jobs;
+    for (size_t i = 0; i < ps.size(); ++i)
+        jobs.push_back({&panels[i], ps[i].x, ps[i].xStride, ps[i].y, ps[i].yStride});
+    quant::panelProducts(jobs, n, m_pool);
+}
+
 // The attention sub-layer for n tokens at positions pos0.. (strictly in order).
 void Forward::attention(int layer, int n, const float *a, float *out, LayerState &st, int pos0)
 {
@@ -38,18 +71,14 @@ void Forward::attention(int layer, int n, const float *a, float *out, LayerState
     attentionTokens(layer, n, a, out, states.data(), pos.data());
 }
 
-// Token t of the chunk against *st[t] at position pos[t]: KDA and MLA take the chunk whole
-// (their projections then read each matrix once), GQA token by token.
+// Token t of the chunk against *st[t] at position pos[t]: every kind takes the chunk whole
+// (its projections then read each matrix once), its recurrence or cache token by token.
 void Forward::attentionTokens(int layer, int n, const float *a, float *out, LayerState *const *st, const int *pos)
 {
-    const int64_t Hd = m_c.hidden;
     if (m_c.g.next && m_w.layers[static_cast<size_t>(layer)].kda) {
-        // Qwen3-Next's Gated DeltaNet layers, token by token against each token's own state.
-        for (int t = 0; t < n; ++t)
-            gatedDeltaNet(layer, a + t * Hd, out + t * Hd, *st[t]);
+        gatedDeltaNet(layer, n, a, out, st); // Qwen3-Next's Gated DeltaNet layers
     } else if (m_c.g.on) {
-        for (int t = 0; t < n; ++t)
-            gqa(layer, a + t * Hd, out + t * Hd, *st[t], pos[t]);
+        gqa(layer, n, a, out, st, pos);
     } else if (m_w.layers[static_cast<size_t>(layer)].kda) {
         kda(layer, n, a, out, st);
     } else {
@@ -60,8 +89,14 @@ void Forward::attentionTokens(int layer, int n, const float *a, float *out, Laye
 void Forward::feedForward(int layer, int n, const float *b, float *out, ExpertSource &experts)
 {
     const LayerWeights &lw = m_w.layers[static_cast<size_t>(layer)];
-    if (lw.moe) {
+    if (lw.moe && m_prompt) {
+        moePass(layer, n, b, out, experts);
+    } else if (lw.moe) {
         moe(layer, n, b, out, experts);
+    } else if (m_prompt) { // a piece at a time: the FFN's scratch is a piece's
+        const int64_t Hd = m_c.hidden;
+        for (int s0 = 0; s0 < n; s0 += kPassPiece)
+            denseFfn(lw.dense, std::min(kPassPiece, n - s0), b + s0 * Hd, out + s0 * Hd, m_c.inter);
     } else {
         denseFfn(lw.dense, n, b, out, m_c.inter);
     }
@@ -79,10 +114,59 @@ void Forward::attentionParts(int layer, const float *a, float *out, std::span<co
     attentionTokens(layer, static_cast<int>(states.size()), a, out, states.data(), pos.data());
 }
 
+// A prompt's pass on the plain residual stream, holding two rows a token (h and the normed
+// input a): attention and dense FFNs run kPassPiece tokens at a time (their scratch and
+// output are a piece's), the MoE over the whole pass, adding its experts into h directly.
+void Forward::runResidualPass(int n, float *h, std::span<const Part> parts, ExpertSource &experts)
+{
+    const int64_t Hd = m_c.hidden;
+    std::vector<LayerState *> states;
+    std::vector<int> pos;
+    for (const Part &p : parts)
+        for (int t = 0; t < p.count; ++t) {
+            states.push_back(nullptr);
+            pos.push_back(p.state->pos + t);
+        }
+    Vec a(static_cast<size_t>(n * Hd)), o(static_cast<size_t>(std::min(n, kPassPiece) * Hd));
+    for (int L = 0; L < m_c.layers; ++L) {
+        const LayerWeights &lw = m_w.layers[static_cast<size_t>(L)];
+        size_t t0 = 0;
+        for (const Part &p : parts)
+            for (int t = 0; t < p.count; ++t)
+                states[t0++] = &p.state->layers[static_cast<size_t>(L)];
+        for (int s0 = 0; s0 < n; s0 += kPassPiece) {
+            const int m = std::min(kPassPiece, n - s0);
+            float *hs = h + s0 * Hd, *as = a.data() + s0 * Hd, *os = o.data();
+            for (int t = 0; t < m; ++t)
+                rmsNorm(hs + t * Hd, lw.inNorm->f32.data(), as + t * Hd, Hd, m_c.eps);
+            attentionTokens(L, m, as, os, states.data() + s0, pos.data() + s0);
+            for (int64_t i = 0; i < m * Hd; ++i)
+                hs[i] = hs[i] + os[i];
+        }
+        for (int t = 0; t < n; ++t)
+            rmsNorm(h + t * Hd, lw.postNorm->f32.data(), a.data() + t * Hd, Hd, m_c.eps);
+        if (lw.moe) {
+            moePass(L, n, a.data(), h, experts, true);
+        } else {
+            for (int s0 = 0; s0 < n; s0 += kPassPiece) {
+                const int m = std::min(kPassPiece, n - s0);
+                denseFfn(lw.dense, m, a.data() + s0 * Hd, o.data(), m_c.inter);
+                for (int64_t i = 0; i < m * Hd; ++i)
+                    h[s0 * Hd + i] = h[s0 * Hd + i] + o[size_t(i)];
+            }
+        }
+        layerDone(L);
+    }
+}
+
 // Kimi-Linear's plain residual stream: h += attn(norm h); h += ffn(norm h).
 void Forward::runResidual(int n, float *h, std::span<const Part> parts, ExpertSource &experts)
 {
     const int64_t Hd = m_c.hidden;
+    if (m_prompt) {
+        runResidualPass(n, h, parts, experts);
+        return;
+    }
     Vec a(static_cast<size_t>(n * Hd)), o(static_cast<size_t>(n * Hd));
     for (int L = 0; L < m_c.layers; ++L) {
         const LayerWeights &lw = m_w.layers[static_cast<size_t>(L)];
@@ -123,7 +207,20 @@ void Forward::runAttnRes(int n, float *h, std::span<const Part> parts, ExpertSou
             rmsNorm(xt, lw.inNorm->f32.data(), a.data() + t * Hd, Hd, m_c.eps);
         }
         pEmpty = (L % B == 0);
-        attentionParts(L, a.data(), r.data(), parts);
+        if (m_prompt) { // a prompt's pass: attention a piece at a time (its scratch is a piece's)
+            std::vector<LayerState *> states;
+            std::vector<int> pos;
+            for (const Part &p : parts)
+                for (int t = 0; t < p.count; ++t) {
+                    states.push_back(&p.state->layers[static_cast<size_t>(L)]);
+                    pos.push_back(p.state->pos + t);
+                }
+            for (int s0 = 0; s0 < n; s0 += kPassPiece)
+                attentionTokens(L, std::min(kPassPiece, n - s0), a.data() + s0 * Hd, r.data() + s0 * Hd,
+                                states.data() + s0, pos.data() + s0);
+        } else {
+            attentionParts(L, a.data(), r.data(), parts);
+        }
         for (int t = 0; t < n; ++t) {
             float *xt = x.data() + t * Hd, *pt = P.data() + t * Hd;
             const float *rt = r.data() + t * Hd;
@@ -141,13 +238,15 @@ void Forward::runAttnRes(int n, float *h, std::span<const Part> parts, ExpertSou
             P[i] = P[i] + r[i];
             x[i] = P[i];
         }
+        layerDone(L);
     }
     for (int t = 0; t < n; ++t)
         attnResMix(R[t], x.data() + t * Hd, m_w.outResNorm->f32.data(), m_w.outResProj->f32.data(), h + t * Hd, Hd,
                    m_c.eps);
 }
 
-void Forward::run(std::span<const int32_t> tokens, State &state, ExpertSource &experts, const std::atomic<bool> *cancel)
+void Forward::run(std::span<const int32_t> tokens, State &state, ExpertSource &experts, const std::atomic<bool> *cancel,
+                  Tokens kind, int passTokens)
 {
     for (int32_t t : tokens)
         if (t < 0 || t >= m_c.vocab)
@@ -158,34 +257,42 @@ void Forward::run(std::span<const int32_t> tokens, State &state, ExpertSource &e
         throw Error(ErrorCode::Argument, "context of " + std::to_string(state.ctx) + " tokens is full at position " +
                                              std::to_string(state.pos) + " (asked for " + std::to_string(tokens.size()) +
                                              " more); reset the session or open with a larger context");
-    for (size_t c0 = 0; c0 < tokens.size(); c0 += kMaxChunk) {
-        const int n = static_cast<int>(std::min<size_t>(kMaxChunk, tokens.size() - c0));
-        // Cancel between chunks only: a chunk either runs whole or not at all, so the
+    const size_t pass = size_t(std::max(1, kind == Tokens::Generated ? std::min(passTokens, kMaxChunk) : passTokens));
+    for (size_t c0 = 0; c0 < tokens.size(); c0 += pass) {
+        const int n = static_cast<int>(std::min(pass, tokens.size() - c0));
+        // Cancel between passes only: a pass either runs whole or not at all, so the
         // session state is never left half-updated.
         if (cancel && cancel->load(std::memory_order_relaxed))
             throw Error(ErrorCode::Cancelled, "cancelled");
         const Part whole{&state, n};
-        runParts(tokens.subspan(c0, static_cast<size_t>(n)), std::span<const Part>(&whole, 1), experts);
+        runParts(tokens.subspan(c0, static_cast<size_t>(n)), std::span<const Part>(&whole, 1), experts, kind);
     }
 }
 
-void Forward::runParts(std::span<const int32_t> tokens, std::span<const Part> parts, ExpertSource &experts)
+void Forward::runParts(std::span<const int32_t> tokens, std::span<const Part> parts, ExpertSource &experts,
+                       Tokens kind)
 {
     const int64_t Hd = m_c.hidden;
     const int n = static_cast<int>(tokens.size());
     int counted = 0;
     for (const Part &p : parts)
         counted += p.count;
-    if (counted != n || n > kMaxChunk || n == 0)
-        throw Error(ErrorCode::Argument, "a chunk of " + std::to_string(n) + " tokens (at most " +
+    if (counted != n || (kind == Tokens::Generated && n > kMaxChunk) || n == 0)
+        throw Error(ErrorCode::Argument, "a chunk of " + std::to_string(n) + " tokens (generated: at most " +
                                              std::to_string(kMaxChunk) + ") split into parts of " +
                                              std::to_string(counted) + " tokens in all");
+    // Which kernels every product of this pass uses; reset however the pass ends.
+    struct PromptPass {
+        bool &flag;
+        ~PromptPass() { flag = false; }
+    } promptPass{m_prompt};
+    m_prompt = kind == Tokens::Prompt;
     Vec h(static_cast<size_t>(n * Hd), 0.0f);
     for (int t = 0; t < n; ++t)
         if (!m_media || !m_media->take(tokens[static_cast<size_t>(t)], h.data() + t * Hd)) // image rows first
             embed(tokens[static_cast<size_t>(t)], h.data() + t * Hd);
     // Decode steps predict ahead (see m_lookaheadRows): one token of each part.
-    bool decode = experts.lookaheadWidth() > 0;
+    bool decode = experts.lookaheadWidth() > 0 && kind == Tokens::Generated;
     for (const Part &p : parts)
         decode = decode && p.count == 1;
     m_lookaheadRows = decode ? n : 0;

@@ -1,6 +1,12 @@
-// The Kimi-Linear forward pass over a chunk of tokens. A chunk of n tokens gives the
-// logits of n single-token steps bit for bit: every token's arithmetic is the same code
-// in the same order; chunking only shares expert reads and lookup-table work.
+// The forward pass over a chunk of tokens, of two kinds (Forward::Tokens):
+//   - generated tokens (decode steps, one per sequence): the row kernels and VQ lookup
+//     tables; a chunk of n gives the logits of n single-token steps bit for bit;
+//   - a prompt's pass (thousands of tokens at once): every product of the pass through
+//     decoded panels (quant/panel_product.hpp), the MoE expert-major (each token routed
+//     first, each needed expert read once, in id order, and multiplied by all its tokens;
+//     moe_pass.cpp). A prompt token's values do not depend on the pass's size, the thread
+//     count or the SIMD level; they differ from the decode kernels' only in summation order
+//     (tst_prefill_pass: within 1e-4 of token by token).
 #pragma once
 
 #include "compute/thread_pool.hpp"
@@ -14,9 +20,11 @@
 #include "model/weights.hpp"
 #include "model/yarn.hpp"
 #include "quant/lut.hpp"
+#include "quant/trunk_matvec.hpp"
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -29,23 +37,40 @@ public:
     Forward(const format::Manifest &manifest, const Weights &weights, const format::Codebooks &books,
             compute::ThreadPool *pool = nullptr);
 
-    // Runs `tokens` at positions state.pos... and leaves the last token's logits in
-    // state.lastLogits. Throws Error(Cancelled), before touching the state, when `cancel`
-    // is set at the start of a chunk (of up to 64 tokens).
-    void run(std::span<const int32_t> tokens, State &state, ExpertSource &experts, const std::atomic<bool> *cancel);
+    enum class Tokens { Prompt, Generated };
 
+    // Runs `tokens` at positions state.pos... and leaves the last token's logits in
+    // state.lastLogits, in passes of at most `passTokens` (generated tokens: chunks of at most
+    // kMaxChunk, each as that many single-token steps).
+    // Throws Error(Cancelled), before touching the state, when `cancel` is set at the start
+    // of a pass.
+    void run(std::span<const int32_t> tokens, State &state, ExpertSource &experts, const std::atomic<bool> *cancel,
+             Tokens kind = Tokens::Generated, int passTokens = kMaxChunk);
+
+    // The most generated tokens one chunk takes (a batched decode step).
     static constexpr int kMaxChunk = 64;
+    // A prompt's pass runs its attention, dense FFNs, routing and shared experts this many
+    // tokens at a time: their scratch is a piece's; only the residual stream, the normed
+    // input and the MoE's sums are held for the whole pass.
+    static constexpr int kPassPiece = 256;
 
     // Several sequences in one pass (session/batch_*): `tokens` holds each part's tokens in
     // order, part i continuing parts[i].state. Attention runs per part against its own
     // state; the MoE sees the whole chunk, so an expert is read once for every token that
     // routes to it. Each state advances by its count and gets its last token's logits,
-    // bit for bit what run() would give it alone. At most kMaxChunk tokens; no cancel.
+    // bit for bit what run() would give it alone. Generated tokens: at most kMaxChunk; no cancel.
     struct Part {
         State *state = nullptr;
         int count = 0;
     };
-    void runParts(std::span<const int32_t> tokens, std::span<const Part> parts, ExpertSource &experts);
+    void runParts(std::span<const int32_t> tokens, std::span<const Part> parts, ExpertSource &experts,
+                  Tokens kind = Tokens::Generated);
+
+    // Called after each layer of a prompt's pass with (layers done, layers): the pass's
+    // progress for a caller's clock. Returning false stops the pass there with
+    // Error(Cancelled); the states of its sequences are then half-read and must be reset.
+    using LayerProgress = std::function<bool(int done, int layers)>;
+    void setLayerProgress(LayerProgress progress) { m_layerProgress = std::move(progress); }
 
     // Image rows that stand in for the embedding of media-token positions; null: none.
     void setMediaRows(vision::MediaRowQueue *rows) { m_media = rows; }
@@ -61,6 +86,7 @@ private:
     using Vec = std::vector<float>;
     void embed(int32_t token, float *out) const;
     void runResidual(int n, float *h, std::span<const Part> parts, ExpertSource &experts);
+    void runResidualPass(int n, float *h, std::span<const Part> parts, ExpertSource &experts);
     void runAttnRes(int n, float *h, std::span<const Part> parts, ExpertSource &experts);
     // attention() for every part of the chunk, each against its own state.
     void attentionParts(int layer, const float *a, float *out, std::span<const Part> parts);
@@ -74,8 +100,25 @@ private:
     };
     void attendMlaHead(int layer, const float *q, float *o, const LayerState &st, int pos, int64_t h,
                        MlaScratch &scratch) const;
-    void gqa(int layer, const float *a, float *out, LayerState &st, int pos); // gqa_attention.cpp
-    void gatedDeltaNet(int layer, const float *a, float *out, LayerState &st); // gated_deltanet.cpp
+    // The attention of a prompt's piece (mla.cpp): n tokens' rotated queries (qAll) to their
+    // heads' outputs (oAll), every token's latent already in its cache.
+    void mlaPass(int layer, int n, const float *qAll, float *oAll, LayerState *const *st, const int *pos);
+    // n tokens, token t against *st[t] at position pos[t]: projections for all of them,
+    // then attention / the recurrence token by token, then the output projection.
+    void gqa(int layer, int n, const float *a, float *out, LayerState *const *st, const int *pos); // gqa_attention.cpp
+    void gatedDeltaNet(int layer, int n, const float *a, float *out, LayerState *const *st);     // gated_deltanet.cpp
+    // y_t = W x_t for n inputs of the running pass: decoded panels in a prompt's pass, the
+    // row kernels otherwise (quant::matvecs, each y_t its matvec bit for bit).
+    void product(const format::TrunkTensor &w, int64_t n, const float *x, int64_t xStride, float *y, int64_t yStride);
+    void products(std::span<const quant::Product> ps, int64_t n); // several over the same n, one split
+    // The MoE layer of a prompt's pass, expert-major (moe_pass.cpp); add: out already holds
+    // each token's residual stream, which the experts and the shared expert are added to.
+    void moePass(int layer, int n, const float *b, float *out, ExpertSource &experts, bool add = false);
+    // What both MoE paths share (moe.cpp): the router (each token's top-k experts in
+    // selection order, and their weights), and the end: routed sums acc (n x expertWidth;
+    // K3's latent norm and up-projection) plus the shared expert's output into out.
+    void route(int layer, int n, const float *b, int *chosen, float *weight);
+    void finishMoe(int layer, int n, float *acc, const float *shared, float *out);
     // The shared expert of a MoE layer into out (Hd): down(act(gate x) · up x), times
     // sigmoid(shared_expert_gate · x) where the family gates it (Qwen3-Next; shared_expert_gate.cpp).
     void sharedExpert(const MoeWeights &w, int n, const float *x, float *out, int64_t width); // n rows at once
@@ -118,6 +161,9 @@ private:
     std::unique_ptr<compute::ThreadPool> m_ownPool; // one thread, when no pool was given
     compute::ThreadPool &m_pool;
     vision::MediaRowQueue *m_media = nullptr;
+    bool m_prompt = false; // the running pass reads a prompt (Tokens::Prompt)
+    LayerProgress m_layerProgress;
+    void layerDone(int layer); // a prompt pass's layer is done: progress, and a stop
     // Tokens of the running step that the lookahead predicts for: all of a decode step's
     // (one per part), none (0) for a prompt chunk, whose reads are all issued at once anyway.
     int m_lookaheadRows = 0;

@@ -1,4 +1,4 @@
-// Qwen3-Next's Gated DeltaNet for one token (model/notes/qwen3-next.md). The same delta
+// Qwen3-Next's Gated DeltaNet over a chunk of tokens (model/notes/qwen3-next.md). The same delta
 // rule and short convolution as KDA (delta_rule.hpp, short_conv.hpp); what differs is
 // kept here: q, k, v and the output gate z come from one projection and b, a from
 // another, both laid out per key head; one decay per value head,
@@ -16,61 +16,72 @@
 
 namespace waste::model {
 
-void Forward::gatedDeltaNet(int layer, const float *a, float *out, LayerState &st)
+void Forward::gatedDeltaNet(int layer, int n, const float *a, float *out, LayerState *const *st)
 {
     const GdnWeights &w = m_w.layers[static_cast<size_t>(layer)].gdn;
     const format::GqaConfig &g = m_c.g;
+    const int64_t Hd = m_c.hidden;
     const int64_t Hk = g.linKeyHeads, Hv = g.linValueHeads, Dk = g.linKeyDim, Dv = g.linValueDim;
     const int64_t Kw = Hk * Dk, Vw = Hv * Dv, r = Hv / Hk; // r value heads per key head
-    Vec proj(2 * Kw + 2 * Vw), ba(2 * Hv), qkv(2 * Kw + Vw), z(Vw), beta(Hv), decay(Hv), o(Vw);
-    quant::matvec(*w.qkvz, a, proj.data(), m_pool);
-    quant::matvec(*w.ba, a, ba.data(), m_pool);
-    // Per key head the projection holds [q (Dk), k (Dk), v (r Dv), z (r Dv)] and the other
-    // [b (r), a (r)]; the convolution's channels are all q, then all k, then all v.
-    float *q = qkv.data(), *k = q + Kw, *v = k + Kw;
-    for (int64_t h = 0; h < Hk; ++h) {
-        const float *src = proj.data() + h * (2 * Dk + 2 * r * Dv);
-        std::copy(src, src + Dk, q + h * Dk);
-        std::copy(src + Dk, src + 2 * Dk, k + h * Dk);
-        std::copy(src + 2 * Dk, src + 2 * Dk + r * Dv, v + h * r * Dv);
-        std::copy(src + 2 * Dk + r * Dv, src + 2 * Dk + 2 * r * Dv, z.data() + h * r * Dv);
+    const int64_t pw = 2 * Kw + 2 * Vw;
+    const size_t N = static_cast<size_t>(n);
+    Vec projAll(N * size_t(pw)), baAll(N * size_t(2 * Hv)), oAll(N * size_t(Vw));
+    {
+        const quant::Product in[] = {{w.qkvz.get(), a, Hd, projAll.data(), pw}, {w.ba.get(), a, Hd, baAll.data(), 2 * Hv}};
+        products(in, n);
     }
+    Vec qkv(2 * Kw + Vw), z(Vw), beta(Hv), decay(Hv);
     const float *aLog = w.aLog->f32.data(), *dt = w.dtBias->f32.data();
-    for (int64_t h = 0; h < Hk; ++h)
-        for (int64_t j = 0; j < r; ++j) {
-            const int64_t hv = h * r + j;
-            beta[hv] = sigmoid(ba[h * 2 * r + j]);
-            decay[hv] = std::exp(-std::exp(aLog[hv]) * softplus(ba[h * 2 * r + r + j] + dt[hv]));
-        }
-    shortConv(qkv.data(), w.conv->f32.data(), st.convQ.data(), 2 * Kw + Vw, m_c.convK);
-
-    // Key heads are normalised once, before their value heads read them.
     const float invSqrtDk = 1.0f / std::sqrt(static_cast<float>(Dk));
-    for (int64_t h = 0; h < Hk; ++h) {
-        l2NormalizeHead(q + h * Dk, Dk, 1e-6f, invSqrtDk);
-        l2NormalizeHead(k + h * Dk, Dk, 1e-6f, 1.0f);
-    }
-    // Value heads are independent (own state block, own output slice): split over threads.
     const quant::DeltaRuleStep deltaRuleStep = quant::deltaRule();
-    m_pool.forRange(Hv, m_pool.grainFor(Hv, Dk * Dv / 2), [&](int64_t h0, int64_t h1) {
-        Vec u(Dv), dk(Dk);
-        for (int64_t h = h0; h < h1; ++h) {
-            std::fill(dk.begin(), dk.end(), decay[h]);
-            const int64_t kh = h / r;
-            deltaRuleStep(st.S.data() + h * Dk * Dv, q + kh * Dk, k + kh * Dk, v + h * Dv, dk.data(), beta[h], u.data(),
-                          o.data() + h * Dv, Dk, Dv);
-        }
-    });
-
-    // Gated RMSNorm per value head: norm(o) · w · SiLU(z).
     const float *nw = w.norm->f32.data();
-    for (int64_t h = 0; h < Hv; ++h) {
-        float *oh = o.data() + h * Dv;
-        rmsNorm(oh, nw, oh, Dv, m_c.eps);
-        for (int64_t j = 0; j < Dv; ++j)
-            oh[j] *= silu(z[h * Dv + j]);
+    for (int t = 0; t < n; ++t) {
+        LayerState &s = *st[t];
+        const float *proj = projAll.data() + t * pw, *ba = baAll.data() + t * 2 * Hv;
+        float *o = oAll.data() + t * Vw;
+        // Per key head the projection holds [q (Dk), k (Dk), v (r Dv), z (r Dv)] and the other
+        // [b (r), a (r)]; the convolution's channels are all q, then all k, then all v.
+        float *q = qkv.data(), *k = q + Kw, *v = k + Kw;
+        for (int64_t h = 0; h < Hk; ++h) {
+            const float *src = proj + h * (2 * Dk + 2 * r * Dv);
+            std::copy(src, src + Dk, q + h * Dk);
+            std::copy(src + Dk, src + 2 * Dk, k + h * Dk);
+            std::copy(src + 2 * Dk, src + 2 * Dk + r * Dv, v + h * r * Dv);
+            std::copy(src + 2 * Dk + r * Dv, src + 2 * Dk + 2 * r * Dv, z.data() + h * r * Dv);
+        }
+        for (int64_t h = 0; h < Hk; ++h)
+            for (int64_t j = 0; j < r; ++j) {
+                const int64_t hv = h * r + j;
+                beta[hv] = sigmoid(ba[h * 2 * r + j]);
+                decay[hv] = std::exp(-std::exp(aLog[hv]) * softplus(ba[h * 2 * r + r + j] + dt[hv]));
+            }
+        shortConv(qkv.data(), w.conv->f32.data(), s.convQ.data(), 2 * Kw + Vw, m_c.convK);
+
+        // Key heads are normalised once, before their value heads read them.
+        for (int64_t h = 0; h < Hk; ++h) {
+            l2NormalizeHead(q + h * Dk, Dk, 1e-6f, invSqrtDk);
+            l2NormalizeHead(k + h * Dk, Dk, 1e-6f, 1.0f);
+        }
+        // Value heads are independent (own state block, own output slice): split over threads.
+        m_pool.forRange(Hv, m_pool.grainFor(Hv, Dk * Dv / 2), [&](int64_t h0, int64_t h1) {
+            Vec u(Dv), dk(Dk);
+            for (int64_t h = h0; h < h1; ++h) {
+                std::fill(dk.begin(), dk.end(), decay[h]);
+                const int64_t kh = h / r;
+                deltaRuleStep(s.S.data() + h * Dk * Dv, q + kh * Dk, k + kh * Dk, v + h * Dv, dk.data(), beta[h],
+                              u.data(), o + h * Dv, Dk, Dv);
+            }
+        });
+
+        // Gated RMSNorm per value head: norm(o) · w · SiLU(z).
+        for (int64_t h = 0; h < Hv; ++h) {
+            float *oh = o + h * Dv;
+            rmsNorm(oh, nw, oh, Dv, m_c.eps);
+            for (int64_t j = 0; j < Dv; ++j)
+                oh[j] *= silu(z[h * Dv + j]);
+        }
     }
-    quant::matvec(*w.out, o.data(), out, m_pool);
+    product(*w.out, n, oAll.data(), Vw, out, Hd);
 }
 
 } // namespace waste::model

@@ -1,4 +1,4 @@
-// Grouped-query attention for one token (Qwen3-MoE, gpt-oss): q, k, v projections (with
+// Grouped-query attention (Qwen3-MoE, gpt-oss), for a chunk of tokens: q, k, v projections (with
 // biases on gpt-oss), RMSNorm over each head of q and k (Qwen3), the rotary embedding,
 // the token's k and v into the layer's cache (a ring of `window` slots on sliding layers),
 // then per head a softmax over the cached positions in position order (plus the head's
@@ -28,83 +28,94 @@ void addBias(float *x, const TensorPtr &b, int64_t n)
 
 } // namespace
 
-void Forward::gqa(int layer, const float *a, float *out, LayerState &st, int pos)
+void Forward::gqa(int layer, int n, const float *a, float *out, LayerState *const *st, const int *pos)
 {
     const GqaWeights &w = m_w.layers[static_cast<size_t>(layer)].g;
     const format::GqaConfig &g = m_c.g;
-    const int64_t nh = m_c.heads, kvh = g.kvHeads, hd = g.headDim, group = nh / kvh;
-    const int64_t slots = int64_t(st.keys.size()) / (kvh * hd);
-    const bool ring = st.kvRing; // a sliding layer keeps only the last `slots` positions
-    Vec q(nh * hd), k(kvh * hd), v(kvh * hd), o(nh * hd), gate;
-    if (g.outputGate) {
-        Vec qg(2 * nh * hd);
-        quant::matvec(*w.q, a, qg.data(), m_pool);
-        gate.resize(size_t(nh * hd));
+    const int64_t Hd = m_c.hidden, nh = m_c.heads, kvh = g.kvHeads, hd = g.headDim, group = nh / kvh;
+    const int64_t qw = (g.outputGate ? 2 : 1) * nh * hd; // q_proj's rows: q, or q and the gate per head
+    const size_t N = static_cast<size_t>(n);
+    Vec qAll(N * size_t(qw)), kAll(N * size_t(kvh * hd)), vAll(N * size_t(kvh * hd)), oAll(N * size_t(nh * hd));
+    {
+        const quant::Product in[] = {{w.q.get(), a, Hd, qAll.data(), qw},
+                                     {w.k.get(), a, Hd, kAll.data(), kvh * hd},
+                                     {w.v.get(), a, Hd, vAll.data(), kvh * hd}};
+        products(in, n);
+    }
+    Vec q(nh * hd), gate, cs(hd); // cs: cos then sin of the token's position
+    for (int t = 0; t < n; ++t) {
+        LayerState &s = *st[t];
+        const int64_t slots = int64_t(s.keys.size()) / (kvh * hd);
+        const bool ring = s.kvRing; // a sliding layer keeps only the last `slots` positions
+        const float *qg = qAll.data() + t * qw;
+        float *k = kAll.data() + t * kvh * hd, *v = vAll.data() + t * kvh * hd, *o = oAll.data() + t * nh * hd;
+        if (g.outputGate) {
+            gate.resize(size_t(nh * hd));
+            for (int64_t h = 0; h < nh; ++h) {
+                std::copy(qg + 2 * h * hd, qg + (2 * h + 1) * hd, q.begin() + h * hd);
+                std::copy(qg + (2 * h + 1) * hd, qg + (2 * h + 2) * hd, gate.begin() + h * hd);
+            }
+        } else {
+            std::copy(qg, qg + nh * hd, q.begin());
+        }
+        addBias(q.data(), w.qBias, nh * hd);
+        addBias(k, w.kBias, kvh * hd);
+        addBias(v, w.vBias, kvh * hd);
+        m_rotary.angles(pos[t], cs.data(), cs.data() + hd / 2);
         for (int64_t h = 0; h < nh; ++h) {
-            std::copy(qg.begin() + 2 * h * hd, qg.begin() + (2 * h + 1) * hd, q.begin() + h * hd);
-            std::copy(qg.begin() + (2 * h + 1) * hd, qg.begin() + (2 * h + 2) * hd, gate.begin() + h * hd);
+            if (w.qNorm)
+                rmsNorm(q.data() + h * hd, w.qNorm->f32.data(), q.data() + h * hd, hd, m_c.eps);
+            m_rotary.apply(q.data() + h * hd, cs.data(), cs.data() + hd / 2);
         }
-    } else {
-        quant::matvec(*w.q, a, q.data(), m_pool);
-    }
-    quant::matvec(*w.k, a, k.data(), m_pool);
-    quant::matvec(*w.v, a, v.data(), m_pool);
-    addBias(q.data(), w.qBias, nh * hd);
-    addBias(k.data(), w.kBias, kvh * hd);
-    addBias(v.data(), w.vBias, kvh * hd);
-    Vec cs(hd); // cos then sin of this position
-    m_rotary.angles(pos, cs.data(), cs.data() + hd / 2);
-    for (int64_t h = 0; h < nh; ++h) {
-        if (w.qNorm)
-            rmsNorm(q.data() + h * hd, w.qNorm->f32.data(), q.data() + h * hd, hd, m_c.eps);
-        m_rotary.apply(q.data() + h * hd, cs.data(), cs.data() + hd / 2);
-    }
-    for (int64_t h = 0; h < kvh; ++h) {
-        if (w.kNorm)
-            rmsNorm(k.data() + h * hd, w.kNorm->f32.data(), k.data() + h * hd, hd, m_c.eps);
-        m_rotary.apply(k.data() + h * hd, cs.data(), cs.data() + hd / 2);
-    }
-    const int64_t slot = ring ? pos % slots : pos;
-    std::copy(k.begin(), k.end(), st.keys.begin() + slot * kvh * hd);
-    std::copy(v.begin(), v.end(), st.values.begin() + slot * kvh * hd);
+        for (int64_t h = 0; h < kvh; ++h) {
+            if (w.kNorm)
+                rmsNorm(k + h * hd, w.kNorm->f32.data(), k + h * hd, hd, m_c.eps);
+            m_rotary.apply(k + h * hd, cs.data(), cs.data() + hd / 2);
+        }
+        const int64_t slot = ring ? pos[t] % slots : pos[t];
+        std::copy(k, k + kvh * hd, s.keys.begin() + slot * kvh * hd);
+        std::copy(v, v + kvh * hd, s.values.begin() + slot * kvh * hd);
 
-    const int64_t first = ring ? std::max<int64_t>(0, int64_t(pos) + 1 - slots) : 0, n = int64_t(pos) + 1 - first;
-    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-    m_pool.forRange(nh, m_pool.grainFor(nh, n * hd * 2), [&](int64_t h0, int64_t h1) {
-        Vec z(static_cast<size_t>(n));
-        for (int64_t h = h0; h < h1; ++h) {
-            const float *qh = q.data() + h * hd;
-            const int64_t kvOff = (h / group) * hd;
-            float zmax = w.sinks ? w.sinks->f32[size_t(h)] : -INFINITY;
-            for (int64_t i = 0; i < n; ++i) {
-                const int64_t p = first + i;
-                const float *ks = st.keys.data() + (ring ? p % slots : p) * kvh * hd + kvOff;
-                float d = 0.0f;
-                for (int64_t j = 0; j < hd; ++j)
-                    d += qh[j] * ks[j];
-                z[size_t(i)] = d * scale;
-                zmax = std::max(zmax, z[size_t(i)]);
+        const int64_t first = ring ? std::max<int64_t>(0, int64_t(pos[t]) + 1 - slots) : 0,
+                      span = int64_t(pos[t]) + 1 - first;
+        const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+        m_pool.forRange(nh, m_pool.grainFor(nh, span * hd * 2), [&](int64_t h0, int64_t h1) {
+            Vec z(static_cast<size_t>(span));
+            for (int64_t h = h0; h < h1; ++h) {
+                const float *qh = q.data() + h * hd;
+                const int64_t kvOff = (h / group) * hd;
+                float zmax = w.sinks ? w.sinks->f32[size_t(h)] : -INFINITY;
+                for (int64_t i = 0; i < span; ++i) {
+                    const int64_t p = first + i;
+                    const float *ks = s.keys.data() + (ring ? p % slots : p) * kvh * hd + kvOff;
+                    float d = 0.0f;
+                    for (int64_t j = 0; j < hd; ++j)
+                        d += qh[j] * ks[j];
+                    z[size_t(i)] = d * scale;
+                    zmax = std::max(zmax, z[size_t(i)]);
+                }
+                float sum = w.sinks ? std::exp(w.sinks->f32[size_t(h)] - zmax) : 0.0f;
+                for (int64_t i = 0; i < span; ++i) {
+                    z[size_t(i)] = std::exp(z[size_t(i)] - zmax);
+                    sum += z[size_t(i)];
+                }
+                float *oh = o + h * hd;
+                std::fill(oh, oh + hd, 0.0f);
+                for (int64_t i = 0; i < span; ++i) {
+                    const int64_t p = first + i;
+                    const float al = z[size_t(i)] / sum;
+                    const float *vs = s.values.data() + (ring ? p % slots : p) * kvh * hd + kvOff;
+                    for (int64_t j = 0; j < hd; ++j)
+                        oh[j] += al * vs[j];
+                }
             }
-            float sum = w.sinks ? std::exp(w.sinks->f32[size_t(h)] - zmax) : 0.0f;
-            for (int64_t i = 0; i < n; ++i) {
-                z[size_t(i)] = std::exp(z[size_t(i)] - zmax);
-                sum += z[size_t(i)];
-            }
-            float *oh = o.data() + h * hd;
-            std::fill(oh, oh + hd, 0.0f);
-            for (int64_t i = 0; i < n; ++i) {
-                const int64_t p = first + i;
-                const float al = z[size_t(i)] / sum;
-                const float *vs = st.values.data() + (ring ? p % slots : p) * kvh * hd + kvOff;
-                for (int64_t j = 0; j < hd; ++j)
-                    oh[j] += al * vs[j];
-            }
-        }
-    });
-    for (size_t i = 0; i < gate.size(); ++i)
-        o[i] *= sigmoid(gate[i]);
-    quant::matvec(*w.o, o.data(), out, m_pool);
-    addBias(out, w.oBias, m_c.hidden);
+        });
+        for (size_t i = 0; i < gate.size(); ++i)
+            o[i] *= sigmoid(gate[i]);
+    }
+    product(*w.o, n, oAll.data(), nh * hd, out, Hd);
+    for (int t = 0; t < n; ++t)
+        addBias(out + t * Hd, w.oBias, Hd);
 }
 
 } // namespace waste::model

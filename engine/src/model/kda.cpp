@@ -32,12 +32,12 @@ void Forward::kda(int layer, int n, const float *a, float *out, LayerState *cons
             in.push_back({w.g.get(), a, Hd, gam.data(), C});
         else
             in.push_back({w.ga.get(), a, Hd, lowG.data(), D});
-        quant::matvecsTogether(in, n, m_pool);
+        products(in, n);
         // The gates' second projections (decay in log space, per channel).
         std::vector<quant::Product> second = {{w.fb.get(), lowF.data(), D, f.data(), C}};
         if (!w.g)
             second.push_back({w.gb.get(), lowG.data(), D, gam.data(), C});
-        quant::matvecsTogether(second, n, m_pool);
+        products(second, n);
     }
     const float *aLog = w.aLog->f32.data();
     const float *dt = w.dtBias->f32.data();
@@ -93,7 +93,7 @@ void Forward::kda(int layer, int n, const float *a, float *out, LayerState *cons
             }
         }
     });
-    quant::matvecs(*w.o, n, o.data(), C, out, Hd, m_pool);
+    product(*w.o, n, o.data(), C, out, Hd);
 }
 
 } // namespace waste::model

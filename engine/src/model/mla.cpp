@@ -3,7 +3,9 @@
 // the cache holds only dc + dr floats per position. Kimi-Linear and K3 apply no rotary
 // embedding; the DeepSeek-V3 family rotates the dr dims of each query head and of the
 // shared key before it is cached (RoPE with YaRN, yarn.hpp).
+#include "model/flash_attention.hpp"
 #include "model/forward.hpp"
+#include "quant/panel_gemm.hpp"
 #include "model/ops.hpp"
 #include "quant/trunk_matvec.hpp"
 #include "waste/waste.hpp"
@@ -36,12 +38,12 @@ void Forward::mla(int layer, int n, const float *a, float *out, LayerState *cons
             in.push_back({w.q.get(), a, Hd, qAll.data(), nh * dq});
         if (w.g)
             in.push_back({w.g.get(), a, Hd, g.data(), nh * dv});
-        quant::matvecsTogether(in, n, m_pool);
+        products(in, n);
     }
     if (w.qa) {
         for (int i = 0; i < n; ++i)
             rmsNorm(t.data() + i * ql, w.qaNorm->f32.data(), t.data() + i * ql, ql, m_c.eps);
-        quant::matvecs(*w.qb, n, t.data(), ql, qAll.data(), nh * dq, m_pool);
+        product(*w.qb, n, t.data(), ql, qAll.data(), nh * dq);
     }
     int64_t span = 0; // positions attended over, all tokens together (the split's work)
     for (int i = 0; i < n; ++i) {
@@ -59,20 +61,78 @@ void Forward::mla(int layer, int n, const float *a, float *out, LayerState *cons
         }
         span += p + 1;
     }
-    const int64_t items = int64_t(n) * nh;
-    m_pool.forRange(items, m_pool.grainFor(items, (dn * dc * 2 + dv * dc + span / n * (2 * dc + dr)) / 4),
-                    [&](int64_t i0, int64_t i1) {
-                        MlaScratch sc;
-                        for (int64_t i = i0; i < i1; ++i) {
-                            const int64_t tok = i / nh;
-                            attendMlaHead(layer, qAll.data() + tok * nh * dq, oAll.data() + tok * nh * dv, *st[tok],
-                                          pos[tok], i % nh, sc);
-                        }
-                    });
+    if (m_prompt) {
+        mlaPass(layer, n, qAll.data(), oAll.data(), st, pos);
+    } else {
+        const int64_t items = int64_t(n) * nh;
+        m_pool.forRange(items, m_pool.grainFor(items, (dn * dc * 2 + dv * dc + span / n * (2 * dc + dr)) / 4),
+                        [&](int64_t i0, int64_t i1) {
+                            MlaScratch sc;
+                            for (int64_t i = i0; i < i1; ++i) {
+                                const int64_t tok = i / nh;
+                                attendMlaHead(layer, qAll.data() + tok * nh * dq, oAll.data() + tok * nh * dv,
+                                              *st[tok], pos[tok], i % nh, sc);
+                            }
+                        });
+    }
     if (w.g)
         for (int64_t i = 0; i < n * nh * dv; ++i)
             oAll[i] *= sigmoid(g[i]);
-    quant::matvecs(*w.o, n, oAll.data(), nh * dv, out, Hd, m_pool);
+    product(*w.o, n, oAll.data(), nh * dv, out, Hd);
+}
+
+// A prompt's piece: per head, the absorbed queries of every token at once (its q_nope times
+// that head's rows of kv_b_proj, as panel products), blocked attention over the latent cache
+// (flash_attention.hpp: keys are the latent rows with their rotated part, values their
+// latent part), and the values' up-projection through the head's other kv_b_proj rows.
+// Heads are split over the pool; each writes its own slice of o.
+void Forward::mlaPass(int layer, int n, const float *qAll, float *oAll, LayerState *const *st, const int *pos)
+{
+    const MlaWeights &w = m_w.layers[static_cast<size_t>(layer)].m;
+    const int64_t nh = m_c.heads, dn = m_c.qkNope, dr = m_c.qkRope, dv = m_c.vHead, dc = m_c.kvLora;
+    const int64_t dq = dn + dr, lat = dc + dr;
+    const float invScale = m_rope.scoreScale();
+    const quant::PanelGemm gemm = quant::panelGemm();
+    constexpr int64_t B = quant::kPanelRows;
+    m_pool.forRange(nh, 1, [&](int64_t h0, int64_t h1) {
+        Vec rows(size_t(std::max(dn, dv) * dc)), panel(size_t(std::max(dn, dc) * B)), q(size_t(n) * size_t(lat)),
+            ctx(size_t(n) * size_t(dc)), o(size_t(n) * size_t(B));
+        for (int64_t h = h0; h < h1; ++h) {
+            // Absorbed queries: q_abs[t] = Σ_i q_nope[t][i] · kv_b[h(dn + dv) + i], then q_rope.
+            for (int64_t i = 0; i < dn; ++i)
+                w.kvb->readRow(h * (dn + dv) + i, rows.data() + i * dc);
+            for (int64_t c0 = 0; c0 < dc; c0 += B) {
+                const int64_t width = std::min(B, dc - c0);
+                for (int64_t i = 0; i < dn; ++i)
+                    for (int64_t j = 0; j < B; ++j)
+                        panel[size_t(i * B + j)] = j < width ? rows[size_t(i * dc + c0 + j)] : 0.0f;
+                gemm(panel.data(), dn, qAll + h * dq, nh * dq, n, q.data() + c0, lat, width);
+            }
+            for (int t = 0; t < n; ++t)
+                std::copy(qAll + t * nh * dq + h * dq + dn, qAll + t * nh * dq + h * dq + dq, q.data() + t * lat + dc);
+            // Attention, one run of tokens of the same sequence at a time.
+            for (int t0 = 0; t0 < n;) {
+                int t1 = t0 + 1;
+                while (t1 < n && st[t1] == st[t0])
+                    ++t1;
+                const float *cache = st[t0]->latent.data();
+                const CachedRow row = [cache, lat](int64_t s) { return cache + s * lat; };
+                const AttentionQueries qs{q.data() + t0 * lat, lat, t1 - t0, pos + t0, nullptr};
+                flashAttention(qs, lat, row, row, dc, invScale, nullptr, ctx.data() + t0 * dc, dc);
+                t0 = t1;
+            }
+            // o[t][h dv + i] = kv_b[h(dn + dv) + dn + i] · ctx[t], 64 outputs at a time.
+            for (int64_t i = 0; i < dv; ++i)
+                w.kvb->readRow(h * (dn + dv) + dn + i, rows.data() + i * dc);
+            for (int64_t r0 = 0; r0 < dv; r0 += B) {
+                const int64_t width = std::min(B, dv - r0);
+                for (int64_t k = 0; k < dc; ++k)
+                    for (int64_t j = 0; j < B; ++j)
+                        panel[size_t(k * B + j)] = j < width ? rows[size_t((r0 + j) * dc + k)] : 0.0f;
+                gemm(panel.data(), dc, ctx.data(), dc, n, oAll + h * dv + r0, nh * dv, width);
+            }
+        }
+    });
 }
 
 // Head h of one token's attention over its cache (positions 0..pos), q already rotated:

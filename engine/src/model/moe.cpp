@@ -17,33 +17,26 @@
 
 namespace waste::model {
 
-void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &experts)
+void Forward::route(int layer, int n, const float *b, int *chosen, float *weight)
 {
     const MoeWeights &w = m_w.layers[static_cast<size_t>(layer)].moeW;
-    const int64_t Hd = m_c.hidden, E = m_c.experts, K = m_c.topK, Im = m_c.moeInter;
-    const int64_t W = m_c.expertWidth();
-    const int S = m_manifest.quant.stages;
-    const bool vq4p = m_manifest.quant.indexBits == 6;
-
-    // Routing per token (the router's rows read once for the whole chunk).
-    std::vector<int> chosen(static_cast<size_t>(n * K));
-    std::vector<float> weight(static_cast<size_t>(n * K));
+    const int64_t Hd = m_c.hidden, E = m_c.experts, K = m_c.topK;
     Vec logits(static_cast<size_t>(n * E)), key(E);
-    quant::matvecs(*w.router, n, b, Hd, logits.data(), E, m_pool);
+    product(*w.router, n, b, Hd, logits.data(), E);
     const float *bias = w.bias ? w.bias->f32.data() : nullptr;
     for (int t = 0; t < n; ++t) {
         float *r = logits.data() + t * E;
         if (m_c.g.on) { // Qwen3-MoE, gpt-oss: softmax routers (softmax_router.cpp)
             for (int64_t e = 0; w.routerBias && e < E; ++e)
                 r[e] += w.routerBias->f32[size_t(e)];
-            routeSoftmax(m_c, r, chosen.data() + t * K, weight.data() + t * K);
+            routeSoftmax(m_c, r, chosen + t * K, weight + t * K);
             continue;
         }
         for (int64_t e = 0; e < E; ++e) {
             r[e] = sigmoid(r[e]);
             key[e] = r[e] + (bias ? bias[e] : 0.0f);
         }
-        selectExperts(key.data(), E, K, m_c.groups, m_c.topkGroups, chosen.data() + t * K);
+        selectExperts(key.data(), E, K, m_c.groups, m_c.topkGroups, chosen + t * K);
         float sum = 0.0f;
         for (int64_t j = 0; j < K; ++j) {
             weight[t * K + j] = r[chosen[t * K + j]];
@@ -56,11 +49,25 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
             wj = wj * m_c.routedScale;
         }
     }
+}
+
+void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &experts)
+{
+    const MoeWeights &w = m_w.layers[static_cast<size_t>(layer)].moeW;
+    const int64_t Hd = m_c.hidden, K = m_c.topK, Im = m_c.moeInter;
+    const int64_t W = m_c.expertWidth();
+    const int S = m_manifest.quant.stages;
+    const bool vq4p = m_manifest.quant.indexBits == 6;
+
+    // Routing per token (the router's rows read once for the whole chunk).
+    std::vector<int> chosen(static_cast<size_t>(n * K));
+    std::vector<float> weight(static_cast<size_t>(n * K));
+    route(layer, n, b, chosen.data(), weight.data());
 
     // Expert input: the hidden state, or its latent projection (K3).
     Vec xin(static_cast<size_t>(n * W));
     if (w.latentDown)
-        quant::matvecs(*w.latentDown, n, b, Hd, xin.data(), W, m_pool);
+        product(*w.latentDown, n, b, Hd, xin.data(), W);
     else
         for (int t = 0; t < n; ++t)
             std::copy(b + t * Hd, b + t * Hd + W, xin.data() + t * W);
@@ -190,8 +197,7 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
 
     if (!sharedDone && w.shared.gate) // a source that never calls the hook
         sharedExpert(w, n, b, shared.data(), Ms);
-    // Each token's routed sum in its selection order, then (K3) the latent up-projection
-    // for the whole chunk in one pass over its rows, then the shared expert.
+    // Each token's routed sum in its selection order, then the layer's output.
     Vec acc(static_cast<size_t>(n * W), 0.0f);
     for (int t = 0; t < n; ++t) {
         float *a = acc.data() + t * W;
@@ -201,13 +207,25 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
             for (int64_t i = 0; i < W; ++i)
                 a[i] += wj * y[i];
         }
+    }
+    finishMoe(layer, n, acc.data(), shared.data(), out);
+}
+
+// (K3) the latent norm and up-projection of the routed sums, for the whole chunk in one
+// pass over its rows, then the shared expert added.
+void Forward::finishMoe(int layer, int n, float *acc, const float *shared, float *out)
+{
+    const MoeWeights &w = m_w.layers[static_cast<size_t>(layer)].moeW;
+    const int64_t Hd = m_c.hidden, W = m_c.expertWidth();
+    for (int t = 0; t < n; ++t) {
+        float *a = acc + t * W;
         if (w.latentUp && w.latentNorm)
             rmsNorm(a, w.latentNorm->f32.data(), a, W, m_c.eps);
         else if (!w.latentUp)
             std::copy(a, a + W, out + t * Hd);
     }
     if (w.latentUp)
-        quant::matvecs(*w.latentUp, n, acc.data(), W, out, Hd, m_pool);
+        product(*w.latentUp, n, acc, W, out, Hd);
     for (int64_t i = 0; i < n * Hd; ++i)
         out[i] += shared[static_cast<size_t>(i)];
 }

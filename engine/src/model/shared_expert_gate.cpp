@@ -16,7 +16,7 @@ void Forward::sharedExpert(const MoeWeights &w, int n, const float *x, float *ou
     // One gate logit per token (a one-row matrix), each token's value that of it alone.
     const int64_t Hd = m_c.hidden;
     Vec z(static_cast<size_t>(n));
-    quant::matvecs(*w.sharedGate, n, x, Hd, z.data(), 1, m_pool);
+    product(*w.sharedGate, n, x, Hd, z.data(), 1);
     for (int t = 0; t < n; ++t) {
         const float s = sigmoid(z[static_cast<size_t>(t)]);
         float *o = out + t * Hd;

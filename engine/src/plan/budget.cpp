@@ -1,4 +1,5 @@
 #include "plan/budget.hpp"
+#include "plan/pass_plan.hpp"
 
 #include <waste/waste.hpp>
 
@@ -61,10 +62,17 @@ int64_t pagingCliff(int64_t physicalBytes, int64_t usableBytes, int64_t otherPro
 // cache is two layers' records, which a checkpoint would cut below what a token needs: none.
 ExpertCacheShare expertCacheAt(const MemoryPlan &plan, int64_t budget)
 {
-    const int64_t cache = budget - plan.floor_bytes + plan.min_expert_cache;
-    if (plan.checkpoint_bytes > 0 && cache - plan.checkpoint_bytes >= plan.min_expert_cache)
-        return {cache - plan.checkpoint_bytes, true};
-    return {cache, false};
+    ExpertCacheShare s;
+    s.cache_bytes = budget - plan.floor_bytes + plan.min_expert_cache;
+    if (plan.checkpoint_bytes > 0 && s.cache_bytes - plan.checkpoint_bytes >= plan.min_expert_cache) {
+        s.cache_bytes -= plan.checkpoint_bytes;
+        s.checkpoint_kept = true;
+    }
+    const plan::PassChoice pass = plan::choosePass({plan.pass_token_bytes, plan.pass_fixed_bytes},
+                                                   plan.pass_floor_bytes, s.cache_bytes - 2 * plan.min_expert_cache);
+    s.pass_tokens = pass.tokens;
+    s.pass_bytes = pass.bytes; // borrowed from the cache while a pass runs, given back after
+    return s;
 }
 
 int64_t everyExpertBudget(const MemoryPlan &plan)
@@ -114,6 +122,7 @@ BudgetChoice resolveBudget(const MemoryPlan &plan, int64_t requested)
     const ExpertCacheShare share = expertCacheAt(plan, c.budget_bytes);
     c.expert_cache_bytes = share.cache_bytes;
     c.checkpoint_kept = share.checkpoint_kept;
+    c.pass_tokens = share.pass_tokens;
     c.cache_slots = plan.max_record_bytes > 0 ? c.expert_cache_bytes / plan.max_record_bytes : 0;
     return c;
 }

@@ -40,34 +40,42 @@ FloorTerms computeFloor(const PlanInputs &in, int64_t ctx)
 
     // Scratch, counted term by term (a flat guess once under-counted K3 by 0.7 GB).
     const int64_t H = in.hidden, Im = in.moeInter, I = in.inter, Lt = in.expertWidth, E = in.experts, k = in.topK;
-    const int64_t T = 64; // prefill chunk
     const int64_t nb = in.attnResBlock > 0 ? in.layers / in.attnResBlock + 2 : 1;
     const int64_t big = std::max(H, in.kdaHeads * in.kdaDim);
     const int64_t lw = std::max({H, Lt, Im});
     const int64_t lut = (lw / in.vecDim + 1) * in.stages * in.entries;
     const int64_t nsc = (lw / in.vecDim + 1) / 32 + 2;
-    const int64_t terms[] = {
-        3 * Im * H * 4,                                                    // expert staging
-        2 * std::max(I, Im) * 4,                                           // FFN buffer
-        (std::max({ctx * in.heads, in.kdaHeads * in.kdaDim, 4096 + 2 * E}) + 1024) * 4, // attention / router
-        in.vocab * 4,                                                      // logits
-        (8 * big + 8 * Im + 8 * I + 512) * 4,                              // per-token scratch
-        3 * in.heads * std::max<int64_t>(in.kvLora, 1) * 4,                // MLA absorption
-        (nb + 4) * H * 4,                                                  // AttnRes + latent staging
-        3 * T * H * 4,                                                     // prefill activations
-        ((2 * T + 1) * lut + 64) * 4,                                      // prefill LUTs
-        3 * lut * 4,                                                       // decode LUTs
-        3 * lut + 3 * nsc * 4 + (2 * T + 1) * (lut + nsc * 4) + 64,        // int8 LUT shadows
-        k * (2 * Im + Lt) * 4 + k * lut * 4 + k * (lut + nsc * 4),         // per-expert (parallel path)
-        (T * (2 * Im * in.sharedExperts + H) + 64) * 4,                    // prefill shared experts
-        T * (2 * Lt + 2 * H) * 4,                                          // prefill latent
-        2 * T * I * 4,                                                     // prefill dense FFN
-        3 * Im * Lt * 4,                                                   // one expanded expert
-        T * nb * H * 4 + T * H * 4,                                        // prefill AttnRes history + partials
-        T * 64 * 12,                                                       // prefill routing
+    // T: the tokens of a chunk (the floor's prompt pass reads 64).
+    auto scratchFor = [&](int64_t T) {
+        const int64_t terms[] = {
+            3 * Im * H * 4,                                                    // expert staging
+            2 * std::max(I, Im) * 4,                                           // FFN buffer
+            (std::max({ctx * in.heads, in.kdaHeads * in.kdaDim, 4096 + 2 * E}) + 1024) * 4, // attention / router
+            in.vocab * 4,                                                      // logits
+            (8 * big + 8 * Im + 8 * I + 512) * 4,                              // per-token scratch
+            3 * in.heads * std::max<int64_t>(in.kvLora, 1) * 4,                // MLA absorption
+            (nb + 4) * H * 4,                                                  // AttnRes + latent staging
+            3 * T * H * 4,                                                     // prefill activations
+            ((2 * T + 1) * lut + 64) * 4,                                      // prefill LUTs
+            3 * lut * 4,                                                       // decode LUTs
+            3 * lut + 3 * nsc * 4 + (2 * T + 1) * (lut + nsc * 4) + 64,        // int8 LUT shadows
+            k * (2 * Im + Lt) * 4 + k * lut * 4 + k * (lut + nsc * 4),         // per-expert (parallel path)
+            (T * (2 * Im * in.sharedExperts + H) + 64) * 4,                    // prefill shared experts
+            T * (2 * Lt + 2 * H) * 4,                                          // prefill latent
+            2 * T * I * 4,                                                     // prefill dense FFN
+            3 * Im * Lt * 4,                                                   // one expanded expert
+            T * nb * H * 4 + T * H * 4,                                        // prefill AttnRes history + partials
+            T * 64 * 12,                                                       // prefill routing
+        };
+        int64_t sum = 0;
+        for (int64_t t : terms)
+            sum += t;
+        return sum;
     };
-    for (int64_t t : terms)
-        f.scratch += t;
+    f.scratch = scratchFor(64);
+    // What of it only a prompt's chunk uses: a batched decode step reads one token per
+    // sequence (at most 16), so a pass (plan/pass_plan.hpp) may spend the rest.
+    f.passScratch = f.scratch - scratchFor(16);
 
     f.minExpertCache = in.recordBytes * k * 2; // one layer's top-k, double-buffered
     f.workingSet = in.recordBytes * k * in.layers;

@@ -10,6 +10,7 @@ namespace waste::plan {
 
 struct FloorTerms {
     int64_t trunk = 0, state = 0, scratch = 0, minExpertCache = 0, vision = 0;
+    int64_t passScratch = 0; // of scratch: what only a 64-token prompt chunk needs
     int64_t workingSet = 0; // record bytes x top-k x layers (all layers, as the reference counts)
     int64_t floor() const { return trunk + state + scratch + minExpertCache; }
     int64_t recommended() const { return floor() + 3 * workingSet; }

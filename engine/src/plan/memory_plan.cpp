@@ -3,10 +3,14 @@
 #include "plan/checkpoint.hpp"
 #include "plan/floor.hpp"
 #include "plan/memory_plan.hpp"
+#include "plan/pass_plan.hpp"
 #include "plan/plan_inputs.hpp"
 #include "plan/system_memory.hpp"
 
 #include <waste/waste.hpp>
+
+#include <algorithm>
+#include <thread>
 
 namespace waste {
 
@@ -37,6 +41,10 @@ MemoryPlan planFromInputs(const PlanInputs &in, int ctxTokens)
     p.top_k = in.topK;
     p.expert_bytes_total = in.expertBytesTotal;
     p.checkpoint_bytes = plan::checkpointBytes(in, ctxTokens);
+    const plan::PassCost pass = plan::passCost(in, int(std::max(1u, std::thread::hardware_concurrency())));
+    p.pass_token_bytes = pass.perToken;
+    p.pass_fixed_bytes = pass.fixed;
+    p.pass_floor_bytes = f.passScratch;
     return p;
 }
 

@@ -203,8 +203,10 @@ std::vector<Batch::Ended> Batch::step()
     };
     dropEnded();
 
-    // 2. The chunk: each decoding sequence's token first, then prompt pieces, as many
-    // tokens as the chunk has room for.
+    // 2. The step's tokens: each decoding sequence's token (a chunk of generated tokens),
+    // then prompt pieces (a prompt's pass): the whole pass the budget allows when nothing is
+    // decoding, else a piece of kPromptPieceWhileDecoding, so a long prompt holds the others'
+    // next tokens up by one piece at most.
     std::vector<int32_t> tokens;
     std::vector<model::Forward::Part> parts;
     std::vector<Impl::Sequence *> members;
@@ -216,6 +218,28 @@ std::vector<Batch::Ended> Batch::step()
             members.push_back(sp.get());
             --room;
         }
+    const size_t decoding = parts.size();
+    // With nothing decoding, the prompts are read in one pass, which borrows the cache's RAM
+    // for the step (ModelImpl::borrowForPass); while others decode, a piece a step in the
+    // floor's own room, so their records stay put and their tokens keep coming.
+    struct Borrowed {
+        session::ModelImpl *m = nullptr;
+        ~Borrowed()
+        {
+            if (m)
+                m->returnPassRoom();
+        }
+    } borrowed;
+    if (decoding > 0) {
+        room = std::min(kPromptPieceWhileDecoding, model.unborrowedPassTokens());
+    } else {
+        size_t left = 0;
+        for (auto &sp : m->seqs)
+            if (sp->phase == Phase::Prompt)
+                left += sp->req.prompt.size() - sp->promptRead;
+        room = left > 0 ? model.borrowForPass(int(std::min<size_t>(left, size_t(1) << 30))) : 0;
+        borrowed.m = left > 0 ? &model : nullptr;
+    }
     // Shortest prompt left first: a short prompt starts answering at once instead of
     // waiting behind a long one, which takes the room the others leave.
     std::vector<Impl::Sequence *> prompts;
@@ -238,10 +262,40 @@ std::vector<Batch::Ended> Batch::step()
     if (parts.empty())
         return ended;
 
-    // 3. One forward pass over all of them.
+    // 3. The forward passes: the generated tokens together, then the prompts' pass.
     const auto t0 = std::chrono::steady_clock::now();
     try {
-        model.forward().runParts(tokens, parts, model.experts());
+        size_t decodeTokens = 0;
+        for (size_t i = 0; i < decoding; ++i)
+            decodeTokens += size_t(parts[i].count);
+        const std::span<const int32_t> all(tokens);
+        const std::span<const model::Forward::Part> allParts(parts);
+        if (decoding > 0)
+            model.forward().runParts(all.first(decodeTokens), allParts.first(decoding), model.experts(),
+                                     model::Forward::Tokens::Generated);
+        if (decoding < parts.size()) {
+            // The pass's progress after every layer, for each prompt in it; a stop takes effect
+            // at the next layer when the pass reads that prompt alone (else at the pass's end).
+            model::Forward &forward = model.forward();
+            const bool alone = parts.size() - decoding == 1;
+            forward.setLayerProgress([&](int layer, int layers) {
+                bool go = true;
+                for (size_t i = decoding; i < members.size() && layer < layers; ++i) {
+                    Impl::Sequence &sq = *members[i];
+                    if (!sq.req.onPrefill)
+                        continue;
+                    const size_t read = sq.promptRead + size_t(parts[i].count) * size_t(layer) / size_t(layers);
+                    go = sq.req.onPrefill(int(read), int(sq.req.prompt.size())) || !alone;
+                }
+                return go;
+            });
+            struct Unhook {
+                model::Forward &f;
+                ~Unhook() { f.setLayerProgress({}); }
+            } unhook{forward};
+            forward.runParts(all.subspan(decodeTokens), allParts.subspan(decoding), model.experts(),
+                             model::Forward::Tokens::Prompt);
+        }
     } catch (const std::exception &e) {
         // A layer failed midway: every state in the pass is undefined now.
         const auto *err = dynamic_cast<const Error *>(&e);

@@ -1,5 +1,7 @@
 #include "session/model_impl.hpp"
 
+#include "plan/pass_plan.hpp"
+
 #include "cache/streamed_expert_source.hpp"
 #include "format/expert_banks.hpp"
 #include "format/file.hpp"
@@ -86,6 +88,7 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options, int se
             choice.cache_slots = m_plan.max_record_bytes > 0 ? choice.expert_cache_bytes / m_plan.max_record_bytes : 0;
         }
     }
+    m_passTokens = choice.pass_tokens; // its RAM is out of the cache already (expertCacheAt)
     const int64_t budget = choice.budget_bytes, cache = choice.expert_cache_bytes;
 
     m_trunk = std::make_unique<format::Trunk>(m_dir + "/trunk.bin", m_manifest);
@@ -212,13 +215,79 @@ std::unique_ptr<ReplyParser> ModelImpl::replyParser(std::span<const int32_t> pro
     return text::replyParserFor(m_info.chatFormat, tokenizer(), prompt);
 }
 
-void ModelImpl::feed(std::span<const int32_t> tokens, const PrefillCallback &progress)
+int ModelImpl::borrowForPass(int tokens)
+{
+    tokens = std::min(tokens, m_passTokens);
+    const plan::PassCost cost{m_plan.pass_token_bytes, m_plan.pass_fixed_bytes};
+    const int64_t need = plan::passBorrows(cost, m_plan.pass_floor_bytes, tokens);
+    if (need <= 0)
+        return std::max(tokens, plan::kMinPassTokens);
+    if (!m_stream) // nothing to borrow from: what the floor's room holds
+        return std::min(unborrowedPassTokens(), std::max(tokens, plan::kMinPassTokens));
+    const int64_t slot = std::max<int64_t>(1, m_stream->slotBytes());
+    const int lent = m_stream->lendSlots(int((need + slot - 1) / slot));
+    // Fewer slots free than asked (pinned by others): a shorter pass.
+    const int64_t room = m_plan.pass_floor_bytes + int64_t(lent) * slot - m_plan.pass_fixed_bytes;
+    return int(std::clamp<int64_t>(room / std::max<int64_t>(1, m_plan.pass_token_bytes), plan::kMinPassTokens, tokens));
+}
+
+int ModelImpl::unborrowedPassTokens() const
+{
+    const int64_t room = m_plan.pass_floor_bytes - m_plan.pass_fixed_bytes;
+    return int(std::clamp<int64_t>(room / std::max<int64_t>(1, m_plan.pass_token_bytes), plan::kMinPassTokens,
+                                   std::max(m_passTokens, plan::kMinPassTokens)));
+}
+
+void ModelImpl::returnPassRoom()
+{
+    if (m_stream)
+        m_stream->returnSlots();
+}
+
+void ModelImpl::feed(std::span<const int32_t> tokens, const PrefillCallback &progress, model::Forward::Tokens kind)
 {
     const auto t0 = std::chrono::steady_clock::now();
-    const size_t chunk = model::Forward::kMaxChunk;
+    // A prompt borrows the cache's RAM for its passes while it is read, and gives it back.
+    struct Borrowed {
+        ModelImpl *m = nullptr;
+        ~Borrowed()
+        {
+            if (m)
+                m->returnPassRoom();
+        }
+    } borrowed;
+    size_t chunk = size_t(model::Forward::kMaxChunk);
+    if (kind == model::Forward::Tokens::Prompt) {
+        chunk = size_t(borrowForPass(int(std::min<size_t>(tokens.size(), size_t(1) << 30))));
+        borrowed.m = this;
+    }
     for (size_t done = 0; done < tokens.size(); done += chunk) {
         const size_t n = std::min(chunk, tokens.size() - done);
-        m_forward->run(tokens.subspan(done, n), m_state, *m_experts, &m_cancel);
+        // A prompt's pass reports after every layer, and a stop takes effect at the next
+        // layer: the state is then half-read, so it starts again from nothing.
+        bool stoppedMidPass = false;
+        if (kind == model::Forward::Tokens::Prompt)
+            m_forward->setLayerProgress([&](int layer, int layers) {
+                const bool go = !m_cancel.load(std::memory_order_relaxed) &&
+                                (!progress || layer == layers ||
+                                 progress(static_cast<int>(done + n * size_t(layer) / size_t(layers)),
+                                          static_cast<int>(tokens.size())));
+                stoppedMidPass = !go && layer < layers;
+                return go;
+            });
+        struct Unhook {
+            model::Forward &f;
+            ~Unhook() { f.setLayerProgress({}); }
+        } unhook{*m_forward};
+        try {
+            m_forward->run(tokens.subspan(done, n), m_state, *m_experts, &m_cancel, kind, int(n));
+        } catch (const Error &e) {
+            if (stoppedMidPass) {
+                resetState();
+                throw Error(ErrorCode::Cancelled, "prefill stopped by the caller");
+            }
+            throw;
+        }
         m_read.append(tokens.subspan(done, n), m_vision ? int32_t(m_vision->config().mediaTokenId) : -1);
         if (progress && !progress(static_cast<int>(done + n), static_cast<int>(tokens.size())))
             throw Error(ErrorCode::Cancelled, "prefill stopped by the caller");
@@ -240,7 +309,7 @@ std::vector<float> ModelImpl::eval(std::span<const int32_t> tokens, const Prefil
         ~ClearImages() { m->clearImages(); }
     } clearAfter{this};
     const std::vector<int32_t> placed = placeImages(tokens);
-    feed(placed, progress);
+    feed(placed, progress, placed.size() == 1 ? model::Forward::Tokens::Generated : model::Forward::Tokens::Prompt);
     m_stats.tokensPrefilled += static_cast<int64_t>(placed.size());
     return m_state.lastLogits;
 }
@@ -279,7 +348,7 @@ GenResult ModelImpl::generate(std::span<const int32_t> prompt, const GenParams &
         // Feed the token (also after a length stop, so the session can continue).
         try {
             const int32_t token = decoder.lastToken();
-            feed(std::span<const int32_t>(&token, 1), {});
+            feed(std::span<const int32_t>(&token, 1), {}, model::Forward::Tokens::Generated);
         } catch (const Error &e) {
             if (e.code() != ErrorCode::Cancelled)
                 throw;

@@ -83,10 +83,20 @@ public:
         m_seconds += seconds;
     }
     int sequences() const { return m_sequences; }
+    // The most prompt tokens one pass reads (the budget's room for a pass's activations).
+    int passTokens() const { return m_passTokens; }
+    // Lends the expert cache's RAM to passes of up to `tokens` prompt tokens (plan/pass_plan.hpp)
+    // and returns how many a pass may read (at least 64); returnPassRoom() gives it back.
+    int borrowForPass(int tokens);
+    void returnPassRoom();
+    // The most prompt tokens a pass reads without borrowing (in the floor's own room; >= 64).
+    int unborrowedPassTokens() const;
     int32_t mediaToken() const { return m_vision ? int32_t(m_vision->config().mediaTokenId) : -1; }
 
 private:
-    void feed(std::span<const int32_t> tokens, const PrefillCallback &progress);
+    // A prompt, in passes of m_passTokens; or one generated token (Forward::Tokens).
+    void feed(std::span<const int32_t> tokens, const PrefillCallback &progress,
+              model::Forward::Tokens kind = model::Forward::Tokens::Prompt);
     // Expands each media token into its image's positions (vision/vision_placement.hpp).
     std::vector<int32_t> placeImages(std::span<const int32_t> tokens) const;
 
@@ -110,6 +120,7 @@ private:
     Stats m_stats;
     double m_seconds = 0;
     int m_sequences = 1; // sequences a Batch may decode at once
+    int m_passTokens = model::Forward::kMaxChunk; // prompt tokens a pass reads at most
     std::atomic<bool> m_cancel{false};
 };
 

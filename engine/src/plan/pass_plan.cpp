@@ -1,0 +1,53 @@
+#include "plan/pass_plan.hpp"
+
+#include <algorithm>
+
+namespace waste::plan {
+
+namespace {
+constexpr int64_t kPiece = 256; // Forward::kPassPiece
+constexpr int64_t kPanelRows = 64;
+} // namespace
+
+PassCost passCost(const PlanInputs &in, int threads)
+{
+    const int64_t H = in.hidden, W = in.expertWidth > 0 ? in.expertWidth : in.hidden, Im = in.moeInter;
+    const int64_t I = std::max(in.inter, Im * std::max<int64_t>(in.sharedExperts, 1));
+    const bool attnRes = in.attnResBlock > 0;
+    const int64_t blocks = attnRes ? in.layers / in.attnResBlock + 2 : 0;
+    PassCost c;
+    // Rows held for the whole pass: the residual stream and the normed input (K3: the partial
+    // sum, the stream, the input, the output, its own copy of the stream and the block history),
+    // K3's latent expert inputs and sums, and each token's routing (ids, weights, and the
+    // per-expert lists of both).
+    const int64_t rows = (attnRes ? 5 + blocks : 2) * H + (W != H ? 2 * W : 0);
+    c.perToken = 4 * rows + 16 * in.topK;
+    // A piece's scratch: attention (projections of every kind, widest first), a dense FFN or
+    // shared expert, the router's logits, one expert's users; and each thread's panel.
+    const int64_t attention = 8 * std::max({H, in.kdaHeads * in.kdaDim, in.heads * std::max<int64_t>(in.headDim, 1),
+                                            in.kvLora + in.qkRope});
+    const int64_t perPiece = attention + 2 * I + H + in.experts + 2 * W + 2 * Im;
+    const int64_t widest = std::max({H, I, W, Im, in.kvLora});
+    c.fixed = 4 * kPiece * perPiece + int64_t(std::max(threads, 1)) * 4 * kPanelRows * widest;
+    return c;
+}
+
+PassChoice choosePass(const PassCost &cost, int64_t floorRoom, int64_t lendable)
+{
+    PassChoice p;
+    const int64_t room = std::max<int64_t>(0, floorRoom) + std::max<int64_t>(0, lendable) - cost.fixed;
+    if (cost.perToken <= 0 || room < int64_t(kMinPassTokens) * cost.perToken)
+        return p; // the floor's 64-token pass
+    p.tokens = int(std::min<int64_t>(kMaxPassTokens, room / cost.perToken));
+    p.bytes = passBorrows(cost, floorRoom, p.tokens);
+    return p;
+}
+
+int64_t passBorrows(const PassCost &cost, int64_t floorRoom, int n)
+{
+    if (n <= kMinPassTokens)
+        return 0;
+    return std::max<int64_t>(0, cost.fixed + int64_t(n) * cost.perToken - std::max<int64_t>(0, floorRoom));
+}
+
+} // namespace waste::plan
