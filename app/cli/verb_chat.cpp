@@ -11,6 +11,7 @@
 #include "generation_options.h"
 #include "prompt/mediablock.h"
 #include "model_options.h"
+#include "prefill_meter.h"
 #include "engine/promptfeeder.h"
 #include "verb.h"
 
@@ -57,11 +58,17 @@ waste::GenResult streamed(waste::Model &model, std::span<const int32_t> ids, con
                           Totals &totals)
 {
     const auto t0 = std::chrono::steady_clock::now();
-    waste::GenResult r = model.generate(ids, params, [](const waste::TokenEvent &ev) {
+    cli::PrefillMeter meter(model, false);
+    bool read = false;
+    waste::GenResult r = model.generate(ids, params, [&](const waste::TokenEvent &ev) {
+        if (!read) { // the first token: the prompt has been read
+            read = true;
+            meter.finish();
+        }
         std::fwrite(ev.text.data(), 1, ev.text.size(), stdout);
         std::fflush(stdout);
         return true;
-    });
+    }, meter.callback());
     std::printf("\n");
     totals.tokens += static_cast<int64_t>(r.tokens.size());
     totals.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

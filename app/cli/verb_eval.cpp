@@ -2,6 +2,7 @@
 // distribution of the last prompt position (markup tokenization, no BOS). With
 // --ids 1,2,3 instead of a prompt, those token ids are evaluated as given.
 #include "model_options.h"
+#include "prefill_meter.h"
 #include "token_ids.h"
 #include "verb.h"
 
@@ -42,7 +43,10 @@ int runEval(const cli::Args &args)
         const std::vector<int32_t> ids = cli::parseTokenIds(*givenIds, model->info().vocab);
         if (ids.size() > 8192)
             throw cli::UsageError("--ids gives " + std::to_string(ids.size()) + " tokens, more than eval's 8192-token limit");
-        return printTop(*model, model->eval(ids), ids.size(), k, args.flag("--json"));
+        cli::PrefillMeter meter(*model, args.flag("-q") || args.flag("--quiet") || args.flag("--json"));
+        const std::vector<float> logits = model->eval(ids, meter.callback());
+        meter.finish();
+        return printTop(*model, logits, ids.size(), k, args.flag("--json"));
     }
     // Images: their media blocks (markup) go before the prompt; eval expands each block's
     // placeholder into the image's positions, so prompt_tokens counts those positions.
@@ -66,7 +70,10 @@ int runEval(const cli::Args &args)
     if (ids.size() > 8192)
         throw waste::Error(waste::ErrorCode::Argument, "prompt of " + std::to_string(ids.size()) +
                                                            " tokens is longer than eval's 8192-token limit");
-    return printTop(*model, model->eval(ids), promptTokens, k, args.flag("--json"));
+    cli::PrefillMeter meter(*model, args.flag("-q") || args.flag("--quiet") || args.flag("--json"));
+    const std::vector<float> logits = model->eval(ids, meter.callback());
+    meter.finish();
+    return printTop(*model, logits, promptTokens, k, args.flag("--json"));
 }
 
 std::vector<cli::OptionSpec> options()

@@ -9,6 +9,8 @@
 #include <waste/waste.hpp>
 
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <cstdio>
 #include <filesystem>
 
@@ -63,6 +65,14 @@ int runMktiny(const cli::Args &args)
         if (!known) throw cli::UsageError("--experts must be native, vq3r or q4, not '" + *enc + "'");
     }
     if (auto size = args.value("--size")) o.targetBytes = waste::parseSize(*size);
+    if (auto like = args.value("--like")) {
+        std::ifstream in(*like, std::ios::binary);
+        if (!in)
+            throw cli::UsageError("--like: cannot read " + *like);
+        o.likeConfig.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        if (o.k3 || o.targetBytes > 0)
+            throw cli::UsageError("--like takes the whole shape from the config: leave --k3 and --size out");
+    }
     if (args.flag("--hf") && args.flag("--container")) throw cli::UsageError("choose one of --hf and --container");
     const std::string out = args.positional(0);
     const char *what = o.arch == "deepseek-v3" ? "DeepSeek-V3"
@@ -103,7 +113,7 @@ int runMktiny(const cli::Args &args)
 
 } // namespace
 
-WASTE_CLI_VERB({"mktiny", "OUT_DIR [--hf | --container] [--k3 | --arch NAME] [--chat-template NAME] [--int4] [--experts-layout LAYOUT] [--vision] [--seed N] [--size SIZE]",
+WASTE_CLI_VERB({"mktiny", "OUT_DIR [--hf | --container] [--k3 | --arch NAME] [--chat-template NAME] [--int4] [--experts-layout LAYOUT] [--vision] [--seed N] [--size SIZE | --like CONFIG]",
                 "write a tiny deterministic model of a supported family: Kimi-Linear, Kimi K3, DeepSeek-V3, Kimi K2, Qwen3-MoE, Qwen3-Next or gpt-oss (container by default)",
                 {{{"--hf", cli::OptionKind::Flag, "Hugging Face layout (safetensors shards, config, tokenizer)"},
                   {"--container", cli::OptionKind::Flag, "a streaming container (the default)"},
@@ -122,6 +132,7 @@ WASTE_CLI_VERB({"mktiny", "OUT_DIR [--hf | --container] [--k3 | --arch NAME] [--
                   {"--vision", cli::OptionKind::Flag, "include a tiny vision tower"},
                   {"--seed", cli::OptionKind::Value, "N  weights seed (default 1)"},
                   {"--size", cli::OptionKind::Value, "SIZE  scale the model to about SIZE of bf16 source weights (e.g. 2G; a container is about a fifth of it)"},
+                  {"--like", cli::OptionKind::Value, "CONFIG  a Kimi-Linear release's config.json: its exact shape with generated weights"},
                   {"--trunk-bits", cli::OptionKind::Value, "4|8  trunk format of a container"},
                   {"--jobs", cli::OptionKind::Value, "N  worker threads"}},
                  1, 1},

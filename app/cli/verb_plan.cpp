@@ -80,7 +80,13 @@ int runPlan(const cli::Args &args)
             j["expert_cache_bytes"] = below ? int64_t(-1) : choice.expert_cache_bytes;
             j["cache_slots"] = below ? int64_t(-1) : choice.cache_slots;
             j["checkpoint_kept"] = !below && choice.checkpoint_kept;
+            j["pass_tokens"] = below ? int64_t(-1) : int64_t(choice.pass_tokens);
         }
+        // The longest prompt pass each budget gives (a pass is how many prompt tokens are read
+        // at once; its RAM comes out of the expert cache).
+        j["pass_token_bytes"] = p.pass_token_bytes;
+        j["pass_fixed_bytes"] = p.pass_fixed_bytes;
+        j["default_pass_tokens"] = def.pass_tokens;
         j["working_set_bytes"] = p.working_set_bytes;
         j["checkpoint_bytes"] = p.checkpoint_bytes;
         j["cap_bytes"] = p.cap_bytes;
@@ -107,9 +113,12 @@ int runPlan(const cli::Args &args)
                     gb(p.physical_ram_bytes), gb(p.usable_ram_bytes), gb(p.cap_bytes), gb(p.other_process_bytes));
         std::printf("  default budget %.3f GB; paging likely above %.2f GB\n", gb(def.budget_bytes), gb(p.cliff_bytes));
         if (budgetText && !below)
-            std::printf("  budget %.3f GB -> expert cache %.3f GB (%lld slots)%s\n", gb(requested),
-                        gb(choice.expert_cache_bytes), (long long)choice.cache_slots,
-                        choice.checkpoint_kept ? " and a state checkpoint" : ", no room for a state checkpoint");
+            std::printf("  budget %.3f GB -> expert cache %.3f GB (%lld slots)%s; prompts read %d tokens a pass\n",
+                        gb(requested), gb(choice.expert_cache_bytes), (long long)choice.cache_slots,
+                        choice.checkpoint_kept ? " and a state checkpoint" : ", no room for a state checkpoint",
+                        choice.pass_tokens);
+        else
+            std::printf("  at the default budget prompts read %d tokens a pass\n", def.pass_tokens);
         cli::printForecast(fc, fin.computeSeconds);
         if (!calibrationFile.empty())
             std::printf("  compute calibration: %s (--calibrate measures again)\n", calibrationFile.c_str());

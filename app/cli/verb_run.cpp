@@ -8,6 +8,7 @@
 #include "prompt/dialoguerenderer.h"
 #include "generation_options.h"
 #include "model_options.h"
+#include "prefill_meter.h"
 #include <waste/usage_paths.hpp>
 #include "engine/promptfeeder.h"
 #include "units/units.h"
@@ -50,13 +51,19 @@ int runRun(const cli::Args &args)
         throw cli::UsageError("the prompt has no tokens");
     const bool quiet = args.flag("-q") || args.flag("--quiet");
     const auto t0 = std::chrono::steady_clock::now();
+    cli::PrefillMeter meter(*model, quiet);
+    bool read = false;
     const waste::GenResult r = model->generate(ids, params, [&](const waste::TokenEvent &ev) {
+        if (!read) { // the first token: the prompt has been read
+            read = true;
+            meter.finish();
+        }
         if (!quiet) {
             std::fwrite(ev.text.data(), 1, ev.text.size(), stdout);
             std::fflush(stdout);
         }
         return true;
-    });
+    }, meter.callback());
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!quiet)
         std::printf("\n");

@@ -162,6 +162,10 @@ struct TinyModelOptions {
     std::string chatTemplate;
     TinyExperts experts = TinyExperts::Default; // Default: MXFP4 on K3, BF16 on Kimi-Linear
     int64_t targetBytes = 0; // 0: the tiny default; else scale the model to about this many source bytes
+    // The text of a Kimi-Linear release's config.json: the model takes its exact shape (every
+    // width, layer schedule, expert count, vocabulary rows) with generated weights, to
+    // measure at real size (`waste mktiny --like`). Its tokenizer stays the tiny one.
+    std::string likeConfig;
     int jobs = 0;
     int trunkBits = 4;       // for makeTinyContainer
     ExpertEncoding expertEncoding = ExpertEncoding::Auto; // for makeTinyContainer

@@ -38,7 +38,61 @@ const char *kChatTemplate =
     "{%- if add_generation_prompt -%}<|im_assistant|>assistant<|im_middle|>{%- endif -%}";
 } // namespace
 
+TinyDims tinyDimsLike(const std::string &configJson)
+{
+    nlohmann::json c;
+    try {
+        c = nlohmann::json::parse(configJson);
+    } catch (const std::exception &e) {
+        throw Error(ErrorCode::Argument, std::string("mktiny --like: the config is not JSON: ") + e.what());
+    }
+    const std::string type = c.value("model_type", "");
+    if (type != "kimi_linear")
+        throw Error(ErrorCode::Unsupported, "mktiny --like makes Kimi-Linear shapes (model_type kimi_linear), not '" +
+                                                type + "'");
+    auto need = [&](const nlohmann::json &j, const char *key) {
+        if (!j.contains(key) || !j.at(key).is_number_integer() || j.at(key).get<int64_t>() <= 0)
+            throw Error(ErrorCode::Argument, std::string("mktiny --like: the config has no positive integer '") + key + "'");
+        return int(j.at(key).get<int64_t>());
+    };
+    TinyDims d;
+    d.hidden = need(c, "hidden_size");
+    d.layers = need(c, "num_hidden_layers");
+    d.inter = need(c, "intermediate_size");
+    d.moeInter = need(c, "moe_intermediate_size");
+    d.experts = need(c, "num_experts");
+    d.topK = need(c, "num_experts_per_token");
+    d.shared = c.value("num_shared_experts", 1);
+    d.firstDense = c.value("first_k_dense_replace", 1);
+    d.mlaHeads = need(c, "num_attention_heads");
+    d.qkNope = need(c, "qk_nope_head_dim");
+    d.qkRope = need(c, "qk_rope_head_dim");
+    d.vHead = need(c, "v_head_dim");
+    d.kvLora = need(c, "kv_lora_rank");
+    d.vocab = need(c, "vocab_size");
+    if (!c.contains("linear_attn_config") || !c.at("linear_attn_config").is_object())
+        throw Error(ErrorCode::Argument, "mktiny --like: the config has no linear_attn_config");
+    const nlohmann::json &la = c.at("linear_attn_config");
+    d.kdaHeads = need(la, "num_heads");
+    d.kdaHeadDim = need(la, "head_dim");
+    d.convKernel = la.value("short_conv_kernel_size", 4);
+    d.kdaLayers = la.value("kda_layers", std::vector<int>{});
+    d.fullAttnLayers = la.value("full_attn_layers", std::vector<int>{});
+    if (d.hidden % 64 != 0 || d.moeInter % 64 != 0 || d.inter % 64 != 0)
+        throw Error(ErrorCode::Unsupported, "mktiny --like: widths must be multiples of 64 (VQ records are blocked by 64 rows)");
+    if (d.firstDense < 0 || d.firstDense >= d.layers || d.topK > d.experts)
+        throw Error(ErrorCode::Argument, "mktiny --like: first_k_dense_replace or num_experts_per_token is out of range");
+    return d;
+}
+
 TinyDims tinyDimsFor(const TinyModelOptions &o) {
+    if (!o.likeConfig.empty()) {
+        if (!o.arch.empty() && o.arch != "kimi-linear")
+            throw Error(ErrorCode::Argument, "mktiny --like makes Kimi-Linear shapes; leave --arch out");
+        TinyDims d = tinyDimsLike(o.likeConfig);
+        d.expertDType = tinyExpertDType(o.experts, DType::BF16);
+        return d;
+    }
     TinyDims d;
     if (o.arch == "deepseek-v3" || o.arch == "kimi-k2") return tinyDeepseekDims(o);
     if (o.arch == "qwen3-next") return tinyQwen3NextDims(o);
@@ -170,6 +224,7 @@ TinySource::TinySource(const TinyModelOptions &options) : m_options(options), m_
         family = tinyFamilyTokenizer(m_options.arch, vocabSize, !m_options.compactVocabulary, m_options.chatTemplate);
         vocabSize = family->vocabSize;
     }
+    vocabSize = std::max(vocabSize, m_dims.vocab); // a release's rows (--like); the tokenizer uses the first
     if (m_dims.deepseek) addDeepseekTensors(vocabSize);
     else if (m_dims.arch == "qwen3-moe") addQwen3Tensors(vocabSize);
     else if (m_dims.arch == "qwen3-next") addQwen3NextTensors(vocabSize);

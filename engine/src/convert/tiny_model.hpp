@@ -44,7 +44,11 @@ struct TinyDims {
     int linKeyHeads = 0, linValueHeads = 0, linKeyDim = 0, linValueDim = 0, rotaryDim = 0, sharedInter = 0;
     int fullAttentionInterval = 0;
     int vtHidden = 32, vtHeads = 2, vtQkv = 32, vtInter = 64, vtLayers = 2, vtGrid = 8;
+    int vocab = 0; // rows of the embedding and head when a release's shape asks for more than the tokenizer has
 };
+
+// Kimi-Linear dims from a release's config.json (TinyModelOptions::likeConfig).
+TinyDims tinyDimsLike(const std::string &configJson);
 
 TinyDims tinyDimsFor(const TinyModelOptions &options);
 TinyDims tinyDeepseekDims(const TinyModelOptions &options); // tiny_deepseek_model.cpp
