@@ -205,7 +205,7 @@ Item {
         Label {
             visible: !view.isUser && view.streaming && view.displayText === "" && view.displayThinking === ""
             text: ChatController.prefilling
-                  ? qsTr("Reading the prompt… %1%").arg(Math.round(ChatController.prefillProgress * 100))
+                  ? ChatController.prefillText
                   : qsTr("Writing…")
             color: Theme.textMuted
         }

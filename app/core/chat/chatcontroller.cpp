@@ -353,6 +353,7 @@ bool ChatController::startAnswer()
 
     GenerationRequest request;
     request.segments = prompt.segments;
+    request.reusableSegments = prompt.reusableSegments;
     request.imagePaths = prompt.imagePaths;
     request.stateFile = stateFileFor(m_current.id);
     request.params.temperature = float(m_settings.temperature);
@@ -392,12 +393,12 @@ bool ChatController::startAnswer()
     GenerationHandle *handle = m_engine->generate(request);
     m_run->handle = handle;
     connect(handle, &GenerationHandle::started, this, [this] {
-        m_run->prefill = 0;
+        m_run->prefill.reset();
         Q_EMIT prefillProgressChanged();
     });
     connect(handle, &GenerationHandle::prefillProgress, this, [this](int done, int total) {
         if (total > 0) {
-            m_run->prefill = double(done) / total;
+            m_run->prefill.report(done, total, m_run->clock.elapsed() / 1000.0);
             Q_EMIT prefillProgressChanged();
         }
     });

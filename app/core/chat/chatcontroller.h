@@ -17,6 +17,7 @@
 #include "engine/generationtypes.h"
 #include "engine/tokencount.h"
 #include "chat/messagemodel.h"
+#include "chat/prefillclock.h"
 #include "singleton/appsingleton.h"
 
 #include <QElapsedTimer>
@@ -49,6 +50,8 @@ class ChatController : public QObject, public AppSingleton<ChatController> {
     Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
     Q_PROPERTY(bool prefilling READ prefilling NOTIFY generatingChanged)
     Q_PROPERTY(double prefillProgress READ prefillProgress NOTIFY prefillProgressChanged)
+    // "Reading your message — 43 %, about 2 min left" (PrefillClock) while the prompt is read.
+    Q_PROPERTY(QString prefillText READ prefillText NOTIFY prefillProgressChanged)
     Q_PROPERTY(QStringList attachments READ attachments NOTIFY attachmentsChanged)
     Q_PROPERTY(QString notice READ notice NOTIFY noticeChanged)
     // "*.png *.jpg *.webp …": what the attach dialog offers (every format Qt's plugins read).
@@ -90,7 +93,8 @@ public:
     void setSearch(const QString &text);
     bool generating() const { return m_run.has_value(); }
     bool prefilling() const { return m_run && m_run->prefilling; }
-    double prefillProgress() const { return m_run ? m_run->prefill : 0; }
+    double prefillProgress() const { return m_run ? m_run->prefill.fraction() : 0; }
+    QString prefillText() const { return m_run ? m_run->prefill.text() : QString(); }
     QStringList attachments() const { return m_attachments; }
     QString imageFilePatterns() const;
     QString notice() const { return m_notice; }
@@ -174,7 +178,7 @@ private:
         QElapsedTimer clock;
         double thinkingStarted = -1;
         bool prefilling = true;
-        double prefill = 0;
+        PrefillClock prefill;
         QJsonArray tools;            // offered to the model in this answer
         QElapsedTimer sinceSaved;    // since the answer so far was last written to the store
     };
