@@ -105,7 +105,7 @@ private:
     QNetworkAccessManager m_nam;
 };
 
-// Splits a Server-Sent Events body into its "data:" payloads (one per event).
+// Splits a Server-Sent Events body into its "data:" payloads (one per event); comments are skipped.
 inline QList<QByteArray> sseData(const QByteArray &body, bool *wellFramed = nullptr)
 {
     QList<QByteArray> out;
@@ -120,6 +120,8 @@ inline QList<QByteArray> sseData(const QByteArray &body, bool *wellFramed = null
             }
             continue;
         }
+        if (line.startsWith(':'))
+            continue; // a comment (the server's keep-alive while it reads a long prompt)
         if (!line.startsWith("data: "))
             ok = false;
         current = line.mid(6);

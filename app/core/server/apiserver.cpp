@@ -116,6 +116,15 @@ ApiServer::ApiServer(EngineController *engine, QObject *parent)
     : QObject(parent), m_engine(engine), m_log(new RequestLogModel(this)), m_responses(std::make_unique<ResponseStore>())
 {
     m_uptime.start();
+    m_keepAlive = new QTimer(this);
+    connect(m_keepAlive, &QTimer::timeout, this, &ApiServer::keepStreamsAlive);
+    setKeepAliveMs(m_keepAliveMs);
+}
+
+void ApiServer::setKeepAliveMs(int ms)
+{
+    m_keepAliveMs = qMax(1, ms);
+    m_keepAlive->start(qMax(1, m_keepAliveMs / 4));
 }
 
 ApiServer::~ApiServer()

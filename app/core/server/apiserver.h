@@ -14,6 +14,7 @@
 #include <QHash>
 #include <QJsonObject>
 #include <QObject>
+#include <QTimer>
 #include <QQmlEngine>
 #include <QStringList>
 
@@ -92,6 +93,11 @@ public:
     // once (default 4); more wait in the same bounded queue (maxQueued) as local ones.
     void setRemoteMaxConcurrent(int n) { m_remoteMaxConcurrent = qMax(1, n); }
     int remoteMaxConcurrent() const { return m_remoteMaxConcurrent; }
+    // A stream with nothing to send for this long (a long prompt being read) gets a keep-alive
+    // (ReplyDialect::streamKeepAlive: an SSE comment, Messages' ping), so clients and proxies
+    // that drop a quiet connection keep it; default 10 s, checked a few times per interval.
+    void setKeepAliveMs(int ms);
+    int keepAliveMs() const { return m_keepAliveMs; }
     // max_tokens when a request gives none (clamped to the context).
     void setDefaultMaxTokens(int n) { m_defaultMaxTokens = n; }
     // The id /v1/models shows; empty: the container's name.
@@ -153,6 +159,7 @@ private:
     void onFailed(Job &job, const GenerationError &error);
     void beginStream(Job &job);
     void endJob(const Job &job);
+    void keepStreamsAlive();
 
     EngineController *m_engine;
     RequestLogModel *m_log;
@@ -173,6 +180,8 @@ private:
     qint64 m_maxBodyBytes = 64ll * 1024 * 1024;
     int m_defaultMaxTokens = 4096;
     int m_maxQueued = 32;
+    int m_keepAliveMs = 10000;
+    QTimer *m_keepAlive = nullptr;
     int m_remoteMaxConcurrent = 4;
     bool m_persist = false;
     QElapsedTimer m_uptime;

@@ -90,6 +90,22 @@ void ApiServer::startCompletion(const std::shared_ptr<HttpExchange> &ex, ApiRequ
     if (request.kind == ApiRequest::Chat) {
         gen.segments = chatPrompt(request, job->format, job->images);
         gen.imagePaths = job->images.paths();
+        // The same request with its last message's words changed: what both renderings share
+        // (system prompt, tools, earlier turns) is what the prompt cache keeps. Not with images
+        // (a prompt with images is read alone, past the cache).
+        ApiRequest probe = request;
+        if (!probe.messages.isEmpty() && gen.imagePaths.isEmpty()) {
+            for (qsizetype i = probe.messages.last().parts.size() - 1; i >= 0; --i)
+                if (probe.messages.last().parts[i].kind == ContentPart::Text) {
+                    probe.messages.last().parts[i].text += kProbeMark;
+                    try {
+                        gen.reusableSegments = sharedLeadingSegments(gen.segments, chatPrompt(probe, job->format, job->images));
+                    } catch (const std::exception &) {
+                        gen.reusableSegments = 0;
+                    }
+                    break;
+                }
+        }
     } else {
         gen.segments = renderCompletion(request);
     }
@@ -136,6 +152,16 @@ void ApiServer::beginStream(Job &job)
         const QJsonObject delta{{QStringLiteral("role"), QStringLiteral("assistant")},
                                 {QStringLiteral("content"), QString()}};
         job.ex->send(openai::sseEvent(openai::chatChunk(job.id, job.created, job.model, delta, {}, job.includeUsage)));
+    }
+}
+
+void ApiServer::keepStreamsAlive()
+{
+    for (const auto &job : std::as_const(m_jobs)) {
+        HttpExchange &ex = *job->ex;
+        if (!job->stream || !ex.streaming() || !ex.isOpen() || ex.msSinceSent() < m_keepAliveMs)
+            continue;
+        ex.send(job->dialect ? job->dialect->streamKeepAlive() : openai::sseKeepAlive());
     }
 }
 

@@ -69,6 +69,7 @@ void HttpExchange::beginStream(const QByteArray &contentType)
         return;
     m_streaming = true;
     m_status = 200;
+    m_sinceSent.start();
     if (!isOpen())
         return;
     m_responder.writeStatusLine(QHttpServerResponder::StatusCode::Ok);
@@ -89,6 +90,7 @@ void HttpExchange::send(const QByteArray &payload)
         return;
     m_responder.writeBody(openai::httpChunk(payload));
     m_socket->flush();
+    m_sinceSent.start();
 }
 
 void HttpExchange::endStream()

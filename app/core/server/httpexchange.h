@@ -6,6 +6,7 @@
 #pragma once
 
 #include <QByteArray>
+#include <QElapsedTimer>
 #include <QHttpServerResponder>
 #include <QJsonObject>
 #include <QPointer>
@@ -32,6 +33,8 @@ public:
     void beginStream(const QByteArray &contentType);
     void send(const QByteArray &payload);
     void endStream();
+    // Milliseconds since the stream's last write (its headers or a chunk); -1 when not streaming.
+    qint64 msSinceSent() const { return m_streaming && m_sinceSent.isValid() ? m_sinceSent.elapsed() : -1; }
 
 private:
     void writeComplete(int status, const Headers &headers, const QByteArray &body);
@@ -42,4 +45,5 @@ private:
     bool m_answered = false;
     bool m_streaming = false;
     int m_status = 0;
+    QElapsedTimer m_sinceSent;
 };

@@ -145,6 +145,11 @@ QJsonObject MessagesDialect::body(const ParsedReply &reply, const ReplyEnd &end)
             {QStringLiteral("usage"), usageJson(end.promptTokens, end.cachedTokens, end.completionTokens)}};
 }
 
+QByteArray MessagesDialect::streamKeepAlive() const
+{
+    return sseNamedEvent(QStringLiteral("ping"), {{QStringLiteral("type"), QStringLiteral("ping")}});
+}
+
 QByteArray MessagesDialect::streamStart(int promptTokens)
 {
     const QJsonObject message{{QStringLiteral("id"), m_id},

@@ -30,6 +30,7 @@ public:
     MessagesDialect(const QString &model, const QStringList &stopSequences);
 
     QString id() const override { return m_id; }
+    QByteArray streamKeepAlive() const override;
     QByteArray streamStart(int promptTokens) override;
     QByteArray streamDelta(const QJsonObject &delta) override;
     QByteArray streamEnd(const ParsedReply &reply, const ReplyEnd &end) override;

@@ -47,6 +47,8 @@ QJsonObject modelObject(const QString &id, qint64 created, const QVariantMap &in
 
 // Server-Sent Events: "data: <compact json>\n\n" and the terminating "data: [DONE]\n\n".
 QByteArray sseEvent(const QJsonObject &payload);
+// An SSE comment line, which SSE readers skip: what keeps a quiet stream open.
+inline QByteArray sseKeepAlive() { return QByteArrayLiteral(": reading the prompt\n\n"); }
 QByteArray sseDone();
 // One HTTP/1.1 chunk: "<hex size>\r\n<payload>\r\n"; the empty payload is the last chunk.
 QByteArray httpChunk(const QByteArray &payload);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "server/apierror.h"
+#include "server/openaijson.h"
 #include "server/toolcallparser.h"
 
 #include <waste/waste.hpp>
@@ -44,6 +45,9 @@ public:
     // stream already begun.
     virtual QJsonObject errorBody(const ApiError &error) const = 0;
     virtual QByteArray streamError(const ApiError &error) = 0;
+    // What keeps a quiet stream alive (a long prompt being read): an SSE comment, which every
+    // SSE reader skips; Messages sends its own ping event, as Anthropic's API does.
+    virtual QByteArray streamKeepAlive() const { return openai::sseKeepAlive(); }
 };
 
 // One named Server-Sent Event: "event: <name>\ndata: <compact json>\n\n" (both APIs name
