@@ -14,6 +14,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSocketNotifier>
+#include <QStandardPaths>
 
 #include <csignal>
 #include <cstdio>
@@ -47,7 +48,15 @@ int runServe(const cli::Args &args)
     if (maxTokens < 1)
         throw cli::UsageError("--max-tokens must be at least 1");
 
+    // The prompt cache on disk (engine/promptcache.h): a system prompt and tools sent again,
+    // by any client, after a restart too, are not read again.
+    const qint64 cacheBytes = waste::parseSize(args.text("--prompt-cache-size", "4G"));
+    QString cacheDir = QString::fromStdString(args.text("--prompt-cache", ""));
+    if (cacheDir.isEmpty())
+        cacheDir = QStandardPaths::writableLocation(QStandardPaths::GenericCacheLocation) + QStringLiteral("/waste/prompt-cache");
+
     EngineController engine(nullptr);
+    engine.setPromptCache(cacheDir, cacheBytes);
     ApiServer server(&engine, nullptr);
     server.setHost(QString::fromStdString(args.text("--host", "127.0.0.1")));
     server.setPort(int(port));
@@ -117,6 +126,8 @@ WASTE_CLI_VERB({"serve",
                   {"--cors", cli::OptionKind::Repeated, "ORIGIN  allow browser pages from ORIGIN (\"*\": any)"},
                   {"--allow-local-images", cli::OptionKind::Flag, "accept image_url values that are local file paths"},
                   {"--model-id", cli::OptionKind::Value, "ID    the model name clients see (default: the folder name)"},
-                  {"--max-tokens", cli::OptionKind::Value, "N     max_tokens when a request gives none (4096)"}},
+                  {"--max-tokens", cli::OptionKind::Value, "N     max_tokens when a request gives none (4096)"},
+                  {"--prompt-cache", cli::OptionKind::Value, "DIR   where states of reused prompt prefixes are kept (~/.cache/waste/prompt-cache)"},
+                  {"--prompt-cache-size", cli::OptionKind::Value, "SIZE  the most the prompt cache keeps (4G; 0: off)"}},
                  1, 1},
                 &runServe});

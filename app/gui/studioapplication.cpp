@@ -56,6 +56,11 @@ std::unique_ptr<StudioServices> StudioApplication::createServices()
     auto s = std::make_unique<StudioServices>();
     s->settings = std::make_unique<AppSettings>(nullptr);
     s->engine = std::make_unique<EngineController>(nullptr);
+    s->engine->setPromptCache(s->settings->promptCacheFolder(), qint64(s->settings->promptCacheGiB()) << 30);
+    QObject::connect(s->settings.get(), &AppSettings::changed, s->engine.get(),
+                     [e = s->engine.get(), st = s->settings.get()] {
+                         e->setPromptCache(st->promptCacheFolder(), qint64(st->promptCacheGiB()) << 30);
+                     });
     s->server = std::make_unique<ApiServer>(s->engine.get(), nullptr);
     s->server->persistSettings();
     s->mcp = std::make_unique<McpHub>(nullptr);

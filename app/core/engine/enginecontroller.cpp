@@ -243,6 +243,13 @@ void EngineController::forgetState(const QString &stateFile)
                               Qt::QueuedConnection);
 }
 
+void EngineController::setPromptCache(const QString &dir, qint64 maxBytes, int minTokens)
+{
+    QMetaObject::invokeMethod(
+        m_worker, [w = m_worker, dir, maxBytes, minTokens] { w->setPromptCache(dir, maxBytes, minTokens); },
+        Qt::QueuedConnection);
+}
+
 void EngineController::requestDone(quint64 id)
 {
     // Deleted once the end has been delivered (the emit follows this call).

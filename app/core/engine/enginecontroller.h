@@ -87,6 +87,9 @@ public:
     TokenCount *countSegments(const QList<PromptSegment> &segments);
     // Removes a saved conversation state, in turn with the generations (engineworker.h).
     void forgetState(const QString &stateFile);
+    // The prompt cache on disk (promptcache.h): its folder and size; maxBytes 0 (the
+    // default): off. minTokens: the shortest prefix kept.
+    void setPromptCache(const QString &dir, qint64 maxBytes, int minTokens = 64);
 
     EngineWorker *worker() const { return m_worker; }
     // Serves the model when it is a remote engine ("remote:ID" paths; enginecontrollerremote.cpp).

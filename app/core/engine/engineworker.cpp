@@ -304,6 +304,12 @@ bool EngineWorker::pumpOnce()
     return !m_waiting.empty() || (m_batch && m_batch->active() > 0);
 }
 
+void EngineWorker::setPromptCache(const QString &dir, qint64 maxBytes, int minTokens)
+{
+    m_cache.configure(dir, maxBytes);
+    m_cache.setMinTokens(minTokens);
+}
+
 void EngineWorker::startInBatch(const GenerationRequest &request)
 {
     const quint64 id = request.id;
@@ -317,8 +323,24 @@ void EngineWorker::startInBatch(const GenerationRequest &request)
             // Prefix reuse: when the state (in memory or saved for this conversation) holds a
             // prefix of this prompt, only the rest is fed.
             run->prepared = m_feeder.prepare(request.segments, {}, request.reuseState, request.stateFile);
+            if (request.reuseState && m_cache.enabled())
+                m_feeder.useCache(run->prepared, m_cache);
             whole = run->prepared.prompt;
             seq.prompt.assign(run->prepared.rest().begin(), run->prepared.rest().end());
+            // The state after the reusable prefix (system prompt, tools, earlier turns) goes to
+            // the prompt cache on the way, unless it is there already.
+            const qsizetype reused = run->prepared.reused;
+            if (m_cache.enabled() && request.reusableSegments > 0) {
+                const auto b = qsizetype(m_feeder.tokenize(request.segments.mid(0, request.reusableSegments)).size());
+                const std::span<const int32_t> prefix = std::span<const int32_t>(whole).first(size_t(std::min(b, qsizetype(whole.size()))));
+                if (b > reused && b < qsizetype(whole.size()) && b >= m_cache.minTokens()
+                    && !m_cache.contains(m_feeder.identity(), prefix)) {
+                    seq.markAt = size_t(b - reused);
+                    seq.onMark = [this, kept = std::vector<int32_t>(prefix.begin(), prefix.end())] {
+                        m_feeder.saveToCache(kept, m_cache);
+                    };
+                }
+            }
         } else {
             whole = m_feeder.tokenize(request.segments);
             seq.prompt = whole;

@@ -57,6 +57,7 @@ public Q_SLOTS:
     // batch steps; when a request of that conversation is decoding, once it has ended, so it
     // never races the save at the end of one.
     void forgetState(const QString &stateFile);
+    void setPromptCache(const QString &dir, qint64 maxBytes, int minTokens);
 
 Q_SIGNALS:
     void loadProgress(double fraction);
@@ -106,6 +107,8 @@ private:
     int m_reportedRunning = 0;
     // Feeds prompts on top of what the state holds (prefix reuse across requests).
     PromptFeeder m_feeder;
+    // States of reusable prefixes on disk, across requests and restarts (promptcache.h).
+    PromptCache m_cache;
 
     mutable QMutex m_cancelMutex;
     QSet<quint64> m_cancelled;

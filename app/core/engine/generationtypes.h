@@ -26,6 +26,10 @@ using ConstraintFactory = std::function<std::shared_ptr<waste::TokenConstraint>(
 struct GenerationRequest {
     quint64 id = 0;
     QList<PromptSegment> segments;
+    // Leading segments a later request is likely to start with too (system prompt, tools,
+    // earlier turns: sharedLeadingSegments): the state after them is kept in the prompt cache
+    // on disk (promptcache.h); 0: none.
+    int reusableSegments = 0;
     QStringList imagePaths;
     waste::GenParams params;
     // Keep the engine state when the new prompt extends what is already in it.

@@ -178,3 +178,43 @@ std::optional<QJsonObject> PromptFeeder::restore(const QString &stateFile)
     m_history = std::move(saved->history);
     return saved->extra;
 }
+
+void PromptFeeder::useCache(Prepared &p, PromptCache &cache)
+{
+    const PromptCache::Hit hit = cache.longest(m_identity, p.prompt, p.reused);
+    if (hit.path.isEmpty())
+        return;
+    std::optional<savedstate::Record> saved = savedstate::readRecord(hit.path, m_identity);
+    if (!saved || !load(hit.path, *saved)) {
+        // Damaged (or not what its record says): dropped, and the prompt is read whole, from a
+        // clean state (a load that went wrong may have left anything in it).
+        cache.drop(hit.path);
+        m_model->resetState();
+        m_history.clear();
+        m_kept = Kept::Nothing;
+        p.reused = 0;
+        p.restored = false;
+        p.positionBefore = m_model->position();
+        return;
+    }
+    m_kept = Kept::LiveState;
+    p.reused = hit.tokens;
+    p.restored = true;
+    p.positionBefore = m_model->position();
+}
+
+void PromptFeeder::saveToCache(std::span<const int32_t> prefix, PromptCache &cache) const
+{
+    if (qsizetype(prefix.size()) != m_model->position())
+        return; // the state is not where the prefix ends
+    const QString path = cache.pathFor(m_identity, prefix);
+    StateHistory h;
+    h.appendPrompt(prefix);
+    try {
+        savedstate::save(*m_model, path, h, m_identity, {}, waste::SavedParts::LiveState);
+        cache.added(path);
+    } catch (const std::exception &e) {
+        qWarning("the prompt cache did not keep a prefix of %zu tokens: %s", prefix.size(), e.what());
+        savedstate::remove(path);
+    }
+}

@@ -13,6 +13,7 @@
 #pragma once
 
 #include "engine/generationtypes.h"
+#include "engine/promptcache.h"
 #include "engine/savedstate.h"
 #include "engine/statehistory.h"
 
@@ -43,6 +44,15 @@ public:
     // state (may be empty). `images` are all the prompt's images, in order.
     Prepared prepare(const QList<PromptSegment> &segments, const QStringList &images, bool reuse,
                      const QString &stateFile);
+    // After prepare() (a prompt without images): when the prompt cache keeps a longer prefix
+    // of the prompt than the state does, the state is loaded from it and only the rest is left
+    // to feed (p.reused grows, p.restored is set). An entry that does not load is dropped.
+    void useCache(Prepared &p, PromptCache &cache);
+    // Keeps the session's state, which holds exactly `prefix`, as a prompt cache entry (once
+    // per prefix). A failed write is a warning, never the request's failure.
+    void saveToCache(std::span<const int32_t> prefix, PromptCache &cache) const;
+    QString identity() const { return m_identity; }
+
     // After model()->generate(prepared.rest(), ...) returned `result`.
     void record(const Prepared &prepared, const waste::GenResult &result);
     // The state is undefined (an error mid-layer): start clean next time.

@@ -148,3 +148,11 @@ std::optional<StateHistory> StateHistory::fromJson(const QJsonArray &json)
     }
     return h;
 }
+
+std::vector<int32_t> StateHistory::tokens() const
+{
+    std::vector<int32_t> out;
+    for (const Chunk &c : m_chunks)
+        out.insert(out.end(), c.tokens.begin(), c.tokens.end());
+    return out;
+}

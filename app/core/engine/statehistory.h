@@ -53,6 +53,8 @@ public:
 
     QJsonArray toJson() const;
     static std::optional<StateHistory> fromJson(const QJsonArray &json);
+    // Every token read, in order (prompt and generated alike).
+    std::vector<int32_t> tokens() const;
 
 private:
     struct Chunk {

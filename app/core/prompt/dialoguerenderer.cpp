@@ -87,15 +87,12 @@ QJsonObject dialogueRequest(const Dialogue &d, waste::ChatFormat format)
     return request;
 }
 
-RenderedPrompt renderDialogue(const Dialogue &d, waste::ChatFormat format, const MediaBlockFunction &mediaBlock)
+namespace {
+
+// blocks: the media block of each image of the dialogue, in order.
+RenderedPrompt renderOnce(const Dialogue &d, waste::ChatFormat format, const QStringList &blocks)
 {
     RenderedPrompt r;
-    QStringList blocks;
-    for (const DialogueTurn &t : d.turns)
-        for (const QString &path : t.imagePaths) {
-            blocks << (mediaBlock ? mediaBlock(path) : imageMediaBlock(path));
-            r.imagePaths << path;
-        }
     if (format == waste::ChatFormat::Plain) {
         r.segments = renderRaw(d, blocks);
         return r;
@@ -109,6 +106,33 @@ RenderedPrompt renderDialogue(const Dialogue &d, waste::ChatFormat format, const
         r.opensThinking = waste::chatOpensThinking(format, request);
     } catch (const std::exception &e) {
         throw std::runtime_error(std::string("the chat template refused the conversation: ") + e.what());
+    }
+    return r;
+}
+
+} // namespace
+
+RenderedPrompt renderDialogue(const Dialogue &d, waste::ChatFormat format, const MediaBlockFunction &mediaBlock)
+{
+    QStringList blocks, paths;
+    for (const DialogueTurn &t : d.turns)
+        for (const QString &path : t.imagePaths) {
+            blocks << (mediaBlock ? mediaBlock(path) : imageMediaBlock(path));
+            paths << path;
+        }
+    RenderedPrompt r = renderOnce(d, format, blocks);
+    r.imagePaths = paths;
+    // The same dialogue with its last turn's words changed: the segments both share are
+    // what came before that turn.
+    if (!d.turns.isEmpty() && !d.turns.last().text.isEmpty()) {
+        Dialogue probe = d;
+        probe.turns.last().text += kProbeMark;
+        probe.turns.last().content += kProbeMark;
+        try {
+            r.reusableSegments = sharedLeadingSegments(r.segments, renderOnce(probe, format, blocks).segments);
+        } catch (const std::exception &) {
+            r.reusableSegments = 0;
+        }
     }
     return r;
 }

@@ -27,6 +27,9 @@ struct RenderedPrompt {
     QList<PromptSegment> segments;
     QStringList imagePaths;     // one per media block, in prompt order
     bool opensThinking = false; // the prompt ends inside the thinking channel (K3, thinking on)
+    // Leading segments that hold everything before the last turn (system prompt, tools, the
+    // earlier turns): the state after them goes to the prompt cache (sharedLeadingSegments).
+    int reusableSegments = 0;
 };
 
 // The media block for one image file (throws std::runtime_error when it cannot be read).

@@ -65,5 +65,8 @@ void AppSettings::setContextTokens(int v) { write(QStringLiteral("engine/ctx"), 
 QString AppSettings::theme() const { return m_settings.value(QStringLiteral("ui/theme"), QStringLiteral("system")).toString(); }
 void AppSettings::setTheme(const QString &v) { write(QStringLiteral("ui/theme"), v); }
 
+int AppSettings::promptCacheGiB() const { return m_settings.value(QStringLiteral("engine/promptCacheGiB"), 4).toInt(); }
+void AppSettings::setPromptCacheGiB(int v) { write(QStringLiteral("engine/promptCacheGiB"), qBound(0, v, 1024)); }
+
 int AppSettings::fontSize() const { return m_settings.value(QStringLiteral("ui/fontSize"), 14).toInt(); }
 void AppSettings::setFontSize(int v) { write(QStringLiteral("ui/fontSize"), qBound(10, v, 28)); }

@@ -20,6 +20,8 @@ class AppSettings : public QObject, public AppSingleton<AppSettings> {
     Q_PROPERTY(QString theme READ theme WRITE setTheme NOTIFY changed)
     Q_PROPERTY(int fontSize READ fontSize WRITE setFontSize NOTIFY changed)
     Q_PROPERTY(QString dataFolder READ dataFolder CONSTANT)
+    // The prompt cache on disk (engine/promptcache.h), in GiB; 0: off.
+    Q_PROPERTY(int promptCacheGiB READ promptCacheGiB WRITE setPromptCacheGiB NOTIFY changed)
 
 public:
     // No default argument: Qt 6.4 prefers a default constructor over create() for QML singletons.
@@ -41,6 +43,9 @@ public:
     void setFontSize(int v);
     // Where the app keeps its own files (demo model, conversations, download queue).
     QString dataFolder() const;
+    int promptCacheGiB() const;
+    void setPromptCacheGiB(int v);
+    QString promptCacheFolder() const { return dataFolder() + QStringLiteral("/prompt-cache"); }
 
 Q_SIGNALS:
     void changed();

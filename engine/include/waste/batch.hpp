@@ -21,6 +21,7 @@
 #include "waste/waste.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,6 +57,11 @@ public:
         TokenCallback onToken;       // return false to stop this sequence
         PrefillCallback onPrefill;   // after each chunk of the prompt; return false to stop
         bool useSession = false;
+        // useSession only: after exactly markAt tokens of the prompt (0: never) the step's pass
+        // ends there and onMark runs with the session's state holding them, before the rest is
+        // read (the app's prompt cache saves the state of a reusable prefix then).
+        size_t markAt = 0;
+        std::function<void()> onMark;
     };
     // Adds a sequence; it starts with the next step. Throws Error(Argument) when the batch
     // is full (see capacity()), when the session is already in use, for a token id out of

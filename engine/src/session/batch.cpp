@@ -252,7 +252,10 @@ std::vector<Batch::Ended> Batch::step()
     for (Impl::Sequence *sp : prompts) {
         if (room == 0)
             break;
-        const int n = int(std::min<size_t>(size_t(room), sp->req.prompt.size() - sp->promptRead));
+        size_t left = sp->req.prompt.size() - sp->promptRead;
+        if (sp->session && sp->promptRead < sp->req.markAt)
+            left = std::min(left, sp->req.markAt - sp->promptRead); // the pass ends at the mark
+        const int n = int(std::min<size_t>(size_t(room), left));
         tokens.insert(tokens.end(), sp->req.prompt.begin() + std::ptrdiff_t(sp->promptRead),
                       sp->req.prompt.begin() + std::ptrdiff_t(sp->promptRead + size_t(n)));
         parts.push_back({sp->state, n});
@@ -333,6 +336,8 @@ std::vector<Batch::Ended> Batch::step()
             fail(s, ErrorCode::Cancelled, "prefill stopped by the caller");
             continue;
         }
+        if (s.session && s.promptRead == s.req.markAt && s.req.onMark)
+            s.req.onMark();
         if (s.promptRead == s.req.prompt.size()) {
             if (s.session)
                 model.readHistory().mark(*s.state); // the start of the answer
