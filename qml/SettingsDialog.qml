@@ -129,6 +129,28 @@ Dialog {
             }
         }
 
+        Label { text: qsTr("Prompt cache"); color: Theme.text }
+        RowLayout {
+            SpinBox {
+                id: promptCacheBox
+                objectName: "promptCacheBox"
+                from: 0; to: 256
+                value: AppSettings.promptCacheGiB
+                editable: true
+                Accessible.name: qsTr("Prompt cache on disk, %1 GiB; 0 turns it off").arg(value)
+                onValueModified: AppSettings.promptCacheGiB = value
+            }
+            Label {
+                Layout.fillWidth: true
+                text: promptCacheBox.value === 0
+                      ? qsTr("off: every chat reads its system prompt and tools again")
+                      : qsTr("GiB on disk: a system prompt and tools already read are not read again")
+                wrapMode: Text.WordWrap
+                color: Theme.textMuted
+                font.pixelSize: Theme.fontSmall
+            }
+        }
+
         Label { text: qsTr("Data folder"); color: Theme.text }
         Label {
             Layout.fillWidth: true
