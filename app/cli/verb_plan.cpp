@@ -24,6 +24,9 @@ namespace {
 
 double gb(int64_t b) { return double(b) / 1e9; }
 
+// The positions a 896x896 picture takes in a Kimi vision prompt (14-pixel patches merged 2x2).
+constexpr int kImagePositions = (896 / 28) * (896 / 28);
+
 int runPlan(const cli::Args &args)
 {
     const long long ctx = args.integer("--ctx", 4096);
@@ -61,6 +64,18 @@ int runPlan(const cli::Args &args)
         fin.routedExpertSeconds = e.routedExpertSeconds;
     }
     const waste::Forecast fc = waste::forecastBudgets(p, ladder, fin);
+    // Reading a prompt at the budget asked about (else the default): --prompt-tokens of text,
+    // and one image where the container reads images (kImagePositions of a 896x896 picture).
+    const long long promptTokens = args.integer("--prompt-tokens", 4096);
+    if (promptTokens < 1 || promptTokens > (1 << 24))
+        throw cli::UsageError("--prompt-tokens must be between 1 and 16777216");
+    const int passTokens = budgetText && !below ? choice.pass_tokens : def.pass_tokens;
+    std::optional<waste::PrefillEstimate> prefill, imagePrefill;
+    if (cal) {
+        prefill = waste::estimatePrefill(args.positional(0), *cal, int(promptTokens), passTokens, fc.disk_gbps);
+        if (p.vision_bytes > 0)
+            imagePrefill = waste::estimatePrefill(args.positional(0), *cal, kImagePositions, passTokens, fc.disk_gbps);
+    }
 
     if (args.flag("--json")) {
         nlohmann::ordered_json j;
@@ -99,6 +114,22 @@ int runPlan(const cli::Args &args)
         f["calibration_file"] = calibrationFile.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(calibrationFile);
         if (cal)
             cli::addDecodeScaleFields(f, *cal);
+        if (prefill && prefill->known) {
+            nlohmann::ordered_json pf;
+            pf["budget_bytes"] = budgetText && !below ? requested : def.budget_bytes;
+            pf["prompt_tokens"] = prefill->tokens;
+            pf["pass_tokens"] = prefill->passTokens;
+            pf["passes"] = prefill->passes;
+            pf["compute_seconds"] = prefill->computeSeconds;
+            pf["read_seconds"] = prefill->readSeconds;
+            pf["seconds_to_first_token"] = prefill->seconds;
+            pf["tok_per_s"] = prefill->tokPerS;
+            if (imagePrefill) {
+                pf["image_positions"] = imagePrefill->tokens;
+                pf["image_seconds"] = imagePrefill->seconds;
+            }
+            f["prefill"] = pf;
+        }
         j["forecast"] = f;
         std::printf("%s\n", j.dump().c_str());
     } else {
@@ -120,6 +151,15 @@ int runPlan(const cli::Args &args)
         else
             std::printf("  at the default budget prompts read %d tokens a pass\n", def.pass_tokens);
         cli::printForecast(fc, fin.computeSeconds);
+        if (prefill && prefill->known) {
+            std::printf("  a %d-token prompt reads in about %.1f s (%.0f tok/s; %d pass%s, compute %.1f s, expert reads "
+                        "%.1f s)\n",
+                        prefill->tokens, prefill->seconds, prefill->tokPerS, prefill->passes,
+                        prefill->passes == 1 ? "" : "es", prefill->computeSeconds, prefill->readSeconds);
+            if (imagePrefill)
+                std::printf("  one image (%d positions) reads in about %.1f s\n", imagePrefill->tokens,
+                            imagePrefill->seconds);
+        }
         if (!calibrationFile.empty())
             std::printf("  compute calibration: %s (--calibrate measures again)\n", calibrationFile.c_str());
     }
@@ -148,6 +188,7 @@ WASTE_CLI_VERB({"plan", "MODEL | --config config.json [--ram SIZE] [--budget SIZ
                   {"--disk-mbps", cli::OptionKind::Value, "N  disk speed in MB/s (10^6 bytes per second)"},
                   {"--compute-ms", cli::OptionKind::Value, "X  compute time per token instead of the calibration"},
                   {"--calibrate", cli::OptionKind::Flag, "measure this machine's kernels again"},
+                  {"--prompt-tokens", cli::OptionKind::Value, "N  the prompt forecast.prefill reads (default 4096)"},
                   {"--threads", cli::OptionKind::Value, "N  compute threads the calibration uses (default: all)"},
                   {"--json", cli::OptionKind::Flag, "one JSON object on stdout"}},
                  0, 1},

@@ -67,6 +67,13 @@ private Q_SLOTS:
                 QVERIFY(!shot.isNull());
                 const QString file = QStringLiteral(WASTE_SCREENSHOT_DIR "/%1-%2.png").arg(pages[i].toLower(), theme);
                 QVERIFY2(shot.save(file), qPrintable(file));
+                // The Planner says how long a first prompt takes to read at the chosen budget
+                // (forecast.prefill): planner-prefill.png.
+                if (pages[i] == QLatin1String("Planner") && theme == QLatin1String("light")) {
+                    const QString sentence = services->planner->budgetSentence();
+                    QVERIFY2(sentence.contains(QStringLiteral("-token prompt reads in about")), qPrintable(sentence));
+                    QVERIFY(shot.save(QStringLiteral(WASTE_SCREENSHOT_DIR "/planner-prefill.png")));
+                }
             }
         }
         QVERIFY2(WindowTest::warnings().isEmpty(), qPrintable(WindowTest::warnings()));

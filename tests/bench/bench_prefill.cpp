@@ -15,7 +15,9 @@
 //   the compute limit: the prompt's matrix FLOPs (2 per active weight per token, the embedding
 //   and lm_head left out; attention scores added for full-attention layers) at the panel
 //   kernel's measured throughput on all threads;
-//   the kernel's GFLOP/s next to this machine's peak (an FMA loop with no memory traffic).
+//   the kernel's GFLOP/s next to this machine's peak (an FMA loop with no memory traffic);
+//   what `waste plan` predicts for the same prompt (waste::estimatePrefill, this machine's
+//   calibration kept in the bench cache, the disk speed measured here) and measured / predicted.
 // Last line: prefill/decode at the largest prompt, per container and budget.
 #include "compute/thread_pool.hpp"
 #include "expert_read_rate.hpp"
@@ -23,6 +25,7 @@
 #include "mid_container.hpp"
 #include "quant/panel_gemm.hpp"
 #include "quant/simd.hpp"
+#include "waste/calibration.hpp"
 #include "waste/waste.hpp"
 
 #include <algorithm>
@@ -333,6 +336,8 @@ int main(int argc, char **argv)
                     peak, peak * nThreads, nThreads, waste::quant::simdName(waste::quant::activeSimd()), kernel1,
                     peak > 0 ? 100 * kernel1 / peak : 0, kernelAll, nThreads);
 
+        const waste::ComputeCalibration cal =
+            waste::cachedCalibration(cacheDir + "/compute-calibration.json", false, threads);
         std::string summary;
         for (const std::string &c : containers) {
             const waste::format::Manifest m = readManifest(c);
@@ -366,12 +371,16 @@ int main(int argc, char **argv)
                     const double diskLimit = banks.gbps > 0 ? passes * double(banks.bytes) / 1e9 / banks.gbps : 0;
                     const double computeLimit = promptFlops(info, m, n) / 1e9 / kernelAll;
                     const double limit = std::max(diskLimit, computeLimit);
+                    const waste::PrefillEstimate predicted =
+                        waste::estimatePrefill(c, cal, n, choice.pass_tokens, banks.gbps);
                     std::printf("    %6d tokens: %6.1f s, %7.1f tok/s = %5.1fx decode; read %s = %.2fx the banks; "
-                                "limits: disk %.1f s, compute %.1f s; %.2fx the larger\n",
+                                "limits: disk %.1f s, compute %.1f s; %.2fx the larger; predicted %.0f tok/s "
+                                "(measured %.2fx)\n",
                                 n, r.seconds, r.tokPerS, dec > 0 ? r.tokPerS / dec : 0.0,
                                 gb(double(r.bytesRead)).c_str(),
                                 banks.bytes > 0 ? double(r.bytesRead) / double(banks.bytes) : 0.0, diskLimit,
-                                computeLimit, limit > 0 ? r.seconds / limit : 0.0);
+                                computeLimit, limit > 0 ? r.seconds / limit : 0.0, predicted.tokPerS,
+                                predicted.tokPerS > 0 ? r.tokPerS / predicted.tokPerS : 0.0);
                     std::fflush(stdout);
                     lastRatio = dec > 0 ? r.tokPerS / dec : 0;
                 }

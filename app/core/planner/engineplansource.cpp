@@ -111,9 +111,17 @@ QList<ForecastPoint> EnginePlanSource::forecast(const QString &container, const 
     const std::vector<int64_t> list(budgets.begin(), budgets.end());
     const waste::Forecast fc = waste::forecastBudgets(p, list, in);
     QList<ForecastPoint> out;
-    for (const waste::BudgetForecast &b : fc.budgets)
-        out << ForecastPoint{b.budget_bytes, b.tok_per_s, b.hit_rate, b.past_cliff, b.compute_seconds_per_token,
-                             b.io_seconds_per_token};
+    for (const waste::BudgetForecast &b : fc.budgets) {
+        ForecastPoint point{b.budget_bytes, b.tok_per_s, b.hit_rate, b.past_cliff, b.compute_seconds_per_token,
+                            b.io_seconds_per_token};
+        if (b.budget_bytes >= p.floor_bytes) {
+            const int pass = waste::expertCacheAt(p, b.budget_bytes).pass_tokens;
+            const waste::PrefillEstimate e =
+                waste::estimatePrefill(p.container, calibration(false), kPlannerPromptTokens, pass, in.diskGBps);
+            point.prefillSeconds = e.known ? e.seconds : 0;
+        }
+        out << point;
+    }
     return out;
 }
 

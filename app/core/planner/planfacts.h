@@ -35,7 +35,12 @@ struct ForecastPoint {
     bool pastCliff = false;
     double computeSeconds = 0; // per token, from the machine's calibration
     double ioSeconds = 0;      // per token, reading the misses
+    // Reading a prompt of kPlannerPromptTokens at this budget (waste::estimatePrefill); 0: not known.
+    double prefillSeconds = 0;
 };
+
+// The prompt the Planner prices a first answer with: a system prompt, a tool list and a question.
+inline constexpr int kPlannerPromptTokens = 4096;
 
 struct DiskMeasurement {
     double gbPerSecond = 0;    // records read with the engine's queue depth

@@ -8,6 +8,7 @@
 #include <waste/waste.hpp>
 
 #include <QFileInfo>
+#include <QLocale>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
@@ -269,7 +270,11 @@ QVariantMap PlannerController::predictionAt(qint64 budget) const
     const double tps = sameSide ? lo->tokensPerSecond + t * (hi->tokensPerSecond - lo->tokensPerSecond)
                                 : side.tokensPerSecond;
     const double hit = lo->hitRate + t * (hi->hitRate - lo->hitRate);
+    const double prefill = lo->prefillSeconds > 0 && hi->prefillSeconds > 0
+                               ? lo->prefillSeconds + t * (hi->prefillSeconds - lo->prefillSeconds)
+                               : side.prefillSeconds;
     return {{QStringLiteral("tokensPerSecond"), tps},
+            {QStringLiteral("prefillSeconds"), prefill},
             {QStringLiteral("hitRate"), hit},
             {QStringLiteral("pastCliff"), m_facts.cliff > 0 && budget > m_facts.cliff}};
 }
@@ -318,9 +323,16 @@ QString PlannerController::describe(qint64 budget) const
                              : tr("%1 of expert cache: about %2 tok/s with %3% of expert reads served from RAM.")
                                    .arg(Units::bytes(cache), speed)
                                    .arg(hit);
+    // The wait before a first answer: reading a prompt of a system prompt, tools and a question.
+    const double prefill = p.value(QStringLiteral("prefillSeconds")).toDouble();
+    const QString first = prefill > 0 ? QStringLiteral(" ") + tr("A %1-token prompt reads in about %2 (%3 tok/s).")
+                                                                  .arg(QLocale().toString(kPlannerPromptTokens))
+                                                                  .arg(prefill < 1 ? tr("a second") : Units::duration(qint64(std::lround(prefill))))
+                                                                  .arg(QString::number(kPlannerPromptTokens / prefill, 'f', 0))
+                                      : QString();
     if (std::llabs(budget - f.defaultBudget) <= std::max<qint64>(f.floor / 200, 1 << 20))
-        return tr("The engine's default. %1").arg(what);
-    return what;
+        return tr("The engine's default. %1").arg(what) + first;
+    return what + first;
 }
 
 qint64 PlannerController::savedBudgetBytes() const

@@ -80,4 +80,27 @@ struct ComputeEstimate {
 // and top-k routed experts of the bank's shape, the linear-attention state update.
 ComputeEstimate estimateComputePerToken(const std::string &containerPath, const ComputeCalibration &c);
 
+// Reading a prompt of `tokens` positions in passes of `passTokens` (BudgetChoice::pass_tokens)
+// on a calibrated machine (forecast.prefill). Compute: 2 FLOPs per active matrix weight per
+// token (the routed experts' top-k, the trunk's matrices; lm_head once per pass) and the
+// causal attention scores, at the calibrated panel product's speed over kPassEfficiency.
+// Reads: each pass reads the experts its tokens route to, 1 - (1 - k/E)^T of the banks for T
+// tokens under uniform routing, at diskGBps; the engine overlaps them with compute.
+struct PrefillEstimate {
+    int tokens = 0;
+    int passTokens = 0;
+    int passes = 0;
+    double computeSeconds = 0;
+    double readSeconds = 0;
+    double seconds = 0; // the larger of the two
+    double tokPerS = 0;
+    bool known = false; // false: the calibration has no panel product (run it again)
+};
+// The share of the panel product's speed a whole pass reaches: besides the products it decodes
+// panels, runs the attention's softmax, the linear layers' gates and norms. bench_prefill
+// measured 0.37-0.47 on the mid-size containers (2 cores, AVX-512, 2026-12-05).
+inline constexpr double kPassEfficiency = 0.42;
+PrefillEstimate estimatePrefill(const std::string &containerPath, const ComputeCalibration &c, int tokens,
+                                int passTokens, double diskGBps);
+
 } // namespace waste

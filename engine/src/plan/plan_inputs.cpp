@@ -63,6 +63,7 @@ void addTrunkWork(PlanInputs &in, const std::string &name, const std::string &fm
         return;
     // The shared experts run while the layer's routed records are read (model/moe.cpp).
     const bool shared = name.find("shared_expert") != std::string::npos;
+    in.trunkMatrixElements += elements;
     in.perToken.push_back({half ? "F32" : fmt, half ? elements * 4 : bytes, 1, shared});
 }
 

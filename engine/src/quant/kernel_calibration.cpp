@@ -12,6 +12,7 @@
 #include "format/trunk_layout.hpp"
 #include "quant/lut.hpp"
 #include "quant/native_rows.hpp"
+#include "quant/panel_gemm.hpp"
 #include "quant/simd.hpp"
 #include "quant/trunk_matvec.hpp"
 #include "quant/kernel_calibration.hpp"
@@ -139,10 +140,10 @@ std::string calibrationMachineKey(int threads)
 {
     const int hw = int(std::max(1u, std::thread::hardware_concurrency()));
     // The trailing version makes files from an older calibration (without the cold expert
-    // timings or the decode scale) measure again.
+    // timings, the decode scale or the panel product) measure again.
     return cpuName() + ", " + std::to_string(hw) + " hardware threads, " +
            quant::simdName(quant::activeSimd()) + ", " + std::to_string(threads > 0 ? threads : hw) +
-           " compute threads, calibration 3";
+           " compute threads, calibration 4";
 }
 
 ComputeCalibration calibrateKernels(int threads)
@@ -218,6 +219,27 @@ ComputeCalibration calibrateKernels(int threads)
         c.timings.push_back({"VQ-expert", recBytes, meanSeconds([&] { expert(idx.data()); })});
         c.timings.push_back({std::string("VQ-expert") + kColdSuffix, recBytes,
                              meanSeconds([&] { expert(idx.data() + (turn++ % copies) * recBytes); })});
+    }
+
+    // A prompt's pass: the panel product (quant/panel_gemm.hpp) of 16 panels of 1024 columns
+    // by 64 and by 512 tokens, split over the pool as a pass splits its products. Units: FLOPs.
+    {
+        const quant::PanelGemm gemm = quant::panelGemm();
+        const int64_t K = 1024, panels = 16, P = quant::kPanelRows;
+        std::vector<float> panel(size_t(panels * K * P)), in(size_t(512 * K)), outs(size_t(512 * P * panels));
+        for (size_t i = 0; i < panel.size(); ++i)
+            panel[i] = float(int(rng() % 200) - 100) * 0.01f;
+        for (size_t i = 0; i < in.size(); ++i)
+            in[i] = x[i % x.size()];
+        for (int64_t T : {int64_t(64), int64_t(512)}) {
+            const double s = meanSeconds([&] {
+                pool.forRange(panels, 1, [&](int64_t p0, int64_t p1) {
+                    for (int64_t p = p0; p < p1; ++p)
+                        gemm(panel.data() + p * K * P, K, in.data(), K, T, outs.data() + p * P, P * panels, P);
+                });
+            });
+            c.timings.push_back({"PANEL", 2 * K * P * T * panels, s});
+        }
     }
 
     // Native records (a release's own encoding): gate, up and down as row dot products.

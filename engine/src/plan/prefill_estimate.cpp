@@ -1,0 +1,59 @@
+// Reading a prompt, predicted from a container's geometry and this machine's calibration
+// (waste/calibration.hpp, estimatePrefill): the matrix FLOPs of the passes at the panel
+// product's calibrated speed, against the expert reads the passes make.
+#include "plan/plan_inputs.hpp"
+
+#include <waste/calibration.hpp>
+#include <waste/waste.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+namespace waste {
+
+PrefillEstimate estimatePrefill(const std::string &containerPath, const ComputeCalibration &c, int tokens,
+                                int passTokens, double diskGBps)
+{
+    const plan::PlanInputs in = plan::readPlanInputs(containerPath);
+    PrefillEstimate e;
+    e.tokens = std::max(tokens, 1);
+    e.passTokens = std::clamp(passTokens, 1, e.tokens);
+    e.passes = (e.tokens + e.passTokens - 1) / e.passTokens;
+    const double n = e.tokens;
+
+    // Matrix weights each token multiplies: the trunk's (lm_head read once per pass, not per
+    // token) and top-k routed experts of every MoE layer.
+    const double head = double(in.vocab) * double(in.hidden);
+    const double trunk = std::max(0.0, double(in.trunkMatrixElements) - head);
+    const double experts = double(in.moeLayers) * double(in.topK) * 3.0 * double(in.moeInter) *
+                           double(in.expertWidth > 0 ? in.expertWidth : in.hidden);
+    double flops = 2.0 * (trunk + experts) * n + 2.0 * head * e.passes;
+    // Causal attention: q·k and p·v for every earlier position (a window's on sliding layers).
+    // MLA attends in its latent space (kv_lora_rank + rope dims, then kv_lora_rank).
+    const int64_t gqaFull = in.gqaLayers - in.gqaSlidingLayers;
+    const int64_t mla = in.gqaLayers > 0 ? 0 : std::max<int64_t>(0, in.layers - in.kdaLayers);
+    const double pairs = n * (n + 1) / 2;
+    flops += 2.0 * double(mla) * double(in.heads) * double(2 * in.kvLora + in.qkRope) * pairs;
+    flops += 2.0 * double(gqaFull) * double(in.heads) * 2.0 * double(in.headDim) * pairs;
+    if (in.window > 0)
+        flops += 2.0 * double(in.gqaSlidingLayers) * double(in.heads) * 2.0 * double(in.headDim) * n *
+                 std::min<double>(double(in.window), n);
+
+    // The panel product's calibrated speed at a pass-sized call.
+    const int64_t probe = int64_t(2) * 1024 * 64 * 512 * 16;
+    const double s = c.secondsFor("PANEL", probe);
+    if (s <= 0)
+        return e;
+    e.known = true;
+    e.computeSeconds = flops / (double(probe) / s) / kPassEfficiency;
+
+    if (diskGBps > 0 && in.experts > 0 && in.topK > 0) {
+        const double touched = 1.0 - std::pow(1.0 - double(in.topK) / double(in.experts), double(e.passTokens));
+        e.readSeconds = double(e.passes) * double(in.expertBytesTotal) * touched / (diskGBps * 1e9);
+    }
+    e.seconds = std::max(e.computeSeconds, e.readSeconds);
+    e.tokPerS = e.seconds > 0 ? n / e.seconds : 0;
+    return e;
+}
+
+} // namespace waste

@@ -1,0 +1,72 @@
+// forecast.prefill (waste::estimatePrefill): reading a prompt predicted from a container's
+// geometry and a calibration. With a calibration whose panel product runs at a known speed,
+// the figures follow the arithmetic written out here: the reads are the passes times the
+// share of the banks their tokens route to under uniform routing, at the disk speed given;
+// compute grows faster than the prompt (causal attention), and is the larger part once the
+// disk is fast; without a panel timing nothing is claimed.
+#include <gtest/gtest.h>
+
+#include "format/manifest.hpp"
+#include "test_files.hpp"
+#include "waste/calibration.hpp"
+#include "waste/convert.hpp"
+#include "waste/waste.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <iterator>
+
+namespace {
+
+waste::ComputeCalibration panelAt(double flopsPerSecond)
+{
+    waste::ComputeCalibration c;
+    const int64_t probe = int64_t(2) * 1024 * 64 * 512 * 16;
+    c.timings.push_back({"PANEL", probe / 8, double(probe / 8) / flopsPerSecond});
+    c.timings.push_back({"PANEL", probe, double(probe) / flopsPerSecond});
+    return c;
+}
+
+} // namespace
+
+TEST(PrefillEstimate, FollowsTheArithmetic)
+{
+    const std::string dir = freshOutputDir("prefill-estimate", "kimi-linear") + "/model.waste";
+    waste::TinyModelOptions o;
+    o.seed = 2;
+    waste::makeTinyContainer(dir, o);
+    std::ifstream in(dir + "/manifest.json");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const waste::format::Manifest m = waste::format::parseManifest(text, dir + "/manifest.json");
+    int64_t banks = 0;
+    for (const auto &[layer, bank] : m.banks)
+        banks += bank.bytes;
+    const double k = m.config.topK, experts = m.config.experts;
+
+    const waste::ComputeCalibration c = panelAt(1e10);
+    const double disk = 2.0; // GB/s
+    const waste::PrefillEstimate e = waste::estimatePrefill(dir, c, 1000, 250, disk);
+    ASSERT_TRUE(e.known);
+    EXPECT_EQ(e.passes, 4);
+    EXPECT_EQ(e.passTokens, 250);
+    const double touched = 1.0 - std::pow(1.0 - k / experts, 250.0);
+    EXPECT_NEAR(e.readSeconds, 4.0 * double(banks) * touched / (disk * 1e9), 1e-12);
+    EXPECT_DOUBLE_EQ(e.seconds, std::max(e.computeSeconds, e.readSeconds));
+    EXPECT_NEAR(e.tokPerS, 1000.0 / e.seconds, 1e-9);
+
+    // Twice the speed: half the compute. Twice the prompt: more than twice the compute.
+    const waste::PrefillEstimate fast = waste::estimatePrefill(dir, panelAt(2e10), 1000, 250, disk);
+    EXPECT_NEAR(fast.computeSeconds, e.computeSeconds / 2, 1e-12);
+    const waste::PrefillEstimate longer = waste::estimatePrefill(dir, c, 2000, 250, disk);
+    EXPECT_GT(longer.computeSeconds, 2 * e.computeSeconds);
+    EXPECT_EQ(longer.passes, 8);
+    // One pass holding the whole prompt reads each routed expert once at most.
+    const waste::PrefillEstimate whole = waste::estimatePrefill(dir, c, 1000, 4096, disk);
+    EXPECT_EQ(whole.passes, 1);
+    EXPECT_LE(whole.readSeconds, double(banks) / (disk * 1e9) + 1e-12);
+
+    // A calibration without the panel product claims nothing.
+    waste::ComputeCalibration old;
+    old.timings.push_back({"F32", 1 << 20, 1e-4});
+    EXPECT_FALSE(waste::estimatePrefill(dir, old, 1000, 250, disk).known);
+}
