@@ -83,7 +83,7 @@ PageFrame {
                         Layout.fillWidth: true
                         visible: job.state === ConversionJob.Running || job.state === ConversionJob.Cancelling
                         text: (job.currentLayer < 0 ? qsTr("Embeddings and head") : qsTr("Layer %1 of %2").arg(job.currentLayer + 1).arg(job.layers))
-                              + " · " + job.phase + (job.tensor !== "" ? " · " + job.tensor : "")
+                              + " · " + job.phase + (job.tensor !== "" && job.tensor !== job.phase ? " · " + job.tensor : "")
                               + (job.resumed ? qsTr(" · resumed") : "")
                         elide: Text.ElideMiddle
                         color: Theme.text

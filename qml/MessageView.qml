@@ -230,13 +230,17 @@ Item {
                 // Also for an answer stopped before its first token: it says "stopped".
                 visible: !view.isUser && (view.tokens > 0 || view.finishReason === "cancelled"
                                           || view.finishReason === "interrupted")
-                // A remote engine's answers have no hit rate here (-1): none is shown.
-                text: qsTr("%1 tokens · %2 tok/s").arg(view.tokens).arg(view.tokensPerSecond.toFixed(1))
+                // A remote engine's answers have no hit rate here (-1): none is shown. No figures
+                // for an answer that wrote nothing ("0 tokens · 0.0 tok/s" says nothing).
+                readonly property string figures: view.tokens > 0
+                    ? qsTr("%1 tokens · %2 tok/s").arg(view.tokens).arg(view.tokensPerSecond.toFixed(1))
                       + (view.hitRate >= 0 ? qsTr(" · hit %1%").arg(Math.round(view.hitRate * 100)) : "")
-                      + (view.finishReason === "cancelled" ? qsTr(" · stopped")
-                         : view.finishReason === "interrupted" ? qsTr(" · cut off: the app closed before the end")
-                         : view.finishReason === "length" ? qsTr(" · reached Max tokens")
-                         : view.finishReason === "context_full" ? qsTr(" · context full") : "")
+                    : ""
+                readonly property string ending: view.finishReason === "cancelled" ? qsTr("stopped")
+                    : view.finishReason === "interrupted" ? qsTr("cut off: the app closed before the end")
+                    : view.finishReason === "length" ? qsTr("reached Max tokens")
+                    : view.finishReason === "context_full" ? qsTr("context full") : ""
+                text: figures + (figures !== "" && ending !== "" ? " · " : "") + ending
                 color: Theme.textMuted
                 font.pixelSize: Theme.fontSmall
                 font.family: Theme.monoFamily

@@ -54,13 +54,16 @@ PageFrame {
         switch (jobState) {
         case Download.JobState.Idle: return qsTr("Nothing is downloading.")
         case Download.JobState.Listing: return qsTr("Reading the file list of %1…").arg(DownloadManager.repo)
-        case Download.JobState.Ready: return qsTr("%1: %2 files, %3. Ready to download.").arg(DownloadManager.repo)
-                             .arg(DownloadManager.fileCount).arg(Units.bytes(DownloadManager.totalBytes))
+        case Download.JobState.Ready: return qsTr("%1: %2, %3. Ready to download.").arg(DownloadManager.repo)
+                             .arg(Units.count(DownloadManager.fileCount, qsTr("file"), qsTr("files"))).arg(Units.bytes(DownloadManager.totalBytes))
         case Download.JobState.Running: return qsTr("Downloading %1").arg(DownloadManager.repo)
         case Download.JobState.Paused: return qsTr("Paused: %1 (the partial files are kept; Resume continues where it stopped)").arg(DownloadManager.repo)
-        case Download.JobState.Done: return qsTr("%1: all %2 files verified.").arg(DownloadManager.repo).arg(DownloadManager.fileCount)
+        case Download.JobState.Done: return DownloadManager.fileCount === 1
+                             ? qsTr("%1: its one file verified.").arg(DownloadManager.repo)
+                             : qsTr("%1: all %2 files verified.").arg(DownloadManager.repo).arg(DownloadManager.fileCount)
         case Download.JobState.Failed: return DownloadManager.fileCount > 0
-                              ? qsTr("%1: stopped, %2 of %3 files failed.").arg(DownloadManager.repo).arg(DownloadManager.failedFiles).arg(DownloadManager.fileCount)
+                              ? qsTr("%1: stopped, %2 of %3 failed.").arg(DownloadManager.repo).arg(DownloadManager.failedFiles)
+                                    .arg(Units.count(DownloadManager.fileCount, qsTr("file"), qsTr("files")))
                               : qsTr("%1: could not start.").arg(DownloadManager.repo)
         }
         return ""
@@ -346,9 +349,9 @@ PageFrame {
                 visible: DownloadManager.hasJob && DownloadManager.fileCount > 0
                 color: Theme.textMuted
                 font.family: Theme.monoFamily
-                text: qsTr("%1 of %2 · %3 of %4 files")
+                text: qsTr("%1 of %2 · %3 of %4")
                           .arg(Units.bytes(DownloadManager.doneBytes)).arg(Units.bytes(DownloadManager.totalBytes))
-                          .arg(DownloadManager.doneFiles).arg(DownloadManager.fileCount)
+                          .arg(DownloadManager.doneFiles).arg(Units.count(DownloadManager.fileCount, qsTr("file"), qsTr("files")))
                       + (page.jobState === Download.JobState.Running ? qsTr(" · %1").arg(Units.rate(DownloadManager.speed)) : "")
                       + (page.jobState === Download.JobState.Running && DownloadManager.etaSeconds >= 0
                          ? qsTr(" · %1 left").arg(Units.duration(DownloadManager.etaSeconds)) : "")
