@@ -1,4 +1,5 @@
-// How much of the context the conversation (and the draft) takes, with a warning in
+// How much of the context the conversation (and the draft) takes, how long reading it would
+// take when that is over a minute, with a warning in
 // words before the start of the conversation would be left out.
 import QtQuick
 import QtQuick.Controls
@@ -41,6 +42,15 @@ ColumnLayout {
             font.family: Theme.monoFamily
             Accessible.name: qsTr("Context used: %1").arg(text)
         }
+    }
+    Label {
+        objectName: "readEstimate"
+        Layout.fillWidth: true
+        visible: ChatController.readEstimate !== "" && !meter.warn
+        text: ChatController.readEstimate.charAt(0).toUpperCase() + ChatController.readEstimate.slice(1)
+        wrapMode: Text.WordWrap
+        color: Theme.textMuted
+        font.pixelSize: Theme.fontSmall
     }
     Label {
         objectName: "contextWarning"

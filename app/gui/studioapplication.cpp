@@ -74,6 +74,13 @@ std::unique_ptr<StudioServices> StudioApplication::createServices()
                          if (!e->modelPath().isEmpty() && !e->isRemote()) // a remote engine has no plan here
                              p->setContainer(e->modelPath());
                      });
+    // The chat warns before a prompt that takes over a minute to read, at the rate the
+    // Planner predicts for the open model at its budget.
+    const auto readRate = [c = s->chat.get(), p = s->planner.get(), e = s->engine.get()] {
+        c->setReadRate(e->isRemote() ? 0 : p->prefillTokensPerSecond());
+    };
+    QObject::connect(s->planner.get(), &PlannerController::planChanged, s->chat.get(), readRate);
+    QObject::connect(s->planner.get(), &PlannerController::budgetChanged, s->chat.get(), readRate);
     if (!s->settings->lastModelPath().isEmpty() && !remoteendpoint::isRemotePath(s->settings->lastModelPath()))
         s->planner->setContainer(s->settings->lastModelPath());
     s->demo = std::make_unique<DemoModel>(s->engine.get(), s->settings.get(), nullptr);

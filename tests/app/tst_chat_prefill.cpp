@@ -164,6 +164,23 @@ private Q_SLOTS:
             QTRY_COMPARE_WITH_TIMEOUT(stats.size(), question.startsWith(QLatin1String("First")) ? 1 : 2, 60000);
         }
         QCOMPARE(stats.at(0).reusedTokens, 0);
+
+        // Before sending: a draft that would take over a minute to read at the rate predicted
+        // for this model says so under the message box; a quick one says nothing.
+        chat->newConversation();
+        chat->setReadRate(20); // tokens per second
+        auto *composer = window->findChild<QQuickItem *>(QStringLiteral("composer"));
+        QVERIFY(composer);
+        composer->setProperty("text", longPaste(QStringLiteral("Notes"))); // as pasted
+        QTRY_VERIFY_WITH_TIMEOUT(chat->readEstimate().contains(QStringLiteral("min")), 10000);
+        QVERIFY2(chat->readEstimate().startsWith(QStringLiteral("reading this takes about")), qPrintable(chat->readEstimate()));
+        auto *estimate = window->findChild<QQuickItem *>(QStringLiteral("readEstimate"));
+        QVERIFY(estimate);
+        QTRY_VERIFY(estimate->isVisible());
+        QVERIFY(window->grabWindow().save(QStringLiteral(WASTE_SCREENSHOT_DIR "/chat-read-estimate.png")));
+        chat->setReadRate(1e6);
+        QVERIFY(chat->readEstimate().isEmpty());
+        composer->setProperty("text", QString());
         QVERIFY2(stats.at(1).reusedTokens > stats.at(1).promptTokens - 20,
                  qPrintable(QStringLiteral("%1 of %2 reused").arg(stats.at(1).reusedTokens).arg(stats.at(1).promptTokens)));
         QVERIFY2(WindowTest::warnings().isEmpty(), qPrintable(WindowTest::warnings()));

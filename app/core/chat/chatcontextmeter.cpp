@@ -4,6 +4,10 @@
 #include "chat/chatcontroller.h"
 
 #include "engine/enginecontroller.h"
+#include "units/units.h"
+
+#include <algorithm>
+#include <cmath>
 
 int ChatController::contextLimit() const
 {
@@ -31,6 +35,25 @@ QString ChatController::contextNote() const
         return {};
     return m_settings.systemPrompt.trimmed().isEmpty() ? tr("the chat template's own tokens, before anything is typed")
                                                        : tr("the chat template and the system prompt, before anything is typed");
+}
+
+QString ChatController::readEstimate() const
+{
+    if (m_readRate <= 0 || m_contextUsed <= 0 || m_contextTemplateOnly)
+        return {};
+    const int unread = std::max(0, m_contextUsed - m_readTokens.value(m_current.id));
+    const double seconds = unread / m_readRate;
+    if (seconds < 60)
+        return {};
+    return tr("reading this takes about %1").arg(Units::duration(qint64(std::lround(seconds))));
+}
+
+void ChatController::setReadRate(double tokensPerSecond)
+{
+    if (tokensPerSecond == m_readRate)
+        return;
+    m_readRate = std::max(0.0, tokensPerSecond);
+    Q_EMIT contextChanged();
 }
 
 void ChatController::setDraft(const QString &text)

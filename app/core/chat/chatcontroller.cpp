@@ -499,6 +499,7 @@ void ChatController::finishRun(const GenerationResult *result, const QString &er
             showReply(run, {}, {});
         }
         run.message.finishReason = finishReasonText(result->finishReason);
+        m_readTokens[run.conversationId] = result->stats.promptTokens + result->stats.completionTokens;
         run.message.tokens = result->stats.completionTokens;
         run.message.tokensPerSecond = result->stats.tokensPerSecond;
         run.message.hitRate = result->stats.hitRate;

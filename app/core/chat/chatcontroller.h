@@ -72,6 +72,10 @@ class ChatController : public QObject, public AppSingleton<ChatController> {
     // What the count is made of when nothing is typed yet (the template's own tokens, the
     // system prompt), so a count above zero on an empty chat explains itself; else "".
     Q_PROPERTY(QString contextNote READ contextNote NOTIFY contextChanged)
+    // "Reading this takes about 3 min" when the next prompt's unread tokens (the draft, its
+    // images, what the engine has not read of the conversation) would take over a minute at
+    // the open model's predicted prompt reading rate (setReadRate); empty otherwise.
+    Q_PROPERTY(QString readEstimate READ readEstimate NOTIFY contextChanged)
     // MCP tools (McpHub) offered to the model: "auto" (the model decides), "none" (not
     // offered), "required" (the answer to a message starts with a call of one of them) or a
     // tool's function name (the answer starts with a call of that one). A forced call goes
@@ -117,6 +121,10 @@ public:
     int contextLimit() const;
     QString contextWarning() const;
     QString contextNote() const;
+    QString readEstimate() const;
+    // The open model's predicted prompt reading rate, tokens per second (the Planner's
+    // forecast.prefill at the budget in use); 0: not known.
+    void setReadRate(double tokensPerSecond);
 
     Q_INVOKABLE void newConversation();
     Q_INVOKABLE void openConversation(qint64 id);
@@ -250,6 +258,8 @@ private:
     QTimer m_recountTimer; // draft edits: one count after typing pauses
     static constexpr int kDraftRecountMs = 150;
     int m_contextUsed = 0;
+    double m_readRate = 0;
+    QHash<qint64, int> m_readTokens; // per conversation: tokens its last answer left in the engine's state
     bool m_countingTemplateOnly = false; // the count on its way has no message and no draft
     bool m_contextTemplateOnly = false;  // so has the count shown
 };

@@ -279,6 +279,14 @@ QVariantMap PlannerController::predictionAt(qint64 budget) const
             {QStringLiteral("pastCliff"), m_facts.cliff > 0 && budget > m_facts.cliff}};
 }
 
+double PlannerController::prefillTokensPerSecond() const
+{
+    if (!ready())
+        return 0;
+    const double s = predictionAt(m_budget).value(QStringLiteral("prefillSeconds")).toDouble();
+    return s > 0 ? kPlannerPromptTokens / s : 0;
+}
+
 int PlannerController::budgetLevel() const
 {
     if (!ready())

@@ -91,6 +91,8 @@ public:
     QVariantList points() const;
     const QList<ForecastPoint> &forecast() const { return m_points; }
     double maxTokensPerSecond() const;
+    // Predicted prompt reading at the chosen budget, tokens per second (forecast.prefill); 0: not known.
+    double prefillTokensPerSecond() const;
     qint64 budget() const { return m_budget; }
     void setBudget(qint64 bytes);
     QString budgetSentence() const { return describe(m_budget); }
