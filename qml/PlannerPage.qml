@@ -147,6 +147,8 @@ PageFrame {
             ReleasePlanCard {
                 id: releaseCard
                 objectName: "plannerReleaseCard"
+                // The hub address set in Settings, as the Models page plans with (a mirror too).
+                endpoint: DownloadManager.endpoint
                 Layout.fillWidth: true
             }
             Button {

@@ -6,6 +6,8 @@
 // go to <build>/screenshots/planner-release-k3-*.png.
 #include "studioapplication.h"
 
+#include "download/downloadmanager.h"
+
 #include "planner/releaseplancontroller.h"
 #include "settings/appsettings.h"
 #include "units/units.h"
@@ -68,9 +70,12 @@ private Q_SLOTS:
         FaultyHub hub;
         QVERIFY(hub.start());
         hub.addFile(QStringLiteral("moonshotai/Kimi-K3"), QStringLiteral("config.json"), config, false);
-        qputenv("HF_ENDPOINT", hub.endpoint().toUtf8());
+        // The hub's address as set in Settings (a mirror), not HF_ENDPOINT: the Planner plans
+        // from it as the Models page does (issue 39 item 5).
+        qunsetenv("HF_ENDPOINT");
 
         auto services = StudioApplication::createServices();
+        services->downloads->setEndpoint(hub.endpoint());
         QQmlApplicationEngine qml;
         QQuickWindow *window = WindowTest::showMainWindow(qml);
         QVERIFY(window);
