@@ -74,7 +74,7 @@ PageFrame {
         folder: AppSettings.modelsFolder
         openModelPath: EngineController.modelPath
         // The demo and a container opened from elsewhere stay listed beside the folder's own.
-        extraPaths: [DemoModel.path, EngineController.modelPath, AppSettings.lastModelPath]
+        extraPaths: [DemoModel.path, EngineController.modelPath, AppSettings.lastModelPath].concat(AppSettings.openedContainers)
         downloadFolder: DownloadManager.unfinishedDestination
         onBusyChanged: page.libraryScanning = busy
         onRemoved: (path, bytesFreed, error) => {

@@ -88,8 +88,11 @@ std::unique_ptr<StudioServices> StudioApplication::createServices()
     // never is.
     QObject::connect(s->engine.get(), &EngineController::modelChanged, s->settings.get(),
                      [e = s->engine.get(), st = s->settings.get(), d = s->demo.get()] {
-                         if (e->state() == EngineController::Ready && !e->modelPath().isEmpty() && !d->active())
+                         if (e->state() == EngineController::Ready && !e->modelPath().isEmpty() && !d->active()) {
                              st->setLastModelPath(e->modelPath());
+                             if (!e->isRemote())
+                                 st->rememberOpened(e->modelPath());
+                         }
                      });
     // The download queue in the data folder; a download that was running when the app quit
     // (or crashed) resumes by itself.

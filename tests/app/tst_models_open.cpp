@@ -132,6 +132,23 @@ private Q_SLOTS:
         QCOMPARE(badges, 1);
         QDir().mkpath(QStringLiteral(WASTE_SCREENSHOT_DIR));
         window->grabWindow().save(QStringLiteral(WASTE_SCREENSHOT_DIR "/models-library-open.png"));
+
+        // Another container from outside the folder: the first stays listed (issue 39 item 4),
+        // after a Refresh too, and both are remembered for the next start.
+        const QString r3 = engine->modelPath();
+        const QString k3 = QStringLiteral(WASTE_FIXTURES_DIR "/k3-container/k3s1.waste");
+        engine->openModel(k3, 0, 2048);
+        QTRY_VERIFY_WITH_TIMEOUT(engine->state() == EngineController::Ready
+                                     && QDir::cleanPath(engine->modelPath()) == QDir::cleanPath(k3), 60000);
+        QTRY_VERIFY(rowOfPath(library, engine->modelPath()) >= 0);
+        QTRY_VERIFY(rowOfPath(library, r3) >= 0);
+        library->refresh();
+        QTest::qWait(300);
+        QTRY_VERIFY(rowOfPath(library, r3) >= 0 && rowOfPath(library, engine->modelPath()) >= 0);
+        const QStringList opened = services->settings->openedContainers();
+        QVERIFY2(opened.size() >= 2 && QDir::cleanPath(opened.at(0)) == QDir::cleanPath(k3)
+                     && QDir::cleanPath(opened.at(1)) == QDir::cleanPath(r3),
+                 qPrintable(opened.join(QLatin1Char(','))));
         QVERIFY2(WindowTest::warnings().isEmpty(), qPrintable(WindowTest::warnings()));
     }
 

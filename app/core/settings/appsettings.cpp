@@ -28,6 +28,25 @@ QString AppSettings::modelsFolder() const
 }
 void AppSettings::setModelsFolder(const QString &v) { write(QStringLiteral("models/folder"), v); }
 
+QStringList AppSettings::openedContainers() const
+{
+    return m_settings.value(QStringLiteral("models/opened")).toStringList();
+}
+
+void AppSettings::rememberOpened(const QString &path)
+{
+    if (path.isEmpty())
+        return;
+    QStringList list = openedContainers();
+    if (!list.isEmpty() && list.first() == path)
+        return;
+    list.removeAll(path);
+    list.prepend(path);
+    while (list.size() > kOpenedKept)
+        list.removeLast();
+    write(QStringLiteral("models/opened"), list);
+}
+
 QString AppSettings::lastModelPath() const { return m_settings.value(QStringLiteral("models/last")).toString(); }
 void AppSettings::setLastModelPath(const QString &v) { write(QStringLiteral("models/last"), v); }
 

@@ -16,6 +16,9 @@ class AppSettings : public QObject, public AppSingleton<AppSettings> {
     QML_SINGLETON
     Q_PROPERTY(QString modelsFolder READ modelsFolder WRITE setModelsFolder NOTIFY changed)
     Q_PROPERTY(QString lastModelPath READ lastModelPath WRITE setLastModelPath NOTIFY changed)
+    // Containers opened from anywhere ("Open a container…"), newest first: the library keeps
+    // listing them after another model is opened, across restarts.
+    Q_PROPERTY(QStringList openedContainers READ openedContainers NOTIFY changed)
     Q_PROPERTY(int contextTokens READ contextTokens WRITE setContextTokens NOTIFY changed)
     Q_PROPERTY(QString theme READ theme WRITE setTheme NOTIFY changed)
     Q_PROPERTY(int fontSize READ fontSize WRITE setFontSize NOTIFY changed)
@@ -31,6 +34,10 @@ public:
     void setModelsFolder(const QString &v);
     QString lastModelPath() const;
     void setLastModelPath(const QString &v);
+    QStringList openedContainers() const;
+    // Puts a container first in openedContainers (at most kOpenedKept, the oldest dropped).
+    void rememberOpened(const QString &path);
+    static constexpr int kOpenedKept = 32;
     // The budget chosen for one container on the Planner page (0: the engine's default). Kept
     // per container, by its absolute path, so a budget chosen for one model never reaches another.
     Q_INVOKABLE qint64 budgetFor(const QString &container) const;
