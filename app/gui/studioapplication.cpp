@@ -2,6 +2,7 @@
 
 #include "download/downloadmanager.h"
 #include "engine/enginecontroller.h"
+#include "engine/generationhandle.h"
 #include "server/apiserver.h"
 #include "settings/appsettings.h"
 #include "chat/chatcontroller.h"
@@ -14,6 +15,7 @@
 
 #include <QApplication>
 #include <QDir>
+#include <QFileInfo>
 #include <QIcon>
 #include <QQmlApplicationEngine>
 #include <QQuickStyle>
@@ -68,6 +70,28 @@ std::unique_ptr<StudioServices> StudioApplication::createServices()
         s->engine.get(), s->settings->dataFolder() + QStringLiteral("/conversations.sqlite"), nullptr);
     s->chat->setToolHub(s->mcp.get());
     s->planner = std::make_unique<PlannerController>(std::make_shared<EnginePlanSource>(), nullptr);
+    // Every answer's measured speeds correct the Planner's forecast for that model.
+    auto observed = std::make_shared<ObservedSpeeds>(s->settings->dataFolder() + QStringLiteral("/observed-speeds.json"));
+    s->planner->setObservedSpeeds(observed);
+    QObject::connect(s->engine.get(), &EngineController::generationQueued, s->planner.get(),
+                     [e = s->engine.get(), p = s->planner.get(), observed](GenerationHandle *h) {
+                         QObject::connect(h, &GenerationHandle::finished, p, [e, p, observed](const GenerationResult &r) {
+                             if (e->isRemote() || e->modelPath().isEmpty())
+                                 return;
+                             const GenerationStats &st = r.stats;
+                             ObservedRun run;
+                             run.budget = e->budgetBytes();
+                             if (st.completionTokens >= ObservedSpeeds::kMinDecodeTokens)
+                                 run.decodeTokPerS = st.tokensPerSecond;
+                             if (st.prefilledTokens >= ObservedSpeeds::kMinPrefillTokens && st.prefillSeconds > 0)
+                                 run.prefillTokPerS = st.prefilledTokens / st.prefillSeconds;
+                             if (run.decodeTokPerS <= 0 && run.prefillTokPerS <= 0)
+                                 return;
+                             observed->record(e->modelPath(), run);
+                             if (QFileInfo(p->container()).absoluteFilePath() == QFileInfo(e->modelPath()).absoluteFilePath())
+                                 p->refresh();
+                         });
+                     });
     // The planner follows the open model (or the last one when none is open yet).
     QObject::connect(s->engine.get(), &EngineController::modelChanged, s->planner.get(),
                      [e = s->engine.get(), p = s->planner.get()] {

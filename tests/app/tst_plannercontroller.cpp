@@ -11,6 +11,8 @@
 #include "units/units.h"
 
 #include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QFile>
 #include <QStandardPaths>
 #include <QTest>
 
@@ -241,6 +243,50 @@ private Q_SLOTS:
 
     // A budget chosen for model A is never applied to model B: switching the page to B shows
     // B's own (default) budget, B is not "Applied" with A's value, and A keeps its budget.
+    // Real runs correct the forecast (issue 36 item 8): a machine that decodes at twice the
+    // calibration's figure, measured over three answers, gets a curve twice as high, and the
+    // page says how many runs that rests on. A file from another machine counts for nothing.
+    void realRunsCorrectTheForecast()
+    {
+        QTemporaryDir dir;
+        const QString file = dir.filePath(QStringLiteral("observed-speeds.json"));
+        const QString k3 = QStringLiteral("/models/kimi-k3.waste");
+        double calibrated = 0;
+        qint64 at = 0;
+        {
+            Planner t;
+            QVERIFY(t.open(k3));
+            at = t.planner.defaultBytes();
+            calibrated = t.planner.predictionAt(at).value(QStringLiteral("tokensPerSecond")).toDouble();
+            QVERIFY(calibrated > 0);
+            QVERIFY(t.planner.observedText().isEmpty());
+        }
+        auto observed = std::make_shared<ObservedSpeeds>(file);
+        // Three answers: 1.8x, 2.0x and 2.4x what was predicted; their median is 2.0x.
+        for (double f : {1.8, 2.0, 2.4})
+            observed->record(k3, ObservedRun{at, calibrated * f, 0});
+        QCOMPARE(observed->runs(k3).size(), 3);
+        Planner t;
+        t.planner.setObservedSpeeds(observed);
+        QVERIFY(t.open(k3));
+        const double corrected = t.planner.predictionAt(at).value(QStringLiteral("tokensPerSecond")).toDouble();
+        QVERIFY2(std::abs(corrected / calibrated - 2.0) < 1e-9, qPrintable(QString::number(corrected / calibrated)));
+        QVERIFY2(t.planner.observedText().contains(QStringLiteral("3 runs")), qPrintable(t.planner.observedText()));
+        QVERIFY(t.planner.computeText().contains(t.planner.observedText()));
+        // At most kKept runs are kept: the newest.
+        for (int i = 0; i < ObservedSpeeds::kKept + 4; ++i)
+            observed->record(k3, ObservedRun{at, calibrated, 0});
+        QCOMPARE(observed->runs(k3).size(), ObservedSpeeds::kKept);
+        // Written on another machine: ignored.
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::ReadWrite));
+        QByteArray text = f.readAll();
+        text.replace("\"machine\":\"", "\"machine\":\"another ");
+        QVERIFY(f.seek(0) && f.resize(0) && f.write(text) == text.size());
+        f.close();
+        QVERIFY(observed->runs(k3).isEmpty());
+    }
+
     void budgetChosenForOneModelIsNotAppliedToAnother()
     {
         Planner<TwoModels> t;

@@ -197,6 +197,7 @@ void PlannerController::onPlanned()
     }
     m_facts = r.error.isEmpty() ? r.facts : PlanFacts{};
     m_points = r.error.isEmpty() ? r.points : QList<ForecastPoint>{};
+    applyObserved();
     if (m_facts.floor > 0) {
         m_axisMin = m_facts.floor - m_facts.floor / 5;
         m_axisMax = axisMaxFor(m_facts);
@@ -429,20 +430,66 @@ QString PlannerController::cliffText() const
         .arg(Units::bytes(usefulMax(f)), Units::bytes(f.cliff));
 }
 
+void PlannerController::setObservedSpeeds(std::shared_ptr<ObservedSpeeds> observed)
+{
+    m_observed = std::move(observed);
+}
+
+void PlannerController::applyObserved()
+{
+    m_correction = {};
+    if (!m_observed || m_points.isEmpty() || m_facts.floor <= 0)
+        return;
+    // The forecast as calibrated, at each run's budget, against what the run measured.
+    m_correction = ObservedSpeeds::correction(
+        m_observed->runs(m_container),
+        [this](qint64 b) { return predictionAt(b).value(QStringLiteral("tokensPerSecond")).toDouble(); },
+        [this](qint64 b) {
+            const double s = predictionAt(b).value(QStringLiteral("prefillSeconds")).toDouble();
+            return s > 0 ? kPlannerPromptTokens / s : 0.0;
+        });
+    for (ForecastPoint &p : m_points) {
+        if (m_correction.decodeRuns > 0)
+            p.tokensPerSecond *= m_correction.decode;
+        if (m_correction.prefillRuns > 0 && p.prefillSeconds > 0)
+            p.prefillSeconds /= m_correction.prefill;
+    }
+}
+
+QString PlannerController::observedText() const
+{
+    const ObservedSpeeds::Correction &c = m_correction;
+    if (c.decodeRuns == 0 && c.prefillRuns == 0)
+        return {};
+    QStringList parts;
+    if (c.decodeRuns > 0)
+        parts << tr("answers measured %1× the calibration's speed (%2)")
+                     .arg(c.decode, 0, 'f', 2)
+                     .arg(Units::count(c.decodeRuns, tr("run"), tr("runs")));
+    if (c.prefillRuns > 0)
+        parts << tr("prompts read at %1× its prediction (%2)")
+                     .arg(c.prefill, 0, 'f', 2)
+                     .arg(Units::count(c.prefillRuns, tr("run"), tr("runs")));
+    return tr("Corrected by this model's real runs on this machine: %1.").arg(parts.join(tr("; ")));
+}
+
 QString PlannerController::computeText() const
 {
+    const QString observed = observedText();
+    const QString tail = observed.isEmpty() ? QString() : QStringLiteral(" ") + observed;
     if (!ready() || m_points.isEmpty())
-        return m_calibrationText;
+        return m_calibrationText + tail;
     double compute = 0;
     for (const ForecastPoint &pt : m_points)
         if (pt.budget <= m_facts.defaultBudget)
             compute = pt.computeSeconds;
     if (compute <= 0)
-        return m_calibrationText;
+        return m_calibrationText + tail;
     const QString time = compute >= 1 ? tr("%1 s").arg(compute, 0, 'f', 1)
                                       : tr("%1 ms").arg(compute * 1000, 0, 'f', compute < 0.01 ? 2 : 1);
     return tr("Compute takes about %1 a token here; the rest is the reads the disk cannot hide. %2")
-        .arg(time, m_calibrationText);
+               .arg(time, m_calibrationText)
+           + tail;
 }
 
 void PlannerController::useDefaultBudget()

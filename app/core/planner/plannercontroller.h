@@ -5,6 +5,7 @@
 // that container is the open model, using it re-opens the model at that budget.
 #pragma once
 
+#include "planner/observedspeeds.h"
 #include "planner/planfacts.h"
 #include "singleton/appsingleton.h"
 
@@ -126,6 +127,11 @@ public:
     Q_INVOKABLE void useDefaultBudget();
     Q_INVOKABLE void measureDisk();
     Q_INVOKABLE void refresh();
+    // Real runs of the models on this machine: the forecast is scaled by what they measured
+    // (observedspeeds.h); null: the calibration's figures alone.
+    void setObservedSpeeds(std::shared_ptr<ObservedSpeeds> observed);
+    // How many runs corrected the figures, and by how much, in words; empty: none did.
+    QString observedText() const;
 
 Q_SIGNALS:
     void containerChanged();
@@ -147,6 +153,9 @@ private:
     void onPlanned();
 
     std::shared_ptr<PlanSource> m_source;
+    std::shared_ptr<ObservedSpeeds> m_observed;
+    ObservedSpeeds::Correction m_correction;
+    void applyObserved();
     QString m_container;
     int m_ctx = 4096;
     bool m_busy = false;
