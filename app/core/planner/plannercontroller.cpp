@@ -1,10 +1,12 @@
 #include "planner/plannercontroller.h"
 
 #include "engine/enginecontroller.h"
+#include "engine/engineworker.h"
 #include "planner/niceaxis.h"
 #include "settings/appsettings.h"
 #include "units/units.h"
 
+#include <waste/batch.hpp>
 #include <waste/waste.hpp>
 
 #include <QFileInfo>
@@ -24,6 +26,7 @@ waste::MemoryPlan budgetPlan(const PlanFacts &f)
     waste::MemoryPlan p;
     p.floor_bytes = f.floor;
     p.min_expert_cache = f.minExpertCache;
+    p.state_bytes = f.state;
     p.checkpoint_bytes = f.checkpoint;
     p.expert_bytes_total = f.expertBytes;
     p.max_record_bytes = f.maxRecord;
@@ -40,10 +43,12 @@ qint64 usefulMax(const PlanFacts &f)
 }
 
 // The expert cache the engine opens with at `budget` (waste::expertCacheAt's rule: the
-// checkpoint comes out of it where it has room).
+// checkpoint comes out of it where it has room), less the states of the answers the app
+// decodes at once (waste::batchShareAt; the status bar shows the same figure).
 qint64 expertCacheAt(const PlanFacts &f, qint64 budget)
 {
-    return waste::expertCacheAt(budgetPlan(f), budget).cache_bytes;
+    const waste::MemoryPlan p = budgetPlan(f);
+    return waste::batchShareAt(p, waste::expertCacheAt(p, budget).cache_bytes, EngineWorker::kSequencesWanted).cache_bytes;
 }
 
 // Whether the model could use more RAM than is safe here: past 7/8 of RAM or the cliff.

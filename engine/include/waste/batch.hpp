@@ -41,6 +41,15 @@ std::unique_ptr<Model> openForBatch(const std::string &containerPath, const Open
 // How many sequences a Batch over `model` may decode at once (1 for a plain Model::open).
 int batchSequences(const Model &model);
 
+// What openForBatch does to the expert cache a budget gives (expertCacheAt): the sequences that
+// fit beyond the first each take one state (MemoryPlan::state_bytes) from at most half of the
+// cache above its smallest size. The one rule for the engine's open and the Planner.
+struct BatchShare {
+    int sequences = 1;
+    int64_t cache_bytes = 0; // the expert cache left
+};
+BatchShare batchShareAt(const MemoryPlan &plan, int64_t cacheBytes, int sequences);
+
 class Batch {
 public:
     using Id = uint64_t;

@@ -78,6 +78,17 @@ std::unique_ptr<Model> openForBatch(const std::string &containerPath, const Open
     return std::make_unique<session::ModelImpl>(containerPath, options, sequences);
 }
 
+BatchShare batchShareAt(const MemoryPlan &plan, int64_t cacheBytes, int sequences)
+{
+    const int wanted = std::clamp(sequences, 1, kMaxSequences);
+    const int64_t spare = std::max<int64_t>(0, cacheBytes - plan.min_expert_cache) / 2;
+    const int64_t each = std::max<int64_t>(1, plan.state_bytes);
+    BatchShare s;
+    s.sequences = int(std::min<int64_t>(wanted - 1, spare / each)) + 1;
+    s.cache_bytes = cacheBytes - int64_t(s.sequences - 1) * each;
+    return s;
+}
+
 int batchSequences(const Model &model)
 {
     const auto *m = dynamic_cast<const session::ModelImpl *>(&model);

@@ -79,12 +79,10 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options, int se
     // Sequences beyond the first (waste/batch.hpp): one state each, from at most half of the
     // expert cache above its smallest size, so the budget still bounds the whole.
     {
-        const int wanted = std::clamp(sequences, 1, kMaxSequences);
-        const int64_t spare = std::max<int64_t>(0, choice.expert_cache_bytes - m_plan.min_expert_cache) / 2;
-        const int64_t each = std::max<int64_t>(1, m_plan.state_bytes);
-        m_sequences = int(std::min<int64_t>(wanted - 1, spare / each)) + 1;
+        const BatchShare share = batchShareAt(m_plan, choice.expert_cache_bytes, sequences);
+        m_sequences = share.sequences;
         if (m_sequences > 1) {
-            choice.expert_cache_bytes -= (m_sequences - 1) * each;
+            choice.expert_cache_bytes = share.cache_bytes;
             choice.cache_slots = m_plan.max_record_bytes > 0 ? choice.expert_cache_bytes / m_plan.max_record_bytes : 0;
         }
     }
