@@ -18,6 +18,20 @@ namespace waste::cache {
 namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// The pool's report of demand read `tag` (it carries the error text of a failed read), waited
+// for; reports of other reads that come first are kept in `landed` for their turn.
+io::ReadDone reportOf(io::ReaderPool &pool, uint64_t tag, std::map<uint64_t, io::ReadDone> &landed, int &outstanding)
+{
+    while (!landed.count(tag)) {
+        std::optional<io::ReadDone> d = pool.next();
+        --outstanding;
+        landed.emplace(d->tag, std::move(*d));
+    }
+    io::ReadDone d = std::move(landed.at(tag));
+    landed.erase(tag);
+    return d;
+}
 constexpr size_t kMaxRoutingPasses = 4096; // a --learn record keeps the latest passes
 } // namespace
 
@@ -256,14 +270,8 @@ void StreamedExpertSource::fetchBatches(int layer, std::span<const int> experts,
         for (auto k = landedNow.rbegin(); k != landedNow.rend(); ++k)
             pending.erase(pending.begin() + *k);
         for (size_t i : batch) {
-            if (demand[i]) { // collect its report: it carries the error text of a failed read
-                while (!landed.count(i)) {
-                    std::optional<io::ReadDone> d = m_pool->next();
-                    --outstanding;
-                    landed.emplace(d->tag, std::move(*d));
-                }
-                io::ReadDone d = std::move(landed.at(i));
-                landed.erase(i);
+            if (demand[i]) {
+                const io::ReadDone d = reportOf(*m_pool, i, landed, outstanding);
                 if (!d.ok) {
                     m_ioWait += since(t0);
                     throw Error(d.code, d.error);
@@ -377,14 +385,8 @@ void StreamedExpertSource::fetchInOrder(int layer, std::span<const int> experts,
             submitQueued();
             const auto t0 = Clock::now();
             const bool ok = m_cache->waitReady(slotOf[i]);
-            if (how[i] == Held::Demand) { // collect its report: it carries the error text of a failed read
-                while (!landed.count(i)) {
-                    std::optional<io::ReadDone> d = m_pool->next();
-                    --outstanding;
-                    landed.emplace(d->tag, std::move(*d));
-                }
-                io::ReadDone d = std::move(landed.at(i));
-                landed.erase(i);
+            if (how[i] == Held::Demand) {
+                const io::ReadDone d = reportOf(*m_pool, i, landed, outstanding);
                 if (!d.ok) {
                     m_ioWait += since(t0);
                     throw Error(d.code, d.error);

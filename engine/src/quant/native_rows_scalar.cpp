@@ -53,22 +53,9 @@ float mxfp4(const uint8_t *packed, const uint8_t *scales, const float *x, int64_
     return l.reduce();
 }
 
-// format::e4m3Value for every byte, computed once: the decoder's ldexp per weight made this
-// kernel about 30 times slower than the others.
-const std::array<float, 256> &e4m3Table()
-{
-    static const std::array<float, 256> t = [] {
-        std::array<float, 256> v{};
-        for (int b = 0; b < 256; ++b)
-            v[size_t(b)] = format::e4m3Value(uint8_t(b));
-        return v;
-    }();
-    return t;
-}
-
 float fp8b128(const uint8_t *q, const uint8_t *blockScales, const float *x, int64_t n)
 {
-    const std::array<float, 256> &e4m3 = e4m3Table();
+    const std::array<float, 256> &e4m3 = format::e4m3Table();
     Lanes l;
     for (int64_t b = 0, i0 = 0; i0 < n; ++b, i0 += format::kFp8Block) {
         const int64_t i1 = i0 + format::kFp8Block < n ? i0 + format::kFp8Block : n;

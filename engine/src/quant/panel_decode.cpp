@@ -92,17 +92,6 @@ void vqScalar(const VqMatrix &m, int64_t r0, const float *scale, float *panel)
     }
 }
 
-const std::array<float, 256> &e4m3Table()
-{
-    static const std::array<float, 256> t = [] {
-        std::array<float, 256> v{};
-        for (int b = 0; b < 256; ++b)
-            v[size_t(b)] = format::e4m3Value(uint8_t(b));
-        return v;
-    }();
-    return t;
-}
-
 } // namespace
 
 void decodeVqPanel(const VqMatrix &m, int64_t r0, float *panel)
@@ -137,7 +126,7 @@ void decodeNativePanel(const NativeMatrix &m, int64_t r0, float *panel)
         });
         return;
     case format::kFmtFP8B128: {
-        const std::array<float, 256> &e4m3 = e4m3Table();
+        const std::array<float, 256> &e4m3 = format::e4m3Table();
         const int64_t blocksPerRow = (n + format::kFp8Block - 1) / format::kFp8Block;
         transposeRows(m.rows, n, r0, panel, [&](int64_t r, float *out) {
             const uint8_t *q = m.payload + r * n;
@@ -178,7 +167,8 @@ void decodeTrunkPanel(const format::TrunkTensor &w, int64_t r0, float *panel)
                       [&](int64_t r, float *out) { std::memcpy(out, w.f32.data() + r * n, size_t(n) * 4); });
         return;
     }
-    if (!w.onDisk && w.format == TrunkFormat::Q4G) {
+    // Grouped rows: each value times its group's scale; `value(q, i)` reads weight i of a row.
+    const auto grouped = [&](auto value) {
         transposeRows(w.rows, n, r0, panel, [&](int64_t r, float *out) {
             const uint8_t *q = w.payload.data() + r * w.rowBytes;
             const float *sc = w.scales.data() + r * w.groups;
@@ -186,22 +176,18 @@ void decodeTrunkPanel(const format::TrunkTensor &w, int64_t r0, float *panel)
                 const int64_t i1 = std::min(n, i0 + w.group);
                 const float s = sc[g];
                 for (int64_t i = i0; i < i1; ++i)
-                    out[i] = float(((i & 1) ? (q[i >> 1] >> 4) : (q[i >> 1] & 0x0f)) - 8) * s;
+                    out[i] = value(q, i) * s;
             }
+        });
+    };
+    if (!w.onDisk && w.format == TrunkFormat::Q4G) {
+        grouped([](const uint8_t *q, int64_t i) {
+            return float(((i & 1) ? (q[i >> 1] >> 4) : (q[i >> 1] & 0x0f)) - 8);
         });
         return;
     }
     if (!w.onDisk && w.format == TrunkFormat::Q8G) {
-        transposeRows(w.rows, n, r0, panel, [&](int64_t r, float *out) {
-            const uint8_t *q = w.payload.data() + r * w.rowBytes;
-            const float *sc = w.scales.data() + r * w.groups;
-            for (int64_t g = 0, i0 = 0; i0 < n; ++g, i0 += w.group) {
-                const int64_t i1 = std::min(n, i0 + w.group);
-                const float s = sc[g];
-                for (int64_t i = i0; i < i1; ++i)
-                    out[i] = float(int8_t(q[i])) * s;
-            }
-        });
+        grouped([](const uint8_t *q, int64_t i) { return float(int8_t(q[i])); });
         return;
     }
     // Q3G, rows on disk: the tensor's own row decoder (q * scale in f32).
