@@ -343,6 +343,12 @@ int main(int argc, char **argv)
             const waste::format::Manifest m = readManifest(c);
             const Banks banks = readBanks(c);
             const waste::MemoryPlan plan = waste::planMemory(c, lengths.empty() ? 4096 : lengths.back() + 64);
+            const waste::ModelInfo info = [&] {
+                waste::OpenOptions probe; // the vocabulary and the active weights, once per container
+                probe.threads = threads;
+                probe.warmFromUsage = false;
+                return waste::Model::open(c, probe)->info();
+            }();
             std::printf("\n%s: banks %s, read in bank order at %.2f GB/s (each expert once: %.1f s)\n", c.c_str(),
                         gb(double(banks.bytes)).c_str(), banks.gbps,
                         banks.gbps > 0 ? double(banks.bytes) / 1e9 / banks.gbps : 0.0);
@@ -360,11 +366,6 @@ int main(int argc, char **argv)
                             dec);
                 double lastRatio = 0;
                 for (int n : lengths) {
-                    waste::OpenOptions probe;
-                    probe.ramBudget = budget;
-                    probe.threads = threads;
-                    probe.warmFromUsage = false;
-                    auto info = waste::Model::open(c, probe)->info();
                     const auto ids = randomPrompt(info.vocab, n, unsigned(n));
                     const PrefillRun r = prefill(c, budget, threads, ids);
                     const double passes = std::ceil(double(n) / std::max(1, choice.pass_tokens));

@@ -330,8 +330,9 @@ void EngineWorker::startInBatch(const GenerationRequest &request)
             // The state after the reusable prefix (system prompt, tools, earlier turns) goes to
             // the prompt cache on the way, unless it is there already.
             const qsizetype reused = run->prepared.reused;
-            if (m_cache.enabled() && request.reusableSegments > 0) {
-                const auto b = qsizetype(m_feeder.tokenize(request.segments.mid(0, request.reusableSegments)).size());
+            const std::vector<size_t> &ends = run->prepared.segmentEnds;
+            if (m_cache.enabled() && request.reusableSegments > 0 && size_t(request.reusableSegments) <= ends.size()) {
+                const auto b = qsizetype(ends[size_t(request.reusableSegments) - 1]);
                 const std::span<const int32_t> prefix = std::span<const int32_t>(whole).first(size_t(std::min(b, qsizetype(whole.size()))));
                 if (b > reused && b < qsizetype(whole.size()) && b >= m_cache.minTokens()
                     && !m_cache.contains(m_feeder.identity(), prefix)) {

@@ -7,6 +7,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QHash>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -128,9 +129,12 @@ void PromptCache::touch(const QString &path) const
 
 void PromptCache::evict()
 {
-    std::sort(m_entries.begin(), m_entries.end(), [](const Entry &a, const Entry &b) {
-        return QFileInfo(a.path).lastModified() > QFileInfo(b.path).lastModified();
-    });
+    // Newest use first (each state's time read once, not on every comparison).
+    QHash<QString, qint64> used;
+    for (const Entry &e : m_entries)
+        used.insert(e.path, QFileInfo(e.path).lastModified().toMSecsSinceEpoch());
+    std::sort(m_entries.begin(), m_entries.end(),
+              [&](const Entry &a, const Entry &b) { return used.value(a.path) > used.value(b.path); });
     qint64 total = 0;
     auto keep = m_entries.begin();
     for (; keep != m_entries.end(); ++keep) {

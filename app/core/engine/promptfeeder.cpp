@@ -17,7 +17,7 @@ void PromptFeeder::setModel(waste::Model *model, const QString &identity)
     }
 }
 
-std::vector<int32_t> PromptFeeder::tokenize(const QList<PromptSegment> &segments) const
+std::vector<int32_t> PromptFeeder::tokenize(const QList<PromptSegment> &segments, std::vector<size_t> *ends) const
 {
     // One segment at a time, never joined: BPE is not associative, and text must not merge
     // with markup.
@@ -25,6 +25,8 @@ std::vector<int32_t> PromptFeeder::tokenize(const QList<PromptSegment> &segments
     for (const PromptSegment &s : segments) {
         const std::vector<int32_t> part = m_model->tokenize(s.text.toStdString(), s.markup);
         ids.insert(ids.end(), part.begin(), part.end());
+        if (ends)
+            ends->push_back(ids.size());
     }
     return ids;
 }
@@ -102,7 +104,7 @@ PromptFeeder::Prepared PromptFeeder::prepare(const QList<PromptSegment> &segment
                                              const QString &stateFile)
 {
     Prepared p;
-    p.prompt = tokenize(segments);
+    p.prompt = tokenize(segments, &p.segmentEnds);
     m_kept = Kept::Nothing;
     p.reused = reuse ? keptPrefix(p.prompt, images, stateFile, p.restored) : 0;
     qsizetype placed = 0;

@@ -31,10 +31,12 @@ public:
     void setModel(waste::Model *model, const QString &identity);
     waste::Model *model() const { return m_model; }
 
-    std::vector<int32_t> tokenize(const QList<PromptSegment> &segments) const;
+    // ends: where each segment's tokens end, when asked.
+    std::vector<int32_t> tokenize(const QList<PromptSegment> &segments, std::vector<size_t> *ends = nullptr) const;
 
     struct Prepared {
         std::vector<int32_t> prompt; // the whole prompt, images unexpanded
+        std::vector<size_t> segmentEnds; // where each segment's tokens end in `prompt`
         qsizetype reused = 0;        // leading tokens already in the state: feed the rest
         bool restored = false;       // the state was loaded from `stateFile`
         int positionBefore = 0;      // the engine position before the rest is fed

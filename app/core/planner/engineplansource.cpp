@@ -8,6 +8,7 @@
 #include <QStandardPaths>
 #include <QStorageInfo>
 
+#include <map>
 #include <vector>
 
 namespace {
@@ -104,21 +105,28 @@ QList<ForecastPoint> EnginePlanSource::forecast(const QString &container, const 
         in.diskGBps = d.gbPerSecond;
         in.readLatencySeconds = d.latencySeconds;
     }
-    const waste::ComputeEstimate compute = waste::estimateComputePerToken(p.container, calibration(false));
+    const waste::ComputeCalibration cal = calibration(false);
+    const waste::ComputeEstimate compute = waste::estimateComputePerToken(p.container, cal);
     in.computeSeconds = compute.seconds;
     in.computeOverlapSeconds = compute.overlapSeconds;
     in.routedExpertSeconds = compute.routedExpertSeconds;
     const std::vector<int64_t> list(budgets.begin(), budgets.end());
     const waste::Forecast fc = waste::forecastBudgets(p, list, in);
     QList<ForecastPoint> out;
+    // The prompt's read time depends on the budget only through the pass size, which takes few
+    // values along the chart: each is estimated once (the estimate reads the manifest).
+    std::map<int, double> prefillByPass;
     for (const waste::BudgetForecast &b : fc.budgets) {
         ForecastPoint point{b.budget_bytes, b.tok_per_s, b.hit_rate, b.past_cliff, b.compute_seconds_per_token,
                             b.io_seconds_per_token};
         if (b.budget_bytes >= p.floor_bytes) {
             const int pass = waste::expertCacheAt(p, b.budget_bytes).pass_tokens;
-            const waste::PrefillEstimate e =
-                waste::estimatePrefill(p.container, calibration(false), kPlannerPromptTokens, pass, in.diskGBps);
-            point.prefillSeconds = e.known ? e.seconds : 0;
+            if (!prefillByPass.contains(pass)) {
+                const waste::PrefillEstimate e =
+                    waste::estimatePrefill(p.container, cal, kPlannerPromptTokens, pass, in.diskGBps);
+                prefillByPass[pass] = e.known ? e.seconds : 0;
+            }
+            point.prefillSeconds = prefillByPass[pass];
         }
         out << point;
     }
