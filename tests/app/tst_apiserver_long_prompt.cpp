@@ -8,6 +8,7 @@
 // r3 reads a ~12,000-token prompt in a second or two; the keep-alive interval is made short.
 #include "apiservertestbed.h"
 #include "engine/enginecontroller.h"
+#include "longpaste.h"
 #include "server/apiserver.h"
 
 #include <QDir>
@@ -19,15 +20,6 @@
 namespace {
 
 const QString kModel = QStringLiteral(WASTE_FIXTURES_DIR "/reference-container/r3.waste");
-
-// Each test its own document: the state holds the last one read, which would be reused.
-QString longPaste(const QString &title)
-{
-    QString text = title + QStringLiteral("\n");
-    for (int i = 0; i < 240; ++i)
-        text += QStringLiteral("Paragraph %1: the quick brown fox jumps over the lazy dog. ").arg(i);
-    return text;
-}
 
 QJsonArray userMessage(const QString &title)
 {

@@ -10,6 +10,7 @@
 #include "chat/prefillclock.h"
 #include "engine/enginecontroller.h"
 #include "engine/generationhandle.h"
+#include "longpaste.h"
 #include "planner/plannercontroller.h"
 #include "windowtest.h"
 
@@ -25,15 +26,6 @@
 namespace {
 
 const QString kModel = QStringLiteral(WASTE_FIXTURES_DIR "/reference-container/r3.waste");
-
-// A pasted document of about 12,000 tokens on r3's small vocabulary.
-QString longPaste(const QString &title)
-{
-    QString text = title + QStringLiteral("\n");
-    for (int i = 0; i < 240; ++i)
-        text += QStringLiteral("Paragraph %1: the quick brown fox jumps over the lazy dog. ").arg(i);
-    return text;
-}
 
 } // namespace
 
