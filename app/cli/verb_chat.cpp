@@ -22,31 +22,6 @@
 
 namespace {
 
-const char *formatName(waste::ChatFormat f)
-{
-    switch (f) {
-    case waste::ChatFormat::K3:
-        return "K3 chat template";
-    case waste::ChatFormat::ChatMl:
-        return "ChatML chat template";
-    case waste::ChatFormat::DeepSeek:
-        return "DeepSeek chat template";
-    case waste::ChatFormat::KimiK2:
-        return "Kimi K2 chat template";
-    case waste::ChatFormat::DeepSeekV31:
-        return "DeepSeek-V3.1 chat template";
-    case waste::ChatFormat::KimiK2Instruct:
-        return "Kimi K2-Instruct chat template";
-    case waste::ChatFormat::Qwen3:
-        return "Qwen3 chat template";
-    case waste::ChatFormat::Harmony:
-        return "gpt-oss harmony chat format";
-    case waste::ChatFormat::Plain:
-        break;
-    }
-    return "raw continuation (this container has no chat template)";
-}
-
 struct Totals {
     int64_t tokens = 0;
     double seconds = 0;
@@ -91,9 +66,9 @@ int runChat(const cli::Args &args)
     const waste::GenParams params = cli::genParams(args);
     auto model = cli::openModel(args);
     const waste::ChatFormat format = model->info().chatFormat;
-    const bool templated = format != waste::ChatFormat::Plain;
+    const bool templated = waste::chatFormatTraits(format).templated;
     std::fprintf(stderr, "waste chat: %s, %d layers; %s. /reset /save FILE /load FILE /stats /image FILE, Ctrl-D exits\n",
-                 model->info().arch.c_str(), model->info().layers, formatName(format));
+                 model->info().arch.c_str(), model->info().layers, waste::chatFormatTraits(format).description);
 
     PromptFeeder feeder;
     feeder.setModel(model.get(), savedstate::modelIdentity(QString::fromStdString(args.positional(0)),

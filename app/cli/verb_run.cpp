@@ -29,7 +29,7 @@ int runRun(const cli::Args &args)
                      qPrintable(Units::bytes(model->info().expertCacheBytes)));
     const waste::ChatFormat format = model->info().chatFormat;
     std::vector<int32_t> ids;
-    if (format == waste::ChatFormat::Plain || args.flag("--raw")) {
+    if (!waste::chatFormatTraits(format).templated || args.flag("--raw")) {
         // Media blocks of --image files (in order) before the prompt; one path for every front end.
         ids = waste::promptWithImages(*model, args.values("--image"), text);
     } else {

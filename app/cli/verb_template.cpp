@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <stdexcept>
 
 namespace {
@@ -61,23 +62,13 @@ int runTemplate(const cli::Args &args)
     }
     // Without --format: a container's chat format (one without a template is shown with the
     // engine's generic ChatML template); no container: K3.
-    waste::ChatFormat format = waste::ChatFormat::K3;
-    const waste::ChatFormat named[] = {waste::ChatFormat::K3, waste::ChatFormat::ChatMl, waste::ChatFormat::DeepSeek,
-                                       waste::ChatFormat::KimiK2, waste::ChatFormat::Qwen3,
-                                       waste::ChatFormat::Harmony, waste::ChatFormat::DeepSeekV31,
-                                       waste::ChatFormat::KimiK2Instruct};
-    bool known = formatName.empty();
-    for (waste::ChatFormat f : named)
-        if (formatName == waste::chatFormatName(f)) {
-            format = f;
-            known = true;
-        }
-    if (!known)
-        throw cli::UsageError("--format must be k3, chatml, deepseek, deepseek-v3.1, kimi-k2, kimi-k2-instruct, qwen3 or harmony, not '" + formatName + "'");
+    std::optional<waste::ChatFormat> format = waste::chatFormatNamed(formatName.empty() ? "k3" : formatName);
+    if (!format)
+        throw cli::UsageError("--format must be " + waste::chatFormatNameList() + ", not '" + formatName + "'");
     if (formatName.empty() && !args.positionals().empty()) {
         format = waste::containerChatFormat(args.positional(0));
-        if (format == waste::ChatFormat::Plain)
-            format = waste::ChatFormat::ChatMl;
+        if (!waste::chatFormatTraits(*format).templated)
+            format = waste::genericChatFormat();
     }
     // K3 requests may carry the media block of each image (image_prompts); they are placed as given.
     std::vector<std::string> mediaBlocks;
@@ -85,11 +76,11 @@ int runTemplate(const cli::Args &args)
         for (const auto &p : *it)
             if (p.is_string())
                 mediaBlocks.push_back(p.get<std::string>());
-    const waste::ChatSegments segments = waste::renderChat(format, request.dump(), mediaBlocks);
+    const waste::ChatSegments segments = waste::renderChat(*format, request.dump(), mediaBlocks);
 
     if (args.flag("--json")) {
         nlohmann::ordered_json out;
-        out["format"] = waste::chatFormatName(format);
+        out["format"] = waste::chatFormatName(*format);
         out["segments"] = nlohmann::ordered_json::array();
         for (const auto &s : segments)
             out["segments"].push_back({s.text, s.markup});
@@ -102,10 +93,10 @@ int runTemplate(const cli::Args &args)
 }
 
 WASTE_CLI_VERB({"template",
-                "[MODEL] --request FILE.json [--format k3|chatml|deepseek|deepseek-v3.1|kimi-k2|kimi-k2-instruct|qwen3|harmony] [--json]",
+                "[MODEL] --request FILE.json [--format " + waste::chatFormatNameList("|") + "] [--json]",
                 "render a chat request into prompt segments (markup vs ordinary text)",
                 {{{"--request", cli::OptionKind::Value, "FILE[#/pointer]  OpenAI-style chat request (- for stdin)"},
-                  {"--format", cli::OptionKind::Value, "NAME  k3, chatml, deepseek, deepseek-v3.1, kimi-k2, kimi-k2-instruct, qwen3 or harmony (default: from MODEL, else k3)"},
+                  {"--format", cli::OptionKind::Value, "NAME  " + waste::chatFormatNameList() + " (default: from MODEL, else k3)"},
                   {"--json", cli::OptionKind::Flag, "print {\"segments\": [[text, is_markup], ...]}"}},
                  0,
                  1},

@@ -1,11 +1,10 @@
-// The API server's pure pieces: request parsing, prompt rendering, tool-call parsing,
-// parsed replies turned into OpenAI messages and deltas, OpenAI JSON shapes, SSE and chunked framing, image header probing.
+// The API server's pure pieces: request parsing, prompt rendering (through the engine),
+// parsed replies turned into OpenAI messages and deltas, OpenAI JSON shapes, SSE and chunked
+// framing, image header probing. Reading tool calls is the engine's (tst_declared_tools).
 #include "server/apirequest.h"
+#include "server/chatprompt.h"
 #include "server/openaijson.h"
-#include "server/promptrenderer.h"
 #include "server/replyassembler.h"
-#include "server/templatedchat.h"
-#include "server/toolcallparser.h"
 
 #include <QJsonDocument>
 #include <QTest>
@@ -134,7 +133,8 @@ private Q_SLOTS:
         QJsonObject body = obj(kJson6);
         body["tools"] = kTools;
         const ApiRequest r = parseChatRequest(body);
-        const QList<PromptSegment> segs = renderRawChat(r, {});
+        const RequestPrompt prompt = renderRequestPrompt(waste::ChatFormat::Plain, r, {});
+        const QList<PromptSegment> &segs = prompt.segments;
         QString all;
         for (const PromptSegment &s : segs) {
             QVERIFY2(!s.markup, qPrintable(s.text)); // raw mode never produces markup
@@ -145,17 +145,20 @@ private Q_SLOTS:
         QVERIFY(all.contains("<tool_call>{\"arguments\":{\"city\":\"Oslo\"},\"name\":\"get_weather\"}</tool_call>"));
         QVERIFY(all.contains("tool (c1): sunny"));
         QVERIFY(all.endsWith("assistant: "));
+        // Everything before the last message's words is what a next request shares.
+        QString shared;
+        for (int i = 0; i < prompt.sharedSegments; ++i)
+            shared += segs.at(i).text;
+        QVERIFY2(shared.endsWith("</tool_call>\n\ntool (c1): "), qPrintable(shared));
+        QCOMPARE(all.mid(shared.size()), QStringLiteral("sunny\n\nassistant: "));
 
-        // Images become markup segments from the callback, in order.
+        // Images become their media blocks (markup), in order.
         const ApiRequest withImage = parseChatRequest(obj(kJson7));
-        const QList<PromptSegment> s2 = renderRawChat(withImage, [](const ContentPart &) { return QStringLiteral("<IMG>"); });
         int markup = 0;
-        for (const PromptSegment &s : s2)
+        for (const PromptSegment &s : renderRequestPrompt(waste::ChatFormat::Plain, withImage, {"<IMG>"}).segments)
             markup += s.markup && s.text == "<IMG>";
         QCOMPARE(markup, 1);
-        const ApiRequest completion = parseCompletionRequest(obj(kJson8));
-        QCOMPARE(renderCompletion(completion).size(), 1);
-        QCOMPARE(renderCompletion(completion).first().text, QStringLiteral("Once upon"));
+        QCOMPARE(parseCompletionRequest(obj(kJson8)).prompt, QStringLiteral("Once upon"));
     }
 
     void templatesKeepClientTextPlain()
@@ -164,7 +167,7 @@ private Q_SLOTS:
         body["tools"] = kTools;
         const ApiRequest r = parseChatRequest(body);
         for (const waste::ChatFormat f : {waste::ChatFormat::ChatMl, waste::ChatFormat::K3}) {
-            const QList<PromptSegment> segs = renderTemplatedChat(f, r, {});
+            const QList<PromptSegment> segs = renderRequestPrompt(f, r, {}).segments;
             bool sawMarkup = false, sawUserText = false;
             for (const PromptSegment &s : segs) {
                 sawMarkup = sawMarkup || s.markup;
@@ -177,7 +180,7 @@ private Q_SLOTS:
             QVERIFY(sawUserText);
         }
         QString all;
-        for (const PromptSegment &s : renderTemplatedChat(waste::ChatFormat::ChatMl, r, {}))
+        for (const PromptSegment &s : renderRequestPrompt(waste::ChatFormat::ChatMl, r, {}).segments)
             all += s.text;
         QVERIFY(all.contains("<|im_start|>user\n"));
         QVERIFY(all.endsWith("<|im_start|>assistant\n"));
@@ -186,7 +189,7 @@ private Q_SLOTS:
         broken.body.insert("messages", QJsonArray{QJsonObject{{"content", "x"}}});
         bool refused = false;
         try {
-            renderTemplatedChat(waste::ChatFormat::ChatMl, broken, {});
+            renderRequestPrompt(waste::ChatFormat::ChatMl, broken, {});
         } catch (const ApiError &e) {
             refused = e.status == 400;
         }
@@ -195,9 +198,6 @@ private Q_SLOTS:
 
     void assemblesParsedReplies()
     {
-        QJsonObject body = obj(kChatWithTools);
-        body["tools"] = kTools;
-        const ApiRequest r = parseChatRequest(body);
         auto delta = [](const char *reasoning, const char *content, std::vector<waste::ReplyToolCall> calls = {}) {
             waste::ReplyDelta d;
             d.reasoning = reasoning;
@@ -205,91 +205,29 @@ private Q_SLOTS:
             d.toolCalls = std::move(calls);
             return d;
         };
-        // K3: everything streams as it comes; a call to an undeclared tool stays text.
-        ChatReplyAssembler k3(waste::ChatFormat::K3, r);
-        QList<QJsonObject> out = k3.push(delta("Oslo, so weather.", ""));
+        // Everything streams as it comes, each channel in its own field.
+        ChatReplyAssembler a;
+        QList<QJsonObject> out = a.push(delta("Oslo, so weather.", ""));
         QCOMPARE(out.size(), 1);
         QCOMPARE(out[0].value("reasoning_content").toString(), QStringLiteral("Oslo, so weather."));
         QVERIFY(!out[0].contains("content"));
-        out = k3.push(delta("", "Checking."));
+        out = a.push(delta("", "Checking."));
         QCOMPARE(out[0].value("content").toString(), QStringLiteral("Checking."));
-        QVERIFY(k3.push(delta("", "")).isEmpty());
-        out = k3.push(delta("", "", {{"call_1", "get_weather", R"({"city":"Oslo"})"}}));
+        QVERIFY(a.push(delta("", "")).isEmpty());
+        out = a.push(delta("", "", {{"call_1", "get_weather", R"({"city":"Oslo"})"}}));
         const QJsonObject call = out[0].value("tool_calls").toArray().at(0).toObject();
         QCOMPARE(call.value("index").toInt(-1), 0);
         QVERIFY(call.value("id").toString().size() > 20); // unique ids, not the parser's call_1
         QCOMPARE(call.value("function").toObject().value("name").toString(), QStringLiteral("get_weather"));
         QCOMPARE(call.value("function").toObject().value("arguments").toString(), QStringLiteral(R"({"city":"Oslo"})"));
-        out = k3.push(delta("", "", {{"call_2", "format_disk", "{}"}, {"call_3", "get_time", "{}"}}));
-        QVERIFY(out[0].value("content").toString().contains("format_disk"));
+        // Later calls carry the next indices.
+        out = a.push(delta("", "", {{"call_2", "get_time", "{}"}, {"call_3", "get_weather", "{}"}}));
         QCOMPARE(out[0].value("tool_calls").toArray().at(0).toObject().value("index").toInt(), 1);
-        QVERIFY(k3.finish("raw").isEmpty());
-        QCOMPARE(k3.reply().reasoning, QStringLiteral("Oslo, so weather."));
-        QCOMPARE(k3.reply().toolCalls.size(), 2);
-        QVERIFY(k3.reply().content.startsWith("Checking.<tool_call>"));
-
-        // Text formats with tools: content that may be a bare JSON call is held to the end.
-        ChatReplyAssembler bare(waste::ChatFormat::ChatMl, r);
-        QVERIFY(bare.push(delta("", R"({"name":"get_weather",)")).isEmpty());
-        QVERIFY(bare.push(delta("", R"("arguments":{"city":"Rome"}})")).isEmpty());
-        out = bare.finish("ignored");
-        QCOMPARE(out.size(), 1);
-        QCOMPARE(out[0].value("tool_calls").toArray().size(), 1);
-        QVERIFY(bare.reply().content.isEmpty());
-        ChatReplyAssembler notACall(waste::ChatFormat::Plain, r);
-        QVERIFY(notACall.push(delta("", "{not json")).isEmpty());
-        out = notACall.finish("ignored");
-        QCOMPARE(out[0].value("content").toString(), QStringLiteral("{not json"));
-        QVERIFY(notACall.reply().toolCalls.isEmpty());
-        // Plain text streams at once.
-        ChatReplyAssembler plain(waste::ChatFormat::ChatMl, r);
-        QCOMPARE(plain.push(delta("", "Sure")).size(), 1);
-
-        // A forced call (raw, ChatML) is the whole raw output, read at the end.
-        QJsonObject forcedBody = body;
-        forcedBody["tool_choice"] = "required";
-        ChatReplyAssembler forced(waste::ChatFormat::Plain, parseChatRequest(forcedBody));
-        QVERIFY(forced.push(delta("", kJson9)).isEmpty());
-        out = forced.finish(QString::fromUtf8(kJson9));
-        QCOMPARE(out[0].value("tool_calls").toArray().at(0).toObject().value("function").toObject().value("name").toString(),
-                 QStringLiteral("get_weather"));
-
-        // Without tools, a call the model writes anyway is text.
-        ChatReplyAssembler none(waste::ChatFormat::K3, parseChatRequest(obj(kJson2)));
-        out = none.push(delta("", "", {{"call_1", "get_weather", "{}"}}));
-        QVERIFY(!out[0].contains("tool_calls"));
-        QVERIFY(none.reply().toolCalls.isEmpty());
-    }
-
-    void parsesToolCalls()
-    {
-        ParsedReply p = parseToolCalls(kJson9, kTools);
-        QCOMPARE(p.toolCalls.size(), 1);
-        QCOMPARE(p.toolCalls[0].name, QStringLiteral("get_weather"));
-        QCOMPARE(p.toolCalls[0].arguments, QStringLiteral("{\"city\":\"Oslo\"}"));
-        QVERIFY(p.toolCalls[0].id.startsWith("call_"));
-        QVERIFY(p.content.isEmpty());
-
-        p = parseToolCalls("Let me check.\n<tool_call>{\"name\":\"get_time\",\"arguments\":\"{}\"}</tool_call>"
-                           "<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Rome\"}}</tool_call>",
-                           kTools);
-        QCOMPARE(p.toolCalls.size(), 2);
-        QCOMPARE(p.toolCalls[0].arguments, QStringLiteral("{}"));
-        QCOMPARE(p.content, QStringLiteral("Let me check."));
-        QVERIFY(p.toolCalls[0].id != p.toolCalls[1].id);
-
-        p = parseToolCalls(kJson10, kTools);
-        QCOMPARE(p.toolCalls.size(), 2);
-
-        // Undeclared tools, broken JSON and plain text stay text.
-        for (const QString text : {QString::fromUtf8(kJson11),
-                                   QStringLiteral("<tool_call>{\"name\":\"get_time\"</tool_call>"),
-                                   QStringLiteral("The weather is fine."), QString::fromUtf8(kJson12)}) {
-            p = parseToolCalls(text, kTools);
-            QVERIFY2(p.toolCalls.isEmpty(), qPrintable(text));
-            QCOMPARE(p.content, text);
-        }
-        QVERIFY(parseToolCalls(kJson13, QJsonArray{}).toolCalls.isEmpty());
+        QCOMPARE(out[0].value("tool_calls").toArray().at(1).toObject().value("index").toInt(), 2);
+        QCOMPARE(a.reply().reasoning, QStringLiteral("Oslo, so weather."));
+        QCOMPARE(a.reply().content, QStringLiteral("Checking."));
+        QCOMPARE(a.reply().toolCalls.size(), 3);
+        QVERIFY(a.reply().toolCalls[0].id != a.reply().toolCalls[1].id);
     }
 
     void responseShapes()

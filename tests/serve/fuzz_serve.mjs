@@ -419,7 +419,10 @@ function check(req, res, specials, problems, tag) {
 // ---------------------------------------------------------------------------------------
 
 async function startServe(model) {
-  const server = spawn(cli, ['serve', model, '--port', '0', '--ctx', '4096', '--max-tokens', '64'],
+  // A prompt cache of this run's own (in the scratch folder), not the user's.
+  const cache = mkdtempSync(path.join(scratch, 'prompt-cache-'));
+  const server = spawn(cli, ['serve', model, '--port', '0', '--ctx', '4096', '--max-tokens', '64',
+                             '--prompt-cache', cache],
                        { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   server.stderr.on('data', (d) => { stderr = (stderr + d).slice(-4000); });

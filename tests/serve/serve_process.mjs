@@ -4,15 +4,21 @@
 // on SIGTERM.
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
 import assert from 'node:assert/strict';
 
 // `waste serve MODEL` with a key: resolves to { server, base (…/v1), root (without /v1) }.
+// Each server keeps its prompt cache in a folder of its own, removed when it exits: what one
+// run kept must not turn the next run's first request into a cached one.
 export async function startServe(cli, model, key, ctx) {
-  const server = spawn(cli, ['serve', model, '--port', '0', '--api-key', key, '--ctx', String(ctx)],
+  const cache = mkdtempSync(path.join(os.tmpdir(), 'waste-serve-cache-'));
+  const server = spawn(cli, ['serve', model, '--port', '0', '--api-key', key, '--ctx', String(ctx),
+                             '--prompt-cache', cache],
                        { stdio: ['ignore', 'pipe', 'inherit'] });
+  server.once('exit', () => rmSync(cache, { recursive: true, force: true }));
   const hello = await new Promise((resolve, reject) => {
     createInterface({ input: server.stdout }).once('line', (l) => resolve(JSON.parse(l)));
     server.once('exit', (code) => reject(new Error(`waste serve exited with ${code}`)));

@@ -8,7 +8,6 @@
 #include "mcp/mcphub.h"
 #include "mcp/mcpreply.h"
 #include "mcp/mcptool.h"
-#include "server/toolcallparser.h"
 
 #include <QDateTime>
 #include <QDir>
@@ -362,6 +361,8 @@ bool ChatController::startAnswer()
     request.params.keepSpecialText = true; // the raw reply is kept to render the history token for token
     request.params.seed = QRandomGenerator::global()->generate64();
     request.parseReply = true;
+    if (!tools.isEmpty())
+        request.replyTools = QJsonDocument(tools).toJson(QJsonDocument::Compact);
     request.dialogue = dialogue;
     if (forced)
         request.dialogue.toolChoice = m_toolChoice;
@@ -504,7 +505,7 @@ void ChatController::finishRun(const GenerationResult *result, const QString &er
         run.message.tokensPerSecond = result->stats.tokensPerSecond;
         run.message.hitRate = result->stats.hitRate;
         if (!run.tools.isEmpty()) {
-            const QJsonArray calls = takeToolCalls(*result, run.tools, run.message);
+            const QJsonArray calls = takeToolCalls(*result);
             if (!calls.isEmpty())
                 run.message.tool = QJsonObject{{QStringLiteral("calls"), calls}};
         }
@@ -610,10 +611,9 @@ bool ChatController::toolPending() const
 
 QJsonArray ChatController::offeredTools() const
 {
-    // Offered in the model's own tool format: a plain transcript has none; a remote engine's
-    // server renders its chat, tools included, itself.
-    if (!m_hub || m_toolChoice == QLatin1String("none")
-        || (!m_engine->isRemote() && chatFormat() == waste::ChatFormat::Plain))
+    // Offered in the model's own tool format (the engine's renderer declares them; a remote
+    // engine's server renders its chat, tools included, itself).
+    if (!m_hub || m_toolChoice == QLatin1String("none"))
         return {};
     const QJsonArray all = m_hub->toolSet().openAiTools();
     if (m_toolChoice == QLatin1String("auto") || m_toolChoice == QLatin1String("required"))
@@ -625,29 +625,17 @@ QJsonArray ChatController::offeredTools() const
     return {};
 }
 
-QJsonArray ChatController::takeToolCalls(const GenerationResult &result, const QJsonArray &tools, ChatMessage &message) const
+QJsonArray ChatController::takeToolCalls(const GenerationResult &result)
 {
-    QSet<QString> names;
-    for (const QJsonValue &t : tools)
-        names.insert(t.toObject().value(QLatin1String("function")).toObject().value(QLatin1String("name")).toString());
-    QList<ToolCall> calls;
-    for (const waste::ReplyToolCall &c : result.reply.toolCalls)
-        if (names.contains(QString::fromStdString(c.name)))
-            calls.append({{}, QString::fromStdString(c.name), QString::fromStdString(c.arguments)});
-    if (calls.isEmpty()) {
-        // A ChatML model, and every forced call outside K3, writes the call as JSON text:
-        // {"name": ..., "arguments": {...}} or <tool_call> blocks.
-        const ParsedReply parsed = parseToolCalls(message.text, tools);
-        if (parsed.toolCalls.isEmpty())
-            return {};
-        calls = parsed.toolCalls;
-        message.text = parsed.content;
-    }
+    // The reply parser was given the offered tools (GenerationRequest::replyTools): what it
+    // returns as calls are calls of those, in whatever layout the model wrote them.
     QJsonArray out;
-    for (const ToolCall &c : std::as_const(calls)) {
+    for (const waste::ReplyToolCall &c : result.reply.toolCalls) {
         // Ids only tie a result to its call within this conversation.
         const QString id = QStringLiteral("call_%1").arg(QRandomGenerator::global()->generate64() & 0xffffffffffffULL, 12, 16, QLatin1Char('0'));
-        out.append(QJsonObject{{QStringLiteral("id"), id}, {QStringLiteral("name"), c.name}, {QStringLiteral("arguments"), c.arguments}});
+        out.append(QJsonObject{{QStringLiteral("id"), id},
+                               {QStringLiteral("name"), QString::fromStdString(c.name)},
+                               {QStringLiteral("arguments"), QString::fromStdString(c.arguments)}});
     }
     return out;
 }

@@ -229,8 +229,9 @@ private:
 
     // Tools (MCP).
     QJsonArray offeredTools() const;
-    // The calls a finished answer made, read from its reply; the answer's text loses them.
-    QJsonArray takeToolCalls(const GenerationResult &result, const QJsonArray &tools, ChatMessage &message) const;
+    // The calls a finished answer made (its reply parser was given the offered tools), each
+    // with an id of its own.
+    static QJsonArray takeToolCalls(const GenerationResult &result);
     // A tool message for each call of the answer just saved; runs the ones allowed always.
     void openToolCalls(qint64 conversationId, const QJsonArray &calls, bool shown);
     void runTool(int row);

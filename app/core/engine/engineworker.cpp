@@ -350,7 +350,7 @@ void EngineWorker::startInBatch(const GenerationRequest &request)
         if (request.makeConstraint)
             seq.params.constraint = request.makeConstraint(*m_model, seq.params.maxTokens, whole);
         if (request.parseReply)
-            seq.params.reply = m_model->replyParser(whole);
+            seq.params.reply = m_model->replyParser(whole, request.replyTools.toStdString());
         seq.useSession = run->session;
         const int reused = int(run->prepared.reused);
         run->emitter.emplace(*this, request, int(whole.size()), reused, run->prepared.restored, m_model->stats(),
@@ -403,7 +403,7 @@ void EngineWorker::runAlone(const GenerationRequest &request)
         if (request.makeConstraint)
             params.constraint = request.makeConstraint(*m_model, params.maxTokens, prepared.prompt);
         if (request.parseReply)
-            params.reply = m_model->replyParser(prepared.prompt);
+            params.reply = m_model->replyParser(prepared.prompt, request.replyTools.toStdString());
 
         Q_EMIT generationStarted(id, int(prepared.prompt.size()), int(prepared.reused));
         GenerationEmitter emitter(*this, request, int(prepared.prompt.size()), int(prepared.reused), prepared.restored,

@@ -6,6 +6,7 @@
 
 #include <waste/waste.hpp>
 
+#include <QByteArray>
 #include <QList>
 #include <QMetaType>
 #include <QString>
@@ -27,7 +28,7 @@ struct GenerationRequest {
     quint64 id = 0;
     QList<PromptSegment> segments;
     // Leading segments a later request is likely to start with too (system prompt, tools,
-    // earlier turns: sharedLeadingSegments): the state after them is kept in the prompt cache
+    // earlier turns: waste::ChatPrompt::sharedSegments): the state after them is kept in the prompt cache
     // on disk (promptcache.h); 0: none.
     int reusableSegments = 0;
     QStringList imagePaths;
@@ -44,6 +45,10 @@ struct GenerationRequest {
     // content and tool calls arrive through GenerationHandle::reply and in
     // GenerationResult::reply; stop strings then cut the content.
     bool parseReply = false;
+    // The tools the reply may call (an OpenAI "tools" array, compact JSON; empty: none):
+    // calls of other functions come back as text, and a bare JSON call of these is a call
+    // (waste::Model::replyParser with declared tools).
+    QByteArray replyTools;
     // The conversation the segments were rendered from, for a remote engine
     // (remote/remoteengine.h), which sends it as OpenAI messages and renders nothing here.
     Dialogue dialogue;

@@ -1,8 +1,8 @@
 // The one conversation renderer of the GUI chat and the CLI (`waste run`, `waste chat`): a
 // Dialogue becomes an OpenAI-style chat request (messages, image_url parts, thinking) and then
 // prompt segments, with the model's chat format (waste::ModelInfo::chatFormat) through the same
-// engine function the API server uses (waste::renderChat, waste/chat.hpp) — or, for a plain
-// transcript, "role: text" lines.
+// engine function the API server uses (waste::renderChatPrompt, waste/chat.hpp), a plain
+// "role: text" transcript included.
 // Markup segments come from the template (specials inside become special tokens); text
 // segments hold what people and the model wrote and never do. Images become media blocks
 // (markup) in the order they appear.
@@ -28,7 +28,7 @@ struct RenderedPrompt {
     QStringList imagePaths;     // one per media block, in prompt order
     bool opensThinking = false; // the prompt ends inside the thinking channel (K3, thinking on)
     // Leading segments that hold everything before the last turn (system prompt, tools, the
-    // earlier turns): the state after them goes to the prompt cache (sharedLeadingSegments).
+    // earlier turns): the state after them goes to the prompt cache (waste::ChatPrompt).
     int reusableSegments = 0;
 };
 
@@ -36,8 +36,9 @@ struct RenderedPrompt {
 using MediaBlockFunction = std::function<QString(const QString &path)>;
 
 // The OpenAI-style request the templates render: {"messages": [...], "thinking": bool}.
-// Images are image_url parts with file URLs; a K3 assistant turn is its parsed content and
-// reasoning_content (DialogueTurn::content, ::reasoning), other formats repeat its text.
+// Images are image_url parts with file URLs; an assistant turn is its parsed content and
+// reasoning_content (DialogueTurn::content, ::reasoning) where the format replays parsed turns
+// (waste::ChatFormatTraits), otherwise its text as generated.
 QJsonObject dialogueRequest(const Dialogue &dialogue, waste::ChatFormat format);
 
 // Throws std::runtime_error (one line) when an image cannot be read or the template refuses

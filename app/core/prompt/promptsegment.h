@@ -15,19 +15,3 @@ struct PromptSegment {
 };
 
 Q_DECLARE_METATYPE(PromptSegment)
-
-// How many leading segments two renderings share, segment for segment. A prompt rendered
-// again with only its last message changed shares everything before that message: the
-// system prompt, the tools and the earlier turns, which the next request is likely to start
-// with too (the prompt cache keeps the state after them; GenerationRequest::reusableSegments).
-inline int sharedLeadingSegments(const QList<PromptSegment> &a, const QList<PromptSegment> &b)
-{
-    int n = 0;
-    while (n < a.size() && n < b.size() && a.at(n).text == b.at(n).text && a.at(n).markup == b.at(n).markup)
-        ++n;
-    return n;
-}
-
-// The mark a probe rendering appends to the last message (a character no message ends with
-// by chance twice): what differs between the two renderings is where that message starts.
-inline constexpr QChar kProbeMark = QChar(0x2063); // INVISIBLE SEPARATOR

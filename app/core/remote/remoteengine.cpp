@@ -67,7 +67,7 @@ QVariantMap RemoteEngine::describe(const QJsonObject &modelEntry) const
         {QStringLiteral("remoteModel"), m_endpoint.model},
         // The server renders the chat with its own template; ChatML is only what the chat
         // page's local rendering (kept for its bookkeeping) uses meanwhile.
-        {QStringLiteral("chatFormat"), QVariant::fromValue(waste::ChatFormat::ChatMl)},
+        {QStringLiteral("chatFormat"), QVariant::fromValue(waste::genericChatFormat())},
         {QStringLiteral("hasChatTemplate"), true},
         // Whether the remote model reads images is the server's to say: it answers in words.
         {QStringLiteral("hasVision"), true},

@@ -7,6 +7,7 @@
 // origins are allowed explicitly.
 #pragma once
 
+#include "server/chatprompt.h"
 #include "server/requestlogmodel.h"
 #include "singleton/appsingleton.h"
 
@@ -133,7 +134,7 @@ private:
     // Throws ApiError (503) unless a model is open and ready.
     void requireModel() const;
     // A chat request's prompt in the model's format; its pictures are written to `files`.
-    QList<PromptSegment> chatPrompt(const ApiRequest &request, waste::ChatFormat format, RequestImages &files);
+    RequestPrompt chatPrompt(const ApiRequest &request, waste::ChatFormat format, RequestImages &files);
     // POST /v1/responses (apiserverresponses.cpp), /v1/messages and /v1/messages/count_tokens
     // (apiservermessages.cpp): their requests checked and started. Throw ApiError.
     void startResponse(const std::shared_ptr<HttpExchange> &ex, const QJsonObject &body, const ParseOptions &options,

@@ -25,7 +25,7 @@ struct ApiServer::Job {
     ApiRequest::Kind kind = ApiRequest::Chat;
     bool stream = false;
     bool includeUsage = false;
-    waste::ChatFormat format = waste::ChatFormat::Plain;
+    waste::ChatFormat format{}; // the open model's (ModelInfo::chatFormat)
     std::unique_ptr<ChatReplyAssembler> reply; // chat: the parsed reply, turned into OpenAI deltas
     std::unique_ptr<ReplyDialect> dialect;     // Responses, Messages: their shapes of those deltas; null: Chat Completions
     QString id;

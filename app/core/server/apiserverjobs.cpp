@@ -4,11 +4,11 @@
 
 #include "engine/enginecontroller.h"
 #include "server/openaijson.h"
-#include "server/promptrenderer.h"
+#include "server/chatprompt.h"
 #include "server/requestconstraint.h"
-#include "server/templatedchat.h"
 
 #include <QDateTime>
+#include <QJsonDocument>
 #include <QRandomGenerator>
 #include <QTcpSocket>
 
@@ -44,22 +44,18 @@ void ApiServer::requireModel() const
     }
 }
 
-QList<PromptSegment> ApiServer::chatPrompt(const ApiRequest &request, waste::ChatFormat format, RequestImages &files)
+RequestPrompt ApiServer::chatPrompt(const ApiRequest &request, waste::ChatFormat format, RequestImages &files)
 {
-    ImageMarkup images = [&](const ContentPart &part) -> QString {
-        if (!m_engine->hasVision())
-            throw ApiError::invalid(QStringLiteral("messages"),
-                                    tr("The open model (%1) does not read images.").arg(modelId()));
-        return files.mediaBlock(part);
-    };
-    if (format == waste::ChatFormat::Plain)
-        return renderRawChat(request, images);
     QStringList prompts;
     for (const ApiChatMessage &m : std::as_const(request.messages))
         for (const ContentPart &part : m.parts)
-            if (part.kind == ContentPart::Image)
-                prompts << images(part);
-    return renderTemplatedChat(format, request, prompts);
+            if (part.kind == ContentPart::Image) {
+                if (!m_engine->hasVision())
+                    throw ApiError::invalid(QStringLiteral("messages"),
+                                            tr("The open model (%1) does not read images.").arg(modelId()));
+                prompts << files.mediaBlock(part);
+            }
+    return renderRequestPrompt(format, request, prompts);
 }
 
 void ApiServer::startCompletion(const std::shared_ptr<HttpExchange> &ex, ApiRequest request, quint64 logKey,
@@ -88,26 +84,14 @@ void ApiServer::startCompletion(const std::shared_ptr<HttpExchange> &ex, ApiRequ
 
     GenerationRequest gen;
     if (request.kind == ApiRequest::Chat) {
-        gen.segments = chatPrompt(request, job->format, job->images);
+        const RequestPrompt prompt = chatPrompt(request, job->format, job->images);
+        gen.segments = prompt.segments;
         gen.imagePaths = job->images.paths();
-        // The same request with its last message's words changed: what both renderings share
-        // (system prompt, tools, earlier turns) is what the prompt cache keeps. Not with images
-        // (a prompt with images is read alone, past the cache).
-        ApiRequest probe = request;
-        if (!probe.messages.isEmpty() && gen.imagePaths.isEmpty()) {
-            for (qsizetype i = probe.messages.last().parts.size() - 1; i >= 0; --i)
-                if (probe.messages.last().parts[i].kind == ContentPart::Text) {
-                    probe.messages.last().parts[i].text += kProbeMark;
-                    try {
-                        gen.reusableSegments = sharedLeadingSegments(gen.segments, chatPrompt(probe, job->format, job->images));
-                    } catch (const std::exception &) {
-                        gen.reusableSegments = 0;
-                    }
-                    break;
-                }
-        }
+        // What comes before the last message (system prompt, tools, earlier turns) is what the
+        // prompt cache keeps. Not with images (a prompt with images is read alone, past the cache).
+        gen.reusableSegments = gen.imagePaths.isEmpty() ? prompt.sharedSegments : 0;
     } else {
-        gen.segments = renderCompletion(request);
+        gen.segments = {PromptSegment{request.prompt, false}}; // a completion's prompt is plain text
     }
 
     waste::GenParams &p = gen.params;
@@ -123,7 +107,9 @@ void ApiServer::startCompletion(const std::shared_ptr<HttpExchange> &ex, ApiRequ
     gen.makeConstraint = constraintFor(request);
     if (request.kind == ApiRequest::Chat) {
         gen.parseReply = true;
-        job->reply = std::make_unique<ChatReplyAssembler>(job->format, request);
+        if (request.toolsActive())
+            gen.replyTools = QJsonDocument(request.tools).toJson(QJsonDocument::Compact);
+        job->reply = std::make_unique<ChatReplyAssembler>();
     }
 
     GenerationHandle *handle = m_engine->generate(std::move(gen));
@@ -213,11 +199,9 @@ void ApiServer::onFinished(Job &jobRef, const GenerationResult &result)
     }
 
     QString finish = finishReasonJson(result.finishReason);
-    QList<QJsonObject> lastDeltas;
     ParsedReply reply;
     if (job->reply) {
-        lastDeltas = job->reply->finish(result.text);
-        reply = job->reply->reply();
+        reply = job->reply->reply(); // the parser's last step came before the end (GenerationHandle::reply)
     } else {
         reply.content = result.text;
     }
@@ -234,8 +218,6 @@ void ApiServer::onFinished(Job &jobRef, const GenerationResult &result)
             ex.sendJson(200, job->dialect->body(reply, end));
         } else {
             beginStream(*job);
-            for (const QJsonObject &d : std::as_const(lastDeltas))
-                ex.send(job->dialect->streamDelta(d));
             ex.send(job->dialect->streamEnd(reply, end));
             ex.endStream();
         }
@@ -248,8 +230,6 @@ void ApiServer::onFinished(Job &jobRef, const GenerationResult &result)
     } else {
         beginStream(*job);
         if (job->kind == ApiRequest::Chat) {
-            for (const QJsonObject &d : std::as_const(lastDeltas))
-                ex.send(openai::sseEvent(openai::chatChunk(job->id, job->created, job->model, d, {}, job->includeUsage)));
             ex.send(openai::sseEvent(openai::chatChunk(job->id, job->created, job->model, {}, finish,
                                                        job->includeUsage)));
         } else {

@@ -24,7 +24,7 @@ void ApiServer::countMessageTokens(const std::shared_ptr<HttpExchange> &ex, cons
     // media block holds their size), so their files may go when this returns.
     RequestImages files;
     const auto format = m_engine->modelInfo().value(QStringLiteral("chatFormat")).value<waste::ChatFormat>();
-    TokenCount *count = m_engine->countSegments(chatPrompt(request.chat, format, files));
+    TokenCount *count = m_engine->countSegments(chatPrompt(request.chat, format, files).segments);
     connect(count, &TokenCount::counted, this, [this, ex, logKey, clock](int tokens) {
         if (tokens < 0)
             ex->sendJson(503, anthropic::errorBody(ApiError::noModel(tr("The model closed before the tokens were counted."))));

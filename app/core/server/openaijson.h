@@ -1,7 +1,7 @@
 // The JSON shapes of OpenAI's API that this server answers with, and their SSE framing.
 #pragma once
 
-#include "server/toolcallparser.h"
+#include "server/parsedreply.h"
 
 #include <QByteArray>
 #include <QJsonObject>

@@ -8,7 +8,7 @@
 
 #include "server/apierror.h"
 #include "server/openaijson.h"
-#include "server/toolcallparser.h"
+#include "server/parsedreply.h"
 
 #include <waste/waste.hpp>
 

@@ -391,6 +391,14 @@ public:
     // ends inside <think>) is reasoning and <tool_call>{"name", "arguments"}</tool_call>
     // blocks are tool calls; a block whose JSON does not parse stays text.
     virtual std::unique_ptr<ReplyParser> replyParser(std::span<const int32_t> prompt) const = 0;
+    // The same parser for a request that declared `toolsJson` (an OpenAI "tools" array; empty
+    // or "[]": none, or none offered): only calls of declared functions are calls, any other
+    // call is shown as text (<tool_call>{...}</tool_call>); and outside K3, content that is a
+    // bare JSON call of declared functions ({"name", "arguments"}, or an array of them: what
+    // a forced call writes in a plain transcript) is held to the end and read as calls, or
+    // released as text. Call ids are "call_1", "call_2", ... Throws Error(Argument) when
+    // toolsJson is not a JSON array.
+    std::unique_ptr<ReplyParser> replyParser(std::span<const int32_t> prompt, std::string_view toolsJson) const;
 
     // Feeds tokens into the session and returns the logits after the last. Several tokens
     // are read as a prompt, in passes (model/forward.hpp); one token as a generated one, by

@@ -15,6 +15,7 @@
 #include "text/chat_format.hpp"
 #include "text/k3_output_parser.hpp"
 #include "text/output_stream.hpp"
+#include "text/declared_tools_parser.hpp"
 #include "text/reply_parsers.hpp"
 #include "text/reply_stream.hpp"
 #include "text/tagged_reply_parser.hpp"
@@ -430,6 +431,11 @@ void ModelImpl::saveUsage()
 } // namespace waste::session
 
 namespace waste {
+
+std::unique_ptr<ReplyParser> Model::replyParser(std::span<const int32_t> prompt, std::string_view toolsJson) const
+{
+    return std::make_unique<text::DeclaredToolsParser>(replyParser(prompt), info().chatFormat, toolsJson);
+}
 
 std::unique_ptr<Model> Model::open(const std::string &containerPath, const OpenOptions &options)
 {

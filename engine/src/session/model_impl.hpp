@@ -37,6 +37,7 @@ public:
     std::string detokenize(std::span<const int32_t> ids) const override;
     std::string tokenText(int32_t id) const override;
     bool isSpecialToken(int32_t id) const override;
+    using Model::replyParser; // the overload for declared tools (model_impl.cpp)
     std::unique_ptr<ReplyParser> replyParser(std::span<const int32_t> prompt) const override;
     std::vector<float> eval(std::span<const int32_t> tokens, const PrefillCallback &progress) override;
     GenResult generate(std::span<const int32_t> prompt, const GenParams &params, const TokenCallback &onToken,

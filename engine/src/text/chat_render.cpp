@@ -1,6 +1,7 @@
-// The public chat functions of waste/chat.hpp that write prompts: the format's name, the
-// format of a container read without weights, and a request rendered with a template,
-// its images placed. The templates themselves are k3_template and chatml_template.
+// The public chat functions of waste/chat.hpp that write prompts: the format of a container
+// read without weights, a request rendered in a format with its images placed, and the part
+// of it a later request shares. The templates themselves are k3_template, chatml_template,
+// the families' (family_templates.hpp), harmony_template and plain_template.
 #include "waste/chat.hpp"
 
 #include "format/file.hpp"
@@ -10,6 +11,7 @@
 #include "text/family_templates.hpp"
 #include "text/harmony_template.hpp"
 #include "text/k3_template.hpp"
+#include "text/plain_template.hpp"
 #include "text/tokenizer.hpp"
 #include "waste/waste.hpp"
 
@@ -20,9 +22,6 @@ namespace waste {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-// The marker the ChatML renderer writes where an image part was.
-constexpr const char *kImagePlaceholder = "<|kimi_image_placeholder|>";
 
 Json parseRequest(std::string_view requestJson)
 {
@@ -37,7 +36,7 @@ void placeImageBlocks(ChatSegments &segments, const std::vector<std::string> &bl
 {
     size_t image = 0;
     for (ChatSegment &s : segments) {
-        if (!s.markup || s.text != kImagePlaceholder)
+        if (!s.markup || s.text != text::kImagePlaceholder)
             continue;
         if (image >= blocks.size())
             throw Error(ErrorCode::Argument, "the chat template placed more images than the conversation has");
@@ -48,31 +47,6 @@ void placeImageBlocks(ChatSegments &segments, const std::vector<std::string> &bl
 }
 
 } // namespace
-
-const char *chatFormatName(ChatFormat format)
-{
-    switch (format) {
-    case ChatFormat::K3:
-        return "k3";
-    case ChatFormat::ChatMl:
-        return "chatml";
-    case ChatFormat::DeepSeek:
-        return "deepseek";
-    case ChatFormat::KimiK2:
-        return "kimi-k2";
-    case ChatFormat::Qwen3:
-        return "qwen3";
-    case ChatFormat::Harmony:
-        return "harmony";
-    case ChatFormat::DeepSeekV31:
-        return "deepseek-v3.1";
-    case ChatFormat::KimiK2Instruct:
-        return "kimi-k2-instruct";
-    case ChatFormat::Plain:
-        break;
-    }
-    return "plain";
-}
 
 ChatFormat containerChatFormat(const std::string &containerPath)
 {
@@ -93,8 +67,9 @@ ChatSegments renderChat(ChatFormat format, std::string_view requestJson, const s
     case ChatFormat::K3:
         request["image_prompts"] = mediaBlocks;
         return text::renderK3(request);
-    case ChatFormat::ChatMl: {
-        ChatSegments segments = text::renderChatMl(request);
+    case ChatFormat::ChatMl:
+    case ChatFormat::Plain: {
+        ChatSegments segments = format == ChatFormat::Plain ? text::renderPlain(request) : text::renderChatMl(request);
         if (!mediaBlocks.empty())
             placeImageBlocks(segments, mediaBlocks);
         return segments;
@@ -122,10 +97,8 @@ ChatSegments renderChat(ChatFormat format, std::string_view requestJson, const s
         default:
             return text::renderHarmony(request);
         }
-    case ChatFormat::Plain:
-        break;
     }
-    throw Error(ErrorCode::Argument, "a plain transcript has no chat template to render with");
+    throw Error(ErrorCode::Argument, "unknown chat format");
 }
 
 bool chatOpensThinking(ChatFormat format, std::string_view requestJson)
@@ -138,6 +111,60 @@ bool chatOpensThinking(ChatFormat format, std::string_view requestJson)
         return !segments.empty() && segments.back().markup && segments.back().text.ends_with("<think>");
     }
     return format == ChatFormat::K3 && text::k3ThinkingEnabled(parseRequest(requestJson));
+}
+
+namespace {
+
+// The request with U+2063 (INVISIBLE SEPARATOR, which no message ends with by chance twice)
+// after the last words of its last message; false when that message has none.
+bool markLastMessage(Json &request)
+{
+    constexpr const char *kMark = "\xE2\x81\xA3";
+    if (!request.is_object() || !request.contains("messages") || !request.at("messages").is_array() ||
+        request.at("messages").empty())
+        return false;
+    Json &last = request.at("messages").back();
+    if (!last.is_object() || !last.contains("content"))
+        return false;
+    Json &content = last.at("content");
+    if (content.is_string()) {
+        if (content.get<std::string>().empty())
+            return false;
+        content = content.get<std::string>() + kMark;
+        return true;
+    }
+    if (!content.is_array())
+        return false;
+    for (auto part = content.rbegin(); part != content.rend(); ++part)
+        if (part->is_object() && part->contains("text") && part->at("text").is_string()) {
+            if (part->at("text").get<std::string>().empty())
+                return false;
+            (*part)["text"] = part->at("text").get<std::string>() + kMark;
+            return true;
+        }
+    return false;
+}
+
+} // namespace
+
+ChatPrompt renderChatPrompt(ChatFormat format, std::string_view requestJson, const std::vector<std::string> &mediaBlocks)
+{
+    ChatPrompt out;
+    out.segments = renderChat(format, requestJson, mediaBlocks);
+    out.opensThinking = chatOpensThinking(format, requestJson);
+    // What differs between the two renderings is where the last message starts.
+    Json probe = parseRequest(requestJson);
+    if (markLastMessage(probe)) {
+        try {
+            const ChatSegments other = renderChat(format, probe.dump(), mediaBlocks);
+            while (out.sharedSegments < out.segments.size() && out.sharedSegments < other.size() &&
+                   out.segments[out.sharedSegments] == other[out.sharedSegments])
+                ++out.sharedSegments;
+        } catch (const Error &) {
+            out.sharedSegments = 0;
+        }
+    }
+    return out;
 }
 
 } // namespace waste
