@@ -1,5 +1,5 @@
 // A plain float64 DeepSeek-V3 / Kimi K2 forward pass written from
-// engine/src/model/notes/deepseek-v3.md (the releases' config.json and modeling code),
+// docs/architectures/deepseek-v3.md (the releases' config.json and modeling code),
 // reading a container with k3_reference.hpp's independent readers (trunk formats,
 // native FP8 / INT4 expert records). It follows the Hugging Face formulation where the
 // engine takes another route: RoPE de-interleaves the rotated dims and uses

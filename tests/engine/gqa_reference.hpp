@@ -1,5 +1,5 @@
 // A plain float64 forward pass of the grouped-query-attention MoE families, Qwen3-MoE and
-// gpt-oss, written from their public modeling code (engine/src/model/notes/*.md): its own
+// gpt-oss, written from their public modeling code (docs/architectures/*.md): its own
 // config reading (the release's config.json keys), its own rotary tables (RoPE and YaRN),
 // attention with per-head q/k norm, biases, sinks and sliding windows, the softmax routers,
 // plain and clamped SwiGLU experts with biases. Weights come from a callback (the tiny

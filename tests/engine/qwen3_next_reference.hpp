@@ -1,5 +1,5 @@
 // A plain float64 forward pass of Qwen3-Next, written from its public modeling code
-// (engine/src/model/notes/qwen3-next.md): its own config reading, the Gated DeltaNet
+// (docs/architectures/qwen3-next.md): its own config reading, the Gated DeltaNet
 // (per-key-head projection layout, causal short convolution over a history of inputs,
 // L2-normalised q and k, per-head decay, the delta rule, the SiLU-gated output norm),
 // the gated full attention with partial RoPE and zero-centred q/k norms, and the shared

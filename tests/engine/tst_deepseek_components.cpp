@@ -1,5 +1,5 @@
 // The DeepSeek-V3 family's components against a plain float64 implementation
-// (deepseek_reference.hpp, written from engine/src/model/notes/deepseek-v3.md), on the
+// (deepseek_reference.hpp, written from docs/architectures/deepseek-v3.md), on the
 // real weights of the tiny releases (`waste mktiny --arch deepseek-v3 --hf` converted
 // with its FP8 experts kept native; `--arch kimi-k2 --int4`):
 //   RoPE with YaRN (frequencies, cos/sin and score scales, the interleaved pairs against

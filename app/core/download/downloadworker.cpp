@@ -1,3 +1,9 @@
+// DownloadWorker: one download job's life on the worker thread, from listing the repository
+// to the last verified file. Over 600 lines on purpose: listing, the space checks, scheduling
+// transfers, pause / cancel / retry, saving the queue and the snapshots for the GUI all read
+// and change the same job state; the parts that stand alone (FileTransfer, HubLister,
+// BandwidthLimiter, the queue's file format, the resume rules) already live in files of
+// their own.
 #include "download/downloadworker.h"
 
 #include "download/filetransfer.h"

@@ -1,5 +1,5 @@
 // The tiny DeepSeek-V3 and Kimi K2: tensor list, config.json and tokenizer files in the
-// layout of those releases (model/notes/deepseek-v3.md): release tensor names (`mlp.`
+// layout of those releases (docs/architectures/deepseek-v3.md): release tensor names (`mlp.`
 // MoE blocks, q and kv LoRA), FP8 e4m3 trunk and experts with 128x128 `_scale_inv`
 // blocks (Kimi K2 with INT4 experts: a BF16 trunk and pack-quantized experts, as
 // K2-Thinking), F32 e_score_correction_bias, two dense layers, several MoE layers, 4 expert groups on DeepSeek-V3

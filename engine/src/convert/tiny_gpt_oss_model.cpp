@@ -1,5 +1,5 @@
 // The tiny gpt-oss: its tensor list and config.json in the layout of the gpt-oss releases
-// (gpt-oss-20b, gpt-oss-120b; model/notes/gpt-oss.md): GQA attention with biases and a
+// (gpt-oss-20b, gpt-oss-120b; docs/architectures/gpt-oss.md): GQA attention with biases and a
 // learned sink per head, a router `mlp.router` with a bias, and each layer's experts in
 // two fused MXFP4 tensors (`mlp.experts.gate_up_proj_blocks/_scales`, gate and up rows
 // interleaved, and `mlp.experts.down_proj_blocks/_scales`) with BF16 biases beside them.

@@ -1,5 +1,5 @@
 // The tiny Qwen3-MoE: its tensor list and config.json in the layout of the Qwen3-MoE
-// releases (Qwen3-30B-A3B, Qwen3-235B-A22B; model/notes/qwen3-moe.md): GQA attention
+// releases (Qwen3-30B-A3B, Qwen3-235B-A22B; docs/architectures/qwen3-moe.md): GQA attention
 // with per-head q/k RMSNorm weights, a router `mlp.gate` and routed experts
 // `mlp.experts.E.{gate,up,down}_proj` on every layer, no shared expert, BF16 throughout.
 #include "convert/tiny_model.hpp"

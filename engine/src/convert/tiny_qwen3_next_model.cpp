@@ -1,5 +1,5 @@
 // The tiny Qwen3-Next: its tensor list and config.json in the layout of the
-// Qwen3-Next-80B-A3B releases (model/notes/qwen3-next.md): three Gated DeltaNet layers
+// Qwen3-Next-80B-A3B releases (docs/architectures/qwen3-next.md): three Gated DeltaNet layers
 // (`linear_attn.*`) then one gated full-attention layer (`self_attn.*`, q_proj twice as
 // wide), a router, routed experts `mlp.experts.E.*`, a shared expert and its gate on
 // every layer, zero-centred norms, a few `mtp.*` tensors the converter must read past,

@@ -1,7 +1,7 @@
 // The config keys of the DeepSeek-V3 family (DeepSeek-V3/R1/V3.1, Kimi K2), read on top
 // of the Kimi-Linear keys parseConfig already knows: DeepSeek's spellings of the expert
 // counts, norm_topk_prob, group-limited routing, RoPE with YaRN and the `mlp.` names
-// of its MoE blocks. model/notes/deepseek-v3.md lists them.
+// of its MoE blocks. docs/architectures/deepseek-v3.md lists them.
 #pragma once
 
 #include "format/manifest.hpp"

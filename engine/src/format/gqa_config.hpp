@@ -1,5 +1,5 @@
 // The switches of the grouped-query-attention families, Qwen3-MoE and gpt-oss, read from
-// their own config.json keys (model/notes/qwen3-moe.md, gpt-oss.md). Kept apart from the
+// their own config.json keys (docs/architectures/qwen3-moe.md, gpt-oss.md). Kept apart from the
 // Kimi keys in manifest.cpp because these releases spell experts, top-k and attention
 // their own way.
 #pragma once
@@ -34,7 +34,7 @@ struct GqaConfig {
     float swigluLimit = 0.0f; // > 0: gpt-oss's clamped SwiGLU with swigluAlpha
     float swigluAlpha = 0.0f;
     bool tied = false;        // tie_word_embeddings: the head is the embedding table
-    // Qwen3-Next (model/notes/qwen3-next.md): Gated DeltaNet layers (ModelConfig::isKda
+    // Qwen3-Next (docs/architectures/qwen3-next.md): Gated DeltaNet layers (ModelConfig::isKda
     // marks them) between gated full-attention layers, norms stored zero-centred, one
     // shared expert with a sigmoid gate.
     bool next = false;

@@ -1,5 +1,5 @@
 // Rotary-embedding settings of MLA layers that rotate their qk_rope dims (the
-// DeepSeek-V3 family; model/notes/deepseek-v3.md): theta and the YaRN scaling keys of
+// DeepSeek-V3 family; docs/architectures/deepseek-v3.md): theta and the YaRN scaling keys of
 // config.rope_scaling. Kimi-Linear and K3 MLA layers use no rotation (enabled false).
 #pragma once
 

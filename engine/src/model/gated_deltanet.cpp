@@ -1,7 +1,7 @@
-// Qwen3-Next's Gated DeltaNet over a chunk of tokens (model/notes/qwen3-next.md). The same delta
-// rule and short convolution as KDA (delta_rule.hpp, short_conv.hpp); what differs is
-// kept here: q, k, v and the output gate z come from one projection and b, a from
-// another, both laid out per key head; one decay per value head,
+// Qwen3-Next's Gated DeltaNet over a chunk of tokens (docs/architectures/qwen3-next.md).
+// The same delta rule and short convolution as KDA (delta_rule.hpp, short_conv.hpp); what
+// differs is kept here: q, k, v and the output gate z come from one projection and b, a
+// from another, both laid out per key head; one decay per value head,
 // g = −exp(A_log) · softplus(a + dt_bias); value heads share key heads in groups
 // (num_v / num_k per key head); the L2 norm's epsilon sits inside the root (1e-6); the
 // output norm's weight is plain and its gate is SiLU(z), not a sigmoid.

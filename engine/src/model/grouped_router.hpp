@@ -1,8 +1,8 @@
 // Expert selection from the routing keys (sigmoid score + correction bias): plain top-k,
-// or DeepSeek-V3's group-limited top-k (noaux_tc; notes/deepseek-v3.md): the experts are
-// split into `groups` runs of equal length, a group scores the sum of its two largest
-// keys, and only the `topkGroups` best groups may be chosen. Ties go to the lower group
-// and the lower expert id, so the choice is a pure function of the keys.
+// or DeepSeek-V3's group-limited top-k (noaux_tc; docs/architectures/deepseek-v3.md): the
+// experts are split into `groups` runs of equal length, a group scores the sum of its two
+// largest keys, and only the `topkGroups` best groups may be chosen. Ties go to the lower
+// group and the lower expert id, so the choice is a pure function of the keys.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
-// RoPE with YaRN scaling for the rotated dims of DeepSeek-V3's MLA (notes/deepseek-v3.md):
-// the per-pair inverse frequencies, the cos/sin scale and the attention-score scale.
-// Built once per model from the config; rotating is then a pure function of the position.
+// RoPE with YaRN scaling for the rotated dims of DeepSeek-V3's MLA
+// (docs/architectures/deepseek-v3.md): the per-pair inverse frequencies, the cos/sin scale
+// and the attention-score scale. Built once per model from the config; rotating is then a
+// pure function of the position.
 #pragma once
 
 #include "format/rope_params.hpp"
