@@ -4,6 +4,8 @@
 #include "calibration_path.h"
 #include "calibration_report.h"
 #include "plan_forecast.h"
+#include "planner/folderdisk.h"
+#include "settings/datafolder.h"
 
 #include <waste/release_plan.hpp>
 
@@ -60,7 +62,9 @@ nlohmann::ordered_json layoutJson(const LayoutReport &r)
     // The engine opens at the floor even above 7/8 of RAM, but past usable RAM it cannot run.
     j["fits"] = p.floor_bytes <= p.usable_ram_bytes;
     j["floor_under_cliff"] = p.floor_bytes <= p.cliff_bytes;
-    j["forecast"] = forecastJson(r.forecast, l.compute_seconds, l.compute_overlap_seconds);
+    // Without the disk's speed a forecast would price no reads at all: none is given.
+    if (r.forecast.disk_gbps > 0)
+        j["forecast"] = forecastJson(r.forecast, l.compute_seconds, l.compute_overlap_seconds);
     return j;
 }
 
@@ -74,7 +78,8 @@ void printLayout(const LayoutReport &r)
                 gb(p.trunk_bytes), gb(p.state_bytes), gb(p.scratch_bytes), gb(p.min_expert_cache));
     std::printf("    floor %.2f GB, default %.2f GB, recommended %.2f GB%s\n", gb(p.floor_bytes), gb(r.defaultBudget),
                 gb(p.recommended_bytes), p.floor_bytes > p.usable_ram_bytes ? "  (will not fit this RAM)" : "");
-    printForecast(r.forecast, l.compute_seconds);
+    if (r.forecast.disk_gbps > 0)
+        printForecast(r.forecast, l.compute_seconds);
 }
 
 } // namespace
@@ -104,12 +109,21 @@ int runPlanRelease(const Args &args, int ctx)
     if (computeMs >= 0)
         for (waste::ReleaseLayout *l : {&rp.vq, &rp.native})
             l->compute_seconds = l->compute_overlap_seconds = computeMs / 1000.0;
-    const double disk = diskGBpsOption(args);
-    std::vector<LayoutReport> reports = {report(rp.vq, disk)};
+    // Without a speed given, the disk the desktop app keeps its models on, read with the
+    // Planner's probe (a release has no file of its own to measure yet).
+    double disk = diskGBpsOption(args);
+    FolderDisk measured;
+    if (disk <= 0) {
+        measured = measureModelsFolderDisk(studioModelsFolder(), studioDataFolder());
+        disk = measured.gbPerSecond;
+    }
+    // The container `waste convert` makes by default first, then the other choice.
+    const waste::ReleaseLayout &made = rp.convertDefault();
+    std::vector<LayoutReport> reports = {report(made, disk)};
     if (rp.has_native)
-        reports.push_back(report(rp.native, disk));
+        reports.push_back(report(&made == &rp.vq ? rp.native : rp.vq, disk));
 
-    const waste::MemoryPlan &m = rp.vq.plan;
+    const waste::MemoryPlan &m = made.plan;
     if (args.flag("--json")) {
         nlohmann::ordered_json j;
         j["config"] = path;
@@ -123,17 +137,24 @@ int runPlanRelease(const Args &args, int ctx)
         j["other_process_bytes"] = m.other_process_bytes;
         j["other_process_assumed"] = o.ramBytes > 0;
         j["cliff_bytes"] = m.cliff_bytes;
-        // The default layout first: VQ3R, as `waste convert` writes it.
+        j["disk_gbps"] = disk;
+        if (!measured.container.isEmpty())
+            j["disk_measured_on"] = measured.container.toStdString();
+        else if (!measured.why.isEmpty())
+            j["disk_not_measured"] = measured.why.toStdString();
+        // The layout `waste convert` makes by default at the top level, as `plan MODEL` reports
+        // a container; each layout also under its own name ("vq3r", "native").
         const nlohmann::ordered_json first = layoutJson(reports[0]);
         for (auto it = first.begin(); it != first.end(); ++it)
             j[it.key()] = it.value();
-        if (reports.size() > 1)
-            j["native"] = layoutJson(reports[1]);
-        if (o.calibration) {
-            addDecodeScaleFields(j["forecast"], cal);
-            if (reports.size() > 1)
-                addDecodeScaleFields(j["native"]["forecast"], cal);
+        for (size_t i = 0; i < reports.size(); ++i) {
+            const char *key = reports[i].layout == &rp.vq ? "vq3r" : "native";
+            j[key] = layoutJson(reports[i]);
+            if (o.calibration && j[key].contains("forecast"))
+                addDecodeScaleFields(j[key]["forecast"], cal);
         }
+        if (o.calibration && j.contains("forecast"))
+            addDecodeScaleFields(j["forecast"], cal);
         std::printf("%s\n", j.dump().c_str());
         if (o.calibration)
             warnDecodeScaleFallback(cal);
@@ -144,8 +165,17 @@ int runPlanRelease(const Args &args, int ctx)
     std::printf("  RAM: %s %.2f GB, 7/8 line %.2f GB, other programs %s %.2f GB, paging likely above %.2f GB\n",
                 o.ramBytes > 0 ? "a machine with" : "this machine's", gb(m.physical_ram_bytes), gb(m.cap_bytes),
                 o.ramBytes > 0 ? "assumed to hold" : "hold", gb(m.other_process_bytes), gb(m.cliff_bytes));
-    for (const LayoutReport &r : reports)
-        printLayout(r);
+    if (!measured.container.isEmpty())
+        std::printf("  disk: %.2f GB/s, measured on %s\n", disk, qPrintable(measured.container));
+    else if (disk <= 0)
+        std::printf("  disk: not measured (%s), so no speed is predicted; give --disk-mbps N\n", qPrintable(measured.why));
+    for (size_t i = 0; i < reports.size(); ++i) {
+        if (i == 0)
+            std::printf("  as `waste convert` makes it by default:\n");
+        else
+            std::printf("  with --experts %s instead:\n", reports[i].layout == &rp.vq ? "vq3r" : "native");
+        printLayout(reports[i]);
+    }
     if (o.calibration)
         warnDecodeScaleFallback(cal);
     return 0;

@@ -1,4 +1,5 @@
 #include "studioapplication.h"
+#include "settings/datafolder.h"
 
 #include "download/downloadmanager.h"
 #include "engine/enginecontroller.h"
@@ -29,8 +30,8 @@ Q_IMPORT_QML_PLUGIN(WasteStudio_CorePlugin)
 
 void StudioApplication::configure()
 {
-    QCoreApplication::setApplicationName(QStringLiteral("WASTE Studio"));
-    QCoreApplication::setOrganizationName(QStringLiteral("WASTE Studio"));
+    QCoreApplication::setApplicationName(QString::fromLatin1(kStudioName));
+    QCoreApplication::setOrganizationName(QString::fromLatin1(kStudioName));
     QCoreApplication::setOrganizationDomain(QStringLiteral("waste.studio"));
     QGuiApplication::setDesktopFileName(QStringLiteral("studio.waste.WasteStudio"));
     // Basic renders identically offscreen (software scenegraph) and on a GPU; our Theme

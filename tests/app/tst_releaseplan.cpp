@@ -52,17 +52,22 @@ private Q_SLOTS:
         waste::ReleasePlanOptions o;
         o.ramBytes = 64 * GiB;
         const waste::ReleasePlan rp = waste::planRelease(k3Config().toStdString(), o);
-        const qint64 floor = rp.vq.plan.floor_bytes;
-        const qint64 def = waste::resolveBudget(rp.vq.plan, 0).budget_bytes;
-        QVERIFY(std::abs(double(floor) / GiB - 29.06) < 0.3);
-        QVERIFY(std::abs(double(def) / GiB - 46.25) < 0.5);
+        QVERIFY(std::abs(double(rp.vq.plan.floor_bytes) / GiB - 29.06) < 0.3);
+        QVERIFY(std::abs(double(waste::resolveBudget(rp.vq.plan, 0).budget_bytes) / GiB - 46.25) < 0.5);
+        // The headline plans the container Convert makes by default: K3's experts kept as MXFP4.
+        QCOMPARE(QString::fromStdString(rp.convertDefault().expert_format), QStringLiteral("MXFP4"));
+        const qint64 floor = rp.convertDefault().plan.floor_bytes;
+        const qint64 def = waste::resolveBudget(rp.convertDefault().plan, 0).budget_bytes;
         const QString expected = QStringLiteral("On a 64.0 GiB machine: floor %1, default %2").arg(Units::bytes(floor), Units::bytes(def));
         QVERIFY2(plan.headline().startsWith(expected), qPrintable(plan.headline() + " / " + expected));
         // Where the cliff lies, and what 128 GiB would give.
-        QVERIFY2(plan.details().contains(QStringLiteral("The paging cliff lies at %1").arg(Units::bytes(rp.vq.plan.cliff_bytes))),
+        QVERIFY2(plan.details().contains(QStringLiteral("The paging cliff lies at %1").arg(Units::bytes(rp.convertDefault().plan.cliff_bytes))),
                  qPrintable(plan.details()));
         QVERIFY2(plan.details().contains(QStringLiteral("With 128 GiB of RAM: default")), qPrintable(plan.details()));
-        QVERIFY2(plan.details().contains(QStringLiteral("kept as released (MXFP4)")), qPrintable(plan.details()));
+        QVERIFY2(plan.details().contains(QStringLiteral("(MXFP4 experts, as Convert makes it)")), qPrintable(plan.details()));
+        QVERIFY2(plan.details().contains(QStringLiteral("Converted with VQ3R experts instead, the container takes %1 and the floor is %2")
+                                             .arg(Units::bytes(rp.vq.container_bytes), Units::bytes(rp.vq.plan.floor_bytes))),
+                 qPrintable(plan.details()));
 
         // Compare machines: on 16 GiB the floor alone does not fit.
         plan.setMachineRam(16 * GiB);

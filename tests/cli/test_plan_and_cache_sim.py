@@ -109,12 +109,13 @@ if p.returncode == 0:
     check("decode scale was not measured" in p.stderr and "TMPDIR" in p.stderr, f"no warning: {p.stderr!r}")
 # A release planned from its config alone (the Models page's plan before a download) says the
 # same, for each layout it prices.
-p = subprocess.run([WASTE, "plan", "--config", f"{FIX}/release-configs/kimi-k3.json", "--ram", "64G", "--json"],
-                   capture_output=True, text=True, timeout=100, env=env)
+p = subprocess.run([WASTE, "plan", "--config", f"{FIX}/release-configs/kimi-k3.json", "--ram", "64G", "--json",
+                    "--disk-mbps", "3000"], capture_output=True, text=True, timeout=100, env=env)
 check(p.returncode == 0, f"plan --config with a broken TMPDIR: exit {p.returncode}: {p.stderr}")
 if p.returncode == 0:
     j = json.loads(p.stdout)
-    for name, f in [("vq", j["forecast"])] + ([("native", j["native"]["forecast"])] if "native" in j else []):
+    for name, f in [("default", j["forecast"]), ("vq3r", j["vq3r"]["forecast"])] + \
+            ([("native", j["native"]["forecast"])] if "native" in j else []):
         check(f.get("decode_scale") == 1 and "temporary folder" in (f.get("decode_scale_fallback") or ""),
               f"--config {name}: fallback not in --json: {f.get('decode_scale')} {f.get('decode_scale_fallback')!r}")
     check("decode scale was not measured" in p.stderr, f"--config: no warning: {p.stderr!r}")

@@ -12,7 +12,7 @@
 
 namespace {
 
-QString studioDataFolder()
+QString ownDataFolder()
 {
     if (AppSettings *a = AppSettings::instance())
         return a->dataFolder();
@@ -23,8 +23,8 @@ QString studioDataFolder()
 DownloadManager::DownloadManager(QObject *parent) : QObject(parent)
 {
     Config c;
-    c.queuePath = studioDataFolder() + QStringLiteral("/downloads.json");
-    c.modelsFolder = AppSettings::instance() ? AppSettings::instance()->modelsFolder() : studioDataFolder() + QStringLiteral("/models");
+    c.queuePath = ownDataFolder() + QStringLiteral("/downloads.json");
+    c.modelsFolder = AppSettings::instance() ? AppSettings::instance()->modelsFolder() : ownDataFolder() + QStringLiteral("/models");
     c.useSettings = true;
     init(c);
 }

@@ -1,5 +1,7 @@
 #include "planner/releaseplancontroller.h"
 
+#include "planner/folderdisk.h"
+
 #include "download/hubendpoint.h"
 #include "download/hubrequest.h"
 #include "download/modellibrary.h"
@@ -19,35 +21,6 @@ namespace {
 
 constexpr qint64 GiB = qint64(1) << 30;
 const qint64 kMachineSizes[] = {16 * GiB, 32 * GiB, 64 * GiB, 128 * GiB, 256 * GiB};
-
-// The disk the models folder is on, read the way the engine reads experts: the largest
-// container already there (the demo's when there is nothing else), measured once per session.
-double folderDiskGBps(const QString &modelsFolder, const QString &dataFolder)
-{
-    static QMutex mutex;
-    static QHash<QString, double> known;
-    QMutexLocker lock(&mutex);
-    if (known.contains(modelsFolder))
-        return known.value(modelsFolder);
-    QString best;
-    qint64 bestBytes = -1;
-    for (const QString &folder : {modelsFolder, dataFolder + QStringLiteral("/demo")})
-        for (const ModelLibrary::Entry &e : ModelLibrary::scan(folder))
-            if (e.kind == QLatin1String("container") && e.bytes > bestBytes) {
-                best = e.path;
-                bestBytes = e.bytes;
-            }
-    double gbps = 0;
-    if (!best.isEmpty()) {
-        try {
-            gbps = waste::measureExpertReads(waste::planMemory(QDir(best).absolutePath().toStdString())).gbps;
-        } catch (const std::exception &) {
-            gbps = 0; // no figure: the sentence says so instead of guessing
-        }
-    }
-    known.insert(modelsFolder, gbps);
-    return gbps;
-}
 
 double tokensPerSecond(const waste::ReleaseLayout &l, int64_t budget, double gbps)
 {
@@ -242,16 +215,18 @@ void ReleasePlanController::planConfig(const QByteArray &configJson)
             o.calibration = &cal;
             const waste::ReleasePlan rp = waste::planRelease(config, o);
             f.decodeScaleFallback = QString::fromStdString(cal.decodeScaleError);
-            const waste::MemoryPlan &p = rp.vq.plan;
-            const double gbps = folderDiskGBps(models, data);
+            // The container a person gets from `convert` as it comes: the plan is of that one.
+            const waste::ReleaseLayout &made = rp.convertDefault();
+            const waste::MemoryPlan &p = made.plan;
+            const double gbps = modelsFolderDiskGBps(models, data);
             f.onThisMachine = ram <= 0;
             f.floor = p.floor_bytes;
             f.defaultBudget = waste::resolveBudget(p, 0).budget_bytes;
             f.cliff = p.cliff_bytes;
             f.usable = p.usable_ram_bytes;
             f.physical = p.physical_ram_bytes;
-            f.tokPerS = tokensPerSecond(rp.vq, f.defaultBudget, gbps);
-            f.diskNeeded = rp.vq.container_bytes + source;
+            f.tokPerS = tokensPerSecond(made, f.defaultBudget, gbps);
+            f.diskNeeded = made.container_bytes + source;
             QString folder = models;
             while (!folder.isEmpty() && !QDir(folder).exists())
                 folder = QFileInfo(folder).absolutePath() == folder ? QString() : QFileInfo(folder).absolutePath();
@@ -271,9 +246,11 @@ void ReleasePlanController::planConfig(const QByteArray &configJson)
                 lf.tokPerS = tokensPerSecond(*l, lf.defaultBudget, gbps);
                 f.layouts << lf;
             }
-            if (rp.has_native) {
-                f.nativeFormat = QString::fromStdString(rp.native.expert_format);
-                f.nativeFloor = rp.native.plan.floor_bytes;
+            f.madeFormat = QString::fromStdString(made.expert_format);
+            if (rp.has_native) { // the other choice convert offers: VQ3R records
+                f.otherFormat = QString::fromStdString(rp.vq.expert_format);
+                f.otherFloor = rp.vq.plan.floor_bytes;
+                f.otherContainer = rp.vq.container_bytes;
             }
             // The next machine up: where the cliff leaves room for a larger default.
             for (qint64 b : kMachineSizes)
@@ -282,8 +259,8 @@ void ReleasePlanController::planConfig(const QByteArray &configJson)
                     up.ramBytes = b;
                     const waste::ReleasePlan big = waste::planRelease(config, up);
                     f.largerRam = b;
-                    f.largerDefault = waste::resolveBudget(big.vq.plan, 0).budget_bytes;
-                    f.largerTokPerS = tokensPerSecond(big.vq, f.largerDefault, gbps);
+                    f.largerDefault = waste::resolveBudget(big.convertDefault().plan, 0).budget_bytes;
+                    f.largerTokPerS = tokensPerSecond(big.convertDefault(), f.largerDefault, gbps);
                     break;
                 }
         } catch (const std::exception &e) {
@@ -319,9 +296,11 @@ QString ReleasePlanController::detailsFor(const Figures &f)
     else
         parts << tr("The paging cliff lies at %1: budgets past it run about 8× slower.").arg(Units::bytes(f.cliff));
     if (f.diskNeeded > 0)
-        parts << tr("Needs %1 of disk for the download and the container.").arg(Units::bytes(f.diskNeeded));
-    if (!f.nativeFormat.isEmpty())
-        parts << tr("With its experts kept as released (%1) the floor is %2.").arg(f.nativeFormat, Units::bytes(f.nativeFloor));
+        parts << tr("Needs %1 of disk for the download and the container (%2 experts, as Convert makes it).")
+                     .arg(Units::bytes(f.diskNeeded), f.madeFormat);
+    if (!f.otherFormat.isEmpty())
+        parts << tr("Converted with %1 experts instead, the container takes %2 and the floor is %3.")
+                     .arg(f.otherFormat, Units::bytes(f.otherContainer), Units::bytes(f.otherFloor));
     if (f.largerRam > 0) {
         QString more = tr("With %1 of RAM: default %2").arg(Units::bytes(f.largerRam), Units::bytes(f.largerDefault));
         if (f.largerTokPerS > 0)

@@ -80,8 +80,10 @@ public:
         qint64 diskNeeded = 0, diskFree = -1; // -1: not known
         double tokPerS = 0;                   // 0: disk speed not known
         bool onThisMachine = true;
-        QString nativeFormat;                 // the release's own expert format, when it has one
-        qint64 nativeFloor = 0;
+        QString madeFormat;                   // the experts of the container Convert makes by default
+        QString otherFormat;                  // the other choice (VQ3R where the default keeps the release's)
+        qint64 otherFloor = 0;
+        qint64 otherContainer = 0;
         qint64 largerRam = 0, largerDefault = 0; // the next machine size up, and its default
         double largerTokPerS = 0;
         QString error;                        // the plan could not be made

@@ -3,6 +3,7 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
+#include <QSettings>
 #include <QStandardPaths>
 
 namespace {
@@ -31,4 +32,16 @@ QString appDataFolder()
     if (QDir::cleanPath(doubled) != QDir::cleanPath(dir) && QFileInfo(doubled).isDir())
         moveUp(doubled, dir);
     return dir;
+}
+
+QString studioDataFolder()
+{
+    return QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) + QLatin1Char('/') +
+           QString::fromLatin1(kStudioName);
+}
+
+QString studioModelsFolder()
+{
+    const QSettings settings(QString::fromLatin1(kStudioName), QString::fromLatin1(kStudioName));
+    return settings.value(QStringLiteral("models/folder"), studioDataFolder() + QStringLiteral("/models")).toString();
 }

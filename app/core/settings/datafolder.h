@@ -7,3 +7,13 @@
 #include <QString>
 
 QString appDataFolder();
+
+// The desktop app's name, which names its data folder and its settings file.
+inline constexpr const char *kStudioName = "WASTE Studio";
+
+// The models folder the desktop app uses (its Settings' "models/folder", else
+// <data folder>/models), readable from any program of the suite: the command line plans on
+// the disk the app keeps its models on.
+QString studioModelsFolder();
+// The desktop app's data folder, from any program (appDataFolder() is the running program's own).
+QString studioDataFolder();

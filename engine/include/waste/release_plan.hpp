@@ -1,11 +1,11 @@
 // Planning a release before it is downloaded: the RAM plan of the container `waste convert`
 // would make from a Hugging Face release, from its config.json alone (a few KB).
 //
-// Supported: Kimi-Linear, Kimi K3 (text model of the multimodal wrapper), and the
-// DeepSeek-V3 family (DeepSeek-V3/R1, Kimi K2), whose configs name experts with
-// DeepSeek's keys. The trunk is sized tensor by tensor with the converter's format rules;
-// the experts as VQ3R records, and, where the release ships its experts quantized (MXFP4,
-// FP8 with 128x128 blocks, INT4 in groups of 32), also as native records of that format.
+// Supported: every architecture the engine runs (the config is read by the same reader as a
+// container's manifest and the converter). The trunk is sized tensor by tensor with the
+// converter's format rules; the experts as VQ3R records, and, where the release ships its
+// experts quantized (MXFP4, FP8 with 128x128 blocks, INT4 in groups of 32), also as native
+// records of that format, which is what `waste convert` keeps by default.
 #pragma once
 
 #include <waste/calibration.hpp>
@@ -34,12 +34,15 @@ struct ReleaseLayout {
 };
 
 struct ReleasePlan {
-    std::string arch;             // "kimi-linear", "kimi-k3", "deepseek-v3"
+    std::string arch;             // "kimi-linear", "kimi-k3", "kimi-k2", "deepseek-v3", "qwen3-moe", ...
     int64_t total_params = 0;     // trunk + every expert
     int64_t active_params = 0;    // what one token touches
-    ReleaseLayout vq;             // as `waste convert` writes it by default
+    ReleaseLayout vq;             // experts as VQ3R records (`waste convert --experts vq3r`)
     bool has_native = false;
     ReleaseLayout native;         // the release's own expert encoding, when it has one
+    // What `waste convert` makes with its default encoding (--experts auto): the release's
+    // own encoding where it ships its experts quantised, VQ3R otherwise.
+    const ReleaseLayout &convertDefault() const { return has_native ? native : vq; }
 };
 
 // Throws Error(Format) when the text is not a config of a supported architecture.

@@ -1,6 +1,7 @@
 #include "convert/hf_names.hpp"
 
 #include "convert/vq.hpp"
+#include "format/release_config.hpp"
 
 #include <waste/waste.hpp>
 
@@ -54,15 +55,12 @@ Layout buildLayout(const ModelSource &src) {
         throw Error(ErrorCode::Format, "config.json is not valid JSON (" + std::string(e.what()) + ")");
     }
     if (!config.is_object()) throw Error(ErrorCode::Format, "config.json is not a JSON object");
-    ojson cfg = config;
-    if (config.contains("text_config") && config["text_config"].is_object()) {
-        // Multimodal wrapper (K3): the text config is hoisted and the wrapper kept under _outer.
-        cfg = config["text_config"];
-        ojson outer = config;
-        outer.erase("text_config");
-        cfg["_outer"] = outer;
-        L.prefix = "language_model.";
-    }
+    // The release read as the manifest and the planner read it (format/release_config): its
+    // architecture, layers and experts. A multimodal wrapper (K3) is stored with its text
+    // config hoisted and the wrapper kept under _outer.
+    const format::ModelConfig model = format::readReleaseConfig(nlohmann::json(config));
+    const ojson cfg = format::textModelConfig(config);
+    if (cfg.contains("_outer")) L.prefix = "language_model.";
     L.config = cfg;
     // The wrapper's model type names a multimodal release (kimi_k3); the text config's
     // own says only which trunk it reuses.
@@ -74,10 +72,7 @@ Layout buildLayout(const ModelSource &src) {
     if (textOnly)
         L.note = "Kimi K2.5's vision tower (vision_tower., mm_projector.) is read past: the container holds its "
                  "text model (Kimi K2's), which takes no images";
-    if (!cfg.contains("num_hidden_layers") || !cfg["num_hidden_layers"].is_number_integer())
-        throw Error(ErrorCode::Format, "config.json lacks num_hidden_layers");
-    L.layers = cfg["num_hidden_layers"].get<int>();
-    if (L.layers < 1 || L.layers > 1024) throw Error(ErrorCode::Format, "config.json num_hidden_layers out of range");
+    L.layers = model.layers;
 
     L.units.resize(static_cast<size_t>(L.layers) + 1);
     for (int i = 0; i < L.layers; ++i) L.units[static_cast<size_t>(i) + 1].layer = i;
@@ -103,7 +98,7 @@ Layout buildLayout(const ModelSource &src) {
         if (parseExpert(rest, &e, &kind)) experts[static_cast<size_t>(layer)][e].name[kind] = name;
         else L.units[static_cast<size_t>(layer) + 1].trunk.push_back(name);
     }
-    const int cfgExperts = cfg.value("num_experts", cfg.value("n_routed_experts", cfg.value("num_local_experts", 0)));
+    const int cfgExperts = model.experts;
     const int stages = VqGeometry{}.stages;
     for (int layer = 0; layer < L.layers; ++layer) {
         auto &m = experts[static_cast<size_t>(layer)];

@@ -3,6 +3,7 @@
 #include "format/deepseek_config.hpp"
 #include "format/manifest_keys.hpp"
 #include "format/native_record.hpp"
+#include "format/release_config.hpp"
 
 #include "waste/waste.hpp"
 
@@ -18,7 +19,7 @@ using nlohmann::json;
 
 [[noreturn]] void refuse(const std::string &where, const std::string &what)
 {
-    throw Error(ErrorCode::Format, where + ": " + what + " (the container is damaged or not WASTE v0; re-convert it)");
+    throw Error(ErrorCode::Format, where + ": " + what + kContainerAdvice);
 }
 
 // WASTE reads numbers with atof and truncates integers toward zero; a value that is not
@@ -56,7 +57,9 @@ float floatField(const json &obj, const char *key, float def)
 
 bool present(const json &obj, const char *key) { return obj.is_object() && obj.contains(key); }
 
-std::string archName(const json &cfg)
+} // namespace
+
+std::string configArch(const json &cfg)
 {
     std::string name;
     auto firstString = [](const json &o, const char *key) -> std::string {
@@ -71,6 +74,17 @@ std::string archName(const json &cfg)
         name = firstString(cfg["_outer"], "architectures");
     if (name.empty())
         name = firstString(cfg, "architectures");
+    // A config without "architectures" is named by its model_type.
+    const std::string type = cfg.is_object() ? cfg.value("model_type", std::string()) : std::string();
+    if (name.empty()) {
+        static const std::pair<const char *, const char *> kByType[] = {
+            {"kimi_k3", "KimiK3"},         {"kimi_k25", "KimiK25"},   {"kimi_linear", "KimiLinear"},
+            {"deepseek_v3", "DeepseekV3"}, {"kimi_k2", "DeepseekV3"}, {"qwen3_moe", "Qwen3Moe"},
+            {"qwen3_next", "Qwen3Next"},   {"gpt_oss", "GptOss"}};
+        for (const auto &[t, n] : kByType)
+            if (type == t)
+                name = n;
+    }
     if (name.find("KimiK3") != std::string::npos)
         return "kimi-k3";
     if (name.find("KimiK25") != std::string::npos) // K2.5: Kimi K2's text model, the vision tower read past
@@ -78,18 +92,18 @@ std::string archName(const json &cfg)
     if (name.find("KimiLinear") != std::string::npos)
         return "kimi-linear";
     if (name.find("DeepseekV3") != std::string::npos) // Kimi K2 ships DeepSeek-V3's class
-        return cfg.is_object() && cfg.value("model_type", std::string()) == "kimi_k2" ? "kimi-k2" : "deepseek-v3";
+        return type == "kimi_k2" ? "kimi-k2" : "deepseek-v3";
     if (const char *gqa = gqaArchName(name))
         return gqa;
     return name.empty() ? "unknown" : name;
 }
 
-ModelConfig parseConfig(const json &cfg, const std::string &where)
+ModelConfig readModelConfig(const json &cfg, const std::string &where)
 {
     if (!cfg.is_object())
         refuse(where, "'config' is missing or not an object");
     ModelConfig c;
-    c.arch = archName(cfg);
+    c.arch = configArch(cfg);
     c.layers = static_cast<int>(intField(cfg, "num_hidden_layers", 0, 0, Limits::kMaxLayers, where));
     c.hidden = static_cast<int>(intField(cfg, "hidden_size", 0, 0, Limits::kMaxHidden, where));
     c.vocab = static_cast<int>(intField(cfg, "vocab_size", 0, 0, Limits::kMaxVocab, where));
@@ -108,6 +122,10 @@ ModelConfig parseConfig(const json &cfg, const std::string &where)
     c.qkRope = static_cast<int>(intField(cfg, "qk_rope_head_dim", 0, 0, Limits::kMaxHeadDim, where));
     c.vHead = static_cast<int>(intField(cfg, "v_head_dim", 0, 0, Limits::kMaxHeadDim, where));
     c.eps = floatField(cfg, "rms_norm_eps", 1e-5f);
+    // A wrapper (K3, K2.5) may say it for its text model.
+    for (const json *o : {&cfg, cfg.contains("_outer") ? &cfg["_outer"] : nullptr})
+        if (o && o->is_object() && o->contains("tie_word_embeddings") && (*o)["tie_word_embeddings"].is_boolean())
+            c.tiedEmbeddings = c.tiedEmbeddings || (*o)["tie_word_embeddings"].get<bool>();
     c.routedScale = floatField(cfg, "routed_scaling_factor", 1.0f);
     c.renormalize = present(cfg, "moe_renormalize");
     c.eosId = intField(cfg, "eos_token_id", 0, std::numeric_limits<int32_t>::min(),
@@ -169,6 +187,8 @@ ModelConfig parseConfig(const json &cfg, const std::string &where)
         refuse(where, "rms_norm_eps must be a finite non-negative number");
     return c;
 }
+
+namespace {
 
 ExpertQuant parseQuant(const json &m, const std::string &where)
 {
@@ -365,7 +385,7 @@ Manifest parseManifest(const std::string &text, const std::string &where)
     const json m = parseV0(text, where);
     Manifest out;
     const json &cfg = textConfig(m, where, out.prefix);
-    out.config = parseConfig(cfg, where);
+    out.config = readModelConfig(cfg, where);
     out.quant = parseQuant(m, where);
     out.banks = parseBanks(m, out.config, where);
     out.trunk = parseTrunk(m, where);

@@ -48,6 +48,7 @@ struct ModelConfig {
     float situBeta = 1.0f, situLinearBeta = 0.0f;
     bool fullRankGate = false;
     float gateLowerBound = 0.0f;
+    bool tiedEmbeddings = false; // tie_word_embeddings (the config's or its wrapper's): no lm_head of its own
     // DeepSeek-V3 family (deepseek_config.cpp): group-limited routing, rotated MLA dims,
     // and the name of the MoE block ("mlp." there).
     int groups = 1, topkGroups = 1;
@@ -103,6 +104,9 @@ struct Limits {
     static constexpr int64_t kMaxGroup = 1 << 20;
     static constexpr int kMaxTrunkEntries = 1 << 20;
 };
+
+// What every complaint about a manifest ends with: the container, not the model, is at fault.
+inline constexpr const char *kContainerAdvice = " (the container is damaged or not WASTE v0; re-convert it)";
 
 // Parses the manifest text; `where` names the file in error messages.
 Manifest parseManifest(const std::string &text, const std::string &where);

@@ -7,6 +7,7 @@
 #include "format/codebooks.hpp"
 #include "format/expert_record.hpp"
 #include "format/native_record.hpp"
+#include "format/release_config.hpp"
 #include "format/trunk_layout.hpp"
 #include "plan/compute_estimate.hpp"
 #include "plan/memory_plan.hpp"
@@ -27,49 +28,12 @@ using Json = nlohmann::json;
 
 [[noreturn]] void refuse(const std::string &why) { throw Error(ErrorCode::Format, "config.json: " + why); }
 
-// A whole number under `key` (or its alias), bounded so that the arithmetic below cannot overflow.
-int64_t num(const Json &c, std::initializer_list<const char *> keys, int64_t fallback)
-{
-    for (const char *k : keys)
-        if (c.contains(k) && c[k].is_number() && !c[k].is_boolean()) {
-            const double v = c[k].get<double>();
-            if (!(v >= 0 && v <= double(int64_t(1) << 32)))
-                refuse(std::string(k) + " is out of range");
-            return int64_t(v);
-        }
-    return fallback;
-}
-
-// The release's own expert encoding, from its quantization_config.
-std::optional<uint8_t> nativeExpertFormat(const Json &root)
-{
-    if (!root.contains("quantization_config") || !root["quantization_config"].is_object())
-        return std::nullopt;
-    const Json &q = root["quantization_config"];
-    const std::string method = q.value("quant_method", "");
-    const std::string fmt = q.contains("format") && q["format"].is_string() ? q["format"].get<std::string>() : "";
-    if (method == "mxfp4" || fmt.find("mxfp4") != std::string::npos)
-        return format::kFmtMXFP4;
-    if (method == "fp8")
-        return format::kFmtFP8B128;
-    if (method == "compressed-tensors" && q.contains("config_groups") && q["config_groups"].is_object())
-        for (const Json &group : q["config_groups"]) {
-            const Json w = group.is_object() && group.contains("weights") ? group["weights"] : Json();
-            if (w.is_object() && w.value("num_bits", 0) == 4 && w.value("type", "") == "int" &&
-                w.value("group_size", 0) == 32)
-                return format::kFmtINT4G32;
-        }
-    return std::nullopt;
-}
-
 struct Geometry {
     std::string arch;
-    Json text; // the text model's config
     int64_t H = 0, L = 0, V = 0, NH = 0, E = 0, K = 0, IM = 0, NS = 0, FD = 0, I = 0, LT = 0;
     int64_t QL = 0, DC = 0, DN = 0, DR = 0, DV = 0, KH = 0, KD = 0, KC = 4, AR = 0;
     bool tied = false, outputGate = false, fullRankGate = false;
     std::vector<bool> kda; // per layer (0-based)
-    int64_t moeFreq = 1;
     // GQA families (Qwen3-MoE, gpt-oss).
     bool gqa = false;
     int64_t KVH = 0, HD = 0, window = 0, slidingLayers = 0;
@@ -79,103 +43,50 @@ struct Geometry {
     int64_t LKH = 0, LVH = 0, LKD = 0, LVD = 0, SI = 0;
 };
 
+// The release as the one config reader (format/release_config) sees it, in the letters the
+// arithmetic below uses.
 Geometry readGeometry(const Json &root)
 {
+    const format::ModelConfig c = format::readReleaseConfig(root);
     Geometry g;
-    auto firstArch = [](const Json &o) -> std::string {
-        if (o.is_object() && o.contains("architectures") && o["architectures"].is_array() &&
-            !o["architectures"].empty() && o["architectures"][0].is_string())
-            return o["architectures"][0].get<std::string>();
-        return {};
-    };
-    const std::string outer = firstArch(root);
-    g.text = root.contains("text_config") && root["text_config"].is_object() ? root["text_config"] : root;
-    const std::string modelType = root.value("model_type", g.text.value("model_type", ""));
-    if (outer.find("KimiK3") != std::string::npos || modelType == "kimi_k3")
-        g.arch = "kimi-k3";
-    else if (outer.find("KimiLinear") != std::string::npos || modelType == "kimi_linear")
-        g.arch = "kimi-linear";
-    else if (outer.find("DeepseekV3") != std::string::npos || modelType == "deepseek_v3" || modelType == "kimi_k2")
-        g.arch = "deepseek-v3";
-    else if (outer.find("KimiK25") != std::string::npos || modelType == "kimi_k25")
-        g.arch = "deepseek-v3"; // Kimi K2.5: K2's text model in text_config; its vision tower is not planned
-    else if (outer.find("Qwen3Moe") != std::string::npos || modelType == "qwen3_moe")
-        g.arch = "qwen3-moe";
-    else if (outer.find("Qwen3Next") != std::string::npos || modelType == "qwen3_next")
-        g.arch = "qwen3-next";
-    else if (outer.find("GptOss") != std::string::npos || modelType == "gpt_oss")
-        g.arch = "gpt-oss";
-    else
-        refuse("architecture \"" + (outer.empty() ? modelType : outer) +
-               "\" is not one this engine plans (Kimi-Linear, Kimi K3, DeepSeek-V3 / Kimi K2, Qwen3-MoE, Qwen3-Next, gpt-oss)");
-    const Json &c = g.text;
-    g.H = num(c, {"hidden_size"}, 0);
-    g.L = num(c, {"num_hidden_layers"}, 0);
-    g.V = num(c, {"vocab_size"}, 0);
-    g.NH = num(c, {"num_attention_heads"}, 0);
-    g.E = num(c, {"num_experts", "n_routed_experts", "num_local_experts"}, 0);
-    g.K = num(c, {"num_experts_per_token", "num_experts_per_tok"}, 0);
-    g.IM = num(c, {"moe_intermediate_size"}, 0);
-    g.NS = num(c, {"num_shared_experts", "n_shared_experts"}, 0);
-    g.FD = num(c, {"first_k_dense_replace"}, 0);
-    g.I = num(c, {"intermediate_size"}, 0);
-    g.LT = num(c, {"routed_expert_hidden_size"}, 0);
-    g.QL = num(c, {"q_lora_rank"}, 0);
-    g.DC = num(c, {"kv_lora_rank"}, 0);
-    g.DN = num(c, {"qk_nope_head_dim"}, 0);
-    g.DR = num(c, {"qk_rope_head_dim"}, 0);
-    g.DV = num(c, {"v_head_dim"}, 0);
-    g.AR = num(c, {"attn_res_block_size"}, 0);
-    g.moeFreq = std::max<int64_t>(1, num(c, {"moe_layer_freq"}, 1));
-    g.tied = c.value("tie_word_embeddings", root.value("tie_word_embeddings", false));
-    if (g.arch == "qwen3-moe" || g.arch == "qwen3-next" || g.arch == "gpt-oss") {
-        // Every layer GQA attention and MoE; gpt-oss's experts are intermediate_size wide
-        // and half its layers keep a sliding window of keys and values.
-        g.gqa = true;
-        g.KVH = num(c, {"num_key_value_heads"}, g.NH);
-        g.HD = num(c, {"head_dim"}, g.NH > 0 ? g.H / g.NH : 0);
-        if (g.arch == "gpt-oss") {
-            g.IM = num(c, {"intermediate_size"}, 0);
-            g.window = num(c, {"sliding_window"}, 0);
-            if (c.contains("layer_types") && c["layer_types"].is_array())
-                for (const Json &t : c["layer_types"])
-                    g.slidingLayers += t.is_string() && t.get<std::string>() == "sliding_attention" ? 1 : 0;
-        }
-    }
-    g.outputGate = c.contains("mla_use_output_gate") && c["mla_use_output_gate"].is_boolean() && c["mla_use_output_gate"].get<bool>();
-    if (g.H <= 0 || g.L <= 0 || g.V <= 0 || g.NH <= 0 || g.L > 4096 || g.H > (1 << 20))
-        refuse("needs hidden_size, num_hidden_layers, vocab_size and num_attention_heads");
-    if (g.E <= 0 || g.K <= 0 || g.K > g.E || g.IM <= 0 || g.IM % 8 != 0)
+    g.arch = c.arch;
+    g.H = c.hidden;
+    g.L = c.layers;
+    g.V = c.vocab;
+    g.NH = c.heads;
+    g.E = c.experts;
+    g.K = c.topK;
+    g.IM = c.moeInter;
+    g.NS = c.sharedExperts;
+    g.FD = c.firstDense;
+    g.I = c.inter;
+    g.LT = c.latentMoe;
+    g.QL = c.qLora;
+    g.DC = c.kvLora;
+    g.DN = c.qkNope;
+    g.DR = c.qkRope;
+    g.DV = c.vHead;
+    g.AR = c.attnResBlock;
+    g.KH = c.kdaHeads;
+    g.KD = c.kdaDim;
+    g.KC = c.convK;
+    g.tied = c.tiedEmbeddings || c.g.tied;
+    g.outputGate = c.mlaOutputGate;
+    g.fullRankGate = c.fullRankGate;
+    g.kda = c.isKda;
+    g.gqa = c.g.on;
+    g.KVH = c.g.kvHeads;
+    g.HD = c.g.headDim;
+    g.window = c.g.window;
+    g.slidingLayers = std::count(c.g.sliding.begin(), c.g.sliding.end(), true);
+    g.next = c.g.next;
+    g.LKH = c.g.linKeyHeads;
+    g.LVH = c.g.linValueHeads;
+    g.LKD = c.g.linKeyDim;
+    g.LVD = c.g.linValueDim;
+    g.SI = c.g.sharedInter;
+    if (g.E <= 0 || g.K <= 0)
         refuse("not a mixture of experts this engine streams (experts, top-k and moe_intermediate_size needed)");
-    g.kda.assign(size_t(g.L), false);
-    if (c.contains("linear_attn_config") && c["linear_attn_config"].is_object()) {
-        const Json &lin = c["linear_attn_config"];
-        g.KH = num(lin, {"num_heads"}, 0);
-        g.KD = num(lin, {"head_dim"}, 0);
-        g.KC = num(lin, {"short_conv_kernel_size"}, 4);
-        g.fullRankGate = lin.contains("use_full_rank_gate") && lin["use_full_rank_gate"].is_boolean() &&
-                         lin["use_full_rank_gate"].get<bool>();
-        if (lin.contains("kda_layers") && lin["kda_layers"].is_array())
-            for (const Json &v : lin["kda_layers"])
-                if (v.is_number_integer() && v.get<int64_t>() >= 1 && v.get<int64_t>() <= g.L)
-                    g.kda[size_t(v.get<int64_t>() - 1)] = true;
-    }
-    if (g.arch == "qwen3-next") {
-        g.next = true;
-        g.LKH = num(c, {"linear_num_key_heads"}, 0);
-        g.LVH = num(c, {"linear_num_value_heads"}, 0);
-        g.LKD = num(c, {"linear_key_head_dim"}, 0);
-        g.LVD = num(c, {"linear_value_head_dim"}, 0);
-        g.KC = num(c, {"linear_conv_kernel_dim"}, 4);
-        g.SI = num(c, {"shared_expert_intermediate_size"}, 0);
-        if (g.LKH <= 0 || g.LVH <= 0 || g.LKD <= 0 || g.LVD <= 0 || g.SI <= 0 || g.KC < 1)
-            refuse("Qwen3-Next needs linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, "
-                   "linear_value_head_dim, linear_conv_kernel_dim and shared_expert_intermediate_size");
-        const bool typed = c.contains("layer_types") && c["layer_types"].is_array() && int64_t(c["layer_types"].size()) == g.L;
-        const int64_t every = std::max<int64_t>(1, num(c, {"full_attention_interval"}, 4));
-        for (int64_t l = 0; l < g.L; ++l)
-            g.kda[size_t(l)] = typed ? c["layer_types"][size_t(l)] == "linear_attention" : (l + 1) % every != 0;
-    }
     return g;
 }
 
@@ -256,7 +167,7 @@ void enumerateTrunk(const Geometry &g, TrunkTally &t)
                 t.add(p + "self_attn.g_proj.weight", {g.NH * g.DV, H});
             t.add(p + "self_attn.o_proj.weight", {H, g.NH * g.DV});
         }
-        if (l < g.FD || (l - g.FD) % g.moeFreq != 0) {
+        if (l < g.FD) {
             t.add(p + "mlp.gate_proj.weight", {g.I, H});
             t.add(p + "mlp.up_proj.weight", {g.I, H});
             t.add(p + "mlp.down_proj.weight", {H, g.I});
@@ -411,9 +322,7 @@ ReleasePlan planRelease(const std::string &configJson, const ReleasePlanOptions 
         in.linearStateBytes = (g.LVH * g.LKD * g.LVD + (2 * g.LKH * g.LKD + g.LVH * g.LVD) * (g.KC - 1)) * 4;
         in.sharedExperts = (g.SI + g.IM - 1) / g.IM;
     }
-    for (int64_t l = g.FD; l < g.L; ++l)
-        if ((l - g.FD) % g.moeFreq == 0)
-            ++in.moeLayers;
+    in.moeLayers = std::max<int64_t>(0, g.L - g.FD); // every layer past the dense ones, as the engine runs them
 
     TrunkTally tally{&in, o.trunkBits};
     if (g.gqa)
@@ -454,11 +363,7 @@ ReleasePlan planRelease(const std::string &configJson, const ReleasePlanOptions 
     const int64_t books = in.moeLayers * 3 * stages * format::codebookRecordBytes(256, 8);
     out.vq = layoutFor("VQ3R", vq.recordBytes, "VQ-expert",
                        2 * format::indexBytes(g.IM, W, stages, 8) + format::indexBytes(W, g.IM, stages, 8), books);
-    // A multimodal wrapper (Kimi K2.5) describes its text model's quantization in text_config.
-    std::optional<uint8_t> nativeFmt = nativeExpertFormat(root);
-    if (!nativeFmt && root.contains("text_config"))
-        nativeFmt = nativeExpertFormat(root["text_config"]);
-    if (const auto native = nativeFmt) {
+    if (const auto native = format::releaseExpertFormat(root)) {
         const format::NativeLayout nl = format::nativeRecordLayout(*native, g.IM, W);
         out.has_native = true;
         out.native = layoutFor(format::nativeFmtName(*native), nl.recordBytes,

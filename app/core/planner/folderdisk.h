@@ -1,0 +1,20 @@
+// The speed of the disk a models folder is on, measured the way the engine reads experts
+// (waste::measureExpertReads: random whole records with direct I/O, as many in flight as the
+// engine keeps): the largest container already in the folder is read, or the demo model's in
+// the data folder when there is none. Measured once per folder per process. The Planner's
+// release plan and `waste plan --config` both predict read times with it.
+#pragma once
+
+#include <QString>
+
+struct FolderDisk {
+    double gbPerSecond = 0; // 0: not measured
+    QString container;      // what was read
+    QString why;            // when not measured: the reason, in a sentence
+};
+
+FolderDisk measureModelsFolderDisk(const QString &modelsFolder, const QString &dataFolder);
+inline double modelsFolderDiskGBps(const QString &modelsFolder, const QString &dataFolder)
+{
+    return measureModelsFolderDisk(modelsFolder, dataFolder).gbPerSecond;
+}
