@@ -6,7 +6,7 @@
 #include "studioapplication.h"
 
 #include "download/downloadmanager.h"
-#include "download/modellibrary.h"
+#include "library/modellibrary.h"
 #include "engine/enginecontroller.h"
 #include "faultyhub.h"
 #include "windowtest.h"

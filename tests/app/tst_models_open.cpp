@@ -7,7 +7,7 @@
 
 #include "chat/chatcontroller.h"
 #include "demo/demomodel.h"
-#include "download/modellibrary.h"
+#include "library/modellibrary.h"
 #include "engine/enginecontroller.h"
 #include "filepicker.h"
 #include "settings/appsettings.h"

@@ -9,7 +9,7 @@
 // gives a sentence that says what happened, and no chat text is lost.
 #include "chat/chatcontroller.h"
 #include "chat/conversationstore.h"
-#include "download/modellibrary.h"
+#include "library/modellibrary.h"
 #include "engine/enginecontroller.h"
 #include "engine/generationhandle.h"
 #include "httptestclient.h"

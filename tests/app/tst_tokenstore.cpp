@@ -3,7 +3,7 @@
 // left in the settings moved out of them, looser rights tightened again, a failure to save
 // named in words; and the Models page's manager saves it there too.
 #include "download/downloadmanager.h"
-#include "download/tokenstore.h"
+#include "settings/tokenstore.h"
 
 #include <QDir>
 #include <QFile>

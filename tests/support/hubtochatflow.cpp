@@ -5,7 +5,7 @@
 #include "chat/chatcontroller.h"
 #include "convert/conversionjob.h"
 #include "download/downloadmanager.h"
-#include "download/modellibrary.h"
+#include "library/modellibrary.h"
 #include "engine/enginecontroller.h"
 #include "settings/appsettings.h"
 #include "windowtest.h"

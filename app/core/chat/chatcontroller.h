@@ -14,7 +14,7 @@
 #include "chat/conversationlistmodel.h"
 #include "chat/conversationstore.h"
 #include "prompt/dialogue.h"
-#include "engine/generationtypes.h"
+#include "generation/generationtypes.h"
 #include "engine/tokencount.h"
 #include "chat/messagemodel.h"
 #include "chat/prefillclock.h"

@@ -4,7 +4,7 @@
 #include "settings/datafolder.h"
 #include "threads/threadpriority.h"
 #include "download/releasepresets.h"
-#include "download/tokenstore.h"
+#include "settings/tokenstore.h"
 
 #include <QDir>
 #include <QSettings>

@@ -8,7 +8,7 @@
 #pragma once
 
 #include "prompt/dialogue.h"
-#include "engine/generationtypes.h"
+#include "generation/generationtypes.h"
 #include "engine/promptfeeder.h"
 
 #include <waste/batch.hpp>

@@ -4,7 +4,7 @@
 // rest of the reply and the result.
 #pragma once
 
-#include "engine/generationtypes.h"
+#include "generation/generationtypes.h"
 
 #include <waste/waste.hpp>
 

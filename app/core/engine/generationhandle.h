@@ -4,7 +4,7 @@
 // it and deletes it (later) once its request has ended with finished() or failed().
 #pragma once
 
-#include "engine/generationtypes.h"
+#include "generation/generationtypes.h"
 
 #include <QObject>
 #include <QPointer>

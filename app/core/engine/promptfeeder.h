@@ -12,7 +12,7 @@
 // answer), both when there is nothing to go by.
 #pragma once
 
-#include "engine/generationtypes.h"
+#include "generation/generationtypes.h"
 #include "engine/promptcache.h"
 #include "engine/savedstate.h"
 #include "engine/statehistory.h"

@@ -1,6 +1,6 @@
 #include "planner/folderdisk.h"
 
-#include "download/modellibrary.h"
+#include "library/modellibrary.h"
 
 #include <waste/waste.hpp>
 

@@ -4,7 +4,7 @@
 
 #include "download/hubendpoint.h"
 #include "download/hubrequest.h"
-#include "download/modellibrary.h"
+#include "library/modellibrary.h"
 #include "planner/engineplansource.h"
 #include "settings/appsettings.h"
 #include "units/units.h"

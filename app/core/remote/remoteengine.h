@@ -12,7 +12,7 @@
 // mid-answer) ends it with a message, and what streamed before stays with the caller.
 #pragma once
 
-#include "engine/generationtypes.h"
+#include "generation/generationtypes.h"
 #include "remote/remoteendpoint.h"
 #include "remote/sseparser.h"
 

@@ -1,6 +1,6 @@
 #include "remote/remotestore.h"
 
-#include "download/tokenstore.h"
+#include "settings/tokenstore.h"
 
 #include <QFile>
 #include <QSettings>

@@ -1,5 +1,5 @@
 // The remote engines a person added, kept in the app's settings (group "remote"), and their
-// API keys, kept out of the settings file exactly like the hub token (download/tokenstore.h):
+// API keys, kept out of the settings file exactly like the hub token (settings/tokenstore.h):
 // one owner-only file per engine in AppConfigLocation/remote-keys/. A settings file that is
 // shared or pasted into a bug report then names the servers but carries no key.
 #pragma once

@@ -1,6 +1,6 @@
 #include "server/apierror.h"
 
-#include "engine/generationtypes.h"
+#include "generation/generationtypes.h"
 #include "units/units.h"
 
 #include <QJsonValue>

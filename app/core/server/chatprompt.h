@@ -5,7 +5,7 @@
 #pragma once
 
 #include "server/apirequest.h"
-#include "engine/generationtypes.h"
+#include "generation/generationtypes.h"
 
 #include <waste/chat.hpp>
 

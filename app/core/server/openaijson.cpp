@@ -1,6 +1,6 @@
 #include "server/openaijson.h"
 
-#include "engine/generationtypes.h"
+#include "generation/generationtypes.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "server/apirequest.h"
-#include "engine/generationtypes.h"
+#include "generation/generationtypes.h"
 
 // Empty when the request needs no constraint.
 ConstraintFactory constraintFor(const ApiRequest &request);

@@ -1,4 +1,4 @@
-#include "download/tokenstore.h"
+#include "settings/tokenstore.h"
 
 #include <QDir>
 #include <QFile>

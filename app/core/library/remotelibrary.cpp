@@ -1,4 +1,4 @@
-#include "remote/remotelibrary.h"
+#include "library/remotelibrary.h"
 
 #include "remote/remotestore.h"
 

@@ -38,7 +38,7 @@ public:
     struct Entry {
         QString name;
         QString path;
-        QString kind; // "container", "source", "partial download", "remote" (remote/remotelibrary.h)
+        QString kind; // "container", "source", "partial download", "remote" (library/remotelibrary.h)
         bool outside = false; // listed from extraPaths, not in the folder
         qint64 bytes = 0;
         int files = 0;

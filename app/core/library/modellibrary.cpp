@@ -1,6 +1,6 @@
-#include "download/modellibrary.h"
+#include "library/modellibrary.h"
 
-#include "remote/remotelibrary.h"
+#include "library/remotelibrary.h"
 #include "remote/remotestore.h"
 #include "settings/appsettings.h"
 #include "units/units.h"
