@@ -156,6 +156,11 @@ private Q_SLOTS:
         // 64 - 10 - 4 - 0.5 = 49.5 GiB: between the measured good (46) and bad (52) budgets.
         QCOMPARE(planner.cliffBytes(), qint64(49.5 * GiB));
         QCOMPARE(planner.capBytes(), 56 * GiB);
+        // The chart marks other programs at what they leave of physical RAM; in the floor's
+        // bar each part takes its share, never less than 2 px.
+        QCOMPARE(planner.besideOthersBytes(), 54 * GiB);
+        QCOMPARE(planner.floorPartWidth(planner.floorBytes(), 300), 300.0);
+        QCOMPARE(planner.floorPartWidth(0, 300), 2.0);
         QVERIFY(planner.floorBytes() > 29 * GiB && planner.floorBytes() < 30 * GiB);
         QVERIFY(planner.axisMinBytes() < planner.floorBytes());
         QVERIFY(planner.axisMaxBytes() >= 64 * GiB);
