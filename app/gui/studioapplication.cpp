@@ -127,7 +127,10 @@ std::unique_ptr<StudioServices> StudioApplication::createServices()
 
 bool StudioApplication::loadMainWindow(QQmlApplicationEngine &engine)
 {
-    engine.load(QUrl(QStringLiteral("qrc:/qt/qml/WasteStudio/Main.qml")));
+    // The views sit in one folder per feature, so they find each other through the module's
+    // qmldir, which Qt 6.4 does not look for under the resource prefix by itself (6.5 does).
+    engine.addImportPath(QStringLiteral("qrc:/qt/qml"));
+    engine.load(QUrl(QStringLiteral("qrc:/qt/qml/WasteStudio/common/Main.qml")));
     return !engine.rootObjects().isEmpty();
 }
 

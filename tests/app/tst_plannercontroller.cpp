@@ -2,10 +2,8 @@
 // reference's worked figures, waste-engine.md §4.1-§4.3): the cliff is marked at the
 // budget the machine model gives and the chart reaches past it, the sentence for each
 // budget says what it means, the floor refuses, and the chosen budget is kept for the
-// container it was chosen for, never another. The chart's round tick steps are checked here
-// too (niceaxis).
+// container it was chosen for, never another. The chart's arithmetic is tst_plannerchart's.
 #include "planner/engineplansource.h"
-#include "planner/niceaxis.h"
 #include "planner/plannercontroller.h"
 #include "engine/engineworker.h"
 #include "settings/appsettings.h"
@@ -146,31 +144,6 @@ class TestPlanner : public QObject {
 private Q_SLOTS:
     void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
 
-    // Tick steps of 1, 2 or 5 times a power of ten, the smallest that keeps the count in
-    // bounds: the K3 chart's 0 to 0.0536 tok/s in 4 steps of 0.02, the demo's 4205 tok/s in
-    // 1000s (not 1051), 23 to 101 GiB in 10s; spans that are exact multiples stay exact.
-    void chartTicksAreRound()
-    {
-        QCOMPARE(niceTickStep(0.0536, 4), 0.02);
-        QCOMPARE(niceTickStep(4205, 5), 1000.0);
-        QCOMPARE(niceTickStep(101 - 23, 8), 10.0);
-        QCOMPARE(niceTickStep(0.3, 3), 0.1);
-        QCOMPARE(niceTickStep(100, 5), 20.0);
-        QCOMPARE(niceTickStep(1, 1), 1.0);
-        QCOMPARE(niceTickStep(7, 1), 10.0);
-        QCOMPARE(niceTickStep(12, 3), 5.0);
-        // No step for an empty or broken span.
-        QCOMPARE(niceTickStep(0, 4), 0.0);
-        QCOMPARE(niceTickStep(-1, 4), 0.0);
-        QCOMPARE(niceTickStep(std::nan(""), 4), 0.0);
-        QCOMPARE(niceTickStep(10, 0), 0.0);
-        QCOMPARE(niceTickDecimals(0.02), 2);
-        QCOMPARE(niceTickDecimals(0.1), 1);
-        QCOMPARE(niceTickDecimals(1), 0);
-        QCOMPARE(niceTickDecimals(1000), 0);
-        QCOMPARE(niceTickDecimals(0), 0);
-    }
-
     void marksTheCliffOnAFake64GBMachine()
     {
         Planner t;
@@ -183,6 +156,11 @@ private Q_SLOTS:
         // 64 - 10 - 4 - 0.5 = 49.5 GiB: between the measured good (46) and bad (52) budgets.
         QCOMPARE(planner.cliffBytes(), qint64(49.5 * GiB));
         QCOMPARE(planner.capBytes(), 56 * GiB);
+        // The chart marks other programs at what they leave of physical RAM; in the floor's
+        // bar each part takes its share, never less than 2 px.
+        QCOMPARE(planner.besideOthersBytes(), 54 * GiB);
+        QCOMPARE(planner.floorPartWidth(planner.floorBytes(), 300), 300.0);
+        QCOMPARE(planner.floorPartWidth(0, 300), 2.0);
         QVERIFY(planner.floorBytes() > 29 * GiB && planner.floorBytes() < 30 * GiB);
         QVERIFY(planner.axisMinBytes() < planner.floorBytes());
         QVERIFY(planner.axisMaxBytes() >= 64 * GiB);

@@ -1,5 +1,6 @@
 #include "planner/niceaxis.h"
 
+#include <algorithm>
 #include <cmath>
 #include <initializer_list>
 
@@ -26,4 +27,43 @@ int niceTickDecimals(double step)
         return 0;
     const int d = -static_cast<int>(std::floor(std::log10(step) + 1e-9));
     return d > 0 ? d : 0;
+}
+
+NiceRange niceTickRange(double min, double max, double step)
+{
+    if (!(step > 0))
+        return {min, min + 1};
+    // The tolerance keeps an end that is already a multiple (40 / 10 = 3.9999999999) there.
+    const double lo = std::max(0.0, std::floor(min / step + 1e-9) * step);
+    return {lo, std::max(lo + step, std::ceil(max / step - 1e-9) * step)};
+}
+
+int niceTickCount(double lo, double hi, double step)
+{
+    if (!(step > 0))
+        return 5;
+    // Math.round's rounding (halves up), as the chart's tick count always had.
+    const double lines = std::floor((hi - lo) / step + 0.5) + 1;
+    if (!(lines >= 2)) // NaN included
+        return 2;
+    return static_cast<int>(std::min(lines, 12.0));
+}
+
+double fittingTickStep(double min, double max, int maxIntervals, double room, double gap,
+                       const std::function<double(double value, double step)> &labelWidth)
+{
+    double step = 0;
+    for (int n = maxIntervals; n >= 1; --n) {
+        step = niceTickStep(max - min, n);
+        if (!(step > 0) || !(room > 0))
+            return step;
+        const NiceRange r = niceTickRange(min, max, step);
+        const int intervals = static_cast<int>(std::floor((r.hi - r.lo) / step + 0.5));
+        double widest = 0;
+        for (int i = 0; i <= intervals; ++i)
+            widest = std::max(widest, labelWidth(r.lo + i * step, step));
+        if (room / intervals >= widest + gap)
+            return step;
+    }
+    return step;
 }

@@ -2,7 +2,6 @@
 
 #include "engine/enginecontroller.h"
 #include "engine/engineworker.h"
-#include "planner/niceaxis.h"
 #include "settings/appsettings.h"
 #include "units/units.h"
 
@@ -228,14 +227,11 @@ QVariantList PlannerController::points() const
     return out;
 }
 
-double PlannerController::niceStep(double span, int maxIntervals) const
+double PlannerController::floorPartWidth(qint64 partBytes, double barWidth) const
 {
-    return niceTickStep(span, maxIntervals);
-}
-
-int PlannerController::stepDecimals(double step) const
-{
-    return niceTickDecimals(step);
+    if (m_facts.floor <= 0)
+        return 0;
+    return std::max(2.0, barWidth * double(partBytes) / double(m_facts.floor));
 }
 
 double PlannerController::maxTokensPerSecond() const

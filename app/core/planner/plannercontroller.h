@@ -36,6 +36,8 @@ class PlannerController : public QObject, public AppSingleton<PlannerController>
     Q_PROPERTY(qint64 capBytes READ capBytes NOTIFY planChanged)
     Q_PROPERTY(qint64 physicalBytes READ physicalBytes NOTIFY planChanged)
     Q_PROPERTY(qint64 otherBytes READ otherBytes NOTIFY planChanged)
+    // Physical RAM less what other programs hold: where the chart marks them.
+    Q_PROPERTY(qint64 besideOthersBytes READ besideOthersBytes NOTIFY planChanged)
     Q_PROPERTY(qint64 cliffBytes READ cliffBytes NOTIFY planChanged)
     Q_PROPERTY(qint64 axisMinBytes READ axisMinBytes NOTIFY planChanged)
     Q_PROPERTY(qint64 axisMaxBytes READ axisMaxBytes NOTIFY planChanged)
@@ -86,6 +88,7 @@ public:
     qint64 capBytes() const { return m_facts.cap; }
     qint64 physicalBytes() const { return m_facts.physical; }
     qint64 otherBytes() const { return m_facts.other; }
+    qint64 besideOthersBytes() const { return m_facts.physical - m_facts.other; }
     qint64 cliffBytes() const { return m_facts.cliff; }
     qint64 axisMinBytes() const { return m_axisMin; }
     qint64 axisMaxBytes() const { return m_axisMax; }
@@ -115,9 +118,10 @@ public:
     Q_INVOKABLE QString describe(qint64 budget) const;
     // The forecast at a budget (linear between the computed points).
     Q_INVOKABLE QVariantMap predictionAt(qint64 budget) const;
-    // Round chart ticks (niceaxis.h): the step for a span, and the decimals that show it.
-    Q_INVOKABLE double niceStep(double span, int maxIntervals) const;
-    Q_INVOKABLE int stepDecimals(double step) const;
+    // The width of one part of the floor in a bar `barWidth` px wide that stacks them all:
+    // its share of the floor, at least 2 px so the smallest part still shows; 0 before there
+    // is a floor.
+    Q_INVOKABLE double floorPartWidth(qint64 partBytes, double barWidth) const;
     // Keeps the chosen budget for this container (the default is kept as 0: the engine
     // chooses); when the container is the open model, re-opens it at that budget. A budget
     // below the floor at the chosen context is refused.
