@@ -119,9 +119,10 @@ template <typename Reference> struct TinyModel {
     std::unique_ptr<Reference> ref;
     std::unique_ptr<Engine> engine;
 
-    explicit TinyModel(const waste::TinyModelOptions &options) : weights(options)
+    // name: the folder under test-output/<arch>/, one per test program of that arch.
+    explicit TinyModel(const waste::TinyModelOptions &options, const std::string &name = "tiny") : weights(options)
     {
-        dir = freshOutputDir(options.arch, "tiny");
+        dir = freshOutputDir(options.arch, name);
         waste::makeTinyContainer(dir, options);
         ref = std::make_unique<Reference>(weights.source().configText(),
                                           [this](const std::string &n) { return weights(n); });

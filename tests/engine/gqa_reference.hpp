@@ -31,6 +31,7 @@ struct Config {
     double yarnFactor = 0, betaFast = 32, betaSlow = 1, origCtx = 4096;
     bool truncate = true;
     double limit = 0, alpha = 1.702;
+    std::vector<bool> dense; // Qwen3-MoE's mlp_only_layers / decoder_sparse_step: a dense MLP there
 
     explicit Config(const std::string &text)
     {
@@ -50,6 +51,14 @@ struct Config {
         tied = c.value("tie_word_embeddings", false);
         renorm = c.value("norm_topk_prob", false);
         sliding.assign(size_t(L), false);
+        dense.assign(size_t(L), false);
+        if (!oss) { // transformers' Qwen3MoeDecoderLayer
+            const int step = c.value("decoder_sparse_step", 1);
+            for (int i = 0; i < L; ++i)
+                dense[size_t(i)] = (i + 1) % step != 0;
+            for (const auto &i : c.value("mlp_only_layers", json::array()))
+                dense[size_t(i.get<int>())] = true;
+        }
         if (oss) {
             window = c["sliding_window"];
             for (int i = 0; i < L; ++i)
@@ -263,6 +272,17 @@ public:
         return y;
     }
 
+    // A dense layer's MLP (Qwen3MoeMLP): down(silu(gate x) * up x).
+    Vec mlp(int layer, const Vec &b) const
+    {
+        const std::string p = "model.layers." + std::to_string(layer) + ".mlp.";
+        const Vec g = mul(m_w(p + "gate_proj.weight"), b), u = mul(m_w(p + "up_proj.weight"), b);
+        Vec act(g.size());
+        for (size_t i = 0; i < g.size(); ++i)
+            act[i] = g[i] / (1.0 + std::exp(-g[i])) * u[i];
+        return mul(m_w(p + "down_proj.weight"), act);
+    }
+
     // The MoE sub-layer of `layer` on a normed input.
     Vec moe(int layer, const Vec &b, Wrong wrong = Wrong::None) const
     {
@@ -314,7 +334,8 @@ public:
                 const Vec a = attention(l, rmsnorm(h, m_w(p + "input_layernorm.weight"), m_c.eps), int(t), caches[size_t(l)]);
                 for (size_t i = 0; i < h.size(); ++i)
                     h[i] += a[i];
-                const Vec m = moe(l, rmsnorm(h, m_w(p + "post_attention_layernorm.weight"), m_c.eps));
+                const Vec b = rmsnorm(h, m_w(p + "post_attention_layernorm.weight"), m_c.eps);
+                const Vec m = m_c.dense[size_t(l)] ? mlp(l, b) : moe(l, b);
                 for (size_t i = 0; i < h.size(); ++i)
                     h[i] += m[i];
             }

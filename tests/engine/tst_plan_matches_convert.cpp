@@ -34,6 +34,14 @@ waste::TinyModelOptions tiny(const std::string &arch, waste::TinyExperts experts
     return o;
 }
 
+// Qwen3-MoE with dense layers between the MoE layers (mlp_only_layers).
+waste::TinyModelOptions dense()
+{
+    waste::TinyModelOptions o = tiny("qwen3-moe");
+    o.mlpOnlyLayers = {1, 3};
+    return o;
+}
+
 int64_t containerBytes(const std::string &dir)
 {
     int64_t total = 0;
@@ -81,6 +89,7 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{"kimi_k2_fp8", tiny("kimi-k2"), "FP8B128"},
                     Case{"kimi_k2_int4", tiny("kimi-k2", waste::TinyExperts::INT4G32), "INT4G32"},
                     Case{"qwen3_moe_bf16", tiny("qwen3-moe"), "VQ3R"},
+                    Case{"qwen3_moe_dense_layers", dense(), "VQ3R"},
                     Case{"qwen3_next_bf16", tiny("qwen3-next"), "VQ3R"},
                     Case{"gpt_oss_mxfp4", tiny("gpt-oss"), "MXFP4"}),
     [](const testing::TestParamInfo<Case> &i) { return std::string(i.param.name); });

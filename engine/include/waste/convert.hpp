@@ -161,6 +161,9 @@ struct TinyModelOptions {
     // Empty: the first of each.
     std::string chatTemplate;
     TinyExperts experts = TinyExperts::Default; // Default: MXFP4 on K3, BF16 on Kimi-Linear
+    // Qwen3-MoE: layers (0-based) that run a dense MLP instead of experts, written to
+    // config.json as mlp_only_layers (the family's definition allows any).
+    std::vector<int> mlpOnlyLayers;
     int64_t targetBytes = 0; // 0: the tiny default; else scale the model to about this many source bytes
     // The text of a Kimi-Linear release's config.json: the model takes its exact shape (every
     // width, layer schedule, expert count, vocabulary rows) with generated weights, to

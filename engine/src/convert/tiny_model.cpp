@@ -130,8 +130,13 @@ TinyDims tinyDimsFor(const TinyModelOptions &o) {
     if (o.arch == "qwen3-moe") {
         // Qwen3-30B-A3B's proportions, scaled down: query heads wider than hidden (4 x 64
         // = 256 here, 32 x 128 = 4096 over 2048 there), 2 query heads per key/value head,
-        // experts 128/8 -> 16/4, every layer MoE, moe_intermediate_size 3/8 of hidden.
+        // experts 128/8 -> 16/4, every layer MoE (unless mlpOnlyLayers), moe_intermediate_size
+        // 3/8 of hidden.
         d.arch = o.arch;
+        for (int L : o.mlpOnlyLayers)
+            if (L < 0 || L >= 4)
+                throw Error(ErrorCode::Argument, "mlp-only layers of the tiny Qwen3-MoE are 0 to 3");
+        d.mlpOnlyLayers = o.mlpOnlyLayers;
         d.hidden = 128;
         d.layers = 4;
         d.firstDense = 0;

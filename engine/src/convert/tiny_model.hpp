@@ -43,6 +43,7 @@ struct TinyDims {
     // the rotated dims of a full-attention head, the shared expert's width, the schedule.
     int linKeyHeads = 0, linValueHeads = 0, linKeyDim = 0, linValueDim = 0, rotaryDim = 0, sharedInter = 0;
     int fullAttentionInterval = 0;
+    std::vector<int> mlpOnlyLayers; // Qwen3-MoE: dense layers (0-based)
     int vtHidden = 32, vtHeads = 2, vtQkv = 32, vtInter = 64, vtLayers = 2, vtGrid = 8;
     int vocab = 0; // rows of the embedding and head when a release's shape asks for more than the tokenizer has
 };

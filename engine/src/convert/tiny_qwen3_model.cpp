@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace waste::convert {
 
 using ojson = nlohmann::ordered_json;
@@ -30,6 +32,13 @@ void TinySource::addQwen3Tensors(int vocabSize) {
         add(p + "input_layernorm.weight", {H}, Init::Norm);
         addQwenAttention(p + "self_attn.", d.mlaHeads * d.headDim, Init::Norm);
         add(p + "post_attention_layernorm.weight", {H}, Init::Norm);
+        if (std::find(d.mlpOnlyLayers.begin(), d.mlpOnlyLayers.end(), L) != d.mlpOnlyLayers.end()) {
+            // A dense MLP of intermediate_size (3 x hidden, as the config says).
+            add(p + "mlp.gate_proj.weight", {3 * H, H}, Init::Matrix);
+            add(p + "mlp.up_proj.weight", {3 * H, H}, Init::Matrix);
+            add(p + "mlp.down_proj.weight", {H, 3 * H}, Init::Matrix);
+            continue;
+        }
         add(p + "mlp.gate.weight", {d.experts, H}, Init::Matrix);
         addProjExperts(p + "mlp.");
     }
@@ -53,7 +62,7 @@ std::string TinySource::qwen3Config(int vocabSize, int bosId, int eosId) const {
     c["intermediate_size"] = 3 * d.hidden;
     c["max_position_embeddings"] = 40960;
     c["max_window_layers"] = d.layers;
-    c["mlp_only_layers"] = ojson::array();
+    c["mlp_only_layers"] = d.mlpOnlyLayers;
     c["model_type"] = "qwen3_moe";
     c["moe_intermediate_size"] = d.moeInter;
     c["norm_topk_prob"] = true;

@@ -12,7 +12,7 @@ std::map<int, std::shared_ptr<ExpertBank>> openExpertBanks(const std::string &di
     const ModelConfig &c = manifest.config;
     std::map<int, std::shared_ptr<ExpertBank>> banks;
     for (const auto &[layer, entry] : manifest.banks) {
-        if (layer < c.firstDense)
+        if (!c.moeLayer(layer))
             continue;
         RecordShape shape;
         shape.layer = layer;

@@ -173,11 +173,23 @@ void readGqaConfig(const json &cfg, ModelConfig &c, const std::string &where)
         g.qkNorm = true;
         g.attnBias = flag(cfg, "attention_bias", false);
         c.renormalize = flag(cfg, "norm_topk_prob", false);
-        // The dense-layer switches of the family must say "every layer is MoE".
-        auto only = cfg.find("mlp_only_layers");
-        if ((only != cfg.end() && only->is_array() && !only->empty()) ||
-            number(cfg, {"decoder_sparse_step"}, 1, 0, 1 << 20, where) != 1)
-            throw Error(ErrorCode::Unsupported, where + ": dense layers between the MoE layers (mlp_only_layers, decoder_sparse_step) are not supported");
+        // As the family's decoder layer decides (transformers' Qwen3MoeDecoderLayer): layer L
+        // routes to experts unless it is in mlp_only_layers or (L + 1) is not a multiple of
+        // decoder_sparse_step; the others run a dense MLP of intermediate_size.
+        const int step = int(number(cfg, {"decoder_sparse_step"}, 1, 1, 1 << 20, where));
+        c.denseMlp.assign(size_t(c.layers), false);
+        for (int L = 0; L < c.layers; ++L)
+            c.denseMlp[size_t(L)] = (L + 1) % step != 0;
+        if (auto only = cfg.find("mlp_only_layers"); only != cfg.end() && only->is_array())
+            for (const json &v : *only) {
+                if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= c.layers)
+                    refuse(where, "mlp_only_layers must list layer indices from 0 to num_hidden_layers - 1");
+                c.denseMlp[size_t(v.get<int64_t>())] = true;
+            }
+        if (std::find(c.denseMlp.begin(), c.denseMlp.end(), true) != c.denseMlp.end() && c.inter <= 0)
+            refuse(where, "layers with a dense MLP (mlp_only_layers, decoder_sparse_step) need intermediate_size > 0");
+        if (std::find(c.denseMlp.begin(), c.denseMlp.end(), false) == c.denseMlp.end())
+            refuse(where, "every layer is dense (mlp_only_layers, decoder_sparse_step): not a mixture of experts");
         if (flag(cfg, "use_sliding_window", false))
             throw Error(ErrorCode::Unsupported, where + ": use_sliding_window is not supported for " + c.arch);
     }

@@ -57,7 +57,16 @@ struct ModelConfig {
     // Grouped-query attention families (Qwen3-MoE, gpt-oss; gqa_config.cpp).
     GqaConfig g;
 
+    // Per layer: a dense MLP (intermediate_size wide) in place of the experts, past the first
+    // firstDense layers too (Qwen3-MoE's mlp_only_layers and decoder_sparse_step). Empty: none.
+    std::vector<bool> denseMlp;
+
     int kdaLayerCount() const;
+    // Whether layer L routes to experts (else it runs the dense MLP).
+    bool moeLayer(int L) const
+    {
+        return experts > 0 && L >= firstDense && !(size_t(L) < denseMlp.size() && denseMlp[size_t(L)]);
+    }
     int expertWidth() const { return latentMoe > 0 ? latentMoe : hidden; }
 };
 

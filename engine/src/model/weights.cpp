@@ -135,9 +135,15 @@ Weights loadGqaWeights(const format::Manifest &m, const format::Trunk &trunk)
             if (g.sinks)
                 a.sinks = ld.vec(s + "sinks", c.heads);
         }
-        lw.moe = true;
-        MoeWeights &e = lw.moeW;
         const std::string mp = p + "mlp.";
+        lw.moe = c.moeLayer(L);
+        if (!lw.moe) { // Qwen3's mlp_only_layers: a dense MLP, intermediate_size wide
+            lw.dense.gate = ld.mat(mp + "gate_proj.weight", c.inter, Hd);
+            lw.dense.up = ld.mat(mp + "up_proj.weight", c.inter, Hd);
+            lw.dense.down = ld.mat(mp + "down_proj.weight", Hd, c.inter);
+            continue;
+        }
+        MoeWeights &e = lw.moeW;
         e.router = ld.mat(mp + (oss ? "router.weight" : "gate.weight"), c.experts, Hd);
         if (g.routerBias)
             e.routerBias = ld.vec(mp + "router.bias", c.experts);
@@ -227,7 +233,7 @@ Weights loadWeights(const format::Manifest &m, const format::Trunk &trunk)
             if (c.mlaOutputGate)
                 q.g = ld.mat(a + "g_proj.weight", nh * c.vHead, Hd);
         }
-        lw.moe = c.experts > 0 && L >= c.firstDense;
+        lw.moe = c.moeLayer(L);
         if (lw.moe) {
             MoeWeights &e = lw.moeW;
             const std::string a = p + c.moeBlock; // "block_sparse_moe." or DeepSeek's "mlp."

@@ -34,6 +34,7 @@ struct Geometry {
     int64_t QL = 0, DC = 0, DN = 0, DR = 0, DV = 0, KH = 0, KD = 0, KC = 4, AR = 0;
     bool tied = false, outputGate = false, fullRankGate = false;
     std::vector<bool> kda; // per layer (0-based)
+    std::vector<bool> moe; // per layer: routes to experts (else a dense MLP of width I)
     // GQA families (Qwen3-MoE, gpt-oss).
     bool gqa = false;
     int64_t KVH = 0, HD = 0, window = 0, slidingLayers = 0;
@@ -74,6 +75,8 @@ Geometry readGeometry(const Json &root)
     g.outputGate = c.mlaOutputGate;
     g.fullRankGate = c.fullRankGate;
     g.kda = c.isKda;
+    for (int L = 0; L < c.layers; ++L)
+        g.moe.push_back(c.moeLayer(L));
     g.gqa = c.g.on;
     g.KVH = c.g.kvHeads;
     g.HD = c.g.headDim;
@@ -167,7 +170,7 @@ void enumerateTrunk(const Geometry &g, TrunkTally &t)
                 t.add(p + "self_attn.g_proj.weight", {g.NH * g.DV, H});
             t.add(p + "self_attn.o_proj.weight", {H, g.NH * g.DV});
         }
-        if (l < g.FD) {
+        if (!g.moe[size_t(l)]) {
             t.add(p + "mlp.gate_proj.weight", {g.I, H});
             t.add(p + "mlp.up_proj.weight", {g.I, H});
             t.add(p + "mlp.down_proj.weight", {H, g.I});
@@ -219,6 +222,12 @@ void addQwen3NextLayer(const Geometry &g, TrunkTally &t, int64_t l)
         t.add(p + "self_attn.q_norm.weight", {g.HD});
         t.add(p + "self_attn.k_norm.weight", {g.HD});
     }
+    if (!g.moe[size_t(l)]) { // mlp_only_layers: a dense MLP, no shared expert
+        t.add(p + "mlp.gate_proj.weight", {g.I, H});
+        t.add(p + "mlp.up_proj.weight", {g.I, H});
+        t.add(p + "mlp.down_proj.weight", {H, g.I});
+        return;
+    }
     t.add(p + "mlp.gate.weight", {g.E, H});
     t.add(p + "mlp.shared_expert.gate_proj.weight", {g.SI, H});
     t.add(p + "mlp.shared_expert.up_proj.weight", {g.SI, H});
@@ -258,7 +267,13 @@ void enumerateGqaTrunk(const Geometry &g, TrunkTally &t)
         } else {
             t.add(p + "self_attn.q_norm.weight", {g.HD});
             t.add(p + "self_attn.k_norm.weight", {g.HD});
-            t.add(p + "mlp.gate.weight", {g.E, H});
+            if (g.moe[size_t(l)]) {
+                t.add(p + "mlp.gate.weight", {g.E, H});
+            } else { // mlp_only_layers: a dense MLP
+                t.add(p + "mlp.gate_proj.weight", {g.I, H});
+                t.add(p + "mlp.up_proj.weight", {g.I, H});
+                t.add(p + "mlp.down_proj.weight", {H, g.I});
+            }
         }
     }
     t.add("model.norm.weight", {H});
@@ -322,7 +337,7 @@ ReleasePlan planRelease(const std::string &configJson, const ReleasePlanOptions 
         in.linearStateBytes = (g.LVH * g.LKD * g.LVD + (2 * g.LKH * g.LKD + g.LVH * g.LVD) * (g.KC - 1)) * 4;
         in.sharedExperts = (g.SI + g.IM - 1) / g.IM;
     }
-    in.moeLayers = std::max<int64_t>(0, g.L - g.FD); // every layer past the dense ones, as the engine runs them
+    in.moeLayers = std::count(g.moe.begin(), g.moe.end(), true);
 
     TrunkTally tally{&in, o.trunkBits};
     if (g.gqa)

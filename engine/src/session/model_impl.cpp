@@ -149,7 +149,10 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options, int se
     m_info.hidden = c.hidden;
     m_info.vocab = c.vocab;
     m_info.ctxMax = m_opts.ctxTokens;
-    const int64_t expertParams = 3 * int64_t(c.expertWidth()) * c.moeInter * (c.layers - c.firstDense);
+    int64_t moeLayers = 0;
+    for (int L = 0; L < c.layers; ++L)
+        moeLayers += c.moeLayer(L) ? 1 : 0;
+    const int64_t expertParams = 3 * int64_t(c.expertWidth()) * c.moeInter * moeLayers;
     int64_t trunkParams = 0, embedParams = 0;
     std::set<int, std::greater<int>> fmts;
     for (const format::TrunkEntry &e : m_manifest.trunk) {
