@@ -83,9 +83,13 @@ ColumnLayout {
             onClicked: DownloadManager.resume()
         }
         Button {
-            text: qsTr("Retry failed")
-            visible: DownloadManager.failedFiles > 0 && status.jobState !== Download.JobState.Running
-            Accessible.name: qsTr("Retry the files that failed")
+            // A job that could not even read its file list is asked for again from the start.
+            readonly property bool notStarted: status.jobState === Download.JobState.Failed && DownloadManager.fileCount === 0
+            objectName: "retryButton"
+            text: notStarted ? qsTr("Try again") : qsTr("Retry failed")
+            visible: notStarted || (DownloadManager.failedFiles > 0 && status.jobState !== Download.JobState.Running)
+            Accessible.name: notStarted ? qsTr("Read the file list again and start the download")
+                                        : qsTr("Retry the files that failed")
             onClicked: DownloadManager.retryFailed()
         }
         Button {

@@ -535,6 +535,43 @@ private Q_SLOTS:
         QVERIFY2(clock.elapsed() >= 1100, qPrintable(QString::number(clock.elapsed())));
     }
 
+    void aListingRetryCountsDownAndAFailedStartCanBeTriedAgain()
+    {
+        FaultyHub hub;
+        QVERIFY(hub.start());
+        hub.addFile(kRepo, QStringLiteral("d.bin"), FaultyHub::randomContent(20000, 5));
+        // The hub asks to be asked again in 3 s: the page's line counts the seconds down.
+        FaultyHub::FaultSpec busy;
+        busy.kind = FaultyHub::Fault::Status;
+        busy.status = 503;
+        busy.retryAfterS = 3;
+        hub.addFault(QString(), busy);
+        DownloadManager m(config(QStringLiteral("countdown")), nullptr);
+        const JobSpec s = spec(hub, QStringLiteral("countdown"));
+        m.startJob(s);
+        QTRY_VERIFY_WITH_TIMEOUT(m.reason().contains(QLatin1String("Trying again in 3 s")), 3000);
+        QTRY_VERIFY_WITH_TIMEOUT(m.reason().contains(QLatin1String("Trying again in 2 s")), 2500);
+        QTRY_VERIFY_WITH_TIMEOUT(m.reason().contains(QLatin1String("Trying again in 1 s")), 2500);
+        QTRY_COMPARE_WITH_TIMEOUT(m.state(), Download::JobState::Done, 10000);
+        m.cancel();
+        QTRY_VERIFY_WITH_TIMEOUT(!m.hasJob(), 3000);
+
+        // A listing that fails every attempt ends the job before it has files ("could not
+        // start"); once the hub answers, retrying reads the list again and downloads.
+        hub.setAlwaysStatus(QString(), 500);
+        DownloadOptions few = fastOptions();
+        few.maxAttempts = 2;
+        DownloadManager failing(config(QStringLiteral("try-again"), few), nullptr);
+        const JobSpec t = spec(hub, QStringLiteral("try-again"));
+        failing.startJob(t);
+        QTRY_COMPARE_WITH_TIMEOUT(failing.state(), Download::JobState::Failed, 10000);
+        QCOMPARE(failing.fileCount(), 0);
+        hub.setAlwaysStatus(QString(), 0);
+        failing.retryFailed();
+        QTRY_COMPARE_WITH_TIMEOUT(failing.state(), Download::JobState::Done, 10000);
+        QCOMPARE(failing.fileCount(), 1);
+    }
+
     void cancelDeletesPartialFiles()
     {
         FaultyHub hub;

@@ -311,6 +311,21 @@ void FaultyHub::respond(Conn *c, const QByteArray &method, const QByteArray &tar
 
 void FaultyHub::serveListing(Conn *c, const QString &repo, int page)
 {
+    // The listing's faults are those of the path "": a status forever, or queued statuses.
+    if (m_always.contains(QString())) {
+        sendSimple(c, m_always.value(QString()), "no");
+        return;
+    }
+    QList<FaultSpec> &queue = m_faults[QString()];
+    for (qsizetype i = 0; i < queue.size(); ++i)
+        if (queue[i].kind == Fault::Status) {
+            const FaultSpec fault = queue.takeAt(i);
+            QList<QPair<QByteArray, QByteArray>> extra;
+            if (fault.retryAfterS >= 0)
+                extra.append({"Retry-After", QByteArray::number(fault.retryAfterS)});
+            sendSimple(c, fault.status, "busy", extra);
+            return;
+        }
     if (!m_repos.contains(repo)) {
         sendSimple(c, 404, "{\"error\":\"Repository not found\"}");
         return;

@@ -71,6 +71,7 @@ public:
     QByteArray content(const QString &repo, const QString &path) const;
     QStringList paths(const QString &repo) const;
 
+    // path "": the file listing (its Status faults).
     void addFault(const QString &path, const FaultSpec &fault);
     // Every request for path answers this status (e.g. 404, or 500 forever for the attempt cap); 0 ends it.
     void setAlwaysStatus(const QString &path, int status);

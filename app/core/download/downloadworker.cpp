@@ -12,6 +12,7 @@
 
 #include <waste/convert.hpp>
 
+#include <QDateTime>
 #include <QDir>
 #include <algorithm>
 #include <QFileInfo>
@@ -36,13 +37,16 @@ QString existingAncestor(const QString &path)
 } // namespace
 
 DownloadWorker::DownloadWorker(const DownloadOptions &options, const QString &queuePath, const QString &token)
-    : m_options(options.clamped()), m_queuePath(queuePath), m_token(token), m_rng(std::random_device{}()), m_tick(this),
+    : m_options(options.clamped()), m_queuePath(queuePath), m_token(token), m_rng(std::random_device{}()), m_tick(this), m_listRetryTick(this),
       m_saveTimer(this), m_emitTimer(this)
 {
     // The timers are children so that moveToThread() takes them along to the worker thread.
     m_limiter.setRate(m_options.bandwidthLimit);
     m_tick.setInterval(kTickMs);
     connect(&m_tick, &QTimer::timeout, this, [this] { emitSnapshot(true); });
+    m_listRetryTick.setSingleShot(true);
+    m_listRetryTick.setTimerType(Qt::PreciseTimer);
+    connect(&m_listRetryTick, &QTimer::timeout, this, [this] { showListRetry(); });
     m_saveTimer.setSingleShot(true);
     m_saveTimer.setInterval(100);
     connect(&m_saveTimer, &QTimer::timeout, this, &DownloadWorker::saveNow);
@@ -159,21 +163,41 @@ void DownloadWorker::prepare(const JobSpec &spec, bool andStart)
     connect(m_lister, &HubLister::retrying, this, [this](const QString &reason, qint64 ms) {
         Q_EMIT event(QString(), QStringLiteral("listing: retry in %1 s: %2").arg(ms / 1000.0, 0, 'f', 1).arg(reason));
         // On the page at once (offline, the hub unreachable): what failed and when it is
-        // tried again, not an endless "Reading the file list…".
-        if (m_job && m_job->state == JobState::Listing) {
-            m_job->reason = QStringLiteral("Could not read the file list: %1. Trying again in %2 (attempt %3 of %4); Cancel stops.")
-                                .arg(reason, QString::number(ms / 1000.0, 'f', 1) + QStringLiteral(" s"))
-                                .arg(m_lister ? m_lister->attempts() + 1 : 0)
-                                .arg(m_options.maxAttempts);
-            emitSnapshot();
-        }
+        // tried again, counting down, not an endless "Reading the file list…".
+        m_listRetryReason = reason;
+        m_listRetryAt = QDateTime::currentMSecsSinceEpoch() + ms;
+        m_listRetryAttempt = m_lister ? m_lister->attempts() + 1 : 0;
+        showListRetry();
     });
     m_lister->start();
     emitSnapshot();
 }
 
+void DownloadWorker::showListRetry()
+{
+    if (!m_job || m_job->state != JobState::Listing) {
+        m_listRetryTick.stop();
+        return;
+    }
+    const qint64 left = std::max<qint64>(0, m_listRetryAt - QDateTime::currentMSecsSinceEpoch());
+    m_job->reason = left > 0 ? QStringLiteral("Could not read the file list: %1. Trying again in %2 s (attempt %3 of %4); Cancel stops.")
+                                   .arg(m_listRetryReason)
+                                   .arg((left + 999) / 1000)
+                                   .arg(m_listRetryAttempt)
+                                   .arg(m_options.maxAttempts)
+                             : QStringLiteral("Could not read the file list: %1. Trying again now (attempt %2 of %3); Cancel stops.")
+                                   .arg(m_listRetryReason)
+                                   .arg(m_listRetryAttempt)
+                                   .arg(m_options.maxAttempts);
+    // Next when the whole seconds shown drop by one.
+    if (left > 0)
+        m_listRetryTick.start(int(left - ((left + 999) / 1000 - 1) * 1000) + 1);
+    emitSnapshot();
+}
+
 void DownloadWorker::onListed(const QList<HubFile> &listed, bool andStart)
 {
+    m_listRetryTick.stop();
     if (m_lister)
         m_lister->deleteLater();
     if (!m_job)
@@ -399,6 +423,7 @@ void DownloadWorker::endJob(JobState state, const QString &reason, bool ok)
     if (!m_job)
         return;
     m_tick.stop();
+    m_listRetryTick.stop();
     m_job->state = state;
     m_job->reason = reason;
     if (state == JobState::Done)
@@ -474,6 +499,18 @@ void DownloadWorker::retryFailed()
 {
     if (!m_job)
         return;
+    if (m_job->files.empty() && m_job->state == JobState::Failed) {
+        // The file list itself could not be read: ask for it again, from the start.
+        JobSpec spec;
+        spec.repo = m_job->repo;
+        spec.revision = m_job->revision;
+        spec.endpoint = m_job->endpoint;
+        spec.dest = m_job->dest;
+        spec.include = m_job->include;
+        spec.countContainer = m_job->countContainer;
+        prepare(spec, true);
+        return;
+    }
     for (QueuedFile &f : m_job->files)
         if (f.state == FileState::Failed) {
             f.state = FileState::Pending;

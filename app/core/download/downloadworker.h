@@ -85,6 +85,13 @@ private:
     BandwidthLimiter m_limiter;
     std::mt19937_64 m_rng;
     QTimer m_tick;
+    // While the file list waits to be asked for again: the reason and when, so the page's
+    // "Trying again in N s" counts down (a one-second timer rewrites it).
+    QTimer m_listRetryTick;
+    QString m_listRetryReason;
+    qint64 m_listRetryAt = 0; // ms since the epoch
+    int m_listRetryAttempt = 0;
+    void showListRetry();
     QTimer m_saveTimer;
     QTimer m_emitTimer;
     QElapsedTimer m_tickClock;
