@@ -15,7 +15,7 @@ Rectangle {
         switch (EngineController.state) {
         case EngineController.Failed: return Theme.danger
         case EngineController.Loading: return Theme.warning
-        case EngineController.Ready:
+        case EngineController.Ready: return EngineController.unreachable === "" ? Theme.ok : Theme.warning
         case EngineController.Generating: return Theme.ok
         default: return Theme.textMuted
         }
@@ -56,6 +56,14 @@ Rectangle {
             color: Theme.textMuted
         }
         Item { Layout.fillWidth: true }
+        Label {
+            objectName: "statusUnreachable"
+            visible: EngineController.state !== EngineController.Failed && EngineController.unreachable !== ""
+            text: EngineController.unreachable
+            color: Theme.warning
+            elide: Text.ElideRight
+            Layout.maximumWidth: bar.width / 2
+        }
         Label {
             visible: EngineController.state === EngineController.Failed
             text: EngineController.errorString

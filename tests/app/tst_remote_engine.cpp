@@ -502,17 +502,25 @@ private Q_SLOTS:
         const QString firstAnswer = messageText(chat, 1);
         QVERIFY(!firstAnswer.isEmpty());
 
-        // The server stops between two messages.
+        QVERIFY(engine.unreachable().isEmpty());
+        QCOMPARE(engine.stateText(), QStringLiteral("ready"));
+
+        // The server stops between two messages: the answer says why, and the status bar stops
+        // saying "ready" until the server answers again.
         server.stop();
         QVERIFY(sendAndWait(chat, QStringLiteral("Are you there?")));
         QVERIFY2(messageText(chat, 3, MessageModel::ErrorRole).contains("connection refused"),
                  qPrintable(messageText(chat, 3, MessageModel::ErrorRole)));
+        QVERIFY2(engine.unreachable().contains("connection refused"), qPrintable(engine.unreachable() + " / " + engine.stateText()));
+        QCOMPARE(engine.stateText(), QStringLiteral("not answering"));
 
         // It comes back on the same address serving another model: the one chosen is gone.
         QVERIFY2(server.start(kR3, {"--model-id", "other-model"}, port), qPrintable(server.error()));
         QVERIFY(sendAndWait(chat, QStringLiteral("And now?")));
         const QString gone = messageText(chat, 5, MessageModel::ErrorRole);
         QVERIFY2(gone.contains("no longer serves the model \"first-model\"") && gone.contains("other-model"), qPrintable(gone));
+        QVERIFY(engine.unreachable().isEmpty()); // it answered (another model, but it answered)
+        QCOMPARE(engine.stateText(), QStringLiteral("ready"));
 
         // Nothing said before was lost, on screen or in the store.
         const QStringList expected{"Hello", firstAnswer, "Are you there?", QString(), "And now?", QString()};

@@ -116,7 +116,7 @@ QString EngineController::stateText() const
     case Loading:
         return tr("loading %1%").arg(int(m_loadProgress * 100));
     case Ready:
-        return tr("ready");
+        return unreachable().isEmpty() ? tr("ready") : tr("not answering");
     case Generating:
         return tr("generating");
     case Failed:

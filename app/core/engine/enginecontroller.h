@@ -28,6 +28,9 @@ class EngineController : public QObject, public AppSingleton<EngineController> {
     Q_PROPERTY(bool hasVision READ hasVision NOTIFY modelChanged)
     Q_PROPERTY(double loadProgress READ loadProgress NOTIFY loadProgressChanged)
     Q_PROPERTY(QString errorString READ errorString NOTIFY stateChanged)
+    // A remote engine whose server stopped answering (its last request could not connect):
+    // why, in words; empty while it answers. The state stays Ready: the next request tries again.
+    Q_PROPERTY(QString unreachable READ unreachable NOTIFY stateChanged)
     Q_PROPERTY(qint64 budgetBytes READ budgetBytes NOTIFY modelChanged)
     Q_PROPERTY(qint64 expertCacheBytes READ expertCacheBytes NOTIFY modelChanged)
     Q_PROPERTY(int contextTokens READ contextTokens NOTIFY modelChanged)
@@ -56,6 +59,7 @@ public:
     bool hasVision() const { return m_info.value(QStringLiteral("hasVision")).toBool(); }
     double loadProgress() const { return m_loadProgress; }
     QString errorString() const { return m_error; }
+    QString unreachable() const { return isRemote() ? m_remoteUnreachable : QString(); }
     qint64 budgetBytes() const { return m_info.value(QStringLiteral("budgetBytes")).toLongLong(); }
     qint64 expertCacheBytes() const { return m_info.value(QStringLiteral("expertCacheBytes")).toLongLong(); }
     int contextTokens() const { return m_ctxTokens; }
@@ -126,6 +130,7 @@ private:
     State m_state = NoModel;
     QString m_modelPath;
     QString m_error;
+    QString m_remoteUnreachable; // see unreachable()
     QVariantMap m_info;
     double m_loadProgress = 0;
     int m_ctxTokens = 0;

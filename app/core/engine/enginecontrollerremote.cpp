@@ -23,6 +23,15 @@ void EngineController::connectRemote()
     connect(m_remote, &RemoteEngine::replyReady, m_worker, &EngineWorker::replyReady);
     connect(m_remote, &RemoteEngine::generationFinished, m_worker, &EngineWorker::generationFinished);
     connect(m_remote, &RemoteEngine::generationFailed, m_worker, &EngineWorker::generationFailed);
+    // A server that stopped answering is shown in the status bar until it answers again.
+    connect(m_remote, &RemoteEngine::reachabilityChanged, this, [this](bool reachable, const QString &why) {
+        m_remoteUnreachable = reachable ? QString() : (why.isEmpty() ? tr("the server does not answer") : why);
+        Q_EMIT stateChanged();
+    });
+    connect(m_remote, &RemoteEngine::opened, this, [this] {
+        m_remoteUnreachable.clear();
+        Q_EMIT stateChanged();
+    });
 }
 
 void EngineController::openRemote(const QString &path)

@@ -95,6 +95,7 @@ void RemoteEngine::open(const RemoteEndpoint &endpoint, const QString &apiKey)
         m_opening = false;
         const QByteArray body = reply->peek(reply->bytesAvailable());
         const remotehttp::ModelList list = remotehttp::readModels(reply, m_endpoint.baseUrl);
+        noteReachability(reply, list.error);
         if (!list.error.isEmpty()) {
             Q_EMIT openFailed(path, list.error);
             return;
@@ -190,6 +191,7 @@ void RemoteEngine::checkModel(const std::shared_ptr<Request> &r)
             return;
         }
         const remotehttp::ModelList list = remotehttp::readModels(reply, m_endpoint.baseUrl);
+        noteReachability(reply, list.error);
         if (!list.error.isEmpty())
             fail(*r, list.error);
         else if (!list.ids.contains(m_endpoint.model))
@@ -228,6 +230,7 @@ void RemoteEngine::post(const std::shared_ptr<Request> &r)
             if (status == 200)
                 read(*r, reply); // what arrived with the end
             const QString failure = remotehttp::failure(reply, m_endpoint.baseUrl, status == 200 ? QByteArray() : reply->readAll());
+            noteReachability(reply, failure);
             if (!failure.isEmpty())
                 fail(*r, failure);
             else if (!r->streamError.isEmpty())
@@ -307,6 +310,18 @@ GenerationStats RemoteEngine::statsOf(const Request &r) const
     s.tokensPerSecond = s.decodeSeconds > 0 && r.completionTokens > 0 ? r.completionTokens / s.decodeSeconds : 0;
     s.hitRate = -1; // not known here: the expert cache, if any, is the remote server's
     return s;
+}
+
+void RemoteEngine::noteReachability(QNetworkReply *reply, const QString &failure)
+{
+    // No HTTP status at all: the connection itself failed. A status of any kind, even an
+    // error, means the server is there.
+    const bool reached = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt() > 0 ||
+                         reply->error() == QNetworkReply::NoError || reply->error() == QNetworkReply::OperationCanceledError;
+    if (reached == m_reachable)
+        return;
+    m_reachable = reached;
+    Q_EMIT reachabilityChanged(reached, reached ? QString() : failure);
 }
 
 void RemoteEngine::fail(Request &r, const QString &message)

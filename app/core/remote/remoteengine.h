@@ -60,6 +60,9 @@ Q_SIGNALS:
     void replyReady(quint64 id, const waste::ReplyDelta &delta);
     void generationFinished(quint64 id, const GenerationResult &result);
     void generationFailed(quint64 id, const GenerationError &error);
+    // Whether the server answered its last request at all (any HTTP status), or the
+    // connection failed (refused, reset, no route, timed out): `why` says which, in words.
+    void reachabilityChanged(bool reachable, const QString &why);
 
 private:
     struct Request;
@@ -70,6 +73,9 @@ private:
     void readEvent(Request &r, const QByteArray &data, waste::ReplyDelta &delta);
     void end(const std::shared_ptr<Request> &r);
     void fail(Request &r, const QString &message);
+    // Reads whether `reply` reached the server; reports a change.
+    void noteReachability(QNetworkReply *reply, const QString &failure);
+    bool m_reachable = true;
     GenerationStats statsOf(const Request &r) const;
     QVariantMap describe(const QJsonObject &modelEntry) const;
 
