@@ -47,6 +47,8 @@ Rectangle {
             Label { text: qsTr("Compare"); color: Theme.textMuted }
             ComboBox {
                 objectName: "compareMachines"
+                // As wide as its longest machine, so no label is clipped.
+                implicitContentWidthPolicy: ComboBox.WidestTextWhenCompleted
                 model: plan.machines
                 textRole: "label"
                 valueRole: "bytes"

@@ -1,5 +1,7 @@
 // Kimi K3 at full size: the RAM planner's floor at 4K/32K/128K/1M context and the default
 // budget on a 64 GB machine, against the reference engine's published figures (GiB).
+#include <waste/release_plan.hpp>
+
 #include <gtest/gtest.h>
 
 #include <waste/waste.hpp>
@@ -40,6 +42,9 @@ TEST(K3FullPlan, DefaultBudgetOnA64GBMachineIsOneWorkingSetAboveTheFloor)
     waste::MemoryPlan p = waste::planMemory(kManifest, 4096);
     p.physical_ram_bytes = p.usable_ram_bytes = int64_t(64) << 30;
     p.cap_bytes = p.usable_ram_bytes - p.usable_ram_bytes / 8;
+    // That machine's cliff, not this one's (the default stays under it).
+    p.other_process_bytes = waste::assumedOtherProcessBytes(p.physical_ram_bytes);
+    p.cliff_bytes = waste::pagingCliff(p.physical_ram_bytes, p.usable_ram_bytes, p.other_process_bytes);
     const waste::BudgetChoice c = waste::resolveBudget(p, 0);
     // Reference: 46.25 GB budget, 17.56 GB expert cache (floor + 1 ws; +2 ws exceeds 56 GiB).
     // The reference keeps no state checkpoint; this engine's (0.43 GiB) is inside the same

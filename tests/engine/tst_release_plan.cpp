@@ -199,3 +199,23 @@ TEST(ReleasePlan, RefusesWhatItCannotPlan)
                                     "\"num_hidden_layers\":61,\"vocab_size\":1000,\"num_attention_heads\":8}"),
                  waste::Error);
 }
+
+TEST(ReleasePlan, TheDefaultBudgetStaysUnderThePagingCliff)
+{
+    // K3 with its experts kept as MXFP4 on a 64 GiB machine: one working set above the floor
+    // (53.5 GiB) fits the 7/8 line but is past the cliff (48.8 GiB), where the OS would page
+    // the cache. The default is the cliff itself: more than the floor, never past the cliff.
+    for (const int64_t ram : {int64_t(32) << 30, int64_t(64) << 30, int64_t(128) << 30, int64_t(256) << 30}) {
+        const waste::ReleasePlan r = planOn("kimi-k3.json", ram, 4096);
+        for (const waste::ReleaseLayout *l : {&r.vq, &r.native}) {
+            const waste::BudgetChoice d = waste::resolveBudget(l->plan, 0);
+            if (l->plan.floor_bytes <= l->plan.cliff_bytes)
+                EXPECT_LE(d.budget_bytes, l->plan.cliff_bytes) << l->expert_format << " on " << (ram >> 30) << " GiB";
+        }
+    }
+    const waste::ReleasePlan at64 = planOn("kimi-k3.json", int64_t(64) << 30, 4096);
+    const waste::BudgetChoice mx = waste::resolveBudget(at64.native.plan, 0);
+    EXPECT_EQ(mx.budget_bytes, at64.native.plan.cliff_bytes);
+    EXPECT_GT(mx.budget_bytes, at64.native.plan.floor_bytes);
+    EXPECT_TRUE(mx.warnings.empty());
+}

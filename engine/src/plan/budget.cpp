@@ -90,15 +90,22 @@ BudgetChoice resolveBudget(const MemoryPlan &plan, int64_t requested)
         throw Error(ErrorCode::Argument, "budget must not be negative");
     if (requested == 0) {
         // Whole working sets only: a cache between working sets buys little hit rate and
-        // the remainder is better left to the OS (reference §4.2).
+        // the remainder is better left to the OS (reference §4.2). Never past the paging
+        // cliff either: a default the OS would page runs several times slower than one
+        // working set less (records larger than VQ3R's, MXFP4's on 64 GB, reach it first).
         c.chosen_by_engine = true;
         const int64_t ws = (plan.recommended_bytes - plan.floor_bytes) / 3;
+        const int64_t limit = plan.cliff_bytes > 0 ? std::min(cap, plan.cliff_bytes) : cap;
         c.budget_bytes = plan.floor_bytes;
         for (int n = 3; n >= 1; --n)
-            if (plan.floor_bytes + n * ws <= cap) {
+            if (plan.floor_bytes + n * ws <= limit) {
                 c.budget_bytes = plan.floor_bytes + n * ws;
                 break;
             }
+        // Where a working set would fit the 7/8 line but not under the cliff, the default is
+        // the cliff itself: as much cache as the OS leaves alone, not the floor's two layers.
+        if (c.budget_bytes == plan.floor_bytes && limit < cap && plan.floor_bytes + ws <= cap && limit > plan.floor_bytes)
+            c.budget_bytes = limit;
         if (c.budget_bytes == plan.floor_bytes && plan.floor_bytes > cap)
             c.warnings.push_back("the RAM floor " + gb(plan.floor_bytes) + " is above 7/8 of the " +
                                  gb(plan.usable_ram_bytes) + " this process may use; the OS will page and "
