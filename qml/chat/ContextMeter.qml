@@ -33,7 +33,8 @@ ColumnLayout {
         Label {
             objectName: "contextMeterText"
             Layout.fillWidth: true
-            elide: Text.ElideRight
+            // Wrapped, not cut: its explanation is what tells a person why the context is full.
+            wrapMode: Text.WordWrap
             text: qsTr("%1 / %2 tokens").arg(ChatController.contextUsed.toLocaleString(Qt.locale(), 'f', 0))
                                          .arg(ChatController.contextLimit.toLocaleString(Qt.locale(), 'f', 0))
                   + (ChatController.contextNote !== "" ? " · " + ChatController.contextNote : "")
