@@ -70,14 +70,9 @@ void ChatController::removeAttachment(int index)
     Q_EMIT attachmentsChanged();
 }
 
-QString ChatController::imagesFolder() const
-{
-    return m_store ? QFileInfo(m_store->path()).absoluteDir().filePath(QStringLiteral("images")) : QString();
-}
-
 QString ChatController::keepImage(const QString &path) const
 {
-    QString folder = imagesFolder();
+    QString folder = m_session.imagesFolder();
     const QFileInfo source(path);
     // A format the engine does not decode (WebP, TIFF, HEIF…) is decoded here and kept as a
     // PNG of the same pixels (imagecheck.h): the engine then reads exactly those pixels.

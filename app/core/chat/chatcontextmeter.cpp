@@ -1,54 +1,64 @@
-// ChatController's context meter: how many tokens the conversation, the draft and the
-// offered tool declarations take of the open context, counted on the engine thread once
-// typing pauses.
-#include "chat/chatcontroller.h"
+#include "chat/chatcontextmeter.h"
 
+#include "chat/chatdialogue.h"
+#include "chat/conversationsession.h"
+#include "chat/toolloop.h"
 #include "engine/enginecontroller.h"
 #include "units/units.h"
 
 #include <algorithm>
 #include <cmath>
 
-int ChatController::contextLimit() const
+ChatContextMeter::ChatContextMeter(EngineController *engine, ConversationSession *session, ToolLoop *tools, QObject *parent)
+    : QObject(parent), m_engine(engine), m_session(session), m_tools(tools)
+{
+    m_recountTimer.setSingleShot(true);
+    m_recountTimer.setInterval(kDraftRecountMs);
+    connect(&m_recountTimer, &QTimer::timeout, this, &ChatContextMeter::recount);
+}
+
+int ChatContextMeter::limit() const
 {
     return m_engine->state() == EngineController::NoModel || m_engine->modelName().isEmpty() ? 0
                                                                                               : m_engine->contextTokens();
 }
 
-QString ChatController::contextWarning() const
+QString ChatContextMeter::warning() const
 {
-    const int limit = contextLimit();
-    if (limit <= 0 || m_contextUsed <= 0)
+    const int contextLimit = limit();
+    const int maxTokens = m_session->settings().maxTokens;
+    if (contextLimit <= 0 || m_used <= 0)
         return {};
-    if (m_contextUsed + m_settings.maxTokens <= limit)
+    if (m_used + maxTokens <= contextLimit)
         return {};
     return tr("%1 of %2 tokens used: with up to %3 more for the answer, the start of this conversation will be "
               "left out. Start a new chat to keep it all, or lower Max tokens.")
-        .arg(m_contextUsed)
-        .arg(limit)
-        .arg(m_settings.maxTokens);
+        .arg(m_used)
+        .arg(contextLimit)
+        .arg(maxTokens);
 }
 
-QString ChatController::contextNote() const
+QString ChatContextMeter::note() const
 {
-    if (!m_contextTemplateOnly || m_contextUsed <= 0)
+    if (!m_templateOnly || m_used <= 0)
         return {};
-    return m_settings.systemPrompt.trimmed().isEmpty() ? tr("the chat template's own tokens, before anything is typed")
-                                                       : tr("the chat template and the system prompt, before anything is typed");
+    return m_session->settings().systemPrompt.trimmed().isEmpty()
+               ? tr("the chat template's own tokens, before anything is typed")
+               : tr("the chat template and the system prompt, before anything is typed");
 }
 
-QString ChatController::readEstimate() const
+QString ChatContextMeter::readEstimate() const
 {
-    if (m_readRate <= 0 || m_contextUsed <= 0 || m_contextTemplateOnly)
+    if (m_readRate <= 0 || m_used <= 0 || m_templateOnly)
         return {};
-    const int unread = std::max(0, m_contextUsed - m_readTokens.value(m_current.id));
+    const int unread = std::max(0, m_used - m_readTokens.value(m_session->current().id));
     const double seconds = unread / m_readRate;
     if (seconds < 60)
         return {};
     return tr("reading this takes about %1").arg(Units::duration(qint64(std::lround(seconds))));
 }
 
-void ChatController::setReadRate(double tokensPerSecond)
+void ChatContextMeter::setReadRate(double tokensPerSecond)
 {
     if (tokensPerSecond == m_readRate)
         return;
@@ -56,7 +66,7 @@ void ChatController::setReadRate(double tokensPerSecond)
     Q_EMIT contextChanged();
 }
 
-void ChatController::setDraft(const QString &text)
+void ChatContextMeter::setDraft(const QString &text)
 {
     if (text == m_draft)
         return;
@@ -65,17 +75,17 @@ void ChatController::setDraft(const QString &text)
     m_recountTimer.start();
 }
 
-void ChatController::recount()
+void ChatContextMeter::recount()
 {
     m_recountTimer.stop();
     if (m_engine->state() != EngineController::Ready && m_engine->state() != EngineController::Generating) {
-        if (m_contextUsed != 0) {
-            m_contextUsed = 0;
+        if (m_used != 0) {
+            m_used = 0;
             Q_EMIT contextChanged();
         }
         return;
     }
-    QList<ChatMessage> list = m_messages.messages();
+    QList<ChatMessage> list = m_session->messages()->messages();
     if (!list.isEmpty() && list.last().streaming)
         list.removeLast();
     if (!m_draft.trimmed().isEmpty()) {
@@ -91,17 +101,17 @@ void ChatController::recount()
         m_count->disconnect(this);
     // The tool declarations offered with the next answer are rendered into its prompt too
     // (with MCP's server-everything about 4,000 tokens): counted as sent.
-    Dialogue dialogue = dialogueFor(list, 0);
-    dialogue.tools = offeredTools();
-    m_count = m_engine->countDialogue(dialogue, chatFormat());
-    connect(m_count, &TokenCount::counted, this, &ChatController::onCounted);
+    Dialogue dialogue = chatDialogue(list, 0, m_session->settings());
+    dialogue.tools = m_tools->offeredTools();
+    m_count = m_engine->countDialogue(dialogue, openChatFormat(*m_engine));
+    connect(m_count, &TokenCount::counted, this, &ChatContextMeter::onCounted);
 }
 
-void ChatController::onCounted(int tokens)
+void ChatContextMeter::onCounted(int tokens)
 {
     if (tokens < 0) // not renderable (an unreadable image): keep the last count
         return;
-    m_contextUsed = tokens;
-    m_contextTemplateOnly = m_countingTemplateOnly;
+    m_used = tokens;
+    m_templateOnly = m_countingTemplateOnly;
     Q_EMIT contextChanged();
 }

@@ -1,42 +1,27 @@
-// ChatController: the chat page's logic. Owns the conversation store and the two list
-// models, renders a conversation with the model's chat template (app/core/prompt) into a
-// generation request for the EngineController and applies the streamed batches, read by the
-// model's reply parser (thinking apart from the answer), to the message model on the GUI
-// thread. Every message is written to the store when it is sent and when its answer ends
-// (finished, stopped or failed). A generation keeps going (and is saved) when the user opens
-// another conversation meanwhile. Sent images are copied beside
-// the database (images/), removed with the last conversation that uses them. Each conversation's engine
-// state is saved beside the database (states/conversation-ID.state), so reopening it
-// continues without reading the whole history again; editing or regenerating drops it.
+// ChatController: the Chat page's face to QML. It owns the parts that do the work and wires
+// them together; what it holds itself is what is only the page's: the attachments (checked and
+// copied in chatattachments.cpp), the notice line and sending a typed message.
+//   ConversationSession  the conversations, the store, the open one and its settings
+//   ChatRun              the answer being generated: request, streaming, saving, stop, regenerate
+//   ToolLoop             the MCP tools offered, the calls an answer made, approvals, results
+//   ChatContextMeter     the tokens the conversation takes, the read estimate
+// Its properties, invokables and signals are the page's API (QML and the tests use them).
 #pragma once
 
-#include "chat/chatmessage.h"
+#include "chat/chatcontextmeter.h"
+#include "chat/chatrun.h"
 #include "chat/conversationlistmodel.h"
-#include "chat/conversationstore.h"
-#include "prompt/dialogue.h"
-#include "generation/generationtypes.h"
-#include "engine/tokencount.h"
+#include "chat/conversationsession.h"
 #include "chat/messagemodel.h"
-#include "chat/prefillclock.h"
+#include "chat/toolloop.h"
 #include "singleton/appsingleton.h"
 
-#include <QElapsedTimer>
-#include <QHash>
-#include <QJsonArray>
 #include <QObject>
-#include <QPointer>
 #include <QQmlEngine>
-#include <QTimer>
 #include <QUrl>
 
-#include <memory>
-#include <optional>
-#include <type_traits>
-
 class EngineController;
-class GenerationHandle;
 class McpHub;
-class McpReply;
 
 class ChatController : public QObject, public AppSingleton<ChatController> {
     Q_OBJECT
@@ -89,42 +74,42 @@ public:
     ChatController(EngineController *engine, const QString &databasePath, QObject *parent);
     ~ChatController() override;
 
-    ConversationListModel *conversations() { return &m_conversations; }
-    MessageModel *messages() { return &m_messages; }
-    qint64 currentId() const { return m_current.id; }
-    QString currentTitle() const { return m_current.title; }
-    QString search() const { return m_search; }
-    void setSearch(const QString &text);
-    bool generating() const { return m_run.has_value(); }
-    bool prefilling() const { return m_run && m_run->prefilling; }
-    double prefillProgress() const { return m_run ? m_run->prefill.fraction() : 0; }
-    QString prefillText() const { return m_run ? m_run->prefill.text() : QString(); }
+    ConversationListModel *conversations() { return m_session.list(); }
+    MessageModel *messages() { return m_session.messages(); }
+    qint64 currentId() const { return m_session.current().id; }
+    QString currentTitle() const { return m_session.current().title; }
+    QString search() const { return m_session.search(); }
+    void setSearch(const QString &text) { m_session.setSearch(text); }
+    bool generating() const { return m_run.active(); }
+    bool prefilling() const { return m_run.prefilling(); }
+    double prefillProgress() const { return m_run.prefillProgress(); }
+    QString prefillText() const { return m_run.prefillText(); }
     QStringList attachments() const { return m_attachments; }
     QString imageFilePatterns() const;
     QString notice() const { return m_notice; }
-    QString storeError() const { return m_storeError; }
+    QString storeError() const { return m_session.storeError(); }
 
-    QString systemPrompt() const { return m_settings.systemPrompt; }
+    QString systemPrompt() const { return m_session.settings().systemPrompt; }
     void setSystemPrompt(const QString &v);
-    double temperature() const { return m_settings.temperature; }
+    double temperature() const { return m_session.settings().temperature; }
     void setTemperature(double v);
-    double topP() const { return m_settings.topP; }
+    double topP() const { return m_session.settings().topP; }
     void setTopP(double v);
-    int maxTokens() const { return m_settings.maxTokens; }
+    int maxTokens() const { return m_session.settings().maxTokens; }
     void setMaxTokens(int v);
-    bool thinking() const { return m_settings.thinking; }
+    bool thinking() const { return m_session.settings().thinking; }
     void setThinking(bool v);
-    int thinkingBudget() const { return m_settings.thinkingBudget; }
+    int thinkingBudget() const { return m_session.settings().thinkingBudget; }
     void setThinkingBudget(int v);
 
-    int contextUsed() const { return m_contextUsed; }
-    int contextLimit() const;
-    QString contextWarning() const;
-    QString contextNote() const;
-    QString readEstimate() const;
+    int contextUsed() const { return m_meter.used(); }
+    int contextLimit() const { return m_meter.limit(); }
+    QString contextWarning() const { return m_meter.warning(); }
+    QString contextNote() const { return m_meter.note(); }
+    QString readEstimate() const { return m_meter.readEstimate(); }
     // The open model's predicted prompt reading rate, tokens per second (the Planner's
     // forecast.prefill at the budget in use); 0: not known.
-    void setReadRate(double tokensPerSecond);
+    void setReadRate(double tokensPerSecond) { m_meter.setReadRate(tokensPerSecond); }
 
     Q_INVOKABLE void newConversation();
     Q_INVOKABLE void openConversation(qint64 id);
@@ -134,33 +119,33 @@ public:
     // Sends the text (and the attachments) as a user message and starts the answer.
     // Returns false with a notice when it cannot (no model, already answering, empty).
     Q_INVOKABLE bool send(const QString &text);
-    Q_INVOKABLE void stop();
+    Q_INVOKABLE void stop() { m_run.stop(); }
     // Where the engine state of a conversation is saved (empty without a store).
-    QString stateFileFor(qint64 conversationId) const;
+    QString stateFileFor(qint64 conversationId) const { return m_session.stateFileFor(conversationId); }
 
     // Answers the last user message again (drops the last answer).
-    Q_INVOKABLE bool regenerate();
+    Q_INVOKABLE bool regenerate() { return m_run.regenerate(); }
     // Replaces the user message at `row`, drops everything after it, and answers again.
-    Q_INVOKABLE bool editAndResend(int row, const QString &text);
+    Q_INVOKABLE bool editAndResend(int row, const QString &text) { return m_run.editAndResend(row, text); }
 
     // Attachments: local image files only. Refused with a notice when the file is not an
     // image or the open model has no vision tower. Returns how many were accepted.
     Q_INVOKABLE int addAttachments(const QList<QUrl> &urls);
     Q_INVOKABLE bool addAttachment(const QUrl &url);
     Q_INVOKABLE void removeAttachment(int index);
-    Q_INVOKABLE void clearNotice();
+    Q_INVOKABLE void clearNotice() { setNotice({}); }
     // The composer's text, counted (debounced by the view) for the context meter.
-    Q_INVOKABLE void setDraft(const QString &text);
+    Q_INVOKABLE void setDraft(const QString &text) { m_meter.setDraft(text); }
 
     // The MCP servers whose tools the chat offers (none until set).
-    void setToolHub(McpHub *hub);
-    QString toolChoice() const { return m_toolChoice; }
-    void setToolChoice(const QString &choice);
-    bool toolPending() const;
+    void setToolHub(McpHub *hub) { m_tools.setHub(hub); }
+    QString toolChoice() const { return m_tools.toolChoice(); }
+    void setToolChoice(const QString &choice) { m_tools.setToolChoice(choice); }
+    bool toolPending() const { return m_tools.pending(); }
     // The person's answer to the tool call shown at `row`: "once" runs it, "always" runs it
     // and every later call of the same tool without asking, "deny" tells the model it was
     // declined. Once no call of the answer is left open, the answer continues.
-    Q_INVOKABLE bool answerToolCall(int row, const QString &decision);
+    Q_INVOKABLE bool answerToolCall(int row, const QString &decision) { return m_tools.answer(row, decision); }
 
 Q_SIGNALS:
     void currentChanged();
@@ -177,90 +162,21 @@ Q_SIGNALS:
     void answerSaved(qint64 conversationId);
 
 private:
-    struct Run {
-        GenerationHandle *handle = nullptr; // the engine's; deleted by it after the end
-        qint64 conversationId = 0;
-        ChatMessage message;
-        QString raw;                 // the reply so far, as the model writes it
-        bool replyEnded = false;     // the reply parser has released the whole reply
-        QElapsedTimer clock;
-        double thinkingStarted = -1;
-        bool prefilling = true;
-        PrefillClock prefill;
-        QJsonArray tools;            // offered to the model in this answer
-        QElapsedTimer sinceSaved;    // since the answer so far was last written to the store
-    };
-    // An answer is in the store from its start, marked kInterrupted, and rewritten as it
-    // grows at most this often: if the app dies mid-answer, the chat reopens with the
-    // question, what was written so far, and Regenerate.
-    static constexpr int kDraftSaveMs = 500;
-    void saveDraft(bool now);
-    struct ToolRun {                 // a tool call in flight
-        qint64 conversationId = 0;
-        ChatMessage message;
-    };
-
-    void refreshList();
     void setNotice(const QString &text);
-    void saveSettings();
-    // One setting of the open conversation: stored and saved when it differs; true then.
-    template <typename T>
-    bool changeSetting(T ConversationSettings::*field, const std::type_identity_t<T> &v);
-    // A sampling setting (temperature, top-p): clamped to [lo, hi], saved when it moved.
-    void setSampling(double ConversationSettings::*field, double v, double lo, double hi);
-    bool startAnswer();
-    int runRow() const; // row of the streaming answer in the open conversation, or -1
-    // Adds what the model's reply parser released (thinking and answer apart, markers gone).
-    void showReply(Run &run, const QString &reasoning, const QString &content);
-    // The open model's chat format (decided by the engine, EngineController::modelInfo()).
-    waste::ChatFormat chatFormat() const;
-    Dialogue dialogueFor(const QList<ChatMessage> &messages, int firstMessage) const;
-    void finishRun(const GenerationResult *result, const QString &error);
-    void recount();
+    // The last answer's tool calls all have their outcome: the answer continues, unless one
+    // is already running or the model is not ready (then the person sends or regenerates).
+    void continueAfterTools();
     QString firstProblemForImage(const QString &path) const;
     // A copy of an attached image beside the database, so the conversation keeps working
     // (thumbnails, a prompt read again) when the original is moved or deleted.
     QString keepImage(const QString &path) const;
-    QString imagesFolder() const;
-
-    void onTokens(const QString &text, const GenerationStats &stats);
-    void onReply(const waste::ReplyDelta &delta);
-    void onCounted(int tokens);
-
-    // Tools (MCP).
-    QJsonArray offeredTools() const;
-    // The calls a finished answer made (its reply parser was given the offered tools), each
-    // with an id of its own.
-    static QJsonArray takeToolCalls(const GenerationResult &result);
-    // A tool message for each call of the answer just saved; runs the ones allowed always.
-    void openToolCalls(qint64 conversationId, const QJsonArray &calls, bool shown);
-    void runTool(int row);
-    void settleTool(McpReply *reply);
-    void updateToolMessage(qint64 conversationId, const ChatMessage &message);
-    // Answers again once every call of the last answer has its outcome.
-    void continueAfterTools();
 
     EngineController *m_engine;
-    std::unique_ptr<ConversationStore> m_store;
-    QString m_storeError;
-    ConversationListModel m_conversations;
-    MessageModel m_messages;
-    Conversation m_current;
-    ConversationSettings m_settings;
-    QString m_search;
+    // Declared in the order they are built: each part is given the ones before it.
+    ConversationSession m_session;
+    ToolLoop m_tools;
+    ChatContextMeter m_meter;
+    ChatRun m_run;
     QStringList m_attachments;
     QString m_notice;
-    QString m_draft;
-    std::optional<Run> m_run;
-    McpHub *m_hub = nullptr;
-    QString m_toolChoice = QStringLiteral("auto");
-    QHash<McpReply *, ToolRun> m_toolRuns;
-    QPointer<TokenCount> m_count; // the latest count; earlier ones are no longer listened to
-    QTimer m_recountTimer; // draft edits: one count after typing pauses
-    static constexpr int kDraftRecountMs = 150;
-    int m_contextUsed = 0;
-    double m_readRate = 0;
-    QHash<qint64, int> m_readTokens; // per conversation: tokens its last answer left in the engine's state
-    bool m_countingTemplateOnly = false; // the count on its way has no message and no draft
-    bool m_contextTemplateOnly = false;  // so has the count shown
 };
