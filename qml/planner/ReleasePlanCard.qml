@@ -69,15 +69,13 @@ Rectangle {
                 Label { required property string modelData; text: modelData; color: Theme.textMuted; font.pixelSize: Theme.fontSmall }
             }
             Repeater {
-                model: plan.layouts.length * 6 // one cell each, row by row
+                model: plan.layoutCells // six per layout, row by row (ReleasePlanController)
                 delegate: Label {
-                    required property int index
-                    readonly property var row: plan.layouts[Math.floor(index / 6)]
-                    objectName: "releaseLayout_" + row.format + "_" + (index % 6)
-                    text: [row.format, Units.bytes(row.containerBytes), Units.bytes(row.recordBytes),
-                           Units.bytes(row.bytesPerToken), Units.bytes(row.floor), Units.bytes(row.defaultBudget)][index % 6]
+                    required property var modelData
+                    objectName: modelData.name
+                    text: modelData.text
                     color: Theme.text
-                    font.bold: index % 6 === 0
+                    font.bold: modelData.first
                     Accessible.name: text
                 }
             }

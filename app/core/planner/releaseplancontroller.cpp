@@ -59,7 +59,15 @@ ReleasePlanController::ReleasePlanController(QObject *parent) : QObject(parent)
             m_headline = headlineFor(f);
             m_details = detailsFor(f);
             m_layouts.clear();
-            for (const LayoutFigures &l : f.layouts)
+            m_layoutCells.clear();
+            for (const LayoutFigures &l : f.layouts) {
+                // The table's cells row by row, as shown: the format, then five sizes.
+                const QStringList cells{l.format, Units::bytes(l.containerBytes), Units::bytes(l.recordBytes),
+                                        Units::bytes(l.bytesPerToken), Units::bytes(l.floor), Units::bytes(l.defaultBudget)};
+                for (int i = 0; i < cells.size(); ++i)
+                    m_layoutCells << QVariantMap{{QStringLiteral("text"), cells[i]},
+                                                 {QStringLiteral("name"), QStringLiteral("releaseLayout_%1_%2").arg(l.format).arg(i)},
+                                                 {QStringLiteral("first"), i == 0}};
                 m_layouts << QVariantMap{{QStringLiteral("format"), l.format},
                                          {QStringLiteral("containerBytes"), l.containerBytes},
                                          {QStringLiteral("recordBytes"), l.recordBytes},
@@ -67,6 +75,7 @@ ReleasePlanController::ReleasePlanController(QObject *parent) : QObject(parent)
                                          {QStringLiteral("floor"), l.floor},
                                          {QStringLiteral("defaultBudget"), l.defaultBudget},
                                          {QStringLiteral("tokPerS"), l.tokPerS}};
+            }
             m_state = Ready;
         }
         Q_EMIT planChanged();

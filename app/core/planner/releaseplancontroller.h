@@ -40,6 +40,8 @@ class ReleasePlanController : public QObject {
     // when it has one: [{format, containerBytes, recordBytes, bytesPerToken, floor,
     // defaultBudget, tokPerS}] on the chosen machine.
     Q_PROPERTY(QVariantList layouts READ layouts NOTIFY planChanged)
+    // The layouts table's cells, row by row ({text, name, first}): six per layout.
+    Q_PROPERTY(QVariantList layoutCells READ layoutCells NOTIFY planChanged)
 
 public:
     enum State { Idle, Fetching, Planning, Ready, Failed };
@@ -63,6 +65,7 @@ public:
     QString details() const { return m_details; }
     QString error() const { return m_error; }
     QVariantList layouts() const { return m_layouts; }
+    QVariantList layoutCells() const { return m_layoutCells; }
 
     // Plans from a config.json's text (what the hub answered, or a local file in tests).
     Q_INVOKABLE void planConfig(const QByteArray &configJson);
@@ -109,6 +112,7 @@ private:
     bool m_fits = true;
     QString m_headline, m_details, m_error;
     QVariantList m_layouts;
+    QVariantList m_layoutCells;
     QByteArray m_config;
     QNetworkAccessManager m_network;
     QPointer<QNetworkReply> m_reply;
