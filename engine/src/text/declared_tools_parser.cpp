@@ -1,5 +1,7 @@
 #include "text/declared_tools_parser.hpp"
 
+#include "text/plain_template.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <utility>
@@ -37,19 +39,6 @@ bool readCall(const Json &v, const std::set<std::string> &declared, ReplyToolCal
     call.name = name;
     call.arguments = args.dump();
     return true;
-}
-
-std::string callAsText(const ReplyToolCall &c)
-{
-    Json args;
-    try {
-        args = Json::parse(c.arguments);
-    } catch (const Json::exception &) {
-        args = c.arguments;
-    }
-    if (!args.is_object())
-        args = c.arguments;
-    return "<tool_call>" + Json{{"name", c.name}, {"arguments", args}}.dump() + "</tool_call>";
 }
 
 } // namespace
@@ -105,7 +94,7 @@ DeclaredToolsParser::DeclaredToolsParser(std::unique_ptr<ReplyParser> inner, Cha
 void DeclaredToolsParser::take(const ReplyToolCall &call, ReplyDelta &out)
 {
     if (!m_names.contains(call.name)) {
-        out.content += callAsText(call);
+        out.content += toolCallText(call.name, call.arguments); // its arguments are JSON text
         return;
     }
     ReplyToolCall c = call;

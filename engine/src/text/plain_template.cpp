@@ -62,11 +62,19 @@ void appendContent(Segments &out, const Json &content)
     }
 }
 
-// An assistant's earlier call, written back the way the instructions ask for one.
+// An assistant's earlier call (OpenAI's form), written back as text.
 std::string callText(const Json &call)
 {
     const Json &fn = call.is_object() && call.contains("function") ? call.at("function") : call;
-    Json args = fn.is_object() ? fn.value("arguments", Json::object()) : Json::object();
+    return toolCallText(fn.is_object() ? fn.value("name", "") : "",
+                        fn.is_object() ? fn.value("arguments", Json::object()) : Json::object());
+}
+
+} // namespace
+
+std::string toolCallText(const std::string &name, const Json &arguments)
+{
+    Json args = arguments;
     if (args.is_string()) {
         try {
             Json parsed = Json::parse(args.get<std::string>());
@@ -75,11 +83,8 @@ std::string callText(const Json &call)
         } catch (const Json::exception &) {
         }
     }
-    return "<tool_call>" + sortedCompact(Json{{"name", fn.is_object() ? fn.value("name", "") : ""}, {"arguments", args}}) +
-           "</tool_call>";
+    return "<tool_call>" + sortedCompact(Json{{"name", name}, {"arguments", args}}) + "</tool_call>";
 }
-
-} // namespace
 
 Segments renderPlain(const Json &req)
 {

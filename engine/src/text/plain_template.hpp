@@ -19,4 +19,10 @@ inline constexpr const char *kImagePlaceholder = "<|kimi_image_placeholder|>";
 
 Segments renderPlain(const nlohmann::ordered_json &request);
 
+// A call written as text, the way the transcript's instructions ask for one:
+// <tool_call>{"arguments": ..., "name": ...}</tool_call>, keys sorted, the arguments as an object
+// when `arguments` is one (a JSON object, or JSON text of one), else as they came. Also how a
+// call of an undeclared function is shown (declared_tools_parser).
+std::string toolCallText(const std::string &name, const nlohmann::ordered_json &arguments);
+
 } // namespace waste::text
