@@ -1,9 +1,11 @@
 // Requests that arrive together are decoded together (engineworker.h, waste/batch.hpp):
-// two concurrent streams give each the same tokens as alone, /health reports the requests
-// running and queued, and past the engine's places and the queue a request gets 503
-// server_busy. The engine thread is held for a moment (a queued call that waits) so that
+// two concurrent streams give each the same tokens as alone, short requests share the room
+// of a full-context state (more of them run at once than full-context ones), /health reports
+// the requests running and queued, and past the engine's places and the queue a request gets
+// 503 server_busy. The engine thread is held for a moment (a queued call that waits) so that
 // requests are known to arrive together, as they would behind a long step.
 #include "apiservertestbed.h"
+#include "engine/engineworker.h"
 
 #include <waste/waste.hpp>
 
@@ -12,14 +14,16 @@
 #include <QSignalSpy>
 #include <QTest>
 
+#include <vector>
+
 namespace {
 
 const QString kModel = QStringLiteral(WASTE_FIXTURES_DIR "/reference-container/r3.waste");
 constexpr int kCtx = 512;
 
-QJsonObject completion(const QString &prompt, int seed)
+QJsonObject completion(const QString &prompt, int seed, int maxTokens = 48)
 {
-    return {{"model", "r3"}, {"prompt", prompt}, {"max_tokens", 48}, {"temperature", 0.9}, {"seed", seed}};
+    return {{"model", "r3"}, {"prompt", prompt}, {"max_tokens", maxTokens}, {"temperature", 0.9}, {"seed", seed}};
 }
 
 // What a completion gave: its text and token count.
@@ -70,13 +74,14 @@ private Q_SLOTS:
     {
         m_api = std::make_unique<ApiServerTestbed>();
         QVERIFY2(m_api->listen(), qPrintable(m_api->server.errorString()));
-        // A budget whose expert cache spares one more state: two sequences at once.
+        // A budget whose expert cache spares one more full-context state: two full-context
+        // sequences at once, more when they need fewer positions (up to the places asked for).
         const waste::MemoryPlan plan = waste::planMemory(kModel.toStdString(), kCtx);
         m_api->engine.openModel(kModel, plan.floor_bytes + 3 * plan.state_bytes, kCtx);
         QTRY_VERIFY_WITH_TIMEOUT(m_api->engine.state() == EngineController::Ready
                                      || m_api->engine.state() == EngineController::Failed, 60000);
         QVERIFY2(m_api->engine.state() == EngineController::Ready, qPrintable(m_api->engine.errorString()));
-        QCOMPARE(m_api->engine.maxConcurrent(), 2);
+        QCOMPARE(m_api->engine.maxConcurrent(), EngineWorker::kSequencesWanted);
         connect(&m_api->engine, &EngineController::activeRequestsChanged, this,
                 [this] { m_mostRunning = qMax(m_mostRunning, m_api->engine.runningRequests()); });
     }
@@ -104,21 +109,47 @@ private Q_SLOTS:
         QCOMPARE(togetherB, aloneB);
     }
 
+    // r3's state is mostly its fixed linear-attention part, so the room of one full-context
+    // state holds two short ones: three short requests run at once where full-context ones
+    // (max_tokens to the context's end) run two at a time, the third waiting for a place.
+    void shortRequestsShareTheRoomOfAFullContextOne()
+    {
+        for (const int maxTokens : {48, kCtx}) {
+            m_mostRunning = 0;
+            QNetworkReply *replies[3];
+            {
+                EngineHold hold(m_api->engine);
+                for (int i = 0; i < 3; ++i)
+                    replies[i] = m_api->client->start(
+                        "POST", "/v1/completions",
+                        QJsonDocument(completion("Share " + QString::number(i), 20 + i, maxTokens)).toJson());
+                QTRY_COMPARE_WITH_TIMEOUT(m_api->engine.activeRequests(), 3, 10000);
+            }
+            for (QNetworkReply *r : replies)
+                QCOMPARE(HttpTestClient::wait(r).status, 200);
+            QCOMPARE(m_mostRunning, maxTokens == kCtx ? 2 : 3);
+        }
+    }
+
     void healthCountsAndAFullQueueGives503()
     {
         m_api->server.setMaxQueued(1);
-        QNetworkReply *replies[3];
+        const int places = m_api->engine.maxConcurrent();
+        std::vector<QNetworkReply *> replies;
+        // Qt's HTTP client opens at most 6 connections to a host: a second one for the rest.
+        HttpTestClient more(m_api->server.boundPort());
         {
             EngineHold hold(m_api->engine);
-            for (int i = 0; i < 3; ++i)
-                replies[i] = m_api->client->start("POST", "/v1/completions",
-                                                  QJsonDocument(completion("Count: " + QString::number(i), i)).toJson());
-            QTRY_COMPARE_WITH_TIMEOUT(m_api->engine.activeRequests(), 3, 10000);
+            for (int i = 0; i < places + 1; ++i)
+                replies.push_back((i < 4 ? *m_api->client : more)
+                                      .start("POST", "/v1/completions",
+                                             QJsonDocument(completion("Count: " + QString::number(i), i, 8)).toJson()));
+            QTRY_COMPARE_WITH_TIMEOUT(m_api->engine.activeRequests(), places + 1, 10000);
             const QJsonObject health = m_api->client->get("/health").json();
             const QJsonObject requests = health.value("requests").toObject();
             QCOMPARE(requests.value("running").toInt(), 0); // the engine has not seen them yet
-            QCOMPARE(requests.value("queued").toInt(), 3);
-            QCOMPARE(requests.value("max_concurrent").toInt(), 2);
+            QCOMPARE(requests.value("queued").toInt(), places + 1);
+            QCOMPARE(requests.value("max_concurrent").toInt(), places);
             QCOMPARE(requests.value("max_queued").toInt(), 1);
 
             const HttpResult busy = m_api->client->post("/v1/completions", completion("One too many", 9));

@@ -18,6 +18,10 @@
 // so a change in the machine's load hits every count alike; each figure is then the median
 // of its R runs, and the 4-over-1 ratio the median of the R ratios of the same repetition.
 // --budgets io, native or compute (or a list) runs only those.
+// --container DIR --budget SIZE [--ctx N]: the I/O-bound case on that container at that
+// budget and context instead (tests/bench/bench_serve_concurrent.py compares waste serve
+// with it: the streams there are sized as the server sizes requests, their prompt and
+// --tokens, so a budget may hold more of them than full-context states).
 // Disk ceiling: before the stream counts of an I/O-bound budget, the engine's own reader
 // (the ReaderPool backend the decode uses) reads random whole records of that container into
 // buffers laid out like the expert cache's slots (huge pages; expert_read_rate.hpp) for
@@ -32,6 +36,7 @@
 // re-reads of records evicted in the same step or the one before.
 //   bench_concurrent [--tokens N] [--mid-size SIZE] [--native-size SIZE] [--native-layout bf16|mxfp4]
 //                    [--cache DIR] [--threads N] [--streams 1,2,4,8] [--prefill N] [--reps R] [--budgets io,native,compute]
+//                    [--container DIR --budget SIZE [--ctx N]]
 // Last line: the figures, and 4 streams' aggregate over one stream's at each I/O-bound budget,
 // with the ceiling of that ratio (the ceiling at 4 streams over one stream's measured tok/s).
 #include "expert_read_rate.hpp"
@@ -267,7 +272,9 @@ int main(int argc, char **argv)
 {
     std::string cacheDir = WASTE_BENCH_CACHE_DIR;
     std::string midSize = "10G", nativeSize = "1400M", nativeLayout = "mxfp4"; // 2.0 and 1.5 GB of records
-    int tokens = 32, threads = 2, prefill = 0, reps = 1;
+    int tokens = 32, threads = 2, prefill = 0, reps = 1, ctx = 256;
+    std::string container;
+    int64_t fixedBudget = 0;
     bool runIo = true, runNative = true, runCompute = true;
     std::vector<int> counts = {1, 2, 4, 8};
     for (int i = 1; i < argc; ++i) {
@@ -293,6 +300,12 @@ int main(int argc, char **argv)
             runIo = b.find("io") != std::string::npos;
             runNative = b.find("native") != std::string::npos;
             runCompute = b.find("compute") != std::string::npos;
+        } else if (a == "--container" && i + 1 < argc) {
+            container = argv[++i];
+        } else if (a == "--budget" && i + 1 < argc) {
+            fixedBudget = waste::parseSize(argv[++i]);
+        } else if (a == "--ctx" && i + 1 < argc) {
+            ctx = std::atoi(argv[++i]);
         } else if (a == "--streams" && i + 1 < argc) {
             counts.clear();
             std::stringstream in(argv[++i]);
@@ -301,17 +314,23 @@ int main(int argc, char **argv)
         } else {
             std::fprintf(stderr, "usage: bench_concurrent [--tokens N] [--mid-size SIZE] [--native-size SIZE] "
                                  "[--native-layout bf16|mxfp4] [--cache DIR] "
-                                 "[--threads N] [--streams 1,2,4,8] [--prefill N] [--reps R] [--budgets io,native,compute]\n");
+                                 "[--threads N] [--streams 1,2,4,8] [--prefill N] [--reps R] [--budgets io,native,compute] "
+                                 "[--container DIR --budget SIZE [--ctx N]]\n");
             return 2;
         }
     }
-    if (tokens < 2 || threads < 1 || counts.empty() || reps < 1 || (!runIo && !runNative && !runCompute)) {
+    if (!container.empty() != (fixedBudget > 0)) {
+        std::fprintf(stderr, "bench_concurrent: --container and --budget go together\n");
+        return 2;
+    }
+    if (!container.empty())
+        runIo = true, runNative = runCompute = false;
+    if (tokens < 2 || threads < 1 || ctx < 64 || counts.empty() || reps < 1 || (!runIo && !runNative && !runCompute)) {
         std::fprintf(stderr, "bench_concurrent: --tokens needs at least 2, --threads and --reps at least 1, --streams a "
                              "list, --budgets one or more of io, native, compute\n");
         return 2;
     }
     try {
-        const int ctx = 256;
         int most = 1;
         for (int n : counts)
             most = std::max(most, std::min(n, waste::kMaxSequences));
@@ -329,12 +348,16 @@ int main(int argc, char **argv)
             cases.push_back({"compute-bound", false, false});
         std::string last, ratiosText;
         for (const Case &c : cases) {
-            const std::string dir = c.native ? midContainer(cacheDir, nativeSize, nativeLayout) : midContainer(cacheDir, midSize);
+            const std::string dir = !container.empty() ? container
+                                    : c.native         ? midContainer(cacheDir, nativeSize, nativeLayout)
+                                                       : midContainer(cacheDir, midSize);
             const waste::MemoryPlan plan = waste::planMemory(dir, ctx);
             // Extra states take at most half the cache above its smallest size: twice their bytes;
             // the session's checkpoint (waste/prefix.hpp) comes out of the cache first.
             const int64_t states = 2 * int64_t(most - 1) * plan.state_bytes + plan.checkpoint_bytes;
-            const int64_t budget = plan.floor_bytes + states + (c.io ? 0 : plan.expert_bytes_total) + 4 * plan.max_record_bytes;
+            const int64_t budget = fixedBudget > 0 ? fixedBudget
+                                                   : plan.floor_bytes + states + (c.io ? 0 : plan.expert_bytes_total) +
+                                                         4 * plan.max_record_bytes;
             std::printf("container      %s (%lld MB of experts, %lld KB a record, state %.1f MB per stream at ctx %d, %d "
                         "threads)\n",
                         dir.c_str(), (long long)(plan.expert_bytes_total >> 20), (long long)(plan.max_record_bytes >> 10),
@@ -345,13 +368,26 @@ int main(int argc, char **argv)
             o.ramBudget = budget;
             o.warmFromUsage = false;
             auto model = waste::openForBatch(dir, waste::withEnvironment(o), most);
-            std::printf("%-14s budget %lld MB, expert cache %lld MB, %d streams at most, reads through %s\n", c.name,
+            std::printf("%-14s budget %lld MB, expert cache %lld MB, %d full-context streams, reads through %s\n", c.name,
                         (long long)(budget >> 20), (long long)(model->info().expertCacheBytes >> 20),
                         waste::batchSequences(*model), model->stats().ioRing ? "io_uring" : "reader threads");
-            for (int n : counts)
-                if (n > waste::batchSequences(*model))
-                    throw waste::Error(waste::ErrorCode::RamBudget,
-                                       std::to_string(n) + " streams do not fit the " + c.name + " budget");
+            {
+                // Every count must run at once: a stream's state is sized to its prompt and tokens.
+                waste::Batch probe(*model);
+                std::vector<waste::Batch::Request> held;
+                for (int i = 0; i < most; ++i) {
+                    const size_t promptTokens = model->tokenize(kPrompts[i % 8], true).size();
+                    if (!probe.admits(promptTokens, tokens, i == 0))
+                        throw waste::Error(waste::ErrorCode::RamBudget,
+                                           std::to_string(i + 1) + " streams do not fit the " + c.name + " budget");
+                    waste::Batch::Request r;
+                    r.prompt = model->tokenize(kPrompts[i % 8], true);
+                    r.params.maxTokens = tokens;
+                    r.useSession = i == 0;
+                    probe.add(std::move(r));
+                }
+            }
+            model->resetState();
             if (!c.io)
                 decodeTogether(*model, most, tokens); // fills the cache
             Ceiling ceiling;

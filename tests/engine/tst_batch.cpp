@@ -363,6 +363,85 @@ TEST(Batch, RefusesPastItsCapacityWithAReason)
     EXPECT_EQ(ended, 2);
 }
 
+// A budget that holds one full-context state beside the session's: sequences that need only
+// a few positions each (their prompt and maxTokens) share that room, more of them at once
+// than full-context ones, and each gets what it gets alone, bit for bit. One that needs the
+// whole context waits for the room the short ones leave (admits() says so, add() refuses
+// with a reason), and is taken once they end.
+TEST(Batch, ShortSequencesShareTheRoomOfOneFullState)
+{
+    const waste::MemoryPlan plan = waste::planMemory(kR3, 512);
+    waste::OpenOptions o = options(kR3);
+    // Above the cache's smallest size, two full states and a bit: half of it is the room.
+    auto one = waste::Model::open(kR3, o);
+    const int64_t cacheAtDefault = one->info().expertCacheBytes;
+    one.reset();
+    o.ramBudget -= cacheAtDefault - (plan.min_expert_cache + 2 * plan.state_bytes + plan.state_bytes / 2);
+    auto model = waste::openForBatch(kR3, o, 8);
+    ASSERT_EQ(waste::batchSequences(*model), 2) << "the budget must hold exactly one full state beside the session's";
+    waste::Batch batch(*model);
+    EXPECT_EQ(batch.capacity(), 8);
+
+    const waste::format::ModelConfig &c = static_cast<waste::session::ModelImpl &>(*model).manifest().config;
+    const std::vector<int32_t> fox = foxIds(kR3);
+    const std::vector<int32_t> prompt(fox.begin(), fox.begin() + 12);
+    const int maxTokens = 10;
+    const int64_t shortState = waste::model::State::bytesFor(c, int(prompt.size()) + maxTokens);
+    const int64_t room = plan.state_bytes;
+    const int fit = int(std::min<int64_t>(room / shortState, 7));
+    ASSERT_GE(fit, 2) << "r3's short states must be small enough for the test to mean anything";
+
+    waste::GenParams params;
+    params.maxTokens = maxTokens;
+    params.temperature = 0.8f;
+    std::map<waste::Batch::Id, int> seedOf;
+    auto request = [&](int seed, int tokens) {
+        waste::Batch::Request r;
+        r.prompt = prompt;
+        r.params = params;
+        r.params.seed = uint64_t(seed);
+        r.params.maxTokens = tokens;
+        return r;
+    };
+    for (int i = 0; i < fit; ++i) {
+        ASSERT_TRUE(batch.admits(prompt.size(), maxTokens, false)) << i;
+        seedOf[batch.add(request(i + 1, maxTokens))] = i + 1;
+    }
+    // The room is spent: neither another short one nor a whole-context one fits now, but
+    // the session (whose state is there anyway) still takes one.
+    EXPECT_FALSE(batch.admits(prompt.size(), 0, false));
+    if (fit < 7)
+        EXPECT_FALSE(batch.admits(prompt.size(), maxTokens, false));
+    try {
+        batch.add(request(99, 0));
+        FAIL() << "a whole-context sequence was added past the room for states";
+    } catch (const waste::Error &e) {
+        EXPECT_NE(std::string(e.what()).find("maxTokens"), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(batch.admits(prompt.size(), 0, true));
+
+    std::map<int, waste::GenResult> results;
+    int steps = 0;
+    while (batch.active() > 0) {
+        ASSERT_LT(++steps, 100);
+        for (waste::Batch::Ended &e : batch.step()) {
+            ASSERT_FALSE(e.failed) << e.message;
+            results[seedOf.at(e.id)] = std::move(e.result);
+        }
+    }
+    ASSERT_EQ(int(results.size()), fit);
+    for (const auto &[seed, r] : results) {
+        waste::GenParams alone = params;
+        alone.seed = uint64_t(seed);
+        const Alone a = generateAlone(kR3, prompt, alone);
+        EXPECT_EQ(r.tokens, a.result.tokens) << "seed " << seed;
+        EXPECT_EQ(r.finish, a.result.finish) << "seed " << seed;
+    }
+    // Their room is back: the whole-context one fits now.
+    EXPECT_TRUE(batch.admits(prompt.size(), 0, false));
+    batch.add(request(99, 0));
+}
+
 TEST(Batch, ExtraSequencesComeFromTheExpertCache)
 {
     auto one = waste::Model::open(kR3, options(kR3));

@@ -132,7 +132,7 @@ QVariantMap EngineWorker::describeModel() const
         {QStringLiteral("hasVision"), i.hasVision},
         {QStringLiteral("hasChatTemplate"), i.hasChatTemplate},
         {QStringLiteral("chatFormat"), QVariant::fromValue(i.chatFormat)},
-        {QStringLiteral("sequences"), waste::batchSequences(*m_model)},
+        {QStringLiteral("sequences"), m_batch->capacity()},
     };
 }
 
@@ -245,7 +245,7 @@ bool EngineWorker::pumpOnce()
 {
     while (!m_waiting.empty()) {
         const GenerationRequest &next = m_waiting.front();
-        if (m_model && next.imagePaths.isEmpty() && m_batch->active() >= m_batch->capacity())
+        if (m_model && next.imagePaths.isEmpty() && !admitsNow(next))
             break; // no room: it waits for a sequence to end
         if (m_model && !next.imagePaths.isEmpty() && m_batch->active() > 0)
             break; // images are not batched: alone, once the batch is empty
@@ -302,6 +302,25 @@ bool EngineWorker::pumpOnce()
     }
     reportRequests();
     return !m_waiting.empty() || (m_batch && m_batch->active() > 0);
+}
+
+bool EngineWorker::admitsNow(const GenerationRequest &request)
+{
+    if (isCancelled(request.id))
+        return true; // ended at once, in no place
+    if (!m_batch->sessionInUse())
+        return m_batch->admits(0, 0, true); // it continues the session, whose state is there
+    // Its own state, sized to its prompt and max_tokens: short requests run more at once.
+    if (m_waitingTokens.first != request.id) {
+        size_t tokens = 0;
+        try {
+            tokens = m_feeder.tokenize(request.segments).size();
+        } catch (const std::exception &) {
+            return true; // startInBatch says what is wrong with it
+        }
+        m_waitingTokens = {request.id, tokens};
+    }
+    return m_batch->admits(m_waitingTokens.second, request.params.maxTokens, false);
 }
 
 void EngineWorker::setPromptCache(const QString &dir, qint64 maxBytes, int minTokens)

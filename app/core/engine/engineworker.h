@@ -2,7 +2,8 @@
 // thread except requestCancel(), which only flips atomics. Requests arrive as queued calls
 // and are decoded together (waste/batch.hpp): each batch step is one queued call, so a request
 // that arrives meanwhile joins at the next step. As many run at once as the RAM budget
-// holds states for (waste::batchSequences); the rest wait, first come first served. The first
+// holds states for, each sized to its prompt and max_tokens (waste::Batch::admits), up to
+// kSequencesWanted; the rest wait, first come first served. The first
 // to start while the session is free continues it (prefix reuse, saved states); the others
 // read their prompt whole. A prompt with images runs alone, once the batch is empty.
 #pragma once
@@ -92,6 +93,8 @@ private:
     void schedulePump();
     // Runs every request already here to its end (before the model changes).
     void drain();
+    // Whether the batch has a place and state room for `request` now (tokenizes it once).
+    bool admitsNow(const GenerationRequest &request);
     void startInBatch(const GenerationRequest &request);
     // Ends every request in the batch with `message` and starts a new batch (a step failed
     // in a way the batch could not pin on one sequence).
@@ -102,6 +105,7 @@ private:
     std::unique_ptr<waste::Model> m_model;
     std::unique_ptr<waste::Batch> m_batch; // over m_model (declared after it: destroyed first)
     std::deque<GenerationRequest> m_waiting;
+    std::pair<quint64, size_t> m_waitingTokens{0, 0}; // the first waiting request's prompt tokens
     std::map<waste::Batch::Id, std::unique_ptr<Running>> m_running;
     bool m_pumpQueued = false;
     int m_reportedRunning = 0;

@@ -11,7 +11,9 @@
 // One sequence at a time may continue the Model's own session (useSession): it reads on
 // from the session's state, so prefix reuse (waste/prefix.hpp) works for it, and leaves the
 // session where generate() would. The others start from position 0 in states of their own,
-// as many as the model was opened for (openForBatch) and its budget holds.
+// each sized to the positions it can reach (its prompt and maxTokens, at most the context),
+// as many as the model was opened for (openForBatch) and whose states fit the budget's room
+// for them: short requests run more at once than full-context ones.
 //
 // Like Model, a Batch is driven by one thread, the one that drives its Model; no call to the
 // Model's eval/generate may run while a step does. Images are not batched: a prompt with
@@ -34,11 +36,14 @@ inline constexpr int kMaxSequences = 16;
 inline constexpr int kPromptPieceWhileDecoding = 512;
 
 // Model::open for a model that a Batch will drive: up to `sequences` (1..kMaxSequences) at
-// once. Each beyond the first costs one session state (MemoryPlan::state_bytes), taken from
-// the expert cache: at most half of the cache above its smallest size goes to them, so the
-// budget still bounds the whole. batchSequences() then says how many fit.
+// once. The room for the states beyond the session's is taken from the expert cache: at
+// most half of the cache above its smallest size, in whole full-context states
+// (MemoryPlan::state_bytes), so the budget still bounds the whole. batchSequences() says how
+// many full-context sequences fit; sequences that need fewer positions share that room, up
+// to `sequences` at once (Batch::capacity, Batch::admits).
 std::unique_ptr<Model> openForBatch(const std::string &containerPath, const OpenOptions &options, int sequences);
-// How many sequences a Batch over `model` may decode at once (1 for a plain Model::open).
+// How many full-context sequences a Batch over `model` may decode at once (1 for a plain
+// Model::open); Batch::capacity() is the most at once when they need fewer positions.
 int batchSequences(const Model &model);
 
 // What openForBatch does to the expert cache a budget gives (expertCacheAt): the sequences that
@@ -73,10 +78,15 @@ public:
         std::function<void()> onMark;
     };
     // Adds a sequence; it starts with the next step. Throws Error(Argument) when the batch
-    // is full (see capacity()), when the session is already in use, for a token id out of
+    // is full (see admits()), when the session is already in use, for a token id out of
     // range or an empty prompt with nothing to continue, and Error(ContextFull) when the
     // prompt does not fit the context.
     Id add(Request request);
+    // Whether add() takes a sequence of `promptTokens` prompt tokens and at most `maxTokens`
+    // generated ones (≤ 0: up to the context's end) now: there is a place in the batch and,
+    // unless it continues the session, its state fits the room the others' leave. Not
+    // admitted now, it fits once sequences end (any one fits an empty batch).
+    bool admits(size_t promptTokens, int maxTokens, bool useSession) const;
 
     // Samples every sequence whose logits are ready, then runs one forward pass over every
     // sequence that has tokens to read. Returns the sequences that ended in this step.
@@ -92,7 +102,7 @@ public:
     std::vector<Ended> step();
 
     int active() const;             // sequences added and not yet ended
-    int capacity() const;           // batchSequences(model)
+    int capacity() const;           // the most sequences at once (openForBatch's `sequences` when states fit)
     bool sessionInUse() const;
     // Generated tokens a step reads at most (one per decoding sequence); prompt pieces come
     // on top (ModelImpl::passTokens, or kPromptPieceWhileDecoding while others decode).

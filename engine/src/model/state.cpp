@@ -4,35 +4,69 @@
 
 namespace waste::model {
 
+namespace {
+
+// The float counts of layer L's state at `ctxTokens` positions: the one rule for allocate
+// and bytesFor.
+struct LayerSizes {
+    size_t S = 0, conv = 0, convRings = 0; // convRings: 1 (Gated DeltaNet's one ring) or 3 (KDA's q, k, v)
+    size_t latent = 0, kv = 0;            // kv: keys, and as many values
+    bool kvRing = false;
+};
+
+LayerSizes layerSizes(const format::ModelConfig &c, int L, int ctxTokens)
+{
+    LayerSizes z;
+    if (c.g.next && c.isKda[static_cast<size_t>(L)]) {
+        // Gated DeltaNet: a key dim × value dim matrix per value head, and one ring for
+        // the q, k and v channels the convolution runs over together (in convQ).
+        z.S = size_t(c.g.linValueHeads) * size_t(c.g.linKeyDim) * size_t(c.g.linValueDim);
+        z.conv = size_t(c.g.linConvWidth()) * size_t(std::max(c.convK - 1, 0));
+        z.convRings = 1;
+    } else if (c.g.on) {
+        z.kv = size_t(c.g.slots(L, ctxTokens)) * size_t(c.g.kvHeads) * size_t(c.g.headDim);
+        z.kvRing = c.g.window > 0 && c.g.sliding[size_t(L)];
+    } else if (c.isKda[static_cast<size_t>(L)]) {
+        const size_t C = size_t(c.kdaHeads) * size_t(c.kdaDim);
+        z.S = size_t(c.kdaHeads) * size_t(c.kdaDim) * size_t(c.kdaDim);
+        z.conv = C * size_t(std::max(c.convK - 1, 0));
+        z.convRings = 3;
+    } else {
+        z.latent = size_t(ctxTokens) * size_t(c.kvLora + c.qkRope);
+    }
+    return z;
+}
+
+} // namespace
+
 void State::allocate(const format::ModelConfig &c, int ctxTokens)
 {
     ctx = ctxTokens;
     layers.assign(static_cast<size_t>(c.layers), {});
     for (int L = 0; L < c.layers; ++L) {
         LayerState &s = layers[static_cast<size_t>(L)];
-        if (c.g.next && c.isKda[static_cast<size_t>(L)]) {
-            // Gated DeltaNet: a key dim × value dim matrix per value head, and one ring for
-            // the q, k and v channels the convolution runs over together (in convQ).
-            s.S.assign(size_t(c.g.linValueHeads) * size_t(c.g.linKeyDim) * size_t(c.g.linValueDim), 0.0f);
-            s.convQ.assign(size_t(c.g.linConvWidth()) * size_t(std::max(c.convK - 1, 0)), 0.0f);
-        } else if (c.g.on) {
-            const size_t kv = size_t(c.g.slots(L, ctxTokens)) * size_t(c.g.kvHeads) * size_t(c.g.headDim);
-            s.keys.assign(kv, 0.0f);
-            s.values.assign(kv, 0.0f);
-            s.kvRing = c.g.window > 0 && c.g.sliding[size_t(L)];
-        } else if (c.isKda[static_cast<size_t>(L)]) {
-            const size_t C = size_t(c.kdaHeads) * size_t(c.kdaDim);
-            s.S.assign(size_t(c.kdaHeads) * size_t(c.kdaDim) * size_t(c.kdaDim), 0.0f);
-            const size_t ring = C * size_t(std::max(c.convK - 1, 0));
-            s.convQ.assign(ring, 0.0f);
-            s.convK.assign(ring, 0.0f);
-            s.convV.assign(ring, 0.0f);
-        } else {
-            s.latent.assign(size_t(ctxTokens) * size_t(c.kvLora + c.qkRope), 0.0f);
-        }
+        const LayerSizes z = layerSizes(c, L, ctxTokens);
+        s.S.assign(z.S, 0.0f);
+        s.convQ.assign(z.convRings >= 1 ? z.conv : 0, 0.0f);
+        s.convK.assign(z.convRings == 3 ? z.conv : 0, 0.0f);
+        s.convV.assign(z.convRings == 3 ? z.conv : 0, 0.0f);
+        s.latent.assign(z.latent, 0.0f);
+        s.keys.assign(z.kv, 0.0f);
+        s.values.assign(z.kv, 0.0f);
+        s.kvRing = z.kvRing;
     }
     pos = 0;
     lastLogits.clear();
+}
+
+int64_t State::bytesFor(const format::ModelConfig &c, int ctxTokens)
+{
+    int64_t n = 0;
+    for (int L = 0; L < c.layers; ++L) {
+        const LayerSizes z = layerSizes(c, L, ctxTokens);
+        n += int64_t(z.S + z.conv * z.convRings + z.latent + 2 * z.kv) * 4;
+    }
+    return n;
 }
 
 void State::reset()

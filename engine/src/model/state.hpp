@@ -24,6 +24,9 @@ struct State {
     std::vector<float> lastLogits; // after the last evaluated token (empty at pos 0)
 
     void allocate(const format::ModelConfig &c, int ctxTokens);
+    // What allocate(c, ctxTokens) holds, without allocating: a batch sizes a sequence's state
+    // to the positions it can reach and admits it when that fits (waste/batch.hpp).
+    static int64_t bytesFor(const format::ModelConfig &c, int ctxTokens);
     void reset();
     int64_t bytes() const;
 };

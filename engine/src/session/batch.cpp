@@ -34,6 +34,7 @@ struct Batch::Impl {
         bool session = false;
         model::State *state = nullptr;
         std::unique_ptr<model::State> own; // null on the session
+        int64_t ownBytes = 0;              // own's share of the state room
         std::optional<session::SequenceDecoder> decoder;
         size_t promptRead = 0;
         Phase phase = Phase::Prompt;
@@ -44,7 +45,6 @@ struct Batch::Impl {
 
     session::ModelImpl &model;
     std::vector<std::unique_ptr<Sequence>> seqs; // in the order added
-    std::vector<std::unique_ptr<model::State>> spare;
     Id nextId = 1;
 
     bool hasMla() const
@@ -56,16 +56,25 @@ struct Batch::Impl {
     {
         return std::any_of(seqs.begin(), seqs.end(), [](const auto &s) { return s->session; });
     }
-    std::unique_ptr<model::State> takeState()
+    int64_t roomUsed = 0; // bytes of the own states, out of model.statePoolBytes()
+
+    // The positions a sequence can reach: its prompt and what it may generate, at most the
+    // context (a prompt longer than that is refused by add()).
+    int positionsFor(size_t promptTokens, int maxTokens) const
     {
-        if (!spare.empty()) {
-            std::unique_ptr<model::State> s = std::move(spare.back());
-            spare.pop_back();
-            s->reset();
-            return s;
-        }
+        const int ctx = model.info().ctxMax;
+        if (maxTokens <= 0)
+            return ctx;
+        return int(std::min<int64_t>(ctx, int64_t(promptTokens) + int64_t(maxTokens)));
+    }
+    int64_t stateBytesFor(size_t promptTokens, int maxTokens) const
+    {
+        return model::State::bytesFor(model.manifest().config, positionsFor(promptTokens, maxTokens));
+    }
+    std::unique_ptr<model::State> takeState(int positions)
+    {
         auto s = std::make_unique<model::State>();
-        s->allocate(model.manifest().config, model.info().ctxMax);
+        s->allocate(model.manifest().config, positions);
         return s;
     }
 };
@@ -101,7 +110,21 @@ Batch::~Batch() = default;
 
 int Batch::active() const { return int(m->seqs.size()); }
 
-int Batch::capacity() const { return m->model.sequences(); }
+int Batch::capacity() const { return m->model.mostSequences(); }
+
+bool Batch::admits(size_t promptTokens, int maxTokens, bool useSession) const
+{
+    if (active() >= capacity())
+        return false;
+    if (useSession)
+        return !m->sessionInUse();
+    const int ownInUse = active() - (m->sessionInUse() ? 1 : 0);
+    if (ownInUse >= capacity() - 1)
+        return false;
+    // The room is at least one full-context state (batchShareAt), so the first own state
+    // always fits: nothing waits for ever.
+    return m->roomUsed == 0 || m->roomUsed + m->stateBytesFor(promptTokens, maxTokens) <= m->model.statePoolBytes();
+}
 
 bool Batch::sessionInUse() const { return m->sessionInUse(); }
 
@@ -120,6 +143,10 @@ Batch::Id Batch::add(Request request)
     if (!request.useSession && ownInUse >= cap - 1)
         throw Error(ErrorCode::Argument, "the budget holds the session's state and " + std::to_string(cap - 1) +
                                              " more; this sequence must continue the session (useSession)");
+    if (!request.useSession && !admits(request.prompt.size(), request.params.maxTokens, false))
+        throw Error(ErrorCode::Argument,
+                    "the states of the sequences running take the budget's room for more: add this one after one "
+                    "ends, give it fewer tokens (maxTokens), or open with a larger budget");
     if (!m->model.pendingImageMarkup().empty())
         throw Error(ErrorCode::Unsupported, "images are not batched: generate a prompt with images with Model::generate alone");
     const int vocab = m->model.info().vocab;
@@ -134,7 +161,10 @@ Batch::Id Batch::add(Request request)
     if (seq->session) {
         seq->state = &m->model.sessionState();
     } else {
-        seq->own = m->takeState();
+        const int positions = m->positionsFor(request.prompt.size(), request.params.maxTokens);
+        seq->own = m->takeState(positions);
+        seq->ownBytes = seq->own->bytes();
+        m->roomUsed += seq->ownBytes;
         seq->state = seq->own.get();
     }
     const model::State &st = *seq->state;
@@ -163,8 +193,9 @@ std::vector<Batch::Ended> Batch::step()
     const bool hasMla = m->hasMla();
     auto statsNow = [&model] { return model.stats(); };
     auto release = [&](Impl::Sequence &s) {
-        if (s.own)
-            m->spare.push_back(std::move(s.own));
+        s.own.reset(); // its RAM goes back to the room for states
+        m->roomUsed -= s.ownBytes;
+        s.ownBytes = 0;
         s.state = nullptr;
     };
     auto finish = [&](Impl::Sequence &s) {

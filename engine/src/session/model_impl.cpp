@@ -82,6 +82,8 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options, int se
     {
         const BatchShare share = batchShareAt(m_plan, choice.expert_cache_bytes, sequences);
         m_sequences = share.sequences;
+        m_statePool = int64_t(m_sequences - 1) * m_plan.state_bytes;
+        m_mostSequences = m_sequences > 1 ? std::max(m_sequences, sequences) : 1;
         if (m_sequences > 1) {
             choice.expert_cache_bytes = share.cache_bytes;
             choice.cache_slots = m_plan.max_record_bytes > 0 ? choice.expert_cache_bytes / m_plan.max_record_bytes : 0;

@@ -83,7 +83,13 @@ public:
         m_stats.tokensGenerated += generated;
         m_seconds += seconds;
     }
+    // Full-context states the budget holds: the session's and sequences() − 1 more.
     int sequences() const { return m_sequences; }
+    // Sequences a Batch may run at once: beyond sequences() when they need less than a full
+    // context each; their states are sized to the positions they can reach and together fit
+    // statePoolBytes() ((sequences() − 1) full states, taken from the expert cache).
+    int mostSequences() const { return m_mostSequences; }
+    int64_t statePoolBytes() const { return m_statePool; }
     // The most prompt tokens one pass reads (the budget's room for a pass's activations).
     int passTokens() const { return m_passTokens; }
     // Lends the expert cache's RAM to passes of up to `tokens` prompt tokens (plan/pass_plan.hpp)
@@ -120,7 +126,9 @@ private:
     MemoryPlan m_plan;
     Stats m_stats;
     double m_seconds = 0;
-    int m_sequences = 1; // sequences a Batch may decode at once
+    int m_sequences = 1;      // full-context states the budget holds
+    int m_mostSequences = 1;  // sequences a Batch may run at once
+    int64_t m_statePool = 0;  // bytes for the states beyond the session's
     int m_passTokens = model::Forward::kMaxChunk; // prompt tokens a pass reads at most
     std::atomic<bool> m_cancel{false};
 };
