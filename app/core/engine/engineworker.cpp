@@ -6,6 +6,7 @@
 
 #include <QFileInfo>
 #include <QMutexLocker>
+#include <QTimer>
 
 #include <algorithm>
 #include <cstdio>
@@ -184,24 +185,30 @@ void EngineWorker::saveState(const GenerationRequest &request)
 
 void EngineWorker::generate(const GenerationRequest &request)
 {
+    // On an idle engine the first step waits kGatherMs for requests sent together (an API
+    // client's parallel calls reach this thread a few ms apart): their prompts are then read
+    // in one pass, each expert once for all of them, instead of the first alone and the
+    // others after it in pieces.
+    const bool idle = m_waiting.empty() && m_current == 0 && (!m_batch || m_batch->active() == 0);
     m_waiting.push_back(request);
     reportRequests();
-    schedulePump();
+    schedulePump(idle && m_model && request.imagePaths.isEmpty() ? kGatherMs : 0);
 }
 
-void EngineWorker::schedulePump()
+void EngineWorker::schedulePump(int delayMs)
 {
     if (m_pumpQueued)
         return;
     m_pumpQueued = true;
     // Queued, so the requests and cancels that arrived meanwhile are seen before the next step.
-    QMetaObject::invokeMethod(
-        this,
-        [this] {
-            m_pumpQueued = false;
-            pump();
-        },
-        Qt::QueuedConnection);
+    auto run = [this] {
+        m_pumpQueued = false;
+        pump();
+    };
+    if (delayMs > 0)
+        QTimer::singleShot(delayMs, this, run);
+    else
+        QMetaObject::invokeMethod(this, run, Qt::QueuedConnection);
 }
 
 void EngineWorker::pump()

@@ -44,6 +44,8 @@ public:
     static constexpr int kSavedStatesKept = 8;
     // Sequences decoded at once asked of the engine; the budget may hold fewer.
     static constexpr int kSequencesWanted = 8;
+    // How long an idle engine waits for more requests before it starts reading a prompt.
+    static constexpr int kGatherMs = 25;
 
 public Q_SLOTS:
     void openModel(const QString &path, qint64 budgetBytes, int ctxTokens);
@@ -90,7 +92,7 @@ private:
     // Returns whether work is left; pump() queues the next round when it is.
     bool pumpOnce();
     void pump();
-    void schedulePump();
+    void schedulePump(int delayMs = 0);
     // Runs every request already here to its end (before the model changes).
     void drain();
     // Whether the batch has a place and state room for `request` now (tokenizes it once).
