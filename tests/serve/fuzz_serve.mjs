@@ -10,7 +10,13 @@
 //     when the request asked for special tokens (skip_special_tokens: false).
 // Every request is drawn from one seeded generator, so a failure names the seed and the
 // request's index, and the same command replays it.
+// Soak (--soak SECONDS): the same requests, drawn for that long by --workers clients at once
+// (16 by default in a soak), clients that cancel a request (hang up before its answer) or
+// leave mid-stream, bodies past the limit; the server's resident memory is sampled every
+// second and must stay bounded: the most of the last quarter of the run at most 10 % + 32 MiB
+// above the most of the first quarter (a leak grows for as long as the requests come).
 // usage: node fuzz_serve.mjs WASTE_CLI MODEL[,MODEL…] [REQUESTS_PER_MODEL] [SEED]
+//                            [--soak SECONDS] [--workers N]
 //   MODEL: a container folder, or tiny:ARCH for a tiny container `waste mktiny --container
 //   --arch ARCH` makes into a temporary folder (removed at the end).
 import { spawn, spawnSync } from 'node:child_process';
@@ -20,11 +26,20 @@ import http from 'node:http';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 
-const [cli, modelList, countArg = '1200', seedArg = '1'] = process.argv.slice(2);
+const argv = process.argv.slice(2);
+function flag(name, fallback) {
+  const i = argv.indexOf(name);
+  if (i < 0) return fallback;
+  const v = Number(argv[i + 1]);
+  argv.splice(i, 2);
+  return v;
+}
+const soakSeconds = flag('--soak', 0);
+const kWorkers = flag('--workers', soakSeconds > 0 ? 16 : 4); // requests in flight at once
+const [cli, modelList, countArg = '1200', seedArg = '1'] = argv;
 const perModel = Number(countArg);
 const baseSeed = Number(seedArg);
 const kHang = 60000;    // ms a request may take before it counts as a hang
-const kWorkers = 4;     // requests in flight at once
 
 // mulberry32: small, seeded, the same in every Node version.
 function prng(seed) {
@@ -285,6 +300,7 @@ class Gen {
             : x < 0.8 ? this.messages(false) : x < 0.88 ? this.messages(true) : this.other();
     if (req.body && this.hostileNow && this.chance(0.2)) req = this.hostile(req);
     if (req.body?.stream === true && this.chance(0.12)) req.hangUpAfter = this.int(1, 3); // leaves mid-stream
+    else if (req.body && this.chance(0.06)) req.cancelAfterMs = this.int(1, 300);      // gives up waiting
     return req;
   }
 }
@@ -349,6 +365,7 @@ function send(port, req) {
     let settled = false;
     const done = (r) => { if (!settled) { settled = true; clearTimeout(timer); resolve({ ...r, ms: Date.now() - started }); } };
     const timer = setTimeout(() => { done({ hang: true }); r.destroy(); }, kHang);
+    if (req.cancelAfterMs) setTimeout(() => { if (!settled) { done({ cancelled: true }); r.destroy(); } }, req.cancelAfterMs);
     const r = http.request({ host: '127.0.0.1', port, method: req.method, path: req.path, headers, agent: false }, (res) => {
       const chunks = [];
       let events = 0;
@@ -370,7 +387,7 @@ function check(req, res, specials, problems, tag) {
   const route = routeOf(req.path);
   const fail = (what) => problems.push(`${tag} ${req.method} ${req.path}: ${what}`);
   if (res.hang) return fail('no answer within 60 s (a hang)');
-  if (res.hungUp) return;
+  if (res.hungUp || res.cancelled) return;
   if (res.netError) {
     // A body past the limit may be refused before it is all sent: the server may close then.
     if (req.raw && req.raw.length > 8 * 1024 * 1024 && ['EPIPE', 'ECONNRESET'].includes(res.netError)) return;
@@ -461,7 +478,7 @@ for (const [mi, spec] of modelList.split(',').entries()) {
   } catch { /* a container without specials.json: nothing to leak */ }
   const seed = baseSeed * 1000 + mi;
   const gen = new Gen(seed, specials);
-  const requests = Array.from({ length: perModel }, () => gen.request());
+  const requests = soakSeconds > 0 ? [] : Array.from({ length: perModel }, () => gen.request());
   const { server, port, stderr } = await startServe(model);
   let exitCode = null;
   server.once('exit', (code, signal) => { exitCode = signal ?? code; });
@@ -469,18 +486,40 @@ for (const [mi, spec] of modelList.split(',').entries()) {
   const statuses = {};
   let next = 0, answered = 0;
   const started = Date.now();
+  const soakEnd = started + soakSeconds * 1000;
+  // Resident memory of the server (kB), once a second while the requests come.
+  const rss = [];
+  const sampler = setInterval(() => {
+    try {
+      const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'));
+      if (m) rss.push({ t: Date.now() - started, kb: Number(m[1]) });
+    } catch { /* it exited: the workers say so */ }
+  }, 1000);
+  const more = () => (soakSeconds > 0 ? Date.now() < soakEnd : next < requests.length);
   async function worker() {
-    while (next < requests.length && exitCode === null) {
+    while (more() && exitCode === null) {
       const i = next++;
-      const res = await send(port, requests[i]);
+      const req = soakSeconds > 0 ? gen.request() : requests[i];
+      const res = await send(port, req);
       ++answered;
-      const key = `${routeOf(requests[i].path)} ${res.hang ? 'hang' : res.hungUp ? 'hung-up' : res.status ?? res.netError}`;
+      const key = `${routeOf(req.path)} ${res.hang ? 'hang' : res.hungUp ? 'hung-up' : res.cancelled ? 'cancelled'
+                                           : res.status ?? res.netError}`;
       statuses[key] = (statuses[key] ?? 0) + 1;
-      check(requests[i], res, specials, problems, `[seed ${seed} #${i}]`);
+      check(req, res, specials, problems, `[seed ${seed} #${i}]`);
       if (exitCode !== null) problems.push(`[seed ${seed} #${i}] the server exited (${exitCode}) during this request`);
     }
   }
   await Promise.all(Array.from({ length: kWorkers }, worker));
+  clearInterval(sampler);
+  if (soakSeconds > 0 && rss.length >= 8) {
+    const q = Math.floor(rss.length / 4);
+    const most = (xs) => Math.max(...xs.map((x) => x.kb));
+    const first = most(rss.slice(0, q)), last = most(rss.slice(rss.length - q)), peak = most(rss);
+    console.log(`  resident memory: ${(first / 1024).toFixed(1)} MiB at most in the first quarter, ` +
+                `${(last / 1024).toFixed(1)} in the last, ${(peak / 1024).toFixed(1)} at the peak (${rss.length} samples)`);
+    if (last > first * 1.1 + 32 * 1024)
+      problems.push(`resident memory grew from ${(first / 1024).toFixed(1)} to ${(last / 1024).toFixed(1)} MiB over the soak`);
+  }
   const health = exitCode === null ? await send(port, { method: 'GET', path: '/health' }) : null;
   if (!health || health.status !== 200) problems.push(`the server is not healthy after the run: ${health?.status}`);
   if (exitCode === null) {
@@ -490,7 +529,7 @@ for (const [mi, spec] of modelList.split(',').entries()) {
     if (code !== 0) problems.push(`SIGTERM ended the server with ${code}`);
   }
   const secs = ((Date.now() - started) / 1000).toFixed(1);
-  console.log(`${path.basename(model)}: ${answered} requests in ${secs} s, seed ${seed}`);
+  console.log(`${path.basename(model)}: ${answered} requests in ${secs} s, ${kWorkers} at once, seed ${seed}`);
   for (const k of Object.keys(statuses).sort()) console.log(`  ${k}: ${statuses[k]}`);
   for (const p of problems.slice(0, 40)) console.log(`FAIL ${p}`);
   if (problems.length > 40) console.log(`… and ${problems.length - 40} more`);
