@@ -11,6 +11,11 @@ import WasteStudio.Core
 Item {
     id: chartBox
     objectName: "plannerChartBox"
+    // Whose plan it draws: the Planner's open model, or a release before download (the
+    // release plan card's ReleasePlanController.chart).
+    property PlannerController source: PlannerController
+    // The chosen budget's line: the Planner's slider; a release plan marks its default only.
+    property bool showsBudget: true
     // The budget slider under the chart sits on the same axis, under the plot.
     readonly property alias axes: axes
     readonly property rect plotArea: chart.plotArea
@@ -20,25 +25,25 @@ Item {
 
     PlannerChart {
         id: axes
-        axisMinBytes: PlannerController.axisMinBytes
-        axisMaxBytes: PlannerController.axisMaxBytes
-        maxTokensPerSecond: PlannerController.maxTokensPerSecond
-        points: PlannerController.points
+        axisMinBytes: chartBox.source.axisMinBytes
+        axisMaxBytes: chartBox.source.axisMaxBytes
+        maxTokensPerSecond: chartBox.source.maxTokensPerSecond
+        points: chartBox.source.points
         plotWidth: chart.plotArea.width
         font.pixelSize: Theme.fontSmall
         labelGap: Theme.padding
-        floorBytes: PlannerController.floorBytes
-        cliffBytes: PlannerController.cliffBytes
-        budgetBytes: PlannerController.budget
+        floorBytes: chartBox.source.floorBytes
+        cliffBytes: chartBox.source.cliffBytes
+        budgetBytes: chartBox.source.budget
         // The marked budgets, each with a short name beside its line.
         marks: [
-            { name: qsTr("floor"), bytes: PlannerController.floorBytes, color: Theme.text },
-            { name: qsTr("default"), bytes: PlannerController.defaultBytes, color: Theme.accent },
-            { name: qsTr("paging cliff %1").arg(Units.bytes(PlannerController.cliffBytes)),
-              bytes: PlannerController.cliffBytes > 0 ? PlannerController.cliffBytes : -1, color: Theme.danger },
-            { name: qsTr("7/8 RAM"), bytes: PlannerController.capBytes, color: Theme.warning },
-            { name: qsTr("other programs %1").arg(Units.bytes(PlannerController.otherBytes)),
-              bytes: PlannerController.besideOthersBytes, color: Theme.textMuted }
+            { name: qsTr("floor"), bytes: chartBox.source.floorBytes, color: Theme.text },
+            { name: qsTr("default"), bytes: chartBox.source.defaultBytes, color: Theme.accent },
+            { name: qsTr("paging cliff %1").arg(Units.bytes(chartBox.source.cliffBytes)),
+              bytes: chartBox.source.cliffBytes > 0 ? chartBox.source.cliffBytes : -1, color: Theme.danger },
+            { name: qsTr("7/8 RAM"), bytes: chartBox.source.capBytes, color: Theme.warning },
+            { name: qsTr("other programs %1").arg(Units.bytes(chartBox.source.otherBytes)),
+              bytes: chartBox.source.besideOthersBytes, color: Theme.textMuted }
         ]
     }
 
@@ -172,6 +177,8 @@ Item {
     BudgetChartOverlay {
         id: overlay
         axes: axes
+        budgetLevel: chartBox.source.budgetLevel
+        showsBudget: chartBox.showsBudget
         anchors.left: chart.left
         anchors.leftMargin: chart.plotArea.x
         anchors.top: chart.top

@@ -9,6 +9,8 @@ import WasteStudio.Core
 Item {
     id: overlay
     required property PlannerChart axes
+    property int budgetLevel: 0 // PlannerController.budgetLevel: 2 draws the budget's line in danger
+    property bool showsBudget: true
 
     // Below the floor: refused
     Rectangle {
@@ -50,13 +52,14 @@ Item {
     }
     // The chosen budget: a 2 px line centred on it.
     Item {
+        visible: overlay.showsBudget
         x: overlay.axes.budgetX
         height: parent.height
         Rectangle {
             anchors.horizontalCenter: parent.horizontalCenter
             width: 2
             height: parent.height
-            color: PlannerController.budgetLevel === 2 ? Theme.danger : Theme.accent
+            color: overlay.budgetLevel === 2 ? Theme.danger : Theme.accent
         }
     }
     // The names over every line, the chosen budget's included.

@@ -1,6 +1,7 @@
 // Before the download: will this release run here, and how fast? The repository's
 // config.json is planned (ReleasePlanController): one line with the floor, the default and
-// the speed, or what it lacks; where the cliff lies; and a "compare machines" choice.
+// the speed, or what it lacks; the Planner's chart of it (floor, default, paging cliff,
+// predicted speed); where the cliff lies; and a "compare machines" choice.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -79,6 +80,16 @@ Rectangle {
                     Accessible.name: text
                 }
             }
+        }
+        // The Planner's chart for the release as Convert makes it: floor, default, the paging
+        // cliff and the predicted speed along the budget, before anything is downloaded.
+        BudgetChart {
+            objectName: "releasePlanChart"
+            Layout.fillWidth: true
+            Layout.preferredHeight: 240
+            visible: plan.state === ReleasePlanController.Ready && plan.chartShown
+            source: plan.chart
+            showsBudget: false
         }
         Label {
             objectName: "releasePlanDetails"

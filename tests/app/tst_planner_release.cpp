@@ -2,7 +2,8 @@
 // config.json on a (local) hub, shows the container with VQ3R experts and with its MXFP4
 // experts as released, side by side: container size, record size, the expert bytes one token
 // reads, floor and default on a 64 GB machine. The figures are the engine's own plan of the
-// config (`waste plan --config`; tst_release_plan checks those). Screenshots, light and dark,
+// config (`waste plan --config`; tst_release_plan checks those), and the Planner's chart of
+// the release (floor, default, cliff, predicted speed). Screenshots, light and dark,
 // go to <build>/screenshots/planner-release-k3-*.png.
 #include "studioapplication.h"
 
@@ -76,6 +77,9 @@ private Q_SLOTS:
 
         auto services = StudioApplication::createServices();
         services->downloads->setEndpoint(hub.endpoint());
+        // A models folder with containers in it, so its disk is measured and the card draws
+        // the release's chart (floor, default, cliff, predicted speed) before any download.
+        services->settings->setModelsFolder(QStringLiteral(WASTE_FIXTURES_DIR "/reference-container"));
         QQmlApplicationEngine qml;
         QQuickWindow *window = WindowTest::showMainWindow(qml);
         QVERIFY(window);
@@ -124,6 +128,15 @@ private Q_SLOTS:
         QVERIFY(rp.native.record_bytes > rp.vq.record_bytes);
         QVERIFY(rp.native.plan.working_set_bytes > rp.vq.plan.working_set_bytes);
         QVERIFY(rp.native.container_bytes > rp.vq.container_bytes);
+
+        // The chart of the release, before the download: the same floor, default and cliff.
+        QTRY_VERIFY_WITH_TIMEOUT(plan->chartShown() && !plan->chart()->points().isEmpty() && !plan->chart()->busy(), 60000);
+        QCOMPARE(plan->chart()->floorBytes(), rp.convertDefault().plan.floor_bytes);
+        QCOMPARE(plan->chart()->cliffBytes(), rp.convertDefault().plan.cliff_bytes);
+        const QList<QQuickItem *> charts = WindowTest::itemsNamed(card, QStringLiteral("releasePlanChart"));
+        QCOMPARE(charts.size(), 1);
+        QVERIFY(charts.first()->isVisible() && charts.first()->height() > 100);
+        QTest::qWait(300);
 
         QString shotError;
         QVERIFY2(WindowTest::shootBothThemes(window, services->settings.get(), QStringLiteral("planner-release-k3-%1"), &shotError),

@@ -30,9 +30,8 @@ waste::MemoryPlan enginePlan(const QString &container, int ctx, const std::optio
 
 EnginePlanSource::EnginePlanSource(std::optional<MachineOverride> machine) : m_machine(machine) {}
 
-PlanFacts EnginePlanSource::plan(const QString &container, int ctxTokens)
+PlanFacts planFactsOf(const waste::MemoryPlan &p)
 {
-    const waste::MemoryPlan p = enginePlan(container, ctxTokens, m_machine);
     PlanFacts f;
     f.ctx = p.ctx;
     f.trunk = p.trunk_bytes;
@@ -55,6 +54,25 @@ PlanFacts EnginePlanSource::plan(const QString &container, int ctxTokens)
     return f;
 }
 
+PlanFacts EnginePlanSource::plan(const QString &container, int ctxTokens)
+{
+    return planFactsOf(enginePlan(container, ctxTokens, m_machine));
+}
+
+CalibrationReport calibrationReportOf(const waste::ComputeCalibration &c)
+{
+    CalibrationReport r;
+    r.text = QObject::tr("Compute measured on %1 (a %2 s run of the engine's kernels).")
+                 .arg(QString::fromStdString(c.machine))
+                 .arg(c.seconds, 0, 'f', 1);
+    if (!c.decodeScaleError.empty())
+        r.warning = QObject::tr("The decode itself could not be measured (%1), so compute is priced by the kernels "
+                                "alone and the tokens/s shown are likely too high. Free space in the temporary "
+                                "folder, then press Measure compute.")
+                        .arg(QString::fromStdString(c.decodeScaleError));
+    return r;
+}
+
 QString EnginePlanSource::calibrationFile()
 {
     return QStandardPaths::writableLocation(QStandardPaths::GenericCacheLocation) +
@@ -71,17 +89,7 @@ waste::ComputeCalibration EnginePlanSource::calibration(bool rerun)
 
 CalibrationReport EnginePlanSource::calibrate(bool rerun)
 {
-    const waste::ComputeCalibration c = calibration(rerun);
-    CalibrationReport r;
-    r.text = QObject::tr("Compute measured on %1 (a %2 s run of the engine's kernels).")
-                 .arg(QString::fromStdString(c.machine))
-                 .arg(c.seconds, 0, 'f', 1);
-    if (!c.decodeScaleError.empty())
-        r.warning = QObject::tr("The decode itself could not be measured (%1), so compute is priced by the kernels "
-                                "alone and the tokens/s shown are likely too high. Free space in the temporary "
-                                "folder, then press Measure compute.")
-                        .arg(QString::fromStdString(c.decodeScaleError));
-    return r;
+    return calibrationReportOf(calibration(rerun));
 }
 
 QList<ForecastPoint> EnginePlanSource::forecast(const QString &container, const PlanFacts &facts,

@@ -6,11 +6,17 @@
 #include "planner/planfacts.h"
 
 #include <waste/calibration.hpp>
+#include <waste/waste.hpp>
 
 #include <QHash>
 
 #include <mutex>
 #include <optional>
+
+// The Planner's facts from an engine plan (floor, default, cliff, …).
+PlanFacts planFactsOf(const waste::MemoryPlan &plan);
+// What a compute calibration says, in words.
+CalibrationReport calibrationReportOf(const waste::ComputeCalibration &calibration);
 
 struct MachineOverride {
     qint64 physical = 0;

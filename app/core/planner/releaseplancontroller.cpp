@@ -26,12 +26,7 @@ double tokensPerSecond(const waste::ReleaseLayout &l, int64_t budget, double gbp
 {
     if (gbps <= 0)
         return 0;
-    waste::ForecastInputs in;
-    in.diskGBps = gbps;
-    in.computeSeconds = l.compute_seconds;
-    in.computeOverlapSeconds = l.compute_overlap_seconds;
-    in.routedExpertSeconds = l.compute_routed_seconds;
-    const waste::Forecast fc = waste::forecastBudgets(l.plan, {budget}, in);
+    const waste::Forecast fc = waste::forecastBudgets(l.plan, {budget}, forecastInputsOf(l, gbps));
     return fc.budgets.empty() ? 0 : fc.budgets.front().tok_per_s;
 }
 
@@ -46,6 +41,8 @@ QString speed(double tps)
 
 ReleasePlanController::ReleasePlanController(QObject *parent) : QObject(parent)
 {
+    m_chartSource = std::make_shared<ReleasePlanSource>();
+    m_chart = new PlannerController(m_chartSource, this);
     m_typing.setSingleShot(true);
     m_typing.setInterval(600);
     connect(&m_typing, &QTimer::timeout, this, &ReleasePlanController::fetch);
@@ -77,6 +74,21 @@ ReleasePlanController::ReleasePlanController(QObject *parent) : QObject(parent)
                                          {QStringLiteral("tokPerS"), l.tokPerS}};
             }
             m_state = Ready;
+            // The chart, where there is something to draw: a floor this machine holds and a
+            // speed (the disk measured). Its planner re-plans the same config the same way.
+            m_chartShown = f.floor <= f.usable && f.tokPerS > 0;
+            if (m_chartShown) {
+                const AppSettings *settings = AppSettings::instance();
+                m_chartSource->setRelease(m_config, m_machineRam, settings ? settings->modelsFolder() : QString(),
+                                          settings ? settings->dataFolder() : QString());
+                const QString key = QStringLiteral("release:%1@%2").arg(m_repo).arg(m_machineRam);
+                if (m_chart->container() == key)
+                    m_chart->refresh(); // the same release planned again (a new context, say)
+                else
+                    m_chart->setContainer(key);
+            }
+        } else {
+            m_chartShown = false;
         }
         Q_EMIT planChanged();
         if (m_again) {
@@ -261,17 +273,27 @@ void ReleasePlanController::planConfig(const QByteArray &configJson)
                 f.otherFloor = rp.vq.plan.floor_bytes;
                 f.otherContainer = rp.vq.container_bytes;
             }
-            // The next machine up: where the cliff leaves room for a larger default.
-            for (qint64 b : kMachineSizes)
-                if (b > p.physical_ram_bytes + GiB) {
-                    waste::ReleasePlanOptions up = o;
-                    up.ramBytes = b;
-                    const waste::ReleasePlan big = waste::planRelease(config, up);
+            // The smallest machine up that is worth naming: where the release first fits, or
+            // where the larger default at least doubles the speed. A size that gains a few
+            // percent (the disk bounds a release far larger than the RAM) is not advice.
+            for (qint64 b : kMachineSizes) {
+                if (b <= p.physical_ram_bytes + GiB)
+                    continue;
+                waste::ReleasePlanOptions up = o;
+                up.ramBytes = b;
+                const waste::ReleasePlan big = waste::planRelease(config, up);
+                const qint64 bigDefault = waste::resolveBudget(big.convertDefault().plan, 0).budget_bytes;
+                const double bigTokPerS = tokensPerSecond(big.convertDefault(), bigDefault, gbps);
+                const bool firstFits = f.floor > f.usable && big.convertDefault().plan.floor_bytes <= big.convertDefault().plan.usable_ram_bytes;
+                f.largestRam = b;
+                f.largestTokPerS = bigTokPerS;
+                if (firstFits || (f.tokPerS > 0 && bigTokPerS >= 2 * f.tokPerS) || (f.tokPerS <= 0 && gbps <= 0)) {
                     f.largerRam = b;
-                    f.largerDefault = waste::resolveBudget(big.convertDefault().plan, 0).budget_bytes;
-                    f.largerTokPerS = tokensPerSecond(big.convertDefault(), f.largerDefault, gbps);
+                    f.largerDefault = bigDefault;
+                    f.largerTokPerS = bigTokPerS;
                     break;
                 }
+            }
         } catch (const std::exception &e) {
             f.error = QString::fromUtf8(e.what());
         }
@@ -315,6 +337,9 @@ QString ReleasePlanController::detailsFor(const Figures &f)
         if (f.largerTokPerS > 0)
             more += tr(", about %1 tok/s").arg(speed(f.largerTokPerS));
         parts << more + QLatin1Char('.');
+    } else if (f.fits && f.tokPerS > 0 && f.largestRam > 0) {
+        parts << tr("More RAM would not make it much faster from this disk: with %1, about %2 tok/s.")
+                     .arg(Units::bytes(f.largestRam), speed(f.largestTokPerS));
     }
     if (!f.decodeScaleFallback.isEmpty() && (f.tokPerS > 0 || f.largerTokPerS > 0))
         parts << tr("The decode was not measured on this machine (%1), so these speeds count the kernels alone and "

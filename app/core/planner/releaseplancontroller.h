@@ -14,6 +14,11 @@
 #include <QTimer>
 #include <QVariantList>
 
+#include "planner/plannercontroller.h"
+#include "planner/releaseplansource.h"
+
+#include <memory>
+
 class QNetworkReply;
 
 class ReleasePlanController : public QObject {
@@ -42,6 +47,11 @@ class ReleasePlanController : public QObject {
     Q_PROPERTY(QVariantList layouts READ layouts NOTIFY planChanged)
     // The layouts table's cells, row by row ({text, name, first}): six per layout.
     Q_PROPERTY(QVariantList layoutCells READ layoutCells NOTIFY planChanged)
+    // The Planner's chart for the release as Convert makes it (floor, default, paging cliff,
+    // predicted tokens/s and hit rate along the budget), on the chosen machine: a planner of
+    // its own over the release's config (ReleasePlanSource). Drawn when chartShown.
+    Q_PROPERTY(PlannerController *chart READ chart CONSTANT)
+    Q_PROPERTY(bool chartShown READ chartShown NOTIFY planChanged)
 
 public:
     enum State { Idle, Fetching, Planning, Ready, Failed };
@@ -66,6 +76,8 @@ public:
     QString error() const { return m_error; }
     QVariantList layouts() const { return m_layouts; }
     QVariantList layoutCells() const { return m_layoutCells; }
+    PlannerController *chart() const { return m_chart; }
+    bool chartShown() const { return m_chartShown; }
 
     // Plans from a config.json's text (what the hub answered, or a local file in tests).
     Q_INVOKABLE void planConfig(const QByteArray &configJson);
@@ -87,8 +99,12 @@ public:
         QString otherFormat;                  // the other choice (VQ3R where the default keeps the release's)
         qint64 otherFloor = 0;
         qint64 otherContainer = 0;
-        qint64 largerRam = 0, largerDefault = 0; // the next machine size up, and its default
+        // The smallest machine size up where the release first fits or runs at least twice as
+        // fast (0: none), and its default; the largest size tried, for "more RAM would not help".
+        qint64 largerRam = 0, largerDefault = 0;
         double largerTokPerS = 0;
+        qint64 largestRam = 0;
+        double largestTokPerS = 0;
         QString error;                        // the plan could not be made
         QString decodeScaleFallback;          // why the decode was not measured: tok/s likely too high
     };
@@ -113,6 +129,9 @@ private:
     QString m_headline, m_details, m_error;
     QVariantList m_layouts;
     QVariantList m_layoutCells;
+    std::shared_ptr<ReleasePlanSource> m_chartSource;
+    PlannerController *m_chart = nullptr;
+    bool m_chartShown = false;
     QByteArray m_config;
     QNetworkAccessManager m_network;
     QPointer<QNetworkReply> m_reply;
