@@ -7,6 +7,7 @@
 #include "convert/scaled_layouts.hpp"
 #include "format/bytes.hpp"
 #include "format/native_record.hpp"
+#include "format/release_config.hpp"
 
 #include <waste/waste.hpp>
 
@@ -21,14 +22,6 @@ namespace {
 
 bool endsWith(const std::string &s, const std::string &suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// The quantization_config of a config.json (top level, or a wrapper's text_config).
-const nlohmann::json *quantizationConfig(const nlohmann::json &c) {
-    if (!c.is_object()) return nullptr;
-    if (c.contains("quantization_config") && c["quantization_config"].is_object()) return &c["quantization_config"];
-    if (c.contains("text_config")) return quantizationConfig(c["text_config"]);
-    return nullptr;
 }
 
 bool safeShardName(const std::string &s) {
@@ -49,22 +42,11 @@ HfDirectorySource::HfDirectorySource(const std::string &dir) : m_dir(dir) {
     if (!fileExists(configPath))
         throw Error(ErrorCode::Argument, dir + " has no config.json: point the converter at a Hugging Face model folder");
     m_config = readWholeFile(configPath);
-    if (const auto c = nlohmann::json::parse(m_config, nullptr, false); const nlohmann::json *q = quantizationConfig(c)) {
-        const auto &b = q->contains("weight_block_size") ? (*q)["weight_block_size"] : nlohmann::json();
-        if (b.is_array() && b.size() == 2 && b[0].is_number_integer() && b[1].is_number_integer() && b[0] > 0 && b[1] > 0) {
-            m_fp8BlockRows = b[0].get<int64_t>();
-            m_fp8BlockCols = b[1].get<int64_t>();
-        }
-        // compressed-tensors: every int4 weight group of config_groups; used when they agree.
-        if (q->contains("config_groups") && (*q)["config_groups"].is_object())
-            for (const auto &[key, grp] : (*q)["config_groups"].items()) {
-                const nlohmann::json w = grp.is_object() && grp.contains("weights") ? grp["weights"] : nlohmann::json();
-                if (!w.is_object() || w.value("type", "") != "int" || !w.contains("group_size") || !w["group_size"].is_number_integer())
-                    continue;
-                const int64_t g = w["group_size"].get<int64_t>();
-                m_int4Group = (m_int4Group == 0 || m_int4Group == g) && g > 0 ? g : -1;
-            }
-        if (m_int4Group < 0) m_int4Group = 0; // groups disagree: read each tensor's from its scales
+    if (const auto c = nlohmann::json::parse(m_config, nullptr, false); c.is_object()) {
+        const format::ReleaseQuant q = format::readReleaseQuant(c);
+        m_fp8BlockRows = q.fp8BlockRows;
+        m_fp8BlockCols = q.fp8BlockCols;
+        m_int4Group = q.int4Group;
     }
     const std::string indexPath = joinPath(dir, "model.safetensors.index.json");
     if (fileExists(indexPath)) {

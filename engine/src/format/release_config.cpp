@@ -1,5 +1,7 @@
 #include "format/release_config.hpp"
 
+#include <algorithm>
+
 #include "format/expert_record.hpp"
 #include "format/native_record.hpp"
 
@@ -51,29 +53,49 @@ ModelConfig readReleaseConfig(const json &root)
     }
 }
 
-std::optional<uint8_t> releaseExpertFormat(const json &root)
+ReleaseQuant readReleaseQuant(const json &root)
 {
-    // A multimodal wrapper (Kimi K2.5) describes its text model's quantization in text_config.
-    for (const json *c : {&root, root.is_object() && root.contains("text_config") ? &root["text_config"] : nullptr}) {
-        if (!c || !c->is_object() || !c->contains("quantization_config") || !(*c)["quantization_config"].is_object())
-            continue;
-        const json &q = (*c)["quantization_config"];
-        const std::string method = q.value("quant_method", "");
-        const std::string fmt = q.contains("format") && q["format"].is_string() ? q["format"].get<std::string>() : "";
-        if (method == "mxfp4" || fmt.find("mxfp4") != std::string::npos)
-            return kFmtMXFP4;
-        if (method == "fp8")
-            return kFmtFP8B128;
-        if (method == "compressed-tensors" && q.contains("config_groups") && q["config_groups"].is_object())
-            for (const json &group : q["config_groups"]) {
-                const json w = group.is_object() && group.contains("weights") ? group["weights"] : json();
-                if (w.is_object() && w.value("num_bits", 0) == 4 && w.value("type", "") == "int" &&
-                    w.value("group_size", 0) == 32)
-                    return kFmtINT4G32;
-            }
+    ReleaseQuant r;
+    // A multimodal wrapper (Kimi K2.5) describes its text model's quantization in text_config;
+    // the wrapper's own quantization_config comes first.
+    const json *q = nullptr;
+    for (const json *c : {&root, root.is_object() && root.contains("text_config") ? &root["text_config"] : nullptr})
+        if (!q && c && c->is_object() && c->contains("quantization_config") && (*c)["quantization_config"].is_object())
+            q = &(*c)["quantization_config"];
+    if (!q)
+        return r;
+    const std::string method = q->value("quant_method", "");
+    const std::string fmt = q->contains("format") && (*q)["format"].is_string() ? (*q)["format"].get<std::string>() : "";
+    if (q->contains("weight_block_size")) {
+        const json &b = (*q)["weight_block_size"];
+        if (b.is_array() && b.size() == 2 && b[0].is_number_integer() && b[1].is_number_integer() && b[0] > 0 && b[1] > 0) {
+            r.fp8BlockRows = b[0].get<int64_t>();
+            r.fp8BlockCols = b[1].get<int64_t>();
+        }
     }
-    return std::nullopt;
+    // compressed-tensors: every int4 weight group of config_groups; one size when they agree.
+    bool int4At32 = false;
+    int64_t group = 0;
+    if (q->contains("config_groups") && (*q)["config_groups"].is_object())
+        for (const auto &[key, grp] : (*q)["config_groups"].items()) {
+            const json w = grp.is_object() && grp.contains("weights") ? grp["weights"] : json();
+            if (!w.is_object() || w.value("type", "") != "int" || !w.contains("group_size") || !w["group_size"].is_number_integer())
+                continue;
+            const int64_t g = w["group_size"].get<int64_t>();
+            group = (group == 0 || group == g) && g > 0 ? g : -1;
+            int4At32 = int4At32 || (w.value("num_bits", 0) == 4 && g == 32);
+        }
+    r.int4Group = std::max<int64_t>(group, 0);
+    if (method == "mxfp4" || fmt.find("mxfp4") != std::string::npos)
+        r.expertFormat = kFmtMXFP4;
+    else if (method == "fp8")
+        r.expertFormat = kFmtFP8B128;
+    else if (method == "compressed-tensors" && int4At32)
+        r.expertFormat = kFmtINT4G32;
+    return r;
 }
+
+std::optional<uint8_t> releaseExpertFormat(const json &root) { return readReleaseQuant(root).expertFormat; }
 
 uint8_t defaultExpertFormat(const json &root)
 {

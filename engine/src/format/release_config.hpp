@@ -39,9 +39,19 @@ ModelConfig readModelConfig(const nlohmann::json &cfg, const std::string &where)
 // name config.json (not a damaged container). Throws Error(Format).
 ModelConfig readReleaseConfig(const nlohmann::json &root);
 
-// The encoding the release ships its experts in, from quantization_config (its own or its
-// text model's): MXFP4, FP8B128 (FP8 in 128x128 blocks), INT4G32 (compressed-tensors INT4
-// in groups of 32); none for BF16 releases and layouts it does not describe.
+// A release's quantization_config (its own, else its text model's), read once for the
+// planner and the converter alike.
+struct ReleaseQuant {
+    // The encoding the release ships its experts in: MXFP4, FP8B128 (FP8 in blocks),
+    // INT4G32 (compressed-tensors INT4 in groups of 32); none for BF16 releases and layouts
+    // it does not describe.
+    std::optional<uint8_t> expertFormat;
+    int64_t fp8BlockRows = 0, fp8BlockCols = 0; // weight_block_size (0: not said)
+    int64_t int4Group = 0; // the INT4 groups' size when config_groups agree (0: not said, or they differ)
+};
+ReleaseQuant readReleaseQuant(const nlohmann::json &root);
+
+// readReleaseQuant(root).expertFormat.
 std::optional<uint8_t> releaseExpertFormat(const nlohmann::json &root);
 
 // The expert format `waste convert` writes with its default encoding (auto): the release's own
