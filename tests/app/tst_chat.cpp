@@ -35,7 +35,10 @@ private Q_SLOTS:
             s.maxTokens = 200;
             s.thinking = false;
             s.thinkingBudget = 300;
-            id = store.createConversation(QStringLiteral("Rust lifetimes"), s).id;
+            s.tools.setServer(QStringLiteral("files"), false);
+            s.tools.setTool(QStringLiteral("everything"), QStringLiteral("echo"), false);
+            id = store.createConversation(QStringLiteral("Rust lifetimes"), s, QStringLiteral("/models/alpha"),
+                                          QStringLiteral("alpha")).id;
             ChatMessage user;
             user.role = QStringLiteral("user");
             user.text = QStringLiteral("What is a lifetime?");
@@ -65,8 +68,17 @@ private Q_SLOTS:
         QCOMPARE(c.settings.maxTokens, 200);
         QCOMPARE(c.settings.thinking, false);
         QCOMPARE(c.settings.thinkingBudget, 300);
+        // The chat's choice of MCP servers and tools, and its model.
+        QVERIFY(!c.settings.tools.offersServer(QStringLiteral("files")));
+        QVERIFY(!c.settings.tools.offers(QStringLiteral("everything"), QStringLiteral("echo")));
+        QVERIFY(c.settings.tools.offers(QStringLiteral("everything"), QStringLiteral("add")));
+        QCOMPARE(c.modelPath, QStringLiteral("/models/alpha"));
+        QCOMPARE(c.modelName, QStringLiteral("alpha"));
+        reopened.setModel(id, QStringLiteral("/models/beta"), QStringLiteral("beta"));
+        QCOMPARE(reopened.conversation(id).modelName, QStringLiteral("beta"));
         reopened.setSettings(id, ConversationSettings{});
         QCOMPARE(reopened.conversation(id).settings.thinkingBudget, 0);
+        QCOMPARE(reopened.conversation(id).settings.tools, McpToolSelection{}); // all offered again
         const QList<ChatMessage> msgs = reopened.messages(id);
         QCOMPARE(msgs.size(), 2);
         QCOMPARE(msgs[0].imagePaths, QStringList{QStringLiteral("/tmp/a.png")});
