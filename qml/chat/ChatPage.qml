@@ -31,6 +31,14 @@ PageFrame {
             onClicked: sidebar.renameCurrent()
         },
         QuietButton {
+            objectName: "chatToolsButton"
+            visible: ChatController.toolServers.length > 0
+            text: qsTr("Tools")
+            font.pixelSize: Theme.fontBody
+            Accessible.name: qsTr("Tools for this chat: which MCP servers and tools it offers, and what they cost")
+            onClicked: toolsPanel.open()
+        },
+        QuietButton {
             objectName: "chatSettingsButton"
             text: qsTr("Chat settings")
             font.pixelSize: Theme.fontBody
@@ -79,6 +87,10 @@ PageFrame {
                         onClicked: page.showModels()
                     }
                 }
+            }
+
+            ModelTieBanner {
+                Layout.fillWidth: true
             }
 
             // A notice in words (refused attachment, no model…), dismissable
@@ -282,12 +294,18 @@ PageFrame {
 
             ContextMeter {
                 Layout.fillWidth: true
+                onChooseTools: toolsPanel.open()
             }
         }
     }
 
     ChatSettingsDrawer {
         id: settingsDrawer
+        parent: Overlay.overlay
+    }
+
+    ChatToolsPanel {
+        id: toolsPanel
         parent: Overlay.overlay
     }
 
