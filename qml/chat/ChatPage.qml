@@ -10,8 +10,10 @@ import WasteStudio.Core
 PageFrame {
     id: page
     title: ChatController.currentTitle !== "" ? ChatController.currentTitle : qsTr("Chat")
-    subtitle: EngineController.modelName ? qsTr("with %1").arg(EngineController.modelName)
-                                         : qsTr("Open a model to start")
+    // The conversation's own model when another one is open (ModelTieBanner says which).
+    subtitle: ChatController.modelTie !== ChatController.TiedHere ? qsTr("with %1").arg(ChatController.tiedModelName)
+              : EngineController.modelName ? qsTr("with %1").arg(EngineController.modelName)
+              : qsTr("Open a model to start")
     property alias composerText: composer.text
     signal showModels()
 
@@ -256,8 +258,9 @@ PageFrame {
                         TabTextArea {
                             id: composer
                             objectName: "composer"
-                            placeholderText: EngineController.modelName ? qsTr("Message %1").arg(EngineController.modelName)
-                                                                        : qsTr("Open a model to chat")
+                            placeholderText: ChatController.modelTie !== ChatController.TiedHere ? qsTr("Choose above how this chat goes on")
+                                             : EngineController.modelName ? qsTr("Message %1").arg(EngineController.modelName)
+                                             : qsTr("Open a model to chat")
                             wrapMode: TextEdit.Wrap
                             selectByMouse: true
                             background: Item { }

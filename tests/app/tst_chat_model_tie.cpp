@@ -3,7 +3,7 @@
 // banner offering "Open alpha" (which opens it as the Models page does), and nothing is sent
 // to beta meanwhile. When alpha is gone from the computer, the banner says so and the chat goes
 // on with beta only when the person chooses "Continue with beta". Through the real window
-// (offscreen); any QML warning fails the test.
+// (offscreen); any QML warning fails the test. Screenshots: build/screenshots/chat-model-*.png.
 #include "studioapplication.h"
 
 #include "chat/chatcontroller.h"
@@ -54,9 +54,21 @@ private:
             return false;
         return saved.wait(120000);
     }
+    bool shoot(const QString &name)
+    {
+        QDir().mkpath(QStringLiteral(WASTE_SCREENSHOT_DIR));
+        QTest::qWait(150); // the banner lays out
+        return m_window->grabWindow().save(QStringLiteral(WASTE_SCREENSHOT_DIR "/chat-model-%1.png").arg(name));
+    }
     QQuickItem *item(const QString &name)
     {
         return qobject_cast<QQuickItem *>(WindowTest::findNamed(m_window, name));
+    }
+    QString chatSubtitle()
+    {
+        auto *stack = m_window->findChild<QQuickItem *>(QStringLiteral("pages"));
+        QQuickItem *page = stack ? stack->childItems().value(3) : nullptr; // Chat
+        return page ? page->property("subtitle").toString() : QString();
     }
     bool shown(const QString &name)
     {
@@ -124,6 +136,9 @@ private Q_SLOTS:
         const QString bannerText = item(QStringLiteral("modelTieText"))->property("text").toString();
         QVERIFY2(bannerText.contains(QLatin1String("alpha")) && bannerText.contains(QLatin1String("beta")), qPrintable(bannerText));
         QVERIFY(shown(QStringLiteral("openTiedModelButton")));
+        // The page says whose chat it is, not "with" the model that happens to be open.
+        QCOMPARE(chatSubtitle(), QStringLiteral("with alpha"));
+        QVERIFY(shoot(QStringLiteral("other")));
 
         // Nothing goes to beta: not a new message, not a regenerated answer.
         const int rows = chat()->messages()->rowCount();
@@ -144,6 +159,7 @@ private Q_SLOTS:
         QCOMPARE(engine()->contextTokens(), m_services->settings->contextTokens());
         QCOMPARE(chat()->modelTie(), ChatController::TiedHere);
         QTRY_VERIFY(!shown(QStringLiteral("modelTieBanner")));
+        QCOMPARE(chatSubtitle(), QStringLiteral("with alpha"));
         QVERIFY2(answer(QStringLiteral("are you alpha?")), qPrintable(chat()->notice()));
         QCOMPARE(m_generatedOn.last(), m_alpha);
     }
@@ -159,6 +175,7 @@ private Q_SLOTS:
         QVERIFY2(bannerText.contains(QLatin1String("no longer")), qPrintable(bannerText));
         QVERIFY(!shown(QStringLiteral("openTiedModelButton")));
         QVERIFY(shown(QStringLiteral("continueWithOpenModelButton")));
+        QVERIFY(shoot(QStringLiteral("gone")));
         const int generations = int(m_generatedOn.size());
         QVERIFY(!chat()->send(QStringLiteral("still there?")));
         QVERIFY2(chat()->notice().contains(QLatin1String("no longer")), qPrintable(chat()->notice()));
@@ -169,6 +186,7 @@ private Q_SLOTS:
         QTRY_VERIFY(!shown(QStringLiteral("modelTieBanner")));
         QCOMPARE(store().conversation(m_alphaChat).modelPath, m_beta);
         QCOMPARE(chat()->tiedModelName(), QStringLiteral("beta"));
+        QCOMPARE(chatSubtitle(), QStringLiteral("with beta"));
         QVERIFY2(answer(QStringLiteral("still there?")), qPrintable(chat()->notice()));
         QCOMPARE(m_generatedOn.last(), m_beta);
     }
