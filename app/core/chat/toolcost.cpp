@@ -9,6 +9,7 @@
 #include <QLocale>
 #include <QTimer>
 
+#include <algorithm>
 #include <cstdlib>
 
 ToolCost::ToolCost(EngineController *engine, ConversationSession *session, ToolLoop *tools, QObject *parent)
@@ -55,19 +56,13 @@ void ToolCost::recount()
     if (m_engine->isRemote()) // a remote server renders (and counts) its prompts itself
         return;
     const McpToolSelection selection = m_session->settings().tools;
+    // One row per server, in the order the tool set lists them.
     for (const McpToolSet::Entry &e : hub->toolSet().entries()) {
-        if (m_servers.isEmpty() || m_servers.last().name != e.server) {
-            bool seen = false;
-            for (const Server &s : std::as_const(m_servers))
-                seen = seen || s.name == e.server;
-            if (!seen)
-                m_servers.append(Server{e.server, 0, 0, 0});
-        }
-        for (Server &s : m_servers)
-            if (s.name == e.server) {
-                ++s.tools;
-                s.offeredTools += selection.offers(e.server, e.tool.name) ? 1 : 0;
-            }
+        auto row = std::find_if(m_servers.begin(), m_servers.end(), [&](const Server &s) { return s.name == e.server; });
+        if (row == m_servers.end())
+            row = m_servers.insert(m_servers.end(), Server{e.server, 0, 0, 0});
+        ++row->tools;
+        row->offeredTools += selection.offers(e.server, e.tool.name) ? 1 : 0;
     }
     m_anyOffered = !m_tools->offeredTools().isEmpty();
 
