@@ -315,6 +315,31 @@ private Q_SLOTS:
         QCOMPARE(counted.count(), 1);
     }
 
+    // A sent message is counted ahead of its answer (issue 39 item 3: an answer was written
+    // under "3 / 16,384 · the chat template's own tokens", the empty chat's count): the count
+    // that arrives while the answer is written is the prompt's, with no template note.
+    void theMeterCountsTheSentMessageWhileTheAnswerIsWritten()
+    {
+        EngineController engine(nullptr);
+        engine.openModel(QStringLiteral(WASTE_FIXTURES_DIR "/reference-container/r3.waste"), 0, 4096);
+        QTRY_COMPARE_WITH_TIMEOUT(engine.state(), EngineController::Ready, 30000);
+        ChatController chat(&engine, dbPath(QStringLiteral("meter-while-answering.sqlite")), nullptr);
+        chat.newConversation();
+        QTRY_VERIFY_WITH_TIMEOUT(chat.contextUsed() > 0, 10000);
+        const int empty = chat.contextUsed();
+        QVERIFY(!chat.contextNote().isEmpty()); // the template's own tokens
+        bool seenWhileAnswering = false;
+        connect(&chat, &ChatController::contextChanged, this, [&] {
+            if (chat.generating() && chat.contextUsed() > empty && chat.contextNote().isEmpty())
+                seenWhileAnswering = true;
+        });
+        chat.setMaxTokens(64);
+        QSignalSpy saved(&chat, &ChatController::answerSaved);
+        QVERIFY(chat.send(QStringLiteral("Hello there, how are you today?")));
+        QVERIFY(saved.wait(60000));
+        QVERIFY(seenWhileAnswering);
+    }
+
     void reopenedConversationContinuesFromItsSavedState()
     {
         const QString path = dbPath(QStringLiteral("state.sqlite"));

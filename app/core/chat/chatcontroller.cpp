@@ -184,6 +184,10 @@ bool ChatController::send(const QString &text)
     Q_EMIT attachmentsChanged();
     setNotice({});
     m_session.refreshList();
+    // Counted now, ahead of the answer on the engine thread: while the answer is written the
+    // meter shows this prompt, not the empty chat's count ("3 / 16,384 · the chat template's
+    // own tokens") from before the message.
+    m_meter.recount();
     return m_run.start();
 }
 
