@@ -76,7 +76,7 @@ ColumnLayout {
         Button {
             objectName: "largerContextButton"
             visible: ChatController.largerContext > 0
-            text: qsTr("Open with a %1-token context").arg(ChatController.largerContext.toLocaleString(Qt.locale(), 'f', 0))
+            text: qsTr("Open with a context of %1 tokens").arg(ChatController.largerContext.toLocaleString(Qt.locale(), 'f', 0))
             Accessible.name: text
             onClicked: ChatController.openWithLargerContext()
         }

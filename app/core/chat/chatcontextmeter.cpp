@@ -96,10 +96,10 @@ QString ChatContextMeter::toolsDoNotFit() const
         return text + QLatin1Char(' ') + tr("Turn servers or tools off for this chat under Tools.");
     if (growth.extraBytes < 0)
         return text + QLatin1Char(' ')
-               + tr("Turn servers or tools off for this chat under Tools, or open the model with a %1-token context.")
+               + tr("Turn servers or tools off for this chat under Tools, or open the model with a context of %1 tokens.")
                      .arg(locale.toString(growth.tokens));
     return text + QLatin1Char(' ')
-           + tr("Turn servers or tools off for this chat under Tools, or open the model with a %1-token context, "
+           + tr("Turn servers or tools off for this chat under Tools, or open the model with a context of %1 tokens, "
                 "which needs about %2 more RAM.")
                  .arg(locale.toString(growth.tokens), Units::bytes(growth.extraBytes));
 }
