@@ -10,8 +10,10 @@ import WasteStudio.Core
 PageFrame {
     id: page
     title: ChatController.currentTitle !== "" ? ChatController.currentTitle : qsTr("Chat")
-    subtitle: EngineController.modelName ? qsTr("with %1").arg(EngineController.modelName)
-                                         : qsTr("Open a model to start")
+    // The conversation's own model when another one is open (ModelTieBanner says which).
+    subtitle: ChatController.modelTie !== ChatController.TiedHere ? qsTr("with %1").arg(ChatController.tiedModelName)
+              : EngineController.modelName ? qsTr("with %1").arg(EngineController.modelName)
+              : qsTr("Open a model to start")
     property alias composerText: composer.text
     signal showModels()
 
@@ -29,6 +31,14 @@ PageFrame {
             visible: ChatController.currentId !== 0
             Accessible.name: qsTr("Rename this chat")
             onClicked: sidebar.renameCurrent()
+        },
+        QuietButton {
+            objectName: "chatToolsButton"
+            visible: ChatController.toolServers.length > 0
+            text: qsTr("Tools")
+            font.pixelSize: Theme.fontBody
+            Accessible.name: qsTr("Tools for this chat: which MCP servers and tools it offers, and what they cost")
+            onClicked: toolsPanel.open()
         },
         QuietButton {
             objectName: "chatSettingsButton"
@@ -79,6 +89,10 @@ PageFrame {
                         onClicked: page.showModels()
                     }
                 }
+            }
+
+            ModelTieBanner {
+                Layout.fillWidth: true
             }
 
             // A notice in words (refused attachment, no model…), dismissable
@@ -244,8 +258,9 @@ PageFrame {
                         TabTextArea {
                             id: composer
                             objectName: "composer"
-                            placeholderText: EngineController.modelName ? qsTr("Message %1").arg(EngineController.modelName)
-                                                                        : qsTr("Open a model to chat")
+                            placeholderText: ChatController.modelTie !== ChatController.TiedHere ? qsTr("Choose above how this chat goes on")
+                                             : EngineController.modelName ? qsTr("Message %1").arg(EngineController.modelName)
+                                             : qsTr("Open a model to chat")
                             wrapMode: TextEdit.Wrap
                             selectByMouse: true
                             background: Item { }
@@ -282,12 +297,18 @@ PageFrame {
 
             ContextMeter {
                 Layout.fillWidth: true
+                onChooseTools: toolsPanel.open()
             }
         }
     }
 
     ChatSettingsDrawer {
         id: settingsDrawer
+        parent: Overlay.overlay
+    }
+
+    ChatToolsPanel {
+        id: toolsPanel
         parent: Overlay.overlay
     }
 

@@ -1,6 +1,7 @@
 // How much of the context the conversation (and the draft) takes, how long reading it would
 // take when that is over a minute, with a warning in
-// words before the start of the conversation would be left out.
+// words before the start of the conversation would be left out; when the offered tools leave
+// no room, the ways out as buttons: choose the tools, or a larger context.
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
@@ -14,6 +15,7 @@ ColumnLayout {
                                      ? Math.min(1, ChatController.contextUsed / ChatController.contextLimit) : 0
     readonly property bool warn: ChatController.contextWarning !== ""
     visible: ChatController.contextLimit > 0
+    signal chooseTools()
 
     RowLayout {
         spacing: Theme.spacing
@@ -61,5 +63,22 @@ ColumnLayout {
         wrapMode: Text.WordWrap
         color: Theme.warning
         font.pixelSize: Theme.fontSmall
+    }
+    RowLayout {
+        visible: ChatController.toolsDoNotFit
+        spacing: Theme.spacing
+        Button {
+            objectName: "chooseToolsButton"
+            text: qsTr("Choose tools…")
+            Accessible.name: qsTr("Choose which tools this chat offers")
+            onClicked: meter.chooseTools()
+        }
+        Button {
+            objectName: "largerContextButton"
+            visible: ChatController.largerContext > 0
+            text: qsTr("Open with a context of %1 tokens").arg(ChatController.largerContext.toLocaleString(Qt.locale(), 'f', 0))
+            Accessible.name: text
+            onClicked: ChatController.openWithLargerContext()
+        }
     }
 }

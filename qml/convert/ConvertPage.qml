@@ -225,7 +225,7 @@ PageFrame {
                         }
                         Label {
                             visible: job.expertOptions.length === 0
-                            text: qsTr("Experts: Check the source (step 3) to compare the ways to store them.")
+                            text: qsTr("Experts: Check source and space (below) to compare the ways to store them.")
                             color: Theme.textMuted
                             wrapMode: Text.WordWrap
                             Layout.fillWidth: true
@@ -314,19 +314,13 @@ PageFrame {
                     }
                 }
 
-                // 3. What will be made
+                // What the check found (its button is in the bar below, always in view)
                 GroupBox {
                     Layout.fillWidth: true
-                    title: qsTr("3. Check")
+                    visible: job.planned || (job.canResume && job.state !== ConversionJob.Running)
+                    title: qsTr("What the check found")
                     ColumnLayout {
                         anchors.fill: parent
-                        Button {
-                            objectName: "convertCheck"
-                            Accessible.name: qsTr("Check the source and the space needed")
-                            text: qsTr("Check source and space")
-                            enabled: !job.busy && sourceField.text !== "" && outputField.text !== ""
-                            onClicked: { job.sourceDir = sourceField.text; job.outputDir = outputField.text; job.plan() }
-                        }
                         GridLayout {
                             visible: job.planned
                             columns: 2
@@ -364,17 +358,26 @@ PageFrame {
                 }
             }
         }
-        // 4. Run, always in view below the steps (its progress shows at the top of the page)
+        // 3. Check and run, always in view below the steps, so neither button starts below the
+        // fold of a small window (900x600); the progress shows at the top of the page.
         GroupBox {
             Layout.fillWidth: true
-            title: qsTr("4. Convert")
+            title: qsTr("3. Check and convert")
             RowLayout {
                 anchors.fill: parent
                 spacing: Theme.spacing
                 Button {
+                    objectName: "convertCheck"
+                    Accessible.name: qsTr("Check the source and the space needed")
+                    text: qsTr("Check source and space")
+                    highlighted: !job.planned
+                    enabled: !job.busy && sourceField.text !== "" && outputField.text !== ""
+                    onClicked: { job.sourceDir = sourceField.text; job.outputDir = outputField.text; job.plan() }
+                }
+                Button {
                     objectName: "convertStart"
                     text: job.canResume ? qsTr("Resume") : qsTr("Start")
-                    highlighted: true
+                    highlighted: job.planned
                     enabled: !job.busy && job.planned && job.enoughSpace && !job.alreadyComplete
                              && job.state !== ConversionJob.Finished
                     Accessible.name: job.canResume ? qsTr("Resume the interrupted conversion") : qsTr("Start the conversion")
@@ -384,7 +387,7 @@ PageFrame {
                     Layout.fillWidth: true
                     wrapMode: Text.WordWrap
                     color: Theme.textMuted
-                    text: !job.planned ? qsTr("Check the source and the space first (step 3).")
+                    text: !job.planned ? qsTr("Check the source and the space first.")
                           : qsTr("Progress shows at the top of this page.")
                 }
             }

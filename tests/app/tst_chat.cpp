@@ -35,7 +35,10 @@ private Q_SLOTS:
             s.maxTokens = 200;
             s.thinking = false;
             s.thinkingBudget = 300;
-            id = store.createConversation(QStringLiteral("Rust lifetimes"), s).id;
+            s.tools.setServer(QStringLiteral("files"), false);
+            s.tools.setTool(QStringLiteral("everything"), QStringLiteral("echo"), false);
+            id = store.createConversation(QStringLiteral("Rust lifetimes"), s, QStringLiteral("/models/alpha"),
+                                          QStringLiteral("alpha")).id;
             ChatMessage user;
             user.role = QStringLiteral("user");
             user.text = QStringLiteral("What is a lifetime?");
@@ -65,8 +68,17 @@ private Q_SLOTS:
         QCOMPARE(c.settings.maxTokens, 200);
         QCOMPARE(c.settings.thinking, false);
         QCOMPARE(c.settings.thinkingBudget, 300);
+        // The chat's choice of MCP servers and tools, and its model.
+        QVERIFY(!c.settings.tools.offersServer(QStringLiteral("files")));
+        QVERIFY(!c.settings.tools.offers(QStringLiteral("everything"), QStringLiteral("echo")));
+        QVERIFY(c.settings.tools.offers(QStringLiteral("everything"), QStringLiteral("add")));
+        QCOMPARE(c.modelPath, QStringLiteral("/models/alpha"));
+        QCOMPARE(c.modelName, QStringLiteral("alpha"));
+        reopened.setModel(id, QStringLiteral("/models/beta"), QStringLiteral("beta"));
+        QCOMPARE(reopened.conversation(id).modelName, QStringLiteral("beta"));
         reopened.setSettings(id, ConversationSettings{});
         QCOMPARE(reopened.conversation(id).settings.thinkingBudget, 0);
+        QCOMPARE(reopened.conversation(id).settings.tools, McpToolSelection{}); // all offered again
         const QList<ChatMessage> msgs = reopened.messages(id);
         QCOMPARE(msgs.size(), 2);
         QCOMPARE(msgs[0].imagePaths, QStringList{QStringLiteral("/tmp/a.png")});
@@ -301,6 +313,31 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(chat.contextUsed() > shortDraft + 20, 10000);
         QTest::qWait(300); // room for any late count
         QCOMPARE(counted.count(), 1);
+    }
+
+    // A sent message is counted ahead of its answer (issue 39 item 3: an answer was written
+    // under "3 / 16,384 · the chat template's own tokens", the empty chat's count): the count
+    // that arrives while the answer is written is the prompt's, with no template note.
+    void theMeterCountsTheSentMessageWhileTheAnswerIsWritten()
+    {
+        EngineController engine(nullptr);
+        engine.openModel(QStringLiteral(WASTE_FIXTURES_DIR "/reference-container/r3.waste"), 0, 4096);
+        QTRY_COMPARE_WITH_TIMEOUT(engine.state(), EngineController::Ready, 30000);
+        ChatController chat(&engine, dbPath(QStringLiteral("meter-while-answering.sqlite")), nullptr);
+        chat.newConversation();
+        QTRY_VERIFY_WITH_TIMEOUT(chat.contextUsed() > 0, 10000);
+        const int empty = chat.contextUsed();
+        QVERIFY(!chat.contextNote().isEmpty()); // the template's own tokens
+        bool seenWhileAnswering = false;
+        connect(&chat, &ChatController::contextChanged, this, [&] {
+            if (chat.generating() && chat.contextUsed() > empty && chat.contextNote().isEmpty())
+                seenWhileAnswering = true;
+        });
+        chat.setMaxTokens(64);
+        QSignalSpy saved(&chat, &ChatController::answerSaved);
+        QVERIFY(chat.send(QStringLiteral("Hello there, how are you today?")));
+        QVERIFY(saved.wait(60000));
+        QVERIFY(seenWhileAnswering);
     }
 
     void reopenedConversationContinuesFromItsSavedState()

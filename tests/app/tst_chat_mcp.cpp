@@ -11,6 +11,7 @@
 #include "studioapplication.h"
 
 #include "chat/chatcontroller.h"
+#include "chat/conversationstore.h"
 #include "engine/enginecontroller.h"
 #include "engine/generationhandle.h"
 #include "mcp/mcpclient.h"
@@ -18,14 +19,18 @@
 #include "mcp/mcpserverconfig.h"
 #include "mcp/mcpstdiotransport.h"
 #include "settings/appsettings.h"
+#include "units/units.h"
 #include "windowtest.h"
 
 #include <waste/convert.hpp>
+#include <waste/waste.hpp>
 
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QFileInfo>
 #include <QJsonDocument>
+#include <QLocale>
 #include <QQmlApplicationEngine>
 #include <QQuickItem>
 #include <QQuickWindow>
@@ -35,6 +40,7 @@
 #include <QTest>
 
 #include <csignal>
+#include <functional>
 
 namespace {
 
@@ -66,6 +72,7 @@ class TestChatMcp : public QObject {
     Q_OBJECT
 private:
     QTemporaryDir m_dir;
+    QString m_model;
     std::unique_ptr<StudioServices> m_services;
     std::unique_ptr<QQmlApplicationEngine> m_qml;
     QQuickWindow *m_window = nullptr;
@@ -131,6 +138,34 @@ private:
         QVERIFY(QMetaObject::invokeMethod(list, "positionViewAtIndex", Q_ARG(int, row), Q_ARG(int, 4 /* Contain */)));
         QTest::qWait(150);
     }
+    ConversationStore store()
+    {
+        return ConversationStore(m_services->settings->dataFolder() + QStringLiteral("/conversations.sqlite"));
+    }
+    QVariantMap serverRow(const QString &name)
+    {
+        for (const QVariant &v : chat()->toolServers())
+            if (v.toMap().value(QStringLiteral("name")).toString() == name)
+                return v.toMap();
+        return {};
+    }
+    // The meter's count once a change of the offer has been counted: the count moves the way
+    // `grows` says (the meter and the tools' cost both answer later, on the engine thread).
+    int usedAfter(const std::function<void()> &change, bool grows)
+    {
+        const int before = chat()->contextUsed();
+        change();
+        (void)QTest::qWaitFor([&] { return grows ? chat()->contextUsed() > before : chat()->contextUsed() < before; }, 15000);
+        (void)QTest::qWaitFor([&] { return serverRow(QStringLiteral("everything")).value(QStringLiteral("tokens")).toInt() >= 0; }, 15000);
+        return chat()->contextUsed();
+    }
+    // The meter's count once what is queued has been counted (nothing known to change it).
+    int usedOnceSettled()
+    {
+        QTest::qWait(500); // past the meter's pause; the counts are quick on the tiny model
+        (void)QTest::qWaitFor([&] { return serverRow(QStringLiteral("everything")).value(QStringLiteral("tokens")).toInt() >= 0; }, 15000);
+        return chat()->contextUsed();
+    }
     QString echoedMessage(int row)
     {
         return QJsonDocument::fromJson(toolOf(row).value("arguments").toString().toUtf8()).object().value("message").toString();
@@ -143,7 +178,7 @@ private Q_SLOTS:
         StudioApplication::configure();
         WindowTest::useOwnAppData(QStringLiteral("chat-mcp test"));
         WindowTest::collectWarnings();
-        const QString model = m_dir.filePath(QStringLiteral("tiny-k3"));
+        const QString model = m_model = m_dir.filePath(QStringLiteral("tiny-k3"));
         waste::TinyModelOptions options;
         options.k3 = true;
         waste::makeTinyContainer(model.toStdString(), options);
@@ -249,16 +284,68 @@ private Q_SLOTS:
     // nothing (the template alone) before.
     void theContextMeterCountsOfferedTools()
     {
-        QSignalSpy counted(chat(), &ChatController::contextChanged);
-        chat()->setToolChoice(QStringLiteral("none"));
-        QVERIFY(counted.wait(15000));
-        const int without = chat()->contextUsed();
-        counted.clear();
-        chat()->setToolChoice(QStringLiteral("auto"));
-        QVERIFY(counted.wait(15000));
-        const int with = chat()->contextUsed();
+        // Waited for by the count itself: contextChanged also says the tools' cost changed.
+        usedOnceSettled();
+        const int without = usedAfter([&] { chat()->setToolChoice(QStringLiteral("none")); }, false);
+        const int with = usedAfter([&] { chat()->setToolChoice(QStringLiteral("auto")); }, true);
         QVERIFY2(without > 0 && with > without + 1000,
                  qPrintable(QStringLiteral("%1 tokens without the tools, %2 with them").arg(without).arg(with)));
+    }
+
+    // What the tools cost is shown per server: counted by the engine's own rendering (the chat's
+    // empty prompt with and without the server's tools), so it is exactly what the meter's count
+    // grows by; the meter's explanation names the tools and the server, not the template.
+    void theToolsCostIsShownPerServer()
+    {
+        chat()->newConversation();
+        m_window->setProperty("currentPage", 3); // Chat
+        chat()->setToolChoice(QStringLiteral("auto"));
+        usedOnceSettled();
+        const int without = usedAfter([&] { chat()->setToolChoice(QStringLiteral("none")); }, false);
+        QCOMPARE(chat()->toolTokens(), 0); // "none" offers no declarations
+        const int with = usedAfter([&] { chat()->setToolChoice(QStringLiteral("auto")); }, true);
+        QTRY_VERIFY_WITH_TIMEOUT(chat()->toolTokens() > 1000, 15000);
+        QCOMPARE(chat()->toolTokens(), with - without);
+        QCOMPARE(chat()->toolServers().size(), 1);
+        const QVariantMap everything = serverRow(QStringLiteral("everything"));
+        QCOMPARE(everything.value(QStringLiteral("tokens")).toInt(), chat()->toolTokens());
+        QCOMPARE(everything.value(QStringLiteral("tools")).toInt(), int(hub()->toolNames().size()));
+        QCOMPARE(everything.value(QStringLiteral("offeredTools")).toInt(), int(hub()->toolNames().size()));
+        const QString note = chat()->contextNote();
+        QVERIFY2(note.contains(QLatin1String("tools this chat offers")) && note.contains(QLatin1String("everything"))
+                     && note.contains(QLocale().toString(chat()->toolTokens())),
+                 qPrintable(note));
+
+        // The Tools panel shows the server with its cost.
+        auto *button = qobject_cast<QQuickItem *>(WindowTest::findNamed(m_window, QStringLiteral("chatToolsButton")));
+        QVERIFY(button);
+        QTRY_VERIFY(button->isVisible());
+        WindowTest::clickCentre(m_window, button);
+        QObject *panel = WindowTest::findNamed(m_window, QStringLiteral("chatToolsPanel"));
+        QVERIFY(panel);
+        QTRY_VERIFY(panel->property("opened").toBool());
+        QQuickItem *cost = visibleItem(m_window, QStringLiteral("toolServerCost"));
+        QVERIFY(cost);
+        QVERIFY2(cost->property("text").toString().contains(QLocale().toString(chat()->toolTokens())),
+                 qPrintable(cost->property("text").toString()));
+        // Its tools, each with its own switch: one turned off there is off in this chat.
+        QQuickItem *expand = visibleItem(m_window, QStringLiteral("toolServerExpand"));
+        QVERIFY(expand);
+        WindowTest::clickCentre(m_window, expand);
+        QTRY_COMPARE(int(WindowTest::itemsNamed(m_window->contentItem(), QStringLiteral("toolSwitch")).size()),
+                     everything.value(QStringLiteral("tools")).toInt());
+        QVERIFY(shoot(QStringLiteral("tools-panel-light")));
+        QQuickItem *first = WindowTest::itemsNamed(m_window->contentItem(), QStringLiteral("toolSwitch")).value(0);
+        QVERIFY(first && first->isVisible());
+        const QString firstTool = first->property("text").toString(); // the rows are made anew on a change
+        WindowTest::clickCentre(m_window, first);
+        QTRY_COMPARE(serverRow(QStringLiteral("everything")).value(QStringLiteral("offeredTools")).toInt(),
+                     everything.value(QStringLiteral("tools")).toInt() - 1);
+        QTRY_VERIFY_WITH_TIMEOUT(chat()->toolTokens() > 0 && chat()->toolTokens() < with - without, 15000);
+        chat()->setToolOffered(QStringLiteral("everything"), firstTool, true);
+        QTRY_COMPARE_WITH_TIMEOUT(chat()->toolTokens(), with - without, 15000);
+        QTest::keyClick(m_window, Qt::Key_Escape);
+        QTRY_VERIFY(!panel->property("visible").toBool());
     }
 
     void callAwaitsApprovalThenRunsAndTheAnswerGoesOn()
@@ -350,6 +437,55 @@ private Q_SLOTS:
         QCOMPARE(messages()->at(row + 1).role, QStringLiteral("assistant"));
     }
 
+    // A chat chooses its servers and tools: the choice is kept with the conversation, the
+    // prompt declares only those (the meter's count, the same rendering, shrinks by them) and
+    // the tool loop runs no call of a tool the chat has turned off.
+    void aChatChoosesItsTools()
+    {
+        chat()->newConversation();
+        QSignalSpy saved(chat(), &ChatController::answerSaved);
+        int row = 0;
+        sendForcingEcho(QStringLiteral("Echo something."), &row);
+        if (QTest::currentTestFailed())
+            return;
+        QCOMPARE(statusOf(row), QStringLiteral("awaiting"));
+        const qint64 id = chat()->currentId();
+        const int all = int(hub()->toolNames().size());
+
+        // echo off in this chat: the prompt declares the others (the choice "auto": a forced
+        // echo would offer nothing once echo is off), the waiting call is refused, saying why,
+        // and the answer goes on.
+        chat()->setToolChoice(QStringLiteral("auto"));
+        const int withEcho = usedOnceSettled();
+        const int withoutEcho =
+            usedAfter([&] { chat()->setToolOffered(QStringLiteral("everything"), QStringLiteral("echo"), false); }, false);
+        QCOMPARE(serverRow(QStringLiteral("everything")).value(QStringLiteral("offeredTools")).toInt(), all - 1);
+        QVERIFY2(withoutEcho < withEcho && withoutEcho > withEcho - 1000,
+                 qPrintable(QStringLiteral("%1 vs %2").arg(withoutEcho).arg(withEcho)));
+        QVERIFY(chat()->answerToolCall(row, QStringLiteral("once")));
+        QCOMPARE(statusOf(row), QStringLiteral("failed"));
+        QVERIFY2(messages()->at(row).text.contains(QLatin1String("does not offer echo")), qPrintable(messages()->at(row).text));
+        QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 2, kAnswerMs);
+
+        // Kept with the conversation: a new chat offers everything, this one again without echo.
+        const McpToolSelection kept = store().conversation(id).settings.tools;
+        QCOMPARE(kept.offTools.value(QStringLiteral("everything")), QStringList{QStringLiteral("echo")});
+        chat()->newConversation();
+        QCOMPARE(serverRow(QStringLiteral("everything")).value(QStringLiteral("offeredTools")).toInt(), all);
+        chat()->openConversation(id);
+        QCOMPARE(serverRow(QStringLiteral("everything")).value(QStringLiteral("offeredTools")).toInt(), all - 1);
+
+        // The whole server off: the prompt declares no tool, the meter counts the bare chat.
+        const int serverOn = usedOnceSettled();
+        const int serverOff = usedAfter([&] { chat()->setServerOffered(QStringLiteral("everything"), false); }, false);
+        QTRY_COMPARE_WITH_TIMEOUT(chat()->toolTokens(), 0, 15000);
+        QVERIFY(store().conversation(id).settings.tools.offServers.contains(QStringLiteral("everything")));
+        QVERIFY2(serverOff < serverOn - 1000, qPrintable(QStringLiteral("%1 vs %2").arg(serverOff).arg(serverOn)));
+        // Its cost still says what turning it on would add.
+        QVERIFY(serverRow(QStringLiteral("everything")).value(QStringLiteral("tokens")).toInt() > 1000);
+        chat()->newConversation(); // the next tests force echo in a chat that offers it
+    }
+
     void alwaysForThisToolStopsTheAsking()
     {
         QSignalSpy saved(chat(), &ChatController::answerSaved);
@@ -412,6 +548,58 @@ private Q_SLOTS:
         chat()->openConversation(id);
         QCOMPARE(messages()->rowCount(), rowsBefore + 1);
         QCOMPARE(statusOf(row), QStringLiteral("failed"));
+    }
+
+    // At a 4,096-token context server-everything's tools leave no room (the issue's "4,428 /
+    // 4,096 · the chat template's own tokens"): the meter names the tools and the server as the
+    // cause and offers the ways out, turning them off for this chat or a larger context with
+    // the RAM it takes by the engine's planner; sending says the same and stores nothing.
+    void toolsThatDoNotFitSayWhyAndOfferTheWaysOut()
+    {
+        chat()->newConversation();
+        m_window->setProperty("currentPage", 3); // Chat
+        EngineController *engine = m_services->engine.get();
+        engine->openModel(m_model, 0, 4096);
+        QTRY_COMPARE_WITH_TIMEOUT(engine->state(), EngineController::Ready, 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(chat()->toolsDoNotFit(), 15000);
+        const int larger = chat()->largerContext();
+        QVERIFY2(larger > 4096, qPrintable(QString::number(larger)));
+        const std::string path = QFileInfo(m_model).absoluteFilePath().toStdString();
+        const qint64 extra = waste::planMemory(path, larger).floor_bytes - waste::planMemory(path, 4096).floor_bytes;
+        QVERIFY(extra > 0);
+        const QString warning = chat()->contextWarning();
+        for (const QString &part : {QStringLiteral("tools this chat offers"), QStringLiteral("everything"),
+                                    QLocale().toString(chat()->toolTokens()), QLocale().toString(4096),
+                                    QStringLiteral("Turn servers or tools off"), QLocale().toString(larger),
+                                    Units::bytes(extra)})
+            QVERIFY2(warning.contains(part), qPrintable(QStringLiteral("'%1' not in: %2").arg(part, warning)));
+        QVERIFY2(!warning.contains(QLatin1String("Start a new chat")), qPrintable(warning));
+        QVERIFY2(!chat()->contextNote().contains(QLatin1String("template's own tokens")), qPrintable(chat()->contextNote()));
+
+        // Sending says why and keeps the message out of the store.
+        QVERIFY(!chat()->send(QStringLiteral("hello")));
+        QCOMPARE(chat()->notice(), warning);
+        QCOMPARE(messages()->rowCount(), 0);
+        QCOMPARE(chat()->currentId(), 0);
+        QTRY_VERIFY(visibleItem(m_window, QStringLiteral("chooseToolsButton")));
+        QVERIFY(visibleItem(m_window, QStringLiteral("largerContextButton")));
+        QVERIFY(shootBothThemes(QStringLiteral("tools-do-not-fit")));
+        chat()->clearNotice();
+
+        // Way out one: the server off for this chat.
+        chat()->setServerOffered(QStringLiteral("everything"), false);
+        QTRY_VERIFY_WITH_TIMEOUT(!chat()->toolsDoNotFit(), 15000);
+        QVERIFY(!chat()->contextWarning().contains(QLatin1String("tools")));
+        chat()->setServerOffered(QStringLiteral("everything"), true);
+        QTRY_VERIFY_WITH_TIMEOUT(chat()->toolsDoNotFit(), 15000);
+
+        // Way out two: the larger context, opened from its button and kept for later opens.
+        WindowTest::clickCentre(m_window, visibleItem(m_window, QStringLiteral("largerContextButton")));
+        QTRY_VERIFY_WITH_TIMEOUT(engine->state() == EngineController::Ready && engine->contextTokens() == larger, 30000);
+        QCOMPARE(m_services->settings->contextTokens(), larger);
+        QTRY_VERIFY_WITH_TIMEOUT(!chat()->toolsDoNotFit() && chat()->toolTokens() > 1000, 15000);
+        QVERIFY(!visibleItem(m_window, QStringLiteral("largerContextButton"), 300));
+
         // No warning (WindowTest leaves out the font shaper's notes on scripts this machine's
         // fonts lack: the random model writes any character).
         QVERIFY2(WindowTest::warnings().isEmpty(), qPrintable(WindowTest::warnings()));

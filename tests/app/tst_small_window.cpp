@@ -1,6 +1,7 @@
 // Every page in a 900×600 window (a laptop with a dock, a tiled half screen): no control is
 // cut off or pushed out of the window, controls inside a scrolled page are never wider than
-// its view (nothing hides sideways), the Models page's Download button is in sight, the
+// its view (nothing hides sideways), the Models page's Download button and the Convert page's
+// Check and Start buttons are in sight without scrolling, the
 // Settings dialog fits, and a screenshot of each page (and of Settings) is written to
 // <build>/screenshots/PAGE-900x600.png.
 #include "studioapplication.h"
@@ -105,6 +106,16 @@ private Q_SLOTS:
                 QVERIFY(download && download->isVisible());
                 const QRectF r = download->mapRectToScene(QRectF(0, 0, download->width(), download->height()));
                 QVERIFY2(pageRect.contains(r), "the Download button is out of sight at 900×600");
+            }
+            if (pages[i] == QLatin1String("Convert")) {
+                // Checking the source and starting are both in sight without scrolling.
+                for (const QString name : {QStringLiteral("convertCheck"), QStringLiteral("convertStart")}) {
+                    auto *button = window->findChild<QQuickItem *>(name);
+                    QVERIFY2(button && button->isVisible(), qPrintable(name));
+                    const QRectF r = button->mapRectToScene(QRectF(0, 0, button->width(), button->height()));
+                    QVERIFY2(pageRect.contains(r) && !flickableAround(button, page),
+                             qPrintable(name + QStringLiteral(" is below the fold at 900×600")));
+                }
             }
         }
         // Settings is a dialog over the pages: all of it inside the window.

@@ -1,5 +1,6 @@
 // The Chat page from the keyboard: Enter sends (refused in words without a model),
-// Shift+Enter adds a line, the settings drawer opens and edits the conversation's values.
+// Shift+Enter adds a line, the settings drawer opens and edits the conversation's values; a new
+// chat without MCP servers shows neither the Tools button nor the model banner.
 import QtQuick
 import QtQuick.Controls
 import QtTest
@@ -61,6 +62,20 @@ Item {
             composer.text = "something"
             compare(send.enabled, true)
             composer.text = ""
+        }
+
+        // A new chat with no MCP server: no Tools button, and no banner about another model
+        // (the banner's state is ChatController's enum, read here as QML reads it).
+        function test_newChatShowsNoToolsButtonAndNoModelBanner() {
+            ChatController.newConversation()
+            compare(ChatController.modelTie, ChatController.TiedHere)
+            compare(ChatController.toolServers.length, 0)
+            const banner = findChild(page, "modelTieBanner")
+            verify(banner, "modelTieBanner")
+            compare(banner.visible, false)
+            const tools = findChild(page, "chatToolsButton")
+            verify(tools, "chatToolsButton")
+            compare(tools.visible, false)
         }
 
         function test_settingsAreEditable() {

@@ -2,16 +2,21 @@
 
 #include "chat/chatdialogue.h"
 #include "chat/conversationsession.h"
+#include "chat/toolcost.h"
 #include "chat/toolloop.h"
 #include "engine/enginecontroller.h"
 #include "units/units.h"
 
+#include <QLocale>
+
 #include <algorithm>
 #include <cmath>
 
-ChatContextMeter::ChatContextMeter(EngineController *engine, ConversationSession *session, ToolLoop *tools, QObject *parent)
-    : QObject(parent), m_engine(engine), m_session(session), m_tools(tools)
+ChatContextMeter::ChatContextMeter(EngineController *engine, ConversationSession *session, ToolLoop *tools,
+                                   ToolCost *cost, QObject *parent)
+    : QObject(parent), m_engine(engine), m_session(session), m_tools(tools), m_cost(cost)
 {
+    connect(m_cost, &ToolCost::changed, this, &ChatContextMeter::contextChanged);
     m_recountTimer.setSingleShot(true);
     m_recountTimer.setInterval(kDraftRecountMs);
     connect(&m_recountTimer, &QTimer::timeout, this, &ChatContextMeter::recount);
@@ -29,6 +34,9 @@ QString ChatContextMeter::warning() const
     const int maxTokens = m_session->settings().maxTokens;
     if (contextLimit <= 0 || m_used <= 0)
         return {};
+    // Tools that leave no room: a new chat would not help, fewer tools or a larger context would.
+    if (const QString tools = toolsDoNotFit(); !tools.isEmpty())
+        return tools;
     if (m_used + maxTokens <= contextLimit)
         return {};
     return tr("%1 of %2 tokens used: with up to %3 more for the answer, the start of this conversation will be "
@@ -40,11 +48,65 @@ QString ChatContextMeter::warning() const
 
 QString ChatContextMeter::note() const
 {
-    if (!m_templateOnly || m_used <= 0)
+    if (m_used <= 0)
         return {};
-    return m_session->settings().systemPrompt.trimmed().isEmpty()
-               ? tr("the chat template's own tokens, before anything is typed")
-               : tr("the chat template and the system prompt, before anything is typed");
+    const bool system = !m_session->settings().systemPrompt.trimmed().isEmpty();
+    // The tools are said apart, with each server's share: on an empty chat they are most of it.
+    if (const int tools = m_cost->offeredTokens(); tools > 0) {
+        const QString toolsPart = tr("%1 of them the tools this chat offers (%2)")
+                                      .arg(QLocale().toString(tools), m_cost->offeredBreakdown());
+        if (!m_templateOnly)
+            return toolsPart;
+        return system ? tr("%1, the rest the chat template and the system prompt").arg(toolsPart)
+                      : tr("%1, the rest the chat template's own").arg(toolsPart);
+    }
+    if (!m_templateOnly)
+        return {};
+    return system ? tr("the chat template and the system prompt, before anything is typed")
+                  : tr("the chat template's own tokens, before anything is typed");
+}
+
+ContextGrowth ChatContextMeter::largerContext() const
+{
+    const int maxTokens = m_session->settings().maxTokens;
+    // Room for the answer and as much again for the conversation, after the tools.
+    const int needed = m_cost->baseTokens() + 2 * maxTokens;
+    const QString key = QStringLiteral("%1|%2|%3").arg(m_engine->modelPath()).arg(limit()).arg(needed);
+    if (key != m_growthKey) {
+        m_growthKey = key;
+        m_growth = contextGrowthFor(m_engine->modelPath(), limit(), needed);
+    }
+    return m_growth;
+}
+
+QString ChatContextMeter::toolsDoNotFit() const
+{
+    const int contextLimit = limit();
+    const int tools = m_cost->offeredTokens();
+    const int maxTokens = m_session->settings().maxTokens;
+    if (contextLimit <= 0 || tools <= 0 || m_cost->baseTokens() + maxTokens <= contextLimit)
+        return {};
+    const QLocale locale;
+    QString text = tr("The tools this chat offers take %1 tokens (%2): with the chat template and room for a "
+                      "%3-token answer, more than the %4-token context holds.")
+                       .arg(locale.toString(tools), m_cost->offeredBreakdown(), locale.toString(maxTokens),
+                            locale.toString(contextLimit));
+    const ContextGrowth growth = largerContext();
+    if (growth.tokens == 0)
+        return text + QLatin1Char(' ') + tr("Turn servers or tools off for this chat under Tools.");
+    if (growth.extraBytes < 0)
+        return text + QLatin1Char(' ')
+               + tr("Turn servers or tools off for this chat under Tools, or open the model with a context of %1 tokens.")
+                     .arg(locale.toString(growth.tokens));
+    return text + QLatin1Char(' ')
+           + tr("Turn servers or tools off for this chat under Tools, or open the model with a context of %1 tokens, "
+                "which needs about %2 more RAM.")
+                 .arg(locale.toString(growth.tokens), Units::bytes(growth.extraBytes));
+}
+
+bool ChatContextMeter::toolsFillContext() const
+{
+    return !toolsDoNotFit().isEmpty() && m_cost->baseTokens() >= limit();
 }
 
 QString ChatContextMeter::readEstimate() const

@@ -1,10 +1,13 @@
 // ChatContextMeter: the chat's context meter. How many tokens the open conversation, the draft
 // and the offered tool declarations take of the open context, counted on the engine thread
-// once typing pauses; what the count is made of on an empty chat; how long reading the
+// once typing pauses; what the count is made of (the tools and each server's share, from
+// ToolCost; the template on an empty chat); when the tools leave no room, a warning that says
+// so with the ways out (fewer tools, a larger context and its RAM); how long reading the
 // unread part would take at the open model's prompt reading rate (the read estimate).
 // Part of ChatController, which shows its figures to QML.
 #pragma once
 
+#include "chat/contextgrowth.h"
 #include "engine/tokencount.h"
 
 #include <QHash>
@@ -15,19 +18,28 @@
 
 class ConversationSession;
 class EngineController;
+class ToolCost;
 class ToolLoop;
 
 class ChatContextMeter : public QObject {
     Q_OBJECT
 
 public:
-    ChatContextMeter(EngineController *engine, ConversationSession *session, ToolLoop *tools, QObject *parent = nullptr);
+    ChatContextMeter(EngineController *engine, ConversationSession *session, ToolLoop *tools, ToolCost *cost,
+                     QObject *parent = nullptr);
 
     int used() const { return m_used; }
     int limit() const;
     QString warning() const;
     QString note() const;
     QString readEstimate() const;
+    // The offered tools with the template and the answer's room do not fit the context: why,
+    // naming the tools and each server's tokens, and the ways out; else "".
+    QString toolsDoNotFit() const;
+    // The prompt cannot be sent at all: its template and tools alone fill the context.
+    bool toolsFillContext() const;
+    // The context the ways out offer (0: none larger is large enough) and its RAM cost.
+    ContextGrowth largerContext() const;
     // The open model's predicted prompt reading rate, tokens per second; 0: not known.
     void setReadRate(double tokensPerSecond);
     // What the last answer of a conversation left in the engine's state (read, not unread).
@@ -50,6 +62,7 @@ private:
     EngineController *m_engine;
     ConversationSession *m_session;
     ToolLoop *m_tools;
+    ToolCost *m_cost;
     QString m_draft;
     QPointer<TokenCount> m_count; // the latest count; earlier ones are no longer listened to
     QTimer m_recountTimer;        // draft edits: one count after typing pauses
@@ -59,4 +72,7 @@ private:
     QHash<qint64, int> m_readTokens;     // per conversation: tokens its last answer left in the engine's state
     bool m_countingTemplateOnly = false; // the count on its way has no message and no draft
     bool m_templateOnly = false;         // so has the count shown
+    // The planner's answer for the last (model, context, need) asked: it reads the manifest.
+    mutable QString m_growthKey;
+    mutable ContextGrowth m_growth;
 };

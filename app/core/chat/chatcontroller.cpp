@@ -1,7 +1,9 @@
 #include "chat/chatcontroller.h"
 
+#include "chat/modeltie.h"
 #include "chat/specialmarkers.h"
 #include "engine/enginecontroller.h"
+#include "settings/appsettings.h"
 
 #include <QDateTime>
 
@@ -10,7 +12,8 @@ ChatController::ChatController(EngineController *engine, const QString &database
       m_engine(engine),
       m_session(engine, databasePath),
       m_tools(&m_session),
-      m_meter(engine, &m_session, &m_tools),
+      m_toolCost(engine, &m_session, &m_tools),
+      m_meter(engine, &m_session, &m_tools, &m_toolCost),
       m_run(engine, &m_session, &m_meter, &m_tools)
 {
     // The parts' own changes, said to QML as the page's.
@@ -26,13 +29,21 @@ ChatController::ChatController(EngineController *engine, const QString &database
     connect(&m_tools, &ToolLoop::readyToContinue, this, &ChatController::continueAfterTools);
     // The offered declarations are part of the prompt: the meter counts them.
     connect(&m_tools, &ToolLoop::offerChanged, &m_meter, &ChatContextMeter::recountSoon);
+    // What the tools cost is counted again with every change of what the prompt declares.
+    connect(&m_tools, &ToolLoop::offerChanged, &m_toolCost, &ToolCost::recountSoon);
+    connect(&m_toolCost, &ToolCost::changed, this, &ChatController::toolServersChanged);
+    connect(&m_session, &ConversationSession::settingsChanged, this, &ChatController::toolServersChanged);
+    connect(&m_session, &ConversationSession::currentChanged, this, &ChatController::modelTieChanged);
+    connect(m_engine, &EngineController::stateChanged, this, &ChatController::modelTieChanged);
     connect(&m_meter, &ChatContextMeter::contextChanged, this, &ChatController::contextChanged);
     connect(m_engine, &EngineController::modelChanged, this, [this] {
         // What the chat shows leaves the open model's special tokens out.
         m_session.messages()->setHiddenSpecials(m_engine->isRemote() ? QStringList()
                                                                       : containerSpecialTexts(m_engine->modelPath()));
         m_meter.recount();
+        m_toolCost.recountSoon();
         Q_EMIT contextChanged();
+        Q_EMIT modelTieChanged();
     });
 }
 
@@ -61,7 +72,9 @@ void ChatController::newConversation()
     Q_EMIT attachmentsChanged();
     Q_EMIT currentChanged();
     Q_EMIT settingsChanged();
+    Q_EMIT modelTieChanged();
     m_meter.recount();
+    m_toolCost.recountSoon();
 }
 
 void ChatController::openConversation(qint64 id)
@@ -73,7 +86,9 @@ void ChatController::openConversation(qint64 id)
     Q_EMIT toolPendingChanged();
     Q_EMIT currentChanged();
     Q_EMIT settingsChanged();
+    Q_EMIT modelTieChanged();
     m_meter.recount();
+    m_toolCost.recountSoon();
 }
 
 void ChatController::renameConversation(qint64 id, const QString &title)
@@ -96,8 +111,10 @@ void ChatController::deleteConversation(qint64 id)
 
 void ChatController::setSystemPrompt(const QString &v)
 {
-    if (m_session.changeSetting(&ConversationSettings::systemPrompt, v))
+    if (m_session.changeSetting(&ConversationSettings::systemPrompt, v)) {
         m_meter.recount();
+        m_toolCost.recountSoon(); // the empty chat's prompt the tools are counted against
+    }
 }
 
 void ChatController::setTemperature(double v) { m_session.setSampling(&ConversationSettings::temperature, v, 0.0, 2.0); }
@@ -132,6 +149,11 @@ bool ChatController::send(const QString &text)
         setNotice(tr("The answer waits for a tool call: run it or deny it first."));
         return false;
     }
+    // Said before the message is stored: it stays in the composer until it can be answered.
+    if (const QString why = modeltie::sendBlocked(m_session.current(), *m_engine); !why.isEmpty()) {
+        setNotice(why);
+        return false;
+    }
     if (m_engine->state() != EngineController::Ready) {
         setNotice(m_engine->state() == EngineController::Loading
                       ? tr("The model is still loading; send again when the status bar says ready.")
@@ -143,6 +165,10 @@ bool ChatController::send(const QString &text)
             setNotice(problem);
             return false;
         }
+    if (m_meter.toolsFillContext()) {
+        setNotice(m_meter.toolsDoNotFit());
+        return false;
+    }
 
     m_session.createIfNew(body);
     ChatMessage user;
@@ -158,6 +184,10 @@ bool ChatController::send(const QString &text)
     Q_EMIT attachmentsChanged();
     setNotice({});
     m_session.refreshList();
+    // Counted now, ahead of the answer on the engine thread: while the answer is written the
+    // meter shows this prompt, not the empty chat's count ("3 / 16,384 · the chat template's
+    // own tokens") from before the message.
+    m_meter.recount();
     return m_run.start();
 }
 
@@ -166,4 +196,52 @@ void ChatController::continueAfterTools()
     if (m_run.active() || m_engine->state() != EngineController::Ready)
         return;
     m_run.start();
+}
+
+// ---- the ways out: a larger context, the conversation's own model ----
+
+void ChatController::openWithLargerContext()
+{
+    const int tokens = m_meter.largerContext().tokens;
+    const QString path = m_engine->modelPath();
+    if (tokens <= 0 || path.isEmpty() || m_engine->isRemote())
+        return;
+    AppSettings *settings = AppSettings::instance();
+    if (settings)
+        settings->setContextTokens(tokens);
+    m_engine->openModel(path, settings ? settings->budgetFor(path) : 0, tokens);
+}
+
+ChatController::ModelTie ChatController::modelTie() const
+{
+    switch (modeltie::of(m_session.current(), *m_engine)) {
+    case modeltie::State::Same:
+        return TiedHere;
+    case modeltie::State::Other:
+        return OtherModel;
+    case modeltie::State::Gone:
+        return ModelGone;
+    }
+    return TiedHere;
+}
+
+void ChatController::openTiedModel()
+{
+    const QString path = m_session.current().modelPath;
+    if (path.isEmpty() || modelTie() != OtherModel)
+        return;
+    // As the Models page opens a model: the budget kept for it, the context kept for all.
+    const AppSettings *settings = AppSettings::instance();
+    m_engine->openModel(path, settings ? settings->budgetFor(path) : 0, settings ? settings->contextTokens() : 4096);
+}
+
+void ChatController::continueWithOpenModel()
+{
+    if (modelTie() == TiedHere || m_engine->modelPath().isEmpty())
+        return;
+    // The saved engine state is the other model's: it is not read again (savedstate.h checks
+    // the model), and the history is read anew by this one.
+    m_session.tieToOpenModel();
+    setNotice({});
+    Q_EMIT modelTieChanged();
 }

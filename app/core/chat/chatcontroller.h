@@ -4,7 +4,9 @@
 //   ConversationSession  the conversations, the store, the open one and its settings
 //   ChatRun              the answer being generated: request, streaming, saving, stop, regenerate
 //   ToolLoop             the MCP tools offered, the calls an answer made, approvals, results
+//   ToolCost             the tokens the offered tools take, per server
 //   ChatContextMeter     the tokens the conversation takes, the read estimate
+//   modeltie             whether the open conversation's own model is the one open
 // Its properties, invokables and signals are the page's API (QML and the tests use them).
 #pragma once
 
@@ -13,6 +15,7 @@
 #include "chat/conversationlistmodel.h"
 #include "chat/conversationsession.h"
 #include "chat/messagemodel.h"
+#include "chat/toolcost.h"
 #include "chat/toolloop.h"
 #include "singleton/appsingleton.h"
 
@@ -68,8 +71,25 @@ class ChatController : public QObject, public AppSingleton<ChatController> {
     Q_PROPERTY(QString toolChoice READ toolChoice WRITE setToolChoice NOTIFY toolChoiceChanged)
     // A tool call of the open conversation awaits approval or runs: the answer waits for it.
     Q_PROPERTY(bool toolPending READ toolPending NOTIFY toolPendingChanged)
+    // The MCP servers with tools, as this chat offers them, with what each costs in tokens
+    // (ToolCost): [{name, tools, offeredTools, offered, tokens (-1: not counted yet),
+    // toolList: [{name, offered}]}].
+    Q_PROPERTY(QVariantList toolServers READ toolServers NOTIFY toolServersChanged)
+    // Tokens the tools this chat offers add to every prompt (0: none).
+    Q_PROPERTY(int toolTokens READ toolTokens NOTIFY toolServersChanged)
+    // The offered tools leave no room (contextWarning says so): the ways out are shown.
+    Q_PROPERTY(bool toolsDoNotFit READ toolsDoNotFit NOTIFY contextChanged)
+    // The context the "larger context" way out opens the model with (0: none is large enough).
+    Q_PROPERTY(int largerContext READ largerContext NOTIFY contextChanged)
+    // The open conversation and the open model (modeltie.h): the banner that offers to open
+    // the conversation's own model, or says it is gone.
+    Q_PROPERTY(ModelTie modelTie READ modelTie NOTIFY modelTieChanged)
+    Q_PROPERTY(QString tiedModelName READ tiedModelName NOTIFY modelTieChanged)
 
 public:
+    enum ModelTie { TiedHere, OtherModel, ModelGone };
+    Q_ENUM(ModelTie)
+
     // No default argument: Qt 6.4 prefers a default constructor over create() for QML singletons.
     ChatController(EngineController *engine, const QString &databasePath, QObject *parent);
     ~ChatController() override;
@@ -146,6 +166,26 @@ public:
     // and every later call of the same tool without asking, "deny" tells the model it was
     // declined. Once no call of the answer is left open, the answer continues.
     Q_INVOKABLE bool answerToolCall(int row, const QString &decision) { return m_tools.answer(row, decision); }
+    QVariantList toolServers() const { return m_toolCost.serversForQml(); }
+    int toolTokens() const { return m_toolCost.offeredTokens(); }
+    // Offers (or stops offering) a server's tools, or one tool, in this chat; saved with it.
+    Q_INVOKABLE void setServerOffered(const QString &server, bool on) { m_tools.setServerOffered(server, on); }
+    Q_INVOKABLE void setToolOffered(const QString &server, const QString &tool, bool on)
+    {
+        m_tools.setToolOffered(server, tool, on);
+    }
+    bool toolsDoNotFit() const { return !m_meter.toolsDoNotFit().isEmpty(); }
+    int largerContext() const { return m_meter.largerContext().tokens; }
+    // Opens the open model again with largerContext() positions, at the budget kept for it,
+    // and keeps that context for later opens (as the Planner's Apply does).
+    Q_INVOKABLE void openWithLargerContext();
+
+    ModelTie modelTie() const;
+    QString tiedModelName() const { return m_session.current().modelName; }
+    // Opens the open conversation's own model, as the Models page opens a model.
+    Q_INVOKABLE void openTiedModel();
+    // The conversation goes on with the model open now (its own is gone, or the person says so).
+    Q_INVOKABLE void continueWithOpenModel();
 
 Q_SIGNALS:
     void currentChanged();
@@ -158,6 +198,8 @@ Q_SIGNALS:
     void contextChanged();
     void toolChoiceChanged();
     void toolPendingChanged();
+    void toolServersChanged();
+    void modelTieChanged();
     // An answer ended (finished, stopped or failed) and was saved.
     void answerSaved(qint64 conversationId);
 
@@ -175,6 +217,7 @@ private:
     // Declared in the order they are built: each part is given the ones before it.
     ConversationSession m_session;
     ToolLoop m_tools;
+    ToolCost m_toolCost;
     ChatContextMeter m_meter;
     ChatRun m_run;
     QStringList m_attachments;

@@ -2,6 +2,8 @@
 // Plain values so the store, the models and the controller can pass them around freely.
 #pragma once
 
+#include "mcp/mcptoolselection.h"
+
 #include <QDateTime>
 #include <QJsonArray>
 #include <QJsonObject>
@@ -17,6 +19,8 @@ struct ConversationSettings {
     // Most tokens the model may think before it must answer (waste::makeThinkingBudget);
     // 0: no limit.
     int thinkingBudget = 0;
+    // The MCP servers and tools this chat offers (all connected ones unless turned off).
+    McpToolSelection tools;
     bool operator==(const ConversationSettings &) const = default;
 };
 
@@ -26,6 +30,11 @@ struct Conversation {
     QDateTime created;
     QDateTime updated;
     ConversationSettings settings;
+    // The model the conversation is with (EngineController::modelPath, "remote:ID" for a
+    // remote engine) and its name then, so a model gone since can still be named. Empty in
+    // conversations stored before models were recorded: tied on their next answer.
+    QString modelPath;
+    QString modelName;
 };
 
 struct ChatMessage {

@@ -5,6 +5,7 @@
 #include "chat/contextcut.h"
 #include "chat/conversationsession.h"
 #include "chat/finishreasontext.h"
+#include "chat/modeltie.h"
 #include "chat/toolloop.h"
 #include "engine/enginecontroller.h"
 #include "prompt/dialoguerenderer.h"
@@ -36,6 +37,10 @@ bool ChatRun::start()
     // After a user's message, or after the results of the tool calls an answer made.
     if (history.isEmpty() || (history.last().role != QLatin1String("user") && history.last().role != QLatin1String("tool")))
         return false;
+    if (refused())
+        return false;
+    if (m_session->current().modelPath.isEmpty()) // stored before conversations kept their model
+        m_session->tieToOpenModel();
 
     const int firstMessage = firstMessageThatFits(history, m_meter->used(), settings.maxTokens, m_meter->limit());
     const waste::ChatFormat format = openChatFormat(*m_engine);
@@ -114,13 +119,30 @@ bool ChatRun::start()
         finish(&result, {});
     });
     connect(handle, &GenerationHandle::failed, this, [this](const GenerationError &error) {
-        finish(nullptr, error.message);
+        // A prompt too long for the context because of the tools: the answer's error says so.
+        const QString tools = error.code == waste::ErrorCode::ContextFull && !m_run->tools.isEmpty()
+                                  ? m_meter->toolsDoNotFit()
+                                  : QString();
+        finish(nullptr, tools.isEmpty() ? error.message : error.message + QStringLiteral(". ") + tools);
     });
     if (firstMessage > 0)
         Q_EMIT noticeRequested(firstMessage == 1
                       ? tr("The oldest message no longer fits the context and was left out of this answer.")
                       : tr("The oldest %1 messages no longer fit the context and were left out of this answer.").arg(firstMessage));
     Q_EMIT generatingChanged();
+    return true;
+}
+
+bool ChatRun::refused()
+{
+    // An answer comes only from the conversation's own model (modeltie.h), and only when the
+    // offered tools leave the prompt room; else the notice says why and what to do.
+    QString why = modeltie::sendBlocked(m_session->current(), *m_engine);
+    if (why.isEmpty() && m_meter->toolsFillContext())
+        why = m_meter->toolsDoNotFit();
+    if (why.isEmpty())
+        return false;
+    Q_EMIT noticeRequested(why);
     return true;
 }
 
@@ -258,7 +280,8 @@ void ChatRun::abandon(qint64 conversationId)
 
 bool ChatRun::regenerate()
 {
-    if (m_run || m_engine->state() != EngineController::Ready)
+    // Refused before the answer it replaces is dropped.
+    if (m_run || m_engine->state() != EngineController::Ready || refused())
         return false;
     MessageModel *messages = m_session->messages();
     int last = messages->rowCount() - 1;
@@ -281,6 +304,8 @@ bool ChatRun::editAndResend(int row, const QString &text)
         Q_EMIT noticeRequested(tr("No model is open. Open one on the Models page, then send again."));
         return false;
     }
+    if (refused()) // before anything after the edited message is dropped
+        return false;
     ChatMessage edited = messages->at(row);
     for (int i = messages->rowCount() - 1; i > row; --i)
         if (messages->at(i).id != 0)

@@ -77,6 +77,9 @@ private:
     // grows at most this often: if the app dies mid-answer, the chat reopens with the
     // question, what was written so far, and Regenerate.
     static constexpr int kDraftSaveMs = 500;
+    // Whether no answer may start now (another model's conversation, tools that fill the
+    // context); the notice says why.
+    bool refused();
     void saveDraft(bool now);
     int runRow() const; // row of the streaming answer in the open conversation, or -1
     // Adds what the model's reply parser released (thinking and answer apart, markers gone).

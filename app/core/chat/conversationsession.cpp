@@ -110,11 +110,25 @@ void ConversationSession::createIfNew(const QString &firstMessage)
     if (m_current.id != 0)
         return;
     if (m_store) {
-        m_current = m_store->createConversation(titleFrom(firstMessage), m_settings);
+        m_current = m_store->createConversation(titleFrom(firstMessage), m_settings, m_engine->modelPath(),
+                                                m_engine->modelName());
     } else {
         m_current.title = titleFrom(firstMessage);
         m_current.created = QDateTime::currentDateTime();
+        m_current.modelPath = m_engine->modelPath();
+        m_current.modelName = m_engine->modelName();
     }
+    Q_EMIT currentChanged();
+}
+
+void ConversationSession::tieToOpenModel()
+{
+    if (m_current.id == 0 || m_engine->modelPath().isEmpty())
+        return;
+    m_current.modelPath = m_engine->modelPath();
+    m_current.modelName = m_engine->modelName();
+    if (m_store)
+        m_store->setModel(m_current.id, m_current.modelPath, m_current.modelName);
     Q_EMIT currentChanged();
 }
 

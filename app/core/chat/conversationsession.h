@@ -52,8 +52,12 @@ public:
     // Deletes the conversation, its engine state and the image copies no other one uses.
     // The list and the open conversation are the caller's to update.
     void remove(qint64 id);
-    // Stores the open conversation on its first message, titled from it.
+    // Stores the open conversation on its first message, titled from it and tied to the
+    // model open now.
     void createIfNew(const QString &firstMessage);
+    // Ties the open conversation to the model open now (the person chose to continue with it,
+    // or it was stored before conversations recorded their model).
+    void tieToOpenModel();
 
     // Writes the message into the store; returns its id (its own without a store).
     qint64 saveMessage(qint64 conversationId, const ChatMessage &message);

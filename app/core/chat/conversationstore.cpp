@@ -59,10 +59,13 @@ Conversation readConversation(const QSqlQuery &q)
     c.settings.maxTokens = q.value(7).toInt();
     c.settings.thinking = q.value(8).toBool();
     c.settings.thinkingBudget = q.value(9).toInt();
+    c.settings.tools = McpToolSelection::fromJson(q.value(10).toString());
+    c.modelPath = q.value(11).toString();
+    c.modelName = q.value(12).toString();
     return c;
 }
 
-const char *kConversationColumns = "id, title, created, updated, system_prompt, temperature, top_p, max_tokens, thinking, thinking_budget";
+const char *kConversationColumns = "id, title, created, updated, system_prompt, temperature, top_p, max_tokens, thinking, thinking_budget, tools_off, model_path, model_name";
 
 } // namespace
 
@@ -97,6 +100,9 @@ ConversationStore::ConversationStore(const QString &path)
     // Added later: databases written before have the table without these columns.
     addColumnIfMissing(QStringLiteral("conversations"), QStringLiteral("thinking_budget"),
                        QStringLiteral("INTEGER NOT NULL DEFAULT 0"));
+    addColumnIfMissing(QStringLiteral("conversations"), QStringLiteral("tools_off"), QStringLiteral("TEXT NOT NULL DEFAULT ''"));
+    addColumnIfMissing(QStringLiteral("conversations"), QStringLiteral("model_path"), QStringLiteral("TEXT NOT NULL DEFAULT ''"));
+    addColumnIfMissing(QStringLiteral("conversations"), QStringLiteral("model_name"), QStringLiteral("TEXT NOT NULL DEFAULT ''"));
     addColumnIfMissing(QStringLiteral("messages"), QStringLiteral("raw"), QStringLiteral("TEXT NOT NULL DEFAULT ''"));
     addColumnIfMissing(QStringLiteral("messages"), QStringLiteral("opened_thinking"),
                        QStringLiteral("INTEGER NOT NULL DEFAULT 0"));
@@ -176,12 +182,14 @@ Conversation ConversationStore::conversation(qint64 id) const
     return q.next() ? readConversation(q) : Conversation{};
 }
 
-Conversation ConversationStore::createConversation(const QString &title, const ConversationSettings &settings)
+Conversation ConversationStore::createConversation(const QString &title, const ConversationSettings &settings,
+                                                   const QString &modelPath, const QString &modelName)
 {
     QSqlQuery q(QSqlDatabase::database(m_connection));
     const qint64 now = nowMs();
     q.prepare(QStringLiteral("INSERT INTO conversations (title, created, updated, system_prompt, temperature, top_p,"
-                             " max_tokens, thinking, thinking_budget) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                             " max_tokens, thinking, thinking_budget, tools_off, model_path, model_name)"
+                             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     q.addBindValue(nn(title));
     q.addBindValue(now);
     q.addBindValue(now);
@@ -191,6 +199,9 @@ Conversation ConversationStore::createConversation(const QString &title, const C
     q.addBindValue(settings.maxTokens);
     q.addBindValue(settings.thinking ? 1 : 0);
     q.addBindValue(settings.thinkingBudget);
+    q.addBindValue(nn(settings.tools.toJson()));
+    q.addBindValue(nn(modelPath));
+    q.addBindValue(nn(modelName));
     check(q, QStringLiteral("creating a conversation"));
     return conversation(q.lastInsertId().toLongLong());
 }
@@ -208,15 +219,26 @@ void ConversationStore::setSettings(qint64 id, const ConversationSettings &s)
 {
     QSqlQuery q(QSqlDatabase::database(m_connection));
     q.prepare(QStringLiteral("UPDATE conversations SET system_prompt = ?, temperature = ?, top_p = ?, max_tokens = ?,"
-                             " thinking = ?, thinking_budget = ? WHERE id = ?"));
+                             " thinking = ?, thinking_budget = ?, tools_off = ? WHERE id = ?"));
     q.addBindValue(nn(s.systemPrompt));
     q.addBindValue(s.temperature);
     q.addBindValue(s.topP);
     q.addBindValue(s.maxTokens);
     q.addBindValue(s.thinking ? 1 : 0);
     q.addBindValue(s.thinkingBudget);
+    q.addBindValue(nn(s.tools.toJson()));
     q.addBindValue(id);
     check(q, QStringLiteral("saving conversation settings"));
+}
+
+void ConversationStore::setModel(qint64 id, const QString &modelPath, const QString &modelName)
+{
+    QSqlQuery q(QSqlDatabase::database(m_connection));
+    q.prepare(QStringLiteral("UPDATE conversations SET model_path = ?, model_name = ? WHERE id = ?"));
+    q.addBindValue(nn(modelPath));
+    q.addBindValue(nn(modelName));
+    q.addBindValue(id);
+    check(q, QStringLiteral("saving the conversation's model"));
 }
 
 void ConversationStore::deleteConversation(qint64 id)

@@ -26,9 +26,12 @@ public:
     QList<Conversation> conversations(const QString &filter = {}) const;
     Conversation conversation(qint64 id) const; // id 0 when it does not exist
 
-    Conversation createConversation(const QString &title, const ConversationSettings &settings);
+    Conversation createConversation(const QString &title, const ConversationSettings &settings,
+                                    const QString &modelPath = {}, const QString &modelName = {});
     void renameConversation(qint64 id, const QString &title);
     void setSettings(qint64 id, const ConversationSettings &settings);
+    // Ties the conversation to another model (the person chose to continue with it).
+    void setModel(qint64 id, const QString &modelPath, const QString &modelName);
     void deleteConversation(qint64 id);
 
     QList<ChatMessage> messages(qint64 conversationId) const;

@@ -47,7 +47,7 @@ QJsonArray ToolLoop::offeredTools() const
     // engine's server renders its chat, tools included, itself).
     if (!m_hub || m_toolChoice == QLatin1String("none"))
         return {};
-    const QJsonArray all = m_hub->toolSet().openAiTools();
+    const QJsonArray all = m_hub->toolSet().openAiTools(m_session->settings().tools);
     if (m_toolChoice == QLatin1String("auto") || m_toolChoice == QLatin1String("required"))
         return all;
     // A named tool: offered only when it is there (else the answer is free, not forced).
@@ -55,6 +55,29 @@ QJsonArray ToolLoop::offeredTools() const
         if (t.toObject().value(QLatin1String("function")).toObject().value(QLatin1String("name")).toString() == m_toolChoice)
             return all;
     return {};
+}
+
+void ToolLoop::setServerOffered(const QString &server, bool on)
+{
+    McpToolSelection selection = m_session->settings().tools;
+    selection.setServer(server, on);
+    setSelection(selection);
+}
+
+void ToolLoop::setToolOffered(const QString &server, const QString &tool, bool on)
+{
+    McpToolSelection selection = m_session->settings().tools;
+    selection.setTool(server, tool, on);
+    // Turning a tool on in a server that is off turns the server on for it.
+    if (on)
+        selection.setServer(server, true);
+    setSelection(selection);
+}
+
+void ToolLoop::setSelection(const McpToolSelection &selection)
+{
+    if (m_session->changeSetting(&ConversationSettings::tools, selection))
+        Q_EMIT offerChanged();
 }
 
 QJsonArray ToolLoop::takeToolCalls(const GenerationResult &result)
@@ -148,6 +171,10 @@ void ToolLoop::runTool(int row)
         error = tr("the model's arguments are not a JSON object (%1)").arg(parseError.errorString());
     else if (!m_hub)
         error = tr("no MCP server is set up");
+    else if (const McpToolSet::Entry *entry = m_hub->toolSet().resolve(name);
+             entry && !m_session->settings().tools.offers(entry->server, entry->tool.name))
+        // Offered when the answer began, or written by the model unasked: this chat has it off now.
+        error = tr("this chat does not offer %1 from %2 (turn it on under Tools to use it)").arg(entry->tool.name, entry->server);
     else
         reply = m_hub->call(name, arguments.object(), &error);
     if (!reply) {

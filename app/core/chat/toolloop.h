@@ -1,5 +1,5 @@
-// ToolLoop: the chat's MCP tools. Which tools an answer is offered (McpHub's, per the tool
-// choice), the calls a finished answer made, a tool message for each call, the person's
+// ToolLoop: the chat's MCP tools. Which tools an answer is offered (McpHub's, as far as the
+// open chat's own selection of servers and tools and the tool choice allow), the calls a finished answer made, a tool message for each call, the person's
 // approval, running the call and settling its result. Once no call of the answer is left
 // open it says so (readyToContinue) and ChatController starts the answer again.
 // Part of ChatController: the messages and the store it changes are ConversationSession's.
@@ -25,13 +25,18 @@ public:
 
     // The MCP servers whose tools the chat offers (none until set).
     void setHub(McpHub *hub);
+    McpHub *hub() const { return m_hub; }
     QString toolChoice() const { return m_toolChoice; }
     void setToolChoice(const QString &choice);
     // A call of the open conversation awaits approval or runs.
     bool pending() const;
 
-    // The tools the next answer is offered, as an OpenAI-style tools array.
+    // The tools the next answer is offered, as an OpenAI-style tools array: the servers and
+    // tools the open chat selects (ConversationSettings::tools), as the tool choice allows.
     QJsonArray offeredTools() const;
+    // Offers a server's tools in the open chat or stops offering them (saved with the chat).
+    void setServerOffered(const QString &server, bool on);
+    void setToolOffered(const QString &server, const QString &tool, bool on);
     // The calls a finished answer made (its reply parser was given the offered tools), each
     // with an id of its own.
     static QJsonArray takeToolCalls(const GenerationResult &result);
@@ -58,6 +63,7 @@ private:
     void settleTool(McpReply *reply);
     void updateToolMessage(qint64 conversationId, const ChatMessage &message);
     void continueAfterTools();
+    void setSelection(const McpToolSelection &selection);
 
     ConversationSession *m_session;
     McpHub *m_hub = nullptr;

@@ -57,10 +57,12 @@ void McpToolSet::assignNames()
     }
 }
 
-QJsonArray McpToolSet::openAiTools() const
+QJsonArray McpToolSet::openAiTools(const McpToolSelection &selection) const
 {
     QJsonArray tools;
     for (const Entry &e : m_entries) {
+        if (!selection.offers(e.server, e.tool.name))
+            continue;
         // A tool without a schema still takes an (empty) arguments object.
         const QJsonObject parameters = e.tool.inputSchema.isEmpty()
                                            ? QJsonObject{{QStringLiteral("type"), QStringLiteral("object")},

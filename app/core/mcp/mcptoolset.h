@@ -1,6 +1,7 @@
 #pragma once
 
 #include "mcp/mcptool.h"
+#include "mcp/mcptoolselection.h"
 
 #include <QJsonArray>
 #include <QList>
@@ -26,7 +27,8 @@ public:
     void setServerTools(const QString &server, const QList<McpTool> &tools);
     void removeServer(const QString &server);
 
-    QJsonArray openAiTools() const;
+    // The tools `selection` offers (by default all of them).
+    QJsonArray openAiTools(const McpToolSelection &selection = {}) const;
     // The entry the model's call names, or nullptr when no tool has that function name.
     const Entry *resolve(const QString &functionName) const;
     const QList<Entry> &entries() const { return m_entries; }
