@@ -107,15 +107,8 @@ public:
             addBias(v, "v_proj.bias");
         }
         if (m_c.qkNorm && wrong != Wrong::NoQkNorm) {
-            const Vec qn = m_w(p + "q_norm.weight"), kn = m_w(p + "k_norm.weight");
-            for (int h = 0; h < nh; ++h) {
-                const Vec x = rmsnorm(Vec(q.begin() + h * hd, q.begin() + (h + 1) * hd), qn, m_c.eps);
-                std::copy(x.begin(), x.end(), q.begin() + h * hd);
-            }
-            for (int h = 0; h < kvh; ++h) {
-                const Vec x = rmsnorm(Vec(k.begin() + h * hd, k.begin() + (h + 1) * hd), kn, m_c.eps);
-                std::copy(x.begin(), x.end(), k.begin() + h * hd);
-            }
+            gqaref::normHeads(q, m_w(p + "q_norm.weight"), nh, hd, m_c.eps);
+            gqaref::normHeads(k, m_w(p + "k_norm.weight"), kvh, hd, m_c.eps);
         }
         if (m_c.bias && wrong == Wrong::BiasAfterNorm) {
             addBias(q, "q_proj.bias");

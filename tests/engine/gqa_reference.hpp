@@ -91,6 +91,15 @@ inline Vec rmsnorm(const Vec &x, const Vec &w, double eps)
     return y;
 }
 
+// RMSNorm over each of the `heads` heads of hd values in x, in place (the q/k norms).
+inline void normHeads(Vec &x, const Vec &w, int heads, int hd, double eps)
+{
+    for (int h = 0; h < heads; ++h) {
+        const Vec y = rmsnorm(Vec(x.begin() + h * hd, x.begin() + (h + 1) * hd), w, eps);
+        std::copy(y.begin(), y.end(), x.begin() + h * hd);
+    }
+}
+
 // y = W x for W stored [rows, cols] row-major.
 inline Vec mul(const Vec &W, const Vec &x)
 {
@@ -205,15 +214,8 @@ public:
             addBias(v, p + "v_proj.bias");
         }
         if (!m_c.oss && wrong != Wrong::NoQkNorm) {
-            const Vec qn = m_w(p + "q_norm.weight"), kn = m_w(p + "k_norm.weight");
-            for (int h = 0; h < nh; ++h) {
-                const Vec x = rmsnorm(Vec(q.begin() + h * hd, q.begin() + (h + 1) * hd), qn, m_c.eps);
-                std::copy(x.begin(), x.end(), q.begin() + h * hd);
-            }
-            for (int h = 0; h < kvh; ++h) {
-                const Vec x = rmsnorm(Vec(k.begin() + h * hd, k.begin() + (h + 1) * hd), kn, m_c.eps);
-                std::copy(x.begin(), x.end(), k.begin() + h * hd);
-            }
+            normHeads(q, m_w(p + "q_norm.weight"), nh, hd, m_c.eps);
+            normHeads(k, m_w(p + "k_norm.weight"), kvh, hd, m_c.eps);
         }
         for (int h = 0; h < nh; ++h)
             rotate(q.data() + h * hd, pos, wrong);

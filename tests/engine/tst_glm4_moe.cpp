@@ -14,6 +14,8 @@
 
 #include "format/release_config.hpp"
 
+#include <waste/chat.hpp>
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -293,4 +295,35 @@ TEST(Glm4Moe, TheMlaLiteModelIsNotThisFamily)
     j["model_type"] = "glm4_moe_lite";
     EXPECT_EQ(waste::format::configArch(j), "Glm4MoeLiteForCausalLM");
     EXPECT_THROW(readConfig(j), waste::Error);
+}
+
+TEST(Glm4Moe, ChatsInGlmFormatAndReadsItsReplies)
+{
+    // The container's vocabulary has GLM's markers: its chats are GLM-4.5's format, a reply
+    // ends where the model hands back (<|user|>, <|observation|>), and its calls are read.
+    auto m = waste::Model::open(fixture().dir);
+    ASSERT_EQ(m->info().chatFormat, waste::ChatFormat::Glm45);
+    const waste::ChatSegments segs =
+        waste::renderChat(m->info().chatFormat, R"({"messages": [{"role": "user", "content": "Weather?"}]})");
+    std::string prompt;
+    std::vector<int32_t> ids;
+    for (const auto &s : segs) {
+        prompt += s.text;
+        const auto t = m->tokenize(s.text, s.markup);
+        ids.insert(ids.end(), t.begin(), t.end());
+    }
+    EXPECT_EQ(prompt, "[gMASK]<sop><|user|>\nWeather?<|assistant|>");
+    auto parser = m->replyParser(ids);
+    waste::ReplyDelta last;
+    for (int32_t id : m->tokenize("\n<think>look it up</think>\n<tool_call>get_weather\n<arg_key>city</arg_key>\n"
+                                  "<arg_value>Rome</arg_value>\n</tool_call><|observation|>",
+                                  true)) {
+        ASSERT_FALSE(last.done) << "the reply went on past <|observation|>";
+        last = parser->feed(id);
+    }
+    EXPECT_TRUE(last.done);
+    EXPECT_EQ(parser->reply().reasoning, "look it up");
+    ASSERT_EQ(parser->reply().toolCalls.size(), 1u);
+    EXPECT_EQ(parser->reply().toolCalls[0].name, "get_weather");
+    EXPECT_EQ(parser->reply().toolCalls[0].arguments, R"({"city":"Rome"})");
 }
