@@ -1,5 +1,5 @@
-"""The Judged-by pipeline for the GQA families, Qwen3-MoE, Qwen3-Next and gpt-oss: `waste mktiny T
---arch A --hf` writes the release layout (tensor names, dtypes, config fields), `waste
+"""The Judged-by pipeline for the GQA families, Qwen3-MoE, Qwen3-Next, gpt-oss and GLM-4.5 (and its
+Air variant): `waste mktiny T --arch A --hf` writes the release layout (tensor names, dtypes, config fields), `waste
 convert` turns it into a container, `waste info --json` names the architecture, and
 `waste run ... -n 8 --temp 0` gives the same tokens twice. `waste plan --config` on the
 tiny release agrees with `waste plan` on the converted container (floor and state)."""
@@ -73,22 +73,39 @@ EXPECT = {
         "model.layers.0.mlp.experts.gate_up_proj_bias": ("BF16", 2),
         "model.layers.1.mlp.experts.down_proj_blocks": ("U8", 4),
     }),
+    "glm4-moe": ("Glm4MoeForCausalLM", "glm4_moe", {
+        "model.layers.0.self_attn.q_proj.bias": ("BF16", 1),
+        "model.layers.0.self_attn.q_norm.weight": ("BF16", 1),
+        "model.layers.0.mlp.gate_proj.weight": ("BF16", 2),
+        "model.layers.1.mlp.gate.weight": ("BF16", 2),
+        "model.layers.1.mlp.gate.e_score_correction_bias": ("F32", 1),
+        "model.layers.1.mlp.shared_experts.gate_proj.weight": ("BF16", 2),
+        "model.layers.3.mlp.experts.15.down_proj.weight": ("BF16", 2),
+        "model.layers.4.eh_proj.weight": ("BF16", 2),
+        "model.layers.4.shared_head.head.weight": ("BF16", 2),
+    }),
+    "glm4-moe --air": ("Glm4MoeForCausalLM", "glm4_moe", {
+        "model.layers.0.self_attn.k_proj.bias": ("BF16", 1),
+        "model.layers.1.mlp.gate.e_score_correction_bias": ("F32", 1),
+    }),
 }
 
-for arch, (architecture, model_type, tensors) in EXPECT.items():
-    hf, ct = os.path.join(work, arch + "-hf"), os.path.join(work, arch + "-ct")
-    rc, out, err = run("mktiny", hf, "--arch", arch, "--hf")
-    check(rc == 0, f"{arch}: mktiny --hf exit {rc}: {err}")
+for variant, (architecture, model_type, tensors) in EXPECT.items():
+    arch, *flags = variant.split()
+    name = variant.replace(" ", "")
+    hf, ct = os.path.join(work, name + "-hf"), os.path.join(work, name + "-ct")
+    rc, out, err = run("mktiny", hf, "--arch", arch, *flags, "--hf")
+    check(rc == 0, f"{variant}: mktiny --hf exit {rc}: {err}")
     if rc != 0:
         continue
     cfg = json.load(open(os.path.join(hf, "config.json")))
     check(cfg.get("architectures") == [architecture] and cfg.get("model_type") == model_type,
-          f"{arch}: config names {cfg.get('architectures')} / {cfg.get('model_type')}")
+          f"{variant}: config names {cfg.get('architectures')} / {cfg.get('model_type')}")
     stored = stored_tensors(hf)
     for name, (dtype, rank) in tensors.items():
         t = stored.get(name)
         check(t is not None and t["dtype"] == dtype and len(t["shape"]) == rank,
-              f"{arch}: {name} is {t and (t['dtype'], t['shape'])}, expected {dtype} of rank {rank}")
+              f"{variant}: {name} is {t and (t['dtype'], t['shape'])}, expected {dtype} of rank {rank}")
     if arch == "qwen3-next":
         types = cfg.get("layer_types", [])
         check(types == ["linear_attention"] * 3 + ["full_attention"] and cfg.get("full_attention_interval") == 4,
@@ -103,6 +120,14 @@ for arch, (architecture, model_type, tensors) in EXPECT.items():
         check(cfg.get("partial_rotary_factor") == 0.25 and cfg.get("shared_expert_intermediate_size", 0) > 0,
               f"qwen3-next: partial_rotary_factor {cfg.get('partial_rotary_factor')}")
         check(os.path.exists(os.path.join(hf, "tokenizer.json")), "qwen3-next: Qwen's tokenizer.json")
+    if arch == "glm4-moe":
+        air = "--air" in flags
+        check(cfg.get("use_qk_norm") is (not air) and cfg.get("routed_scaling_factor") == (1.0 if air else 2.5),
+              f"{variant}: use_qk_norm {cfg.get('use_qk_norm')}, routed_scaling_factor {cfg.get('routed_scaling_factor')}")
+        check(air != ("model.layers.0.self_attn.q_norm.weight" in stored), f"{variant}: q_norm present iff not Air")
+        check(cfg.get("partial_rotary_factor") == 0.5 and cfg.get("num_nextn_predict_layers") == 1,
+              f"{variant}: partial_rotary_factor {cfg.get('partial_rotary_factor')}")
+        check(len(cfg.get("eos_token_id", [])) == 3, f"{variant}: eos_token_id {cfg.get('eos_token_id')}")
     if arch == "gpt-oss":
         check(not any(".experts.0." in n for n in stored), "gpt-oss: experts are fused, not per expert")
         check(cfg.get("quantization_config", {}).get("quant_method") == "mxfp4", "gpt-oss: quant_method mxfp4")
@@ -111,31 +136,31 @@ for arch, (architecture, model_type, tensors) in EXPECT.items():
               f"gpt-oss: gate_up blocks shape {blocks}")
 
     rc, out, err = run("convert", hf, ct)
-    check(rc == 0, f"{arch}: convert exit {rc}: {err[-400:]}")
+    check(rc == 0, f"{variant}: convert exit {rc}: {err[-400:]}")
     rc, out, err = run("info", ct, "--json")
     info = json.loads(out) if rc == 0 else {}
-    check(info.get("arch") == arch, f"{arch}: info arch {info.get('arch')}")
+    check(info.get("arch") == arch, f"{variant}: info arch {info.get('arch')}")
     if arch == "gpt-oss":
         check(info.get("expert_format") == "MXFP4", f"gpt-oss: expert format {info.get('expert_format')}")
     answers = []
     for _ in range(2):
         rc, out, err = run("run", ct, "The quick brown fox", "-n", "8", "--temp", "0")
-        check(rc == 0, f"{arch}: run exit {rc}: {err[-400:]}")
+        check(rc == 0, f"{variant}: run exit {rc}: {err[-400:]}")
         answers.append(out)
-        check("[8 tokens" in err, f"{arch}: run did not generate 8 tokens: {err[-200:]}")
-    check(answers[0] == answers[1], f"{arch}: two greedy runs differ: {answers}")
+        check("[8 tokens" in err, f"{variant}: run did not generate 8 tokens: {err[-200:]}")
+    check(answers[0] == answers[1], f"{variant}: two greedy runs differ: {answers}")
 
     # The plan of the release from its config alone equals the plan of the container.
     rc1, a, e1 = run("plan", "--config", os.path.join(hf, "config.json"), "--ram", "16G", "--json", "--ctx", "8192")
     rc2, b, e2 = run("plan", ct, "--json", "--ctx", "8192")
-    check(rc1 == 0 and rc2 == 0, f"{arch}: plan exits {rc1} {rc2}: {e1[-300:]} {e2[-300:]}")
+    check(rc1 == 0 and rc2 == 0, f"{variant}: plan exits {rc1} {rc2}: {e1[-300:]} {e2[-300:]}")
     if rc1 == 0 and rc2 == 0:
         a, b = json.loads(a), json.loads(b)
-        check(a.get("arch") == arch, f"{arch}: plan --config arch {a.get('arch')}")
+        check(a.get("arch") == arch, f"{variant}: plan --config arch {a.get('arch')}")
         # The container holds what convert chose: VQ3R for BF16 experts, MXFP4 natively for gpt-oss.
         layout = a.get("native", {}) if arch == "gpt-oss" else a
         for k in ("state_bytes", "trunk_bytes", "scratch_bytes", "min_expert_cache", "floor_bytes", "working_set_bytes"):
-            check(layout.get(k) == b.get(k), f"{arch}: plan --config {k} {layout.get(k)} vs container {b.get(k)}")
+            check(layout.get(k) == b.get(k), f"{variant}: plan --config {k} {layout.get(k)} vs container {b.get(k)}")
 
 shutil.rmtree(work, ignore_errors=True)
 if failures:

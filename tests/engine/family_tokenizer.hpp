@@ -1,4 +1,4 @@
-// The tokenizer of a tiny family model (DeepSeek-V3, Kimi K2, Qwen3, gpt-oss), built in
+// The tokenizer of a tiny family model (DeepSeek-V3, Kimi K2, Qwen3, gpt-oss, GLM-4.5), built in
 // memory from the files `waste mktiny --arch A` ships (convert/tiny_family_tokenizers),
 // loaded the way a converted container loads them.
 #pragma once

@@ -64,6 +64,23 @@ struct Engine {
     }
 };
 
+// Forward::attention of `layer` over the inputs `in` (n rows of `width`) from a fresh state at
+// positions 0.., tokens 0..11 one at a time and the rest as one chunk: both ways of meeting
+// the cache, for the component tests.
+inline std::vector<float> attentionOutputs(Engine &e, int layer, const std::vector<float> &in, int width)
+{
+    const int n = int(in.size() / size_t(width)), single = std::min(n, 12);
+    waste::model::State st;
+    st.allocate(e.manifest.config, n);
+    std::vector<float> out(in.size());
+    for (int t = 0; t < single; ++t)
+        e.forward->attention(layer, 1, in.data() + t * width, out.data() + t * width, st.layers[size_t(layer)], t);
+    if (n > single)
+        e.forward->attention(layer, n - single, in.data() + single * width, out.data() + single * width,
+                             st.layers[size_t(layer)], single);
+    return out;
+}
+
 // Feeding a prompt in chunks of 1, 7 and 64 tokens (64: the engine's own chunk) gives the
 // logits of the whole prompt in one chunk, bit for bit.
 inline void expectChunkingIdentical(Engine &e, const std::vector<int32_t> &tokens)

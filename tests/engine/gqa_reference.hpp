@@ -91,6 +91,15 @@ inline Vec rmsnorm(const Vec &x, const Vec &w, double eps)
     return y;
 }
 
+// RMSNorm over each of the `heads` heads of hd values in x, in place (the q/k norms).
+inline void normHeads(Vec &x, const Vec &w, int heads, int hd, double eps)
+{
+    for (int h = 0; h < heads; ++h) {
+        const Vec y = rmsnorm(Vec(x.begin() + h * hd, x.begin() + (h + 1) * hd), w, eps);
+        std::copy(y.begin(), y.end(), x.begin() + h * hd);
+    }
+}
+
 // y = W x for W stored [rows, cols] row-major.
 inline Vec mul(const Vec &W, const Vec &x)
 {
@@ -103,6 +112,33 @@ inline Vec mul(const Vec &W, const Vec &x)
         y[r] = s;
     }
     return y;
+}
+
+// The pre-norm decoder these families share (transformers' *DecoderLayer and *Model): per
+// token and layer, h += mix(layer, RMSNorm(h; input_layernorm), position), then
+// h += ffn(layer, RMSNorm(h; post_attention_layernorm)); the last token's logits are
+// lm_head (or `head`) of RMSNorm(h; model.norm). `norm` gives a norm's weight as applied
+// (Qwen3-Next's are 1 + w); `mix` keeps its own per-layer caches.
+template <typename Norm, typename Mix, typename Ffn>
+Vec decoderLogits(const Weights &w, const std::vector<int32_t> &tokens, int layers, double eps, const std::string &head,
+                  Norm norm, Mix mix, Ffn ffn)
+{
+    const Vec embed = w("model.embed_tokens.weight");
+    Vec h;
+    const size_t width = w("model.norm.weight").size();
+    for (size_t t = 0; t < tokens.size(); ++t) {
+        h.assign(embed.begin() + size_t(tokens[t]) * width, embed.begin() + size_t(tokens[t] + 1) * width);
+        for (int l = 0; l < layers; ++l) {
+            const std::string p = "model.layers." + std::to_string(l) + ".";
+            const Vec a = mix(l, rmsnorm(h, norm(p + "input_layernorm.weight"), eps), int(t));
+            for (size_t i = 0; i < h.size(); ++i)
+                h[i] += a[i];
+            const Vec m = ffn(l, rmsnorm(h, norm(p + "post_attention_layernorm.weight"), eps));
+            for (size_t i = 0; i < h.size(); ++i)
+                h[i] += m[i];
+        }
+    }
+    return mul(w(head), rmsnorm(h, norm("model.norm.weight"), eps));
 }
 
 class Reference {
@@ -178,15 +214,8 @@ public:
             addBias(v, p + "v_proj.bias");
         }
         if (!m_c.oss && wrong != Wrong::NoQkNorm) {
-            const Vec qn = m_w(p + "q_norm.weight"), kn = m_w(p + "k_norm.weight");
-            for (int h = 0; h < nh; ++h) {
-                const Vec x = rmsnorm(Vec(q.begin() + h * hd, q.begin() + (h + 1) * hd), qn, m_c.eps);
-                std::copy(x.begin(), x.end(), q.begin() + h * hd);
-            }
-            for (int h = 0; h < kvh; ++h) {
-                const Vec x = rmsnorm(Vec(k.begin() + h * hd, k.begin() + (h + 1) * hd), kn, m_c.eps);
-                std::copy(x.begin(), x.end(), k.begin() + h * hd);
-            }
+            normHeads(q, m_w(p + "q_norm.weight"), nh, hd, m_c.eps);
+            normHeads(k, m_w(p + "k_norm.weight"), kvh, hd, m_c.eps);
         }
         for (int h = 0; h < nh; ++h)
             rotate(q.data() + h * hd, pos, wrong);
@@ -325,23 +354,10 @@ public:
     Vec logits(const std::vector<int32_t> &tokens) const
     {
         std::vector<Cache> caches(size_t(m_c.L));
-        const Vec embed = m_w("model.embed_tokens.weight");
-        Vec h;
-        for (size_t t = 0; t < tokens.size(); ++t) {
-            h.assign(embed.begin() + size_t(tokens[t]) * m_c.H, embed.begin() + size_t(tokens[t] + 1) * m_c.H);
-            for (int l = 0; l < m_c.L; ++l) {
-                const std::string p = "model.layers." + std::to_string(l) + ".";
-                const Vec a = attention(l, rmsnorm(h, m_w(p + "input_layernorm.weight"), m_c.eps), int(t), caches[size_t(l)]);
-                for (size_t i = 0; i < h.size(); ++i)
-                    h[i] += a[i];
-                const Vec b = rmsnorm(h, m_w(p + "post_attention_layernorm.weight"), m_c.eps);
-                const Vec m = m_c.dense[size_t(l)] ? mlp(l, b) : moe(l, b);
-                for (size_t i = 0; i < h.size(); ++i)
-                    h[i] += m[i];
-            }
-        }
-        const Vec x = rmsnorm(h, m_w("model.norm.weight"), m_c.eps);
-        return mul(m_w(m_c.tied ? "model.embed_tokens.weight" : "lm_head.weight"), x);
+        return decoderLogits(
+            m_w, tokens, m_c.L, m_c.eps, m_c.tied ? "model.embed_tokens.weight" : "lm_head.weight", m_w,
+            [&](int l, const Vec &a, int pos) { return attention(l, a, pos, caches[size_t(l)]); },
+            [&](int l, const Vec &b) { return m_c.dense[size_t(l)] ? mlp(l, b) : moe(l, b); });
     }
 
 private:

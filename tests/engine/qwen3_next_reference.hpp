@@ -268,23 +268,13 @@ public:
     {
         std::vector<DeltaState> states(size_t(m_c.L));
         std::vector<Cache> caches(size_t(m_c.L));
-        const Vec embed = m_w("model.embed_tokens.weight");
-        Vec h;
-        for (size_t t = 0; t < tokens.size(); ++t) {
-            h.assign(embed.begin() + size_t(tokens[t]) * m_c.H, embed.begin() + size_t(tokens[t] + 1) * m_c.H);
-            for (int l = 0; l < m_c.L; ++l) {
-                const std::string p = "model.layers." + std::to_string(l) + ".";
-                const Vec a = rmsnorm(h, norm(p + "input_layernorm.weight", wrong), m_c.eps);
-                const Vec mix = m_c.linear[size_t(l)] ? deltaNet(l, a, states[size_t(l)], wrong)
-                                                      : attention(l, a, int(t), caches[size_t(l)], wrong);
-                for (size_t i = 0; i < h.size(); ++i)
-                    h[i] += mix[i];
-                const Vec m = moe(l, rmsnorm(h, norm(p + "post_attention_layernorm.weight", wrong), m_c.eps), wrong);
-                for (size_t i = 0; i < h.size(); ++i)
-                    h[i] += m[i];
-            }
-        }
-        return mul(m_w("lm_head.weight"), rmsnorm(h, norm("model.norm.weight", wrong), m_c.eps));
+        return gqaref::decoderLogits(
+            m_w, tokens, m_c.L, m_c.eps, "lm_head.weight", [&](const std::string &n) { return norm(n, wrong); },
+            [&](int l, const Vec &a, int pos) {
+                return m_c.linear[size_t(l)] ? deltaNet(l, a, states[size_t(l)], wrong)
+                                             : attention(l, a, pos, caches[size_t(l)], wrong);
+            },
+            [&](int l, const Vec &b) { return moe(l, b, wrong); });
     }
 
 private:

@@ -112,6 +112,9 @@ TEST(FamilyFormats, ChosenByArchWhenTheVocabularyHasTheMarkup)
     EXPECT_EQ(decideChatFormat("qwen3-next", &qw, true), ChatFormat::Qwen3);
     EXPECT_EQ(decideChatFormat("kimi-linear", &qw, true), ChatFormat::ChatMl);
     EXPECT_EQ(decideChatFormat("deepseek-v3", &qw, false), ChatFormat::Plain); // no DeepSeek markup
+    const Tokenizer glm = familyTokenizer("glm4-moe");
+    EXPECT_EQ(decideChatFormat("glm4-moe", &glm, true), ChatFormat::Glm45);
+    EXPECT_EQ(decideChatFormat("glm4-moe", &qw, true), ChatFormat::ChatMl); // no GLM markup
     // Kimi K2's rank file follows the rule of the reference engine's rank files: BOS is
     // the rank count, EOS (<|im_end|>) two past it.
     EXPECT_EQ(k2.eosId(), k2.bosId() + 2);

@@ -1,8 +1,9 @@
-// Planning the full-size Qwen3-MoE, Qwen3-Next and gpt-oss releases from their config.json alone
-// (waste::planRelease): trunk, KV state, records, floor and default against the
-// arithmetic written out here, parameter counts against the published figures, and
+// Planning the full-size Qwen3-MoE, Qwen3-Next, gpt-oss and GLM-4.5 releases from their
+// config.json alone (waste::planRelease): trunk, KV state, records, floor and default against
+// the arithmetic written out here, parameter counts against the published figures, and
 // gpt-oss's sliding layers keeping 128 positions whatever the context, Qwen3-Next's
-// Gated DeltaNet layers keeping a fixed state whatever the context.
+// Gated DeltaNet layers keeping a fixed state whatever the context, GLM-4.5's dense first
+// layers holding no experts.
 #include <waste/release_plan.hpp>
 
 #include <gtest/gtest.h>
@@ -165,7 +166,73 @@ void checkQwen3Next(const std::string &file)
                 double(r.total_params) / 1e9, double(r.active_params) / 1e9);
 }
 
+struct Glm {
+    int64_t H, L, FD, I, IM, E;
+    bool qkNorm;
+};
+
+void checkGlm4Moe(const std::string &file, const Glm &g, double total, double active)
+{
+    const int64_t ram = int64_t(128) << 30;
+    const waste::ReleasePlan r = planOn(file, ram);
+    EXPECT_EQ(r.arch, "glm4-moe");
+    const int64_t NH = 96, KVH = 8, HD = 128, K = 8, V = 151552, H = g.H, L = g.L, MoE = g.L - g.FD;
+    // Every layer: q, k, v, o (Q4G) with F32 q/k/v biases (o has none), the q/k norm
+    // weights where use_qk_norm, two norms. The first FD layers a dense MLP of I (Q4G); the
+    // others the Q4G router, its F32 correction bias and one shared expert of IM (Q4G). The
+    // MTP layer (index L) is read past. The final norm, the Q8G head; the embedding stays
+    // on disk.
+    const int64_t attention = q4(NH * HD, H) + 2 * q4(KVH * HD, H) + q4(H, NH * HD) + f32(NH * HD + 2 * KVH * HD) +
+                              (g.qkNorm ? 2 * f32(HD) : 0) + 2 * f32(H);
+    const int64_t dense = 2 * q4(g.I, H) + q4(H, g.I);
+    const int64_t moe = q4(g.E, H) + f32(g.E) + 2 * q4(g.IM, H) + q4(H, g.IM);
+    EXPECT_EQ(r.vq.plan.trunk_bytes, L * attention + g.FD * dense + MoE * moe + f32(H) + q8(V, H));
+    // KV cache, f32, every layer: keys and values of 8 heads of 128 per position.
+    EXPECT_EQ(r.vq.plan.state_bytes, L * 4096 * 2 * KVH * HD * 4);
+    EXPECT_EQ(r.vq.plan.checkpoint_bytes, f32(V)) << "no recurrent state: a checkpoint is one row of logits";
+    // Records: VQ3R (a BF16 release), banks on the MoE layers only. The working set counts
+    // top-8 records on every layer, as the planner does for every family (floor.cpp, "as the
+    // reference counts"): on GLM-4.5 that is 92/89 of the MoE layers' 8 records each.
+    const int64_t rec = vq3r(g.IM, H);
+    EXPECT_EQ(r.vq.record_bytes, rec);
+    EXPECT_EQ(r.vq.plan.working_set_bytes, rec * K * L);
+    EXPECT_EQ(r.vq.plan.expert_bytes_total, rec * g.E * MoE);
+    EXPECT_EQ(r.vq.plan.floor_bytes,
+              r.vq.plan.trunk_bytes + r.vq.plan.state_bytes + r.vq.plan.scratch_bytes + rec * K * 2);
+    EXPECT_EQ(r.vq.plan.recommended_bytes, defaultBudget(r.vq.plan, ram));
+    EXPECT_FALSE(r.has_native) << "a BF16 release has no quantised expert layout of its own";
+    // Parameters, the MTP layer left out: the trunk as above in values, the embedding table
+    // and the head V x H each, the routed experts 3 x IM x H each.
+    const int64_t trunkParams = L * (2 * NH * HD * H + 2 * KVH * HD * H + NH * HD + 2 * KVH * HD +
+                                     (g.qkNorm ? 2 * HD : 0) + 2 * H) +
+                                g.FD * 3 * g.I * H + MoE * (g.E * H + g.E + 3 * g.IM * H) + H + 2 * V * H;
+    const int64_t expert = 3 * g.IM * H;
+    EXPECT_EQ(r.total_params, trunkParams + expert * g.E * MoE);
+    EXPECT_EQ(r.active_params, trunkParams - V * H + expert * K * MoE);
+    EXPECT_NEAR(double(r.total_params) / 1e9, total, total * 0.02);
+    EXPECT_NEAR(double(r.active_params) / 1e9, active, active * 0.08);
+    // The trunk as stored: between 0.45 and 1.2 bytes per parameter that is not a routed
+    // expert's (the embedding table, read from disk a row at a time, left out).
+    const double perParam = double(r.vq.plan.trunk_bytes) / double(trunkParams - V * H);
+    EXPECT_GT(perParam, 0.45);
+    EXPECT_LT(perParam, 1.2);
+    // A 16 times longer context grows every layer's KV: 8 KiB per layer per position.
+    const waste::ReleasePlan longer = planOn(file, ram, 65536);
+    EXPECT_EQ(longer.vq.plan.state_bytes - r.vq.plan.state_bytes, L * (65536 - 4096) * int64_t(8192));
+    std::printf("[plan] %-22s floor %.2f GiB, default %.2f GiB on 128 GiB (VQ3R record %lld B), %.1fB total, %.1fB "
+                "active, trunk %.3f B/param\n",
+                file.c_str(), double(r.vq.plan.floor_bytes) / double(1 << 30),
+                double(r.vq.plan.recommended_bytes) / double(1 << 30), static_cast<long long>(rec),
+                double(r.total_params) / 1e9, double(r.active_params) / 1e9, perParam);
+}
+
 } // namespace
+
+// Published: 355B total / 32B active, 106B / 12B (both counting the MTP layer, which the
+// plan leaves out: about 4B on GLM-4.5, 1.5B on Air). GLM-4.6 and 4.7 have 4.5's geometry.
+TEST(GqaReleasePlan, Glm45) { checkGlm4Moe("glm-4.5.json", {5120, 92, 3, 12288, 1536, 160, true}, 355.0, 32.0); }
+TEST(GqaReleasePlan, Glm47) { checkGlm4Moe("glm-4.7.json", {5120, 92, 3, 12288, 1536, 160, true}, 355.0, 32.0); }
+TEST(GqaReleasePlan, Glm45Air) { checkGlm4Moe("glm-4.5-air.json", {4096, 46, 1, 10944, 1408, 128, false}, 106.0, 12.0); }
 
 // Published: 80B total / 3B active (the 3B leaves out the embedding table and the head).
 TEST(GqaReleasePlan, Qwen3Next_80B_A3B) { checkQwen3Next("qwen3-next-80b-a3b.json"); }

@@ -42,6 +42,14 @@ waste::TinyModelOptions dense()
     return o;
 }
 
+// GLM-4.5-Air: no q/k norm weights.
+waste::TinyModelOptions air()
+{
+    waste::TinyModelOptions o = tiny("glm4-moe");
+    o.glmAir = true;
+    return o;
+}
+
 int64_t containerBytes(const std::string &dir)
 {
     int64_t total = 0;
@@ -91,5 +99,7 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{"qwen3_moe_bf16", tiny("qwen3-moe"), "VQ3R"},
                     Case{"qwen3_moe_dense_layers", dense(), "VQ3R"},
                     Case{"qwen3_next_bf16", tiny("qwen3-next"), "VQ3R"},
-                    Case{"gpt_oss_mxfp4", tiny("gpt-oss"), "MXFP4"}),
+                    Case{"gpt_oss_mxfp4", tiny("gpt-oss"), "MXFP4"},
+                    Case{"glm4_moe_bf16", tiny("glm4-moe"), "VQ3R"},
+                    Case{"glm4_moe_air_bf16", air(), "VQ3R"}),
     [](const testing::TestParamInfo<Case> &i) { return std::string(i.param.name); });

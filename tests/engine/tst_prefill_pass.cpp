@@ -47,6 +47,12 @@ std::vector<Case> cases()
     });
     add("qwen3-next", [](waste::TinyModelOptions &o) { o.arch = "qwen3-next"; });
     add("gpt-oss-mxfp4", [](waste::TinyModelOptions &o) { o.arch = "gpt-oss"; });
+    add("glm4-moe-vq3r", [](waste::TinyModelOptions &o) { o.arch = "glm4-moe"; });
+    add("glm4-moe-air-bf16", [](waste::TinyModelOptions &o) {
+        o.arch = "glm4-moe";
+        o.glmAir = true;
+        o.expertEncoding = waste::ExpertEncoding::Native;
+    });
     add("kimi-linear-bf16-native", [](waste::TinyModelOptions &o) {
         o.experts = waste::TinyExperts::BF16;
         o.expertEncoding = waste::ExpertEncoding::Native;

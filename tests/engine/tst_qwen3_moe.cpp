@@ -69,13 +69,8 @@ TEST(Qwen3Moe, GqaAttentionWithQkNormAndRope)
     for (int L = 0; L < c.L; ++L) {
         const auto a = inputs(T, c.H, 40 + L);
         const auto in = flat(a);
-        waste::model::State st;
-        st.allocate(f.engine->manifest.config, T);
-        std::vector<float> out(size_t(T * c.H));
         // Tokens 0..11 one at a time, 12..19 as one chunk.
-        for (int t = 0; t < 12; ++t)
-            f.engine->forward->attention(L, 1, in.data() + t * c.H, out.data() + t * c.H, st.layers[size_t(L)], t);
-        f.engine->forward->attention(L, 8, in.data() + 12 * c.H, out.data() + 12 * c.H, st.layers[size_t(L)], 12);
+        const std::vector<float> out = attentionOutputs(*f.engine, L, in, c.H);
         gqaref::Reference::Cache rc, r1, r2;
         for (int t = 0; t < T; ++t) {
             worst = std::max(worst, relErr(out.data() + t * c.H, f.ref->attention(L, a[size_t(t)], t, rc)));

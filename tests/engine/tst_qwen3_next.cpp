@@ -82,13 +82,8 @@ TEST(Qwen3Next, GatedDeltaNetWithConvDeltaRuleAndGatedNorm)
             continue;
         const auto a = inputs(T, c.H, 40 + L);
         const auto in = flat(a);
-        waste::model::State st;
-        st.allocate(f.engine->manifest.config, T);
-        std::vector<float> out(size_t(T * c.H));
         // Tokens 0..11 one at a time, 12..19 as one chunk.
-        for (int t = 0; t < 12; ++t)
-            f.engine->forward->attention(L, 1, in.data() + t * c.H, out.data() + t * c.H, st.layers[size_t(L)], t);
-        f.engine->forward->attention(L, 8, in.data() + 12 * c.H, out.data() + 12 * c.H, st.layers[size_t(L)], 12);
+        const std::vector<float> out = attentionOutputs(*f.engine, L, in, c.H);
         qnref::Reference::DeltaState rs;
         for (int t = 0; t < T; ++t)
             worst = std::max(worst, relErr(out.data() + t * c.H, f.ref->deltaNet(L, a[size_t(t)], rs)));
@@ -113,12 +108,7 @@ TEST(Qwen3Next, GatedAttentionWithPartialRopeAndCentredQkNorm)
     ASSERT_FALSE(c.linear[size_t(L)]);
     const auto a = inputs(T, c.H, 60);
     const auto in = flat(a);
-    waste::model::State st;
-    st.allocate(f.engine->manifest.config, T);
-    std::vector<float> out(size_t(T * c.H));
-    for (int t = 0; t < 12; ++t)
-        f.engine->forward->attention(L, 1, in.data() + t * c.H, out.data() + t * c.H, st.layers[size_t(L)], t);
-    f.engine->forward->attention(L, 8, in.data() + 12 * c.H, out.data() + 12 * c.H, st.layers[size_t(L)], 12);
+    const std::vector<float> out = attentionOutputs(*f.engine, L, in, c.H);
     double worst = 0, wrong = INFINITY;
     qnref::Reference::Cache rc;
     for (int t = 0; t < T; ++t)

@@ -285,6 +285,39 @@ TEST(ReplyFrame, ReasoningFollowsThePrompt)
     }
 }
 
+// GLM-4.5: an answer reads back as its document, after a think block only where the prompt
+// left thinking on; a forced call is refused, naming why (its arguments are pairs, not JSON).
+TEST(ReplyFrame, Glm45AnswersReadBackAndForcedCallsAreRefused)
+{
+    const Format f{"glm-4.5", ChatFormat::Glm45, [] { return familyTokenizer("glm4-moe"); }};
+    const Tokenizer tok = f.tokenizer();
+    for (const bool thinking : {false, true}) {
+        const std::vector<int32_t> prompt = promptFor(f, tok, thinking, false);
+        const ReplyFrame frame = replyFramer(f.format, tok, prompt)->answer(Schema::compile(kSchema));
+        EXPECT_EQ(frame.reasoning.allowed, thinking);
+        for (uint64_t seed = 1; seed <= 4; ++seed) {
+            const int maxTokens = 70;
+            const auto c = makeAnswerConstraint(f.format, tok, prompt, kSchema, maxTokens);
+            const std::vector<int32_t> out = walk(*c, tok, seed, maxTokens);
+            const std::string w = what(f, "answer", thinking, seed, tok, out);
+            const ChatReply reply = parse(f.format, tok, prompt, out);
+            const Split s = split(frame, tok, out);
+            EXPECT_EQ(trim(reply.reasoning), s.reasoning) << w;
+            EXPECT_TRUE(reply.toolCalls.empty()) << w;
+            Json doc;
+            ASSERT_NO_THROW(doc = Json::parse(reply.content)) << w;
+            EXPECT_EQ(doc, Json::parse(s.document)) << w;
+        }
+        try {
+            replyFramer(f.format, tok, promptFor(f, tok, thinking, true))->call(toolParameters(kTools, "get_time"));
+            ADD_FAILURE() << "a forced GLM call was framed";
+        } catch (const waste::Error &e) {
+            EXPECT_EQ(e.code(), waste::ErrorCode::Unsupported);
+            EXPECT_NE(std::string(e.what()).find("<arg_key>/<arg_value>"), std::string::npos) << e.what();
+        }
+    }
+}
+
 // DeepSeek's two templates share one framer, set apart by their layout: R1's writes "\n\n"
 // after </think> and fences a call as function<sep>NAME + ```json, V3.1's writes nothing
 // after </think> and a call as NAME<sep> with the bare arguments.

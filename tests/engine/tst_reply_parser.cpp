@@ -1,5 +1,5 @@
 // Reading replies through the public API (Model::replyParser, GenParams::reply): the text
-// parser's streaming rules, stop strings on the parsed content, K3 replies built from the
+// parser's streaming rules (GLM-4.5's argument-pair calls too), stop strings on the parsed content, K3 replies built from the
 // tokenizer's specials, and constrained K3 output (forced tool calls, JSON responses) on
 // the tiny random-weights K3 container, which must always come back as structure.
 #include <gtest/gtest.h>
@@ -111,6 +111,39 @@ TEST(TaggedReplyParser, AnySplitGivesTheSameReplyAndHoldsBackOnlyMarkers)
     TaggedReplyParser broken(false);
     broken.push("a <tool_call>{\"name\":");
     EXPECT_EQ(broken.finish().content, " <tool_call>{\"name\":");
+}
+
+TEST(TaggedReplyParser, GlmArgumentPairsAnySplit)
+{
+    // GLM-4.5's calls: NAME, then <arg_key>/<arg_value> pairs; a value reads back as JSON
+    // where it is JSON (as the template wrote it with tojson), else as the string it is.
+    const std::string text = "\n<think>plan</think>\nOn it.\n<tool_call>get_weather\n<arg_key>city</arg_key>\n"
+                             "<arg_value>Roma è bella</arg_value>\n<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n"
+                             "<arg_key>opts</arg_key>\n<arg_value>{\"units\": [\"C\"]}</arg_value>\n</tool_call>"
+                             "\n<tool_call>get_time\n</tool_call><tool_call>two words\n</tool_call>";
+    TaggedReplyParser whole(false, CallSyntax::ArgPairs);
+    whole.push(text);
+    whole.finish();
+    EXPECT_EQ(whole.reply().reasoning, "plan");
+    EXPECT_EQ(whole.reply().content, "On it.\n\n<tool_call>two words\n</tool_call>"); // no name: stays text
+    ASSERT_EQ(whole.reply().toolCalls.size(), 2u);
+    EXPECT_EQ(whole.reply().toolCalls[0].name, "get_weather");
+    EXPECT_EQ(Json::parse(whole.reply().toolCalls[0].arguments),
+              Json::parse(R"({"city": "Roma è bella", "days": 3, "opts": {"units": ["C"]}})"));
+    EXPECT_EQ(whole.reply().toolCalls[1].name, "get_time");
+    EXPECT_EQ(whole.reply().toolCalls[1].arguments, "{}");
+    for (size_t step : {1, 2, 3, 5, 7}) {
+        TaggedReplyParser p(false, CallSyntax::ArgPairs);
+        Collected c;
+        for (size_t i = 0; i < text.size(); i += step)
+            c.add(p.push(std::string_view(text).substr(i, step)));
+        c.add(p.finish());
+        EXPECT_EQ(c.r, whole.reply()) << "step " << step;
+    }
+    // A pair left open stays text.
+    TaggedReplyParser broken(false, CallSyntax::ArgPairs);
+    broken.push("<tool_call>f\n<arg_key>a</arg_key><arg_value>1");
+    EXPECT_EQ(broken.finish().content, "<tool_call>f\n<arg_key>a</arg_key><arg_value>1");
 }
 
 TEST(ReplyParser, TextModelsGetTheTextParserAndStopStringsCutTheContent)

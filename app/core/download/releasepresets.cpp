@@ -37,6 +37,12 @@ QList<Preset> all()
          tr("235B total, 22B active; bf16")},
         {QStringLiteral("Qwen3-30B-A3B"), QStringLiteral("Qwen/Qwen3-30B-A3B"), 61 * GB,
          tr("30B total, 3B active; bf16")},
+        // GLM: sizes by arithmetic from the configs (two bytes a parameter, the MTP layer
+        // included), not read off the hub.
+        {QStringLiteral("GLM-4.7"), QStringLiteral("zai-org/GLM-4.7"), 714 * GB,
+         tr("355B total, 32B active; bf16; reasons before it answers")},
+        {QStringLiteral("GLM-4.5-Air"), QStringLiteral("zai-org/GLM-4.5-Air"), 218 * GB,
+         tr("106B total, 12B active; bf16; reasons before it answers")},
         {QStringLiteral("gpt-oss-120b"), QStringLiteral("openai/gpt-oss-120b"), 65 * GB,
          tr("117B total, 5B active; MXFP4 experts")},
         {QStringLiteral("gpt-oss-20b"), QStringLiteral("openai/gpt-oss-20b"), 14 * GB,

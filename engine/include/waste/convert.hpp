@@ -150,7 +150,7 @@ struct TinyModelOptions {
     bool k3 = false;         // Kimi K3-shaped: every K3 text feature, MXFP4 routed experts in the HF layout
     // The release layout of another family: "deepseek-v3" or "kimi-k2" (FP8 trunk and
     // experts; Kimi K2 with experts INT4G32 has a BF16 trunk, as K2-Thinking), "qwen3-moe",
-    // "qwen3-next" or "gpt-oss". Empty: Kimi-Linear, or K3 as k3 says.
+    // "qwen3-next", "gpt-oss" or "glm4-moe". Empty: Kimi-Linear, or K3 as k3 says.
     std::string arch;
     // gpt-oss ships its specials at the release's ids, so its vocabulary is the release's
     // 201088 rows; compactVocabulary puts the named specials right after the learned words
@@ -164,6 +164,9 @@ struct TinyModelOptions {
     // Qwen3-MoE: layers (0-based) that run a dense MLP instead of experts, written to
     // config.json as mlp_only_layers (the family's definition allows any).
     std::vector<int> mlpOnlyLayers;
+    // GLM-4.5 (arch "glm4-moe"): GLM-4.5-Air's switches instead of GLM-4.5's (use_qk_norm false,
+    // routed_scaling_factor 1.0).
+    bool glmAir = false;
     int64_t targetBytes = 0; // 0: the tiny default; else scale the model to about this many source bytes
     // The text of a Kimi-Linear release's config.json: the model takes its exact shape (every
     // width, layer schedule, expert count, vocabulary rows) with generated weights, to

@@ -51,6 +51,7 @@ struct Family {
     std::vector<int32_t> fixedIds;
     int32_t fixedVocab = 0;
     std::string bos, eos, pad;
+    std::vector<std::string> stops; // further stop tokens config.json lists after eos (GLM-4.5)
     std::string chatTemplate;
     std::string tokenizerClass;
 };
@@ -62,6 +63,9 @@ const char *kDeepSeekMain = "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z
                             "| ?[\\p{P}\\p{S}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 const char *kQwenSplit = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
                          "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+// GLM-4.5's: Qwen's rule with digits in runs of up to three (llama.cpp's "chatglm-bpe").
+const char *kGlmSplit = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
+                        "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 const char *kO200kSplit =
     "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
     "|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
@@ -95,6 +99,13 @@ const char *kKimiInstructTemplate =
 const char *kQwenTemplate =
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
+// GLM-4.5's layout (docs/architectures/glm4-moe.md): [gMASK]<sop>, a role marker and a newline
+// before each message, an empty think block on assistant turns.
+const char *kGlmTemplate =
+    "[gMASK]<sop>{% for m in messages %}{% if m['role'] == 'system' %}<|system|>\n{{ m['content'] }}"
+    "{% elif m['role'] == 'user' %}<|user|>\n{{ m['content'] }}"
+    "{% else %}<|assistant|>\n<think></think>\n{{ m['content'] }}{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}";
 const char *kHarmonyTemplate =
     "<|start|>system<|message|>Reasoning: {{ reasoning_effort | default('medium') }}\n\n"
     "# Valid channels: analysis, commentary, final. Channel must be included for every message.<|end|>"
@@ -151,6 +162,21 @@ Family familyOf(std::string_view arch, bool releaseIds, std::string_view chatTem
         f.pad = "<|endoftext|>";
         f.chatTemplate = kQwenTemplate;
         f.tokenizerClass = "Qwen2Tokenizer";
+    } else if (arch == "glm4-moe") {
+        f.splits = {kGlmSplit};
+        // The release's specials in its order (<|endoftext|> 151329 first); the tool-call
+        // tags are single tokens there too.
+        f.specials = {{"<|endoftext|>", true}, {"[MASK]", true}, {"[gMASK]", true}, {"[sMASK]", true}, {"<sop>", true},
+                      {"<eop>", true}, {"<|system|>", true}, {"<|user|>", true}, {"<|assistant|>", true},
+                      {"<|observation|>", true}, {"<think>", false}, {"</think>", false}, {"<tool_call>", false},
+                      {"</tool_call>", false}, {"<tool_response>", false}, {"</tool_response>", false},
+                      {"<arg_key>", false}, {"</arg_key>", false}, {"<arg_value>", false}, {"</arg_value>", false},
+                      {"/nothink", false}};
+        f.eos = "<|endoftext|>";
+        f.pad = "<|endoftext|>";
+        f.stops = {"<|user|>", "<|observation|>"};
+        f.chatTemplate = kGlmTemplate;
+        f.tokenizerClass = "PreTrainedTokenizerFast";
     } else if (arch == "gpt-oss") {
         f.ignoreMerges = true;
         f.splits = {kO200kSplit};
@@ -177,7 +203,7 @@ Family familyOf(std::string_view arch, bool releaseIds, std::string_view chatTem
         f.tokenizerClass = "PreTrainedTokenizerFast";
     } else {
         throw Error(ErrorCode::Argument, "no tiny tokenizer for arch '" + std::string(arch) +
-                                             "' (deepseek-v3, kimi-k2, qwen3-moe, qwen3-next, gpt-oss)");
+                                             "' (deepseek-v3, kimi-k2, qwen3-moe, qwen3-next, gpt-oss, glm4-moe)");
     }
     return f;
 }
@@ -267,7 +293,8 @@ ojson byteLevel(const char *type)
 
 bool hasTinyFamilyTokenizer(std::string_view arch)
 {
-    return arch == "deepseek-v3" || arch == "kimi-k2" || arch == "qwen3-moe" || arch == "qwen3-next" || arch == "gpt-oss";
+    return arch == "deepseek-v3" || arch == "kimi-k2" || arch == "qwen3-moe" || arch == "qwen3-next" || arch == "gpt-oss" ||
+           arch == "glm4-moe";
 }
 
 TinyFamilyTokenizer tinyFamilyTokenizer(std::string_view arch, int vocabSize, bool releaseIds,
@@ -293,6 +320,9 @@ TinyFamilyTokenizer tinyFamilyTokenizer(std::string_view arch, int vocabSize, bo
     out.bosId = f.bos.empty() ? -1 : idOf(f.bos);
     out.eosId = idOf(f.eos);
     out.padId = idOf(f.pad);
+    out.stopIds.push_back(out.eosId);
+    for (const std::string &stop : f.stops)
+        out.stopIds.push_back(idOf(stop));
 
     ojson addedDecoder = ojson::object();
     for (int i = 0; i < nSpecials; ++i)

@@ -1,6 +1,6 @@
-// Tokenizer files for the tiny models of the DeepSeek-V3, Kimi K2, Qwen3 and gpt-oss
+// Tokenizer files for the tiny models of the DeepSeek-V3, Kimi K2, Qwen3, gpt-oss and GLM-4.5
 // families, in the layout each release ships: tokenizer.json + tokenizer_config.json
-// (deepseek-v3, qwen3-moe, qwen3-next, gpt-oss) or tiktoken.model +
+// (deepseek-v3, qwen3-moe, qwen3-next, gpt-oss, glm4-moe) or tiktoken.model +
 // tokenizer_config.json (kimi-k2). The vocabulary is a small byte-level BPE learned here
 // with the family's own split pattern from a mixed text (prose, code, CJK, emoji,
 // digits); the family's special tokens follow it, and tokenizer_config.json names BOS,
@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace waste::convert {
 
@@ -19,6 +20,7 @@ struct TinyFamilyTokenizer {
     int32_t bosId = -1;                       // -1: the family has no BOS (Qwen3)
     int32_t eosId = -1;                       // the end of an assistant turn
     int32_t padId = -1;
+    std::vector<int> stopIds;                 // every id config.json's eos_token_id lists (GLM-4.5: three)
     int32_t vocabSize = 0;                    // as asked (gpt-oss: 201088): every id is below it
 };
 

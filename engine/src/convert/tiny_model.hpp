@@ -44,6 +44,7 @@ struct TinyDims {
     int linKeyHeads = 0, linValueHeads = 0, linKeyDim = 0, linValueDim = 0, rotaryDim = 0, sharedInter = 0;
     int fullAttentionInterval = 0;
     std::vector<int> mlpOnlyLayers; // Qwen3-MoE: dense layers (0-based)
+    bool glmAir = false; // GLM-4.5-Air's switches (tiny_glm4_moe_model.cpp): no q/k norm, routed_scaling_factor 1
     int vtHidden = 32, vtHeads = 2, vtQkv = 32, vtInter = 64, vtLayers = 2, vtGrid = 8;
     int vocab = 0; // rows of the embedding and head when a release's shape asks for more than the tokenizer has
 };
@@ -54,6 +55,7 @@ TinyDims tinyDimsLike(const std::string &configJson);
 TinyDims tinyDimsFor(const TinyModelOptions &options);
 TinyDims tinyDeepseekDims(const TinyModelOptions &options); // tiny_deepseek_model.cpp
 TinyDims tinyQwen3NextDims(const TinyModelOptions &options); // tiny_qwen3_next_model.cpp
+TinyDims tinyGlm4MoeDims(const TinyModelOptions &options);   // tiny_glm4_moe_model.cpp
 
 // The tiny routed experts' release layouts (tiny_expert_layouts.cpp): the logical dtype of
 // a TinyExperts choice (`byDefault` for Default), a dtype's stored bytes per weight (for
@@ -135,6 +137,10 @@ private:
     std::string qwen3Config(int vocabSize, int bosId, int eosId) const;
     void addQwen3NextTensors(int vocabSize);                  // tiny_qwen3_next_model.cpp
     std::string qwen3NextConfig(int vocabSize, int bosId, int eosId) const;
+    void addGlm4MoeTensors(int vocabSize);                    // tiny_glm4_moe_model.cpp
+    // One GLM-4.5 decoder layer (dense MLP or MoE); mtp: the MTP block's layer, with its extras.
+    void addGlm4MoeLayer(const std::string &p, bool moe, int vocabSize, bool mtp);
+    std::string glm4MoeConfig(int vocabSize, const std::vector<int> &eosIds, int padId) const;
     void addGptOssTensors(int vocabSize);                     // tiny_gpt_oss_model.cpp
     std::string gptOssConfig(int vocabSize, int eosId, int padId) const;
     // The Kimi tiny tokenizer's files (tokenizer_config.json and tiktoken.model), for the

@@ -13,7 +13,7 @@ using nlohmann::json;
 
 [[noreturn]] void refuse(const std::string &where, const std::string &what)
 {
-    throw Error(ErrorCode::Format, where + ": " + what + " (the config does not describe a DeepSeek-V3 model; re-convert it)");
+    throw Error(ErrorCode::Format, where + ": " + what + " (the config does not describe a model this engine runs; re-convert it)");
 }
 
 // A number key, or `def` when absent or null; a value of another type is an error.
@@ -78,6 +78,28 @@ void readRope(const json &cfg, RopeParams &r, const std::string &where)
 
 bool isDeepseekFamily(const std::string &arch) { return arch == "deepseek-v3" || arch == "kimi-k2"; }
 
+void readNoauxRouting(const json &cfg, ModelConfig &c, const std::string &where, const std::string &family)
+{
+    c.groups = count(cfg, "n_group", 1, 1, Limits::kMaxExperts, where);
+    c.topkGroups = count(cfg, "topk_group", c.groups, 1, c.groups, where);
+    if (c.experts <= 0)
+        return;
+    if (c.experts % c.groups != 0)
+        refuse(where, "n_routed_experts " + std::to_string(c.experts) + " is not a multiple of n_group " +
+                          std::to_string(c.groups));
+    if (c.groups > 1 && c.experts / c.groups < 2)
+        refuse(where, "group-limited routing needs at least 2 experts per group");
+    if (int64_t(c.topkGroups) * (c.experts / c.groups) < c.topK)
+        refuse(where, "topk_group groups hold fewer experts than num_experts_per_tok");
+    const std::string scoring = text(cfg, "scoring_func"), method = text(cfg, "topk_method");
+    if (!scoring.empty() && scoring != "sigmoid")
+        throw Error(ErrorCode::Unsupported, where + ": scoring_func '" + scoring + "' is not supported (" + family +
+                                                " routes with sigmoid)");
+    if (!method.empty() && method != "noaux_tc")
+        throw Error(ErrorCode::Unsupported, where + ": topk_method '" + method + "' is not supported (" + family +
+                                                " routes with noaux_tc)");
+}
+
 void readDeepseekConfig(const json &cfg, ModelConfig &c, const std::string &where)
 {
     // The Kimi-Linear spellings win when a config has both (parseConfig read them).
@@ -89,24 +111,7 @@ void readDeepseekConfig(const json &cfg, ModelConfig &c, const std::string &wher
         c.sharedExperts = count(cfg, "n_shared_experts", 0, 0, 64, where);
     if (auto it = cfg.find("norm_topk_prob"); it != cfg.end() && it->is_boolean())
         c.renormalize = it->get<bool>();
-    c.groups = count(cfg, "n_group", 1, 1, Limits::kMaxExperts, where);
-    c.topkGroups = count(cfg, "topk_group", c.groups, 1, c.groups, where);
-    if (c.experts > 0) {
-        if (c.experts % c.groups != 0)
-            refuse(where, "n_routed_experts " + std::to_string(c.experts) + " is not a multiple of n_group " +
-                              std::to_string(c.groups));
-        if (c.groups > 1 && c.experts / c.groups < 2)
-            refuse(where, "group-limited routing needs at least 2 experts per group");
-        if (int64_t(c.topkGroups) * (c.experts / c.groups) < c.topK)
-            refuse(where, "topk_group groups hold fewer experts than num_experts_per_tok");
-        const std::string scoring = text(cfg, "scoring_func"), method = text(cfg, "topk_method");
-        if (!scoring.empty() && scoring != "sigmoid")
-            throw Error(ErrorCode::Unsupported, where + ": scoring_func '" + scoring +
-                                                    "' is not supported (DeepSeek-V3 routes with sigmoid)");
-        if (!method.empty() && method != "noaux_tc")
-            throw Error(ErrorCode::Unsupported, where + ": topk_method '" + method +
-                                                    "' is not supported (DeepSeek-V3 routes with noaux_tc)");
-    }
+    readNoauxRouting(cfg, c, where, "DeepSeek-V3");
     if (c.qkRope % 2 != 0)
         refuse(where, "qk_rope_head_dim must be even to be rotated in pairs");
     readRope(cfg, c.rope, where);

@@ -19,4 +19,10 @@ bool isDeepseekFamily(const std::string &arch);
 // when a value is out of range or asks for something this engine does not compute.
 void readDeepseekConfig(const nlohmann::json &cfg, ModelConfig &c, const std::string &where);
 
+// The group-limited sigmoid routing (noaux_tc) that DeepSeek-V3 and GLM-4.5 share: n_group and
+// topk_group into c.groups / c.topkGroups, checked against c.experts and c.topK (read
+// before), and scoring_func / topk_method, refused (Unsupported, naming `family`) unless
+// absent or sigmoid / noaux_tc.
+void readNoauxRouting(const nlohmann::json &cfg, ModelConfig &c, const std::string &where, const std::string &family);
+
 } // namespace waste::format

@@ -1,5 +1,6 @@
 #include "format/gqa_config.hpp"
 
+#include "format/deepseek_config.hpp"
 #include "format/manifest.hpp"
 
 #include "waste/waste.hpp"
@@ -42,29 +43,65 @@ bool flag(const json &o, const char *key, bool def)
     return it != o.end() && it->is_boolean() ? it->get<bool>() : def;
 }
 
-// Qwen3-Next's attention and expert keys; newer configs nest rope_theta and
-// partial_rotary_factor in rope_parameters.
+// rope_theta and partial_rotary_factor (newer configs nest both in rope_parameters), for the
+// families that turn part of each head (Qwen3-Next, GLM-4.5): rotaryDim = int(head_dim ·
+// factor), as their releases compute it. Plain RoPE only.
+void readPartialRope(const json &cfg, GqaConfig &g, double defaultFactor, const std::string &where,
+                     const std::string &family)
+{
+    const json &rp = cfg.contains("rope_parameters") && cfg["rope_parameters"].is_object() ? cfg["rope_parameters"] : cfg;
+    g.ropeTheta = number(rp, {"rope_theta"}, number(cfg, {"rope_theta"}, 10000.0, 1.0, 1e12, where), 1.0, 1e12, where);
+    const double factor = number(rp, {"partial_rotary_factor"},
+                                 number(cfg, {"partial_rotary_factor"}, defaultFactor, 0.0, 1.0, where), 0.0, 1.0, where);
+    g.rotaryDim = int(double(g.headDim) * factor);
+    if (g.rotaryDim < 2 || g.rotaryDim % 2 != 0)
+        refuse(where, "partial_rotary_factor must leave an even number (>= 2) of rotated dims per head");
+    auto rs = cfg.find("rope_scaling");
+    if (rs != cfg.end() && !rs->is_null())
+        throw Error(ErrorCode::Unsupported, where + ": rope_scaling is not supported for " + family + " (plain RoPE only)");
+    const std::string type = rp.value("rope_type", std::string("default"));
+    if (&rp != &cfg && type != "default")
+        throw Error(ErrorCode::Unsupported, where + ": rope_parameters rope_type '" + type + "' is not supported for " +
+                                                family + " (plain RoPE only)");
+}
+
+// Qwen3-Next's attention and expert keys.
 void readQwen3NextKeys(const json &cfg, ModelConfig &c, const std::string &where)
 {
     GqaConfig &g = c.g;
     g.next = true;
     g.outputGate = true;
     g.zeroCentredNorm = true;
-    const json &rp = cfg.contains("rope_parameters") && cfg["rope_parameters"].is_object() ? cfg["rope_parameters"] : cfg;
-    g.ropeTheta = number(rp, {"rope_theta"}, number(cfg, {"rope_theta"}, 10000.0, 1.0, 1e12, where), 1.0, 1e12, where);
-    const double factor = number(rp, {"partial_rotary_factor"}, number(cfg, {"partial_rotary_factor"}, 1.0, 0.0, 1.0, where),
-                                 0.0, 1.0, where);
-    g.rotaryDim = int(double(g.headDim) * factor); // the release's int(head_dim * factor)
-    if (g.rotaryDim < 2 || g.rotaryDim % 2 != 0)
-        refuse(where, "partial_rotary_factor must leave an even number (>= 2) of rotated dims per head");
-    auto rs = cfg.find("rope_scaling");
-    if (rs != cfg.end() && !rs->is_null())
-        throw Error(ErrorCode::Unsupported, where + ": rope_scaling is not supported for Qwen3-Next (plain RoPE only)");
+    readPartialRope(cfg, g, 1.0, where, "Qwen3-Next");
     g.sharedInter = int(number(cfg, {"shared_expert_intermediate_size"}, 0, 0, Limits::kMaxInter, where));
     if (g.sharedInter <= 0)
         refuse(where, "Qwen3-Next needs shared_expert_intermediate_size > 0");
     if (cfg.value("hidden_act", std::string("silu")) != "silu")
         throw Error(ErrorCode::Unsupported, where + ": hidden_act must be silu for Qwen3-Next");
+}
+
+// GLM-4.5 / 4.6 / 4.7 and GLM-4.5-Air (docs/architectures/glm4-moe.md): q, k, v biases (o
+// none), per-head q/k norm only where use_qk_norm says so (not on Air), half of each head
+// rotated, DeepSeek-V3's sigmoid noaux_tc router, n_shared_experts ungated shared experts
+// and dense first layers. Defaults are transformers' Glm4MoeConfig's.
+void readGlm4MoeKeys(const json &cfg, ModelConfig &c, const std::string &where)
+{
+    GqaConfig &g = c.g;
+    g.qkNorm = flag(cfg, "use_qk_norm", false);
+    g.attnBias = flag(cfg, "attention_bias", false);
+    g.outBias = false;
+    g.sigmoidRouter = true;
+    readPartialRope(cfg, g, 0.5, where, "GLM-4.5");
+    c.experts = int(number(cfg, {"n_routed_experts"}, 0, 0, Limits::kMaxExperts, where));
+    c.sharedExperts = int(number(cfg, {"n_shared_experts"}, 1, 0, 64, where));
+    g.sharedInter = c.sharedExperts * c.moeInter;
+    c.firstDense = int(number(cfg, {"first_k_dense_replace"}, 1, 0, Limits::kMaxLayers, where));
+    if (c.firstDense >= c.layers)
+        refuse(where, "every layer is dense (first_k_dense_replace >= num_hidden_layers): not a mixture of experts");
+    c.renormalize = flag(cfg, "norm_topk_prob", true);
+    readNoauxRouting(cfg, c, where, "GLM-4.5");
+    if (cfg.value("hidden_act", std::string("silu")) != "silu")
+        throw Error(ErrorCode::Unsupported, where + ": hidden_act must be silu for GLM-4.5");
 }
 
 } // namespace
@@ -114,7 +151,15 @@ const char *gqaArchName(const std::string &a)
         return "qwen3-next";
     if (a.find("GptOss") != std::string::npos)
         return "gpt-oss";
+    // Glm4MoeLite (GLM-4.7-Flash) is an MLA model: not this family.
+    if (a.find("Glm4Moe") != std::string::npos && a.find("Glm4MoeLite") == std::string::npos)
+        return "glm4-moe";
     return nullptr;
+}
+
+bool isGqaFamily(const std::string &arch)
+{
+    return arch == "qwen3-moe" || arch == "qwen3-next" || arch == "gpt-oss" || arch == "glm4-moe";
 }
 
 void readGqaConfig(const json &cfg, ModelConfig &c, const std::string &where)
@@ -138,6 +183,7 @@ void readGqaConfig(const json &cfg, ModelConfig &c, const std::string &where)
         // gpt-oss: every layer is MoE and its experts are intermediate_size wide.
         c.moeInter = int(number(cfg, {"intermediate_size"}, 0, 0, Limits::kMaxInter, where));
         g.attnBias = flag(cfg, "attention_bias", true);
+        g.outBias = g.attnBias;
         g.sinks = true;
         g.softmaxOverTopK = true;
         g.routerBias = true;
@@ -167,11 +213,14 @@ void readGqaConfig(const json &cfg, ModelConfig &c, const std::string &where)
             g.yarnOrigCtx = number(*rs, {"original_max_position_embeddings"}, 4096, 1, 1 << 30, where);
             g.yarnTruncate = flag(*rs, "truncate", true);
         }
+    } else if (c.arch == "glm4-moe") {
+        readGlm4MoeKeys(cfg, c, where);
     } else {
         if (c.arch == "qwen3-next")
             readQwen3NextKeys(cfg, c, where);
         g.qkNorm = true;
         g.attnBias = flag(cfg, "attention_bias", false);
+        g.outBias = g.attnBias;
         c.renormalize = flag(cfg, "norm_topk_prob", false);
         // As the family's decoder layer decides (transformers' Qwen3MoeDecoderLayer): layer L
         // routes to experts unless it is in mlp_only_layers or (L + 1) is not a multiple of
@@ -194,7 +243,7 @@ void readGqaConfig(const json &cfg, ModelConfig &c, const std::string &where)
             throw Error(ErrorCode::Unsupported, where + ": use_sliding_window is not supported for " + c.arch);
     }
     if (c.experts <= 0)
-        refuse(where, "config needs num_experts (or num_local_experts) > 0");
+        refuse(where, "config needs num_experts (num_local_experts, n_routed_experts) > 0");
 }
 
 } // namespace waste::format

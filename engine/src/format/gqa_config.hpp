@@ -1,7 +1,7 @@
-// The switches of the grouped-query-attention families, Qwen3-MoE and gpt-oss, read from
-// their own config.json keys (docs/architectures/qwen3-moe.md, gpt-oss.md). Kept apart from the
-// Kimi keys in manifest.cpp because these releases spell experts, top-k and attention
-// their own way.
+// The switches of the grouped-query-attention families, Qwen3-MoE, Qwen3-Next, gpt-oss and
+// GLM-4.5, read from their own config.json keys (docs/architectures/qwen3-moe.md, gpt-oss.md,
+// qwen3-next.md, glm4-moe.md). Kept apart from the Kimi keys in manifest.cpp because these
+// releases spell experts, top-k and attention their own way.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -18,7 +18,8 @@ struct GqaConfig {
     int kvHeads = 0, headDim = 0;
     double ropeTheta = 10000.0;
     bool qkNorm = false;   // Qwen3: RMSNorm over each head of q and k before the rotation
-    bool attnBias = false; // gpt-oss: q, k, v and o projections carry biases
+    bool attnBias = false; // gpt-oss, GLM-4.5: q, k and v projections carry biases
+    bool outBias = false;  // gpt-oss: o_proj carries one too (GLM-4.5's has none)
     bool sinks = false;    // gpt-oss: a learned logit per head joins every softmax
     int window = 0;        // sliding-window length (0: none)
     std::vector<bool> sliding; // per layer: attends to the last `window` positions only
@@ -30,6 +31,10 @@ struct GqaConfig {
     // the softmax over those k.
     bool softmaxOverTopK = false;
     bool routerBias = false;
+    // GLM-4.5: DeepSeek-V3's router instead (sigmoid scores, e_score_correction_bias for
+    // selection only, group-limited top-k, norm_topk_prob, routed_scaling_factor), and
+    // dense layers before ModelConfig::firstDense.
+    bool sigmoidRouter = false;
     bool expertBias = false;  // gpt-oss: biases on gate/up and down of every expert
     float swigluLimit = 0.0f; // > 0: gpt-oss's clamped SwiGLU with swigluAlpha
     float swigluAlpha = 0.0f;
@@ -41,7 +46,7 @@ struct GqaConfig {
     bool outputGate = false;      // q_proj doubles: each head's q, then its output gate
     int rotaryDim = 0;            // rotated dims of a head (partial_rotary_factor); 0: all
     bool zeroCentredNorm = false; // RMSNorm weights are stored as w and applied as 1 + w
-    int sharedInter = 0;          // the shared expert's width (0: none)
+    int sharedInter = 0;          // the shared expert's width (0: none; GLM-4.5: n_shared_experts x moe_intermediate_size)
     // Gated DeltaNet: key heads (q, k) and value heads (v, z, state), their widths, the
     // short-convolution taps (ModelConfig::convK).
     int linKeyHeads = 0, linValueHeads = 0, linKeyDim = 0, linValueDim = 0;
@@ -52,8 +57,12 @@ struct GqaConfig {
     int slots(int layer, int ctx) const; // KV-cache positions a layer keeps
 };
 
-// "qwen3-moe" / "qwen3-next" / "gpt-oss" for an architectures string of those families, else null.
+// "qwen3-moe" / "qwen3-next" / "gpt-oss" / "glm4-moe" for an architectures string of those
+// families, else null.
 const char *gqaArchName(const std::string &architecture);
+
+// Whether an engine arch name (configArch's) is one of these families.
+bool isGqaFamily(const std::string &arch);
 
 // Fills c.g and the expert keys these families name differently (num_experts_per_tok,
 // num_local_experts, gpt-oss's intermediate_size). Throws Error(Format/Unsupported).

@@ -80,7 +80,7 @@ std::string configArch(const json &cfg)
         static const std::pair<const char *, const char *> kByType[] = {
             {"kimi_k3", "KimiK3"},         {"kimi_k25", "KimiK25"},   {"kimi_linear", "KimiLinear"},
             {"deepseek_v3", "DeepseekV3"}, {"kimi_k2", "DeepseekV3"}, {"qwen3_moe", "Qwen3Moe"},
-            {"qwen3_next", "Qwen3Next"},   {"gpt_oss", "GptOss"}};
+            {"qwen3_next", "Qwen3Next"},   {"gpt_oss", "GptOss"},     {"glm4_moe", "Glm4Moe"}};
         for (const auto &[t, n] : kByType)
             if (type == t)
                 name = n;
@@ -130,7 +130,7 @@ ModelConfig readModelConfig(const json &cfg, const std::string &where)
     c.renormalize = present(cfg, "moe_renormalize");
     c.eosId = intField(cfg, "eos_token_id", 0, std::numeric_limits<int32_t>::min(),
                        std::numeric_limits<int32_t>::max(), where);
-    if (c.arch == "qwen3-moe" || c.arch == "qwen3-next" || c.arch == "gpt-oss")
+    if (isGqaFamily(c.arch))
         readGqaConfig(cfg, c, where); // their own keys for experts, top-k, routing and attention
 
     const json empty = json::object();

@@ -1,5 +1,6 @@
-// Grouped-query attention (Qwen3-MoE, gpt-oss), for a chunk of tokens: q, k, v projections (with
-// biases on gpt-oss), RMSNorm over each head of q and k (Qwen3), the rotary embedding,
+// Grouped-query attention (Qwen3-MoE, gpt-oss, GLM-4.5), for a chunk of tokens: q, k, v projections
+// (with biases on gpt-oss and GLM-4.5, added before the norm), RMSNorm over each head of q
+// and k (Qwen3; GLM-4.5 where use_qk_norm), the rotary embedding,
 // the token's k and v into the layer's cache (a ring of `window` slots on sliding layers),
 // then per head a softmax over the cached positions in position order (plus the head's
 // learned sink logit on gpt-oss, which takes probability but gives no value), and o.
@@ -7,7 +8,7 @@
 // A prompt's pass attends blockwise on full-attention layers (flash_attention.hpp).
 // Qwen3-Next's gated attention: q_proj gives each head its q and then an output gate,
 // and the heads' outputs are scaled by sigmoid(gate) before o; its rotary embedding turns
-// only the first rotaryDim dims of a head (rotary.hpp).
+// only the first rotaryDim dims of a head (rotary.hpp), as GLM-4.5's does (half of each).
 #include "model/flash_attention.hpp"
 #include "model/forward.hpp"
 #include "model/ops.hpp"

@@ -1,6 +1,6 @@
 // Mixture-of-experts layer over a chunk of tokens: sigmoid router, score-correction bias
 // for selection only, top-k (ties to the lowest id; group-limited on DeepSeek-V3), then
-// renormalisation, routed scaling, routed experts through lookup tables (VQ records) or
+// renormalisation, routed scaling (DeepSeek-V3 and GLM-4.5 alike), routed experts through lookup tables (VQ records) or
 // the release's own encoding row by row (native records, moe_native.cpp), shared expert.
 // Each expert record is fetched once per chunk; every token's sum is still formed in
 // its own selection order, so a chunk equals the same tokens one at a time.
@@ -26,7 +26,7 @@ void Forward::route(int layer, int n, const float *b, int *chosen, float *weight
     const float *bias = w.bias ? w.bias->f32.data() : nullptr;
     for (int t = 0; t < n; ++t) {
         float *r = logits.data() + t * E;
-        if (m_c.g.on) { // Qwen3-MoE, gpt-oss: softmax routers (softmax_router.cpp)
+        if (m_c.g.on && !m_c.g.sigmoidRouter) { // Qwen3-MoE, gpt-oss: softmax routers (softmax_router.cpp)
             for (int64_t e = 0; w.routerBias && e < E; ++e)
                 r[e] += w.routerBias->f32[size_t(e)];
             routeSoftmax(m_c, r, chosen + t * K, weight + t * K);

@@ -93,7 +93,8 @@ void loadGatedDeltaNet(Loader &ld, const format::ModelConfig &c, const std::stri
 // Qwen3-MoE and gpt-oss: GQA attention and routed experts on every layer, no shared
 // expert, the head tied to the embedding table where the config says so. Qwen3-Next:
 // Gated DeltaNet on the layers isKda marks, gated attention on the others, a gated
-// shared expert, zero-centred norms.
+// shared expert, zero-centred norms. GLM-4.5: q/k/v biases, dense first layers, a sigmoid
+// router with its correction bias and ungated shared experts.
 Weights loadGqaWeights(const format::Manifest &m, const format::Trunk &trunk)
 {
     const format::ModelConfig &c = m.config;
@@ -126,8 +127,9 @@ Weights loadGqaWeights(const format::Manifest &m, const format::Trunk &trunk)
                 a.qBias = ld.vec(s + "q_proj.bias", nq);
                 a.kBias = ld.vec(s + "k_proj.bias", nkv);
                 a.vBias = ld.vec(s + "v_proj.bias", nkv);
-                a.oBias = ld.vec(s + "o_proj.bias", Hd);
             }
+            if (g.outBias)
+                a.oBias = ld.vec(s + "o_proj.bias", Hd);
             if (g.qkNorm) {
                 a.qNorm = appliedNorm(ld.vec(s + "q_norm.weight", g.headDim), zc);
                 a.kNorm = appliedNorm(ld.vec(s + "k_norm.weight", g.headDim), zc);
@@ -137,7 +139,7 @@ Weights loadGqaWeights(const format::Manifest &m, const format::Trunk &trunk)
         }
         const std::string mp = p + "mlp.";
         lw.moe = c.moeLayer(L);
-        if (!lw.moe) { // Qwen3's mlp_only_layers: a dense MLP, intermediate_size wide
+        if (!lw.moe) { // Qwen3's mlp_only_layers, GLM's first layers: a dense MLP, intermediate_size wide
             lw.dense.gate = ld.mat(mp + "gate_proj.weight", c.inter, Hd);
             lw.dense.up = ld.mat(mp + "up_proj.weight", c.inter, Hd);
             lw.dense.down = ld.mat(mp + "down_proj.weight", Hd, c.inter);
@@ -147,15 +149,20 @@ Weights loadGqaWeights(const format::Manifest &m, const format::Trunk &trunk)
         e.router = ld.mat(mp + (oss ? "router.weight" : "gate.weight"), c.experts, Hd);
         if (g.routerBias)
             e.routerBias = ld.vec(mp + "router.bias", c.experts);
+        if (g.sigmoidRouter)
+            e.bias = ld.vec(mp + "gate.e_score_correction_bias", c.experts);
         if (g.expertBias) {
             e.gateUpBias = ld.vec(mp + "experts.gate_up_proj_bias", int64_t(c.experts) * 2 * c.moeInter);
             e.downBias = ld.vec(mp + "experts.down_proj_bias", int64_t(c.experts) * Hd);
         }
         if (g.sharedInter > 0) {
-            e.shared.gate = ld.mat(mp + "shared_expert.gate_proj.weight", g.sharedInter, Hd);
-            e.shared.up = ld.mat(mp + "shared_expert.up_proj.weight", g.sharedInter, Hd);
-            e.shared.down = ld.mat(mp + "shared_expert.down_proj.weight", Hd, g.sharedInter);
-            e.sharedGate = ld.mat(mp + "shared_expert_gate.weight", 1, Hd);
+            // Qwen3-Next: one gated "shared_expert"; GLM-4.5: "shared_experts", ungated.
+            const std::string se = mp + (g.next ? "shared_expert." : "shared_experts.");
+            e.shared.gate = ld.mat(se + "gate_proj.weight", g.sharedInter, Hd);
+            e.shared.up = ld.mat(se + "up_proj.weight", g.sharedInter, Hd);
+            e.shared.down = ld.mat(se + "down_proj.weight", Hd, g.sharedInter);
+            if (g.next)
+                e.sharedGate = ld.mat(mp + "shared_expert_gate.weight", 1, Hd);
         }
         if (!m.banks.count(L))
             throw Error(ErrorCode::Format, "manifest.json: MoE layer " + std::to_string(L) +

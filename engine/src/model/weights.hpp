@@ -24,7 +24,7 @@ struct MlaWeights {
     TensorPtr q, qa, qaNorm, qb, kva, kvaNorm, kvb, o, g;
 };
 
-// Grouped-query attention (Qwen3-MoE, gpt-oss): biases, q/k norms and sinks where the
+// Grouped-query attention (Qwen3-MoE, Qwen3-Next, gpt-oss, GLM-4.5): biases, q/k norms and sinks where the
 // family has them (null otherwise).
 struct GqaWeights {
     TensorPtr q, k, v, o, qBias, kBias, vBias, oBias, qNorm, kNorm, sinks;

@@ -120,7 +120,8 @@ PlanInputs readPlanInputs(const std::string &containerPath)
         p.kvHeads = c.g.kvHeads;
         p.headDim = c.g.headDim;
         p.window = c.g.window;
-        p.sharedExperts = 0;
+        // Qwen3-Next's and GLM-4.5's shared experts, in routed experts' widths (none elsewhere)
+        p.sharedExperts = c.g.sharedInter > 0 ? (c.g.sharedInter + c.moeInter - 1) / c.moeInter : 0;
     }
     if (c.g.next) { // Qwen3-Next: Gated DeltaNet layers between the attention layers
         const format::GqaConfig &g = c.g;
@@ -129,7 +130,6 @@ PlanInputs readPlanInputs(const std::string &containerPath)
         p.kdaDim = g.linValueDim;
         p.linearStateBytes = (int64_t(g.linValueHeads) * g.linKeyDim * g.linValueDim +
                               int64_t(g.linConvWidth()) * std::max(c.convK - 1, 0)) * 4;
-        p.sharedExperts = (g.sharedInter + c.moeInter - 1) / c.moeInter; // in routed experts' widths
     }
     p.stages = m.quant.stages;
     p.vecDim = m.quant.vecDim;

@@ -35,8 +35,9 @@ struct Geometry {
     bool tied = false, outputGate = false, fullRankGate = false;
     std::vector<bool> kda; // per layer (0-based)
     std::vector<bool> moe; // per layer: routes to experts (else a dense MLP of width I)
-    // GQA families (Qwen3-MoE, gpt-oss).
-    bool gqa = false;
+    // GQA families (Qwen3-MoE, gpt-oss, GLM-4.5); GLM-4.5's q/k norms only where use_qk_norm,
+    // its q/k/v biases, its sigmoid router's correction bias.
+    bool gqa = false, qkNorm = false, attnBias = false, sigmoidRouter = false;
     int64_t KVH = 0, HD = 0, window = 0, slidingLayers = 0;
     // Qwen3-Next: Gated DeltaNet layers (in `kda`) with key/value heads and dims, the
     // shared expert's width.
@@ -78,6 +79,9 @@ Geometry readGeometry(const Json &root)
     for (int L = 0; L < c.layers; ++L)
         g.moe.push_back(c.moeLayer(L));
     g.gqa = c.g.on;
+    g.qkNorm = c.g.qkNorm;
+    g.attnBias = c.g.attnBias;
+    g.sigmoidRouter = c.g.sigmoidRouter;
     g.KVH = c.g.kvHeads;
     g.HD = c.g.headDim;
     g.window = c.g.window;
@@ -235,8 +239,44 @@ void addQwen3NextLayer(const Geometry &g, TrunkTally &t, int64_t l)
     t.add(p + "mlp.shared_expert_gate.weight", {1, H});
 }
 
-// Qwen3-MoE and gpt-oss, tensor by tensor, as their releases name them (gpt-oss's
-// per-expert biases are trunk tensors; its experts' weights are the records).
+// One GLM-4.5 layer past its two norms: attention with q/k/v biases (and q/k norms where
+// use_qk_norm), then a dense MLP (the first first_k_dense_replace layers) or the router, its
+// correction bias and the shared experts. The MTP layer (index num_hidden_layers) is not
+// converted, so it is not counted.
+void addGlm4MoeLayer(const Geometry &g, TrunkTally &t, int64_t l)
+{
+    const int64_t H = g.H, nq = g.NH * g.HD, nkv = g.KVH * g.HD;
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    t.add(p + "self_attn.q_proj.weight", {nq, H});
+    t.add(p + "self_attn.k_proj.weight", {nkv, H});
+    t.add(p + "self_attn.v_proj.weight", {nkv, H});
+    t.add(p + "self_attn.o_proj.weight", {H, nq});
+    if (g.attnBias) {
+        t.add(p + "self_attn.q_proj.bias", {nq});
+        t.add(p + "self_attn.k_proj.bias", {nkv});
+        t.add(p + "self_attn.v_proj.bias", {nkv});
+    }
+    if (g.qkNorm) {
+        t.add(p + "self_attn.q_norm.weight", {g.HD});
+        t.add(p + "self_attn.k_norm.weight", {g.HD});
+    }
+    if (!g.moe[size_t(l)]) {
+        t.add(p + "mlp.gate_proj.weight", {g.I, H});
+        t.add(p + "mlp.up_proj.weight", {g.I, H});
+        t.add(p + "mlp.down_proj.weight", {H, g.I});
+        return;
+    }
+    t.add(p + "mlp.gate.weight", {g.E, H});
+    t.add(p + "mlp.gate.e_score_correction_bias", {g.E});
+    if (g.SI > 0) {
+        t.add(p + "mlp.shared_experts.gate_proj.weight", {g.SI, H});
+        t.add(p + "mlp.shared_experts.up_proj.weight", {g.SI, H});
+        t.add(p + "mlp.shared_experts.down_proj.weight", {H, g.SI});
+    }
+}
+
+// Qwen3-MoE, Qwen3-Next, gpt-oss and GLM-4.5, tensor by tensor, as their releases name them
+// (gpt-oss's per-expert biases are trunk tensors; its experts' weights are the records).
 void enumerateGqaTrunk(const Geometry &g, TrunkTally &t)
 {
     const int64_t H = g.H, nq = g.NH * g.HD, nkv = g.KVH * g.HD;
@@ -248,6 +288,10 @@ void enumerateGqaTrunk(const Geometry &g, TrunkTally &t)
         t.add(p + "post_attention_layernorm.weight", {H});
         if (g.next) {
             addQwen3NextLayer(g, t, l);
+            continue;
+        }
+        if (g.sigmoidRouter) {
+            addGlm4MoeLayer(g, t, l);
             continue;
         }
         t.add(p + "self_attn.q_proj.weight", {nq, H});
@@ -328,14 +372,13 @@ ReleasePlan planRelease(const std::string &configJson, const ReleasePlanOptions 
         in.kvHeads = g.KVH;
         in.headDim = g.HD;
         in.window = g.window;
-        in.sharedExperts = 0;
+        in.sharedExperts = g.SI > 0 ? (g.SI + g.IM - 1) / g.IM : 0; // as plan_inputs reads a container
     }
     if (g.next) { // as plan_inputs reads a converted Qwen3-Next container
         in.gqaLayers = g.L - in.kdaLayers;
         in.kdaHeads = g.LVH;
         in.kdaDim = g.LVD;
         in.linearStateBytes = (g.LVH * g.LKD * g.LVD + (2 * g.LKH * g.LKD + g.LVH * g.LVD) * (g.KC - 1)) * 4;
-        in.sharedExperts = (g.SI + g.IM - 1) / g.IM;
     }
     in.moeLayers = std::count(g.moe.begin(), g.moe.end(), true);
 

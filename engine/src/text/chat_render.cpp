@@ -80,6 +80,7 @@ ChatSegments renderChat(ChatFormat format, std::string_view requestJson, const s
     case ChatFormat::Harmony:
     case ChatFormat::DeepSeekV31:
     case ChatFormat::KimiK2Instruct:
+    case ChatFormat::Glm45:
         if (!mediaBlocks.empty())
             throw Error(ErrorCode::Argument, std::string("the ") + chatFormatName(format) +
                                                  " chat format takes no images; send the conversation as text");
@@ -94,6 +95,8 @@ ChatSegments renderChat(ChatFormat format, std::string_view requestJson, const s
             return text::renderKimiK2Instruct(request);
         case ChatFormat::Qwen3:
             return text::renderQwen3(request);
+        case ChatFormat::Glm45:
+            return text::renderGlm45(request);
         default:
             return text::renderHarmony(request);
         }

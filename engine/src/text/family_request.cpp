@@ -104,4 +104,18 @@ bool hasToolCallsField(const Json &message)
     return it != message.end() && !it->is_null();
 }
 
+std::string lstrip(const std::string &s, const char *chars)
+{
+    const size_t a = s.find_first_not_of(chars);
+    return a == std::string::npos ? std::string() : s.substr(a);
+}
+
+std::string rstrip(const std::string &s, const char *chars)
+{
+    const size_t e = s.find_last_not_of(chars);
+    return e == std::string::npos ? std::string() : s.substr(0, e + 1);
+}
+
+std::string strip(const std::string &s) { return rstrip(lstrip(s, " \t\n\r\v\f"), " \t\n\r\v\f"); }
+
 } // namespace waste::text::family

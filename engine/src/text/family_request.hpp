@@ -39,4 +39,10 @@ std::string argumentsText(const Json &fn);
 std::string toJson(const Json &v);
 bool addGenerationPrompt(const Json &request);
 
+// Python's str.lstrip / rstrip of the characters in `chars` (the templates strip "\n"),
+// and str.strip() of ASCII whitespace.
+std::string lstrip(const std::string &s, const char *chars);
+std::string rstrip(const std::string &s, const char *chars);
+std::string strip(const std::string &s);
+
 } // namespace waste::text::family

@@ -1,4 +1,4 @@
-// The chat templates of the DeepSeek-V3, Kimi K2 and Qwen3 releases, rendered from an
+// The chat templates of the DeepSeek-V3, Kimi K2, Qwen3 and GLM-4.5 releases, rendered from an
 // OpenAI-style chat request segment for segment as the release's Jinja chat_template
 // renders it (checked against the real templates by tests/chat_templates):
 //   - DeepSeek: DeepSeek-R1's template (the V3 family's format with its think block);
@@ -10,6 +10,11 @@
 //   - Kimi K2-Instruct: the same markup with no <think> at all (K2-Instruct, -0905);
 //   - Qwen3: Qwen3's ChatML with <tools>, <tool_call>, <tool_response> and <think>
 //     (earlier turns drop their reasoning; "enable_thinking": false closes it empty).
+//   - GLM-4.5: GLM-4.5's / 4.6's template ([gMASK]<sop>, <|system|> <|user|> <|assistant|>
+//     <|observation|> each followed by a newline, calls as <tool_call>NAME then
+//     <arg_key>/<arg_value> pairs, reasoning kept after the last user message;
+//     "enable_thinking": false appends /nothink and closes the think block empty;
+//     glm45_template.cpp).
 // Request fields read: messages (role, content as a string or text parts, name,
 // reasoning_content, tool_calls [{id, type, function {name, arguments}}], tool_call_id),
 // tools, add_generation_prompt (default true), thinking / enable_thinking.
@@ -27,6 +32,7 @@ Segments renderDeepSeekV31(const nlohmann::ordered_json &request);
 Segments renderKimiK2(const nlohmann::ordered_json &request);
 Segments renderKimiK2Instruct(const nlohmann::ordered_json &request);
 Segments renderQwen3(const nlohmann::ordered_json &request);
+Segments renderGlm45(const nlohmann::ordered_json &request);
 
 // Whether the request asks for thinking: true unless "thinking" or "enable_thinking" is
 // false (or {"type": "disabled"}), or "reasoning_effort" / "thinking_effort" is none,

@@ -24,17 +24,6 @@ bool endsWith(const std::string &s, const std::string &p)
 {
     return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
 }
-std::string lstrip(std::string s, char c)
-{
-    s.erase(0, s.find_first_not_of(c) == std::string::npos ? s.size() : s.find_first_not_of(c));
-    return s;
-}
-std::string rstrip(std::string s, char c)
-{
-    const size_t e = s.find_last_not_of(c);
-    s.resize(e == std::string::npos ? 0 : e + 1);
-    return s;
-}
 
 } // namespace
 
@@ -85,17 +74,17 @@ Segments renderQwen3(const Json &request)
             if (m.contains("reasoning_content") && !m["reasoning_content"].is_null()) {
                 reasoning = family::stringOr(m, "reasoning_content");
             } else if (const size_t at = raw.find("</think>"); at != std::string::npos) {
-                content = lstrip(raw.substr(raw.rfind("</think>") + 8), '\n');
-                std::string before = rstrip(raw.substr(0, at), '\n');
+                content = family::lstrip(raw.substr(raw.rfind("</think>") + 8), "\n");
+                std::string before = family::rstrip(raw.substr(0, at), "\n");
                 if (const size_t open = before.rfind("<think>"); open != std::string::npos)
                     before = before.substr(open + 7);
-                reasoning = lstrip(before, '\n');
+                reasoning = family::lstrip(before, "\n");
             }
             if (i > lastQuery && (last || !reasoning.empty())) {
                 w.markup("<|im_start|>assistant\n<think>\n");
-                w.text(rstrip(lstrip(reasoning, '\n'), '\n'));
+                w.text(family::rstrip(family::lstrip(reasoning, "\n"), "\n"));
                 w.markup("\n</think>\n\n");
-                w.text(lstrip(content, '\n'));
+                w.text(family::lstrip(content, "\n"));
             } else {
                 w.markup("<|im_start|>assistant\n");
                 w.text(content);

@@ -11,6 +11,7 @@
 //     (R1's framer with V3.1's layout, deepseek_frame.cpp); Kimi K2-Instruct: K2's
 //     layout with no reasoning (kimi_k2_frame.cpp);
 //   - ChatML: <tool_call> blocks (chatml_frame.cpp);
+//   - GLM-4.5: its think block and answers; no forced calls (glm45_frame.cpp);
 //   - Plain: a bare JSON document; a call is {"name": ..., "arguments": ...} (plain_frame.cpp).
 // One implementation file per format family; replyFramer() picks one by ChatFormat.
 #pragma once
@@ -91,6 +92,7 @@ std::unique_ptr<ReplyFramer> kimiK2Framer(const Tokenizer &tok, std::span<const 
 std::unique_ptr<ReplyFramer> kimiK2InstructFramer(const Tokenizer &tok, std::span<const int32_t> prompt);
 std::unique_ptr<ReplyFramer> qwen3Framer(const Tokenizer &tok, std::span<const int32_t> prompt);
 std::unique_ptr<ReplyFramer> harmonyFramer(const Tokenizer &tok);
+std::unique_ptr<ReplyFramer> glm45Framer(const Tokenizer &tok, std::span<const int32_t> prompt);
 
 // The constraint that follows `frame` with `tok`'s ordinary tokens (TokenTrie::fromTokenizer).
 std::shared_ptr<TokenConstraint> frameConstraint(const ReplyFrame &frame, const Tokenizer &tok, int maxTokens);

@@ -1,8 +1,12 @@
 #include "text/tagged_reply_parser.hpp"
 
+#include "text/arg_pairs_call.hpp"
 #include "text/tokenizer.hpp"
 
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
 
 namespace waste::text {
 
@@ -24,22 +28,33 @@ size_t partialMarker(std::string_view s, std::string_view marker)
 
 } // namespace
 
-TaggedReplyParser::TaggedReplyParser(bool startInThink) : m_mode(startInThink ? Mode::Think : Mode::Start) {}
+TaggedReplyParser::TaggedReplyParser(bool startInThink, CallSyntax syntax)
+    : m_mode(startInThink ? Mode::Think : Mode::Start), m_syntax(syntax)
+{
+}
 
 void TaggedReplyParser::endCall(ReplyDelta &d, bool closed)
 {
     using Json = nlohmann::ordered_json;
     bool ok = false;
     ToolCall call;
-    try {
-        const Json j = Json::parse(m_callBody);
-        if (j.is_object() && j.contains("name") && j.at("name").is_string()) {
-            call.name = j.at("name").get<std::string>();
-            const Json args = j.contains("arguments") ? j.at("arguments") : Json::object();
-            call.arguments = args.is_string() ? args.get<std::string>() : args.dump();
+    if (m_syntax == CallSyntax::ArgPairs) {
+        if (auto pairs = parseArgPairsCall(m_callBody)) {
+            call.name = std::move(pairs->name);
+            call.arguments = std::move(pairs->arguments);
             ok = true;
         }
-    } catch (const Json::exception &) {
+    } else {
+        try {
+            const Json j = Json::parse(m_callBody);
+            if (j.is_object() && j.contains("name") && j.at("name").is_string()) {
+                call.name = j.at("name").get<std::string>();
+                const Json args = j.contains("arguments") ? j.at("arguments") : Json::object();
+                call.arguments = args.is_string() ? args.get<std::string>() : args.dump();
+                ok = true;
+            }
+        } catch (const Json::exception &) {
+        }
     }
     if (ok) {
         call.id = "call_" + std::to_string(++m_callCount);
@@ -158,13 +173,22 @@ ReplyDelta TaggedReplyParser::finish()
 }
 
 TextReplyParser::TextReplyParser(const Tokenizer &tok, bool startInThink)
-    : m_tok(tok), m_end(tok.specialId("<|im_end|>")), m_parser(startInThink)
+    : TextReplyParser(tok, startInThink, CallSyntax::Json, std::array<const char *, 1>{"<|im_end|>"})
 {
+}
+
+TextReplyParser::TextReplyParser(const Tokenizer &tok, bool startInThink, CallSyntax syntax,
+                                 std::span<const char *const> ends)
+    : m_tok(tok), m_parser(startInThink, syntax)
+{
+    for (const char *e : ends)
+        if (const int32_t id = tok.specialId(e); id >= 0)
+            m_ends.push_back(id);
 }
 
 ReplyDelta TextReplyParser::feed(int32_t token)
 {
-    if (m_end >= 0 && token == m_end)
+    if (std::find(m_ends.begin(), m_ends.end(), token) != m_ends.end())
         return m_parser.finish();
     return m_parser.push(m_tok.textPiece(token));
 }

@@ -1,0 +1,20 @@
+// GLM-4.5's tool-call body, the text between <tool_call> and </tool_call>: the function's name,
+// then one <arg_key>KEY</arg_key> <arg_value>VALUE</arg_value> pair per argument (whitespace
+// between them), as its template writes a call and vLLM's / mlx-lm's glm45 parsers read one.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace waste::text {
+
+struct ArgPairsCall {
+    std::string name;
+    std::string arguments; // a JSON object: each value parsed as JSON where it is JSON, else the string
+};
+
+// The call in `body`; none when it has no name or a pair is malformed (the block then stays text).
+std::optional<ArgPairsCall> parseArgPairsCall(std::string_view body);
+
+} // namespace waste::text
