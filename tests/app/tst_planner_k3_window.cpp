@@ -177,7 +177,10 @@ private Q_SLOTS:
         planner->setBudget(52 * GiB); // past the cliff: the sentence says what will happen
         QTest::qWait(200);
 
-        auto *zone = window->findChild<QQuickItem *>(QStringLiteral("cliffZone"));
+        // The Planner page's chart (a release plan card draws one of its own).
+        auto *box = window->findChild<QQuickItem *>(QStringLiteral("plannerChartBox"));
+        QVERIFY(box);
+        auto *zone = box->findChild<QQuickItem *>(QStringLiteral("cliffZone"));
         QVERIFY(zone);
         QVERIFY(zone->isVisible());
         QVERIFY(zone->width() > 10);
@@ -198,14 +201,15 @@ private Q_SLOTS:
         QVERIFY(scroll);
         QVERIFY2(scroll->property("contentHeight").toDouble() <= scroll->height() + 1,
                  qPrintable(QStringLiteral("page %1 px in a view of %2").arg(scroll->property("contentHeight").toDouble()).arg(scroll->height())));
-        auto *chart = window->findChild<QQuickItem *>(QStringLiteral("plannerChart"));
+        auto *chart = window->findChild<QQuickItem *>(QStringLiteral("plannerChartBox"))->findChild<QQuickItem *>(QStringLiteral("plannerChart"));
         QVERIFY(chart);
         const QRectF plot = chart->property("plotArea").toRectF();
         QVERIFY2(plot.height() >= 110, qPrintable(QStringLiteral("plot %1 px tall").arg(plot.height())));
 
         // The names on the marked budgets (floor, default, cliff, 7/8, other programs): all in
         // the plot, no two overlapping.
-        const QList<QQuickItem *> marks = WindowTest::itemsNamed(window->contentItem(), QStringLiteral("chartMark"));
+        const QList<QQuickItem *> marks =
+            WindowTest::itemsNamed(window->findChild<QQuickItem *>(QStringLiteral("plannerChartBox")), QStringLiteral("chartMark"));
         QCOMPARE(marks.size(), 5);
         const QRectF plotInScene = chart->mapRectToScene(plot);
         for (int i = 0; i < marks.size(); ++i) {
@@ -261,7 +265,7 @@ private Q_SLOTS:
         QQuickWindow *window = WindowTest::showMainWindow(engine);
         QVERIFY(window);
         window->setProperty("currentPage", 2);
-        auto *chart = window->findChild<QQuickItem *>(QStringLiteral("plannerChart"));
+        auto *chart = window->findChild<QQuickItem *>(QStringLiteral("plannerChartBox"))->findChild<QQuickItem *>(QStringLiteral("plannerChart"));
         QVERIFY(chart);
         // 18 and 20 px in the smallest window the app is laid out for (at 20 the budget axis
         // once elided its last labels to "100 …", "110 …"), 22 px in its first size (at 900 px
