@@ -550,6 +550,35 @@ private Q_SLOTS:
         QCOMPARE(statusOf(row), QStringLiteral("failed"));
     }
 
+    // The tool list is read once, not in every new chat (issue 39 item 3): a new chat's
+    // prompt starts with what every chat with these tools starts with, whose state the engine
+    // keeps (the session's own when it read it last, the prompt cache on disk otherwise), so a
+    // second new chat reads only its own question.
+    void aNewChatDoesNotReadTheToolsAgain()
+    {
+        m_window->setProperty("currentPage", 3); // Chat
+        QTRY_VERIFY_WITH_TIMEOUT(chat()->toolTokens() > 1000, 15000);
+        const int tools = chat()->toolTokens();
+        QList<GenerationResult> results;
+        for (const QString &question : {QStringLiteral("A first new chat."), QStringLiteral("A second new chat.")}) {
+            chat()->newConversation();
+            chat()->setTemperature(0);
+            chat()->setMaxTokens(1);
+            chat()->setThinking(false);
+            chat()->setToolChoice(QStringLiteral("auto"));
+            m_results.clear();
+            QVERIFY2(chat()->send(question), qPrintable(chat()->notice()));
+            QTRY_VERIFY_WITH_TIMEOUT(!m_results.isEmpty() && !chat()->generating(), kAnswerMs);
+            results << m_results.first();
+        }
+        const GenerationStats second = results.at(1).stats;
+        QVERIFY2(second.reusedTokens >= tools,
+                 qPrintable(QStringLiteral("the second new chat reused %1 of %2 prompt tokens; the tools take %3")
+                                .arg(second.reusedTokens)
+                                .arg(second.promptTokens)
+                                .arg(tools)));
+    }
+
     // At a 4,096-token context server-everything's tools leave no room (the issue's "4,428 /
     // 4,096 · the chat template's own tokens"): the meter names the tools and the server as the
     // cause and offers the ways out, turning them off for this chat or a larger context with
