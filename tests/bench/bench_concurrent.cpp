@@ -376,12 +376,11 @@ int main(int argc, char **argv)
                 waste::Batch probe(*model);
                 std::vector<waste::Batch::Request> held;
                 for (int i = 0; i < most; ++i) {
-                    const size_t promptTokens = model->tokenize(kPrompts[i % 8], true).size();
-                    if (!probe.admits(promptTokens, tokens, i == 0))
-                        throw waste::Error(waste::ErrorCode::RamBudget,
-                                           std::to_string(i + 1) + " streams do not fit the " + c.name + " budget");
                     waste::Batch::Request r;
                     r.prompt = model->tokenize(kPrompts[i % 8], true);
+                    if (!probe.admits(r.prompt.size(), tokens, i == 0))
+                        throw waste::Error(waste::ErrorCode::RamBudget,
+                                           std::to_string(i + 1) + " streams do not fit the " + c.name + " budget");
                     r.params.maxTokens = tokens;
                     r.useSession = i == 0;
                     probe.add(std::move(r));

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <new>
 #include <optional>
+#include <utility>
 
 namespace {
 
@@ -318,16 +319,15 @@ bool EngineWorker::admitsNow(const GenerationRequest &request)
     if (!m_batch->sessionInUse())
         return m_batch->admits(0, 0, true); // it continues the session, whose state is there
     // Its own state, sized to its prompt and max_tokens: short requests run more at once.
-    if (m_waitingTokens.first != request.id) {
-        size_t tokens = 0;
+    // Tokenized once while it waits; startInBatch takes these tokens.
+    if (m_waitingPrompt.first != request.id) {
         try {
-            tokens = m_feeder.tokenize(request.segments).size();
+            m_waitingPrompt = {request.id, m_feeder.tokenize(request.segments)};
         } catch (const std::exception &) {
             return true; // startInBatch says what is wrong with it
         }
-        m_waitingTokens = {request.id, tokens};
     }
-    return m_batch->admits(m_waitingTokens.second, request.params.maxTokens, false);
+    return m_batch->admits(m_waitingPrompt.second.size(), request.params.maxTokens, false);
 }
 
 void EngineWorker::setPromptCache(const QString &dir, qint64 maxBytes, int minTokens)
@@ -342,6 +342,7 @@ void EngineWorker::startInBatch(const GenerationRequest &request)
     auto run = std::make_unique<Running>();
     run->request = request;
     run->session = !m_batch->sessionInUse();
+    auto waited = std::exchange(m_waitingPrompt, {});
     try {
         waste::Batch::Request seq;
         std::vector<int32_t> whole;
@@ -369,7 +370,10 @@ void EngineWorker::startInBatch(const GenerationRequest &request)
                 }
             }
         } else {
-            whole = m_feeder.tokenize(request.segments);
+            if (waited.first == id)
+                whole = std::move(waited.second); // tokenized by admitsNow
+            else
+                whole = m_feeder.tokenize(request.segments);
             seq.prompt = whole;
         }
         seq.params = request.params;

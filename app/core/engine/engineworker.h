@@ -107,7 +107,7 @@ private:
     std::unique_ptr<waste::Model> m_model;
     std::unique_ptr<waste::Batch> m_batch; // over m_model (declared after it: destroyed first)
     std::deque<GenerationRequest> m_waiting;
-    std::pair<quint64, size_t> m_waitingTokens{0, 0}; // the first waiting request's prompt tokens
+    std::pair<quint64, std::vector<int32_t>> m_waitingPrompt; // the first waiting request's prompt, tokenized
     std::map<waste::Batch::Id, std::unique_ptr<Running>> m_running;
     bool m_pumpQueued = false;
     int m_reportedRunning = 0;
