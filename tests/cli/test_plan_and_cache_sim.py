@@ -139,7 +139,7 @@ check(rc == 0 and " 0 miss = 100.0%" in out + err, f"bench at every_expert_budge
 # taken from it where it fits (floor + 8 records: it does), whole where it does not (floor).
 rc, out, err = run("plan", demo, "--json", "--disk-gbps", "2")
 plan = json.loads(out) if rc == 0 else {}
-record = plan.get("working_set_bytes", 0) // 8  # 4 layers x top-2 records of one size
+record = plan.get("min_expert_cache", 0) // 4  # one layer's top-2 records, double-buffered
 for budget in (plan.get("floor_bytes", 0), plan.get("floor_bytes", 0) + 8 * record):
     rc, out, err = run("plan", demo, "--json", "--disk-gbps", "2", "--budget", str(budget))
     rows = [b for b in json.loads(out)["forecast"]["budgets"] if b["budget_bytes"] == budget] if rc == 0 else []

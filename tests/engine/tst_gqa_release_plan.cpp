@@ -42,13 +42,15 @@ int64_t pages(int64_t bytes) { return (bytes + 4095) / 4096 * 4096; }
 // a 48-byte header, whole pages.
 int64_t vq3r(int64_t IM, int64_t H) { return pages(48 + 3 * (IM / 64) * (H / 8) * 64 * 3 + 2 * (2 * IM + H)); }
 
-// The default budget: floor plus 3, 2 or 1 working sets, the first under 7/8 of RAM.
+// The default budget: floor plus 3, 2 or 1 of the reference's working sets (every layer's
+// top-k records; recommended_bytes is floor + 3 of them), the first under 7/8 of RAM.
 int64_t defaultBudget(const waste::MemoryPlan &p, int64_t ram)
 {
     const int64_t cap = ram - ram / 8;
+    const int64_t step = (p.recommended_bytes - p.floor_bytes) / 3;
     for (int n = 3; n >= 1; --n)
-        if (p.floor_bytes + n * p.working_set_bytes <= cap)
-            return p.floor_bytes + n * p.working_set_bytes;
+        if (p.floor_bytes + n * step <= cap)
+            return p.floor_bytes + n * step;
     return p.floor_bytes;
 }
 
@@ -190,12 +192,13 @@ void checkGlm4Moe(const std::string &file, const Glm &g, double total, double ac
     // KV cache, f32, every layer: keys and values of 8 heads of 128 per position.
     EXPECT_EQ(r.vq.plan.state_bytes, L * 4096 * 2 * KVH * HD * 4);
     EXPECT_EQ(r.vq.plan.checkpoint_bytes, f32(V)) << "no recurrent state: a checkpoint is one row of logits";
-    // Records: VQ3R (a BF16 release), banks on the MoE layers only. The working set counts
-    // top-8 records on every layer, as the planner does for every family (floor.cpp, "as the
-    // reference counts"): on GLM-4.5 that is 92/89 of the MoE layers' 8 records each.
+    // Records: VQ3R (a BF16 release), banks on the MoE layers only. The working set is what
+    // one token reads, top-8 records on each MoE layer; the default budget still steps by the
+    // reference's quantum, which counts every layer (floor.hpp).
     const int64_t rec = vq3r(g.IM, H);
     EXPECT_EQ(r.vq.record_bytes, rec);
-    EXPECT_EQ(r.vq.plan.working_set_bytes, rec * K * L);
+    EXPECT_EQ(r.vq.plan.working_set_bytes, rec * K * MoE);
+    EXPECT_EQ(r.vq.plan.recommended_bytes - r.vq.plan.floor_bytes, 3 * rec * K * L) << "the reference's step";
     EXPECT_EQ(r.vq.plan.expert_bytes_total, rec * g.E * MoE);
     EXPECT_EQ(r.vq.plan.floor_bytes,
               r.vq.plan.trunk_bytes + r.vq.plan.state_bytes + r.vq.plan.scratch_bytes + rec * K * 2);

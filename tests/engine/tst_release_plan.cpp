@@ -107,7 +107,7 @@ TEST(ReleasePlan, DeepSeekV3MatchesTheArithmetic)
     const int64_t vq = pages(48 + 3 * (IM / 64) * (H / 8) * 64 * 3 + 2 * (2 * IM + H));
     EXPECT_EQ(r.vq.record_bytes, vq);
     EXPECT_EQ(r.vq.plan.min_expert_cache, vq * K * 2);
-    EXPECT_EQ(r.vq.plan.working_set_bytes, vq * K * L);
+    EXPECT_EQ(r.vq.plan.working_set_bytes, vq * K * M) << "top-k records on each MoE layer; the 3 dense layers read none";
     EXPECT_EQ(r.vq.plan.floor_bytes,
               r.vq.plan.trunk_bytes + r.vq.plan.state_bytes + r.vq.plan.scratch_bytes + r.vq.plan.min_expert_cache);
     EXPECT_EQ(r.vq.plan.recommended_bytes, r.vq.plan.floor_bytes + 3 * vq * K * L);

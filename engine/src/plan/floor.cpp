@@ -78,7 +78,10 @@ FloorTerms computeFloor(const PlanInputs &in, int64_t ctx)
     f.passScratch = f.scratch - scratchFor(16);
 
     f.minExpertCache = in.recordBytes * k * 2; // one layer's top-k, double-buffered
-    f.workingSet = in.recordBytes * k * in.layers;
+    // One token's expert reads: top-k records on each MoE layer (the reference's figure counts
+    // dense layers too: 5 % more on DeepSeek-V3's 3 dense of 61; it stays the budget's step).
+    f.workingSet = in.recordBytes * k * (in.moeLayers > 0 ? in.moeLayers : in.layers);
+    f.budgetStep = in.recordBytes * k * in.layers;
     f.vision = visionBytes(in);
     return f;
 }
