@@ -442,6 +442,111 @@ TEST(Batch, ShortSequencesShareTheRoomOfOneFullState)
     batch.add(request(99, 0));
 }
 
+// Forbids the end of text, so a sampled answer runs to the end of its context.
+struct NoEnd : waste::TokenConstraint {
+    explicit NoEnd(int32_t eos) : eos(eos) {}
+    void allowed(std::vector<bool> &mask) override
+    {
+        std::fill(mask.begin(), mask.end(), true);
+        mask[size_t(eos)] = false;
+    }
+    void accept(int32_t) override {}
+    bool complete() const override { return false; }
+    int32_t eos;
+};
+
+// Answers with no maxTokens start in states of their prompt and kAnswerRoom positions, so
+// four of them share a room of three full-context states; as they run to the context's end
+// their states grow, the room runs out, and the youngest give their states up and read their
+// prompt and answer so far again later. Each still gets, bit for bit, the log-probabilities
+// and tokens it gets alone. On Kimi-Linear (KDA states of fixed size, an MLA cache that
+// grows) and gpt-oss (GQA caches that grow, sliding layers' rings of 16 that do not).
+void expectGrowingAnswersLoseNothing(const std::string &container, const std::vector<int32_t> &prompt)
+{
+    const waste::MemoryPlan plan = waste::planMemory(container, 512);
+    waste::OpenOptions o = options(container);
+    auto one = waste::Model::open(container, o);
+    const int64_t cacheAtDefault = one->info().expertCacheBytes;
+    const int32_t eos = int32_t(one->info().eosId);
+    one.reset();
+    o.ramBudget -= cacheAtDefault - (plan.min_expert_cache + 2 * 3 * plan.state_bytes + plan.state_bytes / 2);
+    auto model = waste::openForBatch(container, o, 8);
+    ASSERT_EQ(waste::batchSequences(*model), 4) << "the room must hold exactly three full states";
+    waste::Batch batch(*model);
+
+    const waste::format::ModelConfig &c = static_cast<waste::session::ModelImpl &>(*model).manifest().config;
+    const int64_t first = waste::model::State::bytesFor(c, int(prompt.size()) + waste::kAnswerRoom);
+    ASSERT_LE(4 * first, 3 * plan.state_bytes) << "four first states must fit the room of three full ones";
+
+    waste::GenParams params;
+    params.maxTokens = 0; // to the context's end
+    params.temperature = 0.8f;
+    params.constraint = std::make_shared<NoEnd>(eos);
+    std::map<waste::Batch::Id, int> seedOf;
+    std::map<int, std::vector<float>> logprobs;
+    for (int seed = 1; seed <= 4; ++seed) {
+        ASSERT_TRUE(batch.admits(prompt.size(), 0, false)) << seed;
+        waste::Batch::Request r;
+        r.prompt = prompt;
+        r.params = params;
+        r.params.seed = uint64_t(seed);
+        r.onToken = [&logprobs, seed](const waste::TokenEvent &ev) {
+            logprobs[seed].push_back(ev.logprob);
+            return true;
+        };
+        seedOf[batch.add(std::move(r))] = seed;
+    }
+    std::map<int, waste::GenResult> results;
+    int steps = 0;
+    while (batch.active() > 0) {
+        ASSERT_LT(++steps, 20000);
+        for (waste::Batch::Ended &e : batch.step()) {
+            ASSERT_FALSE(e.failed) << e.message;
+            results[seedOf.at(e.id)] = std::move(e.result);
+        }
+    }
+    EXPECT_GT(batch.preemptions(), 0) << "the states never outgrew the room: the test means nothing";
+    ASSERT_EQ(results.size(), 4u);
+    for (const auto &[seed, r] : results) {
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        waste::GenParams alone = params;
+        alone.seed = uint64_t(seed);
+        const Alone a = generateAlone(container, prompt, alone);
+        EXPECT_EQ(r.finish, waste::FinishReason::ContextFull);
+        EXPECT_EQ(int(r.tokens.size()), 512 - int(prompt.size()) + 1);
+        EXPECT_EQ(r.tokens, a.result.tokens);
+        EXPECT_EQ(r.finish, a.result.finish);
+        ASSERT_EQ(logprobs[seed].size(), a.logprobs.size());
+        for (size_t i = 0; i < a.logprobs.size(); ++i)
+            if (logprobs[seed][i] != a.logprobs[i]) {
+                ADD_FAILURE() << "first log-probability that differs: token " << i << ", " << logprobs[seed][i]
+                              << " against " << a.logprobs[i] << " alone";
+                break;
+            }
+    }
+    // The room is whole again.
+    EXPECT_TRUE(batch.admits(prompt.size(), 0, false));
+}
+
+TEST(Batch, KimiLinearGrowingAnswersPreemptTheYoungestAndLoseNothing)
+{
+    const std::vector<int32_t> fox = foxIds(kR3);
+    expectGrowingAnswersLoseNothing(kR3, std::vector<int32_t>(fox.begin(), fox.begin() + 12));
+}
+
+TEST(Batch, GptOssGrowingAnswersPreemptTheYoungestAndLoseNothing)
+{
+    static const std::string dir = [] {
+        const std::string d = freshOutputDir("tst_batch", "gpt-oss");
+        waste::TinyModelOptions t;
+        t.arch = "gpt-oss";
+        t.compactVocabulary = true;
+        waste::makeTinyContainer(d, t);
+        return d;
+    }();
+    expectGrowingAnswersLoseNothing(dir, {72, 101, 108, 108, 111, 44, 32, 119, 111, 114, 108, 100});
+}
+
 TEST(Batch, ExtraSequencesComeFromTheExpertCache)
 {
     auto one = waste::Model::open(kR3, options(kR3));

@@ -11,9 +11,12 @@
 // One sequence at a time may continue the Model's own session (useSession): it reads on
 // from the session's state, so prefix reuse (waste/prefix.hpp) works for it, and leaves the
 // session where generate() would. The others start from position 0 in states of their own,
-// each sized to the positions it can reach (its prompt and maxTokens, at most the context),
-// as many as the model was opened for (openForBatch) and whose states fit the budget's room
-// for them: short requests run more at once than full-context ones.
+// each sized to its prompt and the first kAnswerRoom tokens of its answer and grown as the
+// answer goes on (to its prompt and maxTokens, at most the context), as many as the model was
+// opened for (openForBatch) and whose states fit the budget's room for them. When a state must
+// grow and the room is taken, the youngest sequences give theirs up (preemption) and later
+// read their prompt and what they had generated again, in one pass, so their logits and
+// tokens stay those they would have had.
 //
 // Like Model, a Batch is driven by one thread, the one that drives its Model; no call to the
 // Model's eval/generate may run while a step does. Images are not batched: a prompt with
@@ -34,6 +37,9 @@ inline constexpr int kMaxSequences = 16;
 // The most prompt tokens a step reads while other sequences are decoding (a whole pass when
 // none is): a long prompt holds their next tokens up by one such piece at most.
 inline constexpr int kPromptPieceWhileDecoding = 512;
+// A sequence's own state starts with its prompt and this many positions of answer, and grows
+// (twice as large, at most to its prompt + maxTokens or the context) as the answer does.
+inline constexpr int kAnswerRoom = 256;
 
 // Model::open for a model that a Batch will drive: up to `sequences` (1..kMaxSequences) at
 // once. The room for the states beyond the session's is taken from the expert cache: at
@@ -104,6 +110,9 @@ public:
     int active() const;             // sequences added and not yet ended
     int capacity() const;           // the most sequences at once (openForBatch's `sequences` when states fit)
     bool sessionInUse() const;
+    // Sequences that gave their state up for an older one's growth so far (each read its
+    // tokens again afterwards).
+    int64_t preemptions() const;
     // Generated tokens a step reads at most (one per decoding sequence); prompt pieces come
     // on top (ModelImpl::passTokens, or kPromptPieceWhileDecoding while others decode).
     static int chunkTokens();

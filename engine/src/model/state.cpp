@@ -59,6 +59,26 @@ void State::allocate(const format::ModelConfig &c, int ctxTokens)
     lastLogits.clear();
 }
 
+void State::grow(const format::ModelConfig &c, int ctxTokens)
+{
+    if (ctxTokens <= ctx)
+        return;
+    for (int L = 0; L < c.layers; ++L) {
+        LayerState &s = layers[static_cast<size_t>(L)];
+        const LayerSizes z = layerSizes(c, L, ctxTokens);
+        // Only the per-position buffers depend on the positions; the recurrent ones keep their size.
+        for (std::vector<float> *v : {&s.latent, &s.keys, &s.values}) {
+            const size_t want = v == &s.latent ? z.latent : z.kv;
+            if (v->size() < want) {
+                std::vector<float> bigger(want, 0.0f);
+                std::copy(v->begin(), v->end(), bigger.begin());
+                v->swap(bigger);
+            }
+        }
+    }
+    ctx = ctxTokens;
+}
+
 int64_t State::bytesFor(const format::ModelConfig &c, int ctxTokens)
 {
     int64_t n = 0;

@@ -27,6 +27,11 @@ struct State {
     // What allocate(c, ctxTokens) holds, without allocating: a batch sizes a sequence's state
     // to the positions it can reach and admits it when that fits (waste/batch.hpp).
     static int64_t bytesFor(const format::ModelConfig &c, int ctxTokens);
+    // Makes room for more positions (ctxTokens > ctx), keeping everything read so far: the
+    // per-position buffers are position-major, and a sliding layer's ring has not wrapped
+    // while pos < ctx ≤ window, so each keeps its prefix. One layer's buffer is copied at a
+    // time (std::vector growth), never a second whole state.
+    void grow(const format::ModelConfig &c, int ctxTokens);
     void reset();
     int64_t bytes() const;
 };

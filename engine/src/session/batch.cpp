@@ -33,12 +33,22 @@ struct Batch::Impl {
         Request req;
         bool session = false;
         model::State *state = nullptr;
-        std::unique_ptr<model::State> own; // null on the session
+        std::unique_ptr<model::State> own; // null on the session, and while preempted
         int64_t ownBytes = 0;              // own's share of the state room
+        int reach = 0;                     // the positions its own state may grow to
         std::optional<session::SequenceDecoder> decoder;
         size_t promptRead = 0;
         Phase phase = Phase::Prompt;
         bool endAfterFeed = false;
+        bool ended = false;
+        // Preemption: the generated tokens read so far; a preempted sequence reads its prompt
+        // again (reading = true: no prefill callbacks), then these one a step as they were read
+        // the first time (refeedAt of them so far), so its logits stay bit for bit the same.
+        std::vector<int32_t> fed;
+        bool rereading = false;
+        size_t refeedAt = 0;
+        size_t refeedLeft() const { return rereading ? fed.size() - refeedAt : 0; }
+        int32_t nextFeed() const { return refeedLeft() > 0 ? fed[refeedAt] : decoder->lastToken(); }
     };
 
     explicit Impl(Model &m) : model(implOf(m)) {}
@@ -60,16 +70,24 @@ struct Batch::Impl {
 
     // The positions a sequence can reach: its prompt and what it may generate, at most the
     // context (a prompt longer than that is refused by add()).
-    int positionsFor(size_t promptTokens, int maxTokens) const
+    int reachFor(size_t promptTokens, int maxTokens) const
     {
         const int ctx = model.info().ctxMax;
         if (maxTokens <= 0)
             return ctx;
         return int(std::min<int64_t>(ctx, int64_t(promptTokens) + int64_t(maxTokens)));
     }
+    // The positions its state starts with: the prompt and the first kAnswerRoom tokens of the
+    // answer, at most its reach. Most answers end well before max_tokens (a client that sends
+    // none gets the context's end), so states grow as answers do (grow()).
+    int firstPositionsFor(size_t toRead, int reach) const
+    {
+        return int(std::min<int64_t>(reach, int64_t(toRead) + kAnswerRoom));
+    }
     int64_t stateBytesFor(size_t promptTokens, int maxTokens) const
     {
-        return model::State::bytesFor(model.manifest().config, positionsFor(promptTokens, maxTokens));
+        return model::State::bytesFor(model.manifest().config,
+                                      firstPositionsFor(promptTokens, reachFor(promptTokens, maxTokens)));
     }
     std::unique_ptr<model::State> takeState(int positions)
     {
@@ -77,6 +95,65 @@ struct Batch::Impl {
         s->allocate(model.manifest().config, positions);
         return s;
     }
+    // A state for a sequence that has none (new, or preempted): false while the room lacks it.
+    bool giveState(Sequence &s, size_t toRead)
+    {
+        toRead += s.refeedLeft();
+        const int positions = firstPositionsFor(toRead, s.reach);
+        const int64_t bytes = model::State::bytesFor(model.manifest().config, positions);
+        // The room holds one full-context state, so a sequence alone always gets one.
+        if (roomUsed > 0 && roomUsed + bytes > model.statePoolBytes())
+            return false;
+        s.own = takeState(positions);
+        s.ownBytes = s.own->bytes();
+        roomUsed += s.ownBytes;
+        s.state = s.own.get();
+        return true;
+    }
+    // More positions for a full own state: twice as many, or kAnswerRoom more where twice
+    // does not fit the room, at most its reach. False when neither fits.
+    bool grow(Sequence &s)
+    {
+        const int cur = s.state->ctx;
+        if (!s.own || cur >= s.reach)
+            return false;
+        const format::ModelConfig &c = model.manifest().config;
+        for (int64_t want : {std::min<int64_t>(s.reach, 2 * int64_t(cur)), std::min<int64_t>(s.reach, int64_t(cur) + kAnswerRoom)}) {
+            const int64_t bytes = model::State::bytesFor(c, int(want));
+            if (roomUsed - s.ownBytes + bytes > model.statePoolBytes())
+                continue;
+            s.own->grow(c, int(want));
+            roomUsed += s.own->bytes() - s.ownBytes;
+            s.ownBytes = s.own->bytes();
+            return true;
+        }
+        return false;
+    }
+    // Frees a sequence's state for an older one that needs the room; once the room has it
+    // again it reads what it had read: its prompt in passes (whose logits do not depend on
+    // the cut), then its generated tokens one a step, as the first time (a prompt pass's
+    // logits are not bit for bit a decode step's).
+    void preempt(Sequence &s)
+    {
+        if (s.phase == Phase::Feed && s.refeedLeft() == 0)
+            s.fed.push_back(s.decoder->lastToken()); // sampled, not read yet
+        s.rereading = s.rereading || s.phase != Phase::Prompt;
+        s.refeedAt = 0;
+        s.promptRead = 0;
+        s.phase = Phase::Prompt;
+        s.own.reset();
+        roomUsed -= s.ownBytes;
+        s.ownBytes = 0;
+        s.state = nullptr;
+        ++preemptions;
+    }
+    bool anyWaiting() const
+    {
+        return std::any_of(seqs.begin(), seqs.end(), [](const auto &s) {
+            return !s->ended && (s->state == nullptr || (s->own && s->phase == Phase::Feed && s->state->pos >= s->state->ctx));
+        });
+    }
+    int64_t preemptions = 0;
 };
 
 std::unique_ptr<Model> openForBatch(const std::string &containerPath, const OpenOptions &options, int sequences)
@@ -122,11 +199,16 @@ bool Batch::admits(size_t promptTokens, int maxTokens, bool useSession) const
     if (ownInUse >= capacity() - 1)
         return false;
     // The room is at least one full-context state (batchShareAt), so the first own state
-    // always fits: nothing waits for ever.
+    // always fits: nothing waits for ever. A sequence waiting for room (to grow, or after
+    // preemption) goes first.
+    if (m->anyWaiting())
+        return false;
     return m->roomUsed == 0 || m->roomUsed + m->stateBytesFor(promptTokens, maxTokens) <= m->model.statePoolBytes();
 }
 
 bool Batch::sessionInUse() const { return m->sessionInUse(); }
+
+int64_t Batch::preemptions() const { return m->preemptions; }
 
 int Batch::chunkTokens() { return model::Forward::kMaxChunk; }
 
@@ -161,11 +243,14 @@ Batch::Id Batch::add(Request request)
     if (seq->session) {
         seq->state = &m->model.sessionState();
     } else {
-        const int positions = m->positionsFor(request.prompt.size(), request.params.maxTokens);
-        seq->own = m->takeState(positions);
-        seq->ownBytes = seq->own->bytes();
-        m->roomUsed += seq->ownBytes;
-        seq->state = seq->own.get();
+        seq->reach = m->reachFor(request.prompt.size(), request.params.maxTokens);
+        if (m->hasMla() && int64_t(request.prompt.size()) > seq->reach)
+            throw Error(ErrorCode::ContextFull, "prompt of " + std::to_string(request.prompt.size()) +
+                                                    " tokens does not fit the " + std::to_string(seq->reach) +
+                                                    " positions of the context");
+        if (!m->giveState(*seq, request.prompt.size()))
+            throw Error(ErrorCode::Argument, "the states of the sequences running take the budget's room for more: add "
+                                             "this one after one ends, or open with a larger budget");
     }
     const model::State &st = *seq->state;
     if (m->hasMla() && int64_t(st.pos) + int64_t(request.prompt.size()) > st.ctx)
@@ -197,6 +282,7 @@ std::vector<Batch::Ended> Batch::step()
         m->roomUsed -= s.ownBytes;
         s.ownBytes = 0;
         s.state = nullptr;
+        s.ended = true;
     };
     auto finish = [&](Impl::Sequence &s) {
         Ended e;
@@ -221,7 +307,8 @@ std::vector<Batch::Ended> Batch::step()
         if (s.phase != Phase::Sample)
             continue;
         model.countBatch(0, 1, 0);
-        const bool roomLeft = !(hasMla && s.state->pos >= s.state->ctx);
+        // An own state grows to its reach before the token is read (2.).
+        const bool roomLeft = !(hasMla && s.state->pos >= (s.own ? s.reach : s.state->ctx));
         session::SequenceDecoder::Next next;
         try {
             next = s.decoder->step(s.state->lastLogits, roomLeft, s.req.onToken, statsNow);
@@ -240,7 +327,7 @@ std::vector<Batch::Ended> Batch::step()
         s.endAfterFeed = next == session::SequenceDecoder::Next::FeedThenEnd;
     }
     auto dropEnded = [&] {
-        m->seqs.erase(std::remove_if(m->seqs.begin(), m->seqs.end(), [](const auto &s) { return s->state == nullptr; }),
+        m->seqs.erase(std::remove_if(m->seqs.begin(), m->seqs.end(), [](const auto &s) { return s->ended; }),
                       m->seqs.end());
     };
     dropEnded();
@@ -249,13 +336,50 @@ std::vector<Batch::Ended> Batch::step()
     // then prompt pieces (a prompt's pass): the whole pass the budget allows when nothing is
     // decoding, else a piece of kPromptPieceWhileDecoding, so a long prompt holds the others'
     // next tokens up by one piece at most.
+    //
+    // First the room: a sequence whose own state is full grows it, oldest first, taking the
+    // states of younger sequences where the room lacks it (they read their tokens again
+    // later); a sequence without a state (preempted) gets one, oldest first, where it fits.
+    // If nothing can run then, the youngest holder gives its state up, until one can: the
+    // room holds one full-context state, so the oldest alone always runs.
+    auto full = [](const Impl::Sequence &s) { return s.own && s.state && s.state->pos >= s.state->ctx; };
+    auto youngestHolderAfter = [&](size_t i) -> Impl::Sequence * {
+        for (size_t j = m->seqs.size(); j-- > i + 1;)
+            if (m->seqs[j]->own)
+                return m->seqs[j].get();
+        return nullptr;
+    };
+    auto makeRoom = [&] {
+        bool runnable = false;
+        for (size_t i = 0; i < m->seqs.size(); ++i) {
+            Impl::Sequence &s = *m->seqs[i];
+            if (s.phase == Phase::Feed && hasMla && full(s))
+                while (!m->grow(s)) {
+                    Impl::Sequence *y = youngestHolderAfter(i);
+                    if (!y)
+                        break;
+                    m->preempt(*y);
+                }
+            if (!s.session && !s.own && !m->giveState(s, s.req.prompt.size()))
+                continue;
+            runnable = runnable || !(s.phase == Phase::Feed && hasMla && full(s));
+        }
+        return runnable;
+    };
+    while (!makeRoom()) {
+        Impl::Sequence *y = youngestHolderAfter(0);
+        if (!y)
+            break; // nothing left to give up (cannot happen: the oldest alone fits)
+        m->preempt(*y);
+    }
+
     std::vector<int32_t> tokens;
     std::vector<model::Forward::Part> parts;
     std::vector<Impl::Sequence *> members;
     int room = chunkTokens();
     for (auto &sp : m->seqs)
-        if (sp->phase == Phase::Feed && room > 0) {
-            tokens.push_back(sp->decoder->lastToken());
+        if (sp->phase == Phase::Feed && room > 0 && !(hasMla && full(*sp))) {
+            tokens.push_back(sp->nextFeed());
             parts.push_back({sp->state, 1});
             members.push_back(sp.get());
             --room;
@@ -277,7 +401,7 @@ std::vector<Batch::Ended> Batch::step()
     } else {
         size_t left = 0;
         for (auto &sp : m->seqs)
-            if (sp->phase == Phase::Prompt)
+            if (sp->phase == Phase::Prompt && sp->state)
                 left += sp->req.prompt.size() - sp->promptRead;
         room = left > 0 ? model.borrowForPass(int(std::min<size_t>(left, size_t(1) << 30))) : 0;
         borrowed.m = left > 0 ? &model : nullptr;
@@ -286,7 +410,7 @@ std::vector<Batch::Ended> Batch::step()
     // waiting behind a long one, which takes the room the others leave.
     std::vector<Impl::Sequence *> prompts;
     for (auto &sp : m->seqs)
-        if (sp->phase == Phase::Prompt)
+        if (sp->phase == Phase::Prompt && sp->state)
             prompts.push_back(sp.get());
     std::stable_sort(prompts.begin(), prompts.end(), [](const Impl::Sequence *a, const Impl::Sequence *b) {
         return a->req.prompt.size() - a->promptRead < b->req.prompt.size() - b->promptRead;
@@ -327,7 +451,7 @@ std::vector<Batch::Ended> Batch::step()
                 bool go = true;
                 for (size_t i = decoding; i < members.size() && layer < layers; ++i) {
                     Impl::Sequence &sq = *members[i];
-                    if (!sq.req.onPrefill)
+                    if (!sq.req.onPrefill || sq.rereading)
                         continue;
                     const size_t read = sq.promptRead + size_t(parts[i].count) * size_t(layer) / size_t(layers);
                     go = sq.req.onPrefill(int(read), int(sq.req.prompt.size())) || !alone;
@@ -365,13 +489,38 @@ std::vector<Batch::Ended> Batch::step()
             model.readHistory().append(std::span<const int32_t>(tokens.data() + off, size_t(n)), model.mediaToken());
         off += size_t(n);
         if (s.phase == Phase::Feed) {
+            if (s.refeedLeft() > 0) {
+                // A preempted sequence reading its answer again: on to the next, or done.
+                if (++s.refeedAt < s.fed.size())
+                    continue;
+                s.rereading = false;
+                if (s.endAfterFeed)
+                    finish(s);
+                else
+                    s.phase = Phase::Sample;
+                continue;
+            }
             if (s.endAfterFeed)
                 finish(s);
-            else
+            else {
+                s.fed.push_back(tokens[off - 1]);
                 s.phase = Phase::Sample;
+            }
             continue;
         }
         s.promptRead += size_t(n);
+        if (s.rereading) {
+            model.countBatch(n, 0, 0);
+            if (s.promptRead == s.req.prompt.size()) {
+                if (s.refeedLeft() > 0)
+                    s.phase = Phase::Feed;
+                else {
+                    s.rereading = false;
+                    s.phase = Phase::Sample;
+                }
+            }
+            continue;
+        }
         model.countBatch(n, 0, 0);
         const int total = int(s.req.prompt.size());
         if (s.req.onPrefill && !s.req.onPrefill(int(s.promptRead), total)) {
