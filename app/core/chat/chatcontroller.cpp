@@ -166,7 +166,10 @@ bool ChatController::send(const QString &text)
             return false;
         }
     if (m_meter.toolsFillContext()) {
-        setNotice(m_meter.toolsDoNotFit());
+        // The meter under the message box already says why and offers the ways out; the notice says only
+        // that this message waits for one of them (the same paragraph twice reads as two problems).
+        setNotice(tr("Not sent: the tools this chat offers fill its context. Choose fewer tools or a larger "
+                     "context under the message box, then send again; your message stays in the box."));
         return false;
     }
 
