@@ -42,14 +42,14 @@ TEST(ChatFormats, EveryNamedFormatHasOneNameAndIsFoundByIt)
         EXPECT_EQ(chatFormatNamed(t.name), f);
         EXPECT_NE(std::string(t.description), "");
     }
-    EXPECT_EQ(names.size(), 9u);
+    EXPECT_EQ(names.size(), 10u);
     EXPECT_FALSE(chatFormatNamed("plain")); // the absence of a template is not a choice
     EXPECT_FALSE(chatFormatNamed("K3"));
     EXPECT_FALSE(chatFormatTraits(ChatFormat::Plain).templated);
     EXPECT_TRUE(chatFormatTraits(ChatFormat::K3).replaysParsedTurns);
     EXPECT_FALSE(chatFormatTraits(ChatFormat::ChatMl).replaysParsedTurns);
     EXPECT_EQ(chatFormatNameList(),
-              "k3, chatml, deepseek, deepseek-v3.1, kimi-k2, kimi-k2-instruct, qwen3, harmony or glm-4.5");
+              "k3, chatml, deepseek, deepseek-v3.1, kimi-k2, kimi-k2-instruct, qwen3, harmony, glm-4.5 or glm-4.7");
     EXPECT_TRUE(chatFormatTraits(genericChatFormat()).templated);
 }
 
@@ -101,4 +101,33 @@ TEST(ChatFormats, SharedSegmentsEndWhereTheLastMessageStarts)
     EXPECT_EQ(renderChatPrompt(ChatFormat::ChatMl, R"({"messages":[{"role":"user","content":""}]})").sharedSegments, 0u);
     EXPECT_TRUE(renderChatPrompt(ChatFormat::K3, R"({"messages":[{"role":"user","content":"hi"}]})").opensThinking);
     EXPECT_FALSE(renderChatPrompt(ChatFormat::Plain, R"({"messages":[{"role":"user","content":"hi"}]})").opensThinking);
+}
+
+// GLM-4.7's layout (docs/architectures/glm4-moe.md, as ollama's glm47 renderer writes it): the
+// markers with no newline after them, a call on one line, a bare </think> for an answer whose
+// reasoning is dropped, and the generation prompt opening <think>; "clear_thinking": false keeps
+// the earlier reasoning, thinking off closes the prompt with </think> and adds no /nothink.
+TEST(ChatFormats, Glm47WritesEachTurnOnOneLine)
+{
+    const std::string req = R"({"messages":[
+        {"role":"user","content":"Weather?"},
+        {"role":"assistant","content":"","reasoning_content":"look it up",
+         "tool_calls":[{"id":"a","type":"function","function":{"name":"get_weather","arguments":{"location":"Tokyo","days":2}}}]},
+        {"role":"tool","tool_call_id":"a","content":"{\"t\":20}"},
+        {"role":"assistant","content":"20 degrees.","reasoning_content":"easy"},
+        {"role":"user","content":"Thanks"}])";
+    EXPECT_EQ(joined(renderChat(ChatFormat::Glm47, req + "}")),
+              "[gMASK]<sop><|user|>Weather?<|assistant|></think><tool_call>get_weather<arg_key>location</arg_key>"
+              "<arg_value>Tokyo</arg_value><arg_key>days</arg_key><arg_value>2</arg_value></tool_call><|observation|>"
+              "<tool_response>{\"t\":20}</tool_response><|assistant|></think>20 degrees.<|user|>Thanks<|assistant|><think>");
+    const std::string kept = joined(renderChat(ChatFormat::Glm47, req + R"(,"clear_thinking":false})"));
+    EXPECT_NE(kept.find("<|assistant|><think>look it up</think><tool_call>"), std::string::npos) << kept;
+    EXPECT_NE(kept.find("<|assistant|><think>easy</think>20 degrees."), std::string::npos) << kept;
+    EXPECT_EQ(joined(renderChat(ChatFormat::Glm47, req + R"(,"thinking":{"type":"enabled","clear_thinking":false}})")), kept);
+    const std::string off = joined(renderChat(ChatFormat::Glm47, req + R"(,"enable_thinking":false})"));
+    EXPECT_TRUE(off.ends_with("<|user|>Thanks<|assistant|></think>")) << off;
+    EXPECT_EQ(off.find("/nothink"), std::string::npos) << off;
+    // GLM-4.5's layout of the same conversation keeps its newlines.
+    EXPECT_NE(joined(renderChat(ChatFormat::Glm45, req + "}")).find("<|user|>\nWeather?<|assistant|>\n<think></think>\n<tool_call>get_weather\n"),
+              std::string::npos);
 }

@@ -114,6 +114,14 @@ TEST(FamilyFormats, ChosenByArchWhenTheVocabularyHasTheMarkup)
     EXPECT_EQ(decideChatFormat("deepseek-v3", &qw, false), ChatFormat::Plain); // no DeepSeek markup
     const Tokenizer glm = familyTokenizer("glm4-moe");
     EXPECT_EQ(decideChatFormat("glm4-moe", &glm, true), ChatFormat::Glm45);
+    // GLM-4.7's template (its tools instructions write a call on one line) gets its own layout.
+    EXPECT_EQ(decideChatFormat("glm4-moe", &glm, true,
+                               "For each function call, output the function name and arguments within the following "
+                               "XML format:\n<tool_call>{function-name}<arg_key>{arg-key-1}</arg_key>"),
+              ChatFormat::Glm47);
+    EXPECT_EQ(decideChatFormat("glm4-moe", &glm, true,
+                               "XML format:\n<tool_call>{function-name}\n<arg_key>{arg-key-1}</arg_key>\n"),
+              ChatFormat::Glm45);
     EXPECT_EQ(decideChatFormat("glm4-moe", &qw, true), ChatFormat::ChatMl); // no GLM markup
     // Kimi K2's rank file follows the rule of the reference engine's rank files: BOS is
     // the rank count, EOS (<|im_end|>) two past it.

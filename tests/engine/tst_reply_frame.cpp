@@ -285,13 +285,15 @@ TEST(ReplyFrame, ReasoningFollowsThePrompt)
     }
 }
 
-// GLM-4.5: an answer reads back as its document, after a think block only where the prompt
-// left thinking on; a forced call is refused, naming why (its arguments are pairs, not JSON).
-TEST(ReplyFrame, Glm45AnswersReadBackAndForcedCallsAreRefused)
+// GLM-4.5 and GLM-4.7's layouts: an answer reads back as its document, after a think block
+// only where the prompt left thinking on; a forced call is refused, naming why (its arguments
+// are pairs, not JSON).
+TEST(ReplyFrame, GlmAnswersReadBackAndForcedCallsAreRefused)
 {
-    const Format f{"glm-4.5", ChatFormat::Glm45, [] { return familyTokenizer("glm4-moe"); }};
-    const Tokenizer tok = f.tokenizer();
+    for (const Format f : {Format{"glm-4.5", ChatFormat::Glm45, [] { return familyTokenizer("glm4-moe"); }},
+                           Format{"glm-4.7", ChatFormat::Glm47, [] { return familyTokenizer("glm4-moe"); }}})
     for (const bool thinking : {false, true}) {
+        const Tokenizer tok = f.tokenizer();
         const std::vector<int32_t> prompt = promptFor(f, tok, thinking, false);
         const ReplyFrame frame = replyFramer(f.format, tok, prompt)->answer(Schema::compile(kSchema));
         EXPECT_EQ(frame.reasoning.allowed, thinking);

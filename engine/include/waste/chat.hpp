@@ -28,10 +28,10 @@ namespace waste {
 //   containers of those families whose chat_template.jinja is that release's;
 // - Harmony: gpt-oss's harmony format (gpt-oss containers whose vocabulary has its specials);
 // - Glm45: GLM-4.5's and 4.6's template (glm4-moe containers whose vocabulary has <|assistant|>).
-enum class ChatFormat { Plain, ChatMl, K3, DeepSeek, KimiK2, Qwen3, Harmony, DeepSeekV31, KimiK2Instruct, Glm45 };
+enum class ChatFormat { Plain, ChatMl, K3, DeepSeek, KimiK2, Qwen3, Harmony, DeepSeekV31, KimiK2Instruct, Glm45, Glm47 };
 
 // "plain", "chatml", "k3", "deepseek", "kimi-k2", "qwen3", "harmony", "deepseek-v3.1",
-// "kimi-k2-instruct", "glm-4.5".
+// "kimi-k2-instruct", "glm-4.5", "glm-4.7".
 const char *chatFormatName(ChatFormat format);
 
 // What a front end may know of a format, so that none of them branches on one.

@@ -33,6 +33,10 @@ ChatFormat familyTemplateVariant(ChatFormat family, std::string_view templateTex
         return ChatFormat::DeepSeekV31;
     if (family == ChatFormat::KimiK2 && templateText.find("<think>") == std::string_view::npos)
         return ChatFormat::KimiK2Instruct;
+    // GLM-4.7's (and GLM-5's) tools instructions show a call on one line; 4.5's and 4.6's
+    // put each tag on its own line.
+    if (family == ChatFormat::Glm45 && templateText.find("<tool_call>{function-name}<arg_key>") != std::string_view::npos)
+        return ChatFormat::Glm47;
     return family;
 }
 
@@ -51,7 +55,7 @@ ChatFormat decideChatFormat(std::string_view arch, const Tokenizer *tok, bool ha
     if (arch == "gpt-oss" && tok && tok->specialId("<|channel|>") >= 0)
         return ChatFormat::Harmony;
     if (arch == "glm4-moe" && tok && tok->specialId("<|assistant|>") >= 0)
-        return ChatFormat::Glm45;
+        return familyTemplateVariant(ChatFormat::Glm45, templateText);
     return hasChatTemplate ? ChatFormat::ChatMl : ChatFormat::Plain;
 }
 

@@ -26,6 +26,8 @@ std::string chatTemplateText(const std::string &containerDir);
 // what each release's Jinja does (the tests check them on the releases' own files):
 //   - DeepSeekV31 when it reads a `thinking` switch (V3.1's; R1 and V3 have none);
 //   - KimiK2Instruct when it writes no <think> (K2-Instruct's; K2-Thinking and K2.5 do);
+//   - Glm47 when its tools instructions write a call on one line (GLM-4.7's; 4.5 and 4.6
+//     put each tag on its own line);
 //   - otherwise the family's default format (DeepSeek: R1's; KimiK2: K2-Thinking's),
 //     which an empty template also gets.
 ChatFormat familyTemplateVariant(ChatFormat family, std::string_view templateText);
@@ -34,7 +36,7 @@ ChatFormat familyTemplateVariant(ChatFormat family, std::string_view templateTex
 // for a deepseek-v3, kimi-k2 or qwen3-moe/qwen3-next container whose vocabulary has that
 // family's markup (DeepSeekV31 or KimiK2Instruct as familyTemplateVariant reads
 // `templateText`); Harmony for a gpt-oss container with <|channel|>; Glm45 for a glm4-moe
-// container with <|assistant|>; otherwise ChatMl when
+// container with <|assistant|> (Glm47 as familyTemplateVariant reads it); otherwise ChatMl when
 // the container ships a chat template; otherwise Plain. `tok` may be null (no tokenizer).
 ChatFormat decideChatFormat(std::string_view arch, const Tokenizer *tok, bool hasChatTemplate,
                             std::string_view templateText = {});

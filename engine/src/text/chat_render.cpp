@@ -81,6 +81,7 @@ ChatSegments renderChat(ChatFormat format, std::string_view requestJson, const s
     case ChatFormat::DeepSeekV31:
     case ChatFormat::KimiK2Instruct:
     case ChatFormat::Glm45:
+    case ChatFormat::Glm47:
         if (!mediaBlocks.empty())
             throw Error(ErrorCode::Argument, std::string("the ") + chatFormatName(format) +
                                                  " chat format takes no images; send the conversation as text");
@@ -97,6 +98,8 @@ ChatSegments renderChat(ChatFormat format, std::string_view requestJson, const s
             return text::renderQwen3(request);
         case ChatFormat::Glm45:
             return text::renderGlm45(request);
+        case ChatFormat::Glm47:
+            return text::renderGlm47(request);
         default:
             return text::renderHarmony(request);
         }

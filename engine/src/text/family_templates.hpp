@@ -13,8 +13,10 @@
 //   - GLM-4.5: GLM-4.5's / 4.6's template ([gMASK]<sop>, <|system|> <|user|> <|assistant|>
 //     <|observation|> each followed by a newline, calls as <tool_call>NAME then
 //     <arg_key>/<arg_value> pairs, reasoning kept after the last user message;
-//     "enable_thinking": false appends /nothink and closes the think block empty;
-//     glm45_template.cpp).
+//     "enable_thinking": false appends /nothink and closes the think block empty);
+//   - GLM-4.7: the same markers with no newlines after them or inside calls, </think> for an
+//     answer whose reasoning is dropped, "clear_thinking": false keeps every turn's reasoning
+//     (glm_template.cpp renders both layouts).
 // Request fields read: messages (role, content as a string or text parts, name,
 // reasoning_content, tool_calls [{id, type, function {name, arguments}}], tool_call_id),
 // tools, add_generation_prompt (default true), thinking / enable_thinking.
@@ -33,6 +35,7 @@ Segments renderKimiK2(const nlohmann::ordered_json &request);
 Segments renderKimiK2Instruct(const nlohmann::ordered_json &request);
 Segments renderQwen3(const nlohmann::ordered_json &request);
 Segments renderGlm45(const nlohmann::ordered_json &request);
+Segments renderGlm47(const nlohmann::ordered_json &request);
 
 // Whether the request asks for thinking: true unless "thinking" or "enable_thinking" is
 // false (or {"type": "disabled"}), or "reasoning_effort" / "thinking_effort" is none,

@@ -1,8 +1,9 @@
-// GLM-4.5's reply frame (glm45_template.cpp; TextReplyParser with CallSyntax::ArgPairs reads
-// it back):
-//   \n<think> reasoning </think> (GLM reasons first unless the prompt closed an empty think
-//   block, thinking off; free text at once when the prompt opened <think>)
-//   answer: \nJSON <|user|>   (the turn ends by handing back to the user)
+// GLM's reply frame (glm_template.cpp; TextReplyParser with CallSyntax::ArgPairs reads it
+// back):
+//   \n<think> reasoning </think> (GLM reasons first unless the prompt closed the think
+//   block, thinking off; free text at once when the prompt opened <think>, as GLM-4.7's does)
+//   answer: \nJSON <|user|>   (the turn ends by handing back to the user; GLM-4.7 writes no
+//   newline before the answer)
 // A forced call is refused: GLM writes each argument as its own <arg_key>/<arg_value> pair,
 // which is not one JSON document a frame's schema can follow.
 #include "text/family_reply_parser.hpp"
@@ -17,7 +18,7 @@ namespace {
 
 class Glm45Framer final : public ReplyFramer {
 public:
-    Glm45Framer(const Tokenizer &tok, std::span<const int32_t> prompt)
+    Glm45Framer(const Tokenizer &tok, std::span<const int32_t> prompt, bool oneLine)
     {
         FrameTokens t(tok);
         m_end = t.marker("<|user|>");
@@ -28,7 +29,8 @@ public:
         if (!promptEndsWithToken(tok, prompt, open))
             tok.encodeTo("\n<think>", true, m_reasoning.open);
         tok.encodeTo("</think>", true, m_reasoning.close);
-        tok.encodeTo("\n", true, m_lead);
+        if (!oneLine)
+            tok.encodeTo("\n", true, m_lead);
     }
 
     ReplyFrame answer(const std::shared_ptr<const Schema> &schema) const override
@@ -53,9 +55,9 @@ private:
 
 } // namespace
 
-std::unique_ptr<ReplyFramer> glm45Framer(const Tokenizer &tok, std::span<const int32_t> prompt)
+std::unique_ptr<ReplyFramer> glm45Framer(const Tokenizer &tok, std::span<const int32_t> prompt, bool oneLine)
 {
-    return std::make_unique<Glm45Framer>(tok, prompt);
+    return std::make_unique<Glm45Framer>(tok, prompt, oneLine);
 }
 
 } // namespace waste::text

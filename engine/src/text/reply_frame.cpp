@@ -48,7 +48,9 @@ std::unique_ptr<ReplyFramer> replyFramer(ChatFormat format, const Tokenizer &tok
     case ChatFormat::KimiK2Instruct:
         return kimiK2InstructFramer(tok, prompt);
     case ChatFormat::Glm45:
-        return glm45Framer(tok, prompt);
+        return glm45Framer(tok, prompt, false);
+    case ChatFormat::Glm47:
+        return glm45Framer(tok, prompt, true);
     }
     throw Error(ErrorCode::Unsupported, std::string("no reply frame for the chat format ") + chatFormatName(format));
 }

@@ -92,7 +92,8 @@ std::unique_ptr<ReplyFramer> kimiK2Framer(const Tokenizer &tok, std::span<const 
 std::unique_ptr<ReplyFramer> kimiK2InstructFramer(const Tokenizer &tok, std::span<const int32_t> prompt);
 std::unique_ptr<ReplyFramer> qwen3Framer(const Tokenizer &tok, std::span<const int32_t> prompt);
 std::unique_ptr<ReplyFramer> harmonyFramer(const Tokenizer &tok);
-std::unique_ptr<ReplyFramer> glm45Framer(const Tokenizer &tok, std::span<const int32_t> prompt);
+// oneLine: GLM-4.7's layout (the prompt opens <think> itself; no newline before the answer).
+std::unique_ptr<ReplyFramer> glm45Framer(const Tokenizer &tok, std::span<const int32_t> prompt, bool oneLine);
 
 // The constraint that follows `frame` with `tok`'s ordinary tokens (TokenTrie::fromTokenizer).
 std::shared_ptr<TokenConstraint> frameConstraint(const ReplyFrame &frame, const Tokenizer &tok, int maxTokens);

@@ -24,7 +24,8 @@ std::unique_ptr<ReplyParser> replyParserFor(ChatFormat format, const Tokenizer &
             format == ChatFormat::DeepSeek || format == ChatFormat::DeepSeekV31 ? FamilyReplyParser::Family::DeepSeek
                                                                                 : FamilyReplyParser::Family::KimiK2,
             promptEndsWithToken(tok, prompt, tok.specialId("<think>")));
-    case ChatFormat::Glm45: {
+    case ChatFormat::Glm45:
+    case ChatFormat::Glm47: {
         // The turn ends where the model hands over: to the user, to a tool, or at the end.
         static constexpr const char *kEnds[] = {"<|user|>", "<|observation|>", "<|endoftext|>"};
         return std::make_unique<TextReplyParser>(tok, promptEndsInThink(tok, prompt), CallSyntax::ArgPairs, kEnds);

@@ -1,12 +1,19 @@
-// GLM-4.5's and GLM-4.6's chat template (docs/architectures/glm4-moe.md), segment for
-// segment: [gMASK]<sop>; the tools block as a first <|system|> turn; each role marker followed
-// by a newline; assistant turns as <think>REASONING</think> (kept only after the last user
-// message, else empty), the stripped content, and calls as <tool_call>NAME with one
-// <arg_key>/<arg_value> pair per argument (a string value as it is, any other as JSON);
-// consecutive tool results after one <|observation|>. "enable_thinking": false appends
-// /nothink to user turns and closes the generation prompt's think block empty. Checked
-// against the release's Jinja by tests/chat_templates (GLM-4.6's, which differs from 4.5's
-// only in keeping non-ASCII in the tools' JSON, as this does).
+// GLM's two chat template layouts (docs/architectures/glm4-moe.md), segment for segment:
+//   - GLM-4.5 / 4.6: [gMASK]<sop>; the tools block as a first <|system|> turn; each role
+//     marker followed by a newline; assistant turns as <think>REASONING</think> (kept only
+//     after the last user message, else empty), the stripped content, and calls as
+//     <tool_call>NAME with one <arg_key>/<arg_value> pair per argument (a string value as it
+//     is, any other as JSON), one per line; consecutive tool results after one
+//     <|observation|>. "enable_thinking": false appends /nothink to user turns and closes the
+//     generation prompt's think block empty. Checked against the release's Jinja by
+//     tests/chat_templates (GLM-4.6's, which differs from 4.5's only in keeping non-ASCII in
+//     the tools' JSON, as this does).
+//   - GLM-4.7 (and GLM-5.x): the same markers with no newline after any of them or inside a
+//     call; an assistant turn whose reasoning is not kept writes a bare </think>; the
+//     generation prompt opens <think> (or writes </think> with thinking off, no /nothink);
+//     "clear_thinking": false (also inside "thinking", as Z.ai's API spells it) keeps every
+//     turn's reasoning ("preserved thinking"). A tool result given as parts is written as
+//     their text, as a string result is (the template would write Python's repr of each part).
 #include "text/family_request.hpp"
 #include "text/family_templates.hpp"
 #include "text/segment_writer.hpp"
@@ -17,12 +24,22 @@ using family::Json;
 
 namespace {
 
+struct Layout {
+    bool oneLine = false; // GLM-4.7's: no newline after the markers or inside calls
+    const char *nl() const { return oneLine ? "" : "\n"; }
+};
+
 constexpr const char *kToolsHead = "<|system|>\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
                                    "You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n";
-constexpr const char *kToolsTail =
+constexpr const char *kToolsTail45 =
     "</tools>\n\nFor each function call, output the function name and arguments within the following XML format:\n"
     "<tool_call>{function-name}\n<arg_key>{arg-key-1}</arg_key>\n<arg_value>{arg-value-1}</arg_value>\n"
     "<arg_key>{arg-key-2}</arg_key>\n<arg_value>{arg-value-2}</arg_value>\n...\n</tool_call>";
+constexpr const char *kToolsTail47 =
+    "</tools>\n\nFor each function call, output the function name and arguments within the following XML format:\n"
+    "<tool_call>{function-name}<arg_key>{arg-key-1}</arg_key><arg_value>{arg-value-1}</arg_value>"
+    "<arg_key>{arg-key-2}</arg_key><arg_value>{arg-value-2}</arg_value>...</tool_call>";
+
 // A call's arguments as the template iterates them: an object (a JSON text is parsed first).
 Json argumentsObject(const Json &fn)
 {
@@ -41,7 +58,18 @@ Json argumentsObject(const Json &fn)
     return args;
 }
 
-void writeAssistant(SegmentWriter &w, const Json &m, bool keepReasoning)
+// "clear_thinking": false at the top (chat_template_kwargs) or inside "thinking" (Z.ai's API).
+bool keepsAllReasoning(const Json &request)
+{
+    if (const auto it = request.find("clear_thinking"); it != request.end() && it->is_boolean())
+        return !it->get<bool>();
+    if (const auto t = request.find("thinking"); t != request.end() && t->is_object())
+        if (const auto c = t->find("clear_thinking"); c != t->end() && c->is_boolean())
+            return !c->get<bool>();
+    return false;
+}
+
+void writeAssistant(SegmentWriter &w, const Json &m, bool keepReasoning, Layout layout)
 {
     std::string content = family::contentText(m), reasoning;
     if (m.contains("reasoning_content") && m["reasoning_content"].is_string()) {
@@ -55,41 +83,40 @@ void writeAssistant(SegmentWriter &w, const Json &m, bool keepReasoning)
     }
     w.markup("<|assistant|>");
     if (keepReasoning && !reasoning.empty()) {
-        w.markup("\n<think>");
+        w.markup(std::string(layout.nl()) + "<think>");
         w.text(family::strip(reasoning));
         w.markup("</think>");
     } else {
-        w.markup("\n<think></think>");
+        w.markup(layout.oneLine ? "</think>" : "\n<think></think>");
     }
     if (const std::string c = family::strip(content); !c.empty()) {
-        w.markup("\n");
+        w.markup(layout.nl());
         w.text(c);
     }
     for (const Json &call : family::toolCalls(m)) {
         const Json &fn = family::function(call);
-        w.markup("\n<tool_call>");
+        w.markup(std::string(layout.nl()) + "<tool_call>");
         w.text(family::stringOr(fn, "name"));
-        w.markup("\n");
+        w.markup(layout.nl());
         const Json args = argumentsObject(fn); // held: items() only refers to it
         for (const auto &[key, value] : args.items()) {
             w.markup("<arg_key>");
             w.text(key);
-            w.markup("</arg_key>\n<arg_value>");
+            w.markup(std::string("</arg_key>") + layout.nl() + "<arg_value>");
             w.text(value.is_string() ? value.get<std::string>() : family::toJson(value));
-            w.markup("</arg_value>\n");
+            w.markup(std::string("</arg_value>") + layout.nl());
         }
         w.markup("</tool_call>");
     }
 }
 
-} // namespace
-
-Segments renderGlm45(const Json &request)
+Segments renderGlm(const Json &request, Layout layout)
 {
     const Json &msgs = family::messages(request);
     if (msgs.empty())
         family::bad("'messages' is empty");
     const bool thinking = familyThinkingEnabled(request);
+    const bool keepAll = layout.oneLine && keepsAllReasoning(request);
     SegmentWriter w;
     w.markup("[gMASK]<sop>");
     if (const auto t = request.find("tools"); t != request.end() && t->is_array() && !t->empty()) {
@@ -98,7 +125,7 @@ Segments renderGlm45(const Json &request)
             w.text(family::toJson(tool));
             w.markup("\n");
         }
-        w.markup(kToolsTail);
+        w.markup(layout.oneLine ? kToolsTail47 : kToolsTail45);
     }
     size_t lastUser = 0;
     bool anyUser = false;
@@ -112,29 +139,37 @@ Segments renderGlm45(const Json &request)
         const std::string role = family::role(m);
         if (role == "user") {
             const std::string text = family::contentText(m);
-            w.markup("<|user|>\n");
+            w.markup(std::string("<|user|>") + layout.nl());
             w.text(text);
-            if (!thinking && !text.ends_with("/nothink"))
+            if (!layout.oneLine && !thinking && !text.ends_with("/nothink"))
                 w.markup("/nothink");
         } else if (role == "assistant") {
-            writeAssistant(w, m, !anyUser || i > lastUser);
+            writeAssistant(w, m, keepAll || !anyUser || i > lastUser, layout);
         } else if (role == "tool") {
             if (i == 0 || family::role(msgs[i - 1]) != "tool")
                 w.markup("<|observation|>");
-            w.markup("\n<tool_response>\n");
+            w.markup(std::string(layout.nl()) + "<tool_response>" + layout.nl());
             w.text(family::contentText(m));
-            w.markup("\n</tool_response>");
+            w.markup(std::string(layout.nl()) + "</tool_response>");
         } else if (role == "system") {
-            w.markup("<|system|>\n");
+            w.markup(std::string("<|system|>") + layout.nl());
             w.text(family::contentText(m));
         }
     }
     if (family::addGenerationPrompt(request)) {
         w.markup("<|assistant|>");
-        if (!thinking)
+        if (layout.oneLine)
+            w.markup(thinking ? "<think>" : "</think>");
+        else if (!thinking)
             w.markup("\n<think></think>");
     }
     return w.take();
 }
+
+} // namespace
+
+Segments renderGlm45(const Json &request) { return renderGlm(request, Layout{false}); }
+
+Segments renderGlm47(const Json &request) { return renderGlm(request, Layout{true}); }
 
 } // namespace waste::text
