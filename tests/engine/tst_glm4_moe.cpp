@@ -326,4 +326,16 @@ TEST(Glm4Moe, ChatsInGlmFormatAndReadsItsReplies)
     ASSERT_EQ(parser->reply().toolCalls.size(), 1u);
     EXPECT_EQ(parser->reply().toolCalls[0].name, "get_weather");
     EXPECT_EQ(parser->reply().toolCalls[0].arguments, R"({"city":"Rome"})");
+
+    // A request that declared its tools: a parameter typed as a string keeps the text written
+    // even where it reads as JSON (a postcode of digits).
+    auto typed = m->replyParser(ids, R"([{"type":"function","function":{"name":"get_weather","parameters":
+        {"type":"object","properties":{"city":{"type":"string"},"zip":{"type":"string"},"days":{"type":"integer"}}}}}])");
+    for (int32_t id : m->tokenize("\n<think>ok</think>\n<tool_call>get_weather\n<arg_key>zip</arg_key>\n"
+                                  "<arg_value>10115</arg_value>\n<arg_key>days</arg_key>\n<arg_value>2</arg_value>\n"
+                                  "</tool_call><|observation|>",
+                                  true))
+        typed->feed(id);
+    ASSERT_EQ(typed->reply().toolCalls.size(), 1u);
+    EXPECT_EQ(typed->reply().toolCalls[0].arguments, R"({"zip":"10115","days":2})");
 }

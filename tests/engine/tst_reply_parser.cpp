@@ -4,6 +4,8 @@
 // the tiny random-weights K3 container, which must always come back as structure.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "text/k3_template.hpp"
 #include "text/reply_stream.hpp"
 #include "text/tagged_reply_parser.hpp"
@@ -144,6 +146,34 @@ TEST(TaggedReplyParser, GlmArgumentPairsAnySplit)
     TaggedReplyParser broken(false, CallSyntax::ArgPairs);
     broken.push("<tool_call>f\n<arg_key>a</arg_key><arg_value>1");
     EXPECT_EQ(broken.finish().content, "<tool_call>f\n<arg_key>a</arg_key><arg_value>1");
+}
+
+// Where the tool declares a parameter a string, its value is the text written, even when
+// that text reads as JSON ("123", "true", "{...}"); the other parameters still read as JSON,
+// and a function declared with no types (or not declared) reads every value as JSON.
+TEST(TaggedReplyParser, GlmStringTypedArgumentsStayTheirText)
+{
+    const std::string text = "<tool_call>lookup<arg_key>code</arg_key><arg_value>123</arg_value>"
+                             "<arg_key>flag</arg_key><arg_value>true</arg_value>"
+                             "<arg_key>doc</arg_key><arg_value>{\"a\": 1}</arg_value>"
+                             "<arg_key>n</arg_key><arg_value>7</arg_value></tool_call>";
+    const StringArguments declared = stringArgumentsOf(R"([{"type":"function","function":{"name":"lookup",
+        "parameters":{"type":"object","properties":{"code":{"type":"string"},"flag":{"type":["string","null"]},
+        "doc":{"type":"string"},"n":{"type":"integer"}}}}}])");
+    ASSERT_EQ(declared.at("lookup"), (std::set<std::string>{"code", "doc", "flag"}));
+    TaggedReplyParser typed(false, CallSyntax::ArgPairs);
+    typed.setStringArguments(declared);
+    typed.push(text);
+    typed.finish();
+    ASSERT_EQ(typed.reply().toolCalls.size(), 1u);
+    EXPECT_EQ(Json::parse(typed.reply().toolCalls[0].arguments),
+              Json::parse(R"({"code": "123", "flag": "true", "doc": "{\"a\": 1}", "n": 7})"));
+    TaggedReplyParser untyped(false, CallSyntax::ArgPairs);
+    untyped.push(text);
+    untyped.finish();
+    ASSERT_EQ(untyped.reply().toolCalls.size(), 1u);
+    EXPECT_EQ(Json::parse(untyped.reply().toolCalls[0].arguments),
+              Json::parse(R"({"code": 123, "flag": true, "doc": {"a": 1}, "n": 7})"));
 }
 
 TEST(ReplyParser, TextModelsGetTheTextParserAndStopStringsCutTheContent)

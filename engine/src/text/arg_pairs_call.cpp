@@ -1,7 +1,5 @@
 #include "text/arg_pairs_call.hpp"
 
-#include <nlohmann/json.hpp>
-
 namespace waste::text {
 
 namespace {
@@ -44,13 +42,11 @@ std::optional<std::string_view> until(std::string_view &s, std::string_view clos
 
 std::optional<ArgPairsCall> parseArgPairsCall(std::string_view body)
 {
-    using Json = nlohmann::ordered_json;
     const size_t first = body.find(kKeyOpen);
     ArgPairsCall call;
     call.name = std::string(trim(body.substr(0, first)));
     if (call.name.empty() || call.name.find_first_of(kSpace) != std::string::npos)
         return std::nullopt;
-    Json args = Json::object();
     std::string_view rest = first == std::string_view::npos ? std::string_view() : body.substr(first);
     while (!trim(rest).empty()) {
         if (!expect(rest, kKeyOpen))
@@ -61,12 +57,8 @@ std::optional<ArgPairsCall> parseArgPairsCall(std::string_view body)
         const auto value = until(rest, kValueClose);
         if (!value)
             return std::nullopt;
-        // A value the template wrote with tojson reads back as that JSON; a string it wrote
-        // as it is (which may not be JSON) stays the string.
-        Json v = Json::parse(*value, nullptr, false);
-        args[std::string(trim(*key))] = v.is_discarded() ? Json(std::string(*value)) : std::move(v);
+        call.arguments.push_back({std::string(trim(*key)), std::string(*value)});
     }
-    call.arguments = args.dump();
     return call;
 }
 

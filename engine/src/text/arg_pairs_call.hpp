@@ -3,15 +3,18 @@
 // between them), as its template writes a call and vLLM's / mlx-lm's glm45 parsers read one.
 #pragma once
 
+#include "text/argument_types.hpp"
+
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace waste::text {
 
 struct ArgPairsCall {
     std::string name;
-    std::string arguments; // a JSON object: each value parsed as JSON where it is JSON, else the string
+    std::vector<RawArgument> arguments; // in order, each value as written (argumentsJson reads them)
 };
 
 // The call in `body`; none when it has no name or a pair is malformed (the block then stays text).

@@ -1,6 +1,7 @@
 #include "text/declared_tools_parser.hpp"
 
 #include "text/plain_template.hpp"
+#include "text/tagged_reply_parser.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -89,6 +90,9 @@ DeclaredToolsParser::DeclaredToolsParser(std::unique_ptr<ReplyParser> inner, Cha
         }
     }
     m_mayBeBareJson = !m_names.empty() && !chatFormatTraits(format).replaysParsedTurns;
+    // A string-typed argument written as text stays the string the tool declares.
+    if (auto *text = dynamic_cast<TextReplyParser *>(m_inner.get()); text && !m_names.empty())
+        text->setStringArguments(stringArgumentsOf(toolsJson));
 }
 
 void DeclaredToolsParser::take(const ReplyToolCall &call, ReplyDelta &out)

@@ -40,8 +40,9 @@ void TaggedReplyParser::endCall(ReplyDelta &d, bool closed)
     ToolCall call;
     if (m_syntax == CallSyntax::ArgPairs) {
         if (auto pairs = parseArgPairsCall(m_callBody)) {
+            const auto declared = m_strings.find(pairs->name);
+            call.arguments = argumentsJson(pairs->arguments, declared == m_strings.end() ? nullptr : &declared->second);
             call.name = std::move(pairs->name);
-            call.arguments = std::move(pairs->arguments);
             ok = true;
         }
     } else {

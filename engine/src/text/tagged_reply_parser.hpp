@@ -12,6 +12,7 @@
 // stays content, markers included.
 #pragma once
 
+#include "text/argument_types.hpp"
 #include "text/chat_reply.hpp"
 #include "text/reply_channel.hpp"
 
@@ -37,6 +38,9 @@ public:
     ReplyDelta finish();
     const ChatReply &reply() const { return m_reply; }
     bool finished() const { return m_finished; }
+    // The declared tools' string-typed arguments, for call bodies that write each argument
+    // as text (argument_types.hpp).
+    void setStringArguments(StringArguments strings) { m_strings = std::move(strings); }
 
 private:
     enum class Mode { Start, Think, Content, Call };
@@ -51,6 +55,7 @@ private:
     ChatReply m_reply;
     int m_callCount = 0;
     bool m_finished = false;
+    StringArguments m_strings;
 };
 
 // The ReplyParser for models without K3 markup: token pieces go through
@@ -64,6 +69,7 @@ public:
     ReplyDelta feed(int32_t token) override;
     ReplyDelta finish() override;
     const ChatReply &reply() const override { return m_parser.reply(); }
+    void setStringArguments(StringArguments strings) { m_parser.setStringArguments(std::move(strings)); }
 
 private:
     const Tokenizer &m_tok;
