@@ -25,10 +25,11 @@ int runMktiny(const cli::Args &args)
     if (auto arch = args.value("--arch")) {
         if (*arch == "kimi-k3") o.k3 = true;
         else if (*arch == "deepseek-v3" || *arch == "kimi-k2" || *arch == "qwen3-moe" || *arch == "qwen3-next" ||
-                 *arch == "gpt-oss" || *arch == "glm4-moe")
+                 *arch == "gpt-oss" || *arch == "glm4-moe" || *arch == "deepseek-v32" || *arch == "glm-moe-dsa")
             o.arch = *arch;
         else if (*arch != "kimi-linear")
-            throw cli::UsageError("--arch must be kimi-linear, kimi-k3, deepseek-v3, kimi-k2, qwen3-moe, qwen3-next, gpt-oss or glm4-moe, not '" +
+            throw cli::UsageError("--arch must be kimi-linear, kimi-k3, deepseek-v3, kimi-k2, deepseek-v32, qwen3-moe, qwen3-next, "
+                                  "gpt-oss, glm4-moe or glm-moe-dsa, not '" +
                                   *arch + "'");
     }
     if (args.flag("--air")) {
@@ -80,6 +81,8 @@ int runMktiny(const cli::Args &args)
     if (args.flag("--hf") && args.flag("--container")) throw cli::UsageError("choose one of --hf and --container");
     const std::string out = args.positional(0);
     const char *what = o.arch == "deepseek-v3" ? "DeepSeek-V3"
+                       : o.arch == "deepseek-v32" ? "DeepSeek-V3.2"
+                       : o.arch == "glm-moe-dsa" ? "GLM-5.2"
                        : o.arch == "kimi-k2"   ? "Kimi K2"
                        : o.arch == "qwen3-moe" ? "Qwen3-MoE"
                        : o.arch == "qwen3-next" ? "Qwen3-Next"
@@ -92,7 +95,8 @@ int runMktiny(const cli::Args &args)
         const bool quantised = o.experts != waste::TinyExperts::Default && o.experts != waste::TinyExperts::BF16;
         const std::string layout = quantised ? std::string(", ") + waste::tinyExpertsName(o.experts) + " experts"
                                    : o.k3 && o.experts == waste::TinyExperts::Default ? ", mxfp4 experts"
-                                   : (o.arch == "deepseek-v3" || o.arch == "kimi-k2") && o.experts == waste::TinyExperts::Default
+                                   : (o.arch == "deepseek-v3" || o.arch == "deepseek-v32" || o.arch == "kimi-k2") &&
+                                           o.experts == waste::TinyExperts::Default
                                        ? ", fp8 trunk and experts"
                                    : o.arch == "gpt-oss" ? ", mxfp4 experts"
                                    : !o.arch.empty()     ? ", bf16" // the Qwen and GLM families ship BF16 throughout

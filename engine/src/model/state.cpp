@@ -11,6 +11,7 @@ namespace {
 struct LayerSizes {
     size_t S = 0, conv = 0, convRings = 0; // convRings: 1 (Gated DeltaNet's one ring) or 3 (KDA's q, k, v)
     size_t latent = 0, kv = 0;            // kv: keys, and as many values
+    size_t indexKeys = 0;                 // DSA: the indexer's keys (layers that run one)
     bool kvRing = false;
 };
 
@@ -33,6 +34,8 @@ LayerSizes layerSizes(const format::ModelConfig &c, int L, int ctxTokens)
         z.convRings = 3;
     } else {
         z.latent = size_t(ctxTokens) * size_t(c.kvLora + c.qkRope);
+        if (c.dsa.on && !c.dsa.sharedLayer(L))
+            z.indexKeys = size_t(ctxTokens) * size_t(c.dsa.headDim);
     }
     return z;
 }
@@ -51,6 +54,7 @@ void State::allocate(const format::ModelConfig &c, int ctxTokens)
         s.convK.assign(z.convRings == 3 ? z.conv : 0, 0.0f);
         s.convV.assign(z.convRings == 3 ? z.conv : 0, 0.0f);
         s.latent.assign(z.latent, 0.0f);
+        s.indexKeys.assign(z.indexKeys, 0.0f);
         s.keys.assign(z.kv, 0.0f);
         s.values.assign(z.kv, 0.0f);
         s.kvRing = z.kvRing;
@@ -64,7 +68,7 @@ int64_t State::bytesFor(const format::ModelConfig &c, int ctxTokens)
     int64_t n = 0;
     for (int L = 0; L < c.layers; ++L) {
         const LayerSizes z = layerSizes(c, L, ctxTokens);
-        n += int64_t(z.S + z.conv * z.convRings + z.latent + 2 * z.kv) * 4;
+        n += int64_t(z.S + z.conv * z.convRings + z.latent + z.indexKeys + 2 * z.kv) * 4;
     }
     return n;
 }
@@ -77,6 +81,7 @@ void State::reset()
         std::fill(s.convK.begin(), s.convK.end(), 0.0f);
         std::fill(s.convV.begin(), s.convV.end(), 0.0f);
         std::fill(s.latent.begin(), s.latent.end(), 0.0f);
+        std::fill(s.indexKeys.begin(), s.indexKeys.end(), 0.0f);
         std::fill(s.keys.begin(), s.keys.end(), 0.0f);
         std::fill(s.values.begin(), s.values.end(), 0.0f);
     }
@@ -88,7 +93,7 @@ int64_t State::bytes() const
 {
     int64_t n = 0;
     for (const LayerState &s : layers)
-        n += int64_t(s.S.size() + s.convQ.size() + s.convK.size() + s.convV.size() + s.latent.size() + s.keys.size() + s.values.size()) * 4;
+        n += int64_t(s.S.size() + s.convQ.size() + s.convK.size() + s.convV.size() + s.latent.size() + s.indexKeys.size() + s.keys.size() + s.values.size()) * 4;
     return n;
 }
 

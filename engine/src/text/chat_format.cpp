@@ -50,7 +50,8 @@ ChatFormat decideChatFormat(std::string_view arch, const Tokenizer *tok, bool ha
         return ChatFormat::Qwen3;
     if (arch == "gpt-oss" && tok && tok->specialId("<|channel|>") >= 0)
         return ChatFormat::Harmony;
-    if (arch == "glm4-moe" && tok && tok->specialId("<|assistant|>") >= 0)
+    // GLM-5.x keep GLM-4.5's markup and tool calls (docs/architectures/dsa.md).
+    if ((arch == "glm4-moe" || arch == "glm-moe-dsa") && tok && tok->specialId("<|assistant|>") >= 0)
         return ChatFormat::Glm45;
     return hasChatTemplate ? ChatFormat::ChatMl : ChatFormat::Plain;
 }
