@@ -115,6 +115,11 @@ TEST(FamilyFormats, ChosenByArchWhenTheVocabularyHasTheMarkup)
     const Tokenizer glm = familyTokenizer("glm4-moe");
     EXPECT_EQ(decideChatFormat("glm4-moe", &glm, true), ChatFormat::Glm45);
     EXPECT_EQ(decideChatFormat("glm4-moe", &qw, true), ChatFormat::ChatMl); // no GLM markup
+    // GLM-5.x keep GLM-4.5's markup and call body; DeepSeek-V3.2 ships no template and its
+    // encoder (encoding_dsv32.py) is not rendered yet: plain text, not R1's format.
+    const Tokenizer glm5 = familyTokenizer("glm-moe-dsa"), v32 = familyTokenizer("deepseek-v32");
+    EXPECT_EQ(decideChatFormat("glm-moe-dsa", &glm5, true), ChatFormat::Glm45);
+    EXPECT_EQ(decideChatFormat("deepseek-v32", &v32, false), ChatFormat::Plain);
     // Kimi K2's rank file follows the rule of the reference engine's rank files: BOS is
     // the rank count, EOS (<|im_end|>) two past it.
     EXPECT_EQ(k2.eosId(), k2.bosId() + 2);
