@@ -73,26 +73,24 @@ void Forward::indexer(int layer, int n, const float *a, const float *cq, LayerSt
     }
     // Tokens that see more than K keys: score them all, keep the K best.
     std::vector<int> over;
-    int64_t work = 0;
     for (int i = 0; i < n; ++i)
-        if (int64_t(pos[i]) + 1 > K) {
+        if (int64_t(pos[i]) + 1 > K)
             over.push_back(i);
-            work += int64_t(pos[i]) + 1;
-        }
     if (over.empty())
         return;
+    // One token at a time, its keys split over the pool: each score is the same sum whatever
+    // the split (a decode step has one token and thousands of keys).
     std::vector<std::vector<int32_t>> chosen(over.size());
-    const int64_t items = int64_t(over.size());
-    m_pool.forRange(items, m_pool.grainFor(items, work / items * Hi * Di / 4), [&](int64_t j0, int64_t j1) {
-        std::vector<float> score;
-        std::vector<int32_t> order;
-        for (int64_t j = j0; j < j1; ++j) {
-            const int i = over[size_t(j)];
-            const int64_t visible = int64_t(pos[i]) + 1;
-            const float *qi = q.data() + int64_t(i) * Hi * Di, *wi = hw.data() + int64_t(i) * Hi;
-            const float *keys = st[i]->indexKeys.data();
-            score.assign(size_t(visible), 0.0f);
-            for (int64_t t = 0; t < visible; ++t) {
+    std::vector<float> score;
+    std::vector<int32_t> order;
+    for (size_t j = 0; j < over.size(); ++j) {
+        const int i = over[j];
+        const int64_t visible = int64_t(pos[i]) + 1;
+        const float *qi = q.data() + int64_t(i) * Hi * Di, *wi = hw.data() + int64_t(i) * Hi;
+        const float *keys = st[i]->indexKeys.data();
+        score.assign(size_t(visible), 0.0f);
+        m_pool.forRange(visible, m_pool.grainFor(visible, Hi * Di / 4), [&](int64_t t0, int64_t t1) {
+            for (int64_t t = t0; t < t1; ++t) {
                 const float *kt = keys + t * Di;
                 float sum = 0.0f;
                 for (int64_t h = 0; h < Hi; ++h) {
@@ -104,18 +102,17 @@ void Forward::indexer(int layer, int n, const float *a, const float *cq, LayerSt
                 }
                 score[size_t(t)] = sum;
             }
-            order.resize(size_t(visible));
-            for (int64_t t = 0; t < visible; ++t)
-                order[size_t(t)] = int32_t(t);
-            const auto better = [&](int32_t x, int32_t y) {
-                return score[size_t(x)] > score[size_t(y)] || (score[size_t(x)] == score[size_t(y)] && x < y);
-            };
-            std::nth_element(order.begin(), order.begin() + (K - 1), order.end(), better);
-            std::vector<int32_t> &out = chosen[size_t(j)];
-            out.assign(order.begin(), order.begin() + K);
-            std::sort(out.begin(), out.end());
-        }
-    });
+        });
+        order.resize(size_t(visible));
+        for (int64_t t = 0; t < visible; ++t)
+            order[size_t(t)] = int32_t(t);
+        const auto better = [&](int32_t x, int32_t y) {
+            return score[size_t(x)] > score[size_t(y)] || (score[size_t(x)] == score[size_t(y)] && x < y);
+        };
+        std::nth_element(order.begin(), order.begin() + (K - 1), order.end(), better);
+        chosen[j].assign(order.begin(), order.begin() + K);
+        std::sort(chosen[j].begin(), chosen[j].end());
+    }
     for (size_t j = 0; j < over.size(); ++j) {
         const int i = over[j];
         m_selection[{st[i] - layer, pos[i]}] = {layer, std::move(chosen[j])};
