@@ -25,10 +25,11 @@ int runMktiny(const cli::Args &args)
     if (auto arch = args.value("--arch")) {
         if (*arch == "kimi-k3") o.k3 = true;
         else if (*arch == "deepseek-v3" || *arch == "kimi-k2" || *arch == "qwen3-moe" || *arch == "qwen3-next" ||
-                 *arch == "gpt-oss" || *arch == "glm4-moe")
+                 *arch == "gpt-oss" || *arch == "glm4-moe" || *arch == "deepseek-v32" || *arch == "glm-moe-dsa")
             o.arch = *arch;
         else if (*arch != "kimi-linear")
-            throw cli::UsageError("--arch must be kimi-linear, kimi-k3, deepseek-v3, kimi-k2, qwen3-moe, qwen3-next, gpt-oss or glm4-moe, not '" +
+            throw cli::UsageError("--arch must be kimi-linear, kimi-k3, deepseek-v3, kimi-k2, deepseek-v32, qwen3-moe, qwen3-next, "
+                                  "gpt-oss, glm4-moe or glm-moe-dsa, not '" +
                                   *arch + "'");
     }
     if (args.flag("--air")) {
@@ -80,6 +81,8 @@ int runMktiny(const cli::Args &args)
     if (args.flag("--hf") && args.flag("--container")) throw cli::UsageError("choose one of --hf and --container");
     const std::string out = args.positional(0);
     const char *what = o.arch == "deepseek-v3" ? "DeepSeek-V3"
+                       : o.arch == "deepseek-v32" ? "DeepSeek-V3.2"
+                       : o.arch == "glm-moe-dsa" ? "GLM-5.2"
                        : o.arch == "kimi-k2"   ? "Kimi K2"
                        : o.arch == "qwen3-moe" ? "Qwen3-MoE"
                        : o.arch == "qwen3-next" ? "Qwen3-Next"
@@ -92,7 +95,8 @@ int runMktiny(const cli::Args &args)
         const bool quantised = o.experts != waste::TinyExperts::Default && o.experts != waste::TinyExperts::BF16;
         const std::string layout = quantised ? std::string(", ") + waste::tinyExpertsName(o.experts) + " experts"
                                    : o.k3 && o.experts == waste::TinyExperts::Default ? ", mxfp4 experts"
-                                   : (o.arch == "deepseek-v3" || o.arch == "kimi-k2") && o.experts == waste::TinyExperts::Default
+                                   : (o.arch == "deepseek-v3" || o.arch == "deepseek-v32" || o.arch == "kimi-k2") &&
+                                           o.experts == waste::TinyExperts::Default
                                        ? ", fp8 trunk and experts"
                                    : o.arch == "gpt-oss" ? ", mxfp4 experts"
                                    : !o.arch.empty()     ? ", bf16" // the Qwen and GLM families ship BF16 throughout
@@ -119,13 +123,14 @@ int runMktiny(const cli::Args &args)
 } // namespace
 
 WASTE_CLI_VERB({"mktiny", "OUT_DIR [--hf | --container] [--k3 | --arch NAME] [--air] [--chat-template NAME] [--int4] [--experts-layout LAYOUT] [--vision] [--seed N] [--size SIZE | --like CONFIG]",
-                "write a tiny deterministic model of a supported family: Kimi-Linear, Kimi K3, DeepSeek-V3, Kimi K2, Qwen3-MoE, Qwen3-Next, gpt-oss or GLM-4.5 (container by default)",
+                "write a tiny deterministic model of a supported family: Kimi-Linear, Kimi K3, DeepSeek-V3, Kimi K2, DeepSeek-V3.2, Qwen3-MoE, Qwen3-Next, gpt-oss, GLM-4.5 or GLM-5 (container by default)",
                 {{{"--hf", cli::OptionKind::Flag, "Hugging Face layout (safetensors shards, config, tokenizer)"},
                   {"--container", cli::OptionKind::Flag, "a streaming container (the default)"},
                   {"--k3", cli::OptionKind::Flag, "Kimi K3-shaped: every K3 text feature; MXFP4 experts with --hf"},
                   {"--arch", cli::OptionKind::Value,
-                   "kimi-linear|kimi-k3|deepseek-v3|kimi-k2|qwen3-moe|qwen3-next|gpt-oss|glm4-moe  the release layout (deepseek-v3, kimi-k2: FP8 trunk "
-                   "and experts; gpt-oss: fused MXFP4 experts)"},
+                   "kimi-linear|kimi-k3|deepseek-v3|kimi-k2|deepseek-v32|qwen3-moe|qwen3-next|gpt-oss|glm4-moe|glm-moe-dsa  the release layout "
+                   "(deepseek-v3, kimi-k2, deepseek-v32: FP8 trunk and experts; gpt-oss: fused MXFP4 experts; deepseek-v32, glm-moe-dsa: "
+                   "a lightning indexer with index_topk 8, GLM-5.2's shared indexer layers)"},
                   {"--air", cli::OptionKind::Flag, "with --arch glm4-moe: GLM-4.5-Air's switches (no q/k norm, routed_scaling_factor 1.0)"},
                   {"--chat-template", cli::OptionKind::Value,
                    "NAME  the release template it ships: deepseek-r1 or deepseek-v3.1 (deepseek-v3), kimi-k2-thinking or kimi-k2-instruct (kimi-k2)"},

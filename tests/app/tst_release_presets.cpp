@@ -34,6 +34,8 @@ const QHash<QString, Release> &releases()
         {QStringLiteral("Qwen/Qwen3-235B-A22B"), {"qwen3-235b-a22b.json", true}},
         {QStringLiteral("Qwen/Qwen3-30B-A3B"), {"qwen3-30b-a3b.json", true}},
         {QStringLiteral("zai-org/GLM-4.7"), {"glm-4.7.json", true}},
+        {QStringLiteral("zai-org/GLM-5.1"), {"glm-5.json", true}}, // GLM-5's geometry
+        {QStringLiteral("deepseek-ai/DeepSeek-V3.2"), {"deepseek-v3.2.json", false}},
         {QStringLiteral("zai-org/GLM-4.5-Air"), {"glm-4.5-air.json", true}},
         {QStringLiteral("openai/gpt-oss-120b"), {"gpt-oss-120b.json", false}},
         {QStringLiteral("openai/gpt-oss-20b"), {"gpt-oss-20b.json", false}},

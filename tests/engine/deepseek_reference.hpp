@@ -30,7 +30,9 @@ struct Yarn {
     Yarn(const json &c, bool withYarn = true)
     {
         const int d = c["qk_rope_head_dim"], dq = d + c["qk_nope_head_dim"].get<int>();
-        const double base = c["rope_theta"];
+        // GLM-5 nests theta in rope_parameters (rope_type default: no scaling).
+        const double base = c.contains("rope_theta") ? c["rope_theta"].get<double>()
+                                                     : c["rope_parameters"]["rope_theta"].get<double>();
         score = 1.0 / std::sqrt(double(dq));
         Vec extra(size_t(d / 2));
         for (int i = 0; i < d / 2; ++i)

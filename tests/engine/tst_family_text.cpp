@@ -123,6 +123,14 @@ TEST(FamilyFormats, ChosenByArchWhenTheVocabularyHasTheMarkup)
                                "XML format:\n<tool_call>{function-name}\n<arg_key>{arg-key-1}</arg_key>\n"),
               ChatFormat::Glm45);
     EXPECT_EQ(decideChatFormat("glm4-moe", &qw, true), ChatFormat::ChatMl); // no GLM markup
+    // GLM-5.x write GLM-4.7's layout (GLM-4.5's markup and call body, one line); one whose
+    // template is 4.5's keeps that. DeepSeek-V3.2 ships no template and its
+    // encoder (encoding_dsv32.py) is not rendered yet: plain text, not R1's format.
+    const Tokenizer glm5 = familyTokenizer("glm-moe-dsa"), v32 = familyTokenizer("deepseek-v32");
+    EXPECT_EQ(decideChatFormat("glm-moe-dsa", &glm5, true), ChatFormat::Glm47);
+    EXPECT_EQ(decideChatFormat("glm-moe-dsa", &glm5, true, "XML format:\n<tool_call>{function-name}\n<arg_key>"),
+              ChatFormat::Glm45);
+    EXPECT_EQ(decideChatFormat("deepseek-v32", &v32, false), ChatFormat::Plain);
     // Kimi K2's rank file follows the rule of the reference engine's rank files: BOS is
     // the rank count, EOS (<|im_end|>) two past it.
     EXPECT_EQ(k2.eosId(), k2.bosId() + 2);

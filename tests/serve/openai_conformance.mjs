@@ -10,7 +10,8 @@
 //   (sdk_client.sh installs it). ARCH: the architecture of a tiny model made for the test
 //   (deepseek-v3, kimi-k2, qwen3-moe: its release's chat format, which reasons first, so
 //   forced calls and JSON answers must also bring back reasoning_content; gpt-oss, qwen3-next:
-//   harmony and Qwen3's ChatML). Exits 0 when every check passes.
+//   harmony and Qwen3's ChatML; deepseek-v32: plain text; glm-moe-dsa: GLM-4.7's layout of GLM's format, whose
+//   forced calls are refused). Exits 0 when every check passes.
 import path from 'node:path';
 import assert from 'node:assert/strict';
 import { loadPackage, startServe, stepper, stopServe, waitReady } from './serve_process.mjs';
@@ -23,6 +24,10 @@ const thinks = ['deepseek-v3', 'kimi-k2', 'qwen3-moe'].includes(arch);
 // channel may stay empty: what it guarantees is that any reasoning comes before the
 // answer, streamed or whole alike, and is counted apart from the answer's tokens.
 const harmony = arch === 'gpt-oss';
+// GLM's format (GLM-5's container chats in GLM-4.7's layout of it) writes each argument as its own
+// <arg_key>/<arg_value> pair, which a forced call cannot be constrained to: the server refuses
+// tool_choice required / named with the reason, and a call the model chooses is still parsed.
+const forcesCalls = !['glm4-moe', 'glm-moe-dsa'].includes(arch);
 const { module: sdk, version } = loadPackage(prefix, 'openai');
 const OpenAI = sdk.OpenAI ?? sdk.default ?? sdk;
 const name = arch ?? path.basename(model);
@@ -138,13 +143,23 @@ try {
   // the tool_call deltas by index into the final message).
   const toolAsk = { model: id, messages: [{ role: 'user', content: 'Weather in Oslo?' }], tools, tool_choice: 'required',
                     max_tokens: 120, temperature: 1, seed: 7 };
-  const called = await client.chat.completions.create(toolAsk);
+  const reasoned = (m) => (thinks ? typeof m.reasoning_content === 'string' && m.reasoning_content.length > 0
+                                  : m.reasoning_content === undefined || typeof m.reasoning_content === 'string');
+  if (!forcesCalls) {
+    const refused = await expectError(client.chat.completions.create(toolAsk), OpenAI.BadRequestError, 400, 'invalid_value');
+    assert.match(refused.message, /tool_choice auto/);
+    const chosen = await client.chat.completions.create({ ...toolAsk, tool_choice: 'auto', max_tokens: 24 });
+    assert.ok(['stop', 'length', 'tool_calls'].includes(chosen.choices[0].finish_reason));
+    for (const call of chosen.choices[0].message.tool_calls ?? [])
+      assert.equal(typeof call.function.arguments, 'string');
+    step(`tool calls: forced ones refused with the reason (400), tool_choice auto answers (${chosen.choices[0].finish_reason})`);
+  }
+  const called = forcesCalls ? await client.chat.completions.create(toolAsk) : null;
+  if (forcesCalls) {
   assert.equal(called.choices[0].finish_reason, 'tool_calls');
   const calls = called.choices[0].message.tool_calls;
   assert.equal(calls.length, 1);
   const args = checkCall(calls[0]);
-  const reasoned = (m) => (thinks ? typeof m.reasoning_content === 'string' && m.reasoning_content.length > 0
-                                  : m.reasoning_content === undefined || typeof m.reasoning_content === 'string');
   assert.ok(reasoned(called.choices[0].message), JSON.stringify(called.choices[0].message));
   if (harmony) // the call itself is never counted as reasoning
     assert.ok(called.usage.completion_tokens_details.reasoning_tokens < called.usage.completion_tokens,
@@ -175,6 +190,7 @@ try {
     assert.equal(streamedReasoning, called.choices[0].message.reasoning_content ?? '');
   }
   step(`tool calls: ${calls[0].function.name}(${JSON.stringify(args)}), named get_weather, streamed via the helper`);
+  }
 
   // response_format json_schema: the content parses and matches.
   const schema = { type: 'object', properties: { name: { type: 'string', maxLength: 10 }, age: { type: 'integer' },
@@ -247,6 +263,10 @@ try {
                                         parameters: t.function.parameters, strict: true }));
   const callAsk = { model: id, input: [{ role: 'user', content: 'Weather in Oslo?' }], tools: respTools,
                     tool_choice: { type: 'function', name: 'get_weather' }, max_output_tokens: 120, temperature: 1 };
+  if (!forcesCalls) {
+    await expectError(client.responses.create(callAsk), OpenAI.BadRequestError, 400, 'invalid_value');
+    step('responses function call: a forced one refused with the reason (400)');
+  } else {
   const called1 = await client.responses.create(callAsk);
   const fc = called1.output.find((o) => o.type === 'function_call');
   assert.ok(fc, JSON.stringify(called1.output));
@@ -266,6 +286,7 @@ try {
   assert.equal(chained.output_text, stateless.output_text); // the same conversation, kept by the server
   assert.equal(chained.usage.input_tokens, stateless.usage.input_tokens);
   step(`responses function call: get_weather(${fc.arguments}), streamed, output round trip stateless and chained`);
+  }
 
   let re = await expectError(client.responses.create({ ...respAsk, temperature: 5 }), OpenAI.BadRequestError, 400,
                              'decimal_above_max_value');

@@ -29,6 +29,10 @@ QList<Preset> all()
          tr("1T total, 32B active; INT4 experts; reasons before it answers")},
         {QStringLiteral("DeepSeek-V3.1"), QStringLiteral("deepseek-ai/DeepSeek-V3.1"), 689 * GB,
          tr("671B total, 37B active; FP8; thinking or not, per request")},
+        // DeepSeek-V3.2: V3's size plus each layer's lightning indexer (0.9B parameters,
+        // mostly FP8), by arithmetic from its config; not read off the hub.
+        {QStringLiteral("DeepSeek-V3.2"), QStringLiteral("deepseek-ai/DeepSeek-V3.2"), 690 * GB,
+         tr("671B total, 37B active; FP8; sparse attention over long contexts")},
         {QStringLiteral("DeepSeek-R1"), QStringLiteral("deepseek-ai/DeepSeek-R1-0528"), 689 * GB,
          tr("671B total, 37B active; FP8; reasons before it answers")},
         {QStringLiteral("Qwen3-Next-80B-A3B"), QStringLiteral("Qwen/Qwen3-Next-80B-A3B-Instruct"), 163 * GB,
@@ -41,6 +45,8 @@ QList<Preset> all()
         // included), not read off the hub.
         {QStringLiteral("GLM-4.7"), QStringLiteral("zai-org/GLM-4.7"), 714 * GB,
          tr("355B total, 32B active; bf16; reasons before it answers")},
+        {QStringLiteral("GLM-5.1"), QStringLiteral("zai-org/GLM-5.1"), 1508 * GB,
+         tr("744B total, 40B active; bf16; sparse attention; reasons before it answers")},
         {QStringLiteral("GLM-4.5-Air"), QStringLiteral("zai-org/GLM-4.5-Air"), 218 * GB,
          tr("106B total, 12B active; bf16; reasons before it answers")},
         {QStringLiteral("gpt-oss-120b"), QStringLiteral("openai/gpt-oss-120b"), 65 * GB,

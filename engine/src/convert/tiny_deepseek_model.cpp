@@ -61,7 +61,7 @@ TinyDims tinyDeepseekDims(const TinyModelOptions &o) {
     return d;
 }
 
-void TinySource::addDeepseekLayer(const std::string &p, bool moe) {
+void TinySource::addDeepseekLayer(const std::string &p, bool moe, bool indexer) {
     const TinyDims &d = m_dims;
     const int H = d.hidden, dq = d.qkNope + d.qkRope;
     const DType w = d.trunkDType;
@@ -73,6 +73,7 @@ void TinySource::addDeepseekLayer(const std::string &p, bool moe) {
     add(p + "self_attn.kv_a_layernorm.weight", {d.kvLora}, Init::Norm);
     add(p + "self_attn.kv_b_proj.weight", {d.mlaHeads * (d.qkNope + d.vHead), d.kvLora}, Init::Matrix, w);
     add(p + "self_attn.o_proj.weight", {H, d.mlaHeads * d.vHead}, Init::Matrix, w);
+    if (indexer) addDsaIndexer(p + "self_attn.");
     add(p + "post_attention_layernorm.weight", {H}, Init::Norm);
     if (!moe) {
         add(p + "mlp.gate_proj.weight", {d.inter, H}, Init::Matrix, w);
@@ -96,7 +97,10 @@ void TinySource::addDeepseekTensors(int vocabSize) {
     const TinyDims &d = m_dims;
     const int H = d.hidden;
     add("model.embed_tokens.weight", {vocabSize, H}, Init::Embedding);
-    for (int L = 0; L < d.layers; ++L) addDeepseekLayer("model.layers." + std::to_string(L) + ".", L >= d.firstDense);
+    const bool dsa = d.indexHeads > 0;
+    for (int L = 0; L < d.layers; ++L)
+        addDeepseekLayer("model.layers." + std::to_string(L) + ".", L >= d.firstDense,
+                         dsa && !(size_t(L) < d.indexShared.size() && d.indexShared[size_t(L)]));
     add("model.norm.weight", {H}, Init::Norm);
     add("lm_head.weight", {vocabSize, H}, Init::Matrix);
     // DeepSeek's MTP module: its own norms, projection and head around one more MoE layer.
@@ -105,7 +109,7 @@ void TinySource::addDeepseekTensors(int vocabSize) {
         add(p + "enorm.weight", {H}, Init::Norm);
         add(p + "hnorm.weight", {H}, Init::Norm);
         add(p + "eh_proj.weight", {H, 2 * H}, Init::Matrix, d.trunkDType);
-        addDeepseekLayer(p, true);
+        addDeepseekLayer(p, true, dsa); // an MTP layer always carries its own indexer
         add(p + "shared_head.norm.weight", {H}, Init::Norm);
         add(p + "shared_head.head.weight", {vocabSize, H}, Init::Matrix);
     }
@@ -114,12 +118,14 @@ void TinySource::addDeepseekTensors(int vocabSize) {
 std::string TinySource::deepseekConfig(int vocabSize, int bosId, int eosId) const {
     const TinyDims &d = m_dims;
     ojson c;
-    c["architectures"] = {"DeepseekV3ForCausalLM"};
+    const bool v32 = d.indexHeads > 0;
+    c["architectures"] = {v32 ? "DeepseekV32ForCausalLM" : "DeepseekV3ForCausalLM"};
     c["attention_bias"] = false;
     c["attention_dropout"] = 0.0;
-    c["auto_map"] = {{"AutoConfig", "configuration_deepseek.DeepseekV3Config"},
-                     {"AutoModel", "modeling_deepseek.DeepseekV3Model"},
-                     {"AutoModelForCausalLM", "modeling_deepseek.DeepseekV3ForCausalLM"}};
+    if (!v32) // V3.2's config.json has no auto_map
+        c["auto_map"] = {{"AutoConfig", "configuration_deepseek.DeepseekV3Config"},
+                         {"AutoModel", "modeling_deepseek.DeepseekV3Model"},
+                         {"AutoModelForCausalLM", "modeling_deepseek.DeepseekV3ForCausalLM"}};
     c["aux_loss_alpha"] = 0.001;
     c["bos_token_id"] = bosId;
     c["eos_token_id"] = eosId;
@@ -127,11 +133,16 @@ std::string TinySource::deepseekConfig(int vocabSize, int bosId, int eosId) cons
     c["first_k_dense_replace"] = d.firstDense;
     c["hidden_act"] = "silu";
     c["hidden_size"] = d.hidden;
+    if (v32) { // DeepSeek-V3.2's config.json adds these three keys to V3's
+        c["index_head_dim"] = d.indexHeadDim;
+        c["index_n_heads"] = d.indexHeads;
+        c["index_topk"] = d.indexTopk;
+    }
     c["initializer_range"] = 0.02;
     c["intermediate_size"] = d.inter;
     c["kv_lora_rank"] = d.kvLora;
     c["max_position_embeddings"] = d.kimiK2 ? 131072 : 163840;
-    c["model_type"] = d.kimiK2 ? "kimi_k2" : "deepseek_v3";
+    c["model_type"] = d.kimiK2 ? "kimi_k2" : v32 ? "deepseek_v32" : "deepseek_v3";
     c["moe_intermediate_size"] = d.moeInter;
     c["moe_layer_freq"] = 1;
     c["n_group"] = d.groups;

@@ -114,8 +114,13 @@ const char *kHarmonyTemplate =
     "{% else %}<|start|>developer<|message|># Instructions\n\n{{ m['content'] }}<|end|>{% endif %}{% endfor %}"
     "{% if add_generation_prompt %}<|start|>assistant{% endif %}";
 
-Family familyOf(std::string_view arch, bool releaseIds, std::string_view chatTemplate)
+Family familyOf(std::string_view family, bool releaseIds, std::string_view chatTemplate)
 {
+    // DeepSeek-V3.2 keeps V3's vocabulary, GLM-5 GLM-4.5's layout (docs/architectures/dsa.md).
+    const std::string_view arch = family == "deepseek-v32" ? "deepseek-v3" : family == "glm-moe-dsa" ? "glm4-moe" : family;
+    if (family == "deepseek-v32" && !chatTemplate.empty())
+        throw Error(ErrorCode::Argument, "no tiny '" + std::string(chatTemplate) +
+                                             "' chat template for arch 'deepseek-v32' (its release ships none)");
     Family f;
     const bool deepseekTemplate = chatTemplate.empty() || chatTemplate == "deepseek-r1" || chatTemplate == "deepseek-v3.1";
     const bool kimiTemplate = chatTemplate.empty() || chatTemplate == "kimi-k2-thinking" || chatTemplate == "kimi-k2-instruct";
@@ -203,8 +208,13 @@ Family familyOf(std::string_view arch, bool releaseIds, std::string_view chatTem
         f.tokenizerClass = "PreTrainedTokenizerFast";
     } else {
         throw Error(ErrorCode::Argument, "no tiny tokenizer for arch '" + std::string(arch) +
-                                             "' (deepseek-v3, kimi-k2, qwen3-moe, qwen3-next, gpt-oss, glm4-moe)");
+                                             "' (deepseek-v3, deepseek-v32, kimi-k2, qwen3-moe, qwen3-next, gpt-oss, "
+                                             "glm4-moe, glm-moe-dsa)");
     }
+    // DeepSeek-V3.2 renders chats with its Python encoder (encoding_dsv32.py), not Jinja:
+    // its tokenizer_config.json has no chat_template.
+    if (family == "deepseek-v32")
+        f.chatTemplate.clear();
     return f;
 }
 
@@ -294,7 +304,7 @@ ojson byteLevel(const char *type)
 bool hasTinyFamilyTokenizer(std::string_view arch)
 {
     return arch == "deepseek-v3" || arch == "kimi-k2" || arch == "qwen3-moe" || arch == "qwen3-next" || arch == "gpt-oss" ||
-           arch == "glm4-moe";
+           arch == "glm4-moe" || arch == "deepseek-v32" || arch == "glm-moe-dsa";
 }
 
 TinyFamilyTokenizer tinyFamilyTokenizer(std::string_view arch, int vocabSize, bool releaseIds,
@@ -334,7 +344,8 @@ TinyFamilyTokenizer tinyFamilyTokenizer(std::string_view arch, int vocabSize, bo
     tc["add_eos_token"] = false;
     tc["added_tokens_decoder"] = addedDecoder;
     tc["bos_token"] = f.bos.empty() ? ojson() : ojson(f.bos);
-    tc["chat_template"] = f.chatTemplate;
+    if (!f.chatTemplate.empty())
+        tc["chat_template"] = f.chatTemplate;
     tc["clean_up_tokenization_spaces"] = false;
     tc["eos_token"] = f.eos;
     tc["model_max_length"] = 131072;

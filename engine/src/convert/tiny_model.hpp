@@ -34,6 +34,10 @@ struct TinyDims {
     bool deepseek = false, kimiK2 = false;
     int groups = 1, topkGroups = 1, mtpLayers = 0;
     DType trunkDType = DType::BF16; // FP8B128 for the FP8 releases
+    // DeepSeek Sparse Attention (tiny_dsa_model.cpp; arch deepseek-v32 or glm-moe-dsa): the
+    // indexer's heads, width and top-k, and the layers that reuse a selection (GLM-5.2).
+    int indexHeads = 0, indexHeadDim = 0, indexTopk = 0;
+    std::vector<bool> indexShared;
     // The GQA families (tiny_qwen3_model.cpp, tiny_gpt_oss_model.cpp); empty arch: Kimi.
     std::string arch;
     int kvHeads = 0, headDim = 0;
@@ -56,6 +60,7 @@ TinyDims tinyDimsFor(const TinyModelOptions &options);
 TinyDims tinyDeepseekDims(const TinyModelOptions &options); // tiny_deepseek_model.cpp
 TinyDims tinyQwen3NextDims(const TinyModelOptions &options); // tiny_qwen3_next_model.cpp
 TinyDims tinyGlm4MoeDims(const TinyModelOptions &options);   // tiny_glm4_moe_model.cpp
+TinyDims tinyDsaDims(const TinyModelOptions &options);       // tiny_dsa_model.cpp
 
 // The tiny routed experts' release layouts (tiny_expert_layouts.cpp): the logical dtype of
 // a TinyExperts choice (`byDefault` for Default), a dtype's stored bytes per weight (for
@@ -131,8 +136,11 @@ private:
     void addK3Tensors(int vocabSize); // tiny_k3_model.cpp
     void addVisionTensors();
     void addDeepseekTensors(int vocabSize);                   // tiny_deepseek_model.cpp
-    void addDeepseekLayer(const std::string &p, bool moe);    // attention + dense or MoE FFN
+    // attention (with the DSA indexer where `indexer`) + dense or MoE FFN
+    void addDeepseekLayer(const std::string &p, bool moe, bool indexer = false);
     std::string deepseekConfig(int vocabSize, int bosId, int eosId) const;
+    void addDsaIndexer(const std::string &a);                 // tiny_dsa_model.cpp; a: "…self_attn."
+    std::string glmDsaConfig(int vocabSize, const std::vector<int> &eosIds, int padId) const;
     void addQwen3Tensors(int vocabSize);                      // tiny_qwen3_model.cpp
     std::string qwen3Config(int vocabSize, int bosId, int eosId) const;
     void addQwen3NextTensors(int vocabSize);                  // tiny_qwen3_next_model.cpp

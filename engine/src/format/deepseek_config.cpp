@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 namespace waste::format {
@@ -45,10 +46,16 @@ std::string text(const json &o, const char *key)
 void readRope(const json &cfg, RopeParams &r, const std::string &where)
 {
     r.enabled = true;
-    r.theta = number(cfg, "rope_theta", 10000.0, where);
+    // Newer configs (GLM-5) nest theta and the scaling in rope_parameters; rope_type
+    // "default" there is plain RoPE.
+    const auto params = cfg.find("rope_parameters");
+    const bool nested = params != cfg.end() && params->is_object();
+    r.theta = number(nested && params->contains("rope_theta") ? *params : cfg, "rope_theta", 10000.0, where);
     if (!(r.theta > 1.0) || !std::isfinite(r.theta))
         refuse(where, "rope_theta must be a finite number above 1");
     auto it = cfg.find("rope_scaling");
+    if ((it == cfg.end() || it->is_null()) && nested)
+        it = params;
     if (it == cfg.end() || it->is_null())
         return;
     if (!it->is_object())
@@ -57,6 +64,8 @@ void readRope(const json &cfg, RopeParams &r, const std::string &where)
     std::string type = text(s, "type");
     if (type.empty())
         type = text(s, "rope_type");
+    if (nested && it == params && (type.empty() || type == "default"))
+        return;
     if (type != "yarn")
         throw Error(ErrorCode::Unsupported, where + ": rope_scaling type '" + type +
                                                 "' is not supported (DeepSeek-V3 and Kimi K2 releases use yarn)");
@@ -76,7 +85,10 @@ void readRope(const json &cfg, RopeParams &r, const std::string &where)
 
 } // namespace
 
-bool isDeepseekFamily(const std::string &arch) { return arch == "deepseek-v3" || arch == "kimi-k2"; }
+bool isDeepseekFamily(const std::string &arch)
+{
+    return arch == "deepseek-v3" || arch == "kimi-k2" || arch == "deepseek-v32" || arch == "glm-moe-dsa";
+}
 
 void readNoauxRouting(const json &cfg, ModelConfig &c, const std::string &where, const std::string &family)
 {
@@ -111,10 +123,33 @@ void readDeepseekConfig(const json &cfg, ModelConfig &c, const std::string &wher
         c.sharedExperts = count(cfg, "n_shared_experts", 0, 0, 64, where);
     if (auto it = cfg.find("norm_topk_prob"); it != cfg.end() && it->is_boolean())
         c.renormalize = it->get<bool>();
-    readNoauxRouting(cfg, c, where, "DeepSeek-V3");
+    const std::string family = c.arch == "glm-moe-dsa" ? "GLM-5" : c.arch == "deepseek-v32" ? "DeepSeek-V3.2" : "DeepSeek-V3";
+    readNoauxRouting(cfg, c, where, family);
     if (c.qkRope % 2 != 0)
         refuse(where, "qk_rope_head_dim must be even to be rotated in pairs");
     readRope(cfg, c.rope, where);
+    // The MLA's rotated dims are paired (2i, 2i+1) in every release of the family; GLM-5 says
+    // so with rope_interleave (docs/architectures/dsa.md).
+    if (auto it = cfg.find("rope_interleave"); it != cfg.end() && it->is_boolean() && !it->get<bool>())
+        throw Error(ErrorCode::Unsupported, where + ": rope_interleave false (rotate-half MLA RoPE) is not supported (" +
+                                                family + " releases rotate interleaved pairs)");
+    // GLM-5 lists its stop ids; the first is the end of text.
+    if (auto it = cfg.find("eos_token_id"); it != cfg.end() && it->is_array() && !it->empty() && (*it)[0].is_number_integer())
+        c.eosId = (*it)[0].get<int64_t>();
+    // GLM-5.2 names each layer's MLP ("dense" / "sparse") on top of first_k_dense_replace.
+    if (auto it = cfg.find("mlp_layer_types"); it != cfg.end() && it->is_array()) {
+        if (it->size() < size_t(c.layers))
+            refuse(where, "mlp_layer_types must name the MLP of each of the num_hidden_layers layers");
+        c.denseMlp.assign(size_t(c.layers), false);
+        for (int L = 0; L < c.layers; ++L) {
+            const json &v = (*it)[size_t(L)];
+            if (!v.is_string() || (v != "dense" && v != "sparse"))
+                refuse(where, "mlp_layer_types[" + std::to_string(L) + "] is not \"dense\" or \"sparse\"");
+            c.denseMlp[size_t(L)] = v == "dense";
+        }
+        if (c.inter <= 0 && std::find(c.denseMlp.begin(), c.denseMlp.end(), true) != c.denseMlp.end())
+            refuse(where, "dense layers need intermediate_size > 0");
+    }
     c.moeBlock = "mlp.";
 }
 

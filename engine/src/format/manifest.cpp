@@ -80,7 +80,8 @@ std::string configArch(const json &cfg)
         static const std::pair<const char *, const char *> kByType[] = {
             {"kimi_k3", "KimiK3"},         {"kimi_k25", "KimiK25"},   {"kimi_linear", "KimiLinear"},
             {"deepseek_v3", "DeepseekV3"}, {"kimi_k2", "DeepseekV3"}, {"qwen3_moe", "Qwen3Moe"},
-            {"qwen3_next", "Qwen3Next"},   {"gpt_oss", "GptOss"},     {"glm4_moe", "Glm4Moe"}};
+            {"qwen3_next", "Qwen3Next"},   {"gpt_oss", "GptOss"},     {"glm4_moe", "Glm4Moe"},
+            {"deepseek_v32", "DeepseekV32"}, {"glm_moe_dsa", "GlmMoeDsa"}};
         for (const auto &[t, n] : kByType)
             if (type == t)
                 name = n;
@@ -91,6 +92,10 @@ std::string configArch(const json &cfg)
         return "kimi-k2";
     if (name.find("KimiLinear") != std::string::npos)
         return "kimi-linear";
+    if (name.find("DeepseekV32") != std::string::npos) // before DeepseekV3, which it contains
+        return "deepseek-v32";
+    if (name.find("GlmMoeDsa") != std::string::npos)
+        return "glm-moe-dsa";
     if (name.find("DeepseekV3") != std::string::npos) // Kimi K2 ships DeepSeek-V3's class
         return type == "kimi_k2" ? "kimi-k2" : "deepseek-v3";
     if (const char *gqa = gqaArchName(name))
@@ -162,6 +167,8 @@ ModelConfig readModelConfig(const json &cfg, const std::string &where)
     c.situLinearBeta = floatField(cfg, "activation_situ_linear_beta", 0.0f);
     if (isDeepseekFamily(c.arch))
         readDeepseekConfig(cfg, c, where);
+    if (isDsaArch(c.arch))
+        readDsaConfig(cfg, c, where);
     if (c.arch == "qwen3-next")
         readQwen3NextLayers(cfg, c, where); // Gated DeltaNet layers in isKda
 

@@ -3,6 +3,7 @@
 // loaders (trunk.cpp, expert_bank.cpp) once the files are open.
 #pragma once
 
+#include "format/dsa_config.hpp"
 #include "format/rope_params.hpp"
 #include "format/gqa_config.hpp"
 #include "format/trunk_layout.hpp"
@@ -54,6 +55,8 @@ struct ModelConfig {
     int groups = 1, topkGroups = 1;
     RopeParams rope;
     std::string moeBlock = "block_sparse_moe.";
+    // DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5.x; dsa_config.cpp): the lightning indexer.
+    DsaConfig dsa;
     // Grouped-query attention families (Qwen3-MoE, gpt-oss; gqa_config.cpp).
     GqaConfig g;
 

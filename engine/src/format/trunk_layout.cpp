@@ -12,6 +12,11 @@ TrunkFormat storedTrunkFormat(const std::string &name, int64_t elements, size_t 
         return TrunkFormat::F32;
     if (name.ends_with("_bias") || name.ends_with(".bias"))
         return TrunkFormat::F32; // per-expert biases (gpt-oss): added, never multiplied; keep them exact
+    // DSA's indexer head weights sign and scale each head's vote in the top-k choice, where a
+    // coarse rounding flips near-tied keys (docs/architectures/dsa.md): kept exact, as the
+    // releases keep them unquantised (64 x 7168 on DeepSeek-V3.2, 1.8 MB a layer).
+    if (name.ends_with("indexer.weights_proj.weight"))
+        return TrunkFormat::F32;
     if (vision || name.ends_with("embed_tokens.weight") || name.ends_with("lm_head.weight"))
         return TrunkFormat::Q8G; // the tower is useless at 4 bits; embeddings and head are always 8
     return trunkBits == 8 ? TrunkFormat::Q8G : TrunkFormat::Q4G;

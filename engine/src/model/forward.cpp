@@ -287,6 +287,7 @@ void Forward::runParts(std::span<const int32_t> tokens, std::span<const Part> pa
         ~PromptPass() { flag = false; }
     } promptPass{m_prompt};
     m_prompt = kind == Tokens::Prompt;
+    m_selection.clear();
     Vec h(static_cast<size_t>(n * Hd), 0.0f);
     for (int t = 0; t < n; ++t)
         if (!m_media || !m_media->take(tokens[static_cast<size_t>(t)], h.data() + t * Hd)) // image rows first

@@ -25,6 +25,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <vector>
@@ -98,8 +99,23 @@ private:
     struct MlaScratch {
         Vec qabs, row, z, ctx;
     };
+    // sel: the positions the token attends over, ascending (DSA past index_topk keys); null: 0..pos.
     void attendMlaHead(int layer, const float *q, float *o, const LayerState &st, int pos, int64_t h,
-                       MlaScratch &scratch) const;
+                       MlaScratch &scratch, const std::vector<int32_t> *sel = nullptr) const;
+    // DeepSeek Sparse Attention (dsa_indexer.cpp). indexer: `layer`'s lightning indexer for n
+    // tokens (a: normed inputs, cq: normed q latents): each token's key into its state, then,
+    // for each token that sees more than index_topk keys, the index_topk it keeps, into
+    // m_selection. selection: the positions token (st, pos) attends over at `layer` (its own
+    // indexer's, or a shared layer's nearest indexer layer's), ascending; null: every one.
+    void indexer(int layer, int n, const float *a, const float *cq, LayerState *const *st, const int *pos);
+    const std::vector<int32_t> *selection(int layer, const LayerState *st, int pos) const;
+    void rotateIndexer(float *x, int pos) const;
+    struct Selection {
+        int layer = 0; // the indexer layer that chose
+        std::vector<int32_t> positions;
+    };
+    // Keyed by the sequence (its layer 0 state) and the position; cleared by each runParts.
+    std::map<std::pair<const LayerState *, int>, Selection> m_selection;
     // The attention of a prompt's piece (mla.cpp): n tokens' rotated queries (qAll) to their
     // heads' outputs (oAll), every token's latent already in its cache.
     void mlaPass(int layer, int n, const float *qAll, float *oAll, LayerState *const *st, const int *pos);

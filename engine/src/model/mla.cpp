@@ -15,6 +15,38 @@
 
 namespace waste::model {
 
+namespace {
+
+// One query (dk floats, its score scaled by `scale`) over the cached rows at `positions`:
+// ctx = Σ softmax(z)_j · row(positions[j])[0..dv). A prompt's token past DSA's index_topk.
+void selectedAttention(const float *q, int64_t dk, const float *cache, int64_t stride, int64_t dv,
+                       const std::vector<int32_t> &positions, float scale, float *ctx)
+{
+    const size_t n = positions.size();
+    std::vector<float> z(n);
+    float zmax = -INFINITY;
+    for (size_t j = 0; j < n; ++j) {
+        const float *row = cache + int64_t(positions[j]) * stride;
+        float d = 0.0f;
+        for (int64_t k = 0; k < dk; ++k)
+            d += q[k] * row[k];
+        z[j] = d * scale;
+        zmax = std::max(zmax, z[j]);
+    }
+    float sum = 0.0f;
+    for (float &v : z)
+        sum += (v = std::exp(v - zmax));
+    std::fill(ctx, ctx + dv, 0.0f);
+    for (size_t j = 0; j < n; ++j) {
+        const float al = z[j] / sum;
+        const float *row = cache + int64_t(positions[j]) * stride;
+        for (int64_t k = 0; k < dv; ++k)
+            ctx[k] += al * row[k];
+    }
+}
+
+} // namespace
+
 // n tokens in chunk order, token t at position pos[t] of *st[t] (tokens of one sequence are
 // adjacent): the projections from the inputs run for the whole chunk at once (in one split),
 // each token then writes its latent, every token attends over its own cache (one split
@@ -45,6 +77,8 @@ void Forward::mla(int layer, int n, const float *a, float *out, LayerState *cons
             rmsNorm(t.data() + i * ql, w.qaNorm->f32.data(), t.data() + i * ql, ql, m_c.eps);
         product(*w.qb, n, t.data(), ql, qAll.data(), nh * dq);
     }
+    if (w.idx.wqb)
+        indexer(layer, n, a, t.data(), st, pos); // before attention: it picks the keys
     int64_t span = 0; // positions attended over, all tokens together (the split's work)
     for (int i = 0; i < n; ++i) {
         LayerState &s = *st[i];
@@ -65,13 +99,16 @@ void Forward::mla(int layer, int n, const float *a, float *out, LayerState *cons
         mlaPass(layer, n, qAll.data(), oAll.data(), st, pos);
     } else {
         const int64_t items = int64_t(n) * nh;
+        std::vector<const std::vector<int32_t> *> sel(static_cast<size_t>(n));
+        for (int i = 0; i < n; ++i)
+            sel[size_t(i)] = selection(layer, st[i], pos[i]);
         m_pool.forRange(items, m_pool.grainFor(items, (dn * dc * 2 + dv * dc + span / n * (2 * dc + dr)) / 4),
                         [&](int64_t i0, int64_t i1) {
                             MlaScratch sc;
                             for (int64_t i = i0; i < i1; ++i) {
                                 const int64_t tok = i / nh;
                                 attendMlaHead(layer, qAll.data() + tok * nh * dq, oAll.data() + tok * nh * dv,
-                                              *st[tok], pos[tok], i % nh, sc);
+                                              *st[tok], pos[tok], i % nh, sc, sel[size_t(tok)]);
                             }
                         });
     }
@@ -94,6 +131,9 @@ void Forward::mlaPass(int layer, int n, const float *qAll, float *oAll, LayerSta
     const float invScale = m_rope.scoreScale();
     const quant::PanelGemm gemm = quant::panelGemm();
     constexpr int64_t B = quant::kPanelRows;
+    std::vector<const std::vector<int32_t> *> sel(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i)
+        sel[size_t(i)] = selection(layer, st[i], pos[i]);
     m_pool.forRange(nh, 1, [&](int64_t h0, int64_t h1) {
         Vec rows(size_t(std::max(dn, dv) * dc)), panel(size_t(std::max(dn, dc) * B)), q(size_t(n) * size_t(lat)),
             ctx(size_t(n) * size_t(dc)), o(size_t(n) * size_t(B));
@@ -110,15 +150,21 @@ void Forward::mlaPass(int layer, int n, const float *qAll, float *oAll, LayerSta
             }
             for (int t = 0; t < n; ++t)
                 std::copy(qAll + t * nh * dq + h * dq + dn, qAll + t * nh * dq + h * dq + dq, q.data() + t * lat + dc);
-            // Attention, one run of tokens of the same sequence at a time.
+            // Attention, one run of tokens of the same sequence at a time: blocked over every
+            // earlier position, and over its selection for a token that has one (DSA).
             for (int t0 = 0; t0 < n;) {
                 int t1 = t0 + 1;
-                while (t1 < n && st[t1] == st[t0])
+                while (t1 < n && st[t1] == st[t0] && !sel[size_t(t1)] && !sel[size_t(t0)])
                     ++t1;
                 const float *cache = st[t0]->latent.data();
-                const CachedRow row = [cache, lat](int64_t s) { return cache + s * lat; };
-                const AttentionQueries qs{q.data() + t0 * lat, lat, t1 - t0, pos + t0, nullptr};
-                flashAttention(qs, lat, row, row, dc, invScale, nullptr, ctx.data() + t0 * dc, dc);
+                if (sel[size_t(t0)]) {
+                    selectedAttention(q.data() + t0 * lat, lat, cache, lat, dc, *sel[size_t(t0)], invScale,
+                                      ctx.data() + t0 * dc);
+                } else {
+                    const CachedRow row = [cache, lat](int64_t s) { return cache + s * lat; };
+                    const AttentionQueries qs{q.data() + t0 * lat, lat, t1 - t0, pos + t0, nullptr};
+                    flashAttention(qs, lat, row, row, dc, invScale, nullptr, ctx.data() + t0 * dc, dc);
+                }
                 t0 = t1;
             }
             // o[t][h dv + i] = kv_b[h(dn + dv) + dn + i] · ctx[t], 64 outputs at a time.
@@ -138,12 +184,13 @@ void Forward::mlaPass(int layer, int n, const float *qAll, float *oAll, LayerSta
 // Head h of one token's attention over its cache (positions 0..pos), q already rotated:
 // o[h·dv ..) of that head.
 void Forward::attendMlaHead(int layer, const float *q, float *o, const LayerState &st, int pos, int64_t h,
-                            MlaScratch &sc) const
+                            MlaScratch &sc, const std::vector<int32_t> *sel) const
 {
     const MlaWeights &w = m_w.layers[static_cast<size_t>(layer)].m;
     const int64_t dn = m_c.qkNope, dr = m_c.qkRope, dv = m_c.vHead, dc = m_c.kvLora;
     const int64_t dq = dn + dr, lat = dc + dr;
-    const int64_t n = pos + 1;
+    const int64_t n = sel ? int64_t(sel->size()) : pos + 1;
+    const int32_t *at = sel ? sel->data() : nullptr; // the j-th key's position: at[j], else j
     const float invScale = m_rope.scoreScale();
     sc.qabs.resize(static_cast<size_t>(dc));
     sc.row.resize(static_cast<size_t>(dc));
@@ -159,7 +206,7 @@ void Forward::attendMlaHead(int layer, const float *q, float *o, const LayerStat
     }
     float zmax = -INFINITY;
     for (int64_t s = 0; s < n; ++s) {
-        const float *cs = st.latent.data() + s * lat;
+        const float *cs = st.latent.data() + (at ? at[s] : s) * lat;
         float d1 = 0.0f, d2 = 0.0f;
         for (int64_t k = 0; k < dc; ++k)
             d1 += qabs[k] * cs[k];
@@ -176,7 +223,7 @@ void Forward::attendMlaHead(int layer, const float *q, float *o, const LayerStat
     std::fill(ctx, ctx + dc, 0.0f);
     for (int64_t s = 0; s < n; ++s) {
         const float al = z[s] / sum;
-        const float *cs = st.latent.data() + s * lat;
+        const float *cs = st.latent.data() + (at ? at[s] : s) * lat;
         for (int64_t k = 0; k < dc; ++k)
             ctx[k] += al * cs[k];
     }

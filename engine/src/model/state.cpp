@@ -1,6 +1,7 @@
 #include "model/state.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace waste::model {
 
@@ -11,6 +12,7 @@ namespace {
 struct LayerSizes {
     size_t S = 0, conv = 0, convRings = 0; // convRings: 1 (Gated DeltaNet's one ring) or 3 (KDA's q, k, v)
     size_t latent = 0, kv = 0;            // kv: keys, and as many values
+    size_t indexKeys = 0;                 // DSA: the indexer's keys (layers that run one)
     bool kvRing = false;
 };
 
@@ -33,6 +35,8 @@ LayerSizes layerSizes(const format::ModelConfig &c, int L, int ctxTokens)
         z.convRings = 3;
     } else {
         z.latent = size_t(ctxTokens) * size_t(c.kvLora + c.qkRope);
+        if (c.dsa.on && !c.dsa.sharedLayer(L))
+            z.indexKeys = size_t(ctxTokens) * size_t(c.dsa.headDim);
     }
     return z;
 }
@@ -51,6 +55,7 @@ void State::allocate(const format::ModelConfig &c, int ctxTokens)
         s.convK.assign(z.convRings == 3 ? z.conv : 0, 0.0f);
         s.convV.assign(z.convRings == 3 ? z.conv : 0, 0.0f);
         s.latent.assign(z.latent, 0.0f);
+        s.indexKeys.assign(z.indexKeys, 0.0f);
         s.keys.assign(z.kv, 0.0f);
         s.values.assign(z.kv, 0.0f);
         s.kvRing = z.kvRing;
@@ -67,8 +72,9 @@ void State::grow(const format::ModelConfig &c, int ctxTokens)
         LayerState &s = layers[static_cast<size_t>(L)];
         const LayerSizes z = layerSizes(c, L, ctxTokens);
         // Only the per-position buffers depend on the positions; the recurrent ones keep their size.
-        for (std::vector<float> *v : {&s.latent, &s.keys, &s.values}) {
-            const size_t want = v == &s.latent ? z.latent : z.kv;
+        const std::pair<std::vector<float> *, size_t> perPosition[] = {
+            {&s.latent, z.latent}, {&s.indexKeys, z.indexKeys}, {&s.keys, z.kv}, {&s.values, z.kv}};
+        for (const auto &[v, want] : perPosition) {
             if (v->size() < want) {
                 std::vector<float> bigger(want, 0.0f);
                 std::copy(v->begin(), v->end(), bigger.begin());
@@ -84,7 +90,7 @@ int64_t State::bytesFor(const format::ModelConfig &c, int ctxTokens)
     int64_t n = 0;
     for (int L = 0; L < c.layers; ++L) {
         const LayerSizes z = layerSizes(c, L, ctxTokens);
-        n += int64_t(z.S + z.conv * z.convRings + z.latent + 2 * z.kv) * 4;
+        n += int64_t(z.S + z.conv * z.convRings + z.latent + z.indexKeys + 2 * z.kv) * 4;
     }
     return n;
 }
@@ -97,6 +103,7 @@ void State::reset()
         std::fill(s.convK.begin(), s.convK.end(), 0.0f);
         std::fill(s.convV.begin(), s.convV.end(), 0.0f);
         std::fill(s.latent.begin(), s.latent.end(), 0.0f);
+        std::fill(s.indexKeys.begin(), s.indexKeys.end(), 0.0f);
         std::fill(s.keys.begin(), s.keys.end(), 0.0f);
         std::fill(s.values.begin(), s.values.end(), 0.0f);
     }
@@ -108,7 +115,7 @@ int64_t State::bytes() const
 {
     int64_t n = 0;
     for (const LayerState &s : layers)
-        n += int64_t(s.S.size() + s.convQ.size() + s.convK.size() + s.convV.size() + s.latent.size() + s.keys.size() + s.values.size()) * 4;
+        n += int64_t(s.S.size() + s.convQ.size() + s.convK.size() + s.convV.size() + s.latent.size() + s.indexKeys.size() + s.keys.size() + s.values.size()) * 4;
     return n;
 }
 

@@ -13,6 +13,7 @@ struct LayerState {
     std::vector<float> S;                   // KDA: heads × D × D (row = key dim); Gated DeltaNet: value heads × Dk × Dv
     std::vector<float> convQ, convK, convV; // KDA: C × (Kc−1), oldest first; Gated DeltaNet: q, k, v channels all in convQ
     std::vector<float> latent;              // MLA: ctx × (dc + dr)
+    std::vector<float> indexKeys;           // DSA: ctx × index_head_dim (the indexer's normed, rotated keys)
     std::vector<float> keys, values;        // GQA: slots × kv heads × head dim (a ring of `window` slots when sliding)
     bool kvRing = false;                    // keys/values are a ring: recurrent, so checkpoints copy them
 };

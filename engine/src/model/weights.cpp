@@ -239,6 +239,15 @@ Weights loadWeights(const format::Manifest &m, const format::Trunk &trunk)
             q.o = ld.mat(a + "o_proj.weight", Hd, nh * c.vHead);
             if (c.mlaOutputGate)
                 q.g = ld.mat(a + "g_proj.weight", nh * c.vHead, Hd);
+            if (c.dsa.on && !c.dsa.sharedLayer(L)) {
+                const int64_t Hi = c.dsa.heads, Di = c.dsa.headDim;
+                const std::string x = a + "indexer.";
+                q.idx.wqb = ld.mat(x + "wq_b.weight", Hi * Di, c.qLora);
+                q.idx.wk = ld.mat(x + "wk.weight", Di, Hd);
+                q.idx.kNorm = ld.vec(x + "k_norm.weight", Di);
+                q.idx.kNormBias = ld.vec(x + "k_norm.bias", Di);
+                q.idx.headWeights = ld.mat(x + "weights_proj.weight", Hi, Hd);
+            }
         }
         lw.moe = c.moeLayer(L);
         if (lw.moe) {

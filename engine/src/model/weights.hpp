@@ -20,8 +20,16 @@ struct KdaWeights {
     TensorPtr q, k, v, qConv, kConv, vConv, fa, fb, b, aLog, dtBias, ga, gb, g, oNorm, o;
 };
 
+// DeepSeek Sparse Attention's lightning indexer (dsa_indexer.cpp): queries from the q latent
+// (wq_b), one key per token (wk, then a LayerNorm with bias), per-head weights. All null on a
+// layer without an indexer (GLM-5.2's shared layers, and every other family).
+struct IndexerWeights {
+    TensorPtr wqb, wk, kNorm, kNormBias, headWeights;
+};
+
 struct MlaWeights {
     TensorPtr q, qa, qaNorm, qb, kva, kvaNorm, kvb, o, g;
+    IndexerWeights idx;
 };
 
 // Grouped-query attention (Qwen3-MoE, Qwen3-Next, gpt-oss, GLM-4.5): biases, q/k norms and sinks where the

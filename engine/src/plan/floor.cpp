@@ -33,6 +33,8 @@ FloorTerms computeFloor(const PlanInputs &in, int64_t ctx)
                                                       : in.kdaHeads * in.kdaDim * in.kdaDim * 4 +
                                                             3 * (in.convKernel - 1) * in.kdaHeads * in.kdaDim * 4;
     f.state = nKda * perLinear + nMla * ctx * (in.kvLora + in.qkRope) * 4;
+    // DeepSeek Sparse Attention: the indexer's key (f32) of every position on its layers.
+    f.state += in.indexLayers * ctx * in.indexHeadDim * 4;
     // GQA keys and values (f32): ctx positions on full layers, at most a window on sliding ones.
     const int64_t kvRow = 2 * in.kvHeads * in.headDim * 4;
     f.state += (in.gqaLayers - in.gqaSlidingLayers) * ctx * kvRow +
@@ -66,6 +68,7 @@ FloorTerms computeFloor(const PlanInputs &in, int64_t ctx)
             3 * Im * Lt * 4,                                                   // one expanded expert
             T * nb * H * 4 + T * H * 4,                                        // prefill AttnRes history + partials
             T * 64 * 12,                                                       // prefill routing
+            in.indexLayers > 0 ? T * (in.indexTopk * 4 + 64) + ctx * 8 : 0,   // DSA selections, one query's scores
         };
         int64_t sum = 0;
         for (int64_t t : terms)

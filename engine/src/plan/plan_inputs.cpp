@@ -102,6 +102,12 @@ PlanInputs readPlanInputs(const std::string &containerPath)
     p.heads = c.heads;
     p.kvLora = c.kvLora;
     p.qkRope = c.qkRope;
+    if (c.dsa.on) {
+        for (int L = 0; L < c.layers; ++L)
+            p.indexLayers += !c.dsa.sharedLayer(L);
+        p.indexHeadDim = c.dsa.headDim;
+        p.indexTopk = c.dsa.topk;
+    }
     p.kdaHeads = c.kdaHeads;
     p.kdaDim = c.kdaDim;
     p.convKernel = c.convK;

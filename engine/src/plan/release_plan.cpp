@@ -43,6 +43,10 @@ struct Geometry {
     // shared expert's width.
     bool next = false;
     int64_t LKH = 0, LVH = 0, LKD = 0, LVD = 0, SI = 0;
+    // DeepSeek Sparse Attention: the indexer's heads, width and top-k; per layer, whether it
+    // runs one (GLM-5.2's shared layers do not).
+    int64_t HI = 0, DI = 0, TOPK = 0;
+    std::vector<bool> indexer;
 };
 
 // The release as the one config reader (format/release_config) sees it, in the letters the
@@ -92,6 +96,13 @@ Geometry readGeometry(const Json &root)
     g.LKD = c.g.linKeyDim;
     g.LVD = c.g.linValueDim;
     g.SI = c.g.sharedInter;
+    if (c.dsa.on) {
+        g.HI = c.dsa.heads;
+        g.DI = c.dsa.headDim;
+        g.TOPK = c.dsa.topk;
+        for (int L = 0; L < c.layers; ++L)
+            g.indexer.push_back(!c.dsa.sharedLayer(L));
+    }
     if (g.E <= 0 || g.K <= 0)
         refuse("not a mixture of experts this engine streams (experts, top-k and moe_intermediate_size needed)");
     return g;
@@ -173,6 +184,14 @@ void enumerateTrunk(const Geometry &g, TrunkTally &t)
             if (g.outputGate)
                 t.add(p + "self_attn.g_proj.weight", {g.NH * g.DV, H});
             t.add(p + "self_attn.o_proj.weight", {H, g.NH * g.DV});
+            if (size_t(l) < g.indexer.size() && g.indexer[size_t(l)]) { // DSA's lightning indexer
+                const std::string x = p + "self_attn.indexer.";
+                t.add(x + "wq_b.weight", {g.HI * g.DI, g.QL});
+                t.add(x + "wk.weight", {g.DI, H});
+                t.add(x + "k_norm.weight", {g.DI});
+                t.add(x + "k_norm.bias", {g.DI});
+                t.add(x + "weights_proj.weight", {g.HI, H});
+            }
         }
         if (!g.moe[size_t(l)]) {
             t.add(p + "mlp.gate_proj.weight", {g.I, H});
@@ -381,6 +400,9 @@ ReleasePlan planRelease(const std::string &configJson, const ReleasePlanOptions 
         in.linearStateBytes = (g.LVH * g.LKD * g.LVD + (2 * g.LKH * g.LKD + g.LVH * g.LVD) * (g.KC - 1)) * 4;
     }
     in.moeLayers = std::count(g.moe.begin(), g.moe.end(), true);
+    in.indexLayers = std::count(g.indexer.begin(), g.indexer.end(), true);
+    in.indexHeadDim = g.DI;
+    in.indexTopk = g.TOPK;
 
     TrunkTally tally{&in, o.trunkBits};
     if (g.gqa)

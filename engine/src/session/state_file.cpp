@@ -124,6 +124,9 @@ void saveState(const std::string &path, const format::ModelConfig &c, const mode
         const std::vector<float> &latent = s.layers[static_cast<size_t>(L)].latent;
         if (!latent.empty())
             put(latent.data(), size_t(pos) * size_t(c.kvLora + c.qkRope) * 4);
+        const std::vector<float> &indexKeys = s.layers[static_cast<size_t>(L)].indexKeys;
+        if (!indexKeys.empty()) // DSA: the indexer's keys of the positions read
+            put(indexKeys.data(), size_t(pos) * size_t(c.dsa.headDim) * 4);
         // GQA keys and values: a sliding ring whole (recurrent), else the rows before pos.
         const model::LayerState &live = s.layers[static_cast<size_t>(L)];
         const size_t kvRows = live.kvRing ? l.keys.size() : size_t(pos) * size_t(c.g.kvHeads) * size_t(c.g.headDim);
@@ -214,6 +217,10 @@ void loadState(const std::string &path, const format::ModelConfig &c, model::Sta
         if (!l.latent.empty()) {
             std::fill(l.latent.begin(), l.latent.end(), 0.0f);
             get(l.latent, size_t(pos) * size_t(c.kvLora + c.qkRope));
+        }
+        if (!l.indexKeys.empty()) {
+            std::fill(l.indexKeys.begin(), l.indexKeys.end(), 0.0f);
+            get(l.indexKeys, size_t(pos) * size_t(c.dsa.headDim));
         }
         if (!l.keys.empty()) {
             const size_t kvRows = l.kvRing ? l.keys.size() : size_t(pos) * size_t(c.g.kvHeads) * size_t(c.g.headDim);

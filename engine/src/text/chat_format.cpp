@@ -56,6 +56,11 @@ ChatFormat decideChatFormat(std::string_view arch, const Tokenizer *tok, bool ha
         return ChatFormat::Harmony;
     if (arch == "glm4-moe" && tok && tok->specialId("<|assistant|>") >= 0)
         return familyTemplateVariant(ChatFormat::Glm45, templateText);
+    // GLM-5.x write GLM-4.7's layout (docs/architectures/dsa.md) unless their template is
+    // GLM-4.5's (a call's tags on their own lines).
+    if (arch == "glm-moe-dsa" && tok && tok->specialId("<|assistant|>") >= 0)
+        return templateText.find("<tool_call>{function-name}\n") != std::string_view::npos ? ChatFormat::Glm45
+                                                                                           : ChatFormat::Glm47;
     return hasChatTemplate ? ChatFormat::ChatMl : ChatFormat::Plain;
 }
 
