@@ -52,6 +52,8 @@ ChatFormat decideChatFormat(std::string_view arch, const Tokenizer *tok, bool ha
         return ChatFormat::Harmony;
     if (arch == "glm4-moe" && tok && tok->specialId("<|assistant|>") >= 0)
         return ChatFormat::Glm45;
+    if (arch == "qwen3.5-moe" && tok && tok->specialId("<|im_start|>") >= 0)
+        return ChatFormat::Qwen35;
     return hasChatTemplate ? ChatFormat::ChatMl : ChatFormat::Plain;
 }
 

@@ -16,7 +16,7 @@ struct Row {
 };
 
 // In ChatFormat's order of declaration.
-constexpr std::array<Row, 10> kRows{{
+constexpr std::array<Row, 11> kRows{{
     {ChatFormat::Plain, {"plain", "raw continuation (this container has no chat template)", false, false}},
     {ChatFormat::ChatMl, {"chatml", "ChatML chat template", true, false}},
     {ChatFormat::K3, {"k3", "K3 chat template", true, true}},
@@ -27,6 +27,7 @@ constexpr std::array<Row, 10> kRows{{
     {ChatFormat::DeepSeekV31, {"deepseek-v3.1", "DeepSeek-V3.1 chat template", true, false}},
     {ChatFormat::KimiK2Instruct, {"kimi-k2-instruct", "Kimi K2-Instruct chat template", true, false}},
     {ChatFormat::Glm45, {"glm-4.5", "GLM-4.5 chat template", true, false}},
+    {ChatFormat::Qwen35, {"qwen3.5", "Qwen3.5 chat template", true, false}},
 }};
 
 } // namespace
@@ -46,7 +47,8 @@ const std::vector<ChatFormat> &namedChatFormats()
     // The order `waste template --format` has always listed them in.
     static const std::vector<ChatFormat> named{ChatFormat::K3,          ChatFormat::ChatMl, ChatFormat::DeepSeek,
                                                ChatFormat::DeepSeekV31, ChatFormat::KimiK2, ChatFormat::KimiK2Instruct,
-                                               ChatFormat::Qwen3,       ChatFormat::Harmony, ChatFormat::Glm45};
+                                               ChatFormat::Qwen3,       ChatFormat::Harmony, ChatFormat::Glm45,
+                                               ChatFormat::Qwen35};
     return named;
 }
 

@@ -49,6 +49,8 @@ std::unique_ptr<ReplyFramer> replyFramer(ChatFormat format, const Tokenizer &tok
         return kimiK2InstructFramer(tok, prompt);
     case ChatFormat::Glm45:
         return glm45Framer(tok, prompt);
+    case ChatFormat::Qwen35:
+        return qwen35Framer(tok, prompt);
     }
     throw Error(ErrorCode::Unsupported, std::string("no reply frame for the chat format ") + chatFormatName(format));
 }

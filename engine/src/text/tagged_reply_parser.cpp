@@ -1,6 +1,7 @@
 #include "text/tagged_reply_parser.hpp"
 
 #include "text/arg_pairs_call.hpp"
+#include "text/xml_function_call.hpp"
 #include "text/tokenizer.hpp"
 
 #include <nlohmann/json.hpp>
@@ -42,6 +43,12 @@ void TaggedReplyParser::endCall(ReplyDelta &d, bool closed)
         if (auto pairs = parseArgPairsCall(m_callBody)) {
             call.name = std::move(pairs->name);
             call.arguments = std::move(pairs->arguments);
+            ok = true;
+        }
+    } else if (m_syntax == CallSyntax::XmlFunction) {
+        if (auto xml = parseXmlFunctionCall(m_callBody)) {
+            call.name = std::move(xml->name);
+            call.arguments = std::move(xml->arguments);
             ok = true;
         }
     } else {
