@@ -25,11 +25,12 @@ int runMktiny(const cli::Args &args)
     if (auto arch = args.value("--arch")) {
         if (*arch == "kimi-k3") o.k3 = true;
         else if (*arch == "deepseek-v3" || *arch == "kimi-k2" || *arch == "qwen3-moe" || *arch == "qwen3-next" ||
-                 *arch == "gpt-oss" || *arch == "glm4-moe" || *arch == "deepseek-v32" || *arch == "glm-moe-dsa")
+                 *arch == "qwen3.5-moe" || *arch == "gpt-oss" || *arch == "glm4-moe" || *arch == "deepseek-v32" ||
+                 *arch == "glm-moe-dsa")
             o.arch = *arch;
         else if (*arch != "kimi-linear")
             throw cli::UsageError("--arch must be kimi-linear, kimi-k3, deepseek-v3, kimi-k2, deepseek-v32, qwen3-moe, qwen3-next, "
-                                  "gpt-oss, glm4-moe or glm-moe-dsa, not '" +
+                                  "qwen3.5-moe, gpt-oss, glm4-moe or glm-moe-dsa, not '" +
                                   *arch + "'");
     }
     if (args.flag("--air")) {
@@ -86,6 +87,7 @@ int runMktiny(const cli::Args &args)
                        : o.arch == "kimi-k2"   ? "Kimi K2"
                        : o.arch == "qwen3-moe" ? "Qwen3-MoE"
                        : o.arch == "qwen3-next" ? "Qwen3-Next"
+                       : o.arch == "qwen3.5-moe" ? "Qwen3.5-MoE"
                        : o.arch == "gpt-oss"   ? "gpt-oss"
                        : o.arch == "glm4-moe"  ? (o.glmAir ? "GLM-4.5-Air" : "GLM-4.5")
                        : o.k3                  ? "Kimi K3"
@@ -128,9 +130,10 @@ WASTE_CLI_VERB({"mktiny", "OUT_DIR [--hf | --container] [--k3 | --arch NAME] [--
                   {"--container", cli::OptionKind::Flag, "a streaming container (the default)"},
                   {"--k3", cli::OptionKind::Flag, "Kimi K3-shaped: every K3 text feature; MXFP4 experts with --hf"},
                   {"--arch", cli::OptionKind::Value,
-                   "kimi-linear|kimi-k3|deepseek-v3|kimi-k2|deepseek-v32|qwen3-moe|qwen3-next|gpt-oss|glm4-moe|glm-moe-dsa  the release layout "
-                   "(deepseek-v3, kimi-k2, deepseek-v32: FP8 trunk and experts; gpt-oss: fused MXFP4 experts; deepseek-v32, glm-moe-dsa: "
-                   "a lightning indexer with index_topk 8, GLM-5.2's shared indexer layers)"},
+                   "kimi-linear|kimi-k3|deepseek-v3|kimi-k2|deepseek-v32|qwen3-moe|qwen3-next|qwen3.5-moe|gpt-oss|glm4-moe|glm-moe-dsa  "
+                   "the release layout (deepseek-v3, kimi-k2, deepseek-v32: FP8 trunk and experts; gpt-oss: fused MXFP4 experts; "
+                   "qwen3.5-moe: the multimodal wrapper with fused experts; deepseek-v32, glm-moe-dsa: a lightning indexer with "
+                   "index_topk 8, GLM-5.2's shared indexer layers)"},
                   {"--air", cli::OptionKind::Flag, "with --arch glm4-moe: GLM-4.5-Air's switches (no q/k norm, routed_scaling_factor 1.0)"},
                   {"--chat-template", cli::OptionKind::Value,
                    "NAME  the release template it ships: deepseek-r1 or deepseek-v3.1 (deepseek-v3), kimi-k2-thinking or kimi-k2-instruct (kimi-k2)"},

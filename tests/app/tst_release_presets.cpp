@@ -31,6 +31,8 @@ const QHash<QString, Release> &releases()
         {QStringLiteral("moonshotai/Kimi-K2-Instruct"), {"kimi-k2.json", false}},
         {QStringLiteral("deepseek-ai/DeepSeek-V3.1"), {"deepseek-v3.json", false}},
         {QStringLiteral("deepseek-ai/DeepSeek-R1-0528"), {"deepseek-v3.json", false}},
+        {QStringLiteral("Qwen/Qwen3.5-397B-A17B"), {"qwen3.5-397b-a17b.json", true}},
+        {QStringLiteral("Qwen/Qwen3.5-122B-A10B"), {"qwen3.5-122b-a10b.json", true}},
         {QStringLiteral("Qwen/Qwen3-235B-A22B"), {"qwen3-235b-a22b.json", true}},
         {QStringLiteral("Qwen/Qwen3-30B-A3B"), {"qwen3-30b-a3b.json", true}},
         {QStringLiteral("zai-org/GLM-4.7"), {"glm-4.7.json", true}},

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # The family chat templates (DeepSeek R1 and V3.1, Kimi K2-Thinking and K2-Instruct, Qwen3,
-# gpt-oss harmony, GLM-4.5 / 4.6) against the releases' own Jinja chat_template: renders each request of requests.json with Jinja the
+# gpt-oss harmony, GLM-4.5 / 4.6, Qwen3.5-MoE) against the releases' own Jinja chat_template: renders each request of requests.json with Jinja the
 # way Hugging Face's apply_chat_template does (sandboxed environment, trim_blocks,
 # lstrip_blocks, loop controls, its tojson, strftime_now), renders the same request with
 # `waste template --format F --json`, and compares segment for segment: the texts must be
@@ -71,6 +71,10 @@ FAMILIES = {
                 "markers": ["[gMASK]", "<sop>", "<|system|>", "<|user|>", "<|assistant|>", "<|observation|>", "<think>",
                             "</think>", "<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>",
                             "</arg_value>", "<tool_response>", "</tool_response>"]},
+    "qwen3.5": {"template": "qwen3.5-moe.jinja", "bos_token": None, "eos_token": "<|im_end|>",
+                "markers": ["<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>", "<tool_response>",
+                            "</tool_response>", "<think>", "</think>", "<function=", "</function>", "<parameter=",
+                            "</parameter>"]},
     "harmony": {"template": "gpt-oss.jinja", "bos_token": "<|startoftext|>", "eos_token": "<|return|>",
                 "markers": ["<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>", "<|return|>",
                             "<|call|>"]},

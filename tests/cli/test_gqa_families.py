@@ -1,5 +1,5 @@
-"""The Judged-by pipeline for the GQA families, Qwen3-MoE, Qwen3-Next, gpt-oss and GLM-4.5 (and its
-Air variant): `waste mktiny T --arch A --hf` writes the release layout (tensor names, dtypes, config fields), `waste
+"""The Judged-by pipeline for the GQA families, Qwen3-MoE, Qwen3-Next, Qwen3.5-MoE, gpt-oss and GLM-4.5
+(and its Air variant): `waste mktiny T --arch A --hf` writes the release layout (tensor names, dtypes, config fields), `waste
 convert` turns it into a container, `waste info --json` names the architecture, and
 `waste run ... -n 8 --temp 0` gives the same tokens twice. `waste plan --config` on the
 tiny release agrees with `waste plan` on the converted container (floor and state)."""
@@ -64,6 +64,22 @@ EXPECT = {
         "model.layers.3.mlp.experts.15.down_proj.weight": ("BF16", 2),
         "mtp.fc.weight": ("BF16", 2),
     }),
+    "qwen3.5-moe": ("Qwen3_5MoeForConditionalGeneration", "qwen3_5_moe", {
+        "model.language_model.embed_tokens.weight": ("BF16", 2),
+        "model.language_model.layers.0.linear_attn.in_proj_qkv.weight": ("BF16", 2),
+        "model.language_model.layers.0.linear_attn.in_proj_z.weight": ("BF16", 2),
+        "model.language_model.layers.0.linear_attn.in_proj_b.weight": ("BF16", 2),
+        "model.language_model.layers.0.linear_attn.in_proj_a.weight": ("BF16", 2),
+        "model.language_model.layers.0.linear_attn.conv1d.weight": ("BF16", 3),
+        "model.language_model.layers.3.self_attn.q_proj.weight": ("BF16", 2),
+        "model.language_model.layers.1.mlp.experts.gate_up_proj": ("BF16", 3),
+        "model.language_model.layers.1.mlp.experts.down_proj": ("BF16", 3),
+        "model.language_model.layers.1.mlp.shared_expert_gate.weight": ("BF16", 2),
+        "model.language_model.norm.weight": ("BF16", 1),
+        "lm_head.weight": ("BF16", 2),
+        "model.visual.patch_embed.proj.weight": ("BF16", 5),
+        "mtp.fc.weight": ("BF16", 2),
+    }),
     "gpt-oss": ("GptOssForCausalLM", "gpt_oss", {
         "model.layers.0.self_attn.sinks": ("BF16", 1),
         "model.layers.0.self_attn.q_proj.bias": ("BF16", 1),
@@ -120,6 +136,27 @@ for variant, (architecture, model_type, tensors) in EXPECT.items():
         check(cfg.get("partial_rotary_factor") == 0.25 and cfg.get("shared_expert_intermediate_size", 0) > 0,
               f"qwen3-next: partial_rotary_factor {cfg.get('partial_rotary_factor')}")
         check(os.path.exists(os.path.join(hf, "tokenizer.json")), "qwen3-next: Qwen's tokenizer.json")
+    if arch == "qwen3.5-moe":
+        t = cfg.get("text_config", {})
+        check(t.get("model_type") == "qwen3_5_moe_text" and "vision_config" in cfg,
+              f"qwen3.5-moe: the multimodal wrapper (text_config {t.get('model_type')})")
+        check(t.get("layer_types") == ["linear_attention"] * 3 + ["full_attention"],
+              f"qwen3.5-moe: layer_types {t.get('layer_types')}")
+        check(t.get("rope_parameters", {}).get("partial_rotary_factor") == 0.25 and
+              t.get("rope_parameters", {}).get("mrope_section") == [11, 11, 10], "qwen3.5-moe: nested rope_parameters")
+        check("norm_topk_prob" not in t and "mlp_only_layers" not in t, "qwen3.5-moe: Qwen3-Next's MoE keys are gone")
+        kw = t["linear_num_key_heads"] * t["linear_key_head_dim"]
+        vw = t["linear_num_value_heads"] * t["linear_value_head_dim"]
+        qkv = stored["model.language_model.layers.0.linear_attn.in_proj_qkv.weight"]["shape"]
+        check(qkv == [2 * kw + vw, t["hidden_size"]], f"qwen3.5-moe: in_proj_qkv shape {qkv}")
+        gu = stored["model.language_model.layers.1.mlp.experts.gate_up_proj"]["shape"]
+        check(gu == [t["num_experts"], 2 * t["moe_intermediate_size"], t["hidden_size"]],
+              f"qwen3.5-moe: gate_up_proj shape {gu}")
+        check(not any(".experts.0." in n for n in stored if n.startswith("model.language_model.")),
+              "qwen3.5-moe: the trunk's experts are fused")
+        tok = json.load(open(os.path.join(hf, "tokenizer.json")))
+        check(tok.get("normalizer", {}).get("type") == "NFC" and
+              "\\p{M}" in json.dumps(tok.get("pre_tokenizer")), "qwen3.5-moe: NFC and the \\p{M} split rule")
     if arch == "glm4-moe":
         air = "--air" in flags
         check(cfg.get("use_qk_norm") is (not air) and cfg.get("routed_scaling_factor") == (1.0 if air else 2.5),

@@ -42,14 +42,14 @@ TEST(ChatFormats, EveryNamedFormatHasOneNameAndIsFoundByIt)
         EXPECT_EQ(chatFormatNamed(t.name), f);
         EXPECT_NE(std::string(t.description), "");
     }
-    EXPECT_EQ(names.size(), 10u);
+    EXPECT_EQ(names.size(), 11u);
     EXPECT_FALSE(chatFormatNamed("plain")); // the absence of a template is not a choice
     EXPECT_FALSE(chatFormatNamed("K3"));
     EXPECT_FALSE(chatFormatTraits(ChatFormat::Plain).templated);
     EXPECT_TRUE(chatFormatTraits(ChatFormat::K3).replaysParsedTurns);
     EXPECT_FALSE(chatFormatTraits(ChatFormat::ChatMl).replaysParsedTurns);
     EXPECT_EQ(chatFormatNameList(),
-              "k3, chatml, deepseek, deepseek-v3.1, kimi-k2, kimi-k2-instruct, qwen3, harmony, glm-4.5 or glm-4.7");
+              "k3, chatml, deepseek, deepseek-v3.1, kimi-k2, kimi-k2-instruct, qwen3, harmony, glm-4.5, glm-4.7 or qwen3.5");
     EXPECT_TRUE(chatFormatTraits(genericChatFormat()).templated);
 }
 

@@ -131,6 +131,10 @@ TEST(FamilyFormats, ChosenByArchWhenTheVocabularyHasTheMarkup)
     EXPECT_EQ(decideChatFormat("glm-moe-dsa", &glm5, true, "XML format:\n<tool_call>{function-name}\n<arg_key>"),
               ChatFormat::Glm45);
     EXPECT_EQ(decideChatFormat("deepseek-v32", &v32, false), ChatFormat::Plain);
+    const Tokenizer q35 = familyTokenizer("qwen3.5-moe");
+    EXPECT_EQ(decideChatFormat("qwen3.5-moe", &q35, true), ChatFormat::Qwen35);
+    EXPECT_EQ(decideChatFormat("qwen3-next", &q35, true), ChatFormat::Qwen3); // the arch decides, not the vocabulary
+    EXPECT_EQ(decideChatFormat("qwen3.5-moe", &glm, true), ChatFormat::ChatMl); // no <|im_start|>
     // Kimi K2's rank file follows the rule of the reference engine's rank files: BOS is
     // the rank count, EOS (<|im_end|>) two past it.
     EXPECT_EQ(k2.eosId(), k2.bosId() + 2);

@@ -1,4 +1,4 @@
-// Planning the full-size Qwen3-MoE, Qwen3-Next, gpt-oss and GLM-4.5 releases from their
+// Planning the full-size Qwen3-MoE, Qwen3-Next, Qwen3.5-MoE, gpt-oss and GLM-4.5 releases from their
 // config.json alone (waste::planRelease): trunk, KV state, records, floor and default against
 // the arithmetic written out here, parameter counts against the published figures, and
 // gpt-oss's sliding layers keeping 128 positions whatever the context, Qwen3-Next's
@@ -168,6 +168,70 @@ void checkQwen3Next(const std::string &file)
                 double(r.total_params) / 1e9, double(r.active_params) / 1e9);
 }
 
+struct Qwen35 {
+    int64_t H, L, E, K;
+};
+
+// Qwen3.5-MoE (the multimodal release: text_config read, the vision tower and the MTP block
+// read past): Qwen3-Next's layers with the Gated DeltaNet's projections stored apart, every
+// layer MoE with a gated shared expert, a 248320-token vocabulary.
+void checkQwen35Moe(const std::string &file, const Qwen35 &q, double total, double active)
+{
+    const int64_t ram = int64_t(128) << 30;
+    const waste::ReleasePlan r = planOn(file, ram);
+    EXPECT_EQ(r.arch, "qwen3.5-moe");
+    const int64_t H = q.H, L = q.L, E = q.E, K = q.K, NH = 32, KVH = 2, HD = 256, IM = 1024, SI = 1024, V = 248320;
+    const int64_t Hk = 16, Hv = 64, D = 128, Kw = Hk * D, Vw = Hv * D, conv = 2 * Kw + Vw, linear = L / 4 * 3, full = L / 4;
+    // Gated DeltaNet layers: in_proj_qkv, in_proj_z, in_proj_b, in_proj_a and out_proj (Q4G;
+    // b and a are 64 x H, over the 65536-value line); A_log, dt_bias, the conv taps
+    // (12288 x 4) and the gated norm's weight in F32.
+    const int64_t deltaNet = q4(conv, H) + q4(Vw, H) + 2 * q4(Hv, H) + q4(H, Vw) + f32(Hv) + f32(Hv) + f32(conv * 4) + f32(D);
+    // Gated attention layers: q_proj twice as wide (q and the output gate), k, v, o (Q4G),
+    // the q/k norm weights.
+    const int64_t attention = q4(2 * NH * HD, H) + 2 * q4(KVH * HD, H) + q4(H, NH * HD) + 2 * f32(HD);
+    // Every layer: two norms, the Q4G router, the shared expert (Q4G) and its gate [1, H] (F32).
+    const int64_t every = 2 * f32(H) + q4(E, H) + 2 * q4(SI, H) + q4(H, SI) + f32(H);
+    EXPECT_EQ(r.vq.plan.trunk_bytes, linear * deltaNet + full * attention + L * every + f32(H) + q8(V, H));
+    // State: each Gated DeltaNet layer 64 matrices of 128 x 128 and 3 conv inputs of 12288
+    // channels (f32), whatever the context; each full layer keys and values of 2 heads of
+    // 256 for 4096 positions.
+    const int64_t fixed = linear * (Hv * D * D + conv * 3) * 4;
+    EXPECT_EQ(r.vq.plan.state_bytes, fixed + full * 4096 * 2 * KVH * HD * 4);
+    EXPECT_EQ(r.vq.plan.checkpoint_bytes, fixed + f32(V));
+    // Records: a BF16 release converts to VQ3R by default, and the plan says so. Every layer
+    // is MoE, so the working set is exactly top-k x MoE layers x one record.
+    EXPECT_FALSE(r.has_native) << "a BF16 release has no quantised expert layout of its own";
+    EXPECT_EQ(r.convertDefault().expert_format, "VQ3R");
+    const int64_t rec = vq3r(IM, H);
+    EXPECT_EQ(r.vq.record_bytes, rec);
+    EXPECT_EQ(r.vq.plan.working_set_bytes, K * L * rec);
+    EXPECT_EQ(r.vq.plan.expert_bytes_total, rec * E * L);
+    EXPECT_EQ(r.vq.plan.floor_bytes,
+              r.vq.plan.trunk_bytes + r.vq.plan.state_bytes + r.vq.plan.scratch_bytes + rec * K * 2);
+    EXPECT_EQ(r.vq.plan.recommended_bytes, defaultBudget(r.vq.plan, ram));
+    // Parameters, the tower and the MTP block left out: the trunk as above in values, the
+    // embedding table and the head V x H each, the routed experts 3 x IM x H each.
+    const int64_t trunkParams = linear * (conv * H + Vw * H + 2 * Hv * H + H * Vw + 2 * Hv + conv * 4 + D) +
+                                full * (2 * NH * HD * H + 2 * KVH * HD * H + H * NH * HD + 2 * HD) +
+                                L * (2 * H + E * H + 3 * SI * H + H) + H + 2 * V * H;
+    const int64_t expert = 3 * IM * H;
+    EXPECT_EQ(r.total_params, trunkParams + expert * E * L);
+    EXPECT_EQ(r.active_params, trunkParams - V * H + expert * K * L);
+    EXPECT_NEAR(double(r.total_params) / 1e9, total, total * 0.02);
+    EXPECT_NEAR(double(r.active_params) / 1e9, active, active * 0.12);
+    const double perParam = double(r.vq.plan.trunk_bytes) / double(trunkParams - V * H);
+    EXPECT_GT(perParam, 0.45);
+    EXPECT_LT(perParam, 1.2);
+    // A 16 times longer context grows the full layers' KV only.
+    const waste::ReleasePlan longer = planOn(file, ram, 65536);
+    EXPECT_EQ(longer.vq.plan.state_bytes - r.vq.plan.state_bytes, full * (65536 - 4096) * 2 * KVH * HD * 4);
+    std::printf("[plan] %-22s floor %.2f GiB, default %.2f GiB on 128 GiB (VQ3R record %lld B), %.1fB total, %.1fB "
+                "active, trunk %.3f B/param\n",
+                file.c_str(), double(r.vq.plan.floor_bytes) / double(1 << 30),
+                double(r.vq.plan.recommended_bytes) / double(1 << 30), static_cast<long long>(rec),
+                double(r.total_params) / 1e9, double(r.active_params) / 1e9, perParam);
+}
+
 struct Glm {
     int64_t H, L, FD, I, IM, E;
     bool qkNorm;
@@ -239,6 +303,11 @@ TEST(GqaReleasePlan, Glm45Air) { checkGlm4Moe("glm-4.5-air.json", {4096, 46, 1, 
 
 // Published: 80B total / 3B active (the 3B leaves out the embedding table and the head).
 TEST(GqaReleasePlan, Qwen3Next_80B_A3B) { checkQwen3Next("qwen3-next-80b-a3b.json"); }
+
+// Published: 397B total / 17B active, 122B / 10B (the text model: 396.3B and 122.1B here,
+// the vision tower and the MTP block left out; active counts leave out the embedding table).
+TEST(GqaReleasePlan, Qwen35_397B_A17B) { checkQwen35Moe("qwen3.5-397b-a17b.json", {4096, 60, 512, 10}, 397.0, 17.0); }
+TEST(GqaReleasePlan, Qwen35_122B_A10B) { checkQwen35Moe("qwen3.5-122b-a10b.json", {3072, 48, 256, 8}, 122.0, 10.0); }
 
 // Published: 30.5B total / 3.3B active; 235B / 22B.
 TEST(GqaReleasePlan, Qwen3_30B_A3B) { checkQwen3("qwen3-30b-a3b.json", 2048, 48, 32, 768, 30.5, 3.3); }

@@ -99,6 +99,7 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{"qwen3_moe_bf16", tiny("qwen3-moe"), "VQ3R"},
                     Case{"qwen3_moe_dense_layers", dense(), "VQ3R"},
                     Case{"qwen3_next_bf16", tiny("qwen3-next"), "VQ3R"},
+                    Case{"qwen3_5_moe_bf16", tiny("qwen3.5-moe"), "VQ3R"},
                     Case{"gpt_oss_mxfp4", tiny("gpt-oss"), "MXFP4"},
                     Case{"glm4_moe_bf16", tiny("glm4-moe"), "VQ3R"},
                     Case{"glm4_moe_air_bf16", air(), "VQ3R"},

@@ -46,6 +46,11 @@ std::vector<Case> cases()
         o.expertEncoding = waste::ExpertEncoding::Native;
     });
     add("qwen3-next", [](waste::TinyModelOptions &o) { o.arch = "qwen3-next"; });
+    add("qwen35-moe-vq3r", [](waste::TinyModelOptions &o) { o.arch = "qwen3.5-moe"; });
+    add("qwen35-moe-bf16", [](waste::TinyModelOptions &o) {
+        o.arch = "qwen3.5-moe";
+        o.expertEncoding = waste::ExpertEncoding::Native;
+    });
     add("gpt-oss-mxfp4", [](waste::TinyModelOptions &o) { o.arch = "gpt-oss"; });
     add("glm4-moe-vq3r", [](waste::TinyModelOptions &o) { o.arch = "glm4-moe"; });
     add("glm4-moe-air-bf16", [](waste::TinyModelOptions &o) {

@@ -320,6 +320,40 @@ TEST(ReplyFrame, GlmAnswersReadBackAndForcedCallsAreRefused)
     }
 }
 
+// Qwen3.5: the generation prompt opens <think> (reasoning first) unless thinking is off; an
+// answer reads back as its document; a forced call is refused, naming why.
+TEST(ReplyFrame, Qwen35AnswersReadBackAndForcedCallsAreRefused)
+{
+    const Format f{"qwen3.5", ChatFormat::Qwen35, [] { return familyTokenizer("qwen3.5-moe"); }};
+    const Tokenizer tok = f.tokenizer();
+    for (const bool thinking : {false, true}) {
+        const std::vector<int32_t> prompt = promptFor(f, tok, thinking, false);
+        const ReplyFrame frame = replyFramer(f.format, tok, prompt)->answer(Schema::compile(kSchema));
+        EXPECT_EQ(frame.reasoning.allowed, thinking);
+        EXPECT_TRUE(frame.reasoning.open.empty()) << "the prompt opened <think> itself";
+        for (uint64_t seed = 1; seed <= 4; ++seed) {
+            const int maxTokens = 70;
+            const auto c = makeAnswerConstraint(f.format, tok, prompt, kSchema, maxTokens);
+            const std::vector<int32_t> out = walk(*c, tok, seed, maxTokens);
+            const std::string w = what(f, "answer", thinking, seed, tok, out);
+            const ChatReply reply = parse(f.format, tok, prompt, out);
+            const Split s = split(frame, tok, out);
+            EXPECT_EQ(trim(reply.reasoning), s.reasoning) << w;
+            EXPECT_TRUE(reply.toolCalls.empty()) << w;
+            Json doc;
+            ASSERT_NO_THROW(doc = Json::parse(reply.content)) << w;
+            EXPECT_EQ(doc, Json::parse(s.document)) << w;
+        }
+        try {
+            replyFramer(f.format, tok, promptFor(f, tok, thinking, true))->call(toolParameters(kTools, "get_time"));
+            ADD_FAILURE() << "a forced Qwen3.5 call was framed";
+        } catch (const waste::Error &e) {
+            EXPECT_EQ(e.code(), waste::ErrorCode::Unsupported);
+            EXPECT_NE(std::string(e.what()).find("<parameter=...>"), std::string::npos) << e.what();
+        }
+    }
+}
+
 // DeepSeek's two templates share one framer, set apart by their layout: R1's writes "\n\n"
 // after </think> and fences a call as function<sep>NAME + ```json, V3.1's writes nothing
 // after </think> and a call as NAME<sep> with the bare arguments.

@@ -174,6 +174,55 @@ TEST(TaggedReplyParser, GlmStringTypedArgumentsStayTheirText)
     ASSERT_EQ(untyped.reply().toolCalls.size(), 1u);
     EXPECT_EQ(Json::parse(untyped.reply().toolCalls[0].arguments),
               Json::parse(R"({"code": 123, "flag": true, "doc": {"a": 1}, "n": 7})"));
+    // The same rule for Qwen3.5's XML parameters.
+    TaggedReplyParser xml(false, CallSyntax::XmlFunction);
+    xml.setStringArguments(declared);
+    xml.push("<tool_call>\n<function=lookup>\n<parameter=code>\n123\n</parameter>\n<parameter=n>\n7\n</parameter>\n"
+             "</function>\n</tool_call>");
+    xml.finish();
+    ASSERT_EQ(xml.reply().toolCalls.size(), 1u);
+    EXPECT_EQ(Json::parse(xml.reply().toolCalls[0].arguments), Json::parse(R"({"code": "123", "n": 7})"));
+}
+
+TEST(TaggedReplyParser, Qwen35XmlFunctionCallsAnySplit)
+{
+    // Qwen3.5's calls (Qwen3-Coder's XML): <function=NAME>, one <parameter=KEY> block per
+    // argument with the template's newline on each side of the value, </function>; the
+    // prompt opened <think>, so the reply starts in the reasoning.
+    const std::string text = "plan it\n</think>\n\nOn it.\n\n<tool_call>\n<function=get_weather>\n"
+                             "<parameter=city>\nRoma è bella\n</parameter>\n<parameter=days>\n3\n</parameter>\n"
+                             "<parameter=opts>\n{\"units\": [\"C\"]}\n</parameter>\n<parameter=note>\nline one\nline two\n"
+                             "</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=get_time>\n</function>\n"
+                             "</tool_call><tool_call>\n<function=two words>\n</function>\n</tool_call>";
+    TaggedReplyParser whole(true, CallSyntax::XmlFunction);
+    whole.push(text);
+    whole.finish();
+    EXPECT_EQ(whole.reply().reasoning, "plan it");
+    // The whitespace between blocks stays where text follows it (the parser's rule).
+    EXPECT_EQ(whole.reply().content, "On it.\n\n\n<tool_call>\n<function=two words>\n</function>\n</tool_call>");
+    ASSERT_EQ(whole.reply().toolCalls.size(), 2u);
+    EXPECT_EQ(whole.reply().toolCalls[0].name, "get_weather");
+    EXPECT_EQ(Json::parse(whole.reply().toolCalls[0].arguments),
+              Json::parse(R"({"city": "Roma è bella", "days": 3, "opts": {"units": ["C"]}, "note": "line one\nline two"})"));
+    EXPECT_EQ(whole.reply().toolCalls[1].name, "get_time");
+    EXPECT_EQ(whole.reply().toolCalls[1].arguments, "{}");
+    for (size_t step : {1, 2, 3, 5, 7}) {
+        TaggedReplyParser p(true, CallSyntax::XmlFunction);
+        Collected c;
+        for (size_t i = 0; i < text.size(); i += step)
+            c.add(p.push(std::string_view(text).substr(i, step)));
+        c.add(p.finish());
+        EXPECT_EQ(c.r, whole.reply()) << "step " << step;
+    }
+    // A parameter left open, or text after </function>, stays text.
+    TaggedReplyParser broken(false, CallSyntax::XmlFunction);
+    broken.push("<tool_call>\n<function=f>\n<parameter=a>\n1");
+    EXPECT_EQ(broken.finish().content, "<tool_call>\n<function=f>\n<parameter=a>\n1");
+    TaggedReplyParser trailing(false, CallSyntax::XmlFunction);
+    trailing.push("<tool_call>\n<function=f>\n</function>\nmore</tool_call>");
+    trailing.finish();
+    EXPECT_TRUE(trailing.reply().toolCalls.empty());
+    EXPECT_EQ(trailing.reply().content, "<tool_call>\n<function=f>\n</function>\nmore</tool_call>");
 }
 
 TEST(ReplyParser, TextModelsGetTheTextParserAndStopStringsCutTheContent)

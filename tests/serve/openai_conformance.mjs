@@ -10,8 +10,9 @@
 //   (sdk_client.sh installs it). ARCH: the architecture of a tiny model made for the test
 //   (deepseek-v3, kimi-k2, qwen3-moe: its release's chat format, which reasons first, so
 //   forced calls and JSON answers must also bring back reasoning_content; gpt-oss, qwen3-next:
-//   harmony and Qwen3's ChatML; deepseek-v32: plain text; glm-moe-dsa: GLM-4.7's layout of GLM's format, whose
-//   forced calls are refused). Exits 0 when every check passes.
+//   harmony and Qwen3's ChatML; qwen3.5-moe: Qwen3.5's template, which reasons first and
+//   refuses forced calls; deepseek-v32: plain text; glm-moe-dsa: GLM-4.7's layout of GLM's
+//   format, whose forced calls are refused). Exits 0 when every check passes.
 import path from 'node:path';
 import assert from 'node:assert/strict';
 import { loadPackage, startServe, stepper, stopServe, waitReady } from './serve_process.mjs';
@@ -19,7 +20,11 @@ import { loadPackage, startServe, stepper, stopServe, waitReady } from './serve_
 const [prefix, cli, model, arch] = process.argv.slice(2);
 // R1's, K2-Thinking's and Qwen3's formats reason before a forced answer (thinking is on by
 // default), and their templates drop earlier turns' reasoning from the history.
-const thinks = ['deepseek-v3', 'kimi-k2', 'qwen3-moe'].includes(arch);
+const thinks = ['deepseek-v3', 'kimi-k2', 'qwen3-moe', 'qwen3.5-moe'].includes(arch);
+// Qwen3.5 writes each call argument as its own <parameter=...> block, which no frame can force
+// (qwen35_frame.cpp): a forced call is refused with the reason, and calls are checked as the
+// model reads and writes them when it chooses to call (tool_choice auto, a call in the history).
+const refusesForcedCalls = arch === 'qwen3.5-moe';
 // gpt-oss's harmony opens its analysis channel before a forced answer too, but the
 // channel may stay empty: what it guarantees is that any reasoning comes before the
 // answer, streamed or whole alike, and is counted apart from the answer's tokens.
@@ -139,6 +144,31 @@ try {
             JSON.stringify(follow.usage));
   step(`follow-up: ${cached} of ${follow.usage.prompt_tokens} prompt tokens cached`);
 
+  const reasoned = (m) => (thinks ? typeof m.reasoning_content === 'string' && m.reasoning_content.length > 0
+                                  : m.reasoning_content === undefined || typeof m.reasoning_content === 'string');
+  if (refusesForcedCalls) {
+    const ask = { model: id, messages: [{ role: 'user', content: 'Weather in Oslo?' }], tools, tool_choice: 'required',
+                  max_tokens: 60, temperature: 1, seed: 7 };
+    let refused = null;
+    try {
+      await client.chat.completions.create(ask);
+    } catch (e) {
+      refused = e;
+    }
+    assert.ok(refused instanceof OpenAI.APIError && /tool_choice auto/.test(refused.message), String(refused));
+    // A conversation with a call and its result, then an answer the model chooses to write.
+    const history = [{ role: 'user', content: 'Weather in Oslo?' },
+                     { role: 'assistant', content: '', reasoning_content: 'look it up',
+                       tool_calls: [{ id: 'call_1', type: 'function',
+                                      function: { name: 'get_weather', arguments: '{"city":"Oslo","unit":"c"}' } }] },
+                     { role: 'tool', tool_call_id: 'call_1', content: '{"sky":"sunny"}' }];
+    const after = await client.chat.completions.create({ model: id, messages: history, tools, tool_choice: 'auto',
+                                                         max_tokens: 12, temperature: 0 });
+    assert.ok(['stop', 'length', 'tool_calls'].includes(after.choices[0].finish_reason), JSON.stringify(after));
+    assert.ok(after.usage.prompt_tokens > 100, JSON.stringify(after.usage)); // the tools block and the call were rendered
+    step(`tool calls: forced ones refused (${refused.status}), a call and its result in the history answered `
+         + `(${after.choices[0].finish_reason})`);
+  } else {
   // Forced tool calls: parsed calls, whole and streamed (the SDK's stream helper assembles
   // the tool_call deltas by index into the final message).
   const toolAsk = { model: id, messages: [{ role: 'user', content: 'Weather in Oslo?' }], tools, tool_choice: 'required',
@@ -261,6 +291,7 @@ try {
   // whole conversation (stateless), once with previous_response_id.
   const respTools = tools.map((t) => ({ type: 'function', name: t.function.name, description: t.function.description,
                                         parameters: t.function.parameters, strict: true }));
+  if (!refusesForcedCalls) {
   const callAsk = { model: id, input: [{ role: 'user', content: 'Weather in Oslo?' }], tools: respTools,
                     tool_choice: { type: 'function', name: 'get_weather' }, max_output_tokens: 120, temperature: 1 };
   if (!forcesCalls) {

@@ -15,7 +15,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const corpusPath = join(here, 'corpus.json');
 const corpus = JSON.parse(readFileSync(corpusPath, 'utf8'));
 const hf = existsSync(join(prefix, 'node_modules/@huggingface/tokenizers/package.json'));
-const archs = hf ? ['deepseek-v3', 'qwen3-moe', 'qwen3-next', 'gpt-oss', 'glm4-moe'] : ['kimi-k2', 'gpt-oss'];
+const archs = hf ? ['deepseek-v3', 'qwen3-moe', 'qwen3-next', 'qwen3.5-moe', 'gpt-oss', 'glm4-moe'] : ['kimi-k2', 'gpt-oss'];
 
 mkdirSync(outDir, { recursive: true });
 execFileSync(helper, [outDir, corpusPath, ...archs], { stdio: 'inherit' });

@@ -35,6 +35,13 @@ QList<Preset> all()
          tr("671B total, 37B active; FP8; sparse attention over long contexts")},
         {QStringLiteral("DeepSeek-R1"), QStringLiteral("deepseek-ai/DeepSeek-R1-0528"), 689 * GB,
          tr("671B total, 37B active; FP8; reasons before it answers")},
+        // Qwen3.5-MoE: sizes by arithmetic from the configs (two bytes a parameter: the text
+        // model as planned, plus its MTP layer and the vision tower the container leaves out;
+        // 403B and 125B), not read off the hub.
+        {QStringLiteral("Qwen3.5-397B-A17B"), QStringLiteral("Qwen/Qwen3.5-397B-A17B"), 807 * GB,
+         tr("397B total, 17B active; bf16; reasons before it answers; linear attention in three layers of four")},
+        {QStringLiteral("Qwen3.5-122B-A10B"), QStringLiteral("Qwen/Qwen3.5-122B-A10B"), 250 * GB,
+         tr("122B total, 10B active; bf16; reasons before it answers; linear attention in three layers of four")},
         {QStringLiteral("Qwen3-Next-80B-A3B"), QStringLiteral("Qwen/Qwen3-Next-80B-A3B-Instruct"), 163 * GB,
          tr("80B total, 3B active; bf16; linear attention in three layers of four")},
         {QStringLiteral("Qwen3-235B-A22B"), QStringLiteral("Qwen/Qwen3-235B-A22B"), 470 * GB,

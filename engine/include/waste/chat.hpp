@@ -28,10 +28,12 @@ namespace waste {
 //   containers of those families whose chat_template.jinja is that release's;
 // - Harmony: gpt-oss's harmony format (gpt-oss containers whose vocabulary has its specials);
 // - Glm45: GLM-4.5's and 4.6's template (glm4-moe containers whose vocabulary has <|assistant|>).
-enum class ChatFormat { Plain, ChatMl, K3, DeepSeek, KimiK2, Qwen3, Harmony, DeepSeekV31, KimiK2Instruct, Glm45, Glm47 };
+// - Glm47: GLM-4.7's and GLM-5.x's layout of it (one line, clear_thinking).
+// - Qwen35: Qwen3.5-MoE's template (qwen3.5-moe containers whose vocabulary has <|im_start|>).
+enum class ChatFormat { Plain, ChatMl, K3, DeepSeek, KimiK2, Qwen3, Harmony, DeepSeekV31, KimiK2Instruct, Glm45, Glm47, Qwen35 };
 
 // "plain", "chatml", "k3", "deepseek", "kimi-k2", "qwen3", "harmony", "deepseek-v3.1",
-// "kimi-k2-instruct", "glm-4.5", "glm-4.7".
+// "kimi-k2-instruct", "glm-4.5", "glm-4.7", "qwen3.5".
 const char *chatFormatName(ChatFormat format);
 
 // What a front end may know of a format, so that none of them branches on one.
@@ -101,7 +103,7 @@ ChatPrompt renderChatPrompt(ChatFormat format, std::string_view requestJson,
                             const std::vector<std::string> &mediaBlocks = {});
 
 // Whether the prompt renderChat writes for this request ends inside the thinking channel
-// (K3 and DeepSeek with thinking on, their default; DeepSeek-V3.1 with thinking asked for). Throws Error(Argument) for a malformed request.
+// (K3, DeepSeek and Qwen3.5 with thinking on, their default; DeepSeek-V3.1 with thinking asked for). Throws Error(Argument) for a malformed request.
 bool chatOpensThinking(ChatFormat format, std::string_view requestJson);
 
 // The media block that places one image in a prompt:

@@ -6,6 +6,7 @@
 #include "convert/expert_encoder.hpp"
 #include "convert/file_io.hpp"
 #include "convert/fused_experts_source.hpp"
+#include "convert/language_model_source.hpp"
 #include "convert/grouped_quant.hpp"
 #include "convert/hf_names.hpp"
 #include "convert/bank_writer.hpp"
@@ -512,8 +513,9 @@ ConvertResult Converter::run(bool allowReclaim) {
 } // namespace
 
 ConvertPlan planSource(const ModelSource &src, const std::string &outDir, const ConvertOptions &options) {
-    const FusedExpertsSource fused(src); // gpt-oss: per-expert tensors out of the fused ones
-    Converter c(fused.fused() ? fused : src, outDir, options, {}, nullptr);
+    const LanguageModelSource text(src); // Qwen3.5: the text model out of the multimodal wrapper
+    const FusedExpertsSource fused(text); // gpt-oss, Qwen3.5: per-expert tensors out of the fused ones
+    Converter c(fused.fused() ? static_cast<const ModelSource &>(fused) : text, outDir, options, {}, nullptr);
     return c.plan(nullptr, nullptr);
 }
 
@@ -521,8 +523,9 @@ ConvertResult convertSource(const ModelSource &src, const std::string &outDir, c
                             const ConvertProgressCallback &progress, const std::atomic<bool> *cancel, bool allowReclaim) {
     if (options.trunkBits != 4 && options.trunkBits != 8 && options.trunkBits != 16)
         throw Error(ErrorCode::Argument, "--trunk-bits must be 4, 8 or 16");
-    const FusedExpertsSource fused(src);
-    Converter c(fused.fused() ? fused : src, outDir, options, progress, cancel);
+    const LanguageModelSource text(src);
+    const FusedExpertsSource fused(text);
+    Converter c(fused.fused() ? static_cast<const ModelSource &>(fused) : text, outDir, options, progress, cancel);
     return c.run(allowReclaim);
 }
 

@@ -4,6 +4,7 @@
 // measured speeds.
 #include "convert/expert_quality.hpp"
 #include "convert/fused_experts_source.hpp"
+#include "convert/language_model_source.hpp"
 #include "convert/hf_names.hpp"
 #include "convert/int4_groups.hpp"
 #include "convert/model_source.hpp"
@@ -179,8 +180,9 @@ ConvertRates measureConvertRates(const std::string &sourceDir, int jobs, const s
 
 std::vector<ExpertOption> expertOptions(const std::string &sourceDir, const ConvertOptions &options, const ConvertRates *rates) {
     const convert::HfDirectorySource hf(sourceDir);
-    const convert::FusedExpertsSource fused(hf);
-    const convert::ModelSource &src = fused.fused() ? static_cast<const convert::ModelSource &>(fused) : hf;
+    const convert::LanguageModelSource text(hf);
+    const convert::FusedExpertsSource fused(text);
+    const convert::ModelSource &src = fused.fused() ? static_cast<const convert::ModelSource &>(fused) : text;
     const convert::Layout layout = convert::buildLayout(src);
     if (layout.moeLayers == 0 || layout.experts == 0)
         throw Error(ErrorCode::Unsupported, sourceDir + " has no routed experts: there is no expert encoding to choose");

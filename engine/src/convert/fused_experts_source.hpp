@@ -1,9 +1,12 @@
 // gpt-oss ships each layer's routed experts as two fused MXFP4 tensors,
 // `mlp.experts.gate_up_proj` [E, 2 Im, Hd] (gate row i at 2i, up row i at 2i + 1) and
-// `mlp.experts.down_proj` [E, Hd, Im]. This view of a source shows them as the per-expert
-// tensors the converter handles, `mlp.experts.E.{gate,up,down}_proj.weight` of [Im, Hd]
-// and [Hd, Im], each row read (decoded, or as stored) from its fused row. Every other
-// tensor passes through unchanged, so a release without fused experts looks the same.
+// `mlp.experts.down_proj` [E, Hd, Im]. Qwen3.5-MoE fuses them the same way in BF16 but
+// with the halves apart: gate rows [0, Im), up rows [Im, 2 Im) of each expert
+// (transformers' `gate_up_proj[e].chunk(2)`; docs/architectures/qwen3.5-moe.md); which
+// layout applies is the config's architecture's. This view of a source shows them as the
+// per-expert tensors the converter handles, `mlp.experts.E.{gate,up,down}_proj.weight` of
+// [Im, Hd] and [Hd, Im], each row read (decoded, or as stored) from its fused row. Every
+// other tensor passes through unchanged, so a release without fused experts looks the same.
 #pragma once
 
 #include "convert/model_source.hpp"
@@ -34,6 +37,7 @@ private:
     struct Part {
         std::string fused;
         int64_t first = 0, stride = 1, rows = 0, cols = 0;
+        DType dtype = DType::MXFP4;
     };
     const Part *part(const std::string &name) const;
     const ModelSource &m_in;

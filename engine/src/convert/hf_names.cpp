@@ -72,6 +72,13 @@ Layout buildLayout(const ModelSource &src) {
     if (textOnly)
         L.note = "Kimi K2.5's vision tower (vision_tower., mm_projector.) is read past: the container holds its "
                  "text model (Kimi K2's), which takes no images";
+    // Qwen3.5-MoE's wrapper: the converter reads it through LanguageModelSource, which shows
+    // the text model under plain `model.` names, so no prefix is left to strip.
+    if (L.arch == "qwen3_5_moe") {
+        L.prefix.clear();
+        L.note = "Qwen3.5's vision tower (model.visual.) and MTP block (mtp.) are read past: the container holds its "
+                 "text model, which takes no images";
+    }
     L.layers = model.layers;
 
     L.units.resize(static_cast<size_t>(L.layers) + 1);

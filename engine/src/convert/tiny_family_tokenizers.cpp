@@ -63,6 +63,9 @@ const char *kDeepSeekMain = "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z
                             "| ?[\\p{P}\\p{S}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 const char *kQwenSplit = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
                          "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+// Qwen3.5's: Qwen's rule with combining marks in the letter runs (tokenization_qwen3_5.py).
+const char *kQwen35Split = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}"
+                           "| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 // GLM-4.5's: Qwen's rule with digits in runs of up to three (llama.cpp's "chatglm-bpe").
 const char *kGlmSplit = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
                         "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
@@ -99,6 +102,11 @@ const char *kKimiInstructTemplate =
 const char *kQwenTemplate =
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
+// Qwen3.5's layout (docs/architectures/qwen3.5-moe.md): ChatML with an open think block as
+// the generation prompt.
+const char *kQwen35Template =
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] | trim }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n<think>\n{% endif %}";
 // GLM-4.5's layout (docs/architectures/glm4-moe.md): [gMASK]<sop>, a role marker and a newline
 // before each message, an empty think block on assistant turns.
 const char *kGlmTemplate =
@@ -167,6 +175,25 @@ Family familyOf(std::string_view family, bool releaseIds, std::string_view chatT
         f.pad = "<|endoftext|>";
         f.chatTemplate = kQwenTemplate;
         f.tokenizerClass = "Qwen2Tokenizer";
+    } else if (arch == "qwen3.5-moe") {
+        f.nfc = true;
+        f.splits = {kQwen35Split};
+        // The release's specials in its order from <|endoftext|> (248044): the vision
+        // placeholders at +9 .. +13, <think> at +24, as the released configs name them.
+        f.specials = {{"<|endoftext|>", true},   {"<|im_start|>", true},     {"<|im_end|>", true},
+                      {"<|object_ref_start|>", true}, {"<|object_ref_end|>", true}, {"<|box_start|>", true},
+                      {"<|box_end|>", true},     {"<|quad_start|>", true},   {"<|quad_end|>", true},
+                      {"<|vision_start|>", true}, {"<|vision_end|>", true},  {"<|vision_pad|>", true},
+                      {"<|image_pad|>", true},   {"<|video_pad|>", true},    {"<tool_call>", false},
+                      {"</tool_call>", false},   {"<|fim_prefix|>", false},  {"<|fim_middle|>", false},
+                      {"<|fim_suffix|>", false}, {"<|fim_pad|>", false},     {"<|repo_name|>", false},
+                      {"<|file_sep|>", false},   {"<tool_response>", false}, {"</tool_response>", false},
+                      {"<think>", false},        {"</think>", false}};
+        f.eos = "<|im_end|>";
+        f.pad = "<|endoftext|>";
+        f.stops = {"<|endoftext|>"}; // generation_config.json stops on both
+        f.chatTemplate = kQwen35Template;
+        f.tokenizerClass = "Qwen2Tokenizer";
     } else if (arch == "glm4-moe") {
         f.splits = {kGlmSplit};
         // The release's specials in its order (<|endoftext|> 151329 first); the tool-call
@@ -208,8 +235,8 @@ Family familyOf(std::string_view family, bool releaseIds, std::string_view chatT
         f.tokenizerClass = "PreTrainedTokenizerFast";
     } else {
         throw Error(ErrorCode::Argument, "no tiny tokenizer for arch '" + std::string(arch) +
-                                             "' (deepseek-v3, deepseek-v32, kimi-k2, qwen3-moe, qwen3-next, gpt-oss, "
-                                             "glm4-moe, glm-moe-dsa)");
+                                             "' (deepseek-v3, deepseek-v32, kimi-k2, qwen3-moe, qwen3-next, qwen3.5-moe, "
+                                             "gpt-oss, glm4-moe, glm-moe-dsa)");
     }
     // DeepSeek-V3.2 renders chats with its Python encoder (encoding_dsv32.py), not Jinja:
     // its tokenizer_config.json has no chat_template.
@@ -303,8 +330,8 @@ ojson byteLevel(const char *type)
 
 bool hasTinyFamilyTokenizer(std::string_view arch)
 {
-    return arch == "deepseek-v3" || arch == "kimi-k2" || arch == "qwen3-moe" || arch == "qwen3-next" || arch == "gpt-oss" ||
-           arch == "glm4-moe" || arch == "deepseek-v32" || arch == "glm-moe-dsa";
+    return arch == "deepseek-v3" || arch == "kimi-k2" || arch == "qwen3-moe" || arch == "qwen3-next" || arch == "qwen3.5-moe" ||
+           arch == "gpt-oss" || arch == "glm4-moe" || arch == "deepseek-v32" || arch == "glm-moe-dsa";
 }
 
 TinyFamilyTokenizer tinyFamilyTokenizer(std::string_view arch, int vocabSize, bool releaseIds,

@@ -98,11 +98,13 @@ TinyDims tinyDimsFor(const TinyModelOptions &o) {
     if (o.arch == "deepseek-v32" || o.arch == "glm-moe-dsa") return tinyDsaDims(o);
     if (o.arch == "qwen3-next") return tinyQwen3NextDims(o);
     if (o.arch == "glm4-moe") return tinyGlm4MoeDims(o);
+    if (o.arch == "qwen3.5-moe") return tinyQwen35MoeDims(o);
     if (o.glmAir) throw Error(ErrorCode::Argument, "mktiny: the Air variant is GLM-4.5's (--arch glm4-moe)");
     d.vision = o.vision;
     d.expertDType = tinyExpertDType(o.experts, DType::BF16);
     if (!o.arch.empty() && o.arch != "qwen3-moe" && o.arch != "gpt-oss")
-        throw Error(ErrorCode::Argument, "mktiny --arch must be kimi-linear, kimi-k3, deepseek-v3, kimi-k2, deepseek-v32, qwen3-moe, qwen3-next, gpt-oss, glm4-moe or glm-moe-dsa, not '" + o.arch + "'");
+        throw Error(ErrorCode::Argument, "mktiny --arch must be kimi-linear, kimi-k3, deepseek-v3, kimi-k2, deepseek-v32, qwen3-moe, "
+                                         "qwen3-next, qwen3.5-moe, gpt-oss, glm4-moe or glm-moe-dsa, not '" + o.arch + "'");
     if (o.arch == "gpt-oss") {
         // gpt-oss-20b's proportions, scaled down: experts as wide as hidden (2880 = 2880),
         // query heads wider than hidden (64 x 64 = 4096 there, 8 x 32 = 256 here) over
@@ -238,6 +240,7 @@ TinySource::TinySource(const TinyModelOptions &options) : m_options(options), m_
     else if (m_dims.arch == "qwen3-next") addQwen3NextTensors(vocabSize);
     else if (m_dims.arch == "gpt-oss") addGptOssTensors(vocabSize);
     else if (m_dims.arch == "glm4-moe") addGlm4MoeTensors(vocabSize);
+    else if (m_dims.arch == "qwen3.5-moe") addQwen35MoeTensors(vocabSize);
     else if (m_dims.k3) addK3Tensors(vocabSize);
     else addKimiLinearTensors(vocabSize);
     if (m_dims.vision) {
@@ -254,6 +257,7 @@ TinySource::TinySource(const TinyModelOptions &options) : m_options(options), m_
                    : m_dims.arch == "qwen3-next" ? qwen3NextConfig(vocabSize, bos, family->eosId)
                    : m_dims.arch == "gpt-oss"    ? gptOssConfig(vocabSize, family->eosId, family->padId)
                    : m_dims.arch == "glm4-moe"   ? glm4MoeConfig(vocabSize, family->stopIds, family->padId)
+                   : m_dims.arch == "qwen3.5-moe" ? qwen35MoeConfig(vocabSize, family->stopIds, family->padId)
                                                  : qwen3Config(vocabSize, bos, family->eosId);
         m_files.insert(family->files.begin(), family->files.end());
         return;

@@ -61,6 +61,7 @@ TinyDims tinyDeepseekDims(const TinyModelOptions &options); // tiny_deepseek_mod
 TinyDims tinyQwen3NextDims(const TinyModelOptions &options); // tiny_qwen3_next_model.cpp
 TinyDims tinyGlm4MoeDims(const TinyModelOptions &options);   // tiny_glm4_moe_model.cpp
 TinyDims tinyDsaDims(const TinyModelOptions &options);       // tiny_dsa_model.cpp
+TinyDims tinyQwen35MoeDims(const TinyModelOptions &options); // tiny_qwen3_5_moe_model.cpp
 
 // The tiny routed experts' release layouts (tiny_expert_layouts.cpp): the logical dtype of
 // a TinyExperts choice (`byDefault` for Default), a dtype's stored bytes per weight (for
@@ -149,6 +150,8 @@ private:
     // One GLM-4.5 decoder layer (dense MLP or MoE); mtp: the MTP block's layer, with its extras.
     void addGlm4MoeLayer(const std::string &p, bool moe, int vocabSize, bool mtp);
     std::string glm4MoeConfig(int vocabSize, const std::vector<int> &eosIds, int padId) const;
+    void addQwen35MoeTensors(int vocabSize);                  // tiny_qwen3_5_moe_model.cpp
+    std::string qwen35MoeConfig(int vocabSize, const std::vector<int> &eosIds, int padId) const;
     void addGptOssTensors(int vocabSize);                     // tiny_gpt_oss_model.cpp
     std::string gptOssConfig(int vocabSize, int eosId, int padId) const;
     // The Kimi tiny tokenizer's files (tokenizer_config.json and tiktoken.model), for the

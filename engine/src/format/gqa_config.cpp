@@ -59,25 +59,59 @@ void readPartialRope(const json &cfg, GqaConfig &g, double defaultFactor, const 
     auto rs = cfg.find("rope_scaling");
     if (rs != cfg.end() && !rs->is_null())
         throw Error(ErrorCode::Unsupported, where + ": rope_scaling is not supported for " + family + " (plain RoPE only)");
-    const std::string type = rp.value("rope_type", std::string("default"));
+    const std::string type = rp.is_object() ? rp.value("rope_type", std::string("default")) : std::string("default");
     if (&rp != &cfg && type != "default")
         throw Error(ErrorCode::Unsupported, where + ": rope_parameters rope_type '" + type + "' is not supported for " +
                                                 family + " (plain RoPE only)");
 }
 
-// Qwen3-Next's attention and expert keys.
-void readQwen3NextKeys(const json &cfg, ModelConfig &c, const std::string &where)
+// Qwen3-Next's attention and expert keys (Qwen3.5-MoE's too: `family` names which).
+void readQwen3NextKeys(const json &cfg, ModelConfig &c, const std::string &where, const std::string &family = "Qwen3-Next")
 {
     GqaConfig &g = c.g;
     g.next = true;
     g.outputGate = true;
     g.zeroCentredNorm = true;
-    readPartialRope(cfg, g, 1.0, where, "Qwen3-Next");
+    readPartialRope(cfg, g, family == "Qwen3-Next" ? 1.0 : 0.25, where, family);
     g.sharedInter = int(number(cfg, {"shared_expert_intermediate_size"}, 0, 0, Limits::kMaxInter, where));
     if (g.sharedInter <= 0)
-        refuse(where, "Qwen3-Next needs shared_expert_intermediate_size > 0");
+        refuse(where, family + " needs shared_expert_intermediate_size > 0");
     if (cfg.value("hidden_act", std::string("silu")) != "silu")
-        throw Error(ErrorCode::Unsupported, where + ": hidden_act must be silu for Qwen3-Next");
+        throw Error(ErrorCode::Unsupported, where + ": hidden_act must be silu for " + family);
+}
+
+// Qwen3.5-MoE (docs/architectures/qwen3.5-moe.md): Qwen3-Next's text model read from the
+// wrapper's text_config. Its config class (transformers' Qwen3_5MoeTextConfig) drops
+// norm_topk_prob, decoder_sparse_step, mlp_only_layers and intermediate_size, and its
+// decoder builds a sparse MoE block on every layer with a router that always renormalises
+// (Qwen3_5MoeTopKRouter): so those keys, where a copy still carries them (the released
+// 397B config has "mlp_only_layers": []), are read past as transformers reads them past.
+// rope_parameters' M-RoPE keys (mrope_section, mrope_interleaved) give three equal position
+// streams for text, which is plain partial RoPE at the token's position.
+void readQwen35MoeKeys(const json &cfg, ModelConfig &c, const std::string &where)
+{
+    GqaConfig &g = c.g;
+    // An older transformers wrote the M-RoPE keys under rope_scaling (rope_type default):
+    // the same plain rotation for text, not a scaling.
+    json plain = cfg;
+    if (auto rs = plain.find("rope_scaling"); rs != plain.end() && rs->is_object()) {
+        const std::string type = rs->value("rope_type", rs->value("type", std::string("default")));
+        if (type != "default")
+            throw Error(ErrorCode::Unsupported, where + ": rope_scaling type '" + type +
+                                                    "' is not supported for Qwen3.5-MoE (plain RoPE only)");
+        if (!plain.contains("rope_parameters"))
+            plain["rope_parameters"] = *rs;
+        plain.erase("rope_scaling");
+    }
+    readQwen3NextKeys(plain, c, where, "Qwen3.5-MoE");
+    g.splitProjections = true;
+    g.qkNorm = true;
+    g.attnBias = flag(cfg, "attention_bias", false);
+    g.outBias = g.attnBias;
+    c.renormalize = true;
+    c.denseMlp.assign(size_t(c.layers), false);
+    if (flag(cfg, "use_sliding_window", false))
+        throw Error(ErrorCode::Unsupported, where + ": use_sliding_window is not supported for qwen3.5-moe");
 }
 
 // GLM-4.5 / 4.6 / 4.7 and GLM-4.5-Air (docs/architectures/glm4-moe.md): q, k, v biases (o
@@ -149,6 +183,8 @@ const char *gqaArchName(const std::string &a)
         return "qwen3-moe";
     if (a.find("Qwen3Next") != std::string::npos)
         return "qwen3-next";
+    if (a.find("Qwen3_5Moe") != std::string::npos) // the wrapper and its text model alike
+        return "qwen3.5-moe";
     if (a.find("GptOss") != std::string::npos)
         return "gpt-oss";
     // Glm4MoeLite (GLM-4.7-Flash) is an MLA model: not this family.
@@ -159,7 +195,7 @@ const char *gqaArchName(const std::string &a)
 
 bool isGqaFamily(const std::string &arch)
 {
-    return arch == "qwen3-moe" || arch == "qwen3-next" || arch == "gpt-oss" || arch == "glm4-moe";
+    return arch == "qwen3-moe" || arch == "qwen3-next" || arch == "qwen3.5-moe" || arch == "gpt-oss" || arch == "glm4-moe";
 }
 
 void readGqaConfig(const json &cfg, ModelConfig &c, const std::string &where)
@@ -215,6 +251,8 @@ void readGqaConfig(const json &cfg, ModelConfig &c, const std::string &where)
         }
     } else if (c.arch == "glm4-moe") {
         readGlm4MoeKeys(cfg, c, where);
+    } else if (c.arch == "qwen3.5-moe") {
+        readQwen35MoeKeys(cfg, c, where);
     } else {
         if (c.arch == "qwen3-next")
             readQwen3NextKeys(cfg, c, where);

@@ -1,6 +1,6 @@
-// The switches of the grouped-query-attention families, Qwen3-MoE, Qwen3-Next, gpt-oss and
-// GLM-4.5, read from their own config.json keys (docs/architectures/qwen3-moe.md, gpt-oss.md,
-// qwen3-next.md, glm4-moe.md). Kept apart from the Kimi keys in manifest.cpp because these
+// The switches of the grouped-query-attention families, Qwen3-MoE, Qwen3-Next, Qwen3.5-MoE,
+// gpt-oss and GLM-4.5, read from their own config.json keys (docs/architectures/qwen3-moe.md,
+// gpt-oss.md, qwen3-next.md, qwen3.5-moe.md, glm4-moe.md). Kept apart from the Kimi keys in manifest.cpp because these
 // releases spell experts, top-k and attention their own way.
 #pragma once
 
@@ -43,6 +43,10 @@ struct GqaConfig {
     // marks them) between gated full-attention layers, norms stored zero-centred, one
     // shared expert with a sigmoid gate.
     bool next = false;
+    // Qwen3.5-MoE (docs/architectures/qwen3.5-moe.md): Qwen3-Next's text model with the Gated
+    // DeltaNet's projections stored apart (in_proj_qkv, in_proj_z, in_proj_b, in_proj_a)
+    // instead of interleaved per key head (in_proj_qkvz, in_proj_ba).
+    bool splitProjections = false;
     bool outputGate = false;      // q_proj doubles: each head's q, then its output gate
     int rotaryDim = 0;            // rotated dims of a head (partial_rotary_factor); 0: all
     bool zeroCentredNorm = false; // RMSNorm weights are stored as w and applied as 1 + w
@@ -57,7 +61,7 @@ struct GqaConfig {
     int slots(int layer, int ctx) const; // KV-cache positions a layer keeps
 };
 
-// "qwen3-moe" / "qwen3-next" / "gpt-oss" / "glm4-moe" for an architectures string of those
+// "qwen3-moe" / "qwen3-next" / "qwen3.5-moe" / "gpt-oss" / "glm4-moe" for an architectures string of those
 // families, else null.
 const char *gqaArchName(const std::string &architecture);
 
@@ -68,7 +72,7 @@ bool isGqaFamily(const std::string &arch);
 // num_local_experts, gpt-oss's intermediate_size). Throws Error(Format/Unsupported).
 void readGqaConfig(const nlohmann::json &cfg, ModelConfig &c, const std::string &where);
 
-// Qwen3-Next's layer schedule and linear-attention keys (layer_types or
+// Qwen3-Next's and Qwen3.5-MoE's layer schedule and linear-attention keys (layer_types or
 // full_attention_interval, linear_*): marks the Gated DeltaNet layers in c.isKda. Runs
 // after the Kimi keys are read. Throws Error(Format/Unsupported).
 void readQwen3NextLayers(const nlohmann::json &cfg, ModelConfig &c, const std::string &where);

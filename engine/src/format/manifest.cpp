@@ -81,7 +81,8 @@ std::string configArch(const json &cfg)
             {"kimi_k3", "KimiK3"},         {"kimi_k25", "KimiK25"},   {"kimi_linear", "KimiLinear"},
             {"deepseek_v3", "DeepseekV3"}, {"kimi_k2", "DeepseekV3"}, {"qwen3_moe", "Qwen3Moe"},
             {"qwen3_next", "Qwen3Next"},   {"gpt_oss", "GptOss"},     {"glm4_moe", "Glm4Moe"},
-            {"deepseek_v32", "DeepseekV32"}, {"glm_moe_dsa", "GlmMoeDsa"}};
+            {"deepseek_v32", "DeepseekV32"}, {"glm_moe_dsa", "GlmMoeDsa"},
+            {"qwen3_5_moe", "Qwen3_5Moe"}, {"qwen3_5_moe_text", "Qwen3_5Moe"}};
         for (const auto &[t, n] : kByType)
             if (type == t)
                 name = n;
@@ -169,7 +170,7 @@ ModelConfig readModelConfig(const json &cfg, const std::string &where)
         readDeepseekConfig(cfg, c, where);
     if (isDsaArch(c.arch))
         readDsaConfig(cfg, c, where);
-    if (c.arch == "qwen3-next")
+    if (c.arch == "qwen3-next" || c.arch == "qwen3.5-moe")
         readQwen3NextLayers(cfg, c, where); // Gated DeltaNet layers in isKda
 
     // Geometry the forward pass relies on.

@@ -25,8 +25,8 @@ ordered_json textModelConfig(const ordered_json &root)
 
 bool knownArch(const std::string &arch)
 {
-    for (const char *a : {"kimi-linear", "kimi-k3", "kimi-k2", "deepseek-v3", "qwen3-moe", "qwen3-next", "gpt-oss", "glm4-moe", "deepseek-v32",
-                          "glm-moe-dsa"})
+    for (const char *a : {"kimi-linear", "kimi-k3", "kimi-k2", "deepseek-v3", "qwen3-moe", "qwen3-next", "qwen3.5-moe", "gpt-oss",
+                          "glm4-moe", "deepseek-v32", "glm-moe-dsa"})
         if (arch == a)
             return true;
     return false;
@@ -41,7 +41,7 @@ ModelConfig readReleaseConfig(const json &root)
     if (!knownArch(arch))
         throw Error(ErrorCode::Format, "config.json: architecture \"" + arch +
                                            "\" is not one this engine runs (Kimi-Linear, Kimi K3, DeepSeek-V3 / "
-                                           "Kimi K2, Qwen3-MoE, Qwen3-Next, gpt-oss, GLM-4.5, DeepSeek-V3.2, GLM-5)");
+                                           "Kimi K2, Qwen3-MoE, Qwen3-Next, Qwen3.5-MoE, gpt-oss, GLM-4.5, DeepSeek-V3.2, GLM-5)");
     try {
         return readModelConfig(text, "config.json");
     } catch (const Error &e) {

@@ -22,7 +22,7 @@ namespace waste::format {
 nlohmann::ordered_json textModelConfig(const nlohmann::ordered_json &root);
 
 // The engine's name of a config's architecture ("kimi-linear", "kimi-k3", "kimi-k2",
-// "deepseek-v3", "qwen3-moe", "qwen3-next", "gpt-oss", "glm4-moe", "deepseek-v32", "glm-moe-dsa"), read from "architectures" (the
+// "deepseek-v3", "qwen3-moe", "qwen3-next", "qwen3.5-moe", "gpt-oss", "glm4-moe", "deepseek-v32", "glm-moe-dsa"), read from "architectures" (the
 // wrapper's first) or else model_type; an unknown one is returned as written ("unknown" when
 // it says none).
 std::string configArch(const nlohmann::json &cfg);

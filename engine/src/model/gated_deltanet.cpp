@@ -1,7 +1,9 @@
-// Qwen3-Next's Gated DeltaNet over a chunk of tokens (docs/architectures/qwen3-next.md).
+// Qwen3-Next's Gated DeltaNet over a chunk of tokens (docs/architectures/qwen3-next.md), and
+// Qwen3.5-MoE's, which differs only in how its projections are stored (qwen3.5-moe.md).
 // The same delta rule and short convolution as KDA (delta_rule.hpp, short_conv.hpp); what
 // differs is kept here: q, k, v and the output gate z come from one projection and b, a
-// from another, both laid out per key head; one decay per value head,
+// from another, both laid out per key head (Qwen3.5: four projections, q|k|v already in
+// the convolution's channel order, z, b and a each by value head); one decay per value head,
 // g = −exp(A_log) · softplus(a + dt_bias); value heads share key heads in groups
 // (num_v / num_k per key head); the L2 norm's epsilon sits inside the root (1e-6); the
 // output norm's weight is plain and its gate is SiLU(z), not a sigmoid.
@@ -25,8 +27,27 @@ void Forward::gatedDeltaNet(int layer, int n, const float *a, float *out, LayerS
     const int64_t Kw = Hk * Dk, Vw = Hv * Dv, r = Hv / Hk; // r value heads per key head
     const int64_t pw = 2 * Kw + 2 * Vw;
     const size_t N = static_cast<size_t>(n);
+    const bool split = g.splitProjections;
+    // Interleaved: [q k v z] per key head in projAll, [b a] per key head in baAll. Split:
+    // q|k|v then z in projAll, b then a in baAll, each as a token's contiguous run.
     Vec projAll(N * size_t(pw)), baAll(N * size_t(2 * Hv)), oAll(N * size_t(Vw));
-    {
+    if (split) {
+        Vec zAll(N * size_t(Vw)), bAll(N * size_t(Hv)), aAll(N * size_t(Hv));
+        const quant::Product in[] = {{w.qkv.get(), a, Hd, projAll.data(), 2 * Kw + Vw}, {w.z.get(), a, Hd, zAll.data(), Vw},
+                                     {w.b.get(), a, Hd, bAll.data(), Hv}, {w.a.get(), a, Hd, aAll.data(), Hv}};
+        products(in, n);
+        // Re-laid per token as [q|k|v|z] and [b|a], so the loop below reads one layout.
+        for (size_t t = N; t-- > 0;) {
+            float *dst = projAll.data() + t * size_t(pw);
+            std::copy_backward(projAll.data() + t * size_t(2 * Kw + Vw), projAll.data() + (t + 1) * size_t(2 * Kw + Vw),
+                               dst + 2 * Kw + Vw);
+        }
+        for (size_t t = 0; t < N; ++t) {
+            std::copy_n(zAll.data() + t * size_t(Vw), Vw, projAll.data() + t * size_t(pw) + 2 * Kw + Vw);
+            std::copy_n(bAll.data() + t * size_t(Hv), Hv, baAll.data() + t * size_t(2 * Hv));
+            std::copy_n(aAll.data() + t * size_t(Hv), Hv, baAll.data() + t * size_t(2 * Hv) + Hv);
+        }
+    } else {
         const quant::Product in[] = {{w.qkvz.get(), a, Hd, projAll.data(), pw}, {w.ba.get(), a, Hd, baAll.data(), 2 * Hv}};
         products(in, n);
     }
@@ -42,18 +63,24 @@ void Forward::gatedDeltaNet(int layer, int n, const float *a, float *out, LayerS
         // Per key head the projection holds [q (Dk), k (Dk), v (r Dv), z (r Dv)] and the other
         // [b (r), a (r)]; the convolution's channels are all q, then all k, then all v.
         float *q = qkv.data(), *k = q + Kw, *v = k + Kw;
-        for (int64_t h = 0; h < Hk; ++h) {
-            const float *src = proj + h * (2 * Dk + 2 * r * Dv);
-            std::copy(src, src + Dk, q + h * Dk);
-            std::copy(src + Dk, src + 2 * Dk, k + h * Dk);
-            std::copy(src + 2 * Dk, src + 2 * Dk + r * Dv, v + h * r * Dv);
-            std::copy(src + 2 * Dk + r * Dv, src + 2 * Dk + 2 * r * Dv, z.data() + h * r * Dv);
+        if (split) {
+            std::copy(proj, proj + 2 * Kw + Vw, q);
+            std::copy(proj + 2 * Kw + Vw, proj + pw, z.data());
+        } else {
+            for (int64_t h = 0; h < Hk; ++h) {
+                const float *src = proj + h * (2 * Dk + 2 * r * Dv);
+                std::copy(src, src + Dk, q + h * Dk);
+                std::copy(src + Dk, src + 2 * Dk, k + h * Dk);
+                std::copy(src + 2 * Dk, src + 2 * Dk + r * Dv, v + h * r * Dv);
+                std::copy(src + 2 * Dk + r * Dv, src + 2 * Dk + 2 * r * Dv, z.data() + h * r * Dv);
+            }
         }
         for (int64_t h = 0; h < Hk; ++h)
             for (int64_t j = 0; j < r; ++j) {
                 const int64_t hv = h * r + j;
-                beta[hv] = sigmoid(ba[h * 2 * r + j]);
-                decay[hv] = std::exp(-std::exp(aLog[hv]) * softplus(ba[h * 2 * r + r + j] + dt[hv]));
+                const float bv = split ? ba[hv] : ba[h * 2 * r + j], av = split ? ba[Hv + hv] : ba[h * 2 * r + r + j];
+                beta[hv] = sigmoid(bv);
+                decay[hv] = std::exp(-std::exp(aLog[hv]) * softplus(av + dt[hv]));
             }
         shortConv(qkv.data(), w.conv->f32.data(), s.convQ.data(), 2 * Kw + Vw, m_c.convK);
 

@@ -79,8 +79,15 @@ void loadGatedDeltaNet(Loader &ld, const format::ModelConfig &c, const std::stri
     const format::GqaConfig &g = c.g;
     const int64_t Hd = c.hidden, Kw = g.linKeyWidth(), Vw = g.linValueWidth(), Hv = g.linValueHeads;
     const std::string a = p + "linear_attn.";
-    w.qkvz = ld.mat(a + "in_proj_qkvz.weight", 2 * Kw + 2 * Vw, Hd);
-    w.ba = ld.mat(a + "in_proj_ba.weight", 2 * Hv, Hd);
+    if (g.splitProjections) { // Qwen3.5-MoE
+        w.qkv = ld.mat(a + "in_proj_qkv.weight", 2 * Kw + Vw, Hd);
+        w.z = ld.mat(a + "in_proj_z.weight", Vw, Hd);
+        w.b = ld.mat(a + "in_proj_b.weight", Hv, Hd);
+        w.a = ld.mat(a + "in_proj_a.weight", Hv, Hd);
+    } else {
+        w.qkvz = ld.mat(a + "in_proj_qkvz.weight", 2 * Kw + 2 * Vw, Hd);
+        w.ba = ld.mat(a + "in_proj_ba.weight", 2 * Hv, Hd);
+    }
     w.conv = ld.vec(a + "conv1d.weight", int64_t(g.linConvWidth()) * c.convK);
     w.aLog = ld.vec(a + "A_log", Hv);
     w.dtBias = ld.vec(a + "dt_bias", Hv);
@@ -93,7 +100,8 @@ void loadGatedDeltaNet(Loader &ld, const format::ModelConfig &c, const std::stri
 // Qwen3-MoE and gpt-oss: GQA attention and routed experts on every layer, no shared
 // expert, the head tied to the embedding table where the config says so. Qwen3-Next:
 // Gated DeltaNet on the layers isKda marks, gated attention on the others, a gated
-// shared expert, zero-centred norms. GLM-4.5: q/k/v biases, dense first layers, a sigmoid
+// shared expert, zero-centred norms; Qwen3.5-MoE the same with the DeltaNet's projections
+// apart. GLM-4.5: q/k/v biases, dense first layers, a sigmoid
 // router with its correction bias and ungated shared experts.
 Weights loadGqaWeights(const format::Manifest &m, const format::Trunk &trunk)
 {

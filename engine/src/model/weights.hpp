@@ -43,6 +43,9 @@ struct GqaWeights {
 // convolution over the q, k and v channels; the gated norm's weight (plain, not 1 + w).
 struct GdnWeights {
     TensorPtr qkvz, ba, conv, aLog, dtBias, norm, out;
+    // Qwen3.5-MoE stores the projections apart (GqaConfig::splitProjections); qkvz and ba are
+    // then null and these hold q|k|v (conv channel order), z, b and a.
+    TensorPtr qkv, z, b, a;
 };
 
 struct MoeWeights {

@@ -42,6 +42,7 @@ struct Geometry {
     // Qwen3-Next: Gated DeltaNet layers (in `kda`) with key/value heads and dims, the
     // shared expert's width.
     bool next = false;
+    bool split = false; // Qwen3.5-MoE: the DeltaNet's projections stored apart
     int64_t LKH = 0, LVH = 0, LKD = 0, LVD = 0, SI = 0;
     // DeepSeek Sparse Attention: the indexer's heads, width and top-k; per layer, whether it
     // runs one (GLM-5.2's shared layers do not).
@@ -91,6 +92,7 @@ Geometry readGeometry(const Json &root)
     g.window = c.g.window;
     g.slidingLayers = std::count(c.g.sliding.begin(), c.g.sliding.end(), true);
     g.next = c.g.next;
+    g.split = c.g.splitProjections;
     g.LKH = c.g.linKeyHeads;
     g.LVH = c.g.linValueHeads;
     g.LKD = c.g.linKeyDim;
@@ -233,8 +235,15 @@ void addQwen3NextLayer(const Geometry &g, TrunkTally &t, int64_t l)
         t.add(a + "A_log", {g.LVH});
         t.add(a + "conv1d.weight", {2 * Kw + Vw, 1, g.KC});
         t.add(a + "dt_bias", {g.LVH});
-        t.add(a + "in_proj_ba.weight", {2 * g.LVH, H});
-        t.add(a + "in_proj_qkvz.weight", {2 * Kw + 2 * Vw, H});
+        if (g.split) { // Qwen3.5-MoE
+            t.add(a + "in_proj_a.weight", {g.LVH, H});
+            t.add(a + "in_proj_b.weight", {g.LVH, H});
+            t.add(a + "in_proj_qkv.weight", {2 * Kw + Vw, H});
+            t.add(a + "in_proj_z.weight", {Vw, H});
+        } else {
+            t.add(a + "in_proj_ba.weight", {2 * g.LVH, H});
+            t.add(a + "in_proj_qkvz.weight", {2 * Kw + 2 * Vw, H});
+        }
         t.add(a + "norm.weight", {g.LVD});
         t.add(a + "out_proj.weight", {H, Vw});
     } else {
@@ -294,7 +303,8 @@ void addGlm4MoeLayer(const Geometry &g, TrunkTally &t, int64_t l)
     }
 }
 
-// Qwen3-MoE, Qwen3-Next, gpt-oss and GLM-4.5, tensor by tensor, as their releases name them
+// Qwen3-MoE, Qwen3-Next, Qwen3.5-MoE, gpt-oss and GLM-4.5, tensor by tensor, as the
+// converter names them (Qwen3.5's text model without its wrapper's prefix)
 // (gpt-oss's per-expert biases are trunk tensors; its experts' weights are the records).
 void enumerateGqaTrunk(const Geometry &g, TrunkTally &t)
 {

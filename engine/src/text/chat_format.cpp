@@ -61,6 +61,8 @@ ChatFormat decideChatFormat(std::string_view arch, const Tokenizer *tok, bool ha
     if (arch == "glm-moe-dsa" && tok && tok->specialId("<|assistant|>") >= 0)
         return templateText.find("<tool_call>{function-name}\n") != std::string_view::npos ? ChatFormat::Glm45
                                                                                            : ChatFormat::Glm47;
+    if (arch == "qwen3.5-moe" && tok && tok->specialId("<|im_start|>") >= 0)
+        return ChatFormat::Qwen35;
     return hasChatTemplate ? ChatFormat::ChatMl : ChatFormat::Plain;
 }
 

@@ -36,7 +36,8 @@ ChatFormat familyTemplateVariant(ChatFormat family, std::string_view templateTex
 // for a deepseek-v3, kimi-k2 or qwen3-moe/qwen3-next container whose vocabulary has that
 // family's markup (DeepSeekV31 or KimiK2Instruct as familyTemplateVariant reads
 // `templateText`); Harmony for a gpt-oss container with <|channel|>; Glm45 for a glm4-moe
-// container with <|assistant|> (Glm47 as familyTemplateVariant reads it); otherwise ChatMl when
+// container with <|assistant|> (Glm47 as familyTemplateVariant reads it); Qwen35 for a
+// qwen3.5-moe container with <|im_start|>; otherwise ChatMl when
 // the container ships a chat template; otherwise Plain. `tok` may be null (no tokenizer).
 ChatFormat decideChatFormat(std::string_view arch, const Tokenizer *tok, bool hasChatTemplate,
                             std::string_view templateText = {});

@@ -82,6 +82,7 @@ ChatSegments renderChat(ChatFormat format, std::string_view requestJson, const s
     case ChatFormat::KimiK2Instruct:
     case ChatFormat::Glm45:
     case ChatFormat::Glm47:
+    case ChatFormat::Qwen35:
         if (!mediaBlocks.empty())
             throw Error(ErrorCode::Argument, std::string("the ") + chatFormatName(format) +
                                                  " chat format takes no images; send the conversation as text");
@@ -100,6 +101,8 @@ ChatSegments renderChat(ChatFormat format, std::string_view requestJson, const s
             return text::renderGlm45(request);
         case ChatFormat::Glm47:
             return text::renderGlm47(request);
+        case ChatFormat::Qwen35:
+            return text::renderQwen35(request);
         default:
             return text::renderHarmony(request);
         }
@@ -109,7 +112,7 @@ ChatSegments renderChat(ChatFormat format, std::string_view requestJson, const s
 
 bool chatOpensThinking(ChatFormat format, std::string_view requestJson)
 {
-    if (format == ChatFormat::DeepSeek)
+    if (format == ChatFormat::DeepSeek || format == ChatFormat::Qwen35) // both open <think> unless thinking is off
         return text::familyThinkingEnabled(parseRequest(requestJson));
     if (format == ChatFormat::DeepSeekV31) {
         // V3.1 opens <think> only after a user turn, with thinking on: read its prompt's end.

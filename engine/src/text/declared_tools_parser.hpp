@@ -3,7 +3,7 @@
 // kept here so that none of them reads calls itself:
 //   - only calls of declared functions are calls; any other call the model writes is
 //     shown as text, <tool_call>{"arguments": ..., "name": ...}</tool_call>;
-//   - where the format writes each argument as text (GLM), a parameter the tool declares a
+//   - where the format writes each argument as text (GLM, Qwen3.5), a parameter the tool declares a
 //     string keeps the text written even where it reads as JSON (argument_types.hpp);
 //   - in the formats whose calls are text (all but K3, whose structure is special tokens),
 //     a reply whose content starts with '{' or '[' may be the call written as bare JSON

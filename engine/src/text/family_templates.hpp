@@ -1,4 +1,4 @@
-// The chat templates of the DeepSeek-V3, Kimi K2, Qwen3 and GLM-4.5 releases, rendered from an
+// The chat templates of the DeepSeek-V3, Kimi K2, Qwen3, GLM-4.5 and Qwen3.5 releases, rendered from an
 // OpenAI-style chat request segment for segment as the release's Jinja chat_template
 // renders it (checked against the real templates by tests/chat_templates):
 //   - DeepSeek: DeepSeek-R1's template (the V3 family's format with its think block);
@@ -17,6 +17,10 @@
 //   - GLM-4.7: the same markers with no newlines after them or inside calls, </think> for an
 //     answer whose reasoning is dropped, "clear_thinking": false keeps every turn's reasoning
 //     (glm_template.cpp renders both layouts).
+//   - Qwen3.5: Qwen3.5-MoE's template (ChatML, trimmed contents, the tools block with
+//     Qwen3-Coder's instructions, calls as <tool_call>\n<function=NAME> with one
+//     <parameter=KEY> block per argument, reasoning kept after the last user query, the
+//     generation prompt opening <think>; qwen35_template.cpp).
 // Request fields read: messages (role, content as a string or text parts, name,
 // reasoning_content, tool_calls [{id, type, function {name, arguments}}], tool_call_id),
 // tools, add_generation_prompt (default true), thinking / enable_thinking.
@@ -36,6 +40,7 @@ Segments renderKimiK2Instruct(const nlohmann::ordered_json &request);
 Segments renderQwen3(const nlohmann::ordered_json &request);
 Segments renderGlm45(const nlohmann::ordered_json &request);
 Segments renderGlm47(const nlohmann::ordered_json &request);
+Segments renderQwen35(const nlohmann::ordered_json &request);
 
 // Whether the request asks for thinking: true unless "thinking" or "enable_thinking" is
 // false (or {"type": "disabled"}), or "reasoning_effort" / "thinking_effort" is none,

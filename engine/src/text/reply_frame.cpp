@@ -51,6 +51,8 @@ std::unique_ptr<ReplyFramer> replyFramer(ChatFormat format, const Tokenizer &tok
         return glm45Framer(tok, prompt, false);
     case ChatFormat::Glm47:
         return glm45Framer(tok, prompt, true);
+    case ChatFormat::Qwen35:
+        return qwen35Framer(tok, prompt);
     }
     throw Error(ErrorCode::Unsupported, std::string("no reply frame for the chat format ") + chatFormatName(format));
 }

@@ -12,6 +12,7 @@
 //     layout with no reasoning (kimi_k2_frame.cpp);
 //   - ChatML: <tool_call> blocks (chatml_frame.cpp);
 //   - GLM-4.5: its think block and answers; no forced calls (glm45_frame.cpp);
+//   - Qwen3.5: its think block and answers; no forced calls (qwen35_frame.cpp);
 //   - Plain: a bare JSON document; a call is {"name": ..., "arguments": ...} (plain_frame.cpp).
 // One implementation file per format family; replyFramer() picks one by ChatFormat.
 #pragma once
@@ -94,6 +95,7 @@ std::unique_ptr<ReplyFramer> qwen3Framer(const Tokenizer &tok, std::span<const i
 std::unique_ptr<ReplyFramer> harmonyFramer(const Tokenizer &tok);
 // oneLine: GLM-4.7's layout (the prompt opens <think> itself; no newline before the answer).
 std::unique_ptr<ReplyFramer> glm45Framer(const Tokenizer &tok, std::span<const int32_t> prompt, bool oneLine);
+std::unique_ptr<ReplyFramer> qwen35Framer(const Tokenizer &tok, std::span<const int32_t> prompt);
 
 // The constraint that follows `frame` with `tok`'s ordinary tokens (TokenTrie::fromTokenizer).
 std::shared_ptr<TokenConstraint> frameConstraint(const ReplyFrame &frame, const Tokenizer &tok, int maxTokens);

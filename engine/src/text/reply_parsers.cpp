@@ -30,6 +30,12 @@ std::unique_ptr<ReplyParser> replyParserFor(ChatFormat format, const Tokenizer &
         static constexpr const char *kEnds[] = {"<|user|>", "<|observation|>", "<|endoftext|>"};
         return std::make_unique<TextReplyParser>(tok, promptEndsInThink(tok, prompt), CallSyntax::ArgPairs, kEnds);
     }
+    case ChatFormat::Qwen35: {
+        // The prompt opens <think> unless thinking is off; the turn ends at <|im_end|> (or
+        // <|endoftext|>, which the release's generation_config also stops on).
+        static constexpr const char *kEnds[] = {"<|im_end|>", "<|endoftext|>"};
+        return std::make_unique<TextReplyParser>(tok, promptEndsInThink(tok, prompt), CallSyntax::XmlFunction, kEnds);
+    }
     case ChatFormat::Plain:
     case ChatFormat::ChatMl:
     case ChatFormat::Qwen3:

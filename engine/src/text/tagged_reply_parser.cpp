@@ -1,6 +1,7 @@
 #include "text/tagged_reply_parser.hpp"
 
 #include "text/arg_pairs_call.hpp"
+#include "text/xml_function_call.hpp"
 #include "text/tokenizer.hpp"
 
 #include <nlohmann/json.hpp>
@@ -43,6 +44,13 @@ void TaggedReplyParser::endCall(ReplyDelta &d, bool closed)
             const auto declared = m_strings.find(pairs->name);
             call.arguments = argumentsJson(pairs->arguments, declared == m_strings.end() ? nullptr : &declared->second);
             call.name = std::move(pairs->name);
+            ok = true;
+        }
+    } else if (m_syntax == CallSyntax::XmlFunction) {
+        if (auto xml = parseXmlFunctionCall(m_callBody)) {
+            const auto declared = m_strings.find(xml->name);
+            call.arguments = argumentsJson(xml->arguments, declared == m_strings.end() ? nullptr : &declared->second);
+            call.name = std::move(xml->name);
             ok = true;
         }
     } else {

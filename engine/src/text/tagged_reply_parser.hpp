@@ -3,7 +3,9 @@
 // <think>) is reasoning, <tool_call>{"name": ..., "arguments": {...}}</tool_call>
 // blocks are tool calls, the rest is content. This is how ChatML-family models (and the
 // raw format's tool instructions) write replies; GLM-4.5 writes the same blocks with its
-// own call body, NAME and <arg_key>/<arg_value> pairs (CallSyntax::ArgPairs, arg_pairs_call.hpp).
+// own call body, NAME and <arg_key>/<arg_value> pairs (CallSyntax::ArgPairs, arg_pairs_call.hpp),
+// Qwen3.5 with Qwen3-Coder's <function=NAME><parameter=KEY> XML (CallSyntax::XmlFunction,
+// xml_function_call.hpp).
 //
 // Streaming rules: a marker cut between tokens ("<tool_" ...) is held back until it is
 // known; whitespace around structure is trimmed (leading whitespace of each channel is
@@ -27,7 +29,7 @@ namespace waste::text {
 class Tokenizer;
 
 // What a <tool_call> block holds.
-enum class CallSyntax { Json, ArgPairs };
+enum class CallSyntax { Json, ArgPairs, XmlFunction };
 
 class TaggedReplyParser {
 public:
@@ -59,7 +61,7 @@ private:
 };
 
 // The ReplyParser for models without K3 markup: token pieces go through
-// TaggedReplyParser; a <|im_end|> special ends the message (GLM-4.5: any of its end tokens).
+// TaggedReplyParser; a <|im_end|> special ends the message (GLM-4.5, Qwen3.5: any of its end tokens).
 class TextReplyParser final : public ReplyParser {
 public:
     // `tok` must outlive the parser.
