@@ -25,10 +25,10 @@ int runMktiny(const cli::Args &args)
     if (auto arch = args.value("--arch")) {
         if (*arch == "kimi-k3") o.k3 = true;
         else if (*arch == "deepseek-v3" || *arch == "kimi-k2" || *arch == "qwen3-moe" || *arch == "qwen3-next" ||
-                 *arch == "gpt-oss" || *arch == "glm4-moe")
+                 *arch == "gpt-oss" || *arch == "glm4-moe" || *arch == "deepseek-v4")
             o.arch = *arch;
         else if (*arch != "kimi-linear")
-            throw cli::UsageError("--arch must be kimi-linear, kimi-k3, deepseek-v3, kimi-k2, qwen3-moe, qwen3-next, gpt-oss or glm4-moe, not '" +
+            throw cli::UsageError("--arch must be kimi-linear, kimi-k3, deepseek-v3, kimi-k2, qwen3-moe, qwen3-next, gpt-oss, glm4-moe or deepseek-v4, not '" +
                                   *arch + "'");
     }
     if (args.flag("--air")) {
@@ -85,6 +85,7 @@ int runMktiny(const cli::Args &args)
                        : o.arch == "qwen3-next" ? "Qwen3-Next"
                        : o.arch == "gpt-oss"   ? "gpt-oss"
                        : o.arch == "glm4-moe"  ? (o.glmAir ? "GLM-4.5-Air" : "GLM-4.5")
+                       : o.arch == "deepseek-v4" ? "DeepSeek V4 Flash"
                        : o.k3                  ? "Kimi K3"
                                                : "Kimi-Linear";
     if (args.flag("--hf")) {
@@ -95,6 +96,7 @@ int runMktiny(const cli::Args &args)
                                    : (o.arch == "deepseek-v3" || o.arch == "kimi-k2") && o.experts == waste::TinyExperts::Default
                                        ? ", fp8 trunk and experts"
                                    : o.arch == "gpt-oss" ? ", mxfp4 experts"
+                                   : o.arch == "deepseek-v4" ? ", fp8 trunk with ue8m0 scales, fp4 experts"
                                    : !o.arch.empty()     ? ", bf16" // the Qwen and GLM families ship BF16 throughout
                                                          : "";
         std::fprintf(stderr, "wrote a tiny %s model (Hugging Face layout%s) to %s\n", what, layout.c_str(), out.c_str());
@@ -119,13 +121,13 @@ int runMktiny(const cli::Args &args)
 } // namespace
 
 WASTE_CLI_VERB({"mktiny", "OUT_DIR [--hf | --container] [--k3 | --arch NAME] [--air] [--chat-template NAME] [--int4] [--experts-layout LAYOUT] [--vision] [--seed N] [--size SIZE | --like CONFIG]",
-                "write a tiny deterministic model of a supported family: Kimi-Linear, Kimi K3, DeepSeek-V3, Kimi K2, Qwen3-MoE, Qwen3-Next, gpt-oss or GLM-4.5 (container by default)",
+                "write a tiny deterministic model of a supported family: Kimi-Linear, Kimi K3, DeepSeek-V3, Kimi K2, Qwen3-MoE, Qwen3-Next, gpt-oss, GLM-4.5 or DeepSeek V4 Flash (container by default)",
                 {{{"--hf", cli::OptionKind::Flag, "Hugging Face layout (safetensors shards, config, tokenizer)"},
                   {"--container", cli::OptionKind::Flag, "a streaming container (the default)"},
                   {"--k3", cli::OptionKind::Flag, "Kimi K3-shaped: every K3 text feature; MXFP4 experts with --hf"},
                   {"--arch", cli::OptionKind::Value,
-                   "kimi-linear|kimi-k3|deepseek-v3|kimi-k2|qwen3-moe|qwen3-next|gpt-oss|glm4-moe  the release layout (deepseek-v3, kimi-k2: FP8 trunk "
-                   "and experts; gpt-oss: fused MXFP4 experts)"},
+                   "kimi-linear|kimi-k3|deepseek-v3|kimi-k2|qwen3-moe|qwen3-next|gpt-oss|glm4-moe|deepseek-v4  the release layout (deepseek-v3, kimi-k2: FP8 trunk "
+                   "and experts; gpt-oss: fused MXFP4 experts; deepseek-v4: FP8 trunk with ue8m0 scales, FP4 experts)"},
                   {"--air", cli::OptionKind::Flag, "with --arch glm4-moe: GLM-4.5-Air's switches (no q/k norm, routed_scaling_factor 1.0)"},
                   {"--chat-template", cli::OptionKind::Value,
                    "NAME  the release template it ships: deepseek-r1 or deepseek-v3.1 (deepseek-v3), kimi-k2-thinking or kimi-k2-instruct (kimi-k2)"},

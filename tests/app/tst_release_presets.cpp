@@ -35,6 +35,7 @@ const QHash<QString, Release> &releases()
         {QStringLiteral("Qwen/Qwen3-30B-A3B"), {"qwen3-30b-a3b.json", true}},
         {QStringLiteral("zai-org/GLM-4.7"), {"glm-4.7.json", true}},
         {QStringLiteral("zai-org/GLM-4.5-Air"), {"glm-4.5-air.json", true}},
+        {QStringLiteral("deepseek-ai/DeepSeek-V4-Flash"), {"deepseek-v4-flash.json", false}},
         {QStringLiteral("openai/gpt-oss-120b"), {"gpt-oss-120b.json", false}},
         {QStringLiteral("openai/gpt-oss-20b"), {"gpt-oss-20b.json", false}},
     };

@@ -53,6 +53,7 @@ std::vector<Case> cases()
         o.glmAir = true;
         o.expertEncoding = waste::ExpertEncoding::Native;
     });
+    add("deepseek-v4-mxfp4", [](waste::TinyModelOptions &o) { o.arch = "deepseek-v4"; });
     add("kimi-linear-bf16-native", [](waste::TinyModelOptions &o) {
         o.experts = waste::TinyExperts::BF16;
         o.expertEncoding = waste::ExpertEncoding::Native;

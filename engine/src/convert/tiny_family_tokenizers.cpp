@@ -137,6 +137,19 @@ Family familyOf(std::string_view arch, bool releaseIds, std::string_view chatTem
         f.pad = kEos;
         f.chatTemplate = chatTemplate == "deepseek-v3.1" ? kDeepSeekV31Template : kDeepSeekTemplate;
         f.tokenizerClass = "LlamaTokenizerFast";
+    } else if (arch == "deepseek-v4") {
+        // DeepSeek V4 keeps V3's tokenizer.json layout and split rules; its prompt encoder
+        // (encoding_dsv4.py, Python, no Jinja) adds the latest-reminder role and the DSML
+        // marker, one token each. The release ships no chat template.
+        f.splits = {kDeepSeekDigits, kDeepSeekCjk, kDeepSeekMain};
+        using namespace text::deepseek;
+        f.specials = {{kBos, true}, {kEos, true}, {kUser, false}, {kAssistant, false}, {"<think>", false},
+                      {"</think>", false}, {kLatestReminder, false},
+                      {kDsml, false}};
+        f.bos = kBos;
+        f.eos = kEos;
+        f.pad = kEos;
+        f.tokenizerClass = "LlamaTokenizerFast";
     } else if (arch == "kimi-k2") {
         f.tiktoken = true;
         f.splits = {text::kKimiK2SplitPattern};
@@ -203,7 +216,7 @@ Family familyOf(std::string_view arch, bool releaseIds, std::string_view chatTem
         f.tokenizerClass = "PreTrainedTokenizerFast";
     } else {
         throw Error(ErrorCode::Argument, "no tiny tokenizer for arch '" + std::string(arch) +
-                                             "' (deepseek-v3, kimi-k2, qwen3-moe, qwen3-next, gpt-oss, glm4-moe)");
+                                             "' (deepseek-v3, deepseek-v4, kimi-k2, qwen3-moe, qwen3-next, gpt-oss, glm4-moe)");
     }
     return f;
 }
@@ -293,7 +306,7 @@ ojson byteLevel(const char *type)
 
 bool hasTinyFamilyTokenizer(std::string_view arch)
 {
-    return arch == "deepseek-v3" || arch == "kimi-k2" || arch == "qwen3-moe" || arch == "qwen3-next" || arch == "gpt-oss" ||
+    return arch == "deepseek-v3" || arch == "deepseek-v4" || arch == "kimi-k2" || arch == "qwen3-moe" || arch == "qwen3-next" || arch == "gpt-oss" ||
            arch == "glm4-moe";
 }
 
@@ -334,7 +347,8 @@ TinyFamilyTokenizer tinyFamilyTokenizer(std::string_view arch, int vocabSize, bo
     tc["add_eos_token"] = false;
     tc["added_tokens_decoder"] = addedDecoder;
     tc["bos_token"] = f.bos.empty() ? ojson() : ojson(f.bos);
-    tc["chat_template"] = f.chatTemplate;
+    if (!f.chatTemplate.empty()) // DeepSeek V4 ships none
+        tc["chat_template"] = f.chatTemplate;
     tc["clean_up_tokenization_spaces"] = false;
     tc["eos_token"] = f.eos;
     tc["model_max_length"] = 131072;

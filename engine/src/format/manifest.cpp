@@ -80,7 +80,8 @@ std::string configArch(const json &cfg)
         static const std::pair<const char *, const char *> kByType[] = {
             {"kimi_k3", "KimiK3"},         {"kimi_k25", "KimiK25"},   {"kimi_linear", "KimiLinear"},
             {"deepseek_v3", "DeepseekV3"}, {"kimi_k2", "DeepseekV3"}, {"qwen3_moe", "Qwen3Moe"},
-            {"qwen3_next", "Qwen3Next"},   {"gpt_oss", "GptOss"},     {"glm4_moe", "Glm4Moe"}};
+            {"qwen3_next", "Qwen3Next"},   {"gpt_oss", "GptOss"},     {"glm4_moe", "Glm4Moe"},
+            {"deepseek_v4", "DeepseekV4"}};
         for (const auto &[t, n] : kByType)
             if (type == t)
                 name = n;
@@ -91,6 +92,8 @@ std::string configArch(const json &cfg)
         return "kimi-k2";
     if (name.find("KimiLinear") != std::string::npos)
         return "kimi-linear";
+    if (name.find("DeepseekV4") != std::string::npos)
+        return "deepseek-v4";
     if (name.find("DeepseekV3") != std::string::npos) // Kimi K2 ships DeepSeek-V3's class
         return type == "kimi_k2" ? "kimi-k2" : "deepseek-v3";
     if (const char *gqa = gqaArchName(name))
@@ -164,6 +167,8 @@ ModelConfig readModelConfig(const json &cfg, const std::string &where)
         readDeepseekConfig(cfg, c, where);
     if (c.arch == "qwen3-next")
         readQwen3NextLayers(cfg, c, where); // Gated DeltaNet layers in isKda
+    if (isDsv4Family(c.arch))
+        readDsv4Config(cfg, c, where); // its own attention, residual streams and routing
 
     // Geometry the forward pass relies on.
     if (c.experts > 0) {
@@ -177,7 +182,7 @@ ModelConfig readModelConfig(const json &cfg, const std::string &where)
     const int nKda = c.kdaLayerCount();
     if (nKda > 0 && !c.g.next && (c.kdaHeads <= 0 || c.kdaDim <= 0 || c.convK < 1))
         refuse(where, "linear_attn_config needs num_heads, head_dim and short_conv_kernel_size > 0");
-    if (nKda < c.layers && !c.g.on) {
+    if (nKda < c.layers && !c.g.on && !c.v4.on) {
         if (c.kvLora <= 0 || c.vHead <= 0 || c.qkNope + c.qkRope <= 0)
             refuse(where, "MLA layers need kv_lora_rank, v_head_dim and qk head dims > 0");
     }
