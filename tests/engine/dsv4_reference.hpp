@@ -126,11 +126,12 @@ inline double nearest(const std::vector<double> &grid, double x)
 inline void roundTrip(double *x, int n, int block, double qmax, double floor, const std::vector<double> &grid)
 {
     for (int b0 = 0; b0 < n; b0 += block) {
+        const int b1 = std::min(n, b0 + block);
         double amax = 0;
-        for (int i = b0; i < b0 + block; ++i)
+        for (int i = b0; i < b1; ++i)
             amax = std::max(amax, std::fabs(x[i]));
         const double scale = std::exp2(std::ceil(std::log2(std::max(amax, floor) / qmax)));
-        for (int i = b0; i < b0 + block; ++i)
+        for (int i = b0; i < b1; ++i)
             x[i] = nearest(grid, std::clamp(x[i] / scale, -qmax, qmax)) * scale;
     }
 }

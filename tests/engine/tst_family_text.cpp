@@ -115,6 +115,10 @@ TEST(FamilyFormats, ChosenByArchWhenTheVocabularyHasTheMarkup)
     const Tokenizer glm = familyTokenizer("glm4-moe");
     EXPECT_EQ(decideChatFormat("glm4-moe", &glm, true), ChatFormat::Glm45);
     EXPECT_EQ(decideChatFormat("glm4-moe", &qw, true), ChatFormat::ChatMl); // no GLM markup
+    // DeepSeek V4's tiny vocabulary has its encoder's markers, the DSML marker among them.
+    const Tokenizer v4 = familyTokenizer("deepseek-v4");
+    EXPECT_GE(v4.specialId("<\xEF\xBD\x9C" "Assistant" "\xEF\xBD\x9C>"), 0);
+    EXPECT_GE(v4.specialId("\xEF\xBD\x9C" "DSML" "\xEF\xBD\x9C"), 0); // one token, as ds4 looks it up
     // Kimi K2's rank file follows the rule of the reference engine's rank files: BOS is
     // the rank count, EOS (<|im_end|>) two past it.
     EXPECT_EQ(k2.eosId(), k2.bosId() + 2);

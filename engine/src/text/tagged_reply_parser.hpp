@@ -25,8 +25,9 @@ namespace waste::text {
 
 class Tokenizer;
 
-// What a <tool_call> block holds.
-enum class CallSyntax { Json, ArgPairs };
+// What a <tool_call> block holds; Dsml: DeepSeek V4's <｜DSML｜tool_calls> block of invokes
+// (dsml_call.hpp), which replaces <tool_call> as the block's markers.
+enum class CallSyntax { Json, ArgPairs, Dsml };
 
 class TaggedReplyParser {
 public:
@@ -47,6 +48,7 @@ private:
     CallSyntax m_syntax;
     std::string m_pending;                    // bytes not classified yet
     std::string m_callBody;
+    std::string m_callOpen, m_callClose; // the block's markers for the syntax
     ReplyChannel m_reasoning, m_content;
     ChatReply m_reply;
     int m_callCount = 0;
