@@ -101,5 +101,6 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{"qwen3_next_bf16", tiny("qwen3-next"), "VQ3R"},
                     Case{"gpt_oss_mxfp4", tiny("gpt-oss"), "MXFP4"},
                     Case{"glm4_moe_bf16", tiny("glm4-moe"), "VQ3R"},
-                    Case{"glm4_moe_air_bf16", air(), "VQ3R"}),
+                    Case{"glm4_moe_air_bf16", air(), "VQ3R"},
+                    Case{"deepseek_v4_mxfp4", tiny("deepseek-v4"), "MXFP4"}),
     [](const testing::TestParamInfo<Case> &i) { return std::string(i.param.name); });
