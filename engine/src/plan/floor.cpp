@@ -71,7 +71,7 @@ FloorTerms computeFloor(const PlanInputs &in, int64_t ctx)
             3 * Im * Lt * 4,                                                   // one expanded expert
             T * nb * H * 4 + T * H * 4,                                        // prefill AttnRes history + partials
             T * 64 * 12,                                                       // prefill routing
-            (in.hcMult + 2) * T * H * 4,                                       // DeepSeek V4's streams and mixes
+            in.hcMult > 0 ? (in.hcMult + 2) * T * H * 4 : 0,                   // DeepSeek V4's streams and mixes
         };
         int64_t sum = 0;
         for (int64_t t : terms)
