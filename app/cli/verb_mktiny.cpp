@@ -26,11 +26,11 @@ int runMktiny(const cli::Args &args)
         if (*arch == "kimi-k3") o.k3 = true;
         else if (*arch == "deepseek-v3" || *arch == "kimi-k2" || *arch == "qwen3-moe" || *arch == "qwen3-next" ||
                  *arch == "qwen3.5-moe" || *arch == "gpt-oss" || *arch == "glm4-moe" || *arch == "deepseek-v32" ||
-                 *arch == "glm-moe-dsa")
+                 *arch == "glm-moe-dsa" || *arch == "deepseek-v4")
             o.arch = *arch;
         else if (*arch != "kimi-linear")
-            throw cli::UsageError("--arch must be kimi-linear, kimi-k3, deepseek-v3, kimi-k2, deepseek-v32, qwen3-moe, qwen3-next, "
-                                  "qwen3.5-moe, gpt-oss, glm4-moe or glm-moe-dsa, not '" +
+            throw cli::UsageError("--arch must be kimi-linear, kimi-k3, deepseek-v3, kimi-k2, deepseek-v32, deepseek-v4, qwen3-moe, "
+                                  "qwen3-next, qwen3.5-moe, gpt-oss, glm4-moe or glm-moe-dsa, not '" +
                                   *arch + "'");
     }
     if (args.flag("--air")) {
@@ -90,6 +90,7 @@ int runMktiny(const cli::Args &args)
                        : o.arch == "qwen3.5-moe" ? "Qwen3.5-MoE"
                        : o.arch == "gpt-oss"   ? "gpt-oss"
                        : o.arch == "glm4-moe"  ? (o.glmAir ? "GLM-4.5-Air" : "GLM-4.5")
+                       : o.arch == "deepseek-v4" ? "DeepSeek V4 Flash"
                        : o.k3                  ? "Kimi K3"
                                                : "Kimi-Linear";
     if (args.flag("--hf")) {
@@ -101,6 +102,7 @@ int runMktiny(const cli::Args &args)
                                            o.experts == waste::TinyExperts::Default
                                        ? ", fp8 trunk and experts"
                                    : o.arch == "gpt-oss" ? ", mxfp4 experts"
+                                   : o.arch == "deepseek-v4" ? ", fp8 trunk with ue8m0 scales, fp4 experts"
                                    : !o.arch.empty()     ? ", bf16" // the Qwen and GLM families ship BF16 throughout
                                                          : "";
         std::fprintf(stderr, "wrote a tiny %s model (Hugging Face layout%s) to %s\n", what, layout.c_str(), out.c_str());
@@ -125,15 +127,15 @@ int runMktiny(const cli::Args &args)
 } // namespace
 
 WASTE_CLI_VERB({"mktiny", "OUT_DIR [--hf | --container] [--k3 | --arch NAME] [--air] [--chat-template NAME] [--int4] [--experts-layout LAYOUT] [--vision] [--seed N] [--size SIZE | --like CONFIG]",
-                "write a tiny deterministic model of a supported family: Kimi-Linear, Kimi K3, DeepSeek-V3, Kimi K2, DeepSeek-V3.2, Qwen3-MoE, Qwen3-Next, gpt-oss, GLM-4.5 or GLM-5 (container by default)",
+                "write a tiny deterministic model of a supported family: Kimi-Linear, Kimi K3, DeepSeek-V3, Kimi K2, DeepSeek-V3.2, DeepSeek V4 Flash, Qwen3-MoE, Qwen3-Next, Qwen3.5-MoE, gpt-oss, GLM-4.5 or GLM-5 (container by default)",
                 {{{"--hf", cli::OptionKind::Flag, "Hugging Face layout (safetensors shards, config, tokenizer)"},
                   {"--container", cli::OptionKind::Flag, "a streaming container (the default)"},
                   {"--k3", cli::OptionKind::Flag, "Kimi K3-shaped: every K3 text feature; MXFP4 experts with --hf"},
                   {"--arch", cli::OptionKind::Value,
-                   "kimi-linear|kimi-k3|deepseek-v3|kimi-k2|deepseek-v32|qwen3-moe|qwen3-next|qwen3.5-moe|gpt-oss|glm4-moe|glm-moe-dsa  "
+                   "kimi-linear|kimi-k3|deepseek-v3|kimi-k2|deepseek-v32|deepseek-v4|qwen3-moe|qwen3-next|qwen3.5-moe|gpt-oss|glm4-moe|glm-moe-dsa  "
                    "the release layout (deepseek-v3, kimi-k2, deepseek-v32: FP8 trunk and experts; gpt-oss: fused MXFP4 experts; "
                    "qwen3.5-moe: the multimodal wrapper with fused experts; deepseek-v32, glm-moe-dsa: a lightning indexer with "
-                   "index_topk 8, GLM-5.2's shared indexer layers)"},
+                   "index_topk 8, GLM-5.2's shared indexer layers; deepseek-v4: FP8 trunk with ue8m0 scales, FP4 experts)"},
                   {"--air", cli::OptionKind::Flag, "with --arch glm4-moe: GLM-4.5-Air's switches (no q/k norm, routed_scaling_factor 1.0)"},
                   {"--chat-template", cli::OptionKind::Value,
                    "NAME  the release template it ships: deepseek-r1 or deepseek-v3.1 (deepseek-v3), kimi-k2-thinking or kimi-k2-instruct (kimi-k2)"},

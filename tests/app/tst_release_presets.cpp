@@ -39,6 +39,7 @@ const QHash<QString, Release> &releases()
         {QStringLiteral("zai-org/GLM-5.1"), {"glm-5.json", true}}, // GLM-5's geometry
         {QStringLiteral("deepseek-ai/DeepSeek-V3.2"), {"deepseek-v3.2.json", false}},
         {QStringLiteral("zai-org/GLM-4.5-Air"), {"glm-4.5-air.json", true}},
+        {QStringLiteral("deepseek-ai/DeepSeek-V4-Flash"), {"deepseek-v4-flash.json", false}},
         {QStringLiteral("openai/gpt-oss-120b"), {"gpt-oss-120b.json", false}},
         {QStringLiteral("openai/gpt-oss-20b"), {"gpt-oss-20b.json", false}},
     };

@@ -1,5 +1,5 @@
 """The Judged-by pipeline for the GQA families, Qwen3-MoE, Qwen3-Next, Qwen3.5-MoE, gpt-oss and GLM-4.5
-(and its Air variant): `waste mktiny T --arch A --hf` writes the release layout (tensor names, dtypes, config fields), `waste
+(and its Air variant), and DeepSeek V4 Flash: `waste mktiny T --arch A --hf` writes the release layout (tensor names, dtypes, config fields), `waste
 convert` turns it into a container, `waste info --json` names the architecture, and
 `waste run ... -n 8 --temp 0` gives the same tokens twice. `waste plan --config` on the
 tiny release agrees with `waste plan` on the converted container (floor and state)."""
@@ -100,6 +100,24 @@ EXPECT = {
         "model.layers.4.eh_proj.weight": ("BF16", 2),
         "model.layers.4.shared_head.head.weight": ("BF16", 2),
     }),
+    "deepseek-v4": ("DeepseekV4ForCausalLM", "deepseek_v4", {
+        "embed.weight": ("BF16", 2),
+        "layers.0.hc_attn_fn": ("F32", 2),
+        "layers.0.attn.attn_sink": ("F32", 1),
+        "layers.0.attn.wq_a.weight": ("F8_E4M3", 2),
+        "layers.0.attn.wq_a.scale": ("F8_E8M0", 2),
+        "layers.0.ffn.gate.tid2eid": ("I64", 2),
+        "layers.2.attn.compressor.ape": ("F32", 2),
+        "layers.2.attn.indexer.wq_b.weight": ("F8_E4M3", 2),
+        "layers.2.attn.indexer.compressor.wkv.weight": ("BF16", 2),
+        "layers.2.ffn.gate.bias": ("F32", 1),
+        "layers.2.ffn.experts.0.w1.weight": ("I8", 2),
+        "layers.2.ffn.experts.0.w1.scale": ("F8_E8M0", 2),
+        "layers.3.attn.compressor.wgate.weight": ("BF16", 2),
+        "mtp.0.e_proj.weight": ("F8_E4M3", 2),
+        "hc_head_fn": ("F32", 2),
+        "head.weight": ("BF16", 2),
+    }),
     "glm4-moe --air": ("Glm4MoeForCausalLM", "glm4_moe", {
         "model.layers.0.self_attn.k_proj.bias": ("BF16", 1),
         "model.layers.1.mlp.gate.e_score_correction_bias": ("F32", 1),
@@ -172,13 +190,24 @@ for variant, (architecture, model_type, tensors) in EXPECT.items():
         check(blocks == [cfg["num_local_experts"], 2 * cfg["intermediate_size"], cfg["hidden_size"] // 32, 16],
               f"gpt-oss: gate_up blocks shape {blocks}")
 
+    if arch == "deepseek-v4":
+        check(cfg.get("expert_dtype") == "fp4" and cfg.get("quantization_config", {}).get("scale_fmt") == "ue8m0",
+              f"deepseek-v4: expert_dtype {cfg.get('expert_dtype')}, quantization_config {cfg.get('quantization_config')}")
+        ratios = cfg.get("compress_ratios", [])
+        check(len(ratios) == cfg["num_hidden_layers"] + 1 and 4 in ratios and 0 in ratios,
+              f"deepseek-v4: compress_ratios {ratios}")
+        check("layers.1.ffn.gate.bias" not in stored and "layers.1.ffn.gate.tid2eid" in stored
+              and "layers.2.ffn.gate.tid2eid" not in stored, "deepseek-v4: tid2eid on the hash layers only")
+        check("layers.3.attn.indexer.wq_b.weight" not in stored, "deepseek-v4: no indexer on a ratio-8 layer")
+        w = stored["layers.2.ffn.experts.0.w1.weight"]["shape"]
+        check(w == [cfg["moe_intermediate_size"], cfg["hidden_size"] // 2], f"deepseek-v4: FP4 w1 shape {w}")
     rc, out, err = run("convert", hf, ct)
     check(rc == 0, f"{variant}: convert exit {rc}: {err[-400:]}")
     rc, out, err = run("info", ct, "--json")
     info = json.loads(out) if rc == 0 else {}
     check(info.get("arch") == arch, f"{variant}: info arch {info.get('arch')}")
-    if arch == "gpt-oss":
-        check(info.get("expert_format") == "MXFP4", f"gpt-oss: expert format {info.get('expert_format')}")
+    if arch in ("gpt-oss", "deepseek-v4"):
+        check(info.get("expert_format") == "MXFP4", f"{arch}: expert format {info.get('expert_format')}")
     answers = []
     for _ in range(2):
         rc, out, err = run("run", ct, "The quick brown fox", "-n", "8", "--temp", "0")
@@ -195,7 +224,7 @@ for variant, (architecture, model_type, tensors) in EXPECT.items():
         a, b = json.loads(a), json.loads(b)
         check(a.get("arch") == arch, f"{variant}: plan --config arch {a.get('arch')}")
         # The container holds what convert chose: VQ3R for BF16 experts, MXFP4 natively for gpt-oss.
-        layout = a.get("native", {}) if arch == "gpt-oss" else a
+        layout = a.get("native", {}) if arch in ("gpt-oss", "deepseek-v4") else a
         for k in ("state_bytes", "trunk_bytes", "scratch_bytes", "min_expert_cache", "floor_bytes", "working_set_bytes"):
             check(layout.get(k) == b.get(k), f"{variant}: plan --config {k} {layout.get(k)} vs container {b.get(k)}")
 

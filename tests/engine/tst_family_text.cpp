@@ -135,6 +135,10 @@ TEST(FamilyFormats, ChosenByArchWhenTheVocabularyHasTheMarkup)
     EXPECT_EQ(decideChatFormat("qwen3.5-moe", &q35, true), ChatFormat::Qwen35);
     EXPECT_EQ(decideChatFormat("qwen3-next", &q35, true), ChatFormat::Qwen3); // the arch decides, not the vocabulary
     EXPECT_EQ(decideChatFormat("qwen3.5-moe", &glm, true), ChatFormat::ChatMl); // no <|im_start|>
+    // DeepSeek V4's tiny vocabulary has its encoder's markers, the DSML marker among them.
+    const Tokenizer v4 = familyTokenizer("deepseek-v4");
+    EXPECT_GE(v4.specialId("<\xEF\xBD\x9C" "Assistant" "\xEF\xBD\x9C>"), 0);
+    EXPECT_GE(v4.specialId("\xEF\xBD\x9C" "DSML" "\xEF\xBD\x9C"), 0); // one token, as ds4 looks it up
     // Kimi K2's rank file follows the rule of the reference engine's rank files: BOS is
     // the rank count, EOS (<|im_end|>) two past it.
     EXPECT_EQ(k2.eosId(), k2.bosId() + 2);

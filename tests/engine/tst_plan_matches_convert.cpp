@@ -104,5 +104,6 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{"glm4_moe_bf16", tiny("glm4-moe"), "VQ3R"},
                     Case{"glm4_moe_air_bf16", air(), "VQ3R"},
                     Case{"deepseek_v32_fp8", tiny("deepseek-v32"), "FP8B128"},
-                    Case{"glm_moe_dsa_bf16", tiny("glm-moe-dsa"), "VQ3R"}),
+                    Case{"glm_moe_dsa_bf16", tiny("glm-moe-dsa"), "VQ3R"},
+                    Case{"deepseek_v4_mxfp4", tiny("deepseek-v4"), "MXFP4"}),
     [](const testing::TestParamInfo<Case> &i) { return std::string(i.param.name); });

@@ -61,6 +61,7 @@ std::vector<Case> cases()
     // DeepSeek Sparse Attention: index_topk 8, so most of the 150 positions attend over a selection.
     add("deepseek-v32-fp8", [](waste::TinyModelOptions &o) { o.arch = "deepseek-v32"; });
     add("glm-moe-dsa-vq3r", [](waste::TinyModelOptions &o) { o.arch = "glm-moe-dsa"; });
+    add("deepseek-v4-mxfp4", [](waste::TinyModelOptions &o) { o.arch = "deepseek-v4"; });
     add("kimi-linear-bf16-native", [](waste::TinyModelOptions &o) {
         o.experts = waste::TinyExperts::BF16;
         o.expertEncoding = waste::ExpertEncoding::Native;

@@ -56,6 +56,11 @@ QList<Preset> all()
          tr("744B total, 40B active; bf16; sparse attention; reasons before it answers")},
         {QStringLiteral("GLM-4.5-Air"), QStringLiteral("zai-org/GLM-4.5-Air"), 218 * GB,
          tr("106B total, 12B active; bf16; reasons before it answers")},
+        // DeepSeek V4 Flash: FP4 experts (half a byte a weight and an E8M0 scale per 32: 147 GB
+        // for 43 layers of 256), the FP8 trunk, the BF16 embedding and head and the MTP block;
+        // 159.6 GB by this arithmetic with the MTP block; a public planner test quotes 160 GB for the repository.
+        {QStringLiteral("DeepSeek-V4-Flash"), QStringLiteral("deepseek-ai/DeepSeek-V4-Flash"), 160 * GB,
+         tr("284B total, 13B active; FP4 experts, FP8 trunk")},
         {QStringLiteral("gpt-oss-120b"), QStringLiteral("openai/gpt-oss-120b"), 65 * GB,
          tr("117B total, 5B active; MXFP4 experts")},
         {QStringLiteral("gpt-oss-20b"), QStringLiteral("openai/gpt-oss-20b"), 14 * GB,

@@ -33,7 +33,14 @@ std::vector<convert::TensorSpec> storedSpecs(const convert::SourceTensor &t) {
     if (t.dtype == DType::MXFP4 && t.shape.size() == 3) // gpt-oss's fused experts: [E, rows, cols/32] blocks of 16 bytes
         return {{t.name + "_blocks", DType::U8, {t.shape[0], t.shape[1], cols / 32, 16}},
                 {t.name + "_scales", DType::U8, {t.shape[0], t.shape[1], cols / 32}}};
+    if (t.dotScale) { // DeepSeek V4: the payload under the weight's name, F8_E8M0 `.scale` beside it
+        const std::string scale = t.name.substr(0, t.name.size() - std::string(".weight").size()) + ".scale";
+        if (t.dtype == DType::MXFP4)
+            return {{t.name, DType::I8, {rows, cols / 2}}, {scale, DType::F8E8M0, {rows, cols / 32}}};
+        return {{t.name, DType::F8E4M3, {rows, cols}}, {scale, DType::F8E8M0, {(rows + B - 1) / B, (cols + B - 1) / B}}};
+    }
     switch (t.dtype) {
+    case DType::I64: return {{t.name, DType::I64, t.shape}}; // DeepSeek V4's tid2eid
     case DType::MXFP4: // as compressed-tensors stores it: nibbles, then E8M0 scales
         return {{t.name + "_packed", DType::U8, {rows, cols / 2}}, {t.name + "_scale", DType::U8, {rows, cols / 32}}};
     case DType::FP8B128: // DeepSeek's: the weight under its own name, one f32 per 128x128 block
@@ -142,6 +149,13 @@ void makeTinyHf(const std::string &outDir, const TinyModelOptions &options) {
                 std::vector<float> f(static_cast<size_t>(t.rows() * t.rowLength()));
                 src.readRows(t, 0, t.rows(), f.data());
                 writer.append(f.data(), static_cast<int64_t>(f.size()) * 4);
+                continue;
+            }
+            if (t.dtype == DType::I64) { // an id table: its values as little-endian int64
+                std::vector<float> f(static_cast<size_t>(t.rows() * t.rowLength()));
+                src.readRows(t, 0, t.rows(), f.data());
+                std::vector<int64_t> ids(f.begin(), f.end());
+                writer.append(ids.data(), static_cast<int64_t>(ids.size()) * 8);
                 continue;
             }
             if (t.dtype != DType::BF16) { // a quantised group: its tensors' bytes in spec order

@@ -13,9 +13,9 @@ using ojson = nlohmann::ordered_json;
 
 namespace {
 
-// Parses "<prefix>model.layers.<L>.<rest>"; returns L or -1.
-int parseLayer(const std::string &name, const std::string &prefix, std::string *rest) {
-    const std::string head = prefix + "model.layers.";
+// Parses "<prefix><layers><L>.<rest>" (layers: "model.layers.", DeepSeek V4's "layers."); returns L or -1.
+int parseLayer(const std::string &name, const std::string &prefix, std::string *rest, const std::string &layers = "model.layers.") {
+    const std::string head = prefix + layers;
     if (!name.starts_with(head)) return -1;
     size_t i = head.size(), j = i;
     while (j < name.size() && j - i < 6 && name[j] >= '0' && name[j] <= '9') ++j;
@@ -31,6 +31,7 @@ bool parseExpert(const std::string &rest, int *expert, int *kind) {
     // Kimi names the block "block_sparse_moe"; DeepSeek-V3, Qwen3-MoE and gpt-oss "mlp".
     std::string head = "block_sparse_moe.experts.";
     if (!rest.starts_with(head)) head = "mlp.experts.";
+    if (!rest.starts_with(head)) head = "ffn.experts."; // DeepSeek V4
     if (!rest.starts_with(head)) return false;
     size_t i = head.size(), j = i;
     while (j < rest.size() && j - i < 6 && rest[j] >= '0' && rest[j] <= '9') ++j;
@@ -88,9 +89,11 @@ Layout buildLayout(const ModelSource &src) {
     // V3); the forward pass does not use them, so they are read past, not converted.
     const auto mtp = cfg.find("num_nextn_predict_layers");
     const int mtpLayers = mtp != cfg.end() && mtp->is_number_integer() ? mtp->get<int>() : 0;
+    // DeepSeek V4's release has no "model." prefix: "layers.L.", "embed", "head", "mtp.0.".
+    const std::string layerHead = model.v4.on ? "layers." : "model.layers.";
     for (const std::string &name : src.tensorNames()) {
         std::string rest;
-        const int layer = parseLayer(name, L.prefix, &rest);
+        const int layer = parseLayer(name, L.prefix, &rest, layerHead);
         if (mtpLayers > 0 && layer >= L.layers && layer < L.layers + mtpLayers) continue;
         // Qwen3-Next keeps its multi-token-prediction block apart ("mtp."): unused too.
         if (name.starts_with(L.prefix + "mtp.")) continue;

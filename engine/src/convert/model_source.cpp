@@ -128,6 +128,12 @@ void HfDirectorySource::groupQuantised() {
             // per tensor or per row beside it.
             const std::string base = name.substr(0, name.size() - 6);
             m_groups[base] = {base, name, {}, true};
+        } else if (endsWith(name, ".scale") && m_weightMap.count(name.substr(0, name.size() - 6) + ".weight")) {
+            // DeepSeek V4: `X.weight` (F8_E4M3, or I8 FP4 pairs) with F8_E8M0 `X.scale` beside it;
+            // the logical tensor keeps the weight's name. Which of the two it is, info() reads
+            // from the dtypes.
+            const std::string base = name.substr(0, name.size() - 6) + ".weight";
+            m_groups[base] = {base, name, {}, false, true};
         } else if (endsWith(name, "_scale_inv")) { // FP8 blocks: the weight keeps its own name
             const std::string base = name.substr(0, name.size() - 10);
             if (!m_weightMap.count(base))
@@ -227,11 +233,14 @@ SourceTensor HfDirectorySource::info(const std::string &name) const {
         s.bytes = p.bytes + sc.bytes;
         return s;
     }
+    if (g.dotScale && p.dtype == DType::F8E4M3) return fp8Info(name, g); // DeepSeek V4's FP8 trunk
     if (g.fp8) return fp8Info(name, g);
     if (p.shape.size() != 2 || sc.shape.size() != 2) throw bad("its tensors must be 2-D");
     if (p.dtype == DType::I32) return int4Info(name, g);
-    if (p.dtype != DType::U8 || sc.dtype != DType::U8)
-        throw Error(ErrorCode::Format, m_dir + ": MXFP4 tensors '" + p.name + "' and '" + sc.name + "' must be U8, not " +
+    // U8 pairs (compressed-tensors), or DeepSeek V4's I8 nibbles with F8_E8M0 scales: the same bytes.
+    const bool v4 = g.dotScale && p.dtype == DType::I8 && sc.dtype == DType::F8E8M0;
+    if (!v4 && (p.dtype != DType::U8 || sc.dtype != DType::U8))
+        throw Error(ErrorCode::Format, m_dir + ": MXFP4 tensors '" + p.name + "' and '" + sc.name + "' must be U8 (or I8 and F8_E8M0), not " +
                                            p.dtypeText + " and " + sc.dtypeText);
     if (p.shape[0] != sc.shape[0] || sc.shape[1] != (2 * p.shape[1] + int64_t(kMxfp4Block) - 1) / int64_t(kMxfp4Block))
         throw Error(ErrorCode::Format, m_dir + ": MXFP4 tensor '" + name +
@@ -247,8 +256,8 @@ SourceTensor HfDirectorySource::fp8Info(const std::string &name, const Group &g)
     const auto bad = [&](const std::string &why) { return Error(ErrorCode::Format, m_dir + ": FP8 tensor '" + name + "': " + why); };
     if (p.dtype != DType::F8E4M3 || p.shape.size() != 2)
         throw bad("'" + g.payload + "' must be a 2-D F8_E4M3 weight beside its scales '" + g.scale + "', not " + p.dtypeText);
-    if (sc.dtype != DType::F32 && sc.dtype != DType::BF16 && sc.dtype != DType::F16)
-        throw bad("its scales must be F32, BF16 or F16, not " + sc.dtypeText);
+    if (sc.dtype != DType::F32 && sc.dtype != DType::BF16 && sc.dtype != DType::F16 && sc.dtype != DType::F8E8M0)
+        throw bad("its scales must be F32, BF16, F16 or F8_E8M0, not " + sc.dtypeText);
     SourceTensor s;
     s.name = name;
     s.shape = p.shape;

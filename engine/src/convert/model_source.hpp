@@ -39,6 +39,10 @@ struct SourceTensor {
     // FP8Scaled and INT4Grouped: one scale per block of blockRows x blockCols weights
     // (INT4 groups: 1 x group), clipped at the matrix's edges; 0 for other dtypes.
     int64_t blockRows = 0, blockCols = 0;
+    // DeepSeek V4's naming of a quantised tensor: the payload keeps the weight's name and its
+    // F8_E8M0 scales sit beside it as `.scale` (FP8Scaled: power-of-two block scales; MXFP4:
+    // I8 nibble pairs). Set by the tiny generator, which writes that layout.
+    bool dotScale = false;
     int64_t elements() const {
         int64_t n = 1;
         for (int64_t d : shape) n *= d;
@@ -117,6 +121,7 @@ private:
     struct Group {
         std::string payload, scale, shape; // shape: INT4's `_shape`, empty when absent
         bool fp8 = false;                  // e4m3 under the weight's own name
+        bool dotScale = false;             // DeepSeek V4: `.scale` beside `.weight` (FP8 or FP4 by dtype)
     };
     SourceTensor fp8Info(const std::string &name, const Group &g) const;
     SourceTensor int4Info(const std::string &name, const Group &g) const;

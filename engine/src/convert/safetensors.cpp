@@ -29,6 +29,8 @@ const char *dtypeName(DType t) {
     case DType::INT4G32: return "INT4G32";
     case DType::FP8Scaled: return "FP8 (scaled)";
     case DType::INT4Grouped: return "INT4 (grouped)";
+    case DType::I8: return "I8";
+    case DType::F8E8M0: return "F8_E8M0";
     default: return "?";
     }
 }
@@ -39,6 +41,8 @@ int dtypeSize(DType t) {
     case DType::F16:
     case DType::BF16: return 2;
     case DType::U8:
+    case DType::I8:
+    case DType::F8E8M0:
     case DType::F8E4M3: return 1;
     case DType::I32: return 4;
     case DType::I64: return 8;
@@ -65,6 +69,8 @@ DType parseDtype(const std::string &s) {
     if (s == "F8_E4M3") return DType::F8E4M3;
     if (s == "I32") return DType::I32;
     if (s == "I64") return DType::I64;
+    if (s == "I8") return DType::I8;
+    if (s == "F8_E8M0") return DType::F8E8M0;
     return DType::Other;
 }
 
@@ -72,7 +78,7 @@ int64_t otherDtypeSize(const std::string &s) {
     if (s == "F64" || s == "I64" || s == "U64") return 8;
     if (s == "I32" || s == "U32") return 4;
     if (s == "I16" || s == "U16") return 2;
-    if (s == "I8" || s == "U8" || s == "BOOL" || s == "F8_E4M3" || s == "F8_E5M2") return 1;
+    if (s == "I8" || s == "U8" || s == "BOOL" || s == "F8_E4M3" || s == "F8_E5M2" || s == "F8_E8M0") return 1;
     return 0;
 }
 
@@ -153,7 +159,8 @@ const TensorInfo *SafetensorsFile::find(const std::string &name) const {
 }
 
 void SafetensorsFile::readElements(const TensorInfo &t, int64_t first, int64_t count, float *out) const {
-    if (t.dtype != DType::F32 && t.dtype != DType::F16 && t.dtype != DType::BF16)
+    const bool ints = t.dtype == DType::I64 || t.dtype == DType::I32; // index tables (DeepSeek V4's tid2eid)
+    if (t.dtype != DType::F32 && t.dtype != DType::F16 && t.dtype != DType::BF16 && !ints)
         throw Error(ErrorCode::Unsupported, path() + ": tensor '" + t.name + "' has dtype " + t.dtypeText +
                                                  "; only BF16, F16 and F32 tensors (and MXFP4, FP8-block and INT4 pack-quantized groups) can be converted");
     if (first < 0 || count < 0 || first + count > t.elements())
@@ -166,6 +173,21 @@ void SafetensorsFile::readElements(const TensorInfo &t, int64_t first, int64_t c
         m_file.readAt(t.offset + first * es, buf.data(), n * es);
         if (t.dtype == DType::F32) {
             std::memcpy(out, buf.data(), static_cast<size_t>(n) * 4);
+        } else if (ints) { // exact below 2^24, which every id table of a release is
+            for (int64_t i = 0; i < n; ++i) {
+                int64_t v = 0;
+                if (t.dtype == DType::I64) {
+                    std::memcpy(&v, buf.data() + i * 8, 8);
+                } else {
+                    int32_t w = 0;
+                    std::memcpy(&w, buf.data() + i * 4, 4);
+                    v = w;
+                }
+                if (v < -(int64_t(1) << 24) || v > (int64_t(1) << 24))
+                    throw Error(ErrorCode::Unsupported, path() + ": tensor '" + t.name + "' holds " + std::to_string(v) +
+                                                             ", beyond the integers an f32 trunk keeps exactly");
+                out[i] = float(v);
+            }
         } else {
             for (int64_t i = 0; i < n; ++i) {
                 uint16_t h;

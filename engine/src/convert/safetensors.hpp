@@ -21,7 +21,9 @@ namespace waste::convert {
 // logical tensor a source assembles from such a group (model_source.hpp). FP8Scaled and
 // INT4Grouped are the same element encodings with scales laid out otherwise (FP8 per
 // tensor, per row or in other blocks; INT4 groups of another size): scaled_layouts.hpp.
-enum class DType { F32, F16, BF16, U8, F8E4M3, I32, I64, MXFP4, FP8B128, INT4G32, FP8Scaled, INT4Grouped, Other };
+// I8 and F8E8M0 are DeepSeek V4's: FP4 experts as I8 nibble pairs under the weight's name
+// with F8_E8M0 `.scale` beside them (MXFP4's arithmetic), FP8 weights with F8_E8M0 block scales.
+enum class DType { F32, F16, BF16, U8, F8E4M3, I32, I64, MXFP4, FP8B128, INT4G32, FP8Scaled, INT4Grouped, I8, F8E8M0, Other };
 
 const char *dtypeName(DType t);
 int dtypeSize(DType t); // 0 for the logical MXFP4, FP8B128, INT4G32, FP8Scaled, INT4Grouped and for Other

@@ -59,6 +59,7 @@ uint8_t exactNativeFormat(const SourceTensor &t, std::string *why) {
 void scalesToF32(DType stored, const uint8_t *b, int64_t n, float *out) {
     for (int64_t i = 0; i < n; ++i) {
         if (stored == DType::F32) out[i] = format::loadF32(b + 4 * i);
+        else if (stored == DType::F8E8M0) out[i] = format::e8m0Scale(b[i]); // 2^(e-127), DeepSeek V4's ue8m0
         else if (stored == DType::BF16) out[i] = format::bf16Value(b + 2 * i);
         else out[i] = format::f16ToFloat(format::loadU16(b + 2 * i));
     }

@@ -18,6 +18,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
+
 namespace waste::convert {
 
 using ojson = nlohmann::ordered_json;
@@ -78,8 +81,43 @@ std::vector<float> TinySource::generated(const Tensor &t) const {
     return w;
 }
 
+namespace {
+
+// DeepSeek V4's FP8: per 128x128 block the power-of-two scale 2^ceil(log2(amax / 448))
+// (ue8m0, one E8M0 byte), the values rounded to the nearest e4m3.
+void encodeFp8Ue8m0(const float *w, int64_t rows, int64_t cols, uint8_t *q, uint8_t *scales) {
+    const int64_t B = 128, gc = blocksAlong(cols, B);
+    for (int64_t br = 0; br < blocksAlong(rows, B); ++br)
+        for (int64_t bc = 0; bc < gc; ++bc) {
+            float amax = 0.0f;
+            for (int64_t r = br * B; r < std::min(rows, (br + 1) * B); ++r)
+                for (int64_t c = bc * B; c < std::min(cols, (bc + 1) * B); ++c) amax = std::max(amax, std::fabs(w[r * cols + c]));
+            const int e = std::clamp(int(std::ceil(std::log2(std::max(amax, 1e-4f) / kE4m3Max))), -127, 127);
+            scales[br * gc + bc] = uint8_t(e + 127);
+            const float s = std::ldexp(1.0f, e);
+            for (int64_t r = br * B; r < std::min(rows, (br + 1) * B); ++r)
+                for (int64_t c = bc * B; c < std::min(cols, (bc + 1) * B); ++c) q[r * cols + c] = encodeE4m3(w[r * cols + c] / s);
+        }
+}
+
+void decodeFp8Ue8m0Rows(const uint8_t *q, const uint8_t *scales, int64_t cols, int64_t row0, int64_t n, float *out) {
+    const int64_t B = 128, gc = blocksAlong(cols, B);
+    for (int64_t r = row0; r < row0 + n; ++r)
+        for (int64_t c = 0; c < cols; ++c)
+            out[(r - row0) * cols + c] = format::e4m3Value(q[r * cols + c]) * format::e8m0Scale(scales[(r / B) * gc + c / B]);
+}
+
+} // namespace
+
 void TinySource::releaseBytes(const SourceTensor &st, std::vector<uint8_t> &payload, std::vector<uint8_t> &scales) const {
     const int64_t rows = st.rows(), n = st.rowLength();
+    if (st.dtype == DType::FP8Scaled && st.dotScale) {
+        const std::vector<float> w = generated(m_tensors.at(st.name));
+        payload.resize(static_cast<size_t>(rows * n));
+        scales.resize(static_cast<size_t>(blocksAlong(rows, 128) * blocksAlong(n, 128)));
+        encodeFp8Ue8m0(w.data(), rows, n, payload.data(), scales.data());
+        return;
+    }
     if (st.dtype == DType::FP8Scaled) {
         const std::vector<float> w = generated(m_tensors.at(st.name));
         payload.resize(static_cast<size_t>(rows * n));
@@ -104,6 +142,8 @@ void TinySource::releaseBytes(const SourceTensor &st, std::vector<uint8_t> &payl
 
 void TinySource::readStored(const SourceTensor &st, uint8_t *payload, uint8_t *scales) const {
     const Tensor &t = m_tensors.at(st.name);
+    if (st.dtype == DType::FP8Scaled && st.dotScale)
+        throw Error(ErrorCode::Unsupported, st.name + ": DeepSeek V4's FP8 trunk tensors are decoded, not kept as records");
     if (st.dtype == DType::FP8Scaled || st.dtype == DType::INT4Grouped) { // the release's, scales re-laid (or refused)
         std::vector<uint8_t> p, s;
         releaseBytes(st, p, s);
@@ -160,8 +200,14 @@ void TinySource::readStoredRows(const SourceTensor &st, int64_t row0, int64_t ro
 void TinySource::readRows(const SourceTensor &st, int64_t row0, int64_t rows, float *out) const {
     const Tensor &t = m_tensors.at(st.name);
     const int64_t n = st.rowLength();
-    if (t.info.dtype == DType::BF16 || t.info.dtype == DType::F32) {
+    if (t.info.dtype == DType::BF16 || t.info.dtype == DType::F32 || t.info.dtype == DType::I64) {
         generate(t, row0 * n, rows * n, out);
+        return;
+    }
+    if (st.dtype == DType::FP8Scaled && st.dotScale) {
+        std::vector<uint8_t> p, s;
+        releaseBytes(st, p, s);
+        decodeFp8Ue8m0Rows(p.data(), s.data(), n, row0, rows, out);
         return;
     }
     // What a reader of the quantised checkpoint decodes: generate, encode, decode.

@@ -150,6 +150,19 @@ Family familyOf(std::string_view family, bool releaseIds, std::string_view chatT
         f.pad = kEos;
         f.chatTemplate = chatTemplate == "deepseek-v3.1" ? kDeepSeekV31Template : kDeepSeekTemplate;
         f.tokenizerClass = "LlamaTokenizerFast";
+    } else if (arch == "deepseek-v4") {
+        // DeepSeek V4 keeps V3's tokenizer.json layout and split rules; its prompt encoder
+        // (encoding_dsv4.py, Python, no Jinja) adds the latest-reminder role and the DSML
+        // marker, one token each. The release ships no chat template.
+        f.splits = {kDeepSeekDigits, kDeepSeekCjk, kDeepSeekMain};
+        using namespace text::deepseek;
+        f.specials = {{kBos, true}, {kEos, true}, {kUser, false}, {kAssistant, false}, {"<think>", false},
+                      {"</think>", false}, {kLatestReminder, false},
+                      {kDsml, false}};
+        f.bos = kBos;
+        f.eos = kEos;
+        f.pad = kEos;
+        f.tokenizerClass = "LlamaTokenizerFast";
     } else if (arch == "kimi-k2") {
         f.tiktoken = true;
         f.splits = {text::kKimiK2SplitPattern};
@@ -235,8 +248,8 @@ Family familyOf(std::string_view family, bool releaseIds, std::string_view chatT
         f.tokenizerClass = "PreTrainedTokenizerFast";
     } else {
         throw Error(ErrorCode::Argument, "no tiny tokenizer for arch '" + std::string(arch) +
-                                             "' (deepseek-v3, deepseek-v32, kimi-k2, qwen3-moe, qwen3-next, qwen3.5-moe, "
-                                             "gpt-oss, glm4-moe, glm-moe-dsa)");
+                                             "' (deepseek-v3, deepseek-v32, deepseek-v4, kimi-k2, qwen3-moe, qwen3-next, "
+                                             "qwen3.5-moe, gpt-oss, glm4-moe, glm-moe-dsa)");
     }
     // DeepSeek-V3.2 renders chats with its Python encoder (encoding_dsv32.py), not Jinja:
     // its tokenizer_config.json has no chat_template.
@@ -330,8 +343,8 @@ ojson byteLevel(const char *type)
 
 bool hasTinyFamilyTokenizer(std::string_view arch)
 {
-    return arch == "deepseek-v3" || arch == "kimi-k2" || arch == "qwen3-moe" || arch == "qwen3-next" || arch == "qwen3.5-moe" ||
-           arch == "gpt-oss" || arch == "glm4-moe" || arch == "deepseek-v32" || arch == "glm-moe-dsa";
+    return arch == "deepseek-v3" || arch == "deepseek-v4" || arch == "kimi-k2" || arch == "qwen3-moe" || arch == "qwen3-next" ||
+           arch == "qwen3.5-moe" || arch == "gpt-oss" || arch == "glm4-moe" || arch == "deepseek-v32" || arch == "glm-moe-dsa";
 }
 
 TinyFamilyTokenizer tinyFamilyTokenizer(std::string_view arch, int vocabSize, bool releaseIds,
@@ -371,7 +384,7 @@ TinyFamilyTokenizer tinyFamilyTokenizer(std::string_view arch, int vocabSize, bo
     tc["add_eos_token"] = false;
     tc["added_tokens_decoder"] = addedDecoder;
     tc["bos_token"] = f.bos.empty() ? ojson() : ojson(f.bos);
-    if (!f.chatTemplate.empty())
+    if (!f.chatTemplate.empty()) // DeepSeek V4 ships none
         tc["chat_template"] = f.chatTemplate;
     tc["clean_up_tokenization_spaces"] = false;
     tc["eos_token"] = f.eos;

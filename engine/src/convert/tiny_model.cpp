@@ -99,12 +99,13 @@ TinyDims tinyDimsFor(const TinyModelOptions &o) {
     if (o.arch == "qwen3-next") return tinyQwen3NextDims(o);
     if (o.arch == "glm4-moe") return tinyGlm4MoeDims(o);
     if (o.arch == "qwen3.5-moe") return tinyQwen35MoeDims(o);
+    if (o.arch == "deepseek-v4") return tinyDsv4Dims(o);
     if (o.glmAir) throw Error(ErrorCode::Argument, "mktiny: the Air variant is GLM-4.5's (--arch glm4-moe)");
     d.vision = o.vision;
     d.expertDType = tinyExpertDType(o.experts, DType::BF16);
     if (!o.arch.empty() && o.arch != "qwen3-moe" && o.arch != "gpt-oss")
-        throw Error(ErrorCode::Argument, "mktiny --arch must be kimi-linear, kimi-k3, deepseek-v3, kimi-k2, deepseek-v32, qwen3-moe, "
-                                         "qwen3-next, qwen3.5-moe, gpt-oss, glm4-moe or glm-moe-dsa, not '" + o.arch + "'");
+        throw Error(ErrorCode::Argument, "mktiny --arch must be kimi-linear, kimi-k3, deepseek-v3, kimi-k2, deepseek-v32, deepseek-v4, "
+                                         "qwen3-moe, qwen3-next, qwen3.5-moe, gpt-oss, glm4-moe or glm-moe-dsa, not '" + o.arch + "'");
     if (o.arch == "gpt-oss") {
         // gpt-oss-20b's proportions, scaled down: experts as wide as hidden (2880 = 2880),
         // query heads wider than hidden (64 x 64 = 4096 there, 8 x 32 = 256 here) over
@@ -241,6 +242,7 @@ TinySource::TinySource(const TinyModelOptions &options) : m_options(options), m_
     else if (m_dims.arch == "gpt-oss") addGptOssTensors(vocabSize);
     else if (m_dims.arch == "glm4-moe") addGlm4MoeTensors(vocabSize);
     else if (m_dims.arch == "qwen3.5-moe") addQwen35MoeTensors(vocabSize);
+    else if (m_dims.dsv4) addDsv4Tensors(vocabSize);
     else if (m_dims.k3) addK3Tensors(vocabSize);
     else addKimiLinearTensors(vocabSize);
     if (m_dims.vision) {
@@ -258,6 +260,7 @@ TinySource::TinySource(const TinyModelOptions &options) : m_options(options), m_
                    : m_dims.arch == "gpt-oss"    ? gptOssConfig(vocabSize, family->eosId, family->padId)
                    : m_dims.arch == "glm4-moe"   ? glm4MoeConfig(vocabSize, family->stopIds, family->padId)
                    : m_dims.arch == "qwen3.5-moe" ? qwen35MoeConfig(vocabSize, family->stopIds, family->padId)
+                   : m_dims.dsv4                 ? dsv4Config(vocabSize, bos, family->eosId)
                                                  : qwen3Config(vocabSize, bos, family->eosId);
         m_files.insert(family->files.begin(), family->files.end());
         return;
@@ -515,6 +518,11 @@ void TinySource::generate(const Tensor &t, int64_t first, int64_t count, float *
     const double fan = static_cast<double>(t.info.shape.size() >= 2 ? n : 1);
     for (int64_t i = 0; i < count; ++i) {
         const uint64_t idx = static_cast<uint64_t>(first + i);
+        if (t.init == Init::HashIds) { // row r: top-k consecutive experts (mod E) from a start drawn per row
+            const uint64_t k = uint64_t(n), row = idx / k, E = uint64_t(m_dims.experts);
+            out[i] = float((mix64(t.key ^ (row * 0x9E3779B97F4A7C15ull)) % E + idx % k) % E);
+            continue;
+        }
         // Box-Muller pairs: elements 2k and 2k+1 share their two uniforms (cos / sin).
         const uint64_t pair = idx >> 1;
         const double u1 = uniform01(t.key, 2 * pair), u2 = uniform01(t.key, 2 * pair + 1);
@@ -534,6 +542,7 @@ void TinySource::generate(const Tensor &t, int64_t first, int64_t count, float *
         case Init::CenteredBias: v = 0.5 * g; break;
         case Init::Conv: v = 0.5 * g; break;
         case Init::Bias: v = 0.05 * g; break;
+        case Init::HashIds: break; // above
         }
         out[i] = format::bf16ToFloat(format::floatToBf16(static_cast<float>(v))); // the checkpoint's precision
     }

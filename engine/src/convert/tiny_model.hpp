@@ -51,6 +51,12 @@ struct TinyDims {
     bool glmAir = false; // GLM-4.5-Air's switches (tiny_glm4_moe_model.cpp): no q/k norm, routed_scaling_factor 1
     int vtHidden = 32, vtHeads = 2, vtQkv = 32, vtInter = 64, vtLayers = 2, vtGrid = 8;
     int vocab = 0; // rows of the embedding and head when a release's shape asks for more than the tokenizer has
+    // DeepSeek V4 (tiny_deepseek_v4_model.cpp): one key=value head per layer (headDim, qkRope of
+    // it rotated), the window (`window`), compress ratios per layer (then the MTP block's), the grouped
+    // output projection, the indexer, hash-routed first layers, hyper-connection streams.
+    bool dsv4 = false;
+    std::vector<int> compressRatios;
+    int oGroups = 0, oLora = 0, indexHeads = 0, indexDim = 0, indexTopk = 0, hashLayers = 0, hcMult = 0;
 };
 
 // Kimi-Linear dims from a release's config.json (TinyModelOptions::likeConfig).
@@ -62,6 +68,7 @@ TinyDims tinyQwen3NextDims(const TinyModelOptions &options); // tiny_qwen3_next_
 TinyDims tinyGlm4MoeDims(const TinyModelOptions &options);   // tiny_glm4_moe_model.cpp
 TinyDims tinyDsaDims(const TinyModelOptions &options);       // tiny_dsa_model.cpp
 TinyDims tinyQwen35MoeDims(const TinyModelOptions &options); // tiny_qwen3_5_moe_model.cpp
+TinyDims tinyDsv4Dims(const TinyModelOptions &options);      // tiny_deepseek_v4_model.cpp
 
 // The tiny routed experts' release layouts (tiny_expert_layouts.cpp): the logical dtype of
 // a TinyExperts choice (`byDefault` for Default), a dtype's stored bytes per weight (for
@@ -109,7 +116,8 @@ private:
         CenteredBias, // 0.5 N(0,1)
         Conv,
         Bias,
-        Embedding
+        Embedding,
+        HashIds // DeepSeek V4's tid2eid: each row `top-k` distinct expert ids
     };
     struct Tensor {
         SourceTensor info;
@@ -152,6 +160,12 @@ private:
     std::string glm4MoeConfig(int vocabSize, const std::vector<int> &eosIds, int padId) const;
     void addQwen35MoeTensors(int vocabSize);                  // tiny_qwen3_5_moe_model.cpp
     std::string qwen35MoeConfig(int vocabSize, const std::vector<int> &eosIds, int padId) const;
+    void addDsv4Tensors(int vocabSize);                       // tiny_deepseek_v4_model.cpp
+    // One V4 block: p its prefix ("layers.L." or the MTP block's "mtp.0."), ratio its compress ratio.
+    void addDsv4Layer(const std::string &p, int layer, int ratio, int vocabSize);
+    // A release tensor in V4's own layout (FP8 with ue8m0 block scales, FP4 with `.scale`).
+    void addDsv4(const std::string &name, std::vector<int64_t> shape, Init init, DType dtype = DType::BF16);
+    std::string dsv4Config(int vocabSize, int bosId, int eosId) const;
     void addGptOssTensors(int vocabSize);                     // tiny_gpt_oss_model.cpp
     std::string gptOssConfig(int vocabSize, int eosId, int padId) const;
     // The Kimi tiny tokenizer's files (tokenizer_config.json and tiktoken.model), for the

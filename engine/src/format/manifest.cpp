@@ -82,7 +82,7 @@ std::string configArch(const json &cfg)
             {"deepseek_v3", "DeepseekV3"}, {"kimi_k2", "DeepseekV3"}, {"qwen3_moe", "Qwen3Moe"},
             {"qwen3_next", "Qwen3Next"},   {"gpt_oss", "GptOss"},     {"glm4_moe", "Glm4Moe"},
             {"deepseek_v32", "DeepseekV32"}, {"glm_moe_dsa", "GlmMoeDsa"},
-            {"qwen3_5_moe", "Qwen3_5Moe"}, {"qwen3_5_moe_text", "Qwen3_5Moe"}};
+            {"qwen3_5_moe", "Qwen3_5Moe"}, {"qwen3_5_moe_text", "Qwen3_5Moe"}, {"deepseek_v4", "DeepseekV4"}};
         for (const auto &[t, n] : kByType)
             if (type == t)
                 name = n;
@@ -97,6 +97,8 @@ std::string configArch(const json &cfg)
         return "deepseek-v32";
     if (name.find("GlmMoeDsa") != std::string::npos)
         return "glm-moe-dsa";
+    if (name.find("DeepseekV4") != std::string::npos)
+        return "deepseek-v4";
     if (name.find("DeepseekV3") != std::string::npos) // Kimi K2 ships DeepSeek-V3's class
         return type == "kimi_k2" ? "kimi-k2" : "deepseek-v3";
     if (const char *gqa = gqaArchName(name))
@@ -172,6 +174,8 @@ ModelConfig readModelConfig(const json &cfg, const std::string &where)
         readDsaConfig(cfg, c, where);
     if (c.arch == "qwen3-next" || c.arch == "qwen3.5-moe")
         readQwen3NextLayers(cfg, c, where); // Gated DeltaNet layers in isKda
+    if (isDsv4Family(c.arch))
+        readDsv4Config(cfg, c, where); // its own attention, residual streams and routing
 
     // Geometry the forward pass relies on.
     if (c.experts > 0) {
@@ -185,7 +189,7 @@ ModelConfig readModelConfig(const json &cfg, const std::string &where)
     const int nKda = c.kdaLayerCount();
     if (nKda > 0 && !c.g.next && (c.kdaHeads <= 0 || c.kdaDim <= 0 || c.convK < 1))
         refuse(where, "linear_attn_config needs num_heads, head_dim and short_conv_kernel_size > 0");
-    if (nKda < c.layers && !c.g.on) {
+    if (nKda < c.layers && !c.g.on && !c.v4.on) {
         if (c.kvLora <= 0 || c.vHead <= 0 || c.qkNope + c.qkRope <= 0)
             refuse(where, "MLA layers need kv_lora_rank, v_head_dim and qk head dims > 0");
     }

@@ -5,6 +5,7 @@
 
 #include "format/dsa_config.hpp"
 #include "format/rope_params.hpp"
+#include "format/dsv4_config.hpp"
 #include "format/gqa_config.hpp"
 #include "format/trunk_layout.hpp"
 
@@ -59,6 +60,8 @@ struct ModelConfig {
     DsaConfig dsa;
     // Grouped-query attention families (Qwen3-MoE, gpt-oss; gqa_config.cpp).
     GqaConfig g;
+    // DeepSeek V4 Flash (dsv4_config.cpp): compressed-KV attention, hyper-connections, hash routing.
+    Dsv4Config v4;
 
     // Per layer: a dense MLP (intermediate_size wide) in place of the experts, past the first
     // firstDense layers too (Qwen3-MoE's mlp_only_layers and decoder_sparse_step). Empty: none.

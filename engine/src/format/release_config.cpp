@@ -26,7 +26,7 @@ ordered_json textModelConfig(const ordered_json &root)
 bool knownArch(const std::string &arch)
 {
     for (const char *a : {"kimi-linear", "kimi-k3", "kimi-k2", "deepseek-v3", "qwen3-moe", "qwen3-next", "qwen3.5-moe", "gpt-oss",
-                          "glm4-moe", "deepseek-v32", "glm-moe-dsa"})
+                          "glm4-moe", "deepseek-v32", "glm-moe-dsa", "deepseek-v4"})
         if (arch == a)
             return true;
     return false;
@@ -41,7 +41,8 @@ ModelConfig readReleaseConfig(const json &root)
     if (!knownArch(arch))
         throw Error(ErrorCode::Format, "config.json: architecture \"" + arch +
                                            "\" is not one this engine runs (Kimi-Linear, Kimi K3, DeepSeek-V3 / "
-                                           "Kimi K2, Qwen3-MoE, Qwen3-Next, Qwen3.5-MoE, gpt-oss, GLM-4.5, DeepSeek-V3.2, GLM-5)");
+                                           "Kimi K2, Qwen3-MoE, Qwen3-Next, Qwen3.5-MoE, gpt-oss, GLM-4.5, DeepSeek-V3.2, GLM-5, "
+                                           "DeepSeek V4 Flash)");
     try {
         return readModelConfig(text, "config.json");
     } catch (const Error &e) {
@@ -87,7 +88,10 @@ ReleaseQuant readReleaseQuant(const json &root)
             int4At32 = int4At32 || (w.value("num_bits", 0) == 4 && g == 32);
         }
     r.int4Group = std::max<int64_t>(group, 0);
-    if (method == "mxfp4" || fmt.find("mxfp4") != std::string::npos)
+    // DeepSeek V4: quantization_config describes the FP8 trunk (ue8m0 block scales); the
+    // routed experts are FP4 with E8M0 scales per 32 (MXFP4's arithmetic), said apart.
+    const bool fp4Experts = root.is_object() && root.value("expert_dtype", std::string()) == "fp4";
+    if (fp4Experts || method == "mxfp4" || fmt.find("mxfp4") != std::string::npos)
         r.expertFormat = kFmtMXFP4;
     else if (method == "fp8")
         r.expertFormat = kFmtFP8B128;

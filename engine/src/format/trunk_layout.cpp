@@ -17,7 +17,14 @@ TrunkFormat storedTrunkFormat(const std::string &name, int64_t elements, size_t 
     // releases keep them unquantised (64 x 7168 on DeepSeek-V3.2, 1.8 MB a layer).
     if (name.ends_with("indexer.weights_proj.weight"))
         return TrunkFormat::F32;
-    if (vision || name.ends_with("embed_tokens.weight") || name.ends_with("lm_head.weight"))
+    // DeepSeek V4: the hyper-connection mixes feed a Sinkhorn normalisation and the streams'
+    // weights, the compressors' position tables add to gates, tid2eid holds expert ids: F32
+    // as released (the ids exactly).
+    if (name.starts_with("hc_") || name.find(".hc_") != std::string::npos || name.ends_with(".ape") ||
+        name.ends_with(".tid2eid"))
+        return TrunkFormat::F32;
+    if (vision || name.ends_with("embed_tokens.weight") || name.ends_with("lm_head.weight") || name == "embed.weight" ||
+        name == "head.weight") // DeepSeek V4 names them without "model."
         return TrunkFormat::Q8G; // the tower is useless at 4 bits; embeddings and head are always 8
     return trunkBits == 8 ? TrunkFormat::Q8G : TrunkFormat::Q4G;
 }

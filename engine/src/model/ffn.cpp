@@ -11,6 +11,12 @@ namespace waste::model {
 // silu(g)·u, or K3's SiTU-GLU when the config says hidden_act = "situ".
 void Forward::activate(const float *g, const float *u, float *out, int64_t n) const
 {
+    if (m_c.v4.on) { // DeepSeek V4, routed and shared experts: silu(min(g, limit)) · clamp(u, ±limit)
+        const float lim = m_c.v4.swigluLimit;
+        for (int64_t i = 0; i < n; ++i)
+            out[i] = lim > 0.0f ? silu(std::min(g[i], lim)) * std::clamp(u[i], -lim, lim) : silu(g[i]) * u[i];
+        return;
+    }
     if (m_c.g.swigluLimit > 0.0f) { // gpt-oss (its only FFNs are the routed experts)
         clampedSwiglu(g, u, out, n, m_c.g.swigluAlpha, m_c.g.swigluLimit);
         return;

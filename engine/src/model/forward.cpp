@@ -23,6 +23,10 @@ Forward::Forward(const format::Manifest &manifest, const Weights &weights, const
         m_nativeLayout = format::nativeRecordLayout(manifest.quant.native, m_c.moeInter, m_c.expertWidth());
     if (m_c.g.on)
         m_rotary = Rotary(m_c.g);
+    if (m_c.v4.on) {
+        m_v4Plain = Dsv4Rope(m_c.v4, false);
+        m_v4Compressed = Dsv4Rope(m_c.v4, true);
+    }
     const char *act = std::getenv("WASTE_NATIVE_ACTIVATIONS");
     m_int8Activations = manifest.quant.native == format::kFmtMXFP4 && act && std::string_view(act) == "int8";
 }
@@ -75,7 +79,9 @@ void Forward::attention(int layer, int n, const float *a, float *out, LayerState
 // (its projections then read each matrix once), its recurrence or cache token by token.
 void Forward::attentionTokens(int layer, int n, const float *a, float *out, LayerState *const *st, const int *pos)
 {
-    if (m_c.g.next && m_w.layers[static_cast<size_t>(layer)].kda) {
+    if (m_c.v4.on) {
+        dsv4Attention(layer, n, a, out, st, pos);
+    } else if (m_c.g.next && m_w.layers[static_cast<size_t>(layer)].kda) {
         gatedDeltaNet(layer, n, a, out, st); // Qwen3-Next's Gated DeltaNet layers
     } else if (m_c.g.on) {
         gqa(layer, n, a, out, st, pos);
@@ -293,13 +299,17 @@ void Forward::runParts(std::span<const int32_t> tokens, std::span<const Part> pa
         if (!m_media || !m_media->take(tokens[static_cast<size_t>(t)], h.data() + t * Hd)) // image rows first
             embed(tokens[static_cast<size_t>(t)], h.data() + t * Hd);
     // Decode steps predict ahead (see m_lookaheadRows): one token of each part.
-    bool decode = experts.lookaheadWidth() > 0 && kind == Tokens::Generated;
+    // (Not on DeepSeek V4, whose stream the lookahead does not model.)
+    bool decode = experts.lookaheadWidth() > 0 && kind == Tokens::Generated && !m_c.v4.on;
     for (const Part &p : parts)
         decode = decode && p.count == 1;
     m_lookaheadRows = decode ? n : 0;
     if (decode)
         lookaheadFirst(n, h.data(), experts);
-    if (m_c.attnResBlock > 0)
+    m_tokens = tokens.data();
+    if (m_c.v4.on)
+        runHyper(n, h.data(), parts, experts);
+    else if (m_c.attnResBlock > 0)
         runAttnRes(n, h.data(), parts, experts);
     else
         runResidual(n, h.data(), parts, experts);

@@ -13,6 +13,7 @@
 #include "format/codebooks.hpp"
 #include "format/manifest.hpp"
 #include "format/native_record.hpp"
+#include "model/dsv4_rope.hpp"
 #include "model/expert_source.hpp"
 #include "model/rotary.hpp"
 #include "model/state.hpp"
@@ -82,6 +83,9 @@ public:
     // dense FFN or the MoE layer (router, latent projections, routed + shared experts).
     void attention(int layer, int n, const float *a, float *out, LayerState &st, int pos0);
     void feedForward(int layer, int n, const float *b, float *out, ExpertSource &experts);
+    // The token ids feedForward's hash-routed layers (DeepSeek V4) read, one per row; run()
+    // sets them for each chunk, a component test before calling feedForward.
+    void setTokenIds(const int32_t *ids) { m_tokens = ids; }
 
 private:
     using Vec = std::vector<float>;
@@ -123,6 +127,13 @@ private:
     // then attention / the recurrence token by token, then the output projection.
     void gqa(int layer, int n, const float *a, float *out, LayerState *const *st, const int *pos); // gqa_attention.cpp
     void gatedDeltaNet(int layer, int n, const float *a, float *out, LayerState *const *st);     // gated_deltanet.cpp
+    // DeepSeek V4's attention (compressed_attention.cpp): the shared key=value head over the
+    // window and the compressed rows (those the indexer picks on ratio-4 layers), sinks, the
+    // grouped output projection; the window ring and compressors updated token by token.
+    void dsv4Attention(int layer, int n, const float *a, float *out, LayerState *const *st, const int *pos);
+    // DeepSeek V4's residual stream of hc_mult hyper-connection streams per token
+    // (hyper_residual.cpp); on return h holds each token's streams merged for the head.
+    void runHyper(int n, float *h, std::span<const Part> parts, ExpertSource &experts);
     // y_t = W x_t for n inputs of the running pass: decoded panels in a prompt's pass, the
     // row kernels otherwise (quant::matvecs, each y_t its matvec bit for bit).
     void product(const format::TrunkTensor &w, int64_t n, const float *x, int64_t xStride, float *y, int64_t yStride);
@@ -133,7 +144,8 @@ private:
     // What both MoE paths share (moe.cpp): the router (each token's top-k experts in
     // selection order, and their weights), and the end: routed sums acc (n x expertWidth;
     // K3's latent norm and up-projection) plus the shared expert's output into out.
-    void route(int layer, int n, const float *b, int *chosen, float *weight);
+    // first: the index in the running chunk of b's first row (the hash layers read its token id).
+    void route(int layer, int n, const float *b, int *chosen, float *weight, int first = 0);
     void finishMoe(int layer, int n, float *acc, const float *shared, float *out);
     // The shared expert of a MoE layer into out (Hd): down(act(gate x) · up x), times
     // sigmoid(shared_expert_gate · x) where the family gates it (Qwen3-Next; shared_expert_gate.cpp).
@@ -200,6 +212,8 @@ private:
     format::NativeLayout m_nativeLayout;  // the record layout of native banks (manifest.quant.native)
     Rope m_rope;                          // MLA's rotated dims (DeepSeek-V3 family) and score scale
     Rotary m_rotary;                      // GQA families' rotary tables
+    Dsv4Rope m_v4Plain, m_v4Compressed;   // DeepSeek V4: window-only and compressed layers' tables
+    const int32_t *m_tokens = nullptr;    // the running chunk's token ids (hash routing)
     // MXFP4 experts with int8 activations (quant/mxfp4_q8.hpp): WASTE_NATIVE_ACTIVATIONS=int8
     // at construction; f32 (the default) otherwise. Off by default: on the tiny K3 the
     // logits moved by 0.1 of their range on average, against the 1e-3 allowed (tst_mxfp4_q8).

@@ -7,6 +7,7 @@
 #include "format/expert_record.hpp"
 #include "model/forward.hpp"
 #include "model/grouped_router.hpp"
+#include "model/hash_router.hpp"
 #include "model/ops.hpp"
 #include "model/softmax_router.hpp"
 #include "quant/trunk_matvec.hpp"
@@ -17,15 +18,23 @@
 
 namespace waste::model {
 
-void Forward::route(int layer, int n, const float *b, int *chosen, float *weight)
+void Forward::route(int layer, int n, const float *b, int *chosen, float *weight, int first)
 {
     const MoeWeights &w = m_w.layers[static_cast<size_t>(layer)].moeW;
     const int64_t Hd = m_c.hidden, E = m_c.experts, K = m_c.topK;
     Vec logits(static_cast<size_t>(n * E)), key(E);
     product(*w.router, n, b, Hd, logits.data(), E);
     const float *bias = w.bias ? w.bias->f32.data() : nullptr;
+    const TensorPtr &hash = m_w.layers[static_cast<size_t>(layer)].v4.tid2eid;
+    if (m_c.v4.on && hash && !m_tokens)
+        throw Error(ErrorCode::Argument, "a hash-routed layer needs the chunk's token ids (Forward::setTokenIds)");
     for (int t = 0; t < n; ++t) {
         float *r = logits.data() + t * E;
+        if (m_c.v4.on) { // DeepSeek V4: sqrt(softplus) scores, by hash on the first layers (hash_router.cpp)
+            const float *row = hash ? hash->f32.data() + int64_t(m_tokens[first + t]) * K : nullptr;
+            routeSqrtSoftplus(r, E, K, bias, row, m_c.routedScale, chosen + t * K, weight + t * K);
+            continue;
+        }
         if (m_c.g.on && !m_c.g.sigmoidRouter) { // Qwen3-MoE, gpt-oss: softmax routers (softmax_router.cpp)
             for (int64_t e = 0; w.routerBias && e < E; ++e)
                 r[e] += w.routerBias->f32[size_t(e)];

@@ -29,7 +29,7 @@ void Forward::moePass(int layer, int n, const float *b, float *out, ExpertSource
     std::vector<int> chosen(static_cast<size_t>(n * K));
     std::vector<float> weight(static_cast<size_t>(n * K));
     for (int s0 = 0; s0 < n; s0 += kPassPiece)
-        route(layer, std::min(kPassPiece, n - s0), b + s0 * Hd, chosen.data() + s0 * K, weight.data() + s0 * K);
+        route(layer, std::min(kPassPiece, n - s0), b + s0 * Hd, chosen.data() + s0 * K, weight.data() + s0 * K, s0);
 
     // Expert input: the normed hidden state itself, or its latent projection (K3).
     Vec latentIn;

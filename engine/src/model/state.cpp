@@ -19,7 +19,12 @@ struct LayerSizes {
 LayerSizes layerSizes(const format::ModelConfig &c, int L, int ctxTokens)
 {
     LayerSizes z;
-    if (c.g.next && c.isKda[static_cast<size_t>(L)]) {
+    if (c.v4.on) {
+        // DeepSeek V4: the window ring and the compressors' streaming state are recurrent (S);
+        // the compressed rows (and the indexer's keys beside them) grow with the context.
+        z.S = size_t(c.v4.recurrentFloats(L));
+        z.latent = size_t(c.v4.rowsFor(L, ctxTokens) * c.v4.rowWidth(L));
+    } else if (c.g.next && c.isKda[static_cast<size_t>(L)]) {
         // Gated DeltaNet: a key dim × value dim matrix per value head, and one ring for
         // the q, k and v channels the convolution runs over together (in convQ).
         z.S = size_t(c.g.linValueHeads) * size_t(c.g.linKeyDim) * size_t(c.g.linValueDim);
@@ -42,6 +47,13 @@ LayerSizes layerSizes(const format::ModelConfig &c, int L, int ctxTokens)
 }
 
 } // namespace
+
+size_t latentFloatsAt(const format::ModelConfig &c, int L, int pos)
+{
+    if (c.v4.on)
+        return size_t(c.v4.rowsFor(L, pos) * c.v4.rowWidth(L));
+    return size_t(pos) * size_t(c.kvLora + c.qkRope);
+}
 
 void State::allocate(const format::ModelConfig &c, int ctxTokens)
 {

@@ -10,6 +10,8 @@
 namespace waste::model {
 
 struct LayerState {
+    // DeepSeek V4 keeps its window ring and compressor states in S and its compressed rows in
+    // latent (State::allocate).
     std::vector<float> S;                   // KDA: heads × D × D (row = key dim); Gated DeltaNet: value heads × Dk × Dv
     std::vector<float> convQ, convK, convV; // KDA: C × (Kc−1), oldest first; Gated DeltaNet: q, k, v channels all in convQ
     std::vector<float> latent;              // MLA: ctx × (dc + dr)
@@ -17,6 +19,10 @@ struct LayerState {
     std::vector<float> keys, values;        // GQA: slots × kv heads × head dim (a ring of `window` slots when sliding)
     bool kvRing = false;                    // keys/values are a ring: recurrent, so checkpoints copy them
 };
+
+// The floats of layer L's latent that hold the first `pos` positions (MLA rows; DeepSeek V4's
+// compressed rows those positions completed): what a saved state keeps of it.
+size_t latentFloatsAt(const format::ModelConfig &c, int L, int pos);
 
 struct State {
     int pos = 0;

@@ -2,6 +2,8 @@
 
 #include "waste/waste.hpp"
 
+#include <cmath>
+
 namespace waste::model {
 namespace {
 
@@ -179,9 +181,119 @@ Weights loadGqaWeights(const format::Manifest &m, const format::Trunk &trunk)
     return w;
 }
 
+namespace {
+
+// Rows [r0, r0 + n) of a resident matrix as a matrix of its own (V4's wo_a per output group).
+TensorPtr rowSlice(const format::TrunkTensor &t, int64_t r0, int64_t n)
+{
+    auto s = std::make_shared<format::TrunkTensor>();
+    s->name = t.name + "[" + std::to_string(r0) + ":" + std::to_string(r0 + n) + "]";
+    s->format = t.format;
+    s->rows = n;
+    s->cols = t.cols;
+    s->group = t.group;
+    s->groups = t.groups;
+    s->rowBytes = t.rowBytes;
+    s->shape = {n, t.cols};
+    if (t.isGrouped()) {
+        s->payload.assign(t.payload.begin() + r0 * t.rowBytes, t.payload.begin() + (r0 + n) * t.rowBytes);
+        s->scales.assign(t.scales.begin() + r0 * t.groups, t.scales.begin() + (r0 + n) * t.groups);
+    } else {
+        s->f32.assign(t.f32.begin() + r0 * t.cols, t.f32.begin() + (r0 + n) * t.cols);
+    }
+    return s;
+}
+
+void loadDsv4Compressor(Loader &ld, const std::string &p, int ratio, int64_t dim, int64_t Hd, Dsv4CompressorWeights &w)
+{
+    const int64_t c = ratio == 4 ? 2 : 1;
+    w.wkv = ld.mat(p + "wkv.weight", c * dim, Hd);
+    w.wgate = ld.mat(p + "wgate.weight", c * dim, Hd);
+    w.ape = ld.vec(p + "ape", ratio * c * dim);
+    w.norm = ld.vec(p + "norm.weight", dim);
+}
+
+// DeepSeek V4 Flash in the release's names (no "model." prefix): embed, head, norm, the
+// hyper-connection mixes, and per layer attn.* (with compressor. and indexer. where its ratio
+// asks), attn_norm, ffn_norm and ffn.* (gate with bias, or tid2eid on the hash layers).
+Weights loadDsv4Weights(const format::Manifest &m, const format::Trunk &trunk)
+{
+    const format::ModelConfig &c = m.config;
+    const format::Dsv4Config &v = c.v4;
+    Weights w;
+    Loader ld(m, trunk, w);
+    const int64_t Hd = c.hidden, V = c.vocab, hc = v.hcMult, D = v.headDim, nh = c.heads;
+    const int64_t mixes = (2 + hc) * hc;
+    w.embed = ld.mat("embed.weight", V, Hd, /*resident=*/false);
+    w.norm = ld.vec("norm.weight", Hd);
+    w.head = ld.mat("head.weight", V, Hd);
+    w.hcHeadFn = ld.mat("hc_head_fn", hc, hc * Hd);
+    w.hcHeadBase = ld.vec("hc_head_base", hc);
+    w.hcHeadScale = ld.vec("hc_head_scale", 1);
+    w.layers.resize(static_cast<size_t>(c.layers));
+    for (int L = 0; L < c.layers; ++L) {
+        LayerWeights &lw = w.layers[static_cast<size_t>(L)];
+        Dsv4Weights &a = lw.v4;
+        const std::string p = "layers." + std::to_string(L) + ".";
+        a.hcAttnFn = ld.mat(p + "hc_attn_fn", mixes, hc * Hd);
+        a.hcAttnBase = ld.vec(p + "hc_attn_base", mixes);
+        a.hcAttnScale = ld.vec(p + "hc_attn_scale", 3);
+        a.hcFfnFn = ld.mat(p + "hc_ffn_fn", mixes, hc * Hd);
+        a.hcFfnBase = ld.vec(p + "hc_ffn_base", mixes);
+        a.hcFfnScale = ld.vec(p + "hc_ffn_scale", 3);
+        lw.inNorm = ld.vec(p + "attn_norm.weight", Hd);
+        lw.postNorm = ld.vec(p + "ffn_norm.weight", Hd);
+        const std::string s = p + "attn.";
+        a.wqA = ld.mat(s + "wq_a.weight", c.qLora, Hd);
+        a.qNorm = ld.vec(s + "q_norm.weight", c.qLora);
+        a.wqB = ld.mat(s + "wq_b.weight", nh * D, c.qLora);
+        a.wkv = ld.mat(s + "wkv.weight", D, Hd);
+        a.kvNorm = ld.vec(s + "kv_norm.weight", D);
+        a.sinks = ld.vec(s + "attn_sink", nh);
+        const int64_t G = v.oGroups, groupIn = nh * D / G;
+        const TensorPtr woA = ld.mat(s + "wo_a.weight", G * v.oLora, groupIn);
+        if (woA->onDisk)
+            ld.refuse(s + "wo_a.weight", "must be resident");
+        for (int64_t g = 0; g < G; ++g)
+            a.woA.push_back(rowSlice(*woA, g * v.oLora, v.oLora));
+        a.woB = ld.mat(s + "wo_b.weight", Hd, G * v.oLora);
+        const int ratio = v.ratio(L);
+        if (ratio > 0)
+            loadDsv4Compressor(ld, s + "compressor.", ratio, D, Hd, a.comp);
+        if (v.indexed(L)) {
+            a.indexWqB = ld.mat(s + "indexer.wq_b.weight", int64_t(v.indexHeads) * v.indexDim, c.qLora);
+            a.indexWeights = ld.mat(s + "indexer.weights_proj.weight", v.indexHeads, Hd);
+            loadDsv4Compressor(ld, s + "indexer.compressor.", 4, v.indexDim, Hd, a.indexComp);
+        }
+        lw.moe = true;
+        MoeWeights &e = lw.moeW;
+        const std::string f = p + "ffn.";
+        e.router = ld.mat(f + "gate.weight", c.experts, Hd);
+        if (L < v.hashLayers) {
+            a.tid2eid = ld.vec(f + "gate.tid2eid", V * c.topK);
+            for (float id : a.tid2eid->f32)
+                if (!(id >= 0.0f && id < float(c.experts)) || id != std::floor(id))
+                    ld.refuse(f + "gate.tid2eid", "holds an expert id outside 0.." + std::to_string(c.experts - 1));
+        } else {
+            e.bias = ld.vec(f + "gate.bias", c.experts);
+        }
+        e.shared.gate = ld.mat(f + "shared_experts.w1.weight", c.moeInter, Hd);
+        e.shared.up = ld.mat(f + "shared_experts.w3.weight", c.moeInter, Hd);
+        e.shared.down = ld.mat(f + "shared_experts.w2.weight", Hd, c.moeInter);
+        if (!m.banks.count(L))
+            throw Error(ErrorCode::Format, "manifest.json: MoE layer " + std::to_string(L) +
+                                               " has no expert bank in 'layers'; the container is incomplete");
+    }
+    return w;
+}
+
+} // namespace
+
 Weights loadWeights(const format::Manifest &m, const format::Trunk &trunk)
 {
     const format::ModelConfig &c = m.config;
+    if (c.v4.on)
+        return loadDsv4Weights(m, trunk);
     if (c.g.on)
         return loadGqaWeights(m, trunk);
     Weights w;

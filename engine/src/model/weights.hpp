@@ -48,6 +48,21 @@ struct GdnWeights {
     TensorPtr qkv, z, b, a;
 };
 
+// DeepSeek V4 Flash (docs/architectures/deepseek-v4-flash.md): a KV compressor, the
+// indexer, the attention with its grouped output projection, and each sublayer's
+// hyper-connection mixes.
+struct Dsv4CompressorWeights {
+    TensorPtr wkv, wgate, ape, norm; // ape: F32 [ratio, c·dim]
+};
+struct Dsv4Weights {
+    TensorPtr wqA, qNorm, wqB, wkv, kvNorm, sinks, woB;
+    std::vector<TensorPtr> woA; // wo_a split by output group: o_groups matrices [o_lora_rank, heads/groups · head_dim]
+    Dsv4CompressorWeights comp, indexComp;
+    TensorPtr indexWqB, indexWeights;
+    TensorPtr hcAttnFn, hcAttnBase, hcAttnScale, hcFfnFn, hcFfnBase, hcFfnScale;
+    TensorPtr tid2eid; // hash layers: [vocab, top-k] expert ids, stored as F32
+};
+
 struct MoeWeights {
     TensorPtr router, bias; // bias: F32 e_score_correction_bias or null (zeros)
     FfnWeights shared;
@@ -67,11 +82,13 @@ struct LayerWeights {
     GdnWeights gdn;
     FfnWeights dense;
     MoeWeights moeW;
+    Dsv4Weights v4;
 };
 
 struct Weights {
     TensorPtr embed, norm, head;
     TensorPtr outResNorm, outResProj; // K3 Attention Residuals: final aggregation
+    TensorPtr hcHeadFn, hcHeadBase, hcHeadScale; // DeepSeek V4: the streams merged for the head
     std::vector<LayerWeights> layers;
     int64_t residentBytes = 0;
 };

@@ -16,7 +16,8 @@ int64_t checkpointBytes(const PlanInputs &in, int64_t ctx)
     // it is copied too; it holds the window, or the whole context when that is shorter.
     const int64_t ring = in.window > 0 ? std::min(ctx, in.window) : 0;
     const int64_t perSliding = ring * 2 * in.kvHeads * in.headDim * 4;
-    return in.kdaLayers * perLinear + in.gqaSlidingLayers * perSliding + in.vocab * 4;
+    // DeepSeek V4: the window rings and compressor states (its compressed rows only grow).
+    return in.kdaLayers * perLinear + in.gqaSlidingLayers * perSliding + in.v4FixedStateBytes + in.vocab * 4;
 }
 
 } // namespace waste::plan

@@ -28,7 +28,7 @@ FloorTerms computeFloor(const PlanInputs &in, int64_t ctx)
 
     // Attention state: KDA S matrices and conv rings (f32) on KDA layers, the MLA latent
     // cache for `ctx` positions (f32) on the others.
-    const int64_t nKda = in.kdaLayers, nMla = in.layers - in.kdaLayers - in.gqaLayers;
+    const int64_t nKda = in.kdaLayers, nMla = in.layers - in.kdaLayers - in.gqaLayers - in.v4Layers;
     const int64_t perLinear = in.linearStateBytes > 0 ? in.linearStateBytes
                                                       : in.kdaHeads * in.kdaDim * in.kdaDim * 4 +
                                                             3 * (in.convKernel - 1) * in.kdaHeads * in.kdaDim * 4;
@@ -39,6 +39,11 @@ FloorTerms computeFloor(const PlanInputs &in, int64_t ctx)
     const int64_t kvRow = 2 * in.kvHeads * in.headDim * 4;
     f.state += (in.gqaLayers - in.gqaSlidingLayers) * ctx * kvRow +
                in.gqaSlidingLayers * std::min(ctx, in.window > 0 ? in.window : ctx) * kvRow;
+
+    // DeepSeek V4: window rings and compressor states, and the compressed rows `ctx` positions make.
+    f.state += in.v4FixedStateBytes;
+    for (const PlanInputs::RowLayer &r : in.v4RowLayers)
+        f.state += ctx / r.ratio * r.rowFloats * 4;
 
     // Scratch, counted term by term (a flat guess once under-counted K3 by 0.7 GB).
     const int64_t H = in.hidden, Im = in.moeInter, I = in.inter, Lt = in.expertWidth, E = in.experts, k = in.topK;
@@ -69,6 +74,7 @@ FloorTerms computeFloor(const PlanInputs &in, int64_t ctx)
             T * nb * H * 4 + T * H * 4,                                        // prefill AttnRes history + partials
             T * 64 * 12,                                                       // prefill routing
             in.indexLayers > 0 ? T * (in.indexTopk * 4 + 64) + ctx * 8 : 0,   // DSA selections, one query's scores
+            in.hcMult > 0 ? (in.hcMult + 2) * T * H * 4 : 0,                   // DeepSeek V4's streams and mixes
         };
         int64_t sum = 0;
         for (int64_t t : terms)

@@ -85,6 +85,19 @@ void addLayerWork(PlanInputs &in, const std::string &expertKernel, int64_t exper
                            in.topK * in.moeLayers, true, true});
 }
 
+void addDsv4State(PlanInputs &in, const format::Dsv4Config &v, int layers)
+{
+    in.v4Layers = layers;
+    in.hcMult = v.hcMult;
+    in.v4FixedStateBytes = 0;
+    in.v4RowLayers.clear();
+    for (int L = 0; L < layers; ++L) {
+        in.v4FixedStateBytes += v.recurrentFloats(L) * 4;
+        if (v.ratio(L) > 0)
+            in.v4RowLayers.push_back({v.ratio(L), v.rowWidth(L)});
+    }
+}
+
 PlanInputs readPlanInputs(const std::string &containerPath)
 {
     const fs::path dir(containerPath);
@@ -137,6 +150,8 @@ PlanInputs readPlanInputs(const std::string &containerPath)
         p.linearStateBytes = (int64_t(g.linValueHeads) * g.linKeyDim * g.linValueDim +
                               int64_t(g.linConvWidth()) * std::max(c.convK - 1, 0)) * 4;
     }
+    if (c.v4.on)
+        addDsv4State(p, c.v4, c.layers);
     p.stages = m.quant.stages;
     p.vecDim = m.quant.vecDim;
     p.entries = m.quant.entries;
@@ -147,11 +162,13 @@ PlanInputs readPlanInputs(const std::string &containerPath)
             continue;
         }
         // a quantized embedding table is read row by row from disk, not held
-        if (t.name.substr(m.prefix.size()) == "model.embed_tokens.weight" && t.rawFmt != 0)
+        const std::string bare = t.name.substr(m.prefix.size());
+        const bool embed = bare == "model.embed_tokens.weight" || (c.v4.on && bare == "embed.weight");
+        if (embed && t.rawFmt != 0)
             continue;
         p.trunkBytes += t.bytes;
         // the embedding table is looked up (one row), never multiplied
-        if (t.name.find("embed_tokens") == std::string::npos)
+        if (!embed && t.name.find("embed_tokens") == std::string::npos)
             addTrunkWork(p, t.name, format::trunkFormatName(t.format), t.bytes, t.shape);
     }
 

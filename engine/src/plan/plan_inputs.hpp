@@ -7,6 +7,8 @@
 // moe_intermediate_size, at least one shared expert.
 #pragma once
 
+#include "format/dsv4_config.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -52,6 +54,14 @@ struct PlanInputs {
     // Qwen3-Next's Gated DeltaNet layers (counted in kdaLayers): one layer's f32 state and
     // conv ring; 0 means KDA's, from kdaHeads and kdaDim.
     int64_t linearStateBytes = 0;
+    // DeepSeek V4: its layers' state (model/state.cpp): per layer the f32 window ring and
+    // compressor states (fixed), and compressed rows of rowFloats per `ratio` positions (the
+    // indexer's keys beside them on ratio-4 layers); hcMult residual streams per token.
+    int64_t v4Layers = 0, v4FixedStateBytes = 0, hcMult = 0;
+    struct RowLayer {
+        int64_t ratio = 0, rowFloats = 0;
+    };
+    std::vector<RowLayer> v4RowLayers;
     // expert_quant
     int64_t stages = 3, vecDim = 8, entries = 256;
     // sizes
@@ -70,6 +80,9 @@ struct PlanInputs {
 
 // Throws waste::Error(Format/Io) naming manifest.json on missing or malformed input.
 PlanInputs readPlanInputs(const std::string &containerPath);
+
+// DeepSeek V4's state terms (v4Layers .. v4RowLayers) from its config, as State::allocate sizes them.
+void addDsv4State(PlanInputs &in, const format::Dsv4Config &v, int layers);
 
 // Expert bytes of a model small enough that its routed experts stay in the CPU's caches
 // from one token to the next (a laptop's last-level cache is 8-64 MiB).

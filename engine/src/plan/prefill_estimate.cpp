@@ -31,7 +31,7 @@ PrefillEstimate estimatePrefill(const std::string &containerPath, const ComputeC
     // Causal attention: q·k and p·v for every earlier position (a window's on sliding layers).
     // MLA attends in its latent space (kv_lora_rank + rope dims, then kv_lora_rank).
     const int64_t gqaFull = in.gqaLayers - in.gqaSlidingLayers;
-    const int64_t mla = in.gqaLayers > 0 ? 0 : std::max<int64_t>(0, in.layers - in.kdaLayers);
+    const int64_t mla = in.gqaLayers > 0 ? 0 : std::max<int64_t>(0, in.layers - in.kdaLayers - in.v4Layers);
     const double pairs = n * (n + 1) / 2;
     flops += 2.0 * double(mla) * double(in.heads) * double(2 * in.kvLora + in.qkRope) * pairs;
     flops += 2.0 * double(gqaFull) * double(in.heads) * 2.0 * double(in.headDim) * pairs;

@@ -48,6 +48,8 @@ struct Geometry {
     // runs one (GLM-5.2's shared layers do not).
     int64_t HI = 0, DI = 0, TOPK = 0;
     std::vector<bool> indexer;
+    // DeepSeek V4 Flash: its attention, streams and routing (format/dsv4_config).
+    format::Dsv4Config v4;
 };
 
 // The release as the one config reader (format/release_config) sees it, in the letters the
@@ -105,6 +107,7 @@ Geometry readGeometry(const Json &root)
         for (int L = 0; L < c.layers; ++L)
             g.indexer.push_back(!c.dsa.sharedLayer(L));
     }
+    g.v4 = c.v4;
     if (g.E <= 0 || g.K <= 0)
         refuse("not a mixture of experts this engine streams (experts, top-k and moe_intermediate_size needed)");
     return g;
@@ -130,7 +133,7 @@ struct TrunkTally {
                                     format::trunkScaleBytes(rows, cols, format::kTrunkGroup);
         bytes += b;
         params += elements;
-        const bool embed = name.ends_with("embed_tokens.weight");
+        const bool embed = name.ends_with("embed_tokens.weight") || name == "embed.weight";
         if (embed && f != format::TrunkFormat::F32) {
             embedParams += elements;
             return; // a quantized embedding table stays on disk, a row per token
@@ -354,6 +357,64 @@ void enumerateGqaTrunk(const Geometry &g, TrunkTally &t)
         t.add("lm_head.weight", {g.V, H});
 }
 
+// DeepSeek V4 Flash, tensor by tensor as its release names them (no "model." prefix): the
+// hyper-connection mixes, the attention with its compressor (and indexer on ratio-4 layers),
+// the router (tid2eid on the hash layers, else its bias) and the shared expert. The MTP block
+// (mtp.0.*) is not converted, so it is not counted.
+void enumerateDsv4Trunk(const Geometry &g, TrunkTally &t)
+{
+    const format::Dsv4Config &v = g.v4;
+    const int64_t H = g.H, hc = v.hcMult, M = (2 + hc) * hc, D = v.headDim, Q = g.NH * D;
+    t.add("embed.weight", {g.V, H});
+    for (int64_t l = 0; l < g.L; ++l) {
+        const std::string p = "layers." + std::to_string(l) + ".";
+        for (const char *s : {"attn", "ffn"}) {
+            t.add(p + "hc_" + s + "_fn", {M, hc * H});
+            t.add(p + "hc_" + s + "_base", {M});
+            t.add(p + "hc_" + s + "_scale", {3});
+        }
+        t.add(p + "attn_norm.weight", {H});
+        t.add(p + "ffn_norm.weight", {H});
+        const std::string a = p + "attn.";
+        t.add(a + "attn_sink", {g.NH});
+        t.add(a + "wq_a.weight", {g.QL, H});
+        t.add(a + "q_norm.weight", {g.QL});
+        t.add(a + "wq_b.weight", {Q, g.QL});
+        t.add(a + "wkv.weight", {D, H});
+        t.add(a + "kv_norm.weight", {D});
+        t.add(a + "wo_a.weight", {int64_t(v.oGroups) * v.oLora, Q / v.oGroups});
+        t.add(a + "wo_b.weight", {H, int64_t(v.oGroups) * v.oLora});
+        const int ratio = v.ratio(int(l));
+        const auto compressor = [&](const std::string &k, int64_t d, int64_t c) {
+            t.add(k + "wkv.weight", {c * d, H});
+            t.add(k + "wgate.weight", {c * d, H});
+            t.add(k + "ape", {ratio, c * d});
+            t.add(k + "norm.weight", {d});
+        };
+        if (ratio > 0)
+            compressor(a + "compressor.", D, ratio == 4 ? 2 : 1);
+        if (v.indexed(int(l))) {
+            t.add(a + "indexer.wq_b.weight", {int64_t(v.indexHeads) * v.indexDim, g.QL});
+            t.add(a + "indexer.weights_proj.weight", {v.indexHeads, H});
+            compressor(a + "indexer.compressor.", v.indexDim, 2);
+        }
+        const std::string f = p + "ffn.";
+        t.add(f + "gate.weight", {g.E, H});
+        if (l < v.hashLayers)
+            t.add(f + "gate.tid2eid", {g.V, g.K});
+        else
+            t.add(f + "gate.bias", {g.E});
+        t.add(f + "shared_experts.w1.weight", {g.IM, H});
+        t.add(f + "shared_experts.w2.weight", {H, g.IM});
+        t.add(f + "shared_experts.w3.weight", {g.IM, H});
+    }
+    t.add("norm.weight", {H});
+    t.add("head.weight", {g.V, H});
+    t.add("hc_head_fn", {hc, hc * H});
+    t.add("hc_head_base", {hc});
+    t.add("hc_head_scale", {1});
+}
+
 void fillMachine(MemoryPlan &p, int64_t ramBytes)
 {
     if (ramBytes <= 0)
@@ -413,9 +474,15 @@ ReleasePlan planRelease(const std::string &configJson, const ReleasePlanOptions 
     in.indexLayers = std::count(g.indexer.begin(), g.indexer.end(), true);
     in.indexHeadDim = g.DI;
     in.indexTopk = g.TOPK;
+    if (g.v4.on) { // as plan_inputs reads a converted DeepSeek V4 container
+        plan::addDsv4State(in, g.v4, int(g.L));
+        in.sharedExperts = 1;
+    }
 
     TrunkTally tally{&in, o.trunkBits};
-    if (g.gqa)
+    if (g.v4.on)
+        enumerateDsv4Trunk(g, tally);
+    else if (g.gqa)
         enumerateGqaTrunk(g, tally);
     else
         enumerateTrunk(g, tally);

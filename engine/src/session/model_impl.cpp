@@ -161,7 +161,7 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options, int se
         if (!m_manifest.prefix.empty() && e.name.rfind(m_manifest.prefix, 0) != 0)
             continue;
         trunkParams += e.elements();
-        if (e.name == m_manifest.prefix + "model.embed_tokens.weight")
+        if (e.name == m_manifest.prefix + "model.embed_tokens.weight" || (c.v4.on && e.name == "embed.weight"))
             embedParams += e.elements();
         fmts.insert(static_cast<int>(e.format));
     }

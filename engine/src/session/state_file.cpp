@@ -31,6 +31,8 @@ struct ShapeWord {
 // attention state (KDA, Gated DeltaNet), 2 GQA key/value rows, 3 a GQA sliding ring.
 int64_t layerKind(const format::ModelConfig &c, int L)
 {
+    if (c.v4.on) // DeepSeek V4: 4 + its compress ratio (window, ratio and indexer shapes say the rest)
+        return 4 + c.v4.ratio(L);
     const bool linear = c.isKda[size_t(L)];
     if (c.g.next && linear)
         return 1;
@@ -56,6 +58,11 @@ std::vector<ShapeWord> shapeWords(const format::ModelConfig &c, const model::Sta
                            {"linear value size", g.linValueDim}});
         for (int L = 0; L < c.layers; ++L)
             w.push_back({"the kind of layer " + std::to_string(L), layerKind(c, L)});
+        if (c.v4.on) { // DeepSeek V4: the shapes its layers' recurrent state and rows take
+            const format::Dsv4Config &v = c.v4;
+            w.insert(w.end(), {{"V4 head size", v.headDim}, {"V4 window", v.window}, {"V4 indexer size", v.indexDim},
+                               {"V4 streams", v.hcMult}});
+        }
     }
     return w;
 }
@@ -123,7 +130,7 @@ void saveState(const std::string &path, const format::ModelConfig &c, const mode
         put(l.convV.data(), l.convV.size() * 4);
         const std::vector<float> &latent = s.layers[static_cast<size_t>(L)].latent;
         if (!latent.empty())
-            put(latent.data(), size_t(pos) * size_t(c.kvLora + c.qkRope) * 4);
+            put(latent.data(), model::latentFloatsAt(c, L, pos) * 4);
         const std::vector<float> &indexKeys = s.layers[static_cast<size_t>(L)].indexKeys;
         if (!indexKeys.empty()) // DSA: the indexer's keys of the positions read
             put(indexKeys.data(), size_t(pos) * size_t(c.dsa.headDim) * 4);
@@ -216,7 +223,7 @@ void loadState(const std::string &path, const format::ModelConfig &c, model::Sta
         get(l.convV, l.convV.size());
         if (!l.latent.empty()) {
             std::fill(l.latent.begin(), l.latent.end(), 0.0f);
-            get(l.latent, size_t(pos) * size_t(c.kvLora + c.qkRope));
+            get(l.latent, model::latentFloatsAt(c, L, int(pos)));
         }
         if (!l.indexKeys.empty()) {
             std::fill(l.indexKeys.begin(), l.indexKeys.end(), 0.0f);

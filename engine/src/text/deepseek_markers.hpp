@@ -22,6 +22,10 @@ inline const std::string kBos = marker("begin of sentence");
 inline const std::string kEos = marker("end of sentence");
 inline const std::string kUser = marker("User");
 inline const std::string kAssistant = marker("Assistant");
+// DeepSeek V4 (encoding_dsv4.py): the latest-reminder role and the DSML tool-call marker
+// ("｜DSML｜", bars without angle brackets), one token each.
+inline const std::string kLatestReminder = marker("latest_reminder");
+inline const std::string kDsml = "\xEF\xBD\x9C" "DSML" "\xEF\xBD\x9C";
 inline const std::string kCallsBegin = marker("tool calls begin");
 inline const std::string kCallsEnd = marker("tool calls end");
 inline const std::string kCallBegin = marker("tool call begin");

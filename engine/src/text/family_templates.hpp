@@ -41,6 +41,11 @@ Segments renderQwen3(const nlohmann::ordered_json &request);
 Segments renderGlm45(const nlohmann::ordered_json &request);
 Segments renderGlm47(const nlohmann::ordered_json &request);
 Segments renderQwen35(const nlohmann::ordered_json &request);
+// DeepSeek V4's encoder (dsv4_template.cpp; its rules in docs/architectures/deepseek-v4-flash.md,
+// checked against a Python port of encoding_dsv4.py by tst_dsv4_encoding). Not yet a ChatFormat:
+// the formats are named in the public waste/chat.hpp, and a deepseek-v4 container still chats
+// in the plain transcript.
+Segments renderDeepSeekV4(const nlohmann::ordered_json &request);
 
 // Whether the request asks for thinking: true unless "thinking" or "enable_thinking" is
 // false (or {"type": "disabled"}), or "reasoning_effort" / "thinking_effort" is none,

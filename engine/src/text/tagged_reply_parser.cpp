@@ -2,6 +2,8 @@
 
 #include "text/arg_pairs_call.hpp"
 #include "text/xml_function_call.hpp"
+#include "text/deepseek_markers.hpp"
+#include "text/dsml_call.hpp"
 #include "text/tokenizer.hpp"
 
 #include <nlohmann/json.hpp>
@@ -30,7 +32,9 @@ size_t partialMarker(std::string_view s, std::string_view marker)
 } // namespace
 
 TaggedReplyParser::TaggedReplyParser(bool startInThink, CallSyntax syntax)
-    : m_mode(startInThink ? Mode::Think : Mode::Start), m_syntax(syntax)
+    : m_mode(startInThink ? Mode::Think : Mode::Start), m_syntax(syntax),
+      m_callOpen(syntax == CallSyntax::Dsml ? "<" + deepseek::kDsml + "tool_calls>" : std::string(kCallOpen)),
+      m_callClose(syntax == CallSyntax::Dsml ? "</" + deepseek::kDsml + "tool_calls>" : std::string(kCallClose))
 {
 }
 
@@ -39,7 +43,21 @@ void TaggedReplyParser::endCall(ReplyDelta &d, bool closed)
     using Json = nlohmann::ordered_json;
     bool ok = false;
     ToolCall call;
-    if (m_syntax == CallSyntax::ArgPairs) {
+    if (m_syntax == CallSyntax::Dsml) { // one block, any number of calls
+        if (auto calls = parseDsmlCalls(m_callBody)) {
+            for (DsmlCall &c : *calls) {
+                ToolCall one;
+                one.name = std::move(c.name);
+                one.arguments = std::move(c.arguments);
+                one.id = "call_" + std::to_string(++m_callCount);
+                m_reply.toolCalls.push_back(one);
+                d.toolCalls.push_back(std::move(one));
+            }
+            m_callBody.clear();
+            m_mode = Mode::Content;
+            return;
+        }
+    } else if (m_syntax == CallSyntax::ArgPairs) {
         if (auto pairs = parseArgPairsCall(m_callBody)) {
             const auto declared = m_strings.find(pairs->name);
             call.arguments = argumentsJson(pairs->arguments, declared == m_strings.end() ? nullptr : &declared->second);
@@ -70,7 +88,7 @@ void TaggedReplyParser::endCall(ReplyDelta &d, bool closed)
         m_reply.toolCalls.push_back(call);
         d.toolCalls.push_back(std::move(call));
     } else {
-        m_content.emit(std::string(kCallOpen) + m_callBody + (closed ? std::string(kCallClose) : std::string()), d.content, m_reply.content);
+        m_content.emit(m_callOpen + m_callBody + (closed ? m_callClose : std::string()), d.content, m_reply.content);
     }
     m_callBody.clear();
     m_mode = Mode::Content;
@@ -112,28 +130,28 @@ void TaggedReplyParser::process(ReplyDelta &d)
             break;
         }
         case Mode::Content: {
-            const size_t at = m_pending.find(kCallOpen);
+            const size_t at = m_pending.find(m_callOpen);
             if (at == std::string::npos) {
-                const size_t keep = partialMarker(m_pending, kCallOpen);
+                const size_t keep = partialMarker(m_pending, m_callOpen);
                 m_content.emit(std::string_view(m_pending).substr(0, m_pending.size() - keep), d.content, m_reply.content);
                 m_pending.erase(0, m_pending.size() - keep);
                 return;
             }
             m_content.emit(std::string_view(m_pending).substr(0, at), d.content, m_reply.content);
-            m_pending.erase(0, at + kCallOpen.size());
+            m_pending.erase(0, at + m_callOpen.size());
             m_mode = Mode::Call;
             break;
         }
         case Mode::Call: {
-            const size_t at = m_pending.find(kCallClose);
+            const size_t at = m_pending.find(m_callClose);
             if (at == std::string::npos) {
-                const size_t keep = partialMarker(m_pending, kCallClose);
+                const size_t keep = partialMarker(m_pending, m_callClose);
                 m_callBody.append(m_pending, 0, m_pending.size() - keep);
                 m_pending.erase(0, m_pending.size() - keep);
                 return;
             }
             m_callBody.append(m_pending, 0, at);
-            m_pending.erase(0, at + kCallClose.size());
+            m_pending.erase(0, at + m_callClose.size());
             endCall(d, true);
             break;
         }

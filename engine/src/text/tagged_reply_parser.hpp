@@ -28,8 +28,9 @@ namespace waste::text {
 
 class Tokenizer;
 
-// What a <tool_call> block holds.
-enum class CallSyntax { Json, ArgPairs, XmlFunction };
+// What a <tool_call> block holds; Dsml: DeepSeek V4's <｜DSML｜tool_calls> block of invokes
+// (dsml_call.hpp), which replaces <tool_call> as the block's markers.
+enum class CallSyntax { Json, ArgPairs, XmlFunction, Dsml };
 
 class TaggedReplyParser {
 public:
@@ -53,6 +54,7 @@ private:
     CallSyntax m_syntax;
     std::string m_pending;                    // bytes not classified yet
     std::string m_callBody;
+    std::string m_callOpen, m_callClose; // the block's markers for the syntax
     ReplyChannel m_reasoning, m_content;
     ChatReply m_reply;
     int m_callCount = 0;

@@ -1,0 +1,92 @@
+#include "text/dsml_call.hpp"
+
+#include "text/deepseek_markers.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+namespace waste::text {
+
+namespace {
+
+// Python's json.dumps of a string (non-ASCII kept), as the encoder's decoder quotes values.
+std::string quoted(std::string_view s) { return nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+
+struct Cursor {
+    std::string_view s;
+    size_t at = 0;
+    void skipSpace()
+    {
+        while (at < s.size() && (s[at] == ' ' || s[at] == '\n' || s[at] == '\r' || s[at] == '\t'))
+            ++at;
+    }
+    bool take(std::string_view lit)
+    {
+        if (s.substr(at, lit.size()) != lit)
+            return false;
+        at += lit.size();
+        return true;
+    }
+    // The text up to `end` (consumed with it); none when `end` does not follow.
+    std::optional<std::string_view> until(std::string_view end)
+    {
+        const size_t e = s.find(end, at);
+        if (e == std::string_view::npos)
+            return std::nullopt;
+        const std::string_view out = s.substr(at, e - at);
+        at = e + end.size();
+        return out;
+    }
+};
+
+} // namespace
+
+std::optional<std::vector<DsmlCall>> parseDsmlCalls(std::string_view body)
+{
+    const std::string d = deepseek::kDsml;
+    const std::string invoke = "<" + d + "invoke name=\"", invokeEnd = "</" + d + "invoke>";
+    const std::string param = "<" + d + "parameter name=\"", paramEnd = "</" + d + "parameter>";
+    Cursor c{body};
+    std::vector<DsmlCall> calls;
+    for (;;) {
+        c.skipSpace();
+        if (c.at == body.size())
+            break;
+        if (!c.take(invoke))
+            return std::nullopt;
+        const auto name = c.until("\">");
+        if (!name || name->empty() || name->find('"') != std::string_view::npos)
+            return std::nullopt;
+        DsmlCall call{std::string(*name), "{"};
+        std::set<std::string, std::less<>> seen;
+        for (;;) {
+            c.skipSpace();
+            if (c.take(invokeEnd))
+                break;
+            if (!c.take(param))
+                return std::nullopt;
+            const auto key = c.until("\" string=\"");
+            if (!key || key->find('"') != std::string_view::npos || !seen.insert(std::string(*key)).second)
+                return std::nullopt;
+            bool isString = false;
+            if (c.take("true\">"))
+                isString = true;
+            else if (!c.take("false\">"))
+                return std::nullopt;
+            const auto value = c.until(paramEnd);
+            if (!value)
+                return std::nullopt;
+            if (!isString && !nlohmann::json::accept(std::string(*value)))
+                return std::nullopt; // a non-string value must be the JSON text it says it is
+            call.arguments += (seen.size() > 1 ? ", " : "") + quoted(*key) + ": " + (isString ? quoted(*value) : std::string(*value));
+        }
+        call.arguments += "}";
+        calls.push_back(std::move(call));
+    }
+    if (calls.empty())
+        return std::nullopt;
+    return calls;
+}
+
+} // namespace waste::text
