@@ -47,7 +47,7 @@ TinyDims tinyDsv4Dims(const TinyModelOptions &o) {
     d.oLora = 32;
     d.window = 8;
     d.indexHeads = 4;
-    d.indexDim = 64;
+    d.indexHeadDim = 64;
     d.indexTopk = 4;
     d.hashLayers = 2;
     d.hcMult = 4;
@@ -117,12 +117,12 @@ void TinySource::addDsv4Layer(const std::string &p, int layer, int ratio, int vo
     }
     if (ratio == 4) {
         const std::string i = a + "indexer.";
-        addDsv4(i + "wq_b.weight", {int64_t(d.indexHeads) * d.indexDim, d.qLora}, Init::Matrix, fp8);
+        addDsv4(i + "wq_b.weight", {int64_t(d.indexHeads) * d.indexHeadDim, d.qLora}, Init::Matrix, fp8);
         addDsv4(i + "weights_proj.weight", {d.indexHeads, H}, Init::Matrix);
-        addDsv4(i + "compressor.wkv.weight", {2 * int64_t(d.indexDim), H}, Init::Matrix);
-        addDsv4(i + "compressor.wgate.weight", {2 * int64_t(d.indexDim), H}, Init::Matrix);
-        addDsv4(i + "compressor.ape", {4, 2 * int64_t(d.indexDim)}, Init::CenteredBias, DType::F32);
-        addDsv4(i + "compressor.norm.weight", {d.indexDim}, Init::Norm);
+        addDsv4(i + "compressor.wkv.weight", {2 * int64_t(d.indexHeadDim), H}, Init::Matrix);
+        addDsv4(i + "compressor.wgate.weight", {2 * int64_t(d.indexHeadDim), H}, Init::Matrix);
+        addDsv4(i + "compressor.ape", {4, 2 * int64_t(d.indexHeadDim)}, Init::CenteredBias, DType::F32);
+        addDsv4(i + "compressor.norm.weight", {d.indexHeadDim}, Init::Norm);
     }
     const std::string f = p + "ffn.";
     addDsv4(f + "gate.weight", {d.experts, H}, Init::Matrix);
@@ -181,7 +181,7 @@ std::string TinySource::dsv4Config(int vocabSize, int bosId, int eosId) const {
     c["head_dim"] = d.headDim;
     c["hidden_act"] = "silu";
     c["hidden_size"] = d.hidden;
-    c["index_head_dim"] = d.indexDim;
+    c["index_head_dim"] = d.indexHeadDim;
     c["index_n_heads"] = d.indexHeads;
     c["index_topk"] = d.indexTopk;
     c["initializer_range"] = 0.02;

@@ -34,8 +34,9 @@ struct TinyDims {
     bool deepseek = false, kimiK2 = false;
     int groups = 1, topkGroups = 1, mtpLayers = 0;
     DType trunkDType = DType::BF16; // FP8B128 for the FP8 releases
-    // DeepSeek Sparse Attention (tiny_dsa_model.cpp; arch deepseek-v32 or glm-moe-dsa): the
-    // indexer's heads, width and top-k, and the layers that reuse a selection (GLM-5.2).
+    // The lightning indexer's heads, width and top-k: DeepSeek Sparse Attention
+    // (tiny_dsa_model.cpp; arch deepseek-v32 or glm-moe-dsa, with the layers that reuse a
+    // selection on GLM-5.2) and DeepSeek V4's compressed layers.
     int indexHeads = 0, indexHeadDim = 0, indexTopk = 0;
     std::vector<bool> indexShared;
     // The GQA families (tiny_qwen3_model.cpp, tiny_gpt_oss_model.cpp); empty arch: Kimi.
@@ -56,7 +57,7 @@ struct TinyDims {
     // output projection, the indexer, hash-routed first layers, hyper-connection streams.
     bool dsv4 = false;
     std::vector<int> compressRatios;
-    int oGroups = 0, oLora = 0, indexHeads = 0, indexDim = 0, indexTopk = 0, hashLayers = 0, hcMult = 0;
+    int oGroups = 0, oLora = 0, hashLayers = 0, hcMult = 0;
 };
 
 // Kimi-Linear dims from a release's config.json (TinyModelOptions::likeConfig).

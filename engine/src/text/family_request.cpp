@@ -118,4 +118,23 @@ std::string rstrip(const std::string &s, const char *chars)
 
 std::string strip(const std::string &s) { return rstrip(lstrip(s, " \t\n\r\v\f"), " \t\n\r\v\f"); }
 
+Json argumentsObject(const Json &fn, const char *family)
+{
+    if (!fn.contains("arguments") || fn["arguments"].is_null())
+        return Json::object();
+    Json args = fn["arguments"];
+    const std::string why = std::string("a tool call's arguments are not a JSON object (") + family +
+                            " writes each argument on its own)";
+    if (args.is_string()) {
+        try {
+            args = Json::parse(args.get<std::string>().empty() ? std::string("{}") : args.get<std::string>());
+        } catch (const Json::exception &) {
+            bad(why);
+        }
+    }
+    if (!args.is_object())
+        bad(why);
+    return args;
+}
+
 } // namespace waste::text::family

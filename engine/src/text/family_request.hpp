@@ -35,6 +35,10 @@ const Json &function(const Json &call);
 // Arguments as the templates write them: a string as it is, anything else as Hugging
 // Face's tojson writes it (json.dumps, non-ASCII kept).
 std::string argumentsText(const Json &fn);
+// A call's arguments as a template iterates them (`arguments|items`): an object, a JSON text
+// parsed first; refused, naming `family`, when they are not an object (GLM and Qwen3.5 write
+// each argument as its own pair or parameter).
+Json argumentsObject(const Json &fn, const char *family);
 // Hugging Face's tojson filter.
 std::string toJson(const Json &v);
 bool addGenerationPrompt(const Json &request);

@@ -40,24 +40,6 @@ constexpr const char *kToolsTail47 =
     "<tool_call>{function-name}<arg_key>{arg-key-1}</arg_key><arg_value>{arg-value-1}</arg_value>"
     "<arg_key>{arg-key-2}</arg_key><arg_value>{arg-value-2}</arg_value>...</tool_call>";
 
-// A call's arguments as the template iterates them: an object (a JSON text is parsed first).
-Json argumentsObject(const Json &fn)
-{
-    if (!fn.contains("arguments") || fn["arguments"].is_null())
-        return Json::object();
-    Json args = fn["arguments"];
-    if (args.is_string()) {
-        try {
-            args = Json::parse(args.get<std::string>().empty() ? std::string("{}") : args.get<std::string>());
-        } catch (const Json::exception &) {
-            family::bad("a tool call's arguments are not a JSON object (GLM writes each argument as its own pair)");
-        }
-    }
-    if (!args.is_object())
-        family::bad("a tool call's arguments are not a JSON object (GLM writes each argument as its own pair)");
-    return args;
-}
-
 // "clear_thinking": false at the top (chat_template_kwargs) or inside "thinking" (Z.ai's API).
 bool keepsAllReasoning(const Json &request)
 {
@@ -98,7 +80,7 @@ void writeAssistant(SegmentWriter &w, const Json &m, bool keepReasoning, Layout 
         w.markup(std::string(layout.nl()) + "<tool_call>");
         w.text(family::stringOr(fn, "name"));
         w.markup(layout.nl());
-        const Json args = argumentsObject(fn); // held: items() only refers to it
+        const Json args = family::argumentsObject(fn, "GLM"); // held: items() only refers to it
         for (const auto &[key, value] : args.items()) {
             w.markup("<arg_key>");
             w.text(key);

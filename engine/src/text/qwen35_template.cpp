@@ -32,25 +32,6 @@ constexpr const char *kToolsTail =
 // Jinja's |trim: Python's str.strip() (whitespace at both ends).
 std::string trimmed(const Json &m) { return family::strip(family::contentText(m)); }
 
-// The arguments as the template iterates them (`tool_call.arguments|items`): an object, a
-// JSON text parsed first.
-Json argumentsObject(const Json &fn)
-{
-    if (!fn.contains("arguments") || fn["arguments"].is_null())
-        return Json::object();
-    Json args = fn["arguments"];
-    if (args.is_string()) {
-        try {
-            args = Json::parse(args.get<std::string>().empty() ? std::string("{}") : args.get<std::string>());
-        } catch (const Json::exception &) {
-            family::bad("a tool call's arguments are not a JSON object (Qwen3.5 writes each argument as its own parameter)");
-        }
-    }
-    if (!args.is_object())
-        family::bad("a tool call's arguments are not a JSON object (Qwen3.5 writes each argument as its own parameter)");
-    return args;
-}
-
 // A parameter's value as the template writes it: a mapping or a non-string sequence
 // through tojson, anything else through Jinja's |string (Python's str(): True, None, 1.5).
 std::string parameterText(const Json &v)
@@ -96,7 +77,7 @@ void writeAssistant(SegmentWriter &w, const Json &m, bool keepReasoning)
                                                                                       : "<tool_call>\n<function=");
         w.text(family::stringOr(fn, "name"));
         w.markup(">\n");
-        const Json args = argumentsObject(fn); // held: items() only refers to it
+        const Json args = family::argumentsObject(fn, "Qwen3.5"); // held: items() only refers to it
         for (const auto &[key, value] : args.items()) {
             w.markup("<parameter=");
             w.text(key);
