@@ -71,7 +71,8 @@ TEST(Dsv4ReleasePlan, TrunkStateRecordsAndParameters)
                            q4(NH * D, QL) + q4(D, H) + f32(D) + q4(G * OL, NH * D / G) + q4(H, G * OL) + q4(E, H) +
                            q4(IM, H) + q4(H, IM) + q4(IM, H);
     const int64_t comp4 = 2 * q4(2 * D, H) + f32(4 * 2 * D) + f32(D);
-    const int64_t index4 = q4(HI * DI, QL) + q4(HI, H) + 2 * q4(2 * DI, H) + f32(4 * 2 * DI) + f32(DI);
+    // weights_proj [HI, H] stays F32, as DSA's (format/trunk_layout.cpp: it weighs each head's vote).
+    const int64_t index4 = q4(HI * DI, QL) + f32(HI * H) + 2 * q4(2 * DI, H) + f32(4 * 2 * DI) + f32(DI);
     const int64_t comp128 = 2 * q4(D, H) + f32(128 * D) + f32(D);
     const int64_t trunk = L * common + HASH * f32(V * K) + (L - HASH) * f32(E) + r4 * (comp4 + index4) + r128 * comp128 +
                           f32(H) + q8(V, H) + f32(HC * HC * H) + f32(HC) + f32(1); // + norm, head, its mix; embed on disk
