@@ -364,6 +364,36 @@ private Q_SLOTS:
         QCOMPARE(m_api->client->post("/v1/chat/completions", chatBody()).status, 503); // small bodies still pass
     }
 
+    // Qt keeps a request's body until the next request on its connection: a large one's
+    // connection is closed after the answer so an idle keep-alive client cannot hold it.
+    void largeBodyClosesItsConnection()
+    {
+        // The server runs on this thread: the socket is read through the event loop (QTRY_*).
+        auto exchange = [&](QTcpSocket &raw, const QByteArray &body) {
+            raw.connectToHost(QHostAddress::LocalHost, quint16(m_api->server.boundPort()));
+            raw.write("POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                      "Content-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" + body);
+        };
+        const QByteArray large(ApiServer::kLargeBodyBytes, 'a'); // not JSON: 400 once read
+        QTcpSocket closed;
+        QByteArray answer;
+        connect(&closed, &QTcpSocket::readyRead, this, [&] { answer += closed.readAll(); });
+        exchange(closed, large);
+        QTRY_VERIFY_WITH_TIMEOUT(closed.state() == QAbstractSocket::UnconnectedState, 5000);
+        QVERIFY2(answer.startsWith("HTTP/1.1 400"), answer.left(200).constData());
+        QVERIFY(answer.toLower().contains("\r\nconnection: close\r\n"));
+
+        QTcpSocket kept;
+        QByteArray second;
+        connect(&kept, &QTcpSocket::readyRead, this, [&] { second += kept.readAll(); });
+        exchange(kept, large.left(large.size() - 1));
+        QTRY_VERIFY_WITH_TIMEOUT(second.contains("}"), 5000);
+        QTest::qWait(300);
+        QCOMPARE(kept.state(), QAbstractSocket::ConnectedState); // a smaller body keeps its connection
+        QVERIFY2(second.startsWith("HTTP/1.1 400"), second.left(200).constData());
+        QVERIFY(!second.toLower().contains("connection: close"));
+    }
+
     void apiKeyIsRequiredWhenSet()
     {
         m_api->server.setApiKey("sk-test-123");

@@ -261,6 +261,8 @@ void ApiServer::handle(const QHttpServerRequest &request, QHttpServerResponder &
         }
     }
     auto ex = std::make_shared<HttpExchange>(std::move(responder), cors);
+    if (request.body().size() >= kLargeBodyBytes)
+        ex->closeWhenAnswered(); // its connection would keep the body (HttpExchange::closeWhenAnswered)
     const quint64 logKey = m_log->begin(clientName(request.remoteAddress()), method + QLatin1Char(' ') + path);
     QString modelParam;
     const Route route = routeOf(path, &modelParam);

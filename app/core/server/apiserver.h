@@ -85,6 +85,8 @@ public:
 
     // Bodies larger than this are refused with 413 (default 64 MB).
     void setMaxBodyBytes(qint64 bytes) { m_maxBodyBytes = bytes; }
+    // A request with a body at least this large has its connection closed after the answer.
+    static constexpr qsizetype kLargeBodyBytes = 1 << 20;
     qint64 maxBodyBytes() const { return m_maxBodyBytes; }
     // Requests that may wait for the engine beyond those it decodes at once (the model's
     // maxConcurrent); past them a request is refused with 503 server_busy (default 32).

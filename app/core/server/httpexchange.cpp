@@ -55,12 +55,28 @@ void HttpExchange::sendEmpty(int status, const Headers &headers)
 void HttpExchange::writeComplete(int status, const Headers &headers, const QByteArray &body)
 {
     m_responder.writeStatusLine(code(status));
-    for (const auto &h : headers)
-        m_responder.writeHeader(h.first, h.second);
+    writeHeaders(headers);
     m_responder.writeHeader(QByteArrayLiteral("Content-Length"), QByteArray::number(body.size()));
     m_responder.writeBody(body);
     m_answered = true;
     m_socket->flush();
+    closeIfAsked();
+}
+
+void HttpExchange::writeHeaders(const Headers &headers)
+{
+    for (const auto &h : headers)
+        m_responder.writeHeader(h.first, h.second);
+    if (m_close)
+        m_responder.writeHeader(QByteArrayLiteral("Connection"), QByteArrayLiteral("close"));
+}
+
+void HttpExchange::closeIfAsked()
+{
+    // disconnectFromHost writes what is still buffered first. Qt deletes the socket, and
+    // with it the request and its body, once it is closed.
+    if (m_close && m_socket)
+        m_socket->disconnectFromHost();
 }
 
 void HttpExchange::beginStream(const QByteArray &contentType)
@@ -78,8 +94,7 @@ void HttpExchange::beginStream(const QByteArray &contentType)
     headers.append(qMakePair(QByteArrayLiteral("Cache-Control"), QByteArrayLiteral("no-cache")));
     headers.append(qMakePair(QByteArrayLiteral("X-Accel-Buffering"), QByteArrayLiteral("no")));
     headers.append(qMakePair(QByteArrayLiteral("Transfer-Encoding"), QByteArrayLiteral("chunked")));
-    for (const auto &h : std::as_const(headers))
-        m_responder.writeHeader(h.first, h.second);
+    writeHeaders(headers);
     m_responder.writeBody(QByteArray()); // ends the header block
     m_socket->flush();
 }
@@ -100,6 +115,7 @@ void HttpExchange::endStream()
     if (isOpen()) {
         m_responder.writeBody(openai::httpChunk(QByteArray()));
         m_socket->flush();
+        closeIfAsked();
     }
     m_answered = true;
 }

@@ -25,6 +25,11 @@ public:
     bool streaming() const { return m_streaming; }
     int status() const { return m_status; }
 
+    // The connection closes once the answer is written ("Connection: close"). Qt 6.4 keeps a
+    // request's body until the next request on its connection, so an idle keep-alive
+    // connection would hold its last large body for as long as the client keeps it open.
+    void closeWhenAnswered() { m_close = true; }
+
     // A complete answer with Content-Length.
     void sendJson(int status, const QJsonObject &body, const Headers &headers = {});
     void sendEmpty(int status, const Headers &headers = {});
@@ -38,12 +43,15 @@ public:
 
 private:
     void writeComplete(int status, const Headers &headers, const QByteArray &body);
+    void writeHeaders(const Headers &headers);
+    void closeIfAsked();
 
     QHttpServerResponder m_responder;
     QPointer<QTcpSocket> m_socket;
     Headers m_extra;
     bool m_answered = false;
     bool m_streaming = false;
+    bool m_close = false;
     int m_status = 0;
     QElapsedTimer m_sinceSent;
 };
