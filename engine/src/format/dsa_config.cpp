@@ -1,5 +1,7 @@
 #include "format/dsa_config.hpp"
 
+#include "format/config_keys.hpp"
+
 #include "format/manifest.hpp"
 #include "waste/waste.hpp"
 
@@ -12,23 +14,8 @@ namespace waste::format {
 namespace {
 
 using nlohmann::json;
-
-[[noreturn]] void refuse(const std::string &where, const std::string &what)
-{
-    throw Error(ErrorCode::Format, where + ": " + what + " (the config does not describe a model this engine runs; re-convert it)");
-}
-
-int count(const json &o, const char *key, int def, int lo, int hi, const std::string &where)
-{
-    auto it = o.find(key);
-    if (it == o.end() || it->is_null())
-        return def;
-    if (!it->is_number() || std::trunc(it->get<double>()) != it->get<double>() || it->get<double>() < lo ||
-        it->get<double>() > hi)
-        refuse(where, std::string("config key '") + key + "' is not a whole number in [" + std::to_string(lo) + ", " +
-                          std::to_string(hi) + "]");
-    return static_cast<int>(it->get<double>());
-}
+using config::count;
+using config::refuse;
 
 } // namespace
 

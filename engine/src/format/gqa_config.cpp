@@ -1,5 +1,7 @@
 #include "format/gqa_config.hpp"
 
+#include "format/config_keys.hpp"
+
 #include "format/deepseek_config.hpp"
 #include "format/manifest.hpp"
 
@@ -15,11 +17,8 @@ namespace waste::format {
 namespace {
 
 using nlohmann::json;
-
-[[noreturn]] void refuse(const std::string &where, const std::string &what)
-{
-    throw Error(ErrorCode::Format, where + ": " + what + " (the container does not describe a model this engine runs; re-convert it)");
-}
+using config::flag;
+using config::refuse;
 
 // The first of `keys` that holds a number, bounded to [lo, hi]; `def` when none does.
 double number(const json &o, std::initializer_list<const char *> keys, double def, double lo, double hi,
@@ -35,12 +34,6 @@ double number(const json &o, std::initializer_list<const char *> keys, double de
         return v;
     }
     return def;
-}
-
-bool flag(const json &o, const char *key, bool def)
-{
-    auto it = o.find(key);
-    return it != o.end() && it->is_boolean() ? it->get<bool>() : def;
 }
 
 // rope_theta and partial_rotary_factor (newer configs nest both in rope_parameters), for the
