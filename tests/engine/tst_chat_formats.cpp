@@ -42,14 +42,15 @@ TEST(ChatFormats, EveryNamedFormatHasOneNameAndIsFoundByIt)
         EXPECT_EQ(chatFormatNamed(t.name), f);
         EXPECT_NE(std::string(t.description), "");
     }
-    EXPECT_EQ(names.size(), 11u);
+    EXPECT_EQ(names.size(), 13u);
     EXPECT_FALSE(chatFormatNamed("plain")); // the absence of a template is not a choice
     EXPECT_FALSE(chatFormatNamed("K3"));
     EXPECT_FALSE(chatFormatTraits(ChatFormat::Plain).templated);
     EXPECT_TRUE(chatFormatTraits(ChatFormat::K3).replaysParsedTurns);
     EXPECT_FALSE(chatFormatTraits(ChatFormat::ChatMl).replaysParsedTurns);
     EXPECT_EQ(chatFormatNameList(),
-              "k3, chatml, deepseek, deepseek-v3.1, kimi-k2, kimi-k2-instruct, qwen3, harmony, glm-4.5, glm-4.7 or qwen3.5");
+              "k3, chatml, deepseek, deepseek-v3.1, kimi-k2, kimi-k2-instruct, qwen3, harmony, glm-4.5, glm-4.7, qwen3.5, "
+              "deepseek-v3.2 or deepseek-v4");
     EXPECT_TRUE(chatFormatTraits(genericChatFormat()).templated);
 }
 
@@ -87,7 +88,8 @@ TEST(ChatFormats, PlainPlacesImagesAndRefusesAMismatch)
 
 TEST(ChatFormats, SharedSegmentsEndWhereTheLastMessageStarts)
 {
-    for (ChatFormat f : {ChatFormat::Plain, ChatFormat::ChatMl, ChatFormat::K3, ChatFormat::Qwen3, ChatFormat::DeepSeek}) {
+    for (ChatFormat f : {ChatFormat::Plain, ChatFormat::ChatMl, ChatFormat::K3, ChatFormat::Qwen3, ChatFormat::DeepSeek,
+                         ChatFormat::DeepSeekV32, ChatFormat::DeepSeekV4}) {
         const ChatPrompt p = renderChatPrompt(f, kConversation);
         EXPECT_EQ(p.segments, renderChat(f, kConversation)) << chatFormatName(f);
         ASSERT_GT(p.sharedSegments, 0u) << chatFormatName(f);

@@ -1,6 +1,14 @@
-// DeepSeek V4's prompt encoding (text/dsv4_template.cpp) against a Python port of the release's
-// encoder (tests/chat_templates/dsv4_encoder.py, from encoding_dsv4.py), run with Debian's
-// /usr/bin/python3: each request of tests/chat_templates/dsv4_requests.json (thinking and chat
+// DeepSeek-V3.2's and V4's prompt encodings (text/deepseek_v32_template.cpp, text/dsv4_template.cpp)
+// against Python ports of the releases' encoders (tests/chat_templates/dsv32_encoder.py from
+// encoding_dsv32.py, dsv4_encoder.py from encoding_dsv4.py), run with Debian's /usr/bin/python3.
+//
+// V3.2: each request of dsv32_requests.json (thinking and chat mode, every user turn handing
+// over, tools with and without a system prompt, DSML calls with typed and non-JSON arguments,
+// tool results in one <function_results> block, reasoning kept after the last user turn,
+// developer turns, response formats, add_generation_prompt false) renders to the encoder's
+// text with every marker in markup, and an assistant turn reads back through the parser.
+//
+// V4: each request of tests/chat_templates/dsv4_requests.json (thinking and chat
 // mode, tools with and without a system prompt, DSML calls with typed and non-JSON arguments,
 // tool results merged and put in the calls' order, earlier reasoning dropped or kept, reasoning
 // effort max, a developer message, a latest reminder) must render to the encoder's text, with
@@ -8,6 +16,7 @@
 // assistant turn reads back through the DSML parser to the same reasoning, content and calls.
 #include "text/family_templates.hpp"
 #include "text/tagged_reply_parser.hpp"
+#include "waste/waste.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -37,21 +46,112 @@ std::string run(const std::string &command)
     return out;
 }
 
-Json cases()
+Json cases(const char *file)
 {
-    std::ifstream f(kDir + "dsv4_requests.json");
+    std::ifstream f(kDir + file);
     return Json::parse(std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()));
 }
 
+bool havePython()
+{
+    if (std::FILE *py = std::fopen("/usr/bin/python3", "r")) {
+        std::fclose(py);
+        return true;
+    }
+    return false;
+}
+
+std::string joined(const waste::text::Segments &s)
+{
+    std::string text;
+    for (const auto &seg : s)
+        text += seg.text;
+    return text;
+}
+
+// Every marker of the format is markup: a text segment holds one only where the request wrote it.
+void expectMarkersInMarkup(const waste::text::Segments &s, const Json &request, const std::vector<std::string> &markers,
+                           const std::string &name)
+{
+    const std::string written = request.dump();
+    for (const auto &seg : s)
+        if (!seg.markup)
+            for (const std::string &m : markers)
+                EXPECT_TRUE(seg.text.find(m) == std::string::npos || written.find(m) != std::string::npos)
+                    << name << ": a text segment holds " << m;
+}
+
+const std::string kBos = "<\xEF\xBD\x9C" "begin\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>";
+const std::string kEos = "<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>";
+const std::string kUser = "<\xEF\xBD\x9C" "User\xEF\xBD\x9C>", kAssistant = "<\xEF\xBD\x9C" "Assistant\xEF\xBD\x9C>";
+const std::string kDsml = "\xEF\xBD\x9C" "DSML\xEF\xBD\x9C";
+
 } // namespace
+
+TEST(Dsv32Encoding, EveryRequestRendersAsTheReleaseEncoderWritesIt)
+{
+    if (!havePython())
+        GTEST_SKIP() << "needs /usr/bin/python3";
+    const Json all = cases("dsv32_requests.json");
+    const Json golden = Json::parse(run("/usr/bin/python3 " + kDir + "dsv32_encoder.py " + kDir + "dsv32_requests.json"));
+    ASSERT_EQ(golden.size(), all.size());
+    ASSERT_GE(all.size(), 10u);
+    const std::vector<std::string> markers = {kBos, kEos, kUser, kAssistant, kDsml, "<think>", "</think>",
+                                              "<function_results>", "<result>", "</functions>"};
+    for (size_t i = 0; i < all.size(); ++i) {
+        const std::string name = all[i]["name"].get<std::string>();
+        const waste::text::Segments s = waste::text::renderDeepSeekV32(all[i]["request"]);
+        EXPECT_EQ(joined(s), golden[i].get<std::string>()) << name;
+        expectMarkersInMarkup(s, all[i]["request"], markers, name);
+    }
+}
+
+TEST(Dsv32Encoding, AnAssistantTurnReadsBackThroughTheDsmlParser)
+{
+    // The third request's assistant turn as the encoder writes it after the last user turn
+    // (reasoning kept), generated after <think>: the parser gives back its parts.
+    const Json req = cases("dsv32_requests.json")[2]["request"];
+    Json one = {{"tools", req["tools"]}, {"messages", Json::array({req["messages"][0], req["messages"][1]})}};
+    const std::string text = joined(waste::text::renderDeepSeekV32(one));
+    const std::string open = kAssistant + "<think>";
+    const size_t at = text.find(open);
+    ASSERT_NE(at, std::string::npos);
+    std::string reply = text.substr(at + open.size());
+    ASSERT_TRUE(reply.ends_with(kEos));
+    reply.resize(reply.size() - kEos.size()); // the EOS token ends the message
+    waste::text::TaggedReplyParser p(true, waste::text::CallSyntax::DsmlFunctionCalls);
+    p.push(reply);
+    p.finish();
+    EXPECT_EQ(p.reply().reasoning, "two tools");
+    EXPECT_EQ(p.reply().content, "Checking.");
+    ASSERT_EQ(p.reply().toolCalls.size(), 2u);
+    EXPECT_EQ(p.reply().toolCalls[0].name, "get_weather");
+    EXPECT_EQ(Json::parse(p.reply().toolCalls[0].arguments),
+              Json::parse(req["messages"][1]["tool_calls"][0]["function"]["arguments"].get<std::string>()));
+    EXPECT_EQ(p.reply().toolCalls[1].name, "get_time");
+    EXPECT_EQ(p.reply().toolCalls[1].arguments, "{}");
+    // V4's block name is not V3.2's: the V4 parser leaves a V3.2 block as text.
+    waste::text::TaggedReplyParser v4(true, waste::text::CallSyntax::DsmlToolCalls);
+    v4.push(reply);
+    v4.finish();
+    EXPECT_TRUE(v4.reply().toolCalls.empty());
+}
+
+TEST(Dsv32Encoding, ToolResultsNeedTheCallsBeforeThem)
+{
+    const Json orphan = Json::parse(R"({"messages":[{"role":"user","content":"q"},{"role":"tool","content":"r"}]})");
+    EXPECT_THROW(waste::text::renderDeepSeekV32(orphan), waste::Error);
+    const Json extra = Json::parse(R"({"messages":[{"role":"user","content":"q"},
+        {"role":"assistant","content":"","tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}}]},
+        {"role":"tool","content":"r1"},{"role":"tool","content":"r2"}]})");
+    EXPECT_THROW(waste::text::renderDeepSeekV32(extra), waste::Error);
+}
 
 TEST(Dsv4Encoding, EveryRequestRendersAsTheReleaseEncoderWritesIt)
 {
-    if (std::FILE *py = std::fopen("/usr/bin/python3", "r"))
-        std::fclose(py);
-    else
+    if (!havePython())
         GTEST_SKIP() << "needs /usr/bin/python3";
-    const Json all = cases();
+    const Json all = cases("dsv4_requests.json");
     const Json golden = Json::parse(run("/usr/bin/python3 " + kDir + "dsv4_encoder.py " + kDir + "dsv4_requests.json"));
     ASSERT_EQ(golden.size(), all.size());
     ASSERT_GE(all.size(), 5u);
@@ -81,7 +181,7 @@ TEST(Dsv4Encoding, AnAssistantTurnReadsBackThroughTheDsmlParser)
 {
     // The third request's assistant turn as the encoder writes it (reasoning kept: tools are
     // declared), generated after <think>: the parser gives back its parts.
-    const Json req = cases()[2]["request"];
+    const Json req = cases("dsv4_requests.json")[2]["request"];
     Json one = {{"tools", req["tools"]}, {"messages", Json::array({req["messages"][0], req["messages"][1]})}};
     std::string text;
     for (const auto &seg : waste::text::renderDeepSeekV4(one))
@@ -93,7 +193,7 @@ TEST(Dsv4Encoding, AnAssistantTurnReadsBackThroughTheDsmlParser)
     const std::string eos = "<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>";
     ASSERT_TRUE(reply.ends_with(eos));
     reply.resize(reply.size() - eos.size()); // the EOS token ends the message
-    waste::text::TaggedReplyParser p(true, waste::text::CallSyntax::Dsml);
+    waste::text::TaggedReplyParser p(true, waste::text::CallSyntax::DsmlToolCalls);
     p.push(reply);
     p.finish();
     EXPECT_EQ(p.reply().reasoning, "two tools");

@@ -124,13 +124,15 @@ TEST(FamilyFormats, ChosenByArchWhenTheVocabularyHasTheMarkup)
               ChatFormat::Glm45);
     EXPECT_EQ(decideChatFormat("glm4-moe", &qw, true), ChatFormat::ChatMl); // no GLM markup
     // GLM-5.x write GLM-4.7's layout (GLM-4.5's markup and call body, one line); one whose
-    // template is 4.5's keeps that. DeepSeek-V3.2 ships no template and its
-    // encoder (encoding_dsv32.py) is not rendered yet: plain text, not R1's format.
+    // template is 4.5's keeps that. DeepSeek-V3.2 ships no template: its encoder's format
+    // (encoding_dsv32.py), or V3.1's for V3.2-Exp, whose template reads `thinking`.
     const Tokenizer glm5 = familyTokenizer("glm-moe-dsa"), v32 = familyTokenizer("deepseek-v32");
     EXPECT_EQ(decideChatFormat("glm-moe-dsa", &glm5, true), ChatFormat::Glm47);
     EXPECT_EQ(decideChatFormat("glm-moe-dsa", &glm5, true, "XML format:\n<tool_call>{function-name}\n<arg_key>"),
               ChatFormat::Glm45);
-    EXPECT_EQ(decideChatFormat("deepseek-v32", &v32, false), ChatFormat::Plain);
+    EXPECT_EQ(decideChatFormat("deepseek-v32", &v32, false), ChatFormat::DeepSeekV32);
+    EXPECT_EQ(decideChatFormat("deepseek-v32", &v32, true, "{% if thinking %}<think>{% endif %}"), ChatFormat::DeepSeekV31);
+    EXPECT_EQ(decideChatFormat("deepseek-v32", &qw, false), ChatFormat::Plain); // no DeepSeek markup
     const Tokenizer q35 = familyTokenizer("qwen3.5-moe");
     EXPECT_EQ(decideChatFormat("qwen3.5-moe", &q35, true), ChatFormat::Qwen35);
     EXPECT_EQ(decideChatFormat("qwen3-next", &q35, true), ChatFormat::Qwen3); // the arch decides, not the vocabulary
@@ -139,6 +141,8 @@ TEST(FamilyFormats, ChosenByArchWhenTheVocabularyHasTheMarkup)
     const Tokenizer v4 = familyTokenizer("deepseek-v4");
     EXPECT_GE(v4.specialId("<\xEF\xBD\x9C" "Assistant" "\xEF\xBD\x9C>"), 0);
     EXPECT_GE(v4.specialId("\xEF\xBD\x9C" "DSML" "\xEF\xBD\x9C"), 0); // one token, as ds4 looks it up
+    EXPECT_EQ(decideChatFormat("deepseek-v4", &v4, false), ChatFormat::DeepSeekV4);
+    EXPECT_EQ(decideChatFormat("deepseek-v4", &glm, false), ChatFormat::Plain); // no DeepSeek markup
     // Kimi K2's rank file follows the rule of the reference engine's rank files: BOS is
     // the rank count, EOS (<|im_end|>) two past it.
     EXPECT_EQ(k2.eosId(), k2.bosId() + 2);

@@ -354,6 +354,43 @@ TEST(ReplyFrame, Qwen35AnswersReadBackAndForcedCallsAreRefused)
     }
 }
 
+// DeepSeek-V3.2 and V4 (DSML calls): the prompt opens <think> unless thinking is off; an
+// answer reads back as its document, ending at EOS; a forced call is refused, naming why.
+TEST(ReplyFrame, DsmlFormatsAnswersReadBackAndForcedCallsAreRefused)
+{
+    for (const Format f : {Format{"deepseek-v3.2", ChatFormat::DeepSeekV32, [] { return familyTokenizer("deepseek-v32"); }},
+                           Format{"deepseek-v4", ChatFormat::DeepSeekV4, [] { return familyTokenizer("deepseek-v4"); }}})
+    for (const bool thinking : {false, true}) {
+        const Tokenizer tok = f.tokenizer();
+        const std::vector<int32_t> prompt = promptFor(f, tok, thinking, false);
+        const ReplyFrame frame = replyFramer(f.format, tok, prompt)->answer(Schema::compile(kSchema));
+        EXPECT_EQ(frame.reasoning.allowed, thinking) << f.label;
+        EXPECT_TRUE(frame.reasoning.open.empty()) << "the prompt opened <think> itself";
+        for (uint64_t seed = 1; seed <= 4; ++seed) {
+            const int maxTokens = 70;
+            const auto c = makeAnswerConstraint(f.format, tok, prompt, kSchema, maxTokens);
+            const std::vector<int32_t> out = walk(*c, tok, seed, maxTokens);
+            const std::string w = what(f, "answer", thinking, seed, tok, out);
+            ASSERT_FALSE(out.empty()) << w;
+            EXPECT_EQ(out.back(), tok.specialId("<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>")) << w;
+            const ChatReply reply = parse(f.format, tok, prompt, out);
+            const Split s = split(frame, tok, out);
+            EXPECT_EQ(trim(reply.reasoning), s.reasoning) << w;
+            EXPECT_TRUE(reply.toolCalls.empty()) << w;
+            Json doc;
+            ASSERT_NO_THROW(doc = Json::parse(reply.content)) << w;
+            EXPECT_EQ(doc, Json::parse(s.document)) << w;
+        }
+        try {
+            replyFramer(f.format, tok, promptFor(f, tok, thinking, true))->call(toolParameters(kTools, "get_time"));
+            ADD_FAILURE() << "a forced " << f.label << " call was framed";
+        } catch (const waste::Error &e) {
+            EXPECT_EQ(e.code(), waste::ErrorCode::Unsupported);
+            EXPECT_NE(std::string(e.what()).find("DSML parameter"), std::string::npos) << e.what();
+        }
+    }
+}
+
 // DeepSeek's two templates share one framer, set apart by their layout: R1's writes "\n\n"
 // after </think> and fences a call as function<sep>NAME + ```json, V3.1's writes nothing
 // after </think> and a call as NAME<sep> with the bare arguments.

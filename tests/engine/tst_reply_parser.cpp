@@ -115,43 +115,47 @@ TEST(TaggedReplyParser, AnySplitGivesTheSameReplyAndHoldsBackOnlyMarkers)
     EXPECT_EQ(broken.finish().content, " <tool_call>{\"name\":");
 }
 
-TEST(TaggedReplyParser, DeepSeekV4DsmlCallsAnySplit)
+TEST(TaggedReplyParser, DeepSeekDsmlCallsAnySplit)
 {
-    // DeepSeek V4's calls: one <｜DSML｜tool_calls> block of invokes; string="true" values are
-    // strings as written, string="false" ones the JSON they hold (encoding_dsv4.py's parser).
+    // DeepSeek V4's calls: one <｜DSML｜tool_calls> block of invokes (V3.2's: <｜DSML｜function_calls>);
+    // string="true" values are strings as written, string="false" ones the JSON they hold
+    // (encoding_dsv4.py's and encoding_dsv32.py's parsers).
     const std::string d = "\xEF\xBD\x9C" "DSML" "\xEF\xBD\x9C";
-    const std::string text = "plan</think>On it.\n\n<" + d + "tool_calls>\n<" + d + "invoke name=\"get_weather\">\n<" + d +
-                             "parameter name=\"city\" string=\"true\">Roma \"è\" bella</" + d + "parameter>\n<" + d +
-                             "parameter name=\"days\" string=\"false\">3</" + d + "parameter>\n<" + d +
-                             "parameter name=\"opts\" string=\"false\">{\"units\": [\"C\"]}</" + d + "parameter>\n</" + d +
-                             "invoke>\n<" + d + "invoke name=\"get_time\">\n</" + d + "invoke>\n</" + d + "tool_calls>";
-    TaggedReplyParser whole(true, CallSyntax::Dsml); // the prompt opened <think>
-    whole.push(text);
-    whole.finish();
-    EXPECT_EQ(whole.reply().reasoning, "plan");
-    EXPECT_EQ(whole.reply().content, "On it.");
-    ASSERT_EQ(whole.reply().toolCalls.size(), 2u);
-    EXPECT_EQ(whole.reply().toolCalls[0].name, "get_weather");
-    EXPECT_EQ(whole.reply().toolCalls[0].arguments, R"({"city": "Roma \"è\" bella", "days": 3, "opts": {"units": ["C"]}})");
-    EXPECT_EQ(whole.reply().toolCalls[1].name, "get_time");
-    EXPECT_EQ(whole.reply().toolCalls[1].arguments, "{}");
-    for (size_t step : {1, 2, 3, 5, 7}) {
-        TaggedReplyParser p(true, CallSyntax::Dsml);
-        Collected c;
-        for (size_t i = 0; i < text.size(); i += step)
-            c.add(p.push(std::string_view(text).substr(i, step)));
-        c.add(p.finish());
-        EXPECT_EQ(c.r, whole.reply()) << "step " << step;
-    }
-    // A repeated parameter, or a string="false" value that is not JSON: the block stays text.
-    for (const std::string bad : {"<" + d + "parameter name=\"a\" string=\"true\">x</" + d + "parameter><" + d +
-                                      "parameter name=\"a\" string=\"true\">y</" + d + "parameter>",
-                                  "<" + d + "parameter name=\"a\" string=\"false\">not json</" + d + "parameter>"}) {
-        TaggedReplyParser broken(false, CallSyntax::Dsml);
-        broken.push("<" + d + "tool_calls>\n<" + d + "invoke name=\"f\">\n" + bad + "\n</" + d + "invoke>\n</" + d + "tool_calls>");
-        broken.finish();
-        EXPECT_TRUE(broken.reply().toolCalls.empty());
-        EXPECT_NE(broken.reply().content.find("tool_calls>"), std::string::npos);
+    for (const auto &[syntax, block] : {std::pair{CallSyntax::DsmlToolCalls, std::string("tool_calls>")},
+                                        std::pair{CallSyntax::DsmlFunctionCalls, std::string("function_calls>")}}) {
+        const std::string text = "plan</think>On it.\n\n<" + d + block + "\n<" + d + "invoke name=\"get_weather\">\n<" + d +
+                                 "parameter name=\"city\" string=\"true\">Roma \"è\" bella</" + d + "parameter>\n<" + d +
+                                 "parameter name=\"days\" string=\"false\">3</" + d + "parameter>\n<" + d +
+                                 "parameter name=\"opts\" string=\"false\">{\"units\": [\"C\"]}</" + d + "parameter>\n</" +
+                                 d + "invoke>\n<" + d + "invoke name=\"get_time\">\n</" + d + "invoke>\n</" + d + block;
+        TaggedReplyParser whole(true, syntax); // the prompt opened <think>
+        whole.push(text);
+        whole.finish();
+        EXPECT_EQ(whole.reply().reasoning, "plan");
+        EXPECT_EQ(whole.reply().content, "On it.");
+        ASSERT_EQ(whole.reply().toolCalls.size(), 2u);
+        EXPECT_EQ(whole.reply().toolCalls[0].name, "get_weather");
+        EXPECT_EQ(whole.reply().toolCalls[0].arguments, R"({"city": "Roma \"è\" bella", "days": 3, "opts": {"units": ["C"]}})");
+        EXPECT_EQ(whole.reply().toolCalls[1].name, "get_time");
+        EXPECT_EQ(whole.reply().toolCalls[1].arguments, "{}");
+        for (size_t step : {1, 2, 3, 5, 7}) {
+            TaggedReplyParser p(true, syntax);
+            Collected c;
+            for (size_t i = 0; i < text.size(); i += step)
+                c.add(p.push(std::string_view(text).substr(i, step)));
+            c.add(p.finish());
+            EXPECT_EQ(c.r, whole.reply()) << block << " step " << step;
+        }
+        // A repeated parameter, or a string="false" value that is not JSON: the block stays text.
+        for (const std::string bad : {"<" + d + "parameter name=\"a\" string=\"true\">x</" + d + "parameter><" + d +
+                                          "parameter name=\"a\" string=\"true\">y</" + d + "parameter>",
+                                      "<" + d + "parameter name=\"a\" string=\"false\">not json</" + d + "parameter>"}) {
+            TaggedReplyParser broken(false, syntax);
+            broken.push("<" + d + block + "\n<" + d + "invoke name=\"f\">\n" + bad + "\n</" + d + "invoke>\n</" + d + block);
+            broken.finish();
+            EXPECT_TRUE(broken.reply().toolCalls.empty());
+            EXPECT_NE(broken.reply().content.find(block), std::string::npos);
+        }
     }
 }
 

@@ -11,25 +11,27 @@
 //   (deepseek-v3, kimi-k2, qwen3-moe: its release's chat format, which reasons first, so
 //   forced calls and JSON answers must also bring back reasoning_content; gpt-oss, qwen3-next:
 //   harmony and Qwen3's ChatML; qwen3.5-moe: Qwen3.5's template, which reasons first and
-//   refuses forced calls; deepseek-v32: plain text; glm-moe-dsa: GLM-4.7's layout of GLM's
-//   format, whose forced calls are refused). Exits 0 when every check passes.
+//   refuses forced calls; deepseek-v32, deepseek-v4: their releases' Python encoders, which
+//   reason first and write calls in DSML, so forced calls are refused; glm-moe-dsa: GLM-4.7's
+//   layout of GLM's format, whose forced calls are refused). Exits 0 when every check passes.
 import path from 'node:path';
 import assert from 'node:assert/strict';
 import { loadPackage, startServe, stepper, stopServe, waitReady } from './serve_process.mjs';
 
 const [prefix, cli, model, arch] = process.argv.slice(2);
-// R1's, K2-Thinking's and Qwen3's formats reason before a forced answer (thinking is on by
-// default), and their templates drop earlier turns' reasoning from the history.
-const thinks = ['deepseek-v3', 'kimi-k2', 'qwen3-moe', 'qwen3.5-moe'].includes(arch);
+// R1's, K2-Thinking's, Qwen3's, Qwen3.5's and DeepSeek-V3.2's / V4's formats reason before a
+// forced answer (thinking is on by default), and drop earlier turns' reasoning from the history.
+const thinks = ['deepseek-v3', 'kimi-k2', 'qwen3-moe', 'qwen3.5-moe', 'deepseek-v32', 'deepseek-v4'].includes(arch);
 // gpt-oss's harmony opens its analysis channel before a forced answer too, but the
 // channel may stay empty: what it guarantees is that any reasoning comes before the
 // answer, streamed or whole alike, and is counted apart from the answer's tokens.
 const harmony = arch === 'gpt-oss';
-// GLM's format (GLM-5's container chats in GLM-4.7's layout of it) and Qwen3.5's write each
-// argument as its own <arg_key>/<arg_value> pair or <parameter=...> block, which a forced call
-// cannot be constrained to: the server refuses tool_choice required / named with the reason, a
-// call the model chooses is still parsed, and a call with its result in the history is answered.
-const forcesCalls = !['glm4-moe', 'glm-moe-dsa', 'qwen3.5-moe'].includes(arch);
+// GLM's format (GLM-5's container chats in GLM-4.7's layout of it), Qwen3.5's and DeepSeek's
+// DSML (V3.2, V4) write each argument as its own <arg_key>/<arg_value> pair, <parameter=...>
+// block or DSML parameter, which a forced call cannot be constrained to: the server refuses
+// tool_choice required / named with the reason, a call the model chooses is still parsed, and
+// a call with its result in the history is answered.
+const forcesCalls = !['glm4-moe', 'glm-moe-dsa', 'qwen3.5-moe', 'deepseek-v32', 'deepseek-v4'].includes(arch);
 const { module: sdk, version } = loadPackage(prefix, 'openai');
 const OpenAI = sdk.OpenAI ?? sdk.default ?? sdk;
 const name = arch ?? path.basename(model);

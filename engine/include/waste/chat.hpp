@@ -30,10 +30,11 @@ namespace waste {
 // - Glm45: GLM-4.5's and 4.6's template (glm4-moe containers whose vocabulary has <|assistant|>).
 // - Glm47: GLM-4.7's and GLM-5.x's layout of it (one line, clear_thinking).
 // - Qwen35: Qwen3.5-MoE's template (qwen3.5-moe containers whose vocabulary has <|im_start|>).
-enum class ChatFormat { Plain, ChatMl, K3, DeepSeek, KimiK2, Qwen3, Harmony, DeepSeekV31, KimiK2Instruct, Glm45, Glm47, Qwen35 };
+enum class ChatFormat { Plain, ChatMl, K3, DeepSeek, KimiK2, Qwen3, Harmony, DeepSeekV31, KimiK2Instruct, Glm45, Glm47, Qwen35,
+                        DeepSeekV32, DeepSeekV4 };
 
 // "plain", "chatml", "k3", "deepseek", "kimi-k2", "qwen3", "harmony", "deepseek-v3.1",
-// "kimi-k2-instruct", "glm-4.5", "glm-4.7", "qwen3.5".
+// "kimi-k2-instruct", "glm-4.5", "glm-4.7", "qwen3.5", "deepseek-v3.2", "deepseek-v4".
 const char *chatFormatName(ChatFormat format);
 
 // What a front end may know of a format, so that none of them branches on one.

@@ -63,6 +63,13 @@ ChatFormat decideChatFormat(std::string_view arch, const Tokenizer *tok, bool ha
                                                                                            : ChatFormat::Glm47;
     if (arch == "qwen3.5-moe" && tok && tok->specialId("<|im_start|>") >= 0)
         return ChatFormat::Qwen35;
+    // DeepSeek-V3.2 and V4 ship no Jinja template: their releases encode in Python
+    // (encoding_dsv32.py, encoding_dsv4.py). V3.2-Exp shipped a V3.1-style one, which is read
+    // as such.
+    if (arch == "deepseek-v32" && tok && tok->specialId(deepseek::kUser) >= 0)
+        return templateText.empty() ? ChatFormat::DeepSeekV32 : familyTemplateVariant(ChatFormat::DeepSeek, templateText);
+    if (arch == "deepseek-v4" && tok && tok->specialId(deepseek::kUser) >= 0)
+        return ChatFormat::DeepSeekV4;
     return hasChatTemplate ? ChatFormat::ChatMl : ChatFormat::Plain;
 }
 

@@ -37,7 +37,9 @@ ChatFormat familyTemplateVariant(ChatFormat family, std::string_view templateTex
 // family's markup (DeepSeekV31 or KimiK2Instruct as familyTemplateVariant reads
 // `templateText`); Harmony for a gpt-oss container with <|channel|>; Glm45 for a glm4-moe
 // container with <|assistant|> (Glm47 as familyTemplateVariant reads it); Qwen35 for a
-// qwen3.5-moe container with <|im_start|>; otherwise ChatMl when
+// qwen3.5-moe container with <|im_start|>; DeepSeekV32 for a deepseek-v32 container with
+// DeepSeek's markup and no chat template (with one, as familyTemplateVariant reads it);
+// DeepSeekV4 for a deepseek-v4 container with that markup; otherwise ChatMl when
 // the container ships a chat template; otherwise Plain. `tok` may be null (no tokenizer).
 ChatFormat decideChatFormat(std::string_view arch, const Tokenizer *tok, bool hasChatTemplate,
                             std::string_view templateText = {});

@@ -16,7 +16,7 @@ struct Row {
 };
 
 // In ChatFormat's order of declaration.
-constexpr std::array<Row, 12> kRows{{
+constexpr std::array<Row, 14> kRows{{
     {ChatFormat::Plain, {"plain", "raw continuation (this container has no chat template)", false, false}},
     {ChatFormat::ChatMl, {"chatml", "ChatML chat template", true, false}},
     {ChatFormat::K3, {"k3", "K3 chat template", true, true}},
@@ -29,6 +29,8 @@ constexpr std::array<Row, 12> kRows{{
     {ChatFormat::Glm45, {"glm-4.5", "GLM-4.5 chat template", true, false}},
     {ChatFormat::Glm47, {"glm-4.7", "GLM-4.7 chat template", true, false}},
     {ChatFormat::Qwen35, {"qwen3.5", "Qwen3.5 chat template", true, false}},
+    {ChatFormat::DeepSeekV32, {"deepseek-v3.2", "DeepSeek-V3.2 chat encoding", true, false}},
+    {ChatFormat::DeepSeekV4, {"deepseek-v4", "DeepSeek V4 chat encoding", true, false}},
 }};
 
 } // namespace
@@ -49,7 +51,8 @@ const std::vector<ChatFormat> &namedChatFormats()
     static const std::vector<ChatFormat> named{ChatFormat::K3,          ChatFormat::ChatMl, ChatFormat::DeepSeek,
                                                ChatFormat::DeepSeekV31, ChatFormat::KimiK2, ChatFormat::KimiK2Instruct,
                                                ChatFormat::Qwen3,       ChatFormat::Harmony, ChatFormat::Glm45,
-                                               ChatFormat::Glm47, ChatFormat::Qwen35};
+                                               ChatFormat::Glm47, ChatFormat::Qwen35, ChatFormat::DeepSeekV32,
+                                               ChatFormat::DeepSeekV4};
     return named;
 }
 

@@ -83,6 +83,8 @@ ChatSegments renderChat(ChatFormat format, std::string_view requestJson, const s
     case ChatFormat::Glm45:
     case ChatFormat::Glm47:
     case ChatFormat::Qwen35:
+    case ChatFormat::DeepSeekV32:
+    case ChatFormat::DeepSeekV4:
         if (!mediaBlocks.empty())
             throw Error(ErrorCode::Argument, std::string("the ") + chatFormatName(format) +
                                                  " chat format takes no images; send the conversation as text");
@@ -103,6 +105,10 @@ ChatSegments renderChat(ChatFormat format, std::string_view requestJson, const s
             return text::renderGlm47(request);
         case ChatFormat::Qwen35:
             return text::renderQwen35(request);
+        case ChatFormat::DeepSeekV32:
+            return text::renderDeepSeekV32(request);
+        case ChatFormat::DeepSeekV4:
+            return text::renderDeepSeekV4(request);
         default:
             return text::renderHarmony(request);
         }
@@ -114,9 +120,10 @@ bool chatOpensThinking(ChatFormat format, std::string_view requestJson)
 {
     if (format == ChatFormat::DeepSeek || format == ChatFormat::Qwen35) // both open <think> unless thinking is off
         return text::familyThinkingEnabled(parseRequest(requestJson));
-    if (format == ChatFormat::DeepSeekV31) {
-        // V3.1 opens <think> only after a user turn, with thinking on: read its prompt's end.
-        const ChatSegments segments = text::renderDeepSeekV31(parseRequest(requestJson));
+    if (format == ChatFormat::DeepSeekV31 || format == ChatFormat::DeepSeekV32 || format == ChatFormat::DeepSeekV4) {
+        // These open <think> only where a user turn (or V3.2's tool results) hands over with
+        // thinking on: read the prompt's end.
+        const ChatSegments segments = renderChat(format, requestJson, {});
         return !segments.empty() && segments.back().markup && segments.back().text.ends_with("<think>");
     }
     return format == ChatFormat::K3 && text::k3ThinkingEnabled(parseRequest(requestJson));

@@ -1,6 +1,7 @@
 #include "text/dsml_call.hpp"
 
 #include "text/deepseek_markers.hpp"
+#include "text/family_request.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -87,6 +88,37 @@ std::optional<std::vector<DsmlCall>> parseDsmlCalls(std::string_view body)
     if (calls.empty())
         return std::nullopt;
     return calls;
+}
+
+void writeDsmlInvoke(SegmentWriter &w, const nlohmann::ordered_json &call)
+{
+    using Json = nlohmann::ordered_json;
+    const std::string d = deepseek::kDsml;
+    const Json &fn = family::function(call);
+    w.markup("<" + d + "invoke name=\"");
+    w.text(family::stringOr(fn, "name"));
+    w.markup("\">\n");
+    const std::string raw = family::argumentsText(fn);
+    Json args;
+    try {
+        args = Json::parse(raw);
+    } catch (const Json::exception &) {
+        args = Json();
+    }
+    if (!args.is_object())
+        args = Json{{"arguments", raw}};
+    bool first = true;
+    for (const auto &[key, value] : args.items()) {
+        if (!first)
+            w.markup("\n");
+        first = false;
+        w.markup("<" + d + "parameter name=\"");
+        w.text(key);
+        w.markup(std::string("\" string=\"") + (value.is_string() ? "true" : "false") + "\">");
+        w.text(value.is_string() ? value.get<std::string>() : family::toJson(value));
+        w.markup("</" + d + "parameter>");
+    }
+    w.markup("\n</" + d + "invoke>");
 }
 
 } // namespace waste::text

@@ -9,6 +9,7 @@
 // message (one with empty content is put first when there is none): the encoder reads tools
 // from a system or developer message, and where an API puts them is the API's choice.
 #include "text/deepseek_markers.hpp"
+#include "text/dsml_call.hpp"
 #include "text/family_request.hpp"
 #include "text/family_templates.hpp"
 #include "text/segment_writer.hpp"
@@ -149,38 +150,6 @@ std::vector<Msg> preprocess(const Json &msgs, bool requestTools)
     return out;
 }
 
-// encode_arguments_to_dsml: a JSON object's members as parameters (strings as they are,
-// anything else as JSON), or the whole text as one `arguments` parameter.
-void writeCall(SegmentWriter &w, const Json &call)
-{
-    const std::string d = deepseek::kDsml;
-    const Json &fn = family::function(call);
-    w.markup("<" + d + "invoke name=\"");
-    w.text(family::stringOr(fn, "name"));
-    w.markup("\">\n");
-    const std::string raw = family::argumentsText(fn);
-    Json args;
-    try {
-        args = Json::parse(raw);
-    } catch (const Json::exception &) {
-        args = Json();
-    }
-    if (!args.is_object())
-        args = Json{{"arguments", raw}};
-    bool first = true;
-    for (const auto &[key, value] : args.items()) {
-        if (!first)
-            w.markup("\n");
-        first = false;
-        w.markup("<" + d + "parameter name=\"");
-        w.text(key);
-        w.markup(std::string("\" string=\"") + (value.is_string() ? "true" : "false") + "\">");
-        w.text(value.is_string() ? value.get<std::string>() : family::toJson(value));
-        w.markup("</" + d + "parameter>");
-    }
-    w.markup("\n</" + d + "invoke>");
-}
-
 } // namespace
 
 Segments renderDeepSeekV4(const Json &request)
@@ -261,7 +230,7 @@ Segments renderDeepSeekV4(const Json &request)
                 for (size_t k = 0; k < calls.size(); ++k) {
                     if (k > 0)
                         w.markup("\n");
-                    writeCall(w, calls[k]);
+                    writeDsmlInvoke(w, calls[k]);
                 }
                 w.markup("\n</" + d + "tool_calls>");
             }

@@ -1,4 +1,5 @@
-// The chat templates of the DeepSeek-V3, Kimi K2, Qwen3, GLM-4.5 and Qwen3.5 releases, rendered from an
+// The chat templates of the DeepSeek-V3, Kimi K2, Qwen3, GLM-4.5 and Qwen3.5 releases (and the
+// Python encoders of DeepSeek-V3.2 and V4), rendered from an
 // OpenAI-style chat request segment for segment as the release's Jinja chat_template
 // renders it (checked against the real templates by tests/chat_templates):
 //   - DeepSeek: DeepSeek-R1's template (the V3 family's format with its think block);
@@ -41,10 +42,11 @@ Segments renderQwen3(const nlohmann::ordered_json &request);
 Segments renderGlm45(const nlohmann::ordered_json &request);
 Segments renderGlm47(const nlohmann::ordered_json &request);
 Segments renderQwen35(const nlohmann::ordered_json &request);
-// DeepSeek V4's encoder (dsv4_template.cpp; its rules in docs/architectures/deepseek-v4-flash.md,
-// checked against a Python port of encoding_dsv4.py by tst_dsv4_encoding). Not yet a ChatFormat:
-// the formats are named in the public waste/chat.hpp, and a deepseek-v4 container still chats
-// in the plain transcript.
+// DeepSeek-V3.2's and V4's encoders (deepseek_v32_template.cpp, dsv4_template.cpp; their rules
+// in docs/architectures/dsa.md and deepseek-v4-flash.md, checked against Python ports of
+// encoding_dsv32.py and encoding_dsv4.py by tst_dsml_encodings): calls as DSML invokes, in
+// <｜DSML｜function_calls> (V3.2) or <｜DSML｜tool_calls> (V4).
+Segments renderDeepSeekV32(const nlohmann::ordered_json &request);
 Segments renderDeepSeekV4(const nlohmann::ordered_json &request);
 
 // Whether the request asks for thinking: true unless "thinking" or "enable_thinking" is

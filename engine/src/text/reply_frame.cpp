@@ -53,6 +53,10 @@ std::unique_ptr<ReplyFramer> replyFramer(ChatFormat format, const Tokenizer &tok
         return glm45Framer(tok, prompt, true);
     case ChatFormat::Qwen35:
         return qwen35Framer(tok, prompt);
+    case ChatFormat::DeepSeekV32:
+        return dsmlFramer(tok, prompt, "DeepSeek-V3.2");
+    case ChatFormat::DeepSeekV4:
+        return dsmlFramer(tok, prompt, "DeepSeek V4");
     }
     throw Error(ErrorCode::Unsupported, std::string("no reply frame for the chat format ") + chatFormatName(format));
 }

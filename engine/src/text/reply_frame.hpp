@@ -96,6 +96,8 @@ std::unique_ptr<ReplyFramer> harmonyFramer(const Tokenizer &tok);
 // oneLine: GLM-4.7's layout (the prompt opens <think> itself; no newline before the answer).
 std::unique_ptr<ReplyFramer> glm45Framer(const Tokenizer &tok, std::span<const int32_t> prompt, bool oneLine);
 std::unique_ptr<ReplyFramer> qwen35Framer(const Tokenizer &tok, std::span<const int32_t> prompt);
+// DeepSeek-V3.2 and V4 (`family` names them in the refusal of a forced call).
+std::unique_ptr<ReplyFramer> dsmlFramer(const Tokenizer &tok, std::span<const int32_t> prompt, const char *family);
 
 // The constraint that follows `frame` with `tok`'s ordinary tokens (TokenTrie::fromTokenizer).
 std::shared_ptr<TokenConstraint> frameConstraint(const ReplyFrame &frame, const Tokenizer &tok, int maxTokens);

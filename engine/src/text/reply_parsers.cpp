@@ -36,6 +36,16 @@ std::unique_ptr<ReplyParser> replyParserFor(ChatFormat format, const Tokenizer &
         static constexpr const char *kEnds[] = {"<|im_end|>", "<|endoftext|>"};
         return std::make_unique<TextReplyParser>(tok, promptEndsInThink(tok, prompt), CallSyntax::XmlFunction, kEnds);
     }
+    case ChatFormat::DeepSeekV32:
+    case ChatFormat::DeepSeekV4: {
+        // Reasoning up to </think> when the prompt opened <think>; content, then one DSML
+        // block of calls; EOS ends the turn.
+        static constexpr const char *kEnds[] = {"<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>"};
+        return std::make_unique<TextReplyParser>(tok, promptEndsInThink(tok, prompt),
+                                                 format == ChatFormat::DeepSeekV4 ? CallSyntax::DsmlToolCalls
+                                                                                  : CallSyntax::DsmlFunctionCalls,
+                                                 kEnds);
+    }
     case ChatFormat::Plain:
     case ChatFormat::ChatMl:
     case ChatFormat::Qwen3:

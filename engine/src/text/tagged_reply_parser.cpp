@@ -29,12 +29,16 @@ size_t partialMarker(std::string_view s, std::string_view marker)
     return 0;
 }
 
+bool isDsml(CallSyntax s) { return s == CallSyntax::DsmlToolCalls || s == CallSyntax::DsmlFunctionCalls; }
+// The DSML block's tag name: V4's tool_calls, V3.2's function_calls.
+std::string dsmlBlock(CallSyntax s) { return s == CallSyntax::DsmlToolCalls ? "tool_calls" : "function_calls"; }
+
 } // namespace
 
 TaggedReplyParser::TaggedReplyParser(bool startInThink, CallSyntax syntax)
     : m_mode(startInThink ? Mode::Think : Mode::Start), m_syntax(syntax),
-      m_callOpen(syntax == CallSyntax::Dsml ? "<" + deepseek::kDsml + "tool_calls>" : std::string(kCallOpen)),
-      m_callClose(syntax == CallSyntax::Dsml ? "</" + deepseek::kDsml + "tool_calls>" : std::string(kCallClose))
+      m_callOpen(isDsml(syntax) ? "<" + deepseek::kDsml + dsmlBlock(syntax) + ">" : std::string(kCallOpen)),
+      m_callClose(isDsml(syntax) ? "</" + deepseek::kDsml + dsmlBlock(syntax) + ">" : std::string(kCallClose))
 {
 }
 
@@ -43,7 +47,7 @@ void TaggedReplyParser::endCall(ReplyDelta &d, bool closed)
     using Json = nlohmann::ordered_json;
     bool ok = false;
     ToolCall call;
-    if (m_syntax == CallSyntax::Dsml) { // one block, any number of calls
+    if (isDsml(m_syntax)) { // one block, any number of calls
         if (auto calls = parseDsmlCalls(m_callBody)) {
             for (DsmlCall &c : *calls) {
                 ToolCall one;

@@ -28,9 +28,10 @@ namespace waste::text {
 
 class Tokenizer;
 
-// What a <tool_call> block holds; Dsml: DeepSeek V4's <｜DSML｜tool_calls> block of invokes
+// What a <tool_call> block holds; DsmlToolCalls / DsmlFunctionCalls: DeepSeek V4's
+// <｜DSML｜tool_calls> and DeepSeek-V3.2's <｜DSML｜function_calls> block of invokes
 // (dsml_call.hpp), which replaces <tool_call> as the block's markers.
-enum class CallSyntax { Json, ArgPairs, XmlFunction, Dsml };
+enum class CallSyntax { Json, ArgPairs, XmlFunction, DsmlToolCalls, DsmlFunctionCalls };
 
 class TaggedReplyParser {
 public:
