@@ -11,6 +11,10 @@
 #include "gqa_engine.hpp"
 #include "qwen3_next_reference.hpp"
 
+#include "format/release_config.hpp"
+
+#include <nlohmann/json.hpp>
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -56,6 +60,10 @@ TEST(Qwen3Next, TheTinyModelReadsAsQwen3Next)
     EXPECT_EQ(c.isKda, (std::vector<bool>{true, true, true, false})); // full attention every 4th layer
     EXPECT_EQ(c.g.headDim, 64);
     EXPECT_EQ(c.g.rotaryDim, 16); // partial_rotary_factor 0.25
+    // Without the key, transformers' Qwen3NextConfig default (0.25) holds, not a whole-head turn.
+    nlohmann::json j = nlohmann::json::parse(fixture().weights.source().configText());
+    j.erase("partial_rotary_factor");
+    EXPECT_EQ(waste::format::readReleaseConfig(j).g.rotaryDim, 16);
     EXPECT_EQ(c.g.linKeyHeads, 2);
     EXPECT_EQ(c.g.linValueHeads, 4);
     EXPECT_EQ(c.g.linKeyDim, 32);

@@ -65,7 +65,9 @@ void readQwen3NextKeys(const json &cfg, ModelConfig &c, const std::string &where
     g.next = true;
     g.outputGate = true;
     g.zeroCentredNorm = true;
-    readPartialRope(cfg, g, family == "Qwen3-Next" ? 1.0 : 0.25, where, family);
+    // Absent, the factor is transformers' default for both families (Qwen3NextConfig,
+    // Qwen3_5MoeTextConfig): a quarter of each head turns.
+    readPartialRope(cfg, g, 0.25, where, family);
     g.sharedInter = int(number(cfg, {"shared_expert_intermediate_size"}, 0, 0, Limits::kMaxInter, where));
     if (g.sharedInter <= 0)
         refuse(where, family + " needs shared_expert_intermediate_size > 0");
