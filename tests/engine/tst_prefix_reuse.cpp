@@ -10,6 +10,9 @@
 
 #include "chat_turns.hpp"
 #include "session/model_impl.hpp"
+#include "test_files.hpp"
+
+#include <waste/convert.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -244,4 +247,74 @@ TEST(Checkpoints, ASavedStateHoldsThemSoAReopenedChatContinues)
     fromLive->loadState(live);
     EXPECT_EQ(fromLive->position(), 80);
     EXPECT_EQ(waste::reusablePrefix(*fromLive, next), 0); // no checkpoint to go back to
+}
+
+namespace {
+
+// Bit for bit: the logits of a session that kept `kept` tokens and read the rest of
+// `prompt` as generate() reads a prompt (a pass, even of one token: eval() reads a single
+// token as a generated one), against a fresh session that read it all.
+void expectSameAsFresh(waste::Model &m, const std::string &dir, const std::vector<int32_t> &prompt, int kept)
+{
+    waste::GenParams gp;
+    gp.maxTokens = 1;
+    gp.temperature = 0.0f;
+    m.generate(std::vector<int32_t>(prompt.begin() + kept, prompt.end()), gp);
+    ASSERT_EQ(waste::reusePrefix(m, prompt), int(prompt.size())); // the checkpoint at the answer's start
+    const std::vector<float> got = m.eval({});
+    auto fresh = waste::Model::open(dir);
+    const std::vector<float> want = fresh->eval(prompt);
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0) << "kept " << kept;
+}
+
+} // namespace
+
+// A model whose state is only rows by position (global attention: MLA latents, DSA keys,
+// GQA keys and values) goes back to any prefix it read, with no checkpoint there: the
+// prompt that changes the last answer's start (DeepSeek-V3.2 rewrites the generation
+// prompt's <think> as </think>) reads only from its first changed token. Recurrent models
+// still go back only to a checkpoint.
+TEST(PrefixReuse, AStateOfPositionalRowsIsCutWhereThePromptsPart)
+{
+    for (const char *arch : {"deepseek-v3", "deepseek-v32", "qwen3-moe"}) {
+        waste::TinyModelOptions o;
+        o.arch = arch;
+        o.seed = 5;
+        const std::string dir = freshOutputDir("prefix_reuse", arch);
+        waste::makeTinyContainer(dir, o);
+        auto m = waste::Model::open(dir);
+        std::vector<int32_t> ids;
+        for (int i = 0; i < 40; ++i)
+            ids.push_back(int32_t(3 + (i * 37) % 200));
+        m->eval(ids);
+        ASSERT_EQ(waste::checkpointPosition(*m), 0) << arch; // eval marks none
+
+        // Another continuation after 25 shared tokens: 25 kept, the rest read.
+        std::vector<int32_t> other(ids.begin(), ids.begin() + 25);
+        for (int i = 0; i < 10; ++i)
+            other.push_back(int32_t(211 + i));
+        EXPECT_EQ(waste::reusablePrefix(*m, other), 25) << arch;
+        EXPECT_EQ(m->position(), 40) << arch; // asking changed nothing
+        ASSERT_EQ(waste::reusePrefix(*m, other), 25) << arch;
+        EXPECT_EQ(m->position(), 25) << arch;
+        expectSameAsFresh(*m, dir, other, 25);
+
+        // A prompt the state read all of: its last token is read again for its logits.
+        const std::vector<int32_t> shorter(other.begin(), other.begin() + 30);
+        ASSERT_EQ(waste::reusePrefix(*m, shorter), 29) << arch;
+        expectSameAsFresh(*m, dir, shorter, 29);
+        // Nothing shared: from the start.
+        EXPECT_EQ(waste::reusePrefix(*m, std::vector<int32_t>{int32_t(250), int32_t(251)}), 0) << arch;
+        EXPECT_EQ(m->position(), 0) << arch;
+    }
+    // Kimi-Linear's KDA layers are recurrent: without a checkpoint nothing is kept.
+    auto r3 = waste::Model::open(kKimiLinear);
+    std::vector<int32_t> ids;
+    for (int i = 0; i < 20; ++i)
+        ids.push_back(int32_t(3 + i));
+    r3->eval(ids);
+    std::vector<int32_t> other(ids.begin(), ids.begin() + 12);
+    other.push_back(int32_t(99));
+    EXPECT_EQ(waste::reusablePrefix(*r3, other), 0);
 }

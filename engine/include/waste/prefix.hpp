@@ -28,14 +28,16 @@ void markCheckpoint(Model &model);
 
 // How many leading tokens of `prompt` (images unexpanded) need not be read again: all the
 // state read when the prompt extends it, else the checkpoint's position when it lies within
-// the prefix the prompt shares with what was read, else 0. A position that holds an image
+// the prefix the prompt shares with what was read; for a model whose state is only rows by
+// position (global attention only: DeepSeek-V3 / V3.2, Kimi K2, GLM, Qwen3-MoE), the shared
+// prefix short of the prompt's last token when that is more; else 0. A position that holds an image
 // row matches nothing. The result equals the prompt's length only when the logits there are
 // known; generate() with an empty prompt, or eval() of nothing, then continues from them.
 // Changes nothing.
 int reusablePrefix(const Model &model, std::span<const int32_t> prompt);
 
-// The same, and puts the session there (back to the checkpoint, or reset for 0): feed
-// prompt[n:] next.
+// The same, and puts the session there (back to the checkpoint or the shared prefix, or
+// reset for 0): feed prompt[n:] next.
 int reusePrefix(Model &model, std::span<const int32_t> prompt);
 
 // What the state has read, one token per position (an image row as -1).

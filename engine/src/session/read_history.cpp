@@ -69,13 +69,28 @@ int ReadHistory::checkpointFor(std::span<const int32_t> prompt) const
     return best;
 }
 
+bool ReadHistory::positionalOnly(const model::State &s)
+{
+    return !s.layers.empty() && std::all_of(s.layers.begin(), s.layers.end(), [](const model::LayerState &l) {
+        return l.S.empty() && l.convQ.empty() && l.convK.empty() && l.convV.empty() && !l.kvRing;
+    });
+}
+
+int ReadHistory::cutPoint(std::span<const int32_t> prompt, const model::State &s) const
+{
+    if (prompt.empty() || !positionalOnly(s) || size_t(s.pos) != m_tokens.size())
+        return 0;
+    // The logits at a cut are not kept: the prompt's last token is always read again.
+    return int(std::min(commonPrefix(prompt), prompt.size() - 1));
+}
+
 int ReadHistory::reusable(std::span<const int32_t> prompt, const model::State &s) const
 {
     const size_t live = m_tokens.size();
     if (live > 0 && size_t(s.pos) == live && !s.lastLogits.empty() && commonPrefix(prompt) == live)
         return int(live); // the prompt extends what the state read
     const int cp = checkpointFor(prompt);
-    return cp < 0 ? 0 : m_checkpoints[size_t(cp)].pos;
+    return std::max(cp < 0 ? 0 : m_checkpoints[size_t(cp)].pos, cutPoint(prompt, s));
 }
 
 int ReadHistory::reuse(std::span<const int32_t> prompt, model::State &s)
@@ -86,9 +101,19 @@ int ReadHistory::reuse(std::span<const int32_t> prompt, model::State &s)
         clear();
         return 0;
     }
-    if (size_t(n) == m_tokens.size())
+    if (size_t(n) == m_tokens.size() && size_t(s.pos) == m_tokens.size() && !s.lastLogits.empty())
         return n;
-    const Checkpoint &cp = m_checkpoints[size_t(checkpointFor(prompt))];
+    const int at = checkpointFor(prompt);
+    if (at < 0 || m_checkpoints[size_t(at)].pos != n) {
+        // A cut of a state that is only rows by position: the rows before n stay, what comes
+        // after is read again (and overwritten); no logits until the next token is read.
+        s.pos = n;
+        s.lastLogits.clear();
+        m_tokens.resize(size_t(n));
+        std::erase_if(m_checkpoints, [n](const Checkpoint &c) { return c.pos > n; });
+        return n;
+    }
+    const Checkpoint &cp = m_checkpoints[size_t(at)];
     for (size_t L = 0; L < s.layers.size(); ++L) {
         model::LayerState &to = s.layers[L];
         const model::LayerState &from = cp.recurrent[L];

@@ -48,11 +48,20 @@ public:
 
     // How many leading tokens of `prompt` the session can keep: all the live state holds
     // when the prompt extends it, else the position of the latest checkpoint inside the
-    // common prefix, else 0. Never more than the prompt, and equal to it only when the
-    // logits at that point are known (they come with the state or the checkpoint).
+    // common prefix, or, when the state is only rows by position (positionalOnly), the
+    // common prefix short of the prompt's last token if that is more; else 0. Never more
+    // than the prompt, and equal to it only when the logits at that point are known (they
+    // come with the state or the checkpoint).
     int reusable(std::span<const int32_t> prompt, const model::State &s) const;
-    // The same, and puts `s` there: cut back to the checkpoint (or reset for 0).
+    // The same, and puts `s` there: cut back to the checkpoint or the shared prefix (or
+    // reset for 0).
     int reuse(std::span<const int32_t> prompt, model::State &s);
+
+    // Whether every layer of `s` keeps only rows indexed by position (global attention: MLA
+    // latents and DSA keys, GQA keys and values), which reading on never rewrites before
+    // its position: such a state can be cut back to any position it read. Recurrent layers
+    // (KDA, Gated DeltaNet, DeepSeek V4's compressors) and sliding-window rings cannot.
+    static bool positionalOnly(const model::State &s);
 
     const std::vector<int32_t> &tokens() const { return m_tokens; }
     const std::vector<Checkpoint> &checkpoints() const { return m_checkpoints; }
@@ -61,6 +70,8 @@ public:
 
 private:
     size_t commonPrefix(std::span<const int32_t> prompt) const;
+    // Where a positional-only state can be cut for `prompt` (0: nowhere).
+    int cutPoint(std::span<const int32_t> prompt, const model::State &s) const;
     // Index of the checkpoint the prompt's reuse goes back to, or -1.
     int checkpointFor(std::span<const int32_t> prompt) const;
 
