@@ -7,11 +7,8 @@ JSON) this port writes what the engine writes instead: the text as one `argument
 import copy
 import json
 
-BOS = "<｜begin▁of▁sentence｜>"
-EOS = "<｜end▁of▁sentence｜>"
-THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
-DSML = "｜DSML｜"
-USER, ASSISTANT = "<｜User｜>", "<｜Assistant｜>"
+from dsml_common import (ASSISTANT, BOS, DSML, EOS, THINK_CLOSE, THINK_OPEN, USER, dsml_calls, last_user,
+                         put_tools_on_system, request_thinking, to_json)
 
 TOOLS = (
     "## Tools\n\nYou have access to a set of tools you can use to answer the user's question.\n"
@@ -28,32 +25,9 @@ TOOLS = (
 RESPONSE_FORMAT = "## Response Format:\n\nYou MUST strictly adhere to the following schema to reply:\n"
 
 
-def to_json(v):
-    return json.dumps(v, ensure_ascii=False)
-
-
 def render_tools(tools):
     schemas = "\n".join(to_json(t["function"] if "function" in t else t) for t in tools)
     return TOOLS.replace("{d}", DSML).replace("{o}", THINK_OPEN).replace("{c}", THINK_CLOSE).replace("{schemas}", schemas)
-
-
-def dsml_arguments(call):
-    try:
-        args = json.loads(call["arguments"])
-    except Exception:
-        args = None
-    if not isinstance(args, dict):
-        args = {"arguments": call["arguments"]}
-    return "\n".join('<%sparameter name="%s" string="%s">%s</%sparameter>' % (
-        DSML, k, "true" if isinstance(v, str) else "false", v if isinstance(v, str) else to_json(v), DSML)
-        for k, v in args.items())
-
-
-def last_user(messages):
-    for i in range(len(messages) - 1, -1, -1):
-        if messages[i].get("role") in ("user", "developer"):
-            return i
-    return -1
 
 
 def render(i, messages, thinking):
@@ -95,11 +69,7 @@ def render(i, messages, thinking):
             out += "\n</function_results>"
             out += "\n\n" + (THINK_OPEN if i >= last and thinking else THINK_CLOSE)
     elif role == "assistant":
-        calls = ""
-        if m.get("tool_calls"):
-            invokes = ['<%sinvoke name="%s">\n%s\n</%sinvoke>' % (
-                DSML, c["function"]["name"], dsml_arguments(c["function"]), DSML) for c in m["tool_calls"]]
-            calls = "\n\n<%sfunction_calls>\n%s\n</%sfunction_calls>" % (DSML, "\n".join(invokes), DSML)
+        calls = dsml_calls(m.get("tool_calls"), "function_calls")
         reasoning = ""
         if thinking and i > last:
             reasoning = (m.get("reasoning_content") or "") + THINK_CLOSE
@@ -138,17 +108,8 @@ def encode_request(request):
     for m in messages:
         if isinstance(m.get("content"), list):
             m["content"] = "".join(p.get("text", "") for p in m["content"] if p.get("type") == "text")
-    if request.get("tools"):
-        system = next((m for m in messages if m.get("role") == "system"), None)
-        if system is None:
-            system = {"role": "system", "content": ""}
-            messages.insert(0, system)
-        system["tools"] = request["tools"]
-    thinking = not any(request.get(k) is False or (isinstance(request.get(k), dict) and
-                                                   request[k].get("type") == "disabled")
-                       for k in ("thinking", "enable_thinking"))
-    if request.get("reasoning_effort") in ("none", "minimal", "off"):
-        thinking = False
+    put_tools_on_system(messages, request.get("tools"))
+    thinking = request_thinking(request)
     out = encode_messages(messages, "thinking" if thinking else "chat")
     if request.get("add_generation_prompt") is False and messages and messages[-1].get("role") in ("user", "developer"):
         for end in (ASSISTANT + THINK_OPEN, ASSISTANT + THINK_CLOSE):

@@ -6,11 +6,10 @@ classification tasks (`task`, `wo_eos`) are left out: no API request carries the
 import copy
 import json
 
-BOS = "<｜begin▁of▁sentence｜>"
-EOS = "<｜end▁of▁sentence｜>"
-THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
-DSML = "｜DSML｜"
-USER, ASSISTANT, REMINDER = "<｜User｜>", "<｜Assistant｜>", "<｜latest_reminder｜>"
+from dsml_common import (ASSISTANT, BOS, DSML, EOS, THINK_CLOSE, THINK_OPEN, USER, dsml_calls, last_user,
+                         put_tools_on_system, request_thinking, to_json)
+
+REMINDER = "<｜latest_reminder｜>"
 
 EFFORT_MAX = (
     "Reasoning Effort: Absolute maximum with no shortcuts permitted.\n"
@@ -31,30 +30,9 @@ TOOLS = (
     "above defined tool name and parameter schemas to invoke tool calls.\n")
 
 
-def to_json(v):
-    return json.dumps(v, ensure_ascii=False)
-
-
 def render_tools(tools):
     schemas = "\n".join(to_json(t["function"]) for t in tools)
     return TOOLS.replace("{d}", DSML).replace("{o}", THINK_OPEN).replace("{c}", THINK_CLOSE).replace("{schemas}", schemas)
-
-
-def dsml_arguments(call):
-    try:
-        args = json.loads(call["arguments"])
-    except Exception:
-        args = {"arguments": call["arguments"]}
-    return "\n".join('<%sparameter name="%s" string="%s">%s</%sparameter>' % (
-        DSML, k, "true" if isinstance(v, str) else "false", v if isinstance(v, str) else to_json(v), DSML)
-        for k, v in args.items())
-
-
-def last_user(messages):
-    for i in range(len(messages) - 1, -1, -1):
-        if messages[i].get("role") in ("user", "developer"):
-            return i
-    return -1
 
 
 def render(i, messages, thinking, drop, effort):
@@ -88,11 +66,7 @@ def render(i, messages, thinking, drop, effort):
     elif role == "latest_reminder":
         out += REMINDER + m["content"]
     elif role == "assistant":
-        calls = ""
-        if m.get("tool_calls"):
-            invokes = ['<%sinvoke name="%s">\n%s\n</%sinvoke>' % (
-                DSML, c["function"]["name"], dsml_arguments(c["function"]), DSML) for c in m["tool_calls"]]
-            calls = "\n\n<%stool_calls>\n%s\n</%stool_calls>" % (DSML, "\n".join(invokes), DSML)
+        calls = dsml_calls(m.get("tool_calls"), "tool_calls")
         reasoning = ""
         if thinking and (not drop or i > last):
             reasoning = (m.get("reasoning_content") or "") + THINK_CLOSE
@@ -171,18 +145,9 @@ def encode_request(request):
     for m in messages:  # text parts joined as the engine reads them (tool results: the encoder's own rule)
         if m.get("role") != "tool" and isinstance(m.get("content"), list):
             m["content"] = "".join(p.get("text", "") for p in m["content"] if p.get("type") == "text")
-    if request.get("tools"):
-        system = next((m for m in messages if m.get("role") == "system"), None)
-        if system is None:
-            system = {"role": "system", "content": ""}
-            messages.insert(0, system)
-        system["tools"] = request["tools"]
-    thinking = not any(request.get(k) is False or (isinstance(request.get(k), dict) and
-                                                   request[k].get("type") == "disabled")
-                       for k in ("thinking", "enable_thinking"))
+    put_tools_on_system(messages, request.get("tools"))
+    thinking = request_thinking(request)
     effort = request.get("reasoning_effort")
-    if effort in ("none", "minimal", "off"):
-        thinking = False
     return encode_messages(messages, "thinking" if thinking else "chat",
                            reasoning_effort=effort if effort in ("max", "high") else None)
 

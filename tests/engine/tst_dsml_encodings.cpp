@@ -86,6 +86,40 @@ const std::string kEos = "<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\
 const std::string kUser = "<\xEF\xBD\x9C" "User\xEF\xBD\x9C>", kAssistant = "<\xEF\xBD\x9C" "Assistant\xEF\xBD\x9C>";
 const std::string kDsml = "\xEF\xBD\x9C" "DSML\xEF\xBD\x9C";
 
+// The assistant turn of `req` (a user turn, then an assistant turn with reasoning "two
+// tools", content "Checking." and two calls) as `render` writes it after <think>, read back
+// through the parser of `syntax`; the EOS token ends the message.
+waste::text::ChatReply readBack(const Json &req, waste::text::Segments (*render)(const Json &),
+                                waste::text::CallSyntax syntax)
+{
+    Json one = {{"tools", req["tools"]}, {"messages", Json::array({req["messages"][0], req["messages"][1]})}};
+    const std::string text = joined(render(one));
+    const std::string open = kAssistant + "<think>";
+    const size_t at = text.find(open);
+    EXPECT_NE(at, std::string::npos);
+    std::string reply = at == std::string::npos ? std::string() : text.substr(at + open.size());
+    EXPECT_TRUE(reply.ends_with(kEos));
+    if (reply.ends_with(kEos))
+        reply.resize(reply.size() - kEos.size());
+    waste::text::TaggedReplyParser p(true, syntax);
+    p.push(reply);
+    p.finish();
+    return p.reply();
+}
+
+void expectReadBack(const Json &req, waste::text::Segments (*render)(const Json &), waste::text::CallSyntax syntax)
+{
+    const waste::text::ChatReply r = readBack(req, render, syntax);
+    EXPECT_EQ(r.reasoning, "two tools");
+    EXPECT_EQ(r.content, "Checking.");
+    ASSERT_EQ(r.toolCalls.size(), 2u);
+    EXPECT_EQ(r.toolCalls[0].name, "get_weather");
+    EXPECT_EQ(Json::parse(r.toolCalls[0].arguments),
+              Json::parse(req["messages"][1]["tool_calls"][0]["function"]["arguments"].get<std::string>()));
+    EXPECT_EQ(r.toolCalls[1].name, "get_time");
+    EXPECT_EQ(r.toolCalls[1].arguments, "{}");
+}
+
 } // namespace
 
 TEST(Dsv32Encoding, EveryRequestRendersAsTheReleaseEncoderWritesIt)
@@ -93,7 +127,7 @@ TEST(Dsv32Encoding, EveryRequestRendersAsTheReleaseEncoderWritesIt)
     if (!havePython())
         GTEST_SKIP() << "needs /usr/bin/python3";
     const Json all = cases("dsv32_requests.json");
-    const Json golden = Json::parse(run("/usr/bin/python3 " + kDir + "dsv32_encoder.py " + kDir + "dsv32_requests.json"));
+    const Json golden = Json::parse(run("/usr/bin/python3 -B " + kDir + "dsv32_encoder.py " + kDir + "dsv32_requests.json"));
     ASSERT_EQ(golden.size(), all.size());
     ASSERT_GE(all.size(), 10u);
     const std::vector<std::string> markers = {kBos, kEos, kUser, kAssistant, kDsml, "<think>", "</think>",
@@ -109,32 +143,11 @@ TEST(Dsv32Encoding, EveryRequestRendersAsTheReleaseEncoderWritesIt)
 TEST(Dsv32Encoding, AnAssistantTurnReadsBackThroughTheDsmlParser)
 {
     // The third request's assistant turn as the encoder writes it after the last user turn
-    // (reasoning kept), generated after <think>: the parser gives back its parts.
-    const Json req = cases("dsv32_requests.json")[2]["request"];
-    Json one = {{"tools", req["tools"]}, {"messages", Json::array({req["messages"][0], req["messages"][1]})}};
-    const std::string text = joined(waste::text::renderDeepSeekV32(one));
-    const std::string open = kAssistant + "<think>";
-    const size_t at = text.find(open);
-    ASSERT_NE(at, std::string::npos);
-    std::string reply = text.substr(at + open.size());
-    ASSERT_TRUE(reply.ends_with(kEos));
-    reply.resize(reply.size() - kEos.size()); // the EOS token ends the message
-    waste::text::TaggedReplyParser p(true, waste::text::CallSyntax::DsmlFunctionCalls);
-    p.push(reply);
-    p.finish();
-    EXPECT_EQ(p.reply().reasoning, "two tools");
-    EXPECT_EQ(p.reply().content, "Checking.");
-    ASSERT_EQ(p.reply().toolCalls.size(), 2u);
-    EXPECT_EQ(p.reply().toolCalls[0].name, "get_weather");
-    EXPECT_EQ(Json::parse(p.reply().toolCalls[0].arguments),
-              Json::parse(req["messages"][1]["tool_calls"][0]["function"]["arguments"].get<std::string>()));
-    EXPECT_EQ(p.reply().toolCalls[1].name, "get_time");
-    EXPECT_EQ(p.reply().toolCalls[1].arguments, "{}");
-    // V4's block name is not V3.2's: the V4 parser leaves a V3.2 block as text.
-    waste::text::TaggedReplyParser v4(true, waste::text::CallSyntax::DsmlToolCalls);
-    v4.push(reply);
-    v4.finish();
-    EXPECT_TRUE(v4.reply().toolCalls.empty());
+    // (reasoning kept); V4's block name is not V3.2's, so V4's parser leaves it as text.
+    expectReadBack(cases("dsv32_requests.json")[2]["request"], waste::text::renderDeepSeekV32,
+                   waste::text::CallSyntax::DsmlFunctionCalls);
+    EXPECT_TRUE(readBack(cases("dsv32_requests.json")[2]["request"], waste::text::renderDeepSeekV32,
+                         waste::text::CallSyntax::DsmlToolCalls).toolCalls.empty());
 }
 
 TEST(Dsv32Encoding, ToolResultsNeedTheCallsBeforeThem)
@@ -152,7 +165,7 @@ TEST(Dsv4Encoding, EveryRequestRendersAsTheReleaseEncoderWritesIt)
     if (!havePython())
         GTEST_SKIP() << "needs /usr/bin/python3";
     const Json all = cases("dsv4_requests.json");
-    const Json golden = Json::parse(run("/usr/bin/python3 " + kDir + "dsv4_encoder.py " + kDir + "dsv4_requests.json"));
+    const Json golden = Json::parse(run("/usr/bin/python3 -B " + kDir + "dsv4_encoder.py " + kDir + "dsv4_requests.json"));
     ASSERT_EQ(golden.size(), all.size());
     ASSERT_GE(all.size(), 5u);
     const std::vector<std::string> markers = {
@@ -180,28 +193,7 @@ TEST(Dsv4Encoding, EveryRequestRendersAsTheReleaseEncoderWritesIt)
 TEST(Dsv4Encoding, AnAssistantTurnReadsBackThroughTheDsmlParser)
 {
     // The third request's assistant turn as the encoder writes it (reasoning kept: tools are
-    // declared), generated after <think>: the parser gives back its parts.
-    const Json req = cases("dsv4_requests.json")[2]["request"];
-    Json one = {{"tools", req["tools"]}, {"messages", Json::array({req["messages"][0], req["messages"][1]})}};
-    std::string text;
-    for (const auto &seg : waste::text::renderDeepSeekV4(one))
-        text += seg.text;
-    const std::string open = "<\xEF\xBD\x9C" "Assistant\xEF\xBD\x9C><think>";
-    const size_t at = text.find(open);
-    ASSERT_NE(at, std::string::npos);
-    std::string reply = text.substr(at + open.size());
-    const std::string eos = "<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>";
-    ASSERT_TRUE(reply.ends_with(eos));
-    reply.resize(reply.size() - eos.size()); // the EOS token ends the message
-    waste::text::TaggedReplyParser p(true, waste::text::CallSyntax::DsmlToolCalls);
-    p.push(reply);
-    p.finish();
-    EXPECT_EQ(p.reply().reasoning, "two tools");
-    EXPECT_EQ(p.reply().content, "Checking.");
-    ASSERT_EQ(p.reply().toolCalls.size(), 2u);
-    EXPECT_EQ(p.reply().toolCalls[0].name, "get_weather");
-    EXPECT_EQ(Json::parse(p.reply().toolCalls[0].arguments),
-              Json::parse(req["messages"][1]["tool_calls"][0]["function"]["arguments"].get<std::string>()));
-    EXPECT_EQ(p.reply().toolCalls[1].name, "get_time");
-    EXPECT_EQ(p.reply().toolCalls[1].arguments, "{}");
+    // declared).
+    expectReadBack(cases("dsv4_requests.json")[2]["request"], waste::text::renderDeepSeekV4,
+                   waste::text::CallSyntax::DsmlToolCalls);
 }

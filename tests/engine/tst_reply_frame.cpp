@@ -320,47 +320,25 @@ TEST(ReplyFrame, GlmAnswersReadBackAndForcedCallsAreRefused)
     }
 }
 
-// Qwen3.5: the generation prompt opens <think> (reasoning first) unless thinking is off; an
-// answer reads back as its document; a forced call is refused, naming why.
-TEST(ReplyFrame, Qwen35AnswersReadBackAndForcedCallsAreRefused)
+// Qwen3.5, DeepSeek-V3.2 and V4: the generation prompt opens <think> (reasoning first)
+// unless thinking is off; an answer reads back as its document, ending at the format's end
+// marker; a forced call is refused, naming why (each argument is its own <parameter=...>
+// block or DSML parameter).
+TEST(ReplyFrame, ThinkThenAnswerFormatsReadBackAndRefuseForcedCalls)
 {
-    const Format f{"qwen3.5", ChatFormat::Qwen35, [] { return familyTokenizer("qwen3.5-moe"); }};
-    const Tokenizer tok = f.tokenizer();
+    struct Case {
+        Format f;
+        const char *end, *why;
+    };
+    const std::string eos = "<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>";
+    for (const Case &k : {Case{{"qwen3.5", ChatFormat::Qwen35, [] { return familyTokenizer("qwen3.5-moe"); }}, "<|im_end|>",
+                               "<parameter=...>"},
+                          Case{{"deepseek-v3.2", ChatFormat::DeepSeekV32, [] { return familyTokenizer("deepseek-v32"); }},
+                               eos.c_str(), "DSML parameter"},
+                          Case{{"deepseek-v4", ChatFormat::DeepSeekV4, [] { return familyTokenizer("deepseek-v4"); }},
+                               eos.c_str(), "DSML parameter"}})
     for (const bool thinking : {false, true}) {
-        const std::vector<int32_t> prompt = promptFor(f, tok, thinking, false);
-        const ReplyFrame frame = replyFramer(f.format, tok, prompt)->answer(Schema::compile(kSchema));
-        EXPECT_EQ(frame.reasoning.allowed, thinking);
-        EXPECT_TRUE(frame.reasoning.open.empty()) << "the prompt opened <think> itself";
-        for (uint64_t seed = 1; seed <= 4; ++seed) {
-            const int maxTokens = 70;
-            const auto c = makeAnswerConstraint(f.format, tok, prompt, kSchema, maxTokens);
-            const std::vector<int32_t> out = walk(*c, tok, seed, maxTokens);
-            const std::string w = what(f, "answer", thinking, seed, tok, out);
-            const ChatReply reply = parse(f.format, tok, prompt, out);
-            const Split s = split(frame, tok, out);
-            EXPECT_EQ(trim(reply.reasoning), s.reasoning) << w;
-            EXPECT_TRUE(reply.toolCalls.empty()) << w;
-            Json doc;
-            ASSERT_NO_THROW(doc = Json::parse(reply.content)) << w;
-            EXPECT_EQ(doc, Json::parse(s.document)) << w;
-        }
-        try {
-            replyFramer(f.format, tok, promptFor(f, tok, thinking, true))->call(toolParameters(kTools, "get_time"));
-            ADD_FAILURE() << "a forced Qwen3.5 call was framed";
-        } catch (const waste::Error &e) {
-            EXPECT_EQ(e.code(), waste::ErrorCode::Unsupported);
-            EXPECT_NE(std::string(e.what()).find("<parameter=...>"), std::string::npos) << e.what();
-        }
-    }
-}
-
-// DeepSeek-V3.2 and V4 (DSML calls): the prompt opens <think> unless thinking is off; an
-// answer reads back as its document, ending at EOS; a forced call is refused, naming why.
-TEST(ReplyFrame, DsmlFormatsAnswersReadBackAndForcedCallsAreRefused)
-{
-    for (const Format f : {Format{"deepseek-v3.2", ChatFormat::DeepSeekV32, [] { return familyTokenizer("deepseek-v32"); }},
-                           Format{"deepseek-v4", ChatFormat::DeepSeekV4, [] { return familyTokenizer("deepseek-v4"); }}})
-    for (const bool thinking : {false, true}) {
+        const Format &f = k.f;
         const Tokenizer tok = f.tokenizer();
         const std::vector<int32_t> prompt = promptFor(f, tok, thinking, false);
         const ReplyFrame frame = replyFramer(f.format, tok, prompt)->answer(Schema::compile(kSchema));
@@ -372,7 +350,7 @@ TEST(ReplyFrame, DsmlFormatsAnswersReadBackAndForcedCallsAreRefused)
             const std::vector<int32_t> out = walk(*c, tok, seed, maxTokens);
             const std::string w = what(f, "answer", thinking, seed, tok, out);
             ASSERT_FALSE(out.empty()) << w;
-            EXPECT_EQ(out.back(), tok.specialId("<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>")) << w;
+            EXPECT_EQ(out.back(), tok.specialId(k.end)) << w;
             const ChatReply reply = parse(f.format, tok, prompt, out);
             const Split s = split(frame, tok, out);
             EXPECT_EQ(trim(reply.reasoning), s.reasoning) << w;
@@ -386,7 +364,7 @@ TEST(ReplyFrame, DsmlFormatsAnswersReadBackAndForcedCallsAreRefused)
             ADD_FAILURE() << "a forced " << f.label << " call was framed";
         } catch (const waste::Error &e) {
             EXPECT_EQ(e.code(), waste::ErrorCode::Unsupported);
-            EXPECT_NE(std::string(e.what()).find("DSML parameter"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find(k.why), std::string::npos) << e.what();
         }
     }
 }

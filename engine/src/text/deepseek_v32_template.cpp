@@ -117,7 +117,6 @@ Segments renderDeepSeekV32(const Json &request)
 
     SegmentWriter w;
     w.markup(deepseek::kBos);
-    const std::string d = deepseek::kDsml;
     for (size_t i = 0; i < msgs.size(); ++i) {
         const Json &m = msgs[i];
         const std::string r = family::role(m);
@@ -164,16 +163,7 @@ Segments renderDeepSeekV32(const Json &request)
                 w.markup(kThinkClose);
             }
             w.text(family::contentText(m));
-            const Json &calls = family::toolCalls(m);
-            if (!calls.empty()) {
-                w.markup("\n\n<" + d + "function_calls>\n");
-                for (size_t k = 0; k < calls.size(); ++k) {
-                    if (k > 0)
-                        w.markup("\n");
-                    writeDsmlInvoke(w, calls[k]);
-                }
-                w.markup("\n</" + d + "function_calls>");
-            }
+            writeDsmlCalls(w, family::toolCalls(m), "function_calls");
             w.markup(deepseek::kEos);
         }
     }

@@ -121,4 +121,18 @@ void writeDsmlInvoke(SegmentWriter &w, const nlohmann::ordered_json &call)
     w.markup("\n</" + d + "invoke>");
 }
 
+void writeDsmlCalls(SegmentWriter &w, const nlohmann::ordered_json &calls, const std::string &block)
+{
+    if (!calls.is_array() || calls.empty())
+        return;
+    const std::string d = deepseek::kDsml;
+    w.markup("\n\n<" + d + block + ">\n");
+    for (size_t k = 0; k < calls.size(); ++k) {
+        if (k > 0)
+            w.markup("\n");
+        writeDsmlInvoke(w, calls[k]);
+    }
+    w.markup("\n</" + d + block + ">");
+}
+
 } // namespace waste::text

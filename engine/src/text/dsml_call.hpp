@@ -34,4 +34,8 @@ std::optional<std::vector<DsmlCall>> parseDsmlCalls(std::string_view body);
 // object (where the release's encoder would stop) go as one `arguments` parameter.
 void writeDsmlInvoke(SegmentWriter &w, const nlohmann::ordered_json &call);
 
+// Writes an assistant turn's calls as "\n\n" and one block, <｜DSML｜BLOCK> (function_calls
+// for V3.2, tool_calls for V4) with the invokes one a line; nothing when there are none.
+void writeDsmlCalls(SegmentWriter &w, const nlohmann::ordered_json &calls, const std::string &block);
+
 } // namespace waste::text

@@ -187,7 +187,6 @@ Segments renderDeepSeekV4(const Json &request)
 
     SegmentWriter w;
     w.markup(deepseek::kBos);
-    const std::string d = deepseek::kDsml;
     for (size_t i = 0; i < msgs.size(); ++i) {
         const Msg &m = msgs[i];
         if (i == 0 && thinking && effort == "max")
@@ -224,16 +223,7 @@ Segments renderDeepSeekV4(const Json &request)
                 w.markup(kThinkClose);
             }
             w.text(family::contentText(m.src));
-            const Json &calls = family::toolCalls(m.src);
-            if (!calls.empty()) {
-                w.markup("\n\n<" + d + "tool_calls>\n");
-                for (size_t k = 0; k < calls.size(); ++k) {
-                    if (k > 0)
-                        w.markup("\n");
-                    writeDsmlInvoke(w, calls[k]);
-                }
-                w.markup("\n</" + d + "tool_calls>");
-            }
+            writeDsmlCalls(w, family::toolCalls(m.src), "tool_calls");
             w.markup(deepseek::kEos);
         }
         const bool handsOver = i + 1 == msgs.size() || msgs[i + 1].role == "assistant" || msgs[i + 1].role == "latest_reminder";

@@ -32,9 +32,7 @@ public:
 
     ReplyFrame answer(const std::shared_ptr<const Schema> &schema) const override
     {
-        ReplyFrame f{m_reasoning, {}};
-        f.branches.push_back({{}, schema, {m_end}});
-        return f;
+        return reasonedAnswer(m_reasoning, schema, m_end);
     }
 
     ReplyFrame call(const ToolSchemas &) const override

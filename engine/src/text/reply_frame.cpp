@@ -61,6 +61,14 @@ std::unique_ptr<ReplyFramer> replyFramer(ChatFormat format, const Tokenizer &tok
     throw Error(ErrorCode::Unsupported, std::string("no reply frame for the chat format ") + chatFormatName(format));
 }
 
+ReplyFrame reasonedAnswer(const FramedJsonConstraint::Reasoning &reasoning, const std::shared_ptr<const Schema> &schema,
+                          int32_t end)
+{
+    ReplyFrame f{reasoning, {}};
+    f.branches.push_back({{}, schema, {end}});
+    return f;
+}
+
 std::shared_ptr<TokenConstraint> frameConstraint(const ReplyFrame &frame, const Tokenizer &tok, int maxTokens)
 {
     auto trie = std::make_shared<const TokenTrie>(TokenTrie::fromTokenizer(tok));

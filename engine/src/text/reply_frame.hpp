@@ -42,6 +42,12 @@ struct ReplyFrame {
     std::vector<FramedJsonConstraint::Branch> branches;
 };
 
+// [reasoning] then `schema`'s document and the `end` token: the answer frame of the
+// formats that end a turn with one marker after an optional think block (Qwen3.5,
+// DeepSeek-V3.2 and V4).
+ReplyFrame reasonedAnswer(const FramedJsonConstraint::Reasoning &reasoning, const std::shared_ptr<const Schema> &schema,
+                          int32_t end);
+
 // Functions a forced call may choose from: (name, JSON Schema of its arguments).
 using ToolSchemas = std::vector<std::pair<std::string, nlohmann::json>>;
 
