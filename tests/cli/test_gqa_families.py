@@ -2,45 +2,16 @@
 (and its Air variant), and DeepSeek V4 Flash: `waste mktiny T --arch A --hf` writes the release layout (tensor names, dtypes, config fields), `waste
 convert` turns it into a container, `waste info --json` names the architecture, and
 `waste run ... -n 8 --temp 0` gives the same tokens twice. `waste plan --config` on the
-tiny release agrees with `waste plan` on the converted container (floor and state)."""
+tiny release agrees with `waste plan` on the converted container (floor and state).
+The steps every family shares are family_pipeline.py's; this file adds what sets these apart."""
 import json
 import os
-import shutil
-import struct
-import subprocess
 import sys
-import tempfile
 
-WASTE = sys.argv[1]
-failures = []
-work = tempfile.mkdtemp(prefix="waste-gqa-families-")
-env = dict(os.environ, XDG_CACHE_HOME=work, HOME=work)
+from family_pipeline import Pipeline
 
-
-def run(*args):
-    p = subprocess.run([WASTE, *args], capture_output=True, text=True, timeout=110, env=env)
-    return p.returncode, p.stdout, p.stderr
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-
-
-def safetensors_header(path):
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        return json.loads(f.read(n))
-
-
-def stored_tensors(folder):
-    out = {}
-    for name in sorted(os.listdir(folder)):
-        if name.endswith(".safetensors"):
-            for k, v in safetensors_header(os.path.join(folder, name)).items():
-                if k != "__metadata__":
-                    out[k] = v
-    return out
+p = Pipeline(sys.argv[1], "gqa-families")
+check = p.check
 
 
 EXPECT = {
@@ -126,20 +97,10 @@ EXPECT = {
 
 for variant, (architecture, model_type, tensors) in EXPECT.items():
     arch, *flags = variant.split()
-    name = variant.replace(" ", "")
-    hf, ct = os.path.join(work, name + "-hf"), os.path.join(work, name + "-ct")
-    rc, out, err = run("mktiny", hf, "--arch", arch, *flags, "--hf")
-    check(rc == 0, f"{variant}: mktiny --hf exit {rc}: {err}")
-    if rc != 0:
+    made = p.release(variant, architecture, model_type, tensors)
+    if made is None:
         continue
-    cfg = json.load(open(os.path.join(hf, "config.json")))
-    check(cfg.get("architectures") == [architecture] and cfg.get("model_type") == model_type,
-          f"{variant}: config names {cfg.get('architectures')} / {cfg.get('model_type')}")
-    stored = stored_tensors(hf)
-    for name, (dtype, rank) in tensors.items():
-        t = stored.get(name)
-        check(t is not None and t["dtype"] == dtype and len(t["shape"]) == rank,
-              f"{variant}: {name} is {t and (t['dtype'], t['shape'])}, expected {dtype} of rank {rank}")
+    hf, cfg, stored = made
     if arch == "qwen3-next":
         types = cfg.get("layer_types", [])
         check(types == ["linear_attention"] * 3 + ["full_attention"] and cfg.get("full_attention_interval") == 4,
@@ -201,35 +162,7 @@ for variant, (architecture, model_type, tensors) in EXPECT.items():
         check("layers.3.attn.indexer.wq_b.weight" not in stored, "deepseek-v4: no indexer on a ratio-8 layer")
         w = stored["layers.2.ffn.experts.0.w1.weight"]["shape"]
         check(w == [cfg["moe_intermediate_size"], cfg["hidden_size"] // 2], f"deepseek-v4: FP4 w1 shape {w}")
-    rc, out, err = run("convert", hf, ct)
-    check(rc == 0, f"{variant}: convert exit {rc}: {err[-400:]}")
-    rc, out, err = run("info", ct, "--json")
-    info = json.loads(out) if rc == 0 else {}
-    check(info.get("arch") == arch, f"{variant}: info arch {info.get('arch')}")
-    if arch in ("gpt-oss", "deepseek-v4"):
-        check(info.get("expert_format") == "MXFP4", f"{arch}: expert format {info.get('expert_format')}")
-    answers = []
-    for _ in range(2):
-        rc, out, err = run("run", ct, "The quick brown fox", "-n", "8", "--temp", "0")
-        check(rc == 0, f"{variant}: run exit {rc}: {err[-400:]}")
-        answers.append(out)
-        check("[8 tokens" in err, f"{variant}: run did not generate 8 tokens: {err[-200:]}")
-    check(answers[0] == answers[1], f"{variant}: two greedy runs differ: {answers}")
+    # The container holds what convert chose: VQ3R for BF16 experts, MXFP4 kept for gpt-oss and V4.
+    p.container(variant, hf, "The quick brown fox", 8, "MXFP4" if arch in ("gpt-oss", "deepseek-v4") else None)
 
-    # The plan of the release from its config alone equals the plan of the container.
-    rc1, a, e1 = run("plan", "--config", os.path.join(hf, "config.json"), "--ram", "16G", "--json", "--ctx", "8192")
-    rc2, b, e2 = run("plan", ct, "--json", "--ctx", "8192")
-    check(rc1 == 0 and rc2 == 0, f"{variant}: plan exits {rc1} {rc2}: {e1[-300:]} {e2[-300:]}")
-    if rc1 == 0 and rc2 == 0:
-        a, b = json.loads(a), json.loads(b)
-        check(a.get("arch") == arch, f"{variant}: plan --config arch {a.get('arch')}")
-        # The container holds what convert chose: VQ3R for BF16 experts, MXFP4 natively for gpt-oss.
-        layout = a.get("native", {}) if arch in ("gpt-oss", "deepseek-v4") else a
-        for k in ("state_bytes", "trunk_bytes", "scratch_bytes", "min_expert_cache", "floor_bytes", "working_set_bytes"):
-            check(layout.get(k) == b.get(k), f"{variant}: plan --config {k} {layout.get(k)} vs container {b.get(k)}")
-
-shutil.rmtree(work, ignore_errors=True)
-if failures:
-    print("\n".join(failures))
-    sys.exit(1)
-print("ok")
+p.finish()
