@@ -239,6 +239,74 @@ private Q_SLOTS:
         QVERIFY(!QFileInfo::exists(copy));
         QVERIFY2(WindowTest::warnings().isEmpty(), qPrintable(WindowTest::warnings()));
     }
+
+    // The prompt cache on disk (issue 36): the system prompt a text request left there is read
+    // from it by a request that sends a picture after it, and the answer is the fresh read's.
+    void aPictureAfterACachedSystemPromptReadsOnlyThePicturePart()
+    {
+        QTemporaryDir dir;
+        const QString model = dir.filePath(QStringLiteral("tiny-vision"));
+        waste::TinyModelOptions options;
+        options.vision = true;
+        waste::makeTinyContainer(model.toStdString(), options);
+        QFile png(kPng);
+        QVERIFY(png.open(QIODevice::ReadOnly));
+        const QString picture = QStringLiteral("data:image/png;base64,") + QString::fromLatin1(png.readAll().toBase64());
+        const QString system = QStringLiteral("You describe pictures for people who cannot see them. Say what is in the "
+                                              "middle first, then the edges, then the colours, in plain words.");
+        auto request = [&](bool withPicture) {
+            QJsonArray content{QJsonObject{{"type", "text"}, {"text", kQuestion}}};
+            if (withPicture)
+                content.prepend(QJsonObject{{"type", "image_url"}, {"image_url", QJsonObject{{"url", picture}}}});
+            return QJsonObject{{"messages", QJsonArray{QJsonObject{{"role", "system"}, {"content", system}},
+                                                       QJsonObject{{"role", "user"}, {"content", content}}}},
+                               {"max_tokens", kMaxTokens},
+                               {"temperature", 0}};
+        };
+        struct Answer {
+            int status = 0, cached = -1;
+            QString content;
+        };
+        auto ask = [](HttpTestClient &client, const QJsonObject &body) {
+            const HttpResult r = client.post(QStringLiteral("/v1/chat/completions"), body);
+            Answer a;
+            a.status = r.status;
+            a.cached = r.json().value("usage").toObject().value("prompt_tokens_details").toObject().value("cached_tokens").toInt(-1);
+            a.content = r.json().value("choices").toArray().at(0).toObject().value("message").toObject().value("content").toString();
+            return a;
+        };
+        auto serve = [&](const QString &cacheDir, auto &&body) {
+            EngineController engine(nullptr);
+            if (!cacheDir.isEmpty())
+                engine.setPromptCache(cacheDir, qint64(1) << 30, 16);
+            engine.openModel(model, 0, 2048);
+            QTRY_COMPARE_WITH_TIMEOUT(engine.state(), EngineController::Ready, 30000);
+            ApiServer server(&engine, nullptr);
+            server.setPort(0);
+            QVERIFY2(server.start(), qPrintable(server.errorString()));
+            HttpTestClient client(server.boundPort());
+            body(client);
+            server.stop();
+        };
+        Answer reference, first, second;
+        serve(QString(), [&](HttpTestClient &client) { reference = ask(client, request(true)); });
+        QCOMPARE(reference.status, 200);
+        QCOMPARE(reference.cached, 0);
+        const QString cache = dir.filePath(QStringLiteral("prompt-cache"));
+        serve(cache, [&](HttpTestClient &client) {
+            first = ask(client, request(false)); // keeps the system prompt
+            QCOMPARE(QDir(cache).entryList({QStringLiteral("*.state")}, QDir::Files).size(), 1);
+            client.post(QStringLiteral("/v1/chat/completions"),
+                        QJsonObject{{"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "Something else"}}}},
+                                    {"max_tokens", 2}}); // the state in memory no longer starts with it
+            second = ask(client, request(true));
+        });
+        QCOMPARE(first.status, 200);
+        QCOMPARE(second.status, 200);
+        QVERIFY2(second.cached > 16, qPrintable(QString::number(second.cached)));
+        QCOMPARE(second.content, reference.content); // the same logits as a fresh read: greedy agrees
+        QVERIFY2(WindowTest::warnings().isEmpty(), qPrintable(WindowTest::warnings()));
+    }
 };
 
 int main(int argc, char **argv)

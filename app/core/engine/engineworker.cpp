@@ -426,8 +426,11 @@ void EngineWorker::runAlone(const GenerationRequest &request)
     try {
         // Prefix reuse: when the state (in memory or saved for this conversation) holds a
         // prefix of this prompt, only the rest is fed, with only the images in the rest.
-        const PromptFeeder::Prepared prepared =
+        PromptFeeder::Prepared prepared =
             m_feeder.prepare(request.segments, request.imagePaths, request.reuseState, request.stateFile);
+        // The system prompt and tools before the first image may be in the prompt cache.
+        if (request.reuseState && m_cache.enabled())
+            m_feeder.useCache(prepared, m_cache, request.imagePaths);
 
         waste::GenParams params = request.params;
         if (request.makeConstraint)

@@ -181,13 +181,23 @@ std::optional<QJsonObject> PromptFeeder::restore(const QString &stateFile)
     return saved->extra;
 }
 
-void PromptFeeder::useCache(Prepared &p, PromptCache &cache)
+void PromptFeeder::useCache(Prepared &p, PromptCache &cache, const QStringList &images)
 {
     const PromptCache::Hit hit = cache.longest(m_identity, p.prompt, p.reused);
     if (hit.path.isEmpty())
         return;
+    // An entry's tokens are the prompt's own: one that reached into an image would hold no
+    // picture for it.
+    const auto cached = p.prompt.begin() + hit.tokens;
+    if (m_mediaToken >= 0 && std::find(p.prompt.begin(), cached, m_mediaToken) != cached)
+        return;
+    const qsizetype placedBefore = m_history.countPromptToken(m_mediaToken);
     std::optional<savedstate::Record> saved = savedstate::readRecord(hit.path, m_identity);
-    if (!saved || !load(hit.path, *saved)) {
+    if (saved && load(hit.path, *saved)) {
+        m_kept = Kept::LiveState;
+        p.reused = hit.tokens;
+        p.restored = true;
+    } else {
         // Damaged (or not what its record says): dropped, and the prompt is read whole, from a
         // clean state (a load that went wrong may have left anything in it).
         cache.drop(hit.path);
@@ -196,13 +206,15 @@ void PromptFeeder::useCache(Prepared &p, PromptCache &cache)
         m_kept = Kept::Nothing;
         p.reused = 0;
         p.restored = false;
-        p.positionBefore = m_model->position();
-        return;
     }
-    m_kept = Kept::LiveState;
-    p.reused = hit.tokens;
-    p.restored = true;
     p.positionBefore = m_model->position();
+    // prepare() placed the images the state it kept did not hold; this state holds none.
+    const qsizetype placed = m_history.countPromptToken(m_mediaToken);
+    if (placed != placedBefore) {
+        m_model->clearImages();
+        for (qsizetype i = placed; i < images.size(); ++i)
+            m_model->addImage(images.at(i).toStdString());
+    }
 }
 
 void PromptFeeder::saveToCache(std::span<const int32_t> prefix, PromptCache &cache) const

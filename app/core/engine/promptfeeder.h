@@ -46,10 +46,13 @@ public:
     // state (may be empty). `images` are all the prompt's images, in order.
     Prepared prepare(const QList<PromptSegment> &segments, const QStringList &images, bool reuse,
                      const QString &stateFile);
-    // After prepare() (a prompt without images): when the prompt cache keeps a longer prefix
-    // of the prompt than the state does, the state is loaded from it and only the rest is left
-    // to feed (p.reused grows, p.restored is set). An entry that does not load is dropped.
-    void useCache(Prepared &p, PromptCache &cache);
+    // After prepare(): when the prompt cache keeps a longer prefix of the prompt than the
+    // state does, the state is loaded from it and only the rest is left to feed (p.reused
+    // grows, p.restored is set). An entry that does not load is dropped. Entries hold text
+    // only (the system prompt and tools before a conversation's first image): `images` (all
+    // the prompt's, as given to prepare) are placed again when the loaded state holds fewer
+    // of them than the one prepare() kept.
+    void useCache(Prepared &p, PromptCache &cache, const QStringList &images = {});
     // Keeps the session's state, which holds exactly `prefix`, as a prompt cache entry (once
     // per prefix). A failed write is a warning, never the request's failure.
     void saveToCache(std::span<const int32_t> prefix, PromptCache &cache) const;
