@@ -116,7 +116,7 @@ ColumnLayout {
             Accessible.name: qsTr("More releases")
             ToolTip.visible: hovered && !popup.visible
             ToolTip.delay: 500
-            ToolTip.text: qsTr("DeepSeek, Kimi K2, Qwen3 and gpt-oss releases")
+            ToolTip.text: qsTr("DeepSeek, Kimi K2, Qwen, GLM and gpt-oss releases")
             onActivated: index => {
                 form.pickPreset(releases[index].repo)
                 currentIndex = -1
