@@ -7,37 +7,19 @@
 // DeepSeek-V3.
 #include <waste/release_plan.hpp>
 
-#include <gtest/gtest.h>
+#include "release_plan_arithmetic.hpp"
 
-#include <fstream>
-#include <iterator>
+#include <gtest/gtest.h>
 
 namespace {
 
-const std::string kConfigs = std::string(WASTE_FIXTURES_DIR) + "/release-configs/";
+using namespace release_plan_arithmetic;
 
-std::string readText(const std::string &path)
-{
-    std::ifstream f(path, std::ios::binary);
-    EXPECT_TRUE(f.good()) << path;
-    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
-
-waste::ReleasePlan planOn(const std::string &file, int64_t ram, int ctx = 4096)
-{
-    waste::ReleasePlanOptions o;
-    o.ctx = ctx;
-    o.ramBytes = ram;
-    return waste::planRelease(readText(kConfigs + file), o);
-}
 
 // Stored bytes: Q4G two weights a byte, Q8G one, an f16 scale per 128 inputs; F32 four
 // bytes a value (tensors under 65536 values, biases, and the indexer's head weights).
 int64_t q4(int64_t rows, int64_t cols) { return rows * cols / 2 + rows * ((cols + 127) / 128) * 2; }
 int64_t q8(int64_t rows, int64_t cols) { return rows * cols + rows * ((cols + 127) / 128) * 2; }
-int64_t f32(int64_t n) { return n * 4; }
-int64_t pages(int64_t bytes) { return (bytes + 4095) / 4096 * 4096; }
-int64_t vq3r(int64_t IM, int64_t H) { return pages(48 + 3 * (IM / 64) * (H / 8) * 64 * 3 + 2 * (2 * IM + H)); }
 int64_t fp8(int64_t IM, int64_t H) { return pages(64 + 3 * IM * H + 3 * (IM / 128) * (H / 128) * 4); }
 
 struct Dsa {
@@ -47,17 +29,6 @@ struct Dsa {
     bool fp8;
 };
 
-// The default budget: floor plus 3, 2 or 1 of the reference's working sets (every layer's
-// top-k records; recommended_bytes is floor + 3 of them), the first under 7/8 of RAM.
-int64_t defaultBudget(const waste::MemoryPlan &p, int64_t ram)
-{
-    const int64_t cap = ram - ram / 8;
-    const int64_t step = (p.recommended_bytes - p.floor_bytes) / 3;
-    for (int n = 3; n >= 1; --n)
-        if (p.floor_bytes + n * step <= cap)
-            return p.floor_bytes + n * step;
-    return p.floor_bytes;
-}
 
 void check(const Dsa &d)
 {

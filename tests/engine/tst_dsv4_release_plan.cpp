@@ -4,6 +4,8 @@
 // arithmetic written out here; parameter counts against the published 284B / 13B.
 #include <waste/release_plan.hpp>
 
+#include "release_plan_arithmetic.hpp"
+
 #include "format/native_record.hpp"
 #include "format/release_config.hpp"
 
@@ -11,34 +13,16 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <iterator>
-
 namespace {
 
-const std::string kConfig = std::string(WASTE_FIXTURES_DIR) + "/release-configs/deepseek-v4-flash.json";
+using namespace release_plan_arithmetic;
 
-std::string readText(const std::string &path)
-{
-    std::ifstream f(path, std::ios::binary);
-    EXPECT_TRUE(f.good()) << path;
-    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
-
-waste::ReleasePlan planOn(int64_t ram, int ctx)
-{
-    waste::ReleasePlanOptions o;
-    o.ctx = ctx;
-    o.ramBytes = ram;
-    return waste::planRelease(readText(kConfig), o);
-}
+waste::ReleasePlan planOn(int64_t ram, int ctx) { return release_plan_arithmetic::planOn("deepseek-v4-flash.json", ram, ctx); }
 
 // Q4G: two weights a byte and an f16 scale per 128 inputs; Q8G one a byte; F32 four.
 int64_t groups(int64_t cols) { return (cols + 127) / 128; }
 int64_t q4(int64_t rows, int64_t cols) { return rows * groups(cols) * 64 + rows * groups(cols) * 2; }
 int64_t q8(int64_t rows, int64_t cols) { return rows * groups(cols) * 128 + rows * groups(cols) * 2; }
-int64_t f32(int64_t n) { return n * 4; }
-int64_t pages(int64_t bytes) { return (bytes + 4095) / 4096 * 4096; }
 
 constexpr int64_t H = 4096, L = 43, V = 129280, NH = 64, D = 512, QL = 1024, G = 8, OL = 1024, E = 256, K = 6, IM = 2048;
 constexpr int64_t HC = 4, M = (2 + HC) * HC, W = 128, HI = 64, DI = 128, HASH = 3;
@@ -96,7 +80,7 @@ TEST(Dsv4ReleasePlan, TrunkStateRecordsAndParameters)
     EXPECT_EQ(r.native.plan.checkpoint_bytes, state(0) + f32(V));
 
     // The experts as convert keeps them by default: the release's FP4 as MXFP4 records.
-    const nlohmann::json root = nlohmann::json::parse(readText(kConfig));
+    const nlohmann::json root = nlohmann::json::parse(readText(kConfigs + "deepseek-v4-flash.json"));
     EXPECT_EQ(waste::format::defaultExpertFormat(root), waste::format::kFmtMXFP4);
     EXPECT_EQ(r.native.expert_format, "MXFP4");
     const int64_t mx = pages(64 + 3 * IM * H / 2 + 3 * IM * (H / 32));

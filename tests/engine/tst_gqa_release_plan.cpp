@@ -6,29 +6,14 @@
 // layers holding no experts.
 #include <waste/release_plan.hpp>
 
-#include <gtest/gtest.h>
+#include "release_plan_arithmetic.hpp"
 
-#include <fstream>
-#include <iterator>
+#include <gtest/gtest.h>
 
 namespace {
 
-const std::string kConfigs = std::string(WASTE_FIXTURES_DIR) + "/release-configs/";
+using namespace release_plan_arithmetic;
 
-std::string readText(const std::string &path)
-{
-    std::ifstream f(path, std::ios::binary);
-    EXPECT_TRUE(f.good()) << path;
-    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
-
-waste::ReleasePlan planOn(const std::string &file, int64_t ram, int ctx = 4096)
-{
-    waste::ReleasePlanOptions o;
-    o.ctx = ctx;
-    o.ramBytes = ram;
-    return waste::planRelease(readText(kConfigs + file), o);
-}
 
 // Stored bytes: Q4G two weights a byte, Q8G one, rows padded to whole groups of 128
 // inputs (gpt-oss's 2880 = 22.5 groups), an f16 scale per group; F32 four bytes a value
@@ -36,23 +21,7 @@ waste::ReleasePlan planOn(const std::string &file, int64_t ram, int ctx = 4096)
 int64_t groups(int64_t cols) { return (cols + 127) / 128; }
 int64_t q4(int64_t rows, int64_t cols) { return rows * groups(cols) * 64 + rows * groups(cols) * 2; }
 int64_t q8(int64_t rows, int64_t cols) { return rows * groups(cols) * 128 + rows * groups(cols) * 2; }
-int64_t f32(int64_t n) { return n * 4; }
-int64_t pages(int64_t bytes) { return (bytes + 4095) / 4096 * 4096; }
-// VQ3R record: 3 index bytes per 8 inputs per row (rows in blocks of 64), f16 row scales,
-// a 48-byte header, whole pages.
-int64_t vq3r(int64_t IM, int64_t H) { return pages(48 + 3 * (IM / 64) * (H / 8) * 64 * 3 + 2 * (2 * IM + H)); }
 
-// The default budget: floor plus 3, 2 or 1 of the reference's working sets (every layer's
-// top-k records; recommended_bytes is floor + 3 of them), the first under 7/8 of RAM.
-int64_t defaultBudget(const waste::MemoryPlan &p, int64_t ram)
-{
-    const int64_t cap = ram - ram / 8;
-    const int64_t step = (p.recommended_bytes - p.floor_bytes) / 3;
-    for (int n = 3; n >= 1; --n)
-        if (p.floor_bytes + n * step <= cap)
-            return p.floor_bytes + n * step;
-    return p.floor_bytes;
-}
 
 void checkQwen3(const std::string &file, int64_t H, int64_t L, int64_t NH, int64_t IM, double total, double active)
 {

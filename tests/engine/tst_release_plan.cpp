@@ -4,37 +4,20 @@
 // written out below gives, for the VQ3R container and the release's own FP8 records.
 #include <waste/release_plan.hpp>
 
-#include <gtest/gtest.h>
+#include "release_plan_arithmetic.hpp"
 
-#include <fstream>
-#include <iterator>
+#include <gtest/gtest.h>
 
 namespace {
 
+using namespace release_plan_arithmetic;
+
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-const std::string kConfigs = std::string(WASTE_FIXTURES_DIR) + "/release-configs/";
-
-std::string readText(const std::string &path)
-{
-    std::ifstream f(path, std::ios::binary);
-    EXPECT_TRUE(f.good()) << path;
-    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
-
-waste::ReleasePlan planOn(const std::string &file, int64_t ram, int ctx = 4096)
-{
-    waste::ReleasePlanOptions o;
-    o.ctx = ctx;
-    o.ramBytes = ram;
-    return waste::planRelease(readText(kConfigs + file), o);
-}
 
 // Stored bytes of a [rows, cols] trunk matrix: Q4G two weights a byte, Q8G one, both with
 // an f16 scale per 128 inputs; F32 four bytes a value.
 int64_t q4(int64_t rows, int64_t cols) { return rows * cols / 2 + rows * ((cols + 127) / 128) * 2; }
 int64_t q8(int64_t rows, int64_t cols) { return rows * cols + rows * ((cols + 127) / 128) * 2; }
-int64_t f32(int64_t n) { return n * 4; }
-int64_t pages(int64_t bytes) { return (bytes + 4095) / 4096 * 4096; }
 
 } // namespace
 
