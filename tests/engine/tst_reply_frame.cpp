@@ -7,6 +7,7 @@
 // call of the branch's tool (call). Also: which tokens count as ordinary text.
 #include "family_tokenizer.hpp"
 #include "text/constraint_factory.hpp"
+#include "text/declared_tools_parser.hpp"
 #include "text/reply_frame.hpp"
 #include "text/reply_parsers.hpp"
 #include "text/token_trie.hpp"
@@ -19,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include <random>
+#include <set>
 
 using namespace waste;
 using namespace waste::text;
@@ -119,9 +121,11 @@ std::vector<int32_t> walk(TokenConstraint &c, const Tokenizer &tok, uint64_t see
 // The reply the format's parser reads from `out`, fed as Model::generate feeds it (EOS,
 // a stop token, is not fed), checking that the deltas add up to the reply.
 ChatReply parse(ChatFormat format, const Tokenizer &tok, std::span<const int32_t> prompt,
-                const std::vector<int32_t> &out)
+                const std::vector<int32_t> &out, const char *toolsJson = nullptr)
 {
-    auto p = replyParserFor(format, tok, prompt);
+    std::unique_ptr<ReplyParser> p = replyParserFor(format, tok, prompt);
+    if (toolsJson) // as Model::replyParser reads a request that declared tools
+        p = std::make_unique<DeclaredToolsParser>(std::move(p), format, toolsJson);
     ChatReply sum;
     auto add = [&](const ReplyDelta &d) {
         sum.reasoning += d.reasoning;
@@ -286,9 +290,8 @@ TEST(ReplyFrame, ReasoningFollowsThePrompt)
 }
 
 // GLM-4.5 and GLM-4.7's layouts: an answer reads back as its document, after a think block
-// only where the prompt left thinking on; a forced call is refused, naming why (its arguments
-// are pairs, not JSON).
-TEST(ReplyFrame, GlmAnswersReadBackAndForcedCallsAreRefused)
+// only where the prompt left thinking on.
+TEST(ReplyFrame, GlmAnswersReadBack)
 {
     for (const Format f : {Format{"glm-4.5", ChatFormat::Glm45, [] { return familyTokenizer("glm4-moe"); }},
                            Format{"glm-4.7", ChatFormat::Glm47, [] { return familyTokenizer("glm4-moe"); }}})
@@ -310,33 +313,24 @@ TEST(ReplyFrame, GlmAnswersReadBackAndForcedCallsAreRefused)
             ASSERT_NO_THROW(doc = Json::parse(reply.content)) << w;
             EXPECT_EQ(doc, Json::parse(s.document)) << w;
         }
-        try {
-            replyFramer(f.format, tok, promptFor(f, tok, thinking, true))->call(toolParameters(kTools, "get_time"));
-            ADD_FAILURE() << "a forced GLM call was framed";
-        } catch (const waste::Error &e) {
-            EXPECT_EQ(e.code(), waste::ErrorCode::Unsupported);
-            EXPECT_NE(std::string(e.what()).find("<arg_key>/<arg_value>"), std::string::npos) << e.what();
-        }
     }
 }
 
 // Qwen3.5, DeepSeek-V3.2 and V4: the generation prompt opens <think> (reasoning first)
 // unless thinking is off; an answer reads back as its document, ending at the format's end
-// marker; a forced call is refused, naming why (each argument is its own <parameter=...>
-// block or DSML parameter).
-TEST(ReplyFrame, ThinkThenAnswerFormatsReadBackAndRefuseForcedCalls)
+// marker.
+TEST(ReplyFrame, ThinkThenAnswerFormatsReadBack)
 {
     struct Case {
         Format f;
-        const char *end, *why;
+        const char *end;
     };
     const std::string eos = "<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>";
-    for (const Case &k : {Case{{"qwen3.5", ChatFormat::Qwen35, [] { return familyTokenizer("qwen3.5-moe"); }}, "<|im_end|>",
-                               "<parameter=...>"},
+    for (const Case &k : {Case{{"qwen3.5", ChatFormat::Qwen35, [] { return familyTokenizer("qwen3.5-moe"); }}, "<|im_end|>"},
                           Case{{"deepseek-v3.2", ChatFormat::DeepSeekV32, [] { return familyTokenizer("deepseek-v32"); }},
-                               eos.c_str(), "DSML parameter"},
+                               eos.c_str()},
                           Case{{"deepseek-v4", ChatFormat::DeepSeekV4, [] { return familyTokenizer("deepseek-v4"); }},
-                               eos.c_str(), "DSML parameter"}})
+                               eos.c_str()}})
     for (const bool thinking : {false, true}) {
         const Format &f = k.f;
         const Tokenizer tok = f.tokenizer();
@@ -359,13 +353,138 @@ TEST(ReplyFrame, ThinkThenAnswerFormatsReadBackAndRefuseForcedCalls)
             ASSERT_NO_THROW(doc = Json::parse(reply.content)) << w;
             EXPECT_EQ(doc, Json::parse(s.document)) << w;
         }
-        try {
-            replyFramer(f.format, tok, promptFor(f, tok, thinking, true))->call(toolParameters(kTools, "get_time"));
-            ADD_FAILURE() << "a forced " << f.label << " call was framed";
-        } catch (const waste::Error &e) {
-            EXPECT_EQ(e.code(), waste::ErrorCode::Unsupported);
-            EXPECT_NE(std::string(e.what()).find(k.why), std::string::npos) << e.what();
+    }
+}
+
+// The formats that write a call's arguments one element each: GLM's <arg_key>/<arg_value>
+// pairs, Qwen3.5's <parameter=KEY> blocks, DeepSeek-V3.2's and V4's DSML parameters.
+std::vector<Format> perArgumentFormats()
+{
+    return {
+        {"glm-4.5", ChatFormat::Glm45, [] { return familyTokenizer("glm4-moe"); }},
+        {"glm-4.7", ChatFormat::Glm47, [] { return familyTokenizer("glm4-moe"); }},
+        {"qwen3.5", ChatFormat::Qwen35, [] { return familyTokenizer("qwen3.5-moe"); }},
+        {"deepseek-v3.2", ChatFormat::DeepSeekV32, [] { return familyTokenizer("deepseek-v32"); }},
+        {"deepseek-v4", ChatFormat::DeepSeekV4, [] { return familyTokenizer("deepseek-v4"); }},
+    };
+}
+
+size_t codePoints(const std::string &s)
+{
+    return size_t(std::count_if(s.begin(), s.end(), [](char c) { return (uint8_t(c) & 0xC0) != 0x80; }));
+}
+
+// A forced call in those formats reads back, through the parser a request with tools gets,
+// as one call of the branch's tool whose arguments match its schema: the string raw yet
+// within its length and enum, the integer as JSON.
+TEST(ReplyFrame, PerArgumentFormatsReadForcedCallsBack)
+{
+    const std::vector<std::string> names = {"lookup", "get_time"};
+    for (const Format &f : perArgumentFormats()) {
+        const Tokenizer tok = f.tokenizer();
+        for (const bool thinking : {false, true}) {
+            const std::vector<int32_t> prompt = promptFor(f, tok, thinking, true);
+            for (const char *named : {"", "get_time"}) {
+                const ReplyFrame frame = replyFramer(f.format, tok, prompt)->call(toolParameters(kTools, named));
+                ASSERT_EQ(frame.branches.size(), *named ? 1u : 2u) << f.label;
+                for (uint64_t seed = 1; seed <= 4; ++seed) {
+                    const int maxTokens = 300; // V3.2's tiny vocabulary spells each DSML tag in many tokens
+                    const auto c = makeCallConstraint(f.format, tok, prompt, kTools, named, maxTokens);
+                    const std::vector<int32_t> out = walk(*c, tok, seed, maxTokens);
+                    const std::string w = what(f, *named ? named : "call", thinking, seed, tok, out);
+                    const ChatReply reply = parse(f.format, tok, prompt, out, kTools);
+                    const Split s = split(frame, tok, out);
+                    EXPECT_EQ(trim(reply.reasoning), s.reasoning) << w;
+                    EXPECT_EQ(trim(reply.content), "") << w;
+                    ASSERT_EQ(reply.toolCalls.size(), 1u) << w;
+                    const std::string tool = *named ? std::string(named) : names[s.branch];
+                    EXPECT_EQ(reply.toolCalls[0].name, tool) << w;
+                    Json args;
+                    ASSERT_NO_THROW(args = Json::parse(reply.toolCalls[0].arguments)) << w;
+                    if (tool == "lookup") {
+                        ASSERT_TRUE(args.contains("q") && args.at("q").is_string()) << w;
+                        EXPECT_LE(codePoints(args.at("q").get<std::string>()), 8u) << w;
+                        EXPECT_TRUE(args.contains("n") && args.at("n").is_number_integer()) << w;
+                        EXPECT_EQ(args.size(), 2u) << w;
+                    } else {
+                        EXPECT_TRUE(args == Json({{"zone", "UTC"}}) || args == Json({{"zone", "CET"}})) << w;
+                    }
+                }
+            }
         }
+    }
+}
+
+// Optional arguments come after the required ones, each written or left out, in the order
+// the schema lists them (the first one written takes no separator when nothing is required);
+// objects, arrays, booleans and nullable strings keep their schema; no value ever holds the
+// text at which the parser would end it.
+TEST(ReplyFrame, PerArgumentCallsKeepOptionalAndNestedArguments)
+{
+    const char *tools = R"([
+      {"type":"function","function":{"name":"edit","parameters":{"type":"object","properties":{
+        "path":{"type":"string","maxLength":12},
+        "dry":{"type":"boolean"},
+        "line":{"type":"integer"},
+        "opts":{"type":"object","properties":{"n":{"type":"number"}},"required":["n"],"additionalProperties":false},
+        "tags":{"type":"array","items":{"$ref":"#/$defs/tag"},"maxItems":2},
+        "note":{"type":["string","null"],"maxLength":6}},
+        "required":["line","path"],"$defs":{"tag":{"type":"string","enum":["a","bc"]}}}}},
+      {"type":"function","function":{"name":"ping","parameters":{"type":"object","properties":{
+        "verbose":{"type":"boolean"},"host":{"type":"string","enum":["h1","h2"]}}}}}])";
+    const std::vector<std::string> editOrder = {"path", "line", "dry", "opts", "tags", "note"};
+    for (const Format &f : perArgumentFormats()) {
+        const Tokenizer tok = f.tokenizer();
+        const std::vector<int32_t> prompt = promptFor(f, tok, false, true);
+        std::set<std::string> pingShapes;
+        for (const char *named : {"edit", "ping"})
+        for (uint64_t seed = 1; seed <= 12; ++seed) {
+            const int maxTokens = 320;
+            const auto c = makeCallConstraint(f.format, tok, prompt, tools, named, maxTokens);
+            const std::vector<int32_t> out = walk(*c, tok, seed, maxTokens);
+            const std::string w = what(f, named, false, seed, tok, out);
+            const ChatReply reply = parse(f.format, tok, prompt, out, tools);
+            ASSERT_EQ(reply.toolCalls.size(), 1u) << w;
+            EXPECT_EQ(reply.toolCalls[0].name, named) << w;
+            nlohmann::ordered_json args;
+            ASSERT_NO_THROW(args = nlohmann::ordered_json::parse(reply.toolCalls[0].arguments)) << w;
+            if (std::string(named) == "ping") {
+                std::string shape;
+                for (const auto &[k, v] : args.items())
+                    shape += k + ",";
+                EXPECT_TRUE(shape == "" || shape == "verbose," || shape == "host," || shape == "verbose,host,") << w;
+                if (args.contains("verbose"))
+                    EXPECT_TRUE(args.at("verbose").is_boolean()) << w;
+                if (args.contains("host"))
+                    EXPECT_TRUE(args.at("host") == "h1" || args.at("host") == "h2") << w;
+                pingShapes.insert(shape);
+                continue;
+            }
+            // Required first (path before line, as the properties list them), then the optional ones in order.
+            std::vector<std::string> keys;
+            for (const auto &[k, v] : args.items())
+                keys.push_back(k);
+            ASSERT_GE(keys.size(), 2u) << w;
+            EXPECT_EQ(keys[0], "path") << w;
+            EXPECT_EQ(keys[1], "line") << w;
+            EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end(), [&](const std::string &a, const std::string &b) {
+                return std::find(editOrder.begin(), editOrder.end(), a) < std::find(editOrder.begin(), editOrder.end(), b);
+            })) << w;
+            EXPECT_TRUE(args.at("path").is_string() && codePoints(args.at("path")) <= 12) << w;
+            EXPECT_TRUE(args.at("line").is_number_integer()) << w;
+            if (args.contains("dry"))
+                EXPECT_TRUE(args.at("dry").is_boolean()) << w;
+            if (args.contains("opts"))
+                EXPECT_TRUE(args.at("opts").size() == 1 && args.at("opts").at("n").is_number()) << w;
+            if (args.contains("tags")) {
+                EXPECT_LE(args.at("tags").size(), 2u) << w;
+                for (const auto &t : args.at("tags"))
+                    EXPECT_TRUE(t == "a" || t == "bc") << w;
+            }
+            if (args.contains("note"))
+                EXPECT_TRUE(args.at("note").is_string() && codePoints(args.at("note")) <= 6) << w;
+        }
+        EXPECT_GE(pingShapes.size(), 2u) << f.label << ": the optional arguments were never both written and left out";
     }
 }
 
@@ -375,7 +494,7 @@ TEST(ReplyFrame, ThinkThenAnswerFormatsReadBackAndRefuseForcedCalls)
 TEST(ReplyFrame, DeepSeekLayoutsFollowTheirTemplates)
 {
     const Tokenizer tok = familyTokenizer("deepseek-v3");
-    const ToolSchemas tools{{"lookup", Json::parse(R"({"type":"object"})")}};
+    const ToolSchemas tools{{"lookup", nlohmann::ordered_json::parse(R"({"type":"object"})")}};
     const auto text = [&](const std::vector<int32_t> &ids) {
         std::string s;
         for (const int32_t id : ids)

@@ -7,15 +7,19 @@
 // usage: node anthropic_conformance.mjs CLIENT_PREFIX WASTE_CLI MODEL_DIR [ARCH]
 //   CLIENT_PREFIX: an `npm install --prefix` folder holding @anthropic-ai/sdk
 //   (sdk_client.sh installs it). ARCH: the architecture of a tiny model made for the test
-//   (deepseek-v3, kimi-k2, qwen3-moe: formats that reason before a forced tool_use, which
-//   must then come with a thinking block; gpt-oss: harmony, where that block may be
-//   missing; qwen3-next). Exits 0 when every check passes.
+//   (deepseek-v3, kimi-k2, qwen3-moe, qwen3.5-moe, deepseek-v32, deepseek-v4: formats that
+//   reason before a forced tool_use when thinking is asked for, which must then come with a
+//   thinking block; gpt-oss: harmony, where that block may be missing; qwen3-next;
+//   glm-moe-dsa: GLM-4.7's layout). Exits 0 when every check passes.
 import path from 'node:path';
 import assert from 'node:assert/strict';
 import { loadPackage, startServe, stepper, stopServe, waitReady } from './serve_process.mjs';
 
 const [prefix, cli, model, arch] = process.argv.slice(2);
-const thinks = ['deepseek-v3', 'kimi-k2', 'qwen3-moe'].includes(arch);
+const thinks = ['deepseek-v3', 'kimi-k2', 'qwen3-moe', 'qwen3.5-moe', 'deepseek-v32', 'deepseek-v4'].includes(arch);
+// Formats that write each argument of a call as its own element (GLM, Qwen3.5, DSML) take
+// more tokens for a call's markup (V3.2's tiny vocabulary spells each DSML tag in many).
+const callTokens = ['glm-moe-dsa', 'qwen3.5-moe', 'deepseek-v32', 'deepseek-v4'].includes(arch) ? 320 : 120;
 // gpt-oss's harmony reasons first too, but its analysis channel may stay empty: a thinking
 // block, when there is one, comes before the tool_use.
 const harmony = arch === 'gpt-oss';
@@ -94,7 +98,7 @@ try {
 
   // A forced tool_use, parsed; streamed through the helper; its result sent back.
   const toolAsk = { model: id, messages: [{ role: 'user', content: 'Weather in Oslo?' }], tools,
-                    tool_choice: { type: 'tool', name: 'get_weather' }, max_tokens: 120, temperature: 1 };
+                    tool_choice: { type: 'tool', name: 'get_weather' }, max_tokens: callTokens, temperature: 1 };
   const called = await client.messages.create(toolAsk);
   assert.equal(called.stop_reason, 'tool_use');
   const use = called.content.find((b) => b.type === 'tool_use');

@@ -4,10 +4,7 @@
 
 namespace waste::text {
 
-namespace {
-
-// "string", or a list of types whose only non-null one is "string" (["string", "null"]).
-bool isStringType(const nlohmann::json &schema)
+bool isStringSchema(const nlohmann::json &schema)
 {
     if (!schema.is_object() || !schema.contains("type"))
         return false;
@@ -28,8 +25,6 @@ bool isStringType(const nlohmann::json &schema)
     return string;
 }
 
-} // namespace
-
 StringArguments stringArgumentsOf(std::string_view toolsJson)
 {
     StringArguments out;
@@ -45,7 +40,7 @@ StringArguments stringArgumentsOf(std::string_view toolsJson)
         if (p == fn.end() || !p->is_object() || !p->contains("properties") || !p->at("properties").is_object())
             continue;
         for (const auto &[name, schema] : p->at("properties").items())
-            if (isStringType(schema))
+            if (isStringSchema(schema))
                 names.insert(name);
     }
     return out;

@@ -6,6 +6,8 @@
 // qwen3_coder parsers read them).
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <map>
 #include <set>
 #include <string>
@@ -13,6 +15,10 @@
 #include <vector>
 
 namespace waste::text {
+
+// Whether a property's JSON Schema declares a string: "string", or a list of types whose only
+// non-null one is "string" (["string", "null"]).
+bool isStringSchema(const nlohmann::json &schema);
 
 // Function name → the names of its string-typed parameters.
 using StringArguments = std::map<std::string, std::set<std::string>>;

@@ -10,7 +10,7 @@
 namespace waste::text {
 
 FramedJsonConstraint::Branch toolCallBlock(const Tokenizer &tok, std::vector<int32_t> lead, const std::string &name,
-                                           const nlohmann::json &params, int32_t end)
+                                           const nlohmann::ordered_json &params, int32_t end)
 {
     FramedJsonConstraint::Branch b;
     // The document is the arguments: it ends where its object closes, and the block's

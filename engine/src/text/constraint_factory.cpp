@@ -7,7 +7,7 @@
 
 namespace waste::text {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json; // a tool's properties keep the order its schema lists them in
 
 namespace {
 

@@ -2,8 +2,11 @@
 // TextReplyParser with a DSML call syntax reads it back):
 //   [reasoning </think>] only when the prompt ends in <think> (thinking on)
 //   answer: JSON <｜end▁of▁sentence｜>
-// A forced call is refused: a DSML call writes each argument as its own parameter element,
-// strings raw, which is not one JSON document a frame's schema can follow.
+//   call:   \n\n<｜DSML｜BLOCK>\n<｜DSML｜invoke name="NAME">\n
+//           <｜DSML｜parameter name="KEY" string="true|false">VALUE</｜DSML｜parameter> (one per
+//           argument, a line apart; a string raw, string="true")
+//           \n</｜DSML｜invoke>\n</｜DSML｜BLOCK> <｜end▁of▁sentence｜>
+//   (BLOCK: V3.2's function_calls, V4's tool_calls; dsml_call.cpp writes a call so)
 #include "text/deepseek_markers.hpp"
 #include "text/family_reply_parser.hpp"
 #include "text/reply_frame.hpp"
@@ -17,8 +20,8 @@ namespace {
 
 class DsmlFramer final : public ReplyFramer {
 public:
-    DsmlFramer(const Tokenizer &tok, std::span<const int32_t> prompt, const char *family)
-        : m_family(family)
+    DsmlFramer(const Tokenizer &tok, std::span<const int32_t> prompt, const char *block)
+        : m_tok(tok), m_block(block)
     {
         FrameTokens t(tok);
         m_end = t.marker(deepseek::kEos);
@@ -33,16 +36,36 @@ public:
         return reasonedAnswer(m_reasoning, schema, m_end);
     }
 
-    ReplyFrame call(const ToolSchemas &) const override
+    ReplyFrame call(const ToolSchemas &tools) const override
     {
-        throw Error(ErrorCode::Unsupported,
-                    std::string(m_family) + "'s chat format writes each tool argument as its own DSML parameter, which a "
-                                            "forced tool call cannot be constrained to; let the model choose whether to "
-                                            "call (tool_choice auto)");
+        const std::string d = deepseek::kDsml;
+        ArgumentLayout layout;
+        layout.head = [d](FrameTokens &t, const std::string &key, bool raw) {
+            t.markup("<" + d + "parameter name=\"").text(key).markup(raw ? "\" string=\"true\">" : "\" string=\"false\">");
+        };
+        layout.tail = "</" + d + "parameter>";
+        layout.separator.assign(1, '\n'); // (not = "\n": GCC 12 warns of an overlap that is not there)
+        layout.close = "\n</" + d + "invoke>\n</" + d + m_block + ">";
+        layout.stop = layout.tail;
+        ReplyFrame f{m_reasoning, {}};
+        for (const auto &[name, params] : tools) {
+            FramedJsonConstraint::Branch b;
+            b.prefix = FrameTokens(m_tok)
+                           .markup("\n\n<" + d + m_block + ">\n")
+                           .markup("<" + d + "invoke name=\"")
+                           .text(name)
+                           .markup("\">\n")
+                           .take();
+            b.arguments = argumentList(m_tok, params, layout);
+            b.suffix = {m_end};
+            f.branches.push_back(std::move(b));
+        }
+        return f;
     }
 
 private:
-    const char *m_family;
+    const Tokenizer &m_tok;
+    std::string m_block;
     int32_t m_end = -1;
     FramedJsonConstraint::Reasoning m_reasoning;
 };

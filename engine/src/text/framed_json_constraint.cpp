@@ -45,13 +45,19 @@ FramedJsonConstraint::FramedJsonConstraint(std::shared_ptr<const TokenTrie> trie
     }
     int64_t longest = 0;
     for (const Branch &b : m_branches) {
-        if (b.suffix.empty() || !b.schema)
-            badFrame("a branch needs a schema and a suffix");
-        if (ordinary(b.suffix[0]) && mayBeScalar(b.schema))
+        if (b.suffix.empty() || !b.schema == !b.arguments)
+            badFrame("a branch needs a schema or an argument list, and a suffix");
+        if (b.schema && ordinary(b.suffix[0]) && mayBeScalar(b.schema))
             badFrame("a document followed by text must be a JSON object or array (the schema allows other values)");
-        const JsonRecognizer rec(b.schema);
         // The document written one byte-token at a time (every byte is a token).
-        const int64_t minimum = int64_t(b.prefix.size()) + rec.minRemaining(rec.initial()) + int64_t(b.suffix.size());
+        int64_t body = 0;
+        if (b.schema) {
+            const JsonRecognizer rec(b.schema);
+            body = rec.minRemaining(rec.initial());
+        } else {
+            body = ArgumentListConstraint::minimumTokens(*b.arguments);
+        }
+        const int64_t minimum = int64_t(b.prefix.size()) + body + int64_t(b.suffix.size());
         longest = std::max(longest, minimum);
     }
     const int64_t around = r.allowed ? int64_t(r.open.size() + r.close.size()) : 0;
@@ -112,6 +118,12 @@ void FramedJsonConstraint::enterJsonIfReady()
             continue;
         m_branch = i;
         m_phase = Phase::Json;
+        if (b.arguments) { // its own budget: what is left once the whole suffix is kept
+            const int budget =
+                m_maxTokens > 0 ? std::max(1, m_maxTokens - m_used - static_cast<int>(b.suffix.size())) : 0;
+            m_arguments = std::make_unique<ArgumentListConstraint>(m_trie, b.arguments, budget);
+            return;
+        }
         m_textEnd = ordinary(b.suffix[0]);
         // The document's own budget: what is left once the suffix after its first token is
         // kept (the document reserves one token for its end: suffix[0]).
@@ -148,7 +160,10 @@ void FramedJsonConstraint::allowed(std::vector<bool> &mask)
             allow(mask, m_branches[i].prefix[m_pos]);
         break;
     case Phase::Json:
-        m_json->allowed(mask);
+        if (m_arguments)
+            m_arguments->allowed(mask);
+        else
+            m_json->allowed(mask);
         break;
     case Phase::Suffix:
         allow(mask, m_branches[m_branch].suffix[m_pos]);
@@ -168,6 +183,7 @@ void FramedJsonConstraint::accept(int32_t token)
     m_mayOpen = false;
     if (mayOpen && token == m_reasoning.open[0]) {
         m_json.reset();
+        m_arguments.reset();
         m_pos = 1;
         m_phase = m_reasoning.open.size() == 1 ? Phase::Free : Phase::Open;
         return;
@@ -212,6 +228,14 @@ void FramedJsonConstraint::accept(int32_t token)
     }
     case Phase::Json: {
         const Branch &b = m_branches[m_branch];
+        if (m_arguments) {
+            m_arguments->accept(token);
+            if (m_arguments->complete()) {
+                m_phase = Phase::Suffix;
+                m_pos = 0;
+            }
+            break;
+        }
         m_json->accept(token);
         if (!m_textEnd && token == b.suffix[0]) {
             m_phase = b.suffix.size() == 1 ? Phase::Done : Phase::Suffix;

@@ -4,7 +4,8 @@
 //   - reasoning (optional): `open` tokens, free text, `close` tokens. close[0] is a
 //     markup token (never ordinary text), so the free text ends exactly when it comes;
 //   - one of several branches: `prefix` tokens, a JSON document matching the branch's
-//     schema, `suffix` tokens. Branches are how a forced call chooses its function: their
+//     schema (or, for formats that write a call's arguments one element each, its
+//     `arguments`: text/argument_list_constraint.hpp), `suffix` tokens. Branches are how a forced call chooses its function: their
 //     prefixes differ (the call header names the tool) and the tokens read so far decide
 //     which stay live.
 // The document ends in one of two ways, chosen by suffix[0]:
@@ -18,6 +19,7 @@
 // it can always close (JsonConstraint's guarantee) and the suffix follows.
 #pragma once
 
+#include "text/argument_list_constraint.hpp"
 #include "text/json_constraint.hpp"
 
 #include <memory>
@@ -29,8 +31,9 @@ class FramedJsonConstraint : public TokenConstraint {
 public:
     struct Branch {
         std::vector<int32_t> prefix;
-        std::shared_ptr<const Schema> schema;
-        std::vector<int32_t> suffix; // not empty
+        std::shared_ptr<const Schema> schema; // the document's (or null, with `arguments`)
+        std::vector<int32_t> suffix;          // not empty
+        std::shared_ptr<const ArgumentList> arguments = {}; // a call's arguments written one by one
     };
     struct Reasoning {
         bool allowed = false;        // free reasoning text comes before the branches
@@ -74,6 +77,7 @@ private:
     size_t m_branch = 0;        // the chosen branch (Json, Suffix)
     bool m_textEnd = false;     // the chosen branch's document ends where its value closes
     std::unique_ptr<JsonConstraint> m_json;
+    std::unique_ptr<ArgumentListConstraint> m_arguments;
 };
 
 } // namespace waste::text

@@ -4,8 +4,9 @@
 //   block, thinking off; free text at once when the prompt opened <think>, as GLM-4.7's does)
 //   answer: \nJSON <|user|>   (the turn ends by handing back to the user; GLM-4.7 writes no
 //   newline before the answer)
-// A forced call is refused: GLM writes each argument as its own <arg_key>/<arg_value> pair,
-// which is not one JSON document a frame's schema can follow.
+//   call:   \n<tool_call>NAME\n <arg_key>KEY</arg_key>\n<arg_value>VALUE</arg_value>\n ...
+//           </tool_call> <|observation|>   (one pair per argument, a string raw; GLM-4.7
+//           writes none of those newlines; the turn ends by handing over to the tool)
 #include "text/family_reply_parser.hpp"
 #include "text/reply_frame.hpp"
 #include "text/tokenizer.hpp"
@@ -19,9 +20,13 @@ namespace {
 class Glm45Framer final : public ReplyFramer {
 public:
     Glm45Framer(const Tokenizer &tok, std::span<const int32_t> prompt, bool oneLine)
+        : m_tok(tok), m_nl(oneLine ? "" : "\n")
     {
         FrameTokens t(tok);
         m_end = t.marker("<|user|>");
+        m_toTool = t.marker("<|observation|>");
+        for (const char *m : {"<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"})
+            t.marker(m); // refuses a vocabulary without GLM's call markup, by name
         const int32_t open = t.marker("<think>"), close = t.marker("</think>");
         if (promptEndsWithToken(tok, prompt, close))
             return; // thinking off: the template closed an empty think block
@@ -40,15 +45,30 @@ public:
         return f;
     }
 
-    ReplyFrame call(const ToolSchemas &) const override
+    ReplyFrame call(const ToolSchemas &tools) const override
     {
-        throw Error(ErrorCode::Unsupported,
-                    "GLM-4.5's chat format writes each tool argument as its own <arg_key>/<arg_value> pair, which a "
-                    "forced tool call cannot be constrained to; let the model choose whether to call (tool_choice auto)");
+        ArgumentLayout layout;
+        layout.head = [nl = m_nl](FrameTokens &t, const std::string &key, bool) {
+            t.markup("<arg_key>").text(key).markup("</arg_key>" + nl + "<arg_value>");
+        };
+        layout.tail = "</arg_value>" + m_nl;
+        layout.close = "</tool_call>";
+        layout.stop = "</arg_value>";
+        ReplyFrame f{m_reasoning, {}};
+        for (const auto &[name, params] : tools) {
+            FramedJsonConstraint::Branch b;
+            b.prefix = FrameTokens(m_tok).markup(m_nl + "<tool_call>").text(name).markup(m_nl).take();
+            b.arguments = argumentList(m_tok, params, layout);
+            b.suffix = {m_toTool};
+            f.branches.push_back(std::move(b));
+        }
+        return f;
     }
 
 private:
-    int32_t m_end = -1;
+    const Tokenizer &m_tok;
+    std::string m_nl; // GLM-4.5's newline between parts of a call; none in GLM-4.7's
+    int32_t m_end = -1, m_toTool = -1;
     std::vector<int32_t> m_lead; // the newline before the answer, after the think block
     FramedJsonConstraint::Reasoning m_reasoning;
 };

@@ -3,8 +3,8 @@
 //   reasoning </think>\n\n (the generation prompt opened <think>; none when it closed an
 //   empty think block, thinking off)
 //   answer: JSON <|im_end|>
-// A forced call is refused: Qwen3.5 writes each argument as its own <parameter=KEY> block,
-// which is not one JSON document a frame's schema can follow.
+//   call:   <tool_call>\n<function=NAME>\n <parameter=KEY>\nVALUE\n</parameter>\n ...
+//           </function>\n</tool_call> <|im_end|>   (one block per argument, a string raw)
 #include "text/family_reply_parser.hpp"
 #include "text/reply_frame.hpp"
 #include "text/tokenizer.hpp"
@@ -17,7 +17,7 @@ namespace {
 
 class Qwen35Framer final : public ReplyFramer {
 public:
-    Qwen35Framer(const Tokenizer &tok, std::span<const int32_t> prompt)
+    Qwen35Framer(const Tokenizer &tok, std::span<const int32_t> prompt) : m_tok(tok)
     {
         FrameTokens t(tok);
         m_end = t.marker("<|im_end|>");
@@ -35,14 +35,29 @@ public:
         return reasonedAnswer(m_reasoning, schema, m_end);
     }
 
-    ReplyFrame call(const ToolSchemas &) const override
+    ReplyFrame call(const ToolSchemas &tools) const override
     {
-        throw Error(ErrorCode::Unsupported,
-                    "Qwen3.5's chat format writes each tool argument as its own <parameter=...> block, which a forced "
-                    "tool call cannot be constrained to; let the model choose whether to call (tool_choice auto)");
+        FrameTokens(m_tok).marker("<tool_call>"); // refuses a vocabulary without it, by name
+        ArgumentLayout layout;
+        layout.head = [](FrameTokens &t, const std::string &key, bool) {
+            t.markup("<parameter=").text(key).markup(">\n");
+        };
+        layout.tail = "\n</parameter>\n";
+        layout.close = "</function>\n</tool_call>";
+        layout.stop = "</parameter>";
+        ReplyFrame f{m_reasoning, {}};
+        for (const auto &[name, params] : tools) {
+            FramedJsonConstraint::Branch b;
+            b.prefix = FrameTokens(m_tok).markup("<tool_call>\n<function=").text(name).markup(">\n").take();
+            b.arguments = argumentList(m_tok, params, layout);
+            b.suffix = {m_end};
+            f.branches.push_back(std::move(b));
+        }
+        return f;
     }
 
 private:
+    const Tokenizer &m_tok;
     int32_t m_end = -1;
     FramedJsonConstraint::Reasoning m_reasoning;
 };

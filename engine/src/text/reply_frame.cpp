@@ -1,7 +1,10 @@
 #include "text/reply_frame.hpp"
 
+#include "text/argument_types.hpp"
 #include "text/token_trie.hpp"
 #include "text/tokenizer.hpp"
+
+#include <algorithm>
 
 namespace waste::text {
 
@@ -54,9 +57,9 @@ std::unique_ptr<ReplyFramer> replyFramer(ChatFormat format, const Tokenizer &tok
     case ChatFormat::Qwen35:
         return qwen35Framer(tok, prompt);
     case ChatFormat::DeepSeekV32:
-        return dsmlFramer(tok, prompt, "DeepSeek-V3.2");
+        return dsmlFramer(tok, prompt, "function_calls");
     case ChatFormat::DeepSeekV4:
-        return dsmlFramer(tok, prompt, "DeepSeek V4");
+        return dsmlFramer(tok, prompt, "tool_calls");
     }
     throw Error(ErrorCode::Unsupported, std::string("no reply frame for the chat format ") + chatFormatName(format));
 }
@@ -67,6 +70,57 @@ ReplyFrame reasonedAnswer(const FramedJsonConstraint::Reasoning &reasoning, cons
     ReplyFrame f{reasoning, {}};
     f.branches.push_back({{}, schema, {end}});
     return f;
+}
+
+std::shared_ptr<const ArgumentList> argumentList(const Tokenizer &tok, const nlohmann::ordered_json &params,
+                                                 const ArgumentLayout &layout)
+{
+    using Json = nlohmann::ordered_json;
+    auto list = std::make_shared<ArgumentList>();
+    const Json none = Json::object();
+    const Json &props = params.is_object() && params.contains("properties") && params.at("properties").is_object()
+                            ? params.at("properties")
+                            : none;
+    std::vector<std::string> required, optional;
+    if (params.is_object() && params.contains("required") && params.at("required").is_array())
+        for (const Json &r : params.at("required"))
+            if (r.is_string() && std::find(required.begin(), required.end(), r.get<std::string>()) == required.end())
+                required.push_back(r.get<std::string>());
+    // Required ones in the order the properties list them, then any the properties do not name.
+    std::vector<std::string> order;
+    for (const auto &[key, schema] : props.items())
+        if (std::find(required.begin(), required.end(), key) != required.end())
+            order.push_back(key);
+    for (const std::string &key : required)
+        if (!props.contains(key))
+            order.push_back(key);
+    const size_t nRequired = order.size();
+    for (const auto &[key, schema] : props.items())
+        if (std::find(required.begin(), required.end(), key) == required.end())
+            order.push_back(key);
+
+    for (size_t i = 0; i < order.size(); ++i) {
+        const std::string &key = order[i];
+        Json schema = props.contains(key) ? props.at(key) : Json::object();
+        if (schema.is_boolean())
+            schema = schema.get<bool>() ? Json::object() : Json{{"not", Json::object()}};
+        for (const char *defs : {"$defs", "definitions"})
+            if (schema.is_object() && params.contains(defs) && !schema.contains(defs))
+                schema[defs] = params.at(defs);
+        ArgumentList::Element e;
+        e.raw = isStringSchema(schema);
+        FrameTokens head(tok);
+        layout.head(head, key, e.raw);
+        e.head = head.take();
+        e.schema = Schema::compile(schema.dump());
+        e.tail = FrameTokens(tok).markup(layout.tail).take();
+        e.required = i < nRequired;
+        list->elements.push_back(std::move(e));
+    }
+    list->separator = FrameTokens(tok).markup(layout.separator).take();
+    list->close = FrameTokens(tok).markup(layout.close).take();
+    list->stop = layout.stop;
+    return list;
 }
 
 std::shared_ptr<TokenConstraint> frameConstraint(const ReplyFrame &frame, const Tokenizer &tok, int maxTokens)

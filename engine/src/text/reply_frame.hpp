@@ -11,8 +11,12 @@
 //     (R1's framer with V3.1's layout, deepseek_frame.cpp); Kimi K2-Instruct: K2's
 //     layout with no reasoning (kimi_k2_frame.cpp);
 //   - ChatML: <tool_call> blocks (chatml_frame.cpp);
-//   - GLM-4.5: its think block and answers; no forced calls (glm45_frame.cpp);
-//   - Qwen3.5: its think block and answers; no forced calls (qwen35_frame.cpp);
+//   - GLM-4.5: its think block, answers, and calls with one <arg_key>/<arg_value> pair per
+//     argument (glm45_frame.cpp);
+//   - Qwen3.5: its think block, answers, and calls with one <parameter=KEY> block per
+//     argument (qwen35_frame.cpp);
+//   - DeepSeek-V3.2 and V4: their think block, answers, and DSML calls with one parameter
+//     element per argument (dsml_frame.cpp);
 //   - Plain: a bare JSON document; a call is {"name": ..., "arguments": ...} (plain_frame.cpp).
 // One implementation file per format family; replyFramer() picks one by ChatFormat.
 #pragma once
@@ -24,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -49,7 +54,7 @@ ReplyFrame reasonedAnswer(const FramedJsonConstraint::Reasoning &reasoning, cons
                           int32_t end);
 
 // Functions a forced call may choose from: (name, JSON Schema of its arguments).
-using ToolSchemas = std::vector<std::pair<std::string, nlohmann::json>>;
+using ToolSchemas = std::vector<std::pair<std::string, nlohmann::ordered_json>>;
 
 // One chat format's frames for a reply that continues `prompt` (the prompt decides, for
 // instance, whether a think block is already open).
@@ -87,7 +92,24 @@ private:
 // A <tool_call> block as Qwen3's and ChatML's templates write a call, after `lead`:
 // <tool_call>\n{"name": "NAME", "arguments": JSON}\n</tool_call> then `end`.
 FramedJsonConstraint::Branch toolCallBlock(const Tokenizer &tok, std::vector<int32_t> lead, const std::string &name,
-                                           const nlohmann::json &params, int32_t end);
+                                           const nlohmann::ordered_json &params, int32_t end);
+
+// How a format writes a call's arguments one element each (text/argument_list_constraint.hpp):
+// `head` writes what comes before a value (it names the key; `raw`: the value is a string
+// written as its characters); the other parts are markup.
+struct ArgumentLayout {
+    std::function<void(FrameTokens &, const std::string &key, bool raw)> head;
+    std::string tail;      // after each value
+    std::string separator; // between two arguments
+    std::string close;     // after the last argument
+    std::string stop;      // text at which the format's parser ends a value
+};
+// The arguments of a function whose parameters are `params` (a JSON Schema object) in
+// `layout`: its required properties first, then the optional ones, in the order it lists
+// them; a string-typed property raw, any other as JSON (as the format's template writes a
+// call). A property's "$ref"s into the parameters' "$defs"/"definitions" keep resolving.
+std::shared_ptr<const ArgumentList> argumentList(const Tokenizer &tok, const nlohmann::ordered_json &params,
+                                                 const ArgumentLayout &layout);
 
 // The framers, one per format (replyFramer dispatches to them).
 std::unique_ptr<ReplyFramer> plainFramer(const Tokenizer &tok);
@@ -102,8 +124,9 @@ std::unique_ptr<ReplyFramer> harmonyFramer(const Tokenizer &tok);
 // oneLine: GLM-4.7's layout (the prompt opens <think> itself; no newline before the answer).
 std::unique_ptr<ReplyFramer> glm45Framer(const Tokenizer &tok, std::span<const int32_t> prompt, bool oneLine);
 std::unique_ptr<ReplyFramer> qwen35Framer(const Tokenizer &tok, std::span<const int32_t> prompt);
-// DeepSeek-V3.2 and V4 (`family` names them in the refusal of a forced call).
-std::unique_ptr<ReplyFramer> dsmlFramer(const Tokenizer &tok, std::span<const int32_t> prompt, const char *family);
+// DeepSeek-V3.2 and V4: `block` is the DSML element that holds the calls (function_calls,
+// tool_calls).
+std::unique_ptr<ReplyFramer> dsmlFramer(const Tokenizer &tok, std::span<const int32_t> prompt, const char *block);
 
 // The constraint that follows `frame` with `tok`'s ordinary tokens (TokenTrie::fromTokenizer).
 std::shared_ptr<TokenConstraint> frameConstraint(const ReplyFrame &frame, const Tokenizer &tok, int maxTokens);
