@@ -1,20 +1,15 @@
 // The engine's pieces for a tiny GQA-family container (Qwen3-MoE, gpt-oss), opened the way
-// a session opens them (manifest, trunk, native expert banks, weights, Forward), so the
-// component tests can call Forward::attention / feedForward and run chunks directly, and
-// the tiny model's generator as the float64 reference's weights.
+// a session opens them (opened_container.hpp), so the component tests can call
+// Forward::attention / feedForward and run chunks directly, and the tiny model's generator
+// as the float64 reference's weights.
 #pragma once
 
 #include "convert/tiny_model.hpp"
-#include "format/codebooks.hpp"
-#include "format/expert_banks.hpp"
 #include "format/manifest.hpp"
-#include "format/trunk.hpp"
-#include "model/expert_source.hpp"
-#include "model/forward.hpp"
 #include "model/state.hpp"
-#include "model/weights.hpp"
 
 #include "gqa_reference.hpp"
+#include "opened_container.hpp"
 #include "test_files.hpp"
 
 #include <waste/convert.hpp>
@@ -29,27 +24,9 @@
 
 namespace gqatest {
 
-struct Engine {
-    std::string dir;
-    waste::format::Manifest manifest;
-    std::unique_ptr<waste::format::Trunk> trunk;
-    waste::format::Codebooks books;
-    waste::model::Weights weights;
-    std::unique_ptr<waste::model::PreadExpertSource> experts;
-    std::unique_ptr<waste::compute::ThreadPool> pool;
-    std::unique_ptr<waste::model::Forward> forward;
-
-    Engine(const std::string &d, int threads) : dir(d)
-    {
-        using namespace waste::format;
-        manifest = parseManifest(slurp(dir + "/manifest.json"), dir + "/manifest.json");
-        trunk = std::make_unique<Trunk>(dir + "/trunk.bin", manifest);
-        auto banks = openExpertBanks(dir, manifest, books, dir + "/manifest.json");
-        weights = waste::model::loadWeights(manifest, *trunk);
-        experts = std::make_unique<waste::model::PreadExpertSource>(std::move(banks), true);
-        pool = std::make_unique<waste::compute::ThreadPool>(threads);
-        forward = std::make_unique<waste::model::Forward>(manifest, weights, books, pool.get());
-    }
+// A tiny container opened with a pool of `threads`, and its logits over a prompt.
+struct Engine : enginetest::OpenedContainer {
+    Engine(const std::string &d, int threads) : OpenedContainer(d, threads) {}
 
     // Logits after running `tokens` in chunks of `chunk` tokens from a fresh state.
     std::vector<float> logits(const std::vector<int32_t> &tokens, size_t chunk, int ctx = 256)
@@ -157,28 +134,8 @@ template <typename Reference> struct TinyModel {
     }
 };
 
-// max |got − want| / max |want|.
-inline double relErr(const float *got, const gqaref::Vec &want)
-{
-    double num = 0, den = 0;
-    for (size_t i = 0; i < want.size(); ++i) {
-        num = std::max(num, std::fabs(double(got[i]) - want[i]));
-        den = std::max(den, std::fabs(want[i]));
-    }
-    return num / den;
-}
-
-// Unit-RMS Gaussian vectors, exactly representable in f32.
-inline std::vector<gqaref::Vec> inputs(int n, int width, unsigned seed)
-{
-    std::mt19937 rng(seed);
-    std::normal_distribution<double> g(0.0, 1.0);
-    std::vector<gqaref::Vec> v(static_cast<size_t>(n), gqaref::Vec(static_cast<size_t>(width)));
-    for (auto &x : v)
-        for (auto &e : x)
-            e = float(g(rng));
-    return v;
-}
+using enginetest::inputs;
+using enginetest::relErr;
 
 inline std::vector<float> flat(const std::vector<gqaref::Vec> &v)
 {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "k3_reference.hpp"
+#include "opened_container.hpp"
 #include "test_files.hpp"
 
 #include <waste/convert.hpp>
@@ -55,14 +56,6 @@ inline const Made &made(const std::string &suite, TinyExperts layout,
 }
 
 // max |engine - reference| / max |reference|.
-inline double relErr(const std::vector<float> &got, const k3ref::Vec &want)
-{
-    double num = 0, den = 0;
-    for (size_t i = 0; i < want.size(); ++i) {
-        num = std::max(num, std::fabs(double(got[i]) - want[i]));
-        den = std::max(den, std::fabs(want[i]));
-    }
-    return num / den;
-}
+using enginetest::relErr;
 
 } // namespace native_fixture

@@ -11,20 +11,15 @@
 //   1e-5. Chunked prefill equals token by token, and any thread count gives the same
 //   logits, bit for bit. Ablations (no YaRN, no groups) are shown to be far off, so the
 //   checks cannot pass by accident.
-#include "compute/thread_pool.hpp"
-#include "format/codebooks.hpp"
-#include "format/expert_banks.hpp"
 #include "format/manifest.hpp"
-#include "format/trunk.hpp"
-#include "model/expert_source.hpp"
 #include "model/forward.hpp"
 #include "model/grouped_router.hpp"
 #include "model/state.hpp"
-#include "model/weights.hpp"
 #include "model/yarn.hpp"
 #include "session/model_impl.hpp"
 
 #include "deepseek_reference.hpp"
+#include "opened_container.hpp"
 #include "test_files.hpp"
 
 #include <waste/convert.hpp>
@@ -44,25 +39,9 @@ namespace {
 
 constexpr double kTolerance = 1e-5;
 
-struct Engine {
-    waste::format::Manifest manifest;
-    std::unique_ptr<waste::format::Trunk> trunk;
-    waste::format::Codebooks books; // none: the experts are native records
-    waste::model::Weights weights;
-    std::unique_ptr<waste::model::PreadExpertSource> experts;
-    std::unique_ptr<waste::model::Forward> forward;
-
-    explicit Engine(const std::string &dir)
-    {
-        using namespace waste::format;
-        manifest = parseManifest(slurp(dir + "/manifest.json"), dir + "/manifest.json");
-        trunk = std::make_unique<Trunk>(dir + "/trunk.bin", manifest);
-        auto banks = openExpertBanks(dir, manifest, books, dir + "/manifest.json");
-        weights = waste::model::loadWeights(manifest, *trunk);
-        experts = std::make_unique<waste::model::PreadExpertSource>(std::move(banks), true);
-        forward = std::make_unique<waste::model::Forward>(manifest, weights, books);
-    }
-};
+using Engine = enginetest::OpenedContainer;
+using enginetest::inputs;
+using enginetest::relErr;
 
 struct Model {
     std::string hf, dir;
@@ -117,30 +96,10 @@ const Model &kimiK2Int4()
     return m;
 }
 
-double relErr(const float *got, const Vec &want)
-{
-    double num = 0, den = 0;
-    for (size_t i = 0; i < want.size(); ++i) {
-        num = std::max(num, std::fabs(double(got[i]) - want[i]));
-        den = std::max(den, std::fabs(want[i]));
-    }
-    return num / den;
-}
 double relErr(const Vec &got, const Vec &want)
 {
     std::vector<float> f(got.begin(), got.end());
     return relErr(f.data(), want);
-}
-
-std::vector<Vec> inputs(int n, int64_t width, unsigned seed)
-{
-    std::mt19937 rng(seed);
-    std::normal_distribution<double> g(0.0, 1.0);
-    std::vector<Vec> v(static_cast<size_t>(n), Vec(static_cast<size_t>(width)));
-    for (auto &x : v)
-        for (auto &e : x)
-            e = float(g(rng)); // exact in f32: both sides see the same input
-    return v;
 }
 
 void report(const char *what, double err, double wrong = 0)

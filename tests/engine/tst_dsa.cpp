@@ -9,18 +9,14 @@
 // and thread counts. Error = max |engine − reference| / max |reference|; limit 1e-5.
 // Ablations (dense attention past index_topk, the other family's RoPE pair layout) are shown
 // to be far off or to pick other keys, so the checks cannot pass by accident.
-#include "format/codebooks.hpp"
-#include "format/expert_banks.hpp"
 #include "format/manifest.hpp"
 #include "format/release_config.hpp"
-#include "format/trunk.hpp"
-#include "model/expert_source.hpp"
 #include "model/forward.hpp"
 #include "model/state.hpp"
-#include "model/weights.hpp"
 #include "session/model_impl.hpp"
 
 #include "dsa_reference.hpp"
+#include "opened_container.hpp"
 #include "test_files.hpp"
 
 #include <waste/convert.hpp>
@@ -41,25 +37,9 @@ namespace {
 constexpr double kTolerance = 1e-5;
 constexpr int kPositions = 40; // past index_topk (8) five times over
 
-struct Engine {
-    waste::format::Manifest manifest;
-    std::unique_ptr<waste::format::Trunk> trunk;
-    waste::format::Codebooks books;
-    waste::model::Weights weights;
-    std::unique_ptr<waste::model::PreadExpertSource> experts;
-    std::unique_ptr<waste::model::Forward> forward;
-
-    explicit Engine(const std::string &dir)
-    {
-        using namespace waste::format;
-        manifest = parseManifest(slurp(dir + "/manifest.json"), dir + "/manifest.json");
-        trunk = std::make_unique<Trunk>(dir + "/trunk.bin", manifest);
-        auto banks = openExpertBanks(dir, manifest, books, dir + "/manifest.json");
-        weights = waste::model::loadWeights(manifest, *trunk);
-        experts = std::make_unique<waste::model::PreadExpertSource>(std::move(banks), true);
-        forward = std::make_unique<waste::model::Forward>(manifest, weights, books);
-    }
-};
+using Engine = enginetest::OpenedContainer;
+using enginetest::inputs;
+using enginetest::relErr;
 
 struct Model {
     std::string hf, dir;
@@ -103,27 +83,6 @@ const Model &glm()
 {
     static Model m = make("glm-moe-dsa", 8);
     return m;
-}
-
-double relErr(const float *got, const Vec &want)
-{
-    double num = 0, den = 0;
-    for (size_t i = 0; i < want.size(); ++i) {
-        num = std::max(num, std::fabs(double(got[i]) - want[i]));
-        den = std::max(den, std::fabs(want[i]));
-    }
-    return num / den;
-}
-
-std::vector<Vec> inputs(int n, int64_t width, unsigned seed)
-{
-    std::mt19937 rng(seed);
-    std::normal_distribution<double> g(0.0, 1.0);
-    std::vector<Vec> v(static_cast<size_t>(n), Vec(static_cast<size_t>(width)));
-    for (auto &x : v)
-        for (auto &e : x)
-            e = float(g(rng));
-    return v;
 }
 
 std::vector<int32_t> someIds(int n, int vocab, unsigned seed)

@@ -10,17 +10,13 @@
 // expert banks with its own decoders. Error = max |engine − reference| / max |reference| per output vector;
 // each component must be within 1e-5. Each test also checks that a plausible wrong
 // reading of its K3 switch is far from the engine, so none of them can pass by accident.
-#include "format/codebooks.hpp"
-#include "format/expert_banks.hpp"
 #include "format/manifest.hpp"
-#include "format/trunk.hpp"
 #include "model/attn_res.hpp"
-#include "model/expert_source.hpp"
 #include "model/forward.hpp"
 #include "model/state.hpp"
-#include "model/weights.hpp"
 
 #include "k3_reference.hpp"
+#include "opened_container.hpp"
 #include "test_files.hpp"
 
 #include <waste/convert.hpp>
@@ -47,27 +43,9 @@ constexpr double kTolerance = 1e-5;
 
 // ---- The engine's side -----------------------------------------------------------------
 
-struct Engine {
-    std::string dir;
-    waste::format::Manifest manifest;
-    std::unique_ptr<waste::format::Trunk> trunk;
-    waste::format::Codebooks books;
-    waste::model::Weights weights;
-    std::unique_ptr<waste::model::PreadExpertSource> experts;
-    std::unique_ptr<waste::model::Forward> forward;
-
-    explicit Engine(const std::string &d) : dir(d)
-    {
-        using namespace waste::format;
-        manifest = parseManifest(slurp(dir + "/manifest.json"), dir + "/manifest.json");
-        trunk = std::make_unique<Trunk>(dir + "/trunk.bin", manifest);
-        books = Codebooks(dir + "/codebooks.bin", manifest.quant);
-        auto banks = openExpertBanks(dir, manifest, books, dir + "/manifest.json");
-        weights = waste::model::loadWeights(manifest, *trunk);
-        experts = std::make_unique<waste::model::PreadExpertSource>(std::move(banks), true);
-        forward = std::make_unique<waste::model::Forward>(manifest, weights, books);
-    }
-};
+using Engine = enginetest::OpenedContainer;
+using enginetest::inputs;
+using enginetest::relErr;
 
 struct Fixture {
     std::string dir;
@@ -95,28 +73,6 @@ const Fixture &fixture()
 }
 
 // max |engine − reference| / max |reference|.
-double relErr(const float *got, const Vec &want)
-{
-    double num = 0, den = 0;
-    for (size_t i = 0; i < want.size(); ++i) {
-        num = std::max(num, std::fabs(double(got[i]) - want[i]));
-        den = std::max(den, std::fabs(want[i]));
-    }
-    return num / den;
-}
-
-// Deterministic normed-looking inputs: unit-RMS Gaussian vectors.
-std::vector<Vec> inputs(int n, int64_t width, unsigned seed)
-{
-    std::mt19937 rng(seed);
-    std::normal_distribution<double> g(0.0, 1.0);
-    std::vector<Vec> v(static_cast<size_t>(n), Vec(static_cast<size_t>(width)));
-    for (auto &x : v)
-        for (auto &e : x)
-            e = float(g(rng)); // exactly representable in f32: both sides see the same input
-    return v;
-}
-
 std::vector<float> toFloat(const std::vector<Vec> &v)
 {
     std::vector<float> out;
