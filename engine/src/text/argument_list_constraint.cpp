@@ -1,5 +1,7 @@
 #include "text/argument_list_constraint.hpp"
 
+#include "text/token_budget.hpp"
+
 #include <algorithm>
 #include <limits>
 #include <set>
@@ -312,19 +314,7 @@ void ArgumentListConstraint::allowed(std::vector<bool> &mask)
         for (size_t i : values)
             levels[0].push_back({i, m_threads[i].pos, m_threads[i].json});
         count[0] = levels[0].size();
-        const auto &nodes = m_trie->nodes();
-        struct Pos {
-            uint32_t node, edge;
-        };
-        std::vector<Pos> path{{0, nodes[0].edgeBegin}};
-        while (!path.empty()) {
-            Pos &top = path.back();
-            if (top.edge == nodes[top.node].edgeEnd) {
-                path.pop_back();
-                continue;
-            }
-            const uint32_t e = top.edge++;
-            const size_t depth = path.size();
+        m_trie->walk([&](size_t depth, uint8_t byte, uint32_t child) {
             if (levels.size() <= depth) {
                 levels.resize(depth + 1);
                 count.resize(depth + 1, 0);
@@ -334,7 +324,6 @@ void ArgumentListConstraint::allowed(std::vector<bool> &mask)
             if (next.size() < count[depth - 1])
                 next.resize(count[depth - 1]);
             size_t alive = 0;
-            const uint8_t byte = m_trie->edgeByte(e);
             for (size_t k = 0; k < count[depth - 1]; ++k) {
                 const Live &l = prev[k];
                 const size_t el = p.code[m_threads[l.thread].pc].element;
@@ -348,9 +337,8 @@ void ArgumentListConstraint::allowed(std::vector<bool> &mask)
             }
             count[depth] = alive;
             if (alive == 0)
-                continue;
-            const uint32_t child = m_trie->edgeTarget(e);
-            const TokenTrie::Node &cn = nodes[child];
+                return false;
+            const TokenTrie::Node &cn = m_trie->nodes()[child];
             if (cn.tokenBegin != cn.tokenEnd) {
                 int64_t cost = kInfiniteLen;
                 for (size_t k = 0; k < alive; ++k) {
@@ -362,32 +350,21 @@ void ArgumentListConstraint::allowed(std::vector<bool> &mask)
                 }
                 options.push_back({-1, child, cost});
             }
-            if (cn.edgeBegin != cn.edgeEnd)
-                path.push_back({child, cn.edgeBegin});
-        }
+            return true;
+        });
     }
 
-    // Within the budget; if it was too small from the start, the options that progress most.
-    int64_t limit = limit0, best = kInfiniteLen;
-    bool fits = false;
-    for (const Option &o : options) {
-        fits = fits || o.cost <= limit;
-        best = std::min(best, o.cost);
-    }
-    if (!fits)
-        limit = best;
+    const int64_t limit = affordableCost(options, limit0, false, [](const Option &o) { return o.cost; });
     for (const Option &o : options) {
         if (o.cost > limit)
             continue;
-        if (o.token >= 0) {
-            if (size_t(o.token) >= mask.size())
-                mask.resize(size_t(o.token) + 1, false);
-            mask[size_t(o.token)] = true;
+        if (o.token < 0) {
+            m_trie->markTokens(o.node, mask);
             continue;
         }
-        const TokenTrie::Node &n = m_trie->nodes()[o.node];
-        for (uint32_t t = n.tokenBegin; t < n.tokenEnd; ++t)
-            mask[size_t(m_trie->tokenAt(t))] = true;
+        if (size_t(o.token) >= mask.size())
+            mask.resize(size_t(o.token) + 1, false);
+        mask[size_t(o.token)] = true;
     }
 }
 

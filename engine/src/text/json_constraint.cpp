@@ -1,5 +1,7 @@
 #include "text/json_constraint.hpp"
 
+#include "text/token_budget.hpp"
+
 #include <algorithm>
 
 namespace waste::text {
@@ -27,58 +29,29 @@ void JsonConstraint::allowed(std::vector<bool> &mask)
 
     // Every token whose bytes continue the document, with the shortest completion after it.
     m_candidates.clear();
-    const auto &nodes = m_trie->nodes();
-    struct Pos {
-        uint32_t node;
-        uint32_t edge;
-    };
-    std::vector<Pos> path; // depth-first over the trie; m_levels[d] = state after d bytes
-    path.push_back({0, nodes[0].edgeBegin});
-    if (m_levels.empty())
+    if (m_levels.empty()) // m_levels[d]: the state after d bytes
         m_levels.resize(1);
     m_levels[0] = m_state;
-    while (!path.empty()) {
-        Pos &top = path.back();
-        if (top.edge == nodes[top.node].edgeEnd) {
-            path.pop_back();
-            continue;
-        }
-        const uint32_t e = top.edge++;
-        const size_t depth = path.size();
+    m_trie->walk([&](size_t depth, uint8_t byte, uint32_t child) {
         if (m_levels.size() <= depth)
             m_levels.resize(depth + 1);
         m_levels[depth] = m_levels[depth - 1];
-        if (!m_rec.feed(m_levels[depth], m_trie->edgeByte(e)))
-            continue;
-        const uint32_t child = m_trie->edgeTarget(e);
-        const TokenTrie::Node &cn = nodes[child];
+        if (!m_rec.feed(m_levels[depth], byte))
+            return false;
+        const TokenTrie::Node &cn = m_trie->nodes()[child];
         if (cn.tokenBegin != cn.tokenEnd)
             m_candidates.push_back({child, m_maxTokens > 0 ? m_rec.minRemaining(m_levels[depth]) : 0});
-        if (cn.edgeBegin != cn.edgeEnd)
-            path.push_back({child, cn.edgeBegin});
-    }
+        return true;
+    });
 
     // Tokens left after this one must hold the shortest completion and EOS. If the
     // limit was too small from the start, take the tokens that progress the most.
-    int64_t limit = m_maxTokens > 0 ? static_cast<int64_t>(m_maxTokens) - m_accepted - 2 : kInfiniteLen;
-    bool fits = canEnd;
-    int64_t best = kInfiniteLen;
-    for (const Candidate &c : m_candidates) {
-        fits = fits || c.cost <= limit;
-        best = std::min(best, c.cost);
-    }
-    if (!fits)
-        limit = best;
-    for (const Candidate &c : m_candidates) {
-        if (c.cost > limit)
-            continue;
-        const TokenTrie::Node &n = nodes[c.node];
-        for (uint32_t t = n.tokenBegin; t < n.tokenEnd; ++t) {
-            const auto id = static_cast<size_t>(m_trie->tokenAt(t));
-            if (id < mask.size())
-                mask[id] = true;
-        }
-    }
+    const int64_t limit = affordableCost(m_candidates,
+                                         m_maxTokens > 0 ? int64_t(m_maxTokens) - m_accepted - 2 : kInfiniteLen,
+                                         canEnd, [](const Candidate &c) { return c.cost; });
+    for (const Candidate &c : m_candidates)
+        if (c.cost <= limit)
+            m_trie->markTokens(c.node, mask);
     if (!canEnd && m_candidates.empty() && m_eos >= 0 && static_cast<size_t>(m_eos) < mask.size())
         mask[static_cast<size_t>(m_eos)] = true; // nothing can continue: let generation end
 }
