@@ -242,7 +242,7 @@ private Q_SLOTS:
 
     // The prompt cache on disk (issue 36): the system prompt a text request left there is read
     // from it by a request that sends a picture after it, and the answer is the fresh read's.
-    void aPictureAfterACachedSystemPromptReadsOnlyThePicturePart()
+    void aSystemPromptBeforeAPictureIsKeptAndReadFromThePromptCache()
     {
         QTemporaryDir dir;
         const QString model = dir.filePath(QStringLiteral("tiny-vision"));
@@ -305,6 +305,25 @@ private Q_SLOTS:
         QCOMPARE(second.status, 200);
         QVERIFY2(second.cached > 16, qPrintable(QString::number(second.cached)));
         QCOMPARE(second.content, reference.content); // the same logits as a fresh read: greedy agrees
+
+        // A first chat that opens with a picture keeps its system prompt on the way (read first,
+        // kept, then the picture and the question), and the next one reads only the picture part.
+        const QString cache2 = dir.filePath(QStringLiteral("prompt-cache-2"));
+        Answer opening, again;
+        serve(cache2, [&](HttpTestClient &client) {
+            opening = ask(client, request(true));
+            QCOMPARE(QDir(cache2).entryList({QStringLiteral("*.state")}, QDir::Files).size(), 1);
+            client.post(QStringLiteral("/v1/chat/completions"),
+                        QJsonObject{{"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "Something else"}}}},
+                                    {"max_tokens", 2}});
+            again = ask(client, request(true));
+        });
+        QCOMPARE(opening.status, 200);
+        QCOMPARE(opening.cached, 0);
+        QCOMPARE(opening.content, reference.content); // read in two parts, as one read
+        QCOMPARE(again.status, 200);
+        QCOMPARE(again.cached, second.cached);
+        QCOMPARE(again.content, reference.content);
         QVERIFY2(WindowTest::warnings().isEmpty(), qPrintable(WindowTest::warnings()));
     }
 };

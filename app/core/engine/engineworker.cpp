@@ -356,18 +356,11 @@ void EngineWorker::startInBatch(const GenerationRequest &request)
             seq.prompt.assign(run->prepared.rest().begin(), run->prepared.rest().end());
             // The state after the reusable prefix (system prompt, tools, earlier turns) goes to
             // the prompt cache on the way, unless it is there already.
-            const qsizetype reused = run->prepared.reused;
-            const std::vector<size_t> &ends = run->prepared.segmentEnds;
-            if (m_cache.enabled() && request.reusableSegments > 0 && size_t(request.reusableSegments) <= ends.size()) {
-                const auto b = qsizetype(ends[size_t(request.reusableSegments) - 1]);
-                const std::span<const int32_t> prefix = std::span<const int32_t>(whole).first(size_t(std::min(b, qsizetype(whole.size()))));
-                if (b > reused && b < qsizetype(whole.size()) && b >= m_cache.minTokens()
-                    && !m_cache.contains(m_feeder.identity(), prefix)) {
-                    seq.markAt = size_t(b - reused);
-                    seq.onMark = [this, kept = std::vector<int32_t>(prefix.begin(), prefix.end())] {
-                        m_feeder.saveToCache(kept, m_cache);
-                    };
-                }
+            if (const qsizetype mark = m_feeder.cacheMark(run->prepared, request.reusableSegments, m_cache); mark > 0) {
+                seq.markAt = size_t(mark - run->prepared.reused);
+                seq.onMark = [this, kept = std::vector<int32_t>(whole.begin(), whole.begin() + mark)] {
+                    m_feeder.saveToCache(kept, m_cache);
+                };
             }
         } else {
             if (waited.first == id)
@@ -426,11 +419,12 @@ void EngineWorker::runAlone(const GenerationRequest &request)
     try {
         // Prefix reuse: when the state (in memory or saved for this conversation) holds a
         // prefix of this prompt, only the rest is fed, with only the images in the rest.
-        PromptFeeder::Prepared prepared =
-            m_feeder.prepare(request.segments, request.imagePaths, request.reuseState, request.stateFile);
+        PromptFeeder::Prepared prepared = m_feeder.prepare(request.segments, request.imagePaths, request.reuseState,
+                                                           request.stateFile, /*place=*/false);
         // The system prompt and tools before the first image may be in the prompt cache.
         if (request.reuseState && m_cache.enabled())
-            m_feeder.useCache(prepared, m_cache, request.imagePaths);
+            m_feeder.useCache(prepared, m_cache);
+        const qsizetype cached = prepared.reused;
 
         waste::GenParams params = request.params;
         if (request.makeConstraint)
@@ -438,12 +432,23 @@ void EngineWorker::runAlone(const GenerationRequest &request)
         if (request.parseReply)
             params.reply = m_model->replyParser(prepared.prompt, request.replyTools.toStdString());
 
-        Q_EMIT generationStarted(id, int(prepared.prompt.size()), int(prepared.reused));
-        GenerationEmitter emitter(*this, request, int(prepared.prompt.size()), int(prepared.reused), prepared.restored,
+        Q_EMIT generationStarted(id, int(prepared.prompt.size()), int(cached));
+        GenerationEmitter emitter(*this, request, int(prepared.prompt.size()), int(cached), prepared.restored,
                                   m_model->stats(), [this, id] { return isCancelled(id); });
+        // When they are not kept yet, the system prompt and tools are read first and go to the
+        // prompt cache (text only: the images come after them), then the rest with its images;
+        // the progress counts both parts as one read.
+        int first = 0;
+        if (const qsizetype mark = m_feeder.cacheMark(prepared, request.reusableSegments, m_cache); mark > 0) {
+            first = int(mark - prepared.reused);
+            const int whole = int(prepared.prompt.size() - prepared.reused);
+            m_feeder.feedPrefix(prepared, mark, [&](int done, int) { return emitter.onPrefill(done, whole); });
+            m_feeder.saveToCache(std::span<const int32_t>(prepared.prompt).first(size_t(mark)), m_cache);
+        }
+        m_feeder.placeImages(prepared, request.imagePaths);
         const waste::GenResult r = m_model->generate(
             prepared.rest(), params, [&](const waste::TokenEvent &ev) { return emitter.onToken(ev); },
-            [&](int done, int total) { return emitter.onPrefill(done, total); });
+            [&](int done, int total) { return emitter.onPrefill(first + done, first + total); });
         m_feeder.record(prepared, r);
         emitter.finish(r);
         saveState(request);

@@ -101,24 +101,19 @@ qsizetype PromptFeeder::fromCheckpoint(const std::vector<int32_t> &prompt)
 }
 
 PromptFeeder::Prepared PromptFeeder::prepare(const QList<PromptSegment> &segments, const QStringList &images, bool reuse,
-                                             const QString &stateFile)
+                                             const QString &stateFile, bool place)
 {
     Prepared p;
     p.prompt = tokenize(segments, &p.segmentEnds);
     m_kept = Kept::Nothing;
     p.reused = reuse ? keptPrefix(p.prompt, images, stateFile, p.restored) : 0;
-    qsizetype placed = 0;
-    if (p.reused > 0) {
-        placed = m_history.countPromptToken(m_mediaToken);
-    } else {
+    if (p.reused == 0) {
         p.restored = false;
         m_model->resetState();
         m_history.clear();
     }
-    // The kept part's images are in the state; the others are encoded now, in order.
-    m_model->clearImages();
-    for (qsizetype i = placed; i < images.size(); ++i)
-        m_model->addImage(images.at(i).toStdString());
+    if (place)
+        placeImages(p, images);
     p.positionBefore = m_model->position();
     return p;
 }
@@ -181,7 +176,16 @@ std::optional<QJsonObject> PromptFeeder::restore(const QString &stateFile)
     return saved->extra;
 }
 
-void PromptFeeder::useCache(Prepared &p, PromptCache &cache, const QStringList &images)
+void PromptFeeder::placeImages(Prepared &p, const QStringList &images)
+{
+    // The kept part's images are in the state; the others are encoded now, in order.
+    m_model->clearImages();
+    for (qsizetype i = m_history.countPromptToken(m_mediaToken); i < images.size(); ++i)
+        m_model->addImage(images.at(i).toStdString());
+    p.positionBefore = m_model->position();
+}
+
+void PromptFeeder::useCache(Prepared &p, PromptCache &cache)
 {
     const PromptCache::Hit hit = cache.longest(m_identity, p.prompt, p.reused);
     if (hit.path.isEmpty())
@@ -191,7 +195,6 @@ void PromptFeeder::useCache(Prepared &p, PromptCache &cache, const QStringList &
     const auto cached = p.prompt.begin() + hit.tokens;
     if (m_mediaToken >= 0 && std::find(p.prompt.begin(), cached, m_mediaToken) != cached)
         return;
-    const qsizetype placedBefore = m_history.countPromptToken(m_mediaToken);
     std::optional<savedstate::Record> saved = savedstate::readRecord(hit.path, m_identity);
     if (saved && load(hit.path, *saved)) {
         m_kept = Kept::LiveState;
@@ -208,13 +211,41 @@ void PromptFeeder::useCache(Prepared &p, PromptCache &cache, const QStringList &
         p.restored = false;
     }
     p.positionBefore = m_model->position();
-    // prepare() placed the images the state it kept did not hold; this state holds none.
-    const qsizetype placed = m_history.countPromptToken(m_mediaToken);
-    if (placed != placedBefore) {
-        m_model->clearImages();
-        for (qsizetype i = placed; i < images.size(); ++i)
-            m_model->addImage(images.at(i).toStdString());
+}
+
+void PromptFeeder::feedPrefix(Prepared &p, qsizetype end, const waste::PrefillCallback &progress)
+{
+    const std::span<const int32_t> part = std::span<const int32_t>(p.prompt).subspan(
+        size_t(p.reused), size_t(std::clamp<qsizetype>(end - p.reused, 0, qsizetype(p.prompt.size()) - p.reused)));
+    if (part.empty())
+        return;
+    try {
+        m_model->eval(part, progress);
+    } catch (...) {
+        reset(); // stopped (or failed) mid-read: the state holds part of it
+        throw;
     }
+    m_history.appendPrompt(part);
+    p.reused += qsizetype(part.size());
+    p.positionBefore = m_model->position();
+}
+
+qsizetype PromptFeeder::cacheMark(const Prepared &p, int reusableSegments, PromptCache &cache) const
+{
+    if (!cache.enabled() || reusableSegments <= 0 || size_t(reusableSegments) > p.segmentEnds.size())
+        return 0;
+    // An entry holds text only: it ends at the last segment boundary before the first image
+    // (the shared segments may reach into the last message, as far as its picture).
+    const size_t firstImage =
+        m_mediaToken >= 0 ? size_t(std::find(p.prompt.begin(), p.prompt.end(), m_mediaToken) - p.prompt.begin())
+                          : p.prompt.size();
+    qsizetype end = 0;
+    for (size_t k = 0; k < size_t(reusableSegments); ++k)
+        if (p.segmentEnds[k] <= std::min(firstImage, p.prompt.size()))
+            end = qsizetype(p.segmentEnds[k]);
+    if (end <= p.reused || end >= qsizetype(p.prompt.size()) || end < cache.minTokens())
+        return 0;
+    return cache.contains(m_identity, std::span<const int32_t>(p.prompt).first(size_t(end))) ? 0 : end;
 }
 
 void PromptFeeder::saveToCache(std::span<const int32_t> prefix, PromptCache &cache) const

@@ -43,19 +43,33 @@ public:
         std::span<const int32_t> rest() const { return std::span<const int32_t>(prompt).subspan(size_t(reused)); }
     };
     // reuse false: always start from a clean state. stateFile: the conversation's saved
-    // state (may be empty). `images` are all the prompt's images, in order.
+    // state (may be empty). `images` are all the prompt's images, in order; those the kept
+    // state does not hold are encoded now (placeImages), unless `place` is false.
     Prepared prepare(const QList<PromptSegment> &segments, const QStringList &images, bool reuse,
-                     const QString &stateFile);
+                     const QString &stateFile, bool place = true);
+    // Encodes the images of `images` (all the prompt's, in order) that the state does not
+    // hold, for the next generate(p.rest()), dropping any encoded before.
+    void placeImages(Prepared &p, const QStringList &images);
     // After prepare(): when the prompt cache keeps a longer prefix of the prompt than the
     // state does, the state is loaded from it and only the rest is left to feed (p.reused
     // grows, p.restored is set). An entry that does not load is dropped. Entries hold text
-    // only (the system prompt and tools before a conversation's first image): `images` (all
-    // the prompt's, as given to prepare) are placed again when the loaded state holds fewer
-    // of them than the one prepare() kept.
-    void useCache(Prepared &p, PromptCache &cache, const QStringList &images = {});
+    // only (the system prompt and tools before a conversation's first image): call it
+    // before placeImages, since the loaded state may hold fewer images than the one
+    // prepare() kept.
+    void useCache(Prepared &p, PromptCache &cache);
+    // Reads the prompt up to `end` now (eval, in passes; `progress` as generate's), so the
+    // state holds exactly its first `end` tokens and p.reused moves there. The part must
+    // hold no image: call it before placeImages.
+    void feedPrefix(Prepared &p, qsizetype end, const waste::PrefillCallback &progress);
     // Keeps the session's state, which holds exactly `prefix`, as a prompt cache entry (once
     // per prefix). A failed write is a warning, never the request's failure.
     void saveToCache(std::span<const int32_t> prefix, PromptCache &cache) const;
+    // Where the prefix the prompt cache should keep on the way ends: the end of the prompt's
+    // first `reusableSegments` segments (the system prompt, tools, earlier turns), or of the
+    // last of them before the first image (an entry holds text only), when that is past what
+    // the state already holds, short of the whole prompt, long enough and not kept yet.
+    // 0 when there is none.
+    qsizetype cacheMark(const Prepared &p, int reusableSegments, PromptCache &cache) const;
     QString identity() const { return m_identity; }
 
     // After model()->generate(prepared.rest(), ...) returned `result`.

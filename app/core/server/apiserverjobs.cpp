@@ -88,8 +88,8 @@ void ApiServer::startCompletion(const std::shared_ptr<HttpExchange> &ex, ApiRequ
         gen.segments = prompt.segments;
         gen.imagePaths = job->images.paths();
         // What comes before the last message (system prompt, tools, earlier turns) is what the
-        // prompt cache keeps. Not with images (a prompt with images is read alone, past the cache).
-        gen.reusableSegments = gen.imagePaths.isEmpty() ? prompt.sharedSegments : 0;
+        // prompt cache keeps, where it holds no image (PromptFeeder::cacheMark).
+        gen.reusableSegments = prompt.sharedSegments;
     } else {
         gen.segments = {PromptSegment{request.prompt, false}}; // a completion's prompt is plain text
     }
