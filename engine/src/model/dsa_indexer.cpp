@@ -5,9 +5,11 @@
 // each earlier key Σ_h w_h·Hi^−½·Di^−½·relu(q_h·k). A query that sees more than index_topk
 // keys keeps the index_topk best; below that it sees every key, so attention is exactly
 // dense. Computed in f32 as transformers does: no Hadamard rotation and no FP8 (the
-// rotation is orthonormal, so it leaves every q·k as it is; FP8 only approximates them).
+// rotation is orthonormal, so it leaves every q·k as it is; FP8 only approximates them);
+// each q·k by the panel kernel, a block of 64 keys against every head at once.
 // Ties keep the earlier position, so the selection is one set whatever the threads.
 #include "model/forward.hpp"
+#include "quant/panel_gemm.hpp"
 #include "waste/waste.hpp"
 
 #include <algorithm>
@@ -78,40 +80,69 @@ void Forward::indexer(int layer, int n, const float *a, const float *cq, LayerSt
             over.push_back(i);
     if (over.empty())
         return;
-    // One token at a time, its keys split over the pool: each score is the same sum whatever
-    // the split (a decode step has one token and thousands of keys).
+    // The scores of each run of tokens that share a state (a pass: one run; a batched step:
+    // one token per sequence), key block by key block: a block of 64 keys is one panel, and
+    // every head of every token of the run that sees the block is multiplied against it
+    // (quant/panel_gemm.hpp: each q·k one fma chain in the order of the dims, the same bit
+    // for bit whatever the level, the tokens beside it or the split over threads). A score
+    // then adds the heads in order: one token's scores never depend on the others'.
+    constexpr int64_t kGroup = 32; // tokens scored together: their scores held at once
+    const quant::PanelGemm gemm = quant::panelGemm();
     std::vector<std::vector<int32_t>> chosen(over.size());
-    std::vector<float> score;
+    std::vector<float> scores;
     std::vector<int32_t> order;
-    for (size_t j = 0; j < over.size(); ++j) {
-        const int i = over[j];
-        const int64_t visible = int64_t(pos[i]) + 1;
-        const float *qi = q.data() + int64_t(i) * Hi * Di, *wi = hw.data() + int64_t(i) * Hi;
-        const float *keys = st[i]->indexKeys.data();
-        score.assign(size_t(visible), 0.0f);
-        m_pool.forRange(visible, m_pool.grainFor(visible, Hi * Di / 4), [&](int64_t t0, int64_t t1) {
-            for (int64_t t = t0; t < t1; ++t) {
-                const float *kt = keys + t * Di;
-                float sum = 0.0f;
-                for (int64_t h = 0; h < Hi; ++h) {
-                    const float *qh = qi + h * Di;
-                    float d = 0.0f;
+    for (size_t g0 = 0; g0 < over.size();) {
+        size_t g1 = g0 + 1;
+        while (g1 < over.size() && int64_t(g1 - g0) < kGroup && st[over[g1]] == st[over[g0]] &&
+               over[g1] == over[g1 - 1] + 1 && pos[over[g1]] > pos[over[g1 - 1]])
+            ++g1;
+        const int64_t count = int64_t(g1 - g0), span = int64_t(pos[over[g1 - 1]]) + 1; // keys the last one sees
+        const float *keys = st[over[g0]]->indexKeys.data();
+        scores.assign(size_t(count * span), 0.0f);
+        const int64_t blocks = (span + quant::kPanelRows - 1) / quant::kPanelRows;
+        m_pool.forRange(blocks, m_pool.grainFor(blocks, count * Hi * Di * quant::kPanelRows / 4), [&](int64_t b0, int64_t b1) {
+            std::vector<float> panel(size_t(Di * quant::kPanelRows)), dots(size_t(count * Hi * quant::kPanelRows));
+            for (int64_t blk = b0; blk < b1; ++blk) {
+                const int64_t t0 = blk * quant::kPanelRows, valid = std::min<int64_t>(quant::kPanelRows, span - t0);
+                for (int64_t j = 0; j < valid; ++j)
                     for (int64_t c = 0; c < Di; ++c)
-                        d += qh[c] * kt[c];
-                    sum += wi[h] * std::max(d, 0.0f);
+                        panel[size_t(c * quant::kPanelRows + j)] = keys[(t0 + j) * Di + c];
+                // The run's tokens that see this block are its last ones (positions ascend).
+                int64_t first = 0;
+                while (int64_t(pos[over[g0 + size_t(first)]]) < t0)
+                    ++first;
+                const int i0 = over[g0 + size_t(first)];
+                gemm(panel.data(), Di, q.data() + int64_t(i0) * Hi * Di, Di, (count - first) * Hi, dots.data(),
+                     quant::kPanelRows, valid);
+                for (int64_t m = first; m < count; ++m) {
+                    const int i = over[g0 + size_t(m)];
+                    const float *wi = hw.data() + int64_t(i) * Hi;
+                    const float *dm = dots.data() + (m - first) * Hi * quant::kPanelRows;
+                    const int64_t seen = std::min<int64_t>(valid, int64_t(pos[i]) + 1 - t0);
+                    for (int64_t j = 0; j < seen; ++j) {
+                        float sum = 0.0f;
+                        for (int64_t h = 0; h < Hi; ++h)
+                            sum += wi[h] * std::max(dm[h * quant::kPanelRows + j], 0.0f);
+                        scores[size_t(m * span + t0 + j)] = sum;
+                    }
                 }
-                score[size_t(t)] = sum;
             }
         });
-        order.resize(size_t(visible));
-        for (int64_t t = 0; t < visible; ++t)
-            order[size_t(t)] = int32_t(t);
-        const auto better = [&](int32_t x, int32_t y) {
-            return score[size_t(x)] > score[size_t(y)] || (score[size_t(x)] == score[size_t(y)] && x < y);
-        };
-        std::nth_element(order.begin(), order.begin() + (K - 1), order.end(), better);
-        chosen[j].assign(order.begin(), order.begin() + K);
-        std::sort(chosen[j].begin(), chosen[j].end());
+        for (int64_t m = 0; m < count; ++m) {
+            const size_t j = g0 + size_t(m);
+            const int64_t visible = int64_t(pos[over[j]]) + 1;
+            const float *score = scores.data() + m * span;
+            order.resize(size_t(visible));
+            for (int64_t t = 0; t < visible; ++t)
+                order[size_t(t)] = int32_t(t);
+            const auto better = [&](int32_t x, int32_t y) {
+                return score[x] > score[y] || (score[x] == score[y] && x < y);
+            };
+            std::nth_element(order.begin(), order.begin() + (K - 1), order.end(), better);
+            chosen[j].assign(order.begin(), order.begin() + K);
+            std::sort(chosen[j].begin(), chosen[j].end());
+        }
+        g0 = g1;
     }
     for (size_t j = 0; j < over.size(); ++j) {
         const int i = over[j];
