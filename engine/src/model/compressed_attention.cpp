@@ -10,9 +10,12 @@
 //        the compressed rows, with a learned sink in the softmax's denominator; its output's
 //        tail is rotated back, and the heads go through wo_a per output group, then wo_b.
 // Projections run for the chunk at once; the ring, the compressors and the attention token by
-// token, so a chunk gives what its tokens give one at a time. Each head is one thread's work.
+// token, so a chunk gives what its tokens give one at a time. The indexer's scores and the
+// attention run on the panel kernel (model/indexer_scores.hpp, model/flash_attention.hpp).
 #include "model/dsv4_qat.hpp"
+#include "model/flash_attention.hpp"
 #include "model/forward.hpp"
+#include "model/indexer_scores.hpp"
 #include "model/kv_compressor.hpp"
 #include "model/ops.hpp"
 #include "quant/trunk_matvec.hpp"
@@ -135,7 +138,7 @@ void Forward::dsv4Attention(int layer, int n, const float *a, float *out, LayerS
     Vec o(static_cast<size_t>(n * Q));
     Vec row(static_cast<size_t>(std::max(D, Di)));
     std::vector<const float *> rows;
-    std::vector<float> score;
+    std::vector<float> score, headWeights(static_cast<size_t>(Hi));
     std::vector<int64_t> order;
     for (int t = 0; t < n; ++t) {
         LayerState &s = *st[t];
@@ -163,21 +166,18 @@ void Forward::dsv4Attention(int layer, int n, const float *a, float *out, LayerS
             rows.push_back(l.window + (r % v.window) * D);
         const int64_t nComp = ratio > 0 ? (p + 1) / ratio : 0;
         if (indexed && nComp > v.indexTopk) {
-            // The indexer: Σ_h w_h relu(q_h · key_b), w_h = weights_proj_h · Di^-½ · Hi^-½; the
-            // index_topk best rows (ties to the lower row), in row order.
-            const float *qi = iq.data() + t * Iq;
+            // The indexer: Σ_h w_h relu(q_h · key_b), w_h = weights_proj_h · Di^-½ · Hi^-½
+            // (model/indexer_scores.hpp); the index_topk best rows (ties to the lower row), in
+            // row order.
             const float *wt = iw.data() + t * Hi;
             const float wScale = 1.0f / std::sqrt(float(Di)) / std::sqrt(float(Hi));
+            for (int64_t h = 0; h < Hi; ++h)
+                headWeights[size_t(h)] = wt[h] * wScale;
             score.assign(size_t(nComp), 0.0f);
-            m_pool.forRange(nComp, m_pool.grainFor(nComp, Hi * Di), [&](int64_t b0, int64_t b1) {
-                for (int64_t b = b0; b < b1; ++b) {
-                    const float *key = s.latent.data() + b * rowW + D;
-                    float acc = 0.0f;
-                    for (int64_t h = 0; h < Hi; ++h)
-                        acc += std::max(dot(qi + h * Di, key, Di), 0.0f) * (wt[h] * wScale);
-                    score[size_t(b)] = acc;
-                }
-            });
+            const int64_t lastRow = nComp - 1;
+            const float *latent = s.latent.data();
+            indexerScores(m_pool, {iq.data() + t * Iq, headWeights.data(), Hi, Di, 1, &lastRow},
+                          [latent, rowW, D](int64_t b) { return latent + b * rowW + D; }, score.data(), nComp);
             order.resize(size_t(nComp));
             std::iota(order.begin(), order.end(), int64_t(0));
             std::partial_sort(order.begin(), order.begin() + v.indexTopk, order.end(), [&](int64_t x, int64_t y) {
@@ -190,33 +190,20 @@ void Forward::dsv4Attention(int layer, int n, const float *a, float *out, LayerS
             for (int64_t b = 0; b < nComp; ++b)
                 rows.push_back(s.latent.data() + b * rowW);
         }
-        // Each head: softmax over the rows with the sink in the denominator only.
-        const float scale = 1.0f / std::sqrt(float(D));
+        // Each head: softmax over the rows with its sink in the denominator only, the heads as
+        // the queries of one blocked attention (flash_attention.hpp: panel products), a group of
+        // heads per thread; each head's output tail rotated back.
         const int64_t nr = int64_t(rows.size());
-        m_pool.forRange(nh, m_pool.grainFor(nh, nr * D * 2), [&](int64_t h0, int64_t h1) {
-            std::vector<float> sc(static_cast<size_t>(nr));
-            for (int64_t h = h0; h < h1; ++h) {
-                const float *qh = q.data() + t * Q + h * D;
-                float mx = w.sinks->f32[size_t(h)];
-                for (int64_t r = 0; r < nr; ++r) {
-                    sc[size_t(r)] = dot(qh, rows[size_t(r)], D) * scale;
-                    mx = std::max(mx, sc[size_t(r)]);
-                }
-                float sum = std::exp(w.sinks->f32[size_t(h)] - mx);
-                float *oh = o.data() + t * Q + h * D;
-                std::fill(oh, oh + D, 0.0f);
-                for (int64_t r = 0; r < nr; ++r) {
-                    const float e = std::exp(sc[size_t(r)] - mx);
-                    sum += e;
-                    const float *x = rows[size_t(r)];
-                    for (int64_t i = 0; i < D; ++i)
-                        oh[i] += e * x[i];
-                }
-                const float inv = 1.0f / sum;
-                for (int64_t i = 0; i < D; ++i)
-                    oh[i] *= inv;
-                rope.apply(oh + D - rd, p, /*inverse=*/true);
-            }
+        const int last = int(nr - 1);
+        const std::vector<int> at(size_t(nh), last);
+        const CachedRow row = [&rows](int64_t r) { return rows[size_t(r)]; };
+        const int64_t group = std::max<int64_t>(m_pool.grainFor(nh, nr * D * 2), (nh + m_pool.threads() - 1) / m_pool.threads());
+        m_pool.forRange(nh, group, [&](int64_t h0, int64_t h1) {
+            const AttentionQueries heads{q.data() + t * Q + h0 * D, D, int(h1 - h0), at.data(), nullptr,
+                                         w.sinks->f32.data() + h0};
+            flashAttention(heads, D, row, row, D, 1.0f / std::sqrt(float(D)), nullptr, o.data() + t * Q + h0 * D, D);
+            for (int64_t h = h0; h < h1; ++h)
+                rope.apply(o.data() + t * Q + h * D + D - rd, p, /*inverse=*/true);
         });
     }
 

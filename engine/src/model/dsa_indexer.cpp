@@ -6,10 +6,10 @@
 // keys keeps the index_topk best; below that it sees every key, so attention is exactly
 // dense. Computed in f32 as transformers does: no Hadamard rotation and no FP8 (the
 // rotation is orthonormal, so it leaves every q·k as it is; FP8 only approximates them);
-// each q·k by the panel kernel, a block of 64 keys against every head at once.
+// the scores by model/indexer_scores.hpp.
 // Ties keep the earlier position, so the selection is one set whatever the threads.
 #include "model/forward.hpp"
-#include "quant/panel_gemm.hpp"
+#include "model/indexer_scores.hpp"
 #include "waste/waste.hpp"
 
 #include <algorithm>
@@ -81,15 +81,12 @@ void Forward::indexer(int layer, int n, const float *a, const float *cq, LayerSt
     if (over.empty())
         return;
     // The scores of each run of tokens that share a state (a pass: one run; a batched step:
-    // one token per sequence), key block by key block: a block of 64 keys is one panel, and
-    // every head of every token of the run that sees the block is multiplied against it
-    // (quant/panel_gemm.hpp: each q·k one fma chain in the order of the dims, the same bit
-    // for bit whatever the level, the tokens beside it or the split over threads). A score
-    // then adds the heads in order: one token's scores never depend on the others'.
-    constexpr int64_t kGroup = 32; // tokens scored together: their scores held at once
-    const quant::PanelGemm gemm = quant::panelGemm();
+    // one token per sequence), held for at most kGroup tokens at once (model/indexer_scores.hpp:
+    // one token's scores never depend on the others').
+    constexpr int64_t kGroup = 32;
     std::vector<std::vector<int32_t>> chosen(over.size());
     std::vector<float> scores;
+    std::vector<int64_t> last;
     std::vector<int32_t> order;
     for (size_t g0 = 0; g0 < over.size();) {
         size_t g1 = g0 + 1;
@@ -97,37 +94,14 @@ void Forward::indexer(int layer, int n, const float *a, const float *cq, LayerSt
                over[g1] == over[g1 - 1] + 1 && pos[over[g1]] > pos[over[g1 - 1]])
             ++g1;
         const int64_t count = int64_t(g1 - g0), span = int64_t(pos[over[g1 - 1]]) + 1; // keys the last one sees
+        last.resize(size_t(count));
+        for (int64_t m = 0; m < count; ++m)
+            last[size_t(m)] = pos[over[g0 + size_t(m)]];
         const float *keys = st[over[g0]]->indexKeys.data();
         scores.assign(size_t(count * span), 0.0f);
-        const int64_t blocks = (span + quant::kPanelRows - 1) / quant::kPanelRows;
-        m_pool.forRange(blocks, m_pool.grainFor(blocks, count * Hi * Di * quant::kPanelRows / 4), [&](int64_t b0, int64_t b1) {
-            std::vector<float> panel(size_t(Di * quant::kPanelRows)), dots(size_t(count * Hi * quant::kPanelRows));
-            for (int64_t blk = b0; blk < b1; ++blk) {
-                const int64_t t0 = blk * quant::kPanelRows, valid = std::min<int64_t>(quant::kPanelRows, span - t0);
-                for (int64_t j = 0; j < valid; ++j)
-                    for (int64_t c = 0; c < Di; ++c)
-                        panel[size_t(c * quant::kPanelRows + j)] = keys[(t0 + j) * Di + c];
-                // The run's tokens that see this block are its last ones (positions ascend).
-                int64_t first = 0;
-                while (int64_t(pos[over[g0 + size_t(first)]]) < t0)
-                    ++first;
-                const int i0 = over[g0 + size_t(first)];
-                gemm(panel.data(), Di, q.data() + int64_t(i0) * Hi * Di, Di, (count - first) * Hi, dots.data(),
-                     quant::kPanelRows, valid);
-                for (int64_t m = first; m < count; ++m) {
-                    const int i = over[g0 + size_t(m)];
-                    const float *wi = hw.data() + int64_t(i) * Hi;
-                    const float *dm = dots.data() + (m - first) * Hi * quant::kPanelRows;
-                    const int64_t seen = std::min<int64_t>(valid, int64_t(pos[i]) + 1 - t0);
-                    for (int64_t j = 0; j < seen; ++j) {
-                        float sum = 0.0f;
-                        for (int64_t h = 0; h < Hi; ++h)
-                            sum += wi[h] * std::max(dm[h * quant::kPanelRows + j], 0.0f);
-                        scores[size_t(m * span + t0 + j)] = sum;
-                    }
-                }
-            }
-        });
+        const IndexerQueries qs{q.data() + int64_t(over[g0]) * Hi * Di, hw.data() + int64_t(over[g0]) * Hi, Hi, Di,
+                                count, last.data()};
+        indexerScores(m_pool, qs, [keys, Di](int64_t t) { return keys + t * Di; }, scores.data(), span);
         for (int64_t m = 0; m < count; ++m) {
             const size_t j = g0 + size_t(m);
             const int64_t visible = int64_t(pos[over[j]]) + 1;

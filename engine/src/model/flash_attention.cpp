@@ -53,6 +53,11 @@ void flashAttention(const AttentionQueries &queries, int64_t dk, const CachedRow
     const quant::PanelGemm gemm = quant::panelGemm();
     std::vector<float> keys(size_t(dk) * B), values(size_t(B) * B), z(size_t(m) * B), p(size_t(m) * B),
         part(size_t(m) * B), runMax(size_t(m), sink ? *sink : -inf), runSum(size_t(m), sink ? 1.0f : 0.0f);
+    if (queries.sinks)
+        for (int t = 0; t < m; ++t) {
+            runMax[size_t(t)] = queries.sinks[t];
+            runSum[size_t(t)] = 1.0f;
+        }
     for (int t = 0; t < m; ++t)
         std::fill(out + t * outStride, out + t * outStride + dv, 0.0f);
     for (int64_t s0 = lo / B * B; s0 <= hi; s0 += B) {

@@ -19,6 +19,7 @@ struct AttentionQueries {
     int count = 0;
     const int *pos = nullptr;   // each query's position
     const int *first = nullptr; // each query's first visible position; null: 0
+    const float *sinks = nullptr; // each query's own sink logit (a head's, when the queries are heads); null: the call's
 };
 
 // Where cached position s lies: a pointer to its dk key floats (or dv value floats).
