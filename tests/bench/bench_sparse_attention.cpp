@@ -1,5 +1,8 @@
-// The sparse attentions' per-token work at the releases' sizes, on one thread: the engine's
-// kernels against the plain loops they replaced (kept here as the scalar reference):
+// Attention's per-token work at the releases' sizes, on one thread: the engine's kernels
+// against the plain loops they replaced (kept here as the scalar reference):
+//   - a decode step's multi-head latent attention (DeepSeek-V3, R1, Kimi K2, V3.2 below its
+//     index_topk): 128 heads over the cached latent (512 + 64 rotated dims) at 4,096 positions
+//     (model/flash_attention.hpp with the heads as its queries);
 //   - DeepSeek V4 Flash's attention of one token: 64 heads of 512 over 640 rows (the 128-token
 //     window and the indexer's 512 compressed rows), a sink per head
 //     (model/flash_attention.hpp with the heads as its queries);
@@ -8,7 +11,7 @@
 //     (model/indexer_scores.hpp).
 // Both sides see the same random inputs; the last line gives the two speedups.
 //
-// usage: bench_sparse_attention [--rows N] [--keys N] [--reps N]
+// usage: bench_sparse_attention [--rows N] [--keys N] [--positions N] [--reps N]
 #include "compute/thread_pool.hpp"
 #include "model/flash_attention.hpp"
 #include "model/indexer_scores.hpp"
@@ -57,6 +60,7 @@ int main(int argc, char **argv)
 {
     const int64_t heads = 64, dim = 512, rowCount = option(argc, argv, "--rows", 640);
     const int64_t indexHeads = 64, indexDim = 128, keyCount = option(argc, argv, "--keys", 8192);
+    const int64_t mlaHeads = 128, latent = 512, rotated = 64, positions = option(argc, argv, "--positions", 4096);
     const int reps = int(option(argc, argv, "--reps", 5));
     compute::ThreadPool pool(1);
     std::mt19937 rng(1);
@@ -66,6 +70,11 @@ int main(int argc, char **argv)
         keys(static_cast<size_t>(keyCount * indexDim)), iq(static_cast<size_t>(indexHeads * indexDim)),
         weights(static_cast<size_t>(indexHeads)), scores(static_cast<size_t>(keyCount));
     for (auto *v : {&rowData, &q, &sinks, &keys, &iq, &weights})
+        for (float &x : *v)
+            x = g(rng);
+    std::vector<float> cache(static_cast<size_t>(positions * (latent + rotated))),
+        mlaQ(static_cast<size_t>(mlaHeads * (latent + rotated))), ctx(static_cast<size_t>(mlaHeads * latent));
+    for (auto *v : {&cache, &mlaQ})
         for (float &x : *v)
             x = g(rng);
     std::vector<const float *> rows(static_cast<size_t>(rowCount));
@@ -117,10 +126,48 @@ int main(int argc, char **argv)
                              [&](int64_t b) { return keys.data() + b * indexDim; }, scores.data(), keyCount);
     });
 
-    std::printf("attention, %lld heads of %lld over %lld rows: plain loops %.2f ms, panel kernel %.2f ms\n",
+    const int64_t lat = latent + rotated;
+    const float mlaScale = 1.0f / std::sqrt(float(192));
+    const double plainMla = millis(reps, [&] {
+        std::vector<float> z(static_cast<size_t>(positions));
+        for (int64_t h = 0; h < mlaHeads; ++h) {
+            const float *qh = mlaQ.data() + h * lat;
+            float zmax = -INFINITY;
+            for (int64_t p = 0; p < positions; ++p) {
+                const float *cs = cache.data() + p * lat;
+                float d1 = 0.0f, d2 = 0.0f;
+                for (int64_t k = 0; k < latent; ++k)
+                    d1 += qh[k] * cs[k];
+                for (int64_t k = 0; k < rotated; ++k)
+                    d2 += qh[latent + k] * cs[latent + k];
+                z[size_t(p)] = (d1 + d2) * mlaScale;
+                zmax = std::max(zmax, z[size_t(p)]);
+            }
+            float sum = 0.0f;
+            for (float &v : z)
+                sum += (v = std::exp(v - zmax));
+            float *ch = ctx.data() + h * latent;
+            std::fill(ch, ch + latent, 0.0f);
+            for (int64_t p = 0; p < positions; ++p) {
+                const float al = z[size_t(p)] / sum;
+                for (int64_t k = 0; k < latent; ++k)
+                    ch[k] += al * cache[size_t(p * lat + k)];
+            }
+        }
+    });
+    const std::vector<int> last4k(static_cast<size_t>(mlaHeads), static_cast<int>(positions - 1));
+    const model::CachedRow latentRow = [&](int64_t p) { return cache.data() + p * lat; };
+    const double kernelMla = millis(reps, [&] {
+        model::flashAttention({mlaQ.data(), lat, int(mlaHeads), last4k.data(), nullptr}, lat, latentRow, latentRow, latent,
+                              mlaScale, nullptr, ctx.data(), latent);
+    });
+
+    std::printf("MLA decode, %lld heads over %lld positions: plain loops %.2f ms, panel kernel %.2f ms\n",
+                (long long)mlaHeads, (long long)positions, plainMla, kernelMla);
+    std::printf("V4 attention, %lld heads of %lld over %lld rows: plain loops %.2f ms, panel kernel %.2f ms\n",
                 (long long)heads, (long long)dim, (long long)rowCount, plainAttention, kernelAttention);
     std::printf("indexer, %lld heads of %lld over %lld keys: plain loops %.2f ms, panel kernel %.2f ms\n",
                 (long long)indexHeads, (long long)indexDim, (long long)keyCount, plainIndexer, kernelIndexer);
-    std::printf("one token on one thread: attention %.1fx, indexer %.1fx faster than the plain loops\n",
-                plainAttention / kernelAttention, plainIndexer / kernelIndexer);
+    std::printf("one token on one thread: MLA %.1fx, V4 attention %.1fx, indexer %.1fx faster than the plain loops\n",
+                plainMla / kernelMla, plainAttention / kernelAttention, plainIndexer / kernelIndexer);
 }

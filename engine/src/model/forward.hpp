@@ -100,12 +100,6 @@ private:
     // projections for the whole chunk at once, the recurrence / cache token by token.
     void kda(int layer, int n, const float *a, float *out, LayerState *const *st);
     void mla(int layer, int n, const float *a, float *out, LayerState *const *st, const int *pos);
-    struct MlaScratch {
-        Vec qabs, row, z, ctx;
-    };
-    // sel: the positions the token attends over, ascending (DSA past index_topk keys); null: 0..pos.
-    void attendMlaHead(int layer, const float *q, float *o, const LayerState &st, int pos, int64_t h,
-                       MlaScratch &scratch, const std::vector<int32_t> *sel = nullptr) const;
     // DeepSeek Sparse Attention (dsa_indexer.cpp). indexer: `layer`'s lightning indexer for n
     // tokens (a: normed inputs, cq: normed q latents): each token's key into its state, then,
     // for each token that sees more than index_topk keys, the index_topk it keeps, into

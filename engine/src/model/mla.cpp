@@ -1,6 +1,7 @@
-// Multi-head latent attention for one token, with kv_b_proj absorbed into the query
-// (scores against the cached latent) and the output (values summed in latent space):
-// the cache holds only dc + dr floats per position. Kimi-Linear and K3 apply no rotary
+// Multi-head latent attention, with kv_b_proj absorbed into the query (scores against the
+// cached latent) and the output (values summed in latent space): the cache holds only
+// dc + dr floats per position. Attention runs blocked on the panel kernel
+// (flash_attention.hpp), a decode step's heads as the queries of one attention. Kimi-Linear and K3 apply no rotary
 // embedding; the DeepSeek-V3 family rotates the dr dims of each query head and of the
 // shared key before it is cached (RoPE with YaRN, yarn.hpp).
 #include "model/flash_attention.hpp"
@@ -17,32 +18,19 @@ namespace waste::model {
 
 namespace {
 
-// One query (dk floats, its score scaled by `scale`) over the cached rows at `positions`:
-// ctx = Σ softmax(z)_j · row(positions[j])[0..dv). A prompt's token past DSA's index_topk.
-void selectedAttention(const float *q, int64_t dk, const float *cache, int64_t stride, int64_t dv,
-                       const std::vector<int32_t> &positions, float scale, float *ctx)
+// Queries (dk floats each, scores scaled by `scale`) over the cached rows at `positions`
+// (ascending; null: 0..last), all of them visible to every query: ctx[t] = Σ softmax(z)_j ·
+// row(positions[j])[0..dv), blocked on the panel kernel (flash_attention.hpp). The heads of a
+// decode step's token, or a prompt's token past DSA's index_topk.
+void cachedAttention(const float *q, int64_t qStride, int count, int64_t dk, const float *cache, int64_t stride,
+                     int64_t dv, const std::vector<int32_t> *positions, int64_t last, float scale, float *ctx,
+                     int64_t ctxStride)
 {
-    const size_t n = positions.size();
-    std::vector<float> z(n);
-    float zmax = -INFINITY;
-    for (size_t j = 0; j < n; ++j) {
-        const float *row = cache + int64_t(positions[j]) * stride;
-        float d = 0.0f;
-        for (int64_t k = 0; k < dk; ++k)
-            d += q[k] * row[k];
-        z[j] = d * scale;
-        zmax = std::max(zmax, z[j]);
-    }
-    float sum = 0.0f;
-    for (float &v : z)
-        sum += (v = std::exp(v - zmax));
-    std::fill(ctx, ctx + dv, 0.0f);
-    for (size_t j = 0; j < n; ++j) {
-        const float al = z[j] / sum;
-        const float *row = cache + int64_t(positions[j]) * stride;
-        for (int64_t k = 0; k < dv; ++k)
-            ctx[k] += al * row[k];
-    }
+    const std::vector<int> at(size_t(count), int(positions ? int64_t(positions->size()) - 1 : last));
+    const CachedRow row = [&](int64_t j) {
+        return cache + (positions ? int64_t((*positions)[size_t(j)]) : j) * stride;
+    };
+    flashAttention({q, qStride, count, at.data(), nullptr}, dk, row, row, dv, scale, nullptr, ctx, ctxStride);
 }
 
 } // namespace
@@ -98,19 +86,48 @@ void Forward::mla(int layer, int n, const float *a, float *out, LayerState *cons
     if (m_prompt) {
         mlaPass(layer, n, qAll.data(), oAll.data(), st, pos);
     } else {
+        // A decode step: per token, every head's absorbed query (q_nope through the head's
+        // kv_b rows, then q_rope); the heads as the queries of one blocked attention over the
+        // token's positions (or its DSA selection), several heads a piece of the split; each
+        // head's output through its other kv_b rows.
         const int64_t items = int64_t(n) * nh;
         std::vector<const std::vector<int32_t> *> sel(static_cast<size_t>(n));
         for (int i = 0; i < n; ++i)
             sel[size_t(i)] = selection(layer, st[i], pos[i]);
-        m_pool.forRange(items, m_pool.grainFor(items, (dn * dc * 2 + dv * dc + span / n * (2 * dc + dr)) / 4),
-                        [&](int64_t i0, int64_t i1) {
-                            MlaScratch sc;
-                            for (int64_t i = i0; i < i1; ++i) {
-                                const int64_t tok = i / nh;
-                                attendMlaHead(layer, qAll.data() + tok * nh * dq, oAll.data() + tok * nh * dv,
-                                              *st[tok], pos[tok], i % nh, sc, sel[size_t(tok)]);
-                            }
-                        });
+        Vec qa(static_cast<size_t>(items * lat)), ctx(static_cast<size_t>(items * dc));
+        m_pool.forRange(items, m_pool.grainFor(items, dn * dc), [&](int64_t i0, int64_t i1) {
+            Vec row(static_cast<size_t>(dc));
+            for (int64_t i = i0; i < i1; ++i) {
+                const int64_t h = i % nh;
+                const float *qN = qAll.data() + (i / nh) * nh * dq + h * dq;
+                float *qabs = qa.data() + i * lat;
+                std::fill(qabs, qabs + dc, 0.0f);
+                for (int64_t k = 0; k < dn; ++k) {
+                    w.kvb->readRow(h * (dn + dv) + k, row.data());
+                    for (int64_t c = 0; c < dc; ++c)
+                        qabs[c] += qN[k] * row[size_t(c)];
+                }
+                std::copy(qN + dn, qN + dq, qabs + dc);
+            }
+        });
+        const float invScale = m_rope.scoreScale();
+        const int64_t perItem = span / n * lat * 2;
+        m_pool.forRange(items, std::max<int64_t>(m_pool.grainFor(items, perItem), 8), [&](int64_t i0, int64_t i1) {
+            for (int64_t i = i0; i < i1;) { // the piece's heads, token by token
+                const int64_t tok = i / nh, end = std::min(i1, (tok + 1) * nh);
+                cachedAttention(qa.data() + i * lat, lat, int(end - i), lat, st[tok]->latent.data(), lat, dc,
+                                sel[size_t(tok)], pos[tok], invScale, ctx.data() + i * dc, dc);
+                i = end;
+            }
+        });
+        m_pool.forRange(items, m_pool.grainFor(items, dv * dc), [&](int64_t i0, int64_t i1) {
+            for (int64_t i = i0; i < i1; ++i) {
+                const int64_t h = i % nh;
+                for (int64_t k = 0; k < dv; ++k)
+                    oAll[size_t((i / nh) * nh * dv + h * dv + k)] =
+                        quant::rowDot(*w.kvb, h * (dn + dv) + dn + k, ctx.data() + i * dc);
+            }
+        });
     }
     if (w.g)
         for (int64_t i = 0; i < n * nh * dv; ++i)
@@ -158,8 +175,8 @@ void Forward::mlaPass(int layer, int n, const float *qAll, float *oAll, LayerSta
                     ++t1;
                 const float *cache = st[t0]->latent.data();
                 if (sel[size_t(t0)]) {
-                    selectedAttention(q.data() + t0 * lat, lat, cache, lat, dc, *sel[size_t(t0)], invScale,
-                                      ctx.data() + t0 * dc);
+                    cachedAttention(q.data() + t0 * lat, lat, 1, lat, cache, lat, dc, sel[size_t(t0)], pos[t0], invScale,
+                                    ctx.data() + t0 * dc, dc);
                 } else {
                     const CachedRow row = [cache, lat](int64_t s) { return cache + s * lat; };
                     const AttentionQueries qs{q.data() + t0 * lat, lat, t1 - t0, pos + t0, nullptr};
@@ -179,56 +196,6 @@ void Forward::mlaPass(int layer, int n, const float *qAll, float *oAll, LayerSta
             }
         }
     });
-}
-
-// Head h of one token's attention over its cache (positions 0..pos), q already rotated:
-// o[h·dv ..) of that head.
-void Forward::attendMlaHead(int layer, const float *q, float *o, const LayerState &st, int pos, int64_t h,
-                            MlaScratch &sc, const std::vector<int32_t> *sel) const
-{
-    const MlaWeights &w = m_w.layers[static_cast<size_t>(layer)].m;
-    const int64_t dn = m_c.qkNope, dr = m_c.qkRope, dv = m_c.vHead, dc = m_c.kvLora;
-    const int64_t dq = dn + dr, lat = dc + dr;
-    const int64_t n = sel ? int64_t(sel->size()) : pos + 1;
-    const int32_t *at = sel ? sel->data() : nullptr; // the j-th key's position: at[j], else j
-    const float invScale = m_rope.scoreScale();
-    sc.qabs.resize(static_cast<size_t>(dc));
-    sc.row.resize(static_cast<size_t>(dc));
-    sc.z.resize(static_cast<size_t>(n));
-    sc.ctx.resize(static_cast<size_t>(dc));
-    float *qabs = sc.qabs.data(), *row = sc.row.data(), *z = sc.z.data(), *ctx = sc.ctx.data();
-    const float *qN = q + h * dq, *qR = qN + dn;
-    std::fill(qabs, qabs + dc, 0.0f);
-    for (int64_t i = 0; i < dn; ++i) {
-        w.kvb->readRow(h * (dn + dv) + i, row);
-        for (int64_t k = 0; k < dc; ++k)
-            qabs[k] += qN[i] * row[k];
-    }
-    float zmax = -INFINITY;
-    for (int64_t s = 0; s < n; ++s) {
-        const float *cs = st.latent.data() + (at ? at[s] : s) * lat;
-        float d1 = 0.0f, d2 = 0.0f;
-        for (int64_t k = 0; k < dc; ++k)
-            d1 += qabs[k] * cs[k];
-        for (int64_t k = 0; k < dr; ++k)
-            d2 += qR[k] * cs[dc + k];
-        z[s] = (d1 + d2) * invScale;
-        zmax = std::max(zmax, z[s]);
-    }
-    float sum = 0.0f;
-    for (int64_t s = 0; s < n; ++s) {
-        z[s] = std::exp(z[s] - zmax);
-        sum += z[s];
-    }
-    std::fill(ctx, ctx + dc, 0.0f);
-    for (int64_t s = 0; s < n; ++s) {
-        const float al = z[s] / sum;
-        const float *cs = st.latent.data() + (at ? at[s] : s) * lat;
-        for (int64_t k = 0; k < dc; ++k)
-            ctx[k] += al * cs[k];
-    }
-    for (int64_t i = 0; i < dv; ++i)
-        o[h * dv + i] = quant::rowDot(*w.kvb, h * (dn + dv) + dn + i, ctx);
 }
 
 } // namespace waste::model
