@@ -81,44 +81,25 @@ void Forward::gqa(int layer, int n, const float *a, float *out, LayerState *cons
         std::copy(v, v + kvh * hd, s.values.begin() + slot * kvh * hd);
     };
     const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-    // One token over its cached positions, head by head, in position order.
+    // One token over its cached positions (a sliding layer's ring: the last `slots`): the q heads
+    // that share a kv head as the queries of one blocked attention (flash_attention.hpp), a
+    // kv head's group a piece of the split.
     const auto attend = [&](int t) {
         const LayerState &s = *st[t];
         const int64_t slots = int64_t(s.keys.size()) / (kvh * hd);
         const bool ring = s.kvRing; // a sliding layer keeps only the last `slots` positions
-        const float *q = qs.data() + t * nh * hd;
-        float *o = oAll.data() + t * nh * hd;
-        const int64_t first = ring ? std::max<int64_t>(0, int64_t(pos[t]) + 1 - slots) : 0,
-                      span = int64_t(pos[t]) + 1 - first;
-        m_pool.forRange(nh, m_pool.grainFor(nh, span * hd * 2), [&](int64_t h0, int64_t h1) {
-            Vec z(static_cast<size_t>(span));
-            for (int64_t h = h0; h < h1; ++h) {
-                const float *qh = q + h * hd;
-                const int64_t kvOff = (h / group) * hd;
-                float zmax = w.sinks ? w.sinks->f32[size_t(h)] : -INFINITY;
-                for (int64_t i = 0; i < span; ++i) {
-                    const int64_t p = first + i;
-                    const float *ks = s.keys.data() + (ring ? p % slots : p) * kvh * hd + kvOff;
-                    float d = 0.0f;
-                    for (int64_t j = 0; j < hd; ++j)
-                        d += qh[j] * ks[j];
-                    z[size_t(i)] = d * scale;
-                    zmax = std::max(zmax, z[size_t(i)]);
-                }
-                float sum = w.sinks ? std::exp(w.sinks->f32[size_t(h)] - zmax) : 0.0f;
-                for (int64_t i = 0; i < span; ++i) {
-                    z[size_t(i)] = std::exp(z[size_t(i)] - zmax);
-                    sum += z[size_t(i)];
-                }
-                float *oh = o + h * hd;
-                std::fill(oh, oh + hd, 0.0f);
-                for (int64_t i = 0; i < span; ++i) {
-                    const int64_t p = first + i;
-                    const float al = z[size_t(i)] / sum;
-                    const float *vs = s.values.data() + (ring ? p % slots : p) * kvh * hd + kvOff;
-                    for (int64_t j = 0; j < hd; ++j)
-                        oh[j] += al * vs[j];
-                }
+        const int first = ring ? int(std::max<int64_t>(0, int64_t(pos[t]) + 1 - slots)) : 0;
+        const int64_t span = int64_t(pos[t]) + 1 - first, row = kvh * hd;
+        const std::vector<int> at(size_t(group), pos[t]), from(size_t(group), first);
+        m_pool.forRange(kvh, m_pool.grainFor(kvh, group * span * hd * 2), [&](int64_t kv0, int64_t kv1) {
+            for (int64_t kv = kv0; kv < kv1; ++kv) {
+                const float *keys = s.keys.data() + kv * hd, *values = s.values.data() + kv * hd;
+                const auto slot = [ring, slots](int64_t p) { return ring ? p % slots : p; };
+                const AttentionQueries queries{qs.data() + t * nh * hd + kv * group * hd, hd, int(group), at.data(),
+                                               from.data(), w.sinks ? w.sinks->f32.data() + kv * group : nullptr};
+                flashAttention(queries, hd, [&](int64_t p) { return keys + slot(p) * row; },
+                               [&](int64_t p) { return values + slot(p) * row; }, hd, scale, nullptr,
+                               oAll.data() + t * nh * hd + kv * group * hd, hd);
             }
         });
     };

@@ -3,6 +3,8 @@
 //   - a decode step's multi-head latent attention (DeepSeek-V3, R1, Kimi K2, V3.2 below its
 //     index_topk): 128 heads over the cached latent (512 + 64 rotated dims) at 4,096 positions
 //     (model/flash_attention.hpp with the heads as its queries);
+//   - a decode step's grouped-query attention (Qwen3-235B-A22B: 64 query heads of 128 sharing 4
+//     kv heads) at 4,096 positions (the heads of a kv head as the queries of one attention);
 //   - DeepSeek V4 Flash's attention of one token: 64 heads of 512 over 640 rows (the 128-token
 //     window and the indexer's 512 compressed rows), a sink per head
 //     (model/flash_attention.hpp with the heads as its queries);
@@ -11,7 +13,7 @@
 //     (model/indexer_scores.hpp).
 // Both sides see the same random inputs; the last line gives the two speedups.
 //
-// usage: bench_sparse_attention [--rows N] [--keys N] [--positions N] [--reps N]
+// usage: bench_attention [--rows N] [--keys N] [--positions N] [--reps N]
 #include "compute/thread_pool.hpp"
 #include "model/flash_attention.hpp"
 #include "model/indexer_scores.hpp"
@@ -156,6 +158,45 @@ int main(int argc, char **argv)
         }
     });
     const std::vector<int> last4k(static_cast<size_t>(mlaHeads), static_cast<int>(positions - 1));
+    // Grouped-query decode: 64 query heads over 4 kv heads of 128, keys and values apart.
+    const int64_t qHeads = 64, kvHeads = 4, headDim = 128, group = qHeads / kvHeads;
+    std::vector<float> gq(static_cast<size_t>(qHeads * headDim)), gk(static_cast<size_t>(positions * kvHeads * headDim)),
+        gv(gk.size()), go(gq.size());
+    for (auto *v : {&gq, &gk, &gv})
+        for (float &x : *v)
+            x = g(rng);
+    const float gScale = 1.0f / std::sqrt(float(headDim));
+    const double plainGqa = millis(reps, [&] {
+        std::vector<float> z(static_cast<size_t>(positions));
+        for (int64_t h = 0; h < qHeads; ++h) {
+            const float *qh = gq.data() + h * headDim;
+            const int64_t off = (h / group) * headDim;
+            float zmax = -INFINITY;
+            for (int64_t p = 0; p < positions; ++p) {
+                z[size_t(p)] = plainDot(qh, gk.data() + p * kvHeads * headDim + off, headDim) * gScale;
+                zmax = std::max(zmax, z[size_t(p)]);
+            }
+            float sum = 0.0f;
+            for (float &v : z)
+                sum += (v = std::exp(v - zmax));
+            float *oh = go.data() + h * headDim;
+            std::fill(oh, oh + headDim, 0.0f);
+            for (int64_t p = 0; p < positions; ++p)
+                for (int64_t k = 0; k < headDim; ++k)
+                    oh[k] += z[size_t(p)] / sum * gv[size_t(p * kvHeads * headDim + off + k)];
+        }
+    });
+    const std::vector<int> lastGroup(static_cast<size_t>(group), static_cast<int>(positions - 1));
+    const double kernelGqa = millis(reps, [&] {
+        for (int64_t kv = 0; kv < kvHeads; ++kv) {
+            const float *keys = gk.data() + kv * headDim, *values = gv.data() + kv * headDim;
+            const int64_t row = kvHeads * headDim;
+            model::flashAttention({gq.data() + kv * group * headDim, headDim, int(group), lastGroup.data(), nullptr},
+                                  headDim, [&](int64_t p) { return keys + p * row; },
+                                  [&](int64_t p) { return values + p * row; }, headDim, gScale, nullptr,
+                                  go.data() + kv * group * headDim, headDim);
+        }
+    });
     const model::CachedRow latentRow = [&](int64_t p) { return cache.data() + p * lat; };
     const double kernelMla = millis(reps, [&] {
         model::flashAttention({mlaQ.data(), lat, int(mlaHeads), last4k.data(), nullptr}, lat, latentRow, latentRow, latent,
@@ -164,10 +205,13 @@ int main(int argc, char **argv)
 
     std::printf("MLA decode, %lld heads over %lld positions: plain loops %.2f ms, panel kernel %.2f ms\n",
                 (long long)mlaHeads, (long long)positions, plainMla, kernelMla);
+    std::printf("GQA decode, %lld query heads over %lld kv heads at %lld positions: plain loops %.2f ms, panel kernel %.2f ms\n",
+                (long long)qHeads, (long long)kvHeads, (long long)positions, plainGqa, kernelGqa);
     std::printf("V4 attention, %lld heads of %lld over %lld rows: plain loops %.2f ms, panel kernel %.2f ms\n",
                 (long long)heads, (long long)dim, (long long)rowCount, plainAttention, kernelAttention);
     std::printf("indexer, %lld heads of %lld over %lld keys: plain loops %.2f ms, panel kernel %.2f ms\n",
                 (long long)indexHeads, (long long)indexDim, (long long)keyCount, plainIndexer, kernelIndexer);
-    std::printf("one token on one thread: MLA %.1fx, V4 attention %.1fx, indexer %.1fx faster than the plain loops\n",
-                plainMla / kernelMla, plainAttention / kernelAttention, plainIndexer / kernelIndexer);
+    std::printf("one token on one thread: MLA %.1fx, GQA %.1fx, V4 attention %.1fx, indexer %.1fx faster than the plain "
+                "loops\n",
+                plainMla / kernelMla, plainGqa / kernelGqa, plainAttention / kernelAttention, plainIndexer / kernelIndexer);
 }
