@@ -187,6 +187,21 @@ TEST(Glm4Moe, WholeForwardPassMatchesFloat64)
     EXPECT_LT(err, kTolerance);
 }
 
+// GLM-4.5-FP8's layout: routed experts as 128x128 block-scaled e4m3 with weight_scale_inv (the
+// -FP8 releases' quantization_config), kept native by the converter; the logits match the
+// float64 forward pass over the release's own values.
+TEST(Glm4Moe, Fp8ReleaseKeepsItsExpertsAndMatchesFloat64)
+{
+    waste::TinyModelOptions o = options(false);
+    o.experts = waste::TinyExperts::FP8B128;
+    Fixture fp8(o, "fp8");
+    EXPECT_EQ(fp8.engine->manifest.quant.fmtName, "FP8B128");
+    const auto tokens = fp8.tokens(12, 9);
+    const double err = relErr(fp8.engine->logits(tokens, 64).data(), fp8.ref->logits(tokens));
+    report("glm-4.5", "FP8B128 experts: logits after 12 tokens", err);
+    EXPECT_LT(err, kTolerance);
+}
+
 TEST(Glm4Moe, AirReadsWithoutQkNormAndUnscaled)
 {
     const auto &c = fixture(true).engine->manifest.config;
