@@ -135,8 +135,8 @@ void Forward::mla(int layer, int n, const float *a, float *out, LayerState *cons
     product(*w.o, n, oAll.data(), nh * dv, out, Hd);
 }
 
-// A prompt's piece: per head, the absorbed queries of every token at once (its q_nope times
-// that head's rows of kv_b_proj, as panel products), blocked attention over the latent cache
+// A prompt's pass: per head, the absorbed queries of the tokens (their q_nope times that head's
+// rows of kv_b_proj, as panel products), blocked attention over the latent cache
 // (flash_attention.hpp: keys are the latent rows with their rotated part, values their
 // latent part), and the values' up-projection through the head's other kv_b_proj rows.
 // Heads are split over the pool; each writes its own slice of o.
@@ -151,51 +151,76 @@ void Forward::mlaPass(int layer, int n, const float *qAll, float *oAll, LayerSta
     std::vector<const std::vector<int32_t> *> sel(static_cast<size_t>(n));
     for (int i = 0; i < n; ++i)
         sel[size_t(i)] = selection(layer, st[i], pos[i]);
-    m_pool.forRange(nh, 1, [&](int64_t h0, int64_t h1) {
-        Vec rows(size_t(std::max(dn, dv) * dc)), panel(size_t(std::max(dn, dc) * B)), q(size_t(n) * size_t(lat)),
-            ctx(size_t(n) * size_t(dc)), o(size_t(n) * size_t(B));
-        for (int64_t h = h0; h < h1; ++h) {
-            // Absorbed queries: q_abs[t] = Σ_i q_nope[t][i] · kv_b[h(dn + dv) + i], then q_rope.
-            for (int64_t i = 0; i < dn; ++i)
-                w.kvb->readRow(h * (dn + dv) + i, rows.data() + i * dc);
-            for (int64_t c0 = 0; c0 < dc; c0 += B) {
-                const int64_t width = std::min(B, dc - c0);
+    // The pass goes 64 tokens a piece: per head, the piece's absorbed queries and the attention
+    // of its tokens without a selection; then each token with one (DSA) attends over it with all
+    // its heads as the queries of one attention; then per head the outputs. Every token's values
+    // are those it gets in any piece (flash_attention.hpp, panel_gemm.hpp: per query, per input).
+    constexpr int kPiece = 64;
+    Vec qSel(size_t(kPiece) * size_t(nh * lat)), ctxAll(size_t(kPiece) * size_t(nh * dc));
+    for (int p0 = 0; p0 < n; p0 += kPiece) {
+        const int m = std::min(kPiece, n - p0);
+        bool anySel = false;
+        m_pool.forRange(nh, 1, [&](int64_t h0, int64_t h1) {
+            Vec rows(size_t(dn * dc)), panel(size_t(dn * B)), q(size_t(m) * size_t(lat));
+            for (int64_t h = h0; h < h1; ++h) {
+                // Absorbed queries: q_abs[t] = Σ_i q_nope[t][i] · kv_b[h(dn + dv) + i], then q_rope.
                 for (int64_t i = 0; i < dn; ++i)
-                    for (int64_t j = 0; j < B; ++j)
-                        panel[size_t(i * B + j)] = j < width ? rows[size_t(i * dc + c0 + j)] : 0.0f;
-                gemm(panel.data(), dn, qAll + h * dq, nh * dq, n, q.data() + c0, lat, width);
-            }
-            for (int t = 0; t < n; ++t)
-                std::copy(qAll + t * nh * dq + h * dq + dn, qAll + t * nh * dq + h * dq + dq, q.data() + t * lat + dc);
-            // Attention, one run of tokens of the same sequence at a time: blocked over every
-            // earlier position, and over its selection for a token that has one (DSA).
-            for (int t0 = 0; t0 < n;) {
-                int t1 = t0 + 1;
-                while (t1 < n && st[t1] == st[t0] && !sel[size_t(t1)] && !sel[size_t(t0)])
-                    ++t1;
-                const float *cache = st[t0]->latent.data();
-                if (sel[size_t(t0)]) {
-                    cachedAttention(q.data() + t0 * lat, lat, 1, lat, cache, lat, dc, sel[size_t(t0)], pos[t0], invScale,
-                                    ctx.data() + t0 * dc, dc);
-                } else {
-                    const CachedRow row = [cache, lat](int64_t s) { return cache + s * lat; };
-                    const AttentionQueries qs{q.data() + t0 * lat, lat, t1 - t0, pos + t0, nullptr};
-                    flashAttention(qs, lat, row, row, dc, invScale, nullptr, ctx.data() + t0 * dc, dc);
+                    w.kvb->readRow(h * (dn + dv) + i, rows.data() + i * dc);
+                for (int64_t c0 = 0; c0 < dc; c0 += B) {
+                    const int64_t width = std::min(B, dc - c0);
+                    for (int64_t i = 0; i < dn; ++i)
+                        for (int64_t j = 0; j < B; ++j)
+                            panel[size_t(i * B + j)] = j < width ? rows[size_t(i * dc + c0 + j)] : 0.0f;
+                    gemm(panel.data(), dn, qAll + p0 * nh * dq + h * dq, nh * dq, m, q.data() + c0, lat, width);
                 }
-                t0 = t1;
+                for (int t = 0; t < m; ++t)
+                    std::copy(qAll + (p0 + t) * nh * dq + h * dq + dn, qAll + (p0 + t) * nh * dq + h * dq + dq,
+                              q.data() + t * lat + dc);
+                // Runs of tokens of one sequence without a selection: blocked over every earlier
+                // position. A token with one keeps its query for the attention below.
+                for (int t0 = 0; t0 < m;) {
+                    if (sel[size_t(p0 + t0)]) {
+                        std::copy(q.data() + t0 * lat, q.data() + (t0 + 1) * lat, qSel.data() + (t0 * nh + h) * lat);
+                        ++t0;
+                        continue;
+                    }
+                    int t1 = t0 + 1;
+                    while (t1 < m && st[p0 + t1] == st[p0 + t0] && !sel[size_t(p0 + t1)])
+                        ++t1;
+                    const float *cache = st[p0 + t0]->latent.data();
+                    const CachedRow row = [cache, lat](int64_t s) { return cache + s * lat; };
+                    const AttentionQueries qs{q.data() + t0 * lat, lat, t1 - t0, pos + p0 + t0, nullptr};
+                    flashAttention(qs, lat, row, row, dc, invScale, nullptr, ctxAll.data() + (t0 * nh + h) * dc, nh * dc);
+                    t0 = t1;
+                }
             }
-            // o[t][h dv + i] = kv_b[h(dn + dv) + dn + i] · ctx[t], 64 outputs at a time.
-            for (int64_t i = 0; i < dv; ++i)
-                w.kvb->readRow(h * (dn + dv) + dn + i, rows.data() + i * dc);
-            for (int64_t r0 = 0; r0 < dv; r0 += B) {
-                const int64_t width = std::min(B, dv - r0);
-                for (int64_t k = 0; k < dc; ++k)
-                    for (int64_t j = 0; j < B; ++j)
-                        panel[size_t(k * B + j)] = j < width ? rows[size_t((r0 + j) * dc + k)] : 0.0f;
-                gemm(panel.data(), dc, ctx.data(), dc, n, oAll + h * dv + r0, nh * dv, width);
+        });
+        for (int t = 0; t < m; ++t)
+            anySel = anySel || sel[size_t(p0 + t)];
+        if (anySel)
+            m_pool.forRange(m, 1, [&](int64_t t0, int64_t t1) {
+                for (int64_t t = t0; t < t1; ++t)
+                    if (const auto *s = sel[size_t(p0 + t)])
+                        cachedAttention(qSel.data() + t * nh * lat, lat, int(nh), lat, st[p0 + t]->latent.data(), lat, dc,
+                                        s, pos[p0 + t], invScale, ctxAll.data() + t * nh * dc, dc);
+            });
+        // o[t][h dv + i] = kv_b[h(dn + dv) + dn + i] · ctx[t][h], 64 outputs at a time.
+        m_pool.forRange(nh, 1, [&](int64_t h0, int64_t h1) {
+            Vec rows(size_t(dv * dc)), panel(size_t(dc * B));
+            for (int64_t h = h0; h < h1; ++h) {
+                for (int64_t i = 0; i < dv; ++i)
+                    w.kvb->readRow(h * (dn + dv) + dn + i, rows.data() + i * dc);
+                for (int64_t r0 = 0; r0 < dv; r0 += B) {
+                    const int64_t width = std::min(B, dv - r0);
+                    for (int64_t k = 0; k < dc; ++k)
+                        for (int64_t j = 0; j < B; ++j)
+                            panel[size_t(k * B + j)] = j < width ? rows[size_t((r0 + j) * dc + k)] : 0.0f;
+                    gemm(panel.data(), dc, ctxAll.data() + h * dc, nh * dc, m, oAll + p0 * nh * dv + h * dv + r0, nh * dv,
+                         width);
+                }
             }
-        }
-    });
+        });
+    }
 }
 
 } // namespace waste::model
