@@ -70,3 +70,34 @@ TEST(PrefillEstimate, FollowsTheArithmetic)
     old.timings.push_back({"F32", 1 << 20, 1e-4});
     EXPECT_FALSE(waste::estimatePrefill(dir, old, 1000, 250, disk).known);
 }
+
+// DeepSeek Sparse Attention (the tiny DeepSeek-V3.2, index_topk 8): past the top-k a query's
+// MLA work stops growing with the prompt and its indexer's scoring does, so one pass's FLOPs
+// have a constant second difference in the prompt's length: 2 FLOPs per indexer head dim
+// per indexing layer (the trunk and experts are linear in it, MLA past the top-k too).
+TEST(PrefillEstimate, SparseAttentionGrowsByItsIndexer)
+{
+    const std::string dir = freshOutputDir("prefill-estimate", "deepseek-v32") + "/model.waste";
+    waste::TinyModelOptions o;
+    o.arch = "deepseek-v32";
+    waste::makeTinyContainer(dir, o);
+    std::ifstream in(dir + "/manifest.json");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const waste::format::ModelConfig c = waste::format::parseManifest(text, dir + "/manifest.json").config;
+    ASSERT_TRUE(c.dsa.on);
+    double indexing = 0;
+    for (int L = 0; L < c.layers; ++L)
+        indexing += c.dsa.sharedLayer(L) ? 0 : 1;
+    const waste::ComputeCalibration cal = panelAt(1e10);
+    const auto flops = [&](int n) {
+        return waste::estimatePrefill(dir, cal, n, n, 0).computeSeconds * 1e10 * waste::kPassEfficiency;
+    };
+    for (const int n : {100, 1000}) {
+        const double second = flops(n + 2) - 2 * flops(n + 1) + flops(n);
+        EXPECT_NEAR(second, 2.0 * indexing * c.dsa.heads * c.dsa.headDim, 1e-3) << n;
+    }
+    // Below the top-k every key is attended: dense MLA's quadratic term instead, on every layer.
+    const int n = 2;
+    const double dense = flops(n + 2) - 2 * flops(n + 1) + flops(n);
+    EXPECT_NEAR(dense, 2.0 * c.layers * c.heads * (2.0 * c.kvLora + c.qkRope), 1e-3);
+}

@@ -118,6 +118,7 @@ PlanInputs readPlanInputs(const std::string &containerPath)
     if (c.dsa.on) {
         for (int L = 0; L < c.layers; ++L)
             p.indexLayers += !c.dsa.sharedLayer(L);
+        p.indexHeads = c.dsa.heads;
         p.indexHeadDim = c.dsa.headDim;
         p.indexTopk = c.dsa.topk;
     }

@@ -35,8 +35,8 @@ struct PlanInputs {
     int64_t kvLora = 0;         // kv_lora_rank (dc)
     int64_t qkRope = 0;         // qk_rope_head_dim (dr)
     // DeepSeek Sparse Attention: the layers that run a lightning indexer (their keys are
-    // state, index_head_dim f32 a token), its width and top-k (0: none).
-    int64_t indexLayers = 0, indexHeadDim = 0, indexTopk = 0;
+    // state, index_head_dim f32 a token), its heads, width and top-k (0: none).
+    int64_t indexLayers = 0, indexHeads = 0, indexHeadDim = 0, indexTopk = 0;
     int64_t kdaHeads = 0;       // linear_attn_config.num_heads
     int64_t kdaDim = 0;         // linear_attn_config.head_dim
     int64_t convKernel = 4;     // linear_attn_config.short_conv_kernel_size

@@ -33,7 +33,13 @@ PrefillEstimate estimatePrefill(const std::string &containerPath, const ComputeC
     const int64_t gqaFull = in.gqaLayers - in.gqaSlidingLayers;
     const int64_t mla = in.gqaLayers > 0 ? 0 : std::max<int64_t>(0, in.layers - in.kdaLayers - in.v4Layers);
     const double pairs = n * (n + 1) / 2;
-    flops += 2.0 * double(mla) * double(in.heads) * double(2 * in.kvLora + in.qkRope) * pairs;
+    // DeepSeek Sparse Attention: a query past index_topk keys attends only to its selection,
+    // and each layer that runs an indexer scores every earlier key of such a query, per head.
+    const double K = double(in.indexTopk), kPairs = K * (K + 1) / 2;
+    const double attended = K > 0 && n > K ? kPairs + (n - K) * K : pairs;
+    flops += 2.0 * double(mla) * double(in.heads) * double(2 * in.kvLora + in.qkRope) * attended;
+    if (K > 0 && n > K)
+        flops += 2.0 * double(in.indexLayers) * double(in.indexHeads) * double(in.indexHeadDim) * (pairs - kPairs);
     flops += 2.0 * double(gqaFull) * double(in.heads) * 2.0 * double(in.headDim) * pairs;
     if (in.window > 0)
         flops += 2.0 * double(in.gqaSlidingLayers) * double(in.heads) * 2.0 * double(in.headDim) * n *
