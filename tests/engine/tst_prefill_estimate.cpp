@@ -101,3 +101,43 @@ TEST(PrefillEstimate, SparseAttentionGrowsByItsIndexer)
     const double dense = flops(n + 2) - 2 * flops(n + 1) + flops(n);
     EXPECT_NEAR(dense, 2.0 * c.layers * c.heads * (2.0 * c.kvLora + c.qkRope), 1e-3);
 }
+
+// DeepSeek V4 (the tiny one: a window, ratio-4 layers with an indexer, a ratio-8 layer): what
+// the forecast adds to the matrix FLOPs is the attention a prompt's tokens do, written out here
+// token by token as the forward pass meets it.
+TEST(PrefillEstimate, DeepSeekV4AttentionIsCounted)
+{
+    const std::string dir = freshOutputDir("prefill-estimate", "deepseek-v4") + "/model.waste";
+    waste::TinyModelOptions o;
+    o.arch = "deepseek-v4";
+    waste::makeTinyContainer(dir, o);
+    std::ifstream in(dir + "/manifest.json");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const waste::format::ModelConfig c = waste::format::parseManifest(text, dir + "/manifest.json").config;
+    ASSERT_TRUE(c.v4.on);
+    const waste::ComputeCalibration cal = panelAt(1e10);
+    const auto flops = [&](int n) {
+        return waste::estimatePrefill(dir, cal, n, n, 0).computeSeconds * 1e10 * waste::kPassEfficiency;
+    };
+    // Attention FLOPs of an n-token prompt, written out: every token, every layer, the rows it sees.
+    const auto attention = [&](int n) {
+        double f = 0;
+        for (int L = 0; L < c.layers; ++L)
+            for (int t = 0; t < n; ++t) {
+                const int r = c.v4.ratios[size_t(L)];
+                const int rows = r > 0 ? (t + 1) / r : 0;
+                const bool indexer = r == 4 && rows > c.v4.indexTopk;
+                f += 4.0 * c.heads * c.v4.headDim * (std::min(t + 1, c.v4.window) + (indexer ? c.v4.indexTopk : rows));
+                f += indexer ? 2.0 * c.v4.indexHeads * c.v4.indexDim * rows : 0.0;
+            }
+        return f;
+    };
+    // The rest is linear in the prompt (one pass: lm_head once), so a combination of three prompt
+    // lengths that cancels any a·n + b leaves the attention alone.
+    const auto curve = [](auto &&f, double a, double b, double d) {
+        return f(int(a)) * (b - d) + f(int(b)) * (d - a) + f(int(d)) * (a - b);
+    };
+    const double got = curve(flops, 100, 300, 700), want = curve(attention, 100, 300, 700);
+    EXPECT_NE(want, 0.0);
+    EXPECT_NEAR(got, want, 1e-6 * std::abs(want));
+}

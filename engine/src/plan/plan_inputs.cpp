@@ -88,6 +88,7 @@ void addLayerWork(PlanInputs &in, const std::string &expertKernel, int64_t exper
 void addDsv4State(PlanInputs &in, const format::Dsv4Config &v, int layers)
 {
     in.v4Layers = layers;
+    in.v4 = v;
     in.hcMult = v.hcMult;
     in.v4FixedStateBytes = 0;
     in.v4RowLayers.clear();

@@ -58,6 +58,7 @@ struct PlanInputs {
     // compressor states (fixed), and compressed rows of rowFloats per `ratio` positions (the
     // indexer's keys beside them on ratio-4 layers); hcMult residual streams per token.
     int64_t v4Layers = 0, v4FixedStateBytes = 0, hcMult = 0;
+    format::Dsv4Config v4; // its switches, for the attention a prompt's tokens do
     struct RowLayer {
         int64_t ratio = 0, rowFloats = 0;
     };

@@ -11,6 +11,35 @@
 
 namespace waste {
 
+namespace {
+
+// DeepSeek V4's attention over a prompt of n tokens: per layer, each token's heads attend over
+// its window (the last `window` positions) and the compressed rows it sees (one per `ratio`
+// positions; on ratio-4 layers the indexer's index_topk once there are more, the indexer then
+// scoring every row with its heads), keys and values the same D floats.
+double dsv4AttentionFlops(const plan::PlanInputs &in, int64_t n)
+{
+    const format::Dsv4Config &v = in.v4;
+    if (in.v4Layers <= 0 || v.ratios.empty())
+        return 0;
+    double flops = 0;
+    for (int64_t L = 0; L < in.v4Layers; ++L) {
+        const int r = v.ratio(int(L));
+        double rows = 0, scored = 0;
+        for (int64_t t = 0; t < n; ++t) {
+            const int64_t compressed = r > 0 ? (t + 1) / r : 0;
+            const bool indexes = v.indexed(int(L)) && compressed > v.indexTopk;
+            rows += double(std::min<int64_t>(t + 1, v.window)) + double(indexes ? v.indexTopk : compressed);
+            scored += indexes ? double(compressed) : 0.0;
+        }
+        flops += 2.0 * double(in.heads) * 2.0 * double(v.headDim) * rows;
+        flops += 2.0 * double(v.indexHeads) * double(v.indexDim) * scored;
+    }
+    return flops;
+}
+
+} // namespace
+
 PrefillEstimate estimatePrefill(const std::string &containerPath, const ComputeCalibration &c, int tokens,
                                 int passTokens, double diskGBps)
 {
@@ -41,6 +70,7 @@ PrefillEstimate estimatePrefill(const std::string &containerPath, const ComputeC
     if (K > 0 && n > K)
         flops += 2.0 * double(in.indexLayers) * double(in.indexHeads) * double(in.indexHeadDim) * (pairs - kPairs);
     flops += 2.0 * double(gqaFull) * double(in.heads) * 2.0 * double(in.headDim) * pairs;
+    flops += dsv4AttentionFlops(in, e.tokens);
     if (in.window > 0)
         flops += 2.0 * double(in.gqaSlidingLayers) * double(in.heads) * 2.0 * double(in.headDim) * n *
                  std::min<double>(double(in.window), n);
