@@ -105,10 +105,14 @@ private Q_SLOTS:
         QVERIFY(r1 >= 0);
         WindowTest::clickCentre(window, more);
         QTRY_VERIFY(more->property("popup").value<QObject *>()->property("opened").toBool());
-        // Down until R1 is highlighted: where the highlight starts when the popup opens is the
-        // popup's business (one Down too many picked the release after R1 on a loaded machine).
-        for (int i = 0; i <= releases.size() && more->property("highlightedIndex").toInt() != r1; ++i)
-            QTest::keyClick(window, Qt::Key_Down);
+        // Toward R1 one key at a time, each press seen before the next: where the highlight starts
+        // when the popup opens is the popup's business (it has started past R1, and presses sent
+        // faster than they were handled have overshot it on a loaded machine).
+        for (int i = 0; i <= 2 * releases.size() && more->property("highlightedIndex").toInt() != r1; ++i) {
+            const int before = more->property("highlightedIndex").toInt();
+            QTest::keyClick(window, before < r1 ? Qt::Key_Down : Qt::Key_Up);
+            QTRY_VERIFY_WITH_TIMEOUT(more->property("highlightedIndex").toInt() != before, 3000);
+        }
         QCOMPARE(more->property("highlightedIndex").toInt(), r1);
         QTest::keyClick(window, Qt::Key_Return);
         auto *repoField = WindowTest::itemsNamed(window->contentItem(), QStringLiteral("repoField")).value(0);

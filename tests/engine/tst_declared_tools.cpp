@@ -2,6 +2,7 @@
 // declared functions are calls, other calls are shown as text, and outside K3 a bare JSON
 // call is read whole at the end. The inner parser is scripted (each token stands for one
 // step of a format's parser), so every rule is checked apart from any model.
+#include "text/argument_types.hpp"
 #include "text/declared_tools_parser.hpp"
 
 #include <gtest/gtest.h>
@@ -78,6 +79,29 @@ TEST(DeclaredTools, DeclaredCallsPassAndOthersBecomeText)
     EXPECT_EQ(d[2].content, R"(<tool_call>{"arguments":{"all":true},"name":"format_disk"}</tool_call>)");
     EXPECT_EQ(p.reply().content, std::string("Checking.") + d[2].content);
     EXPECT_EQ(p.reply().toolCalls.size(), 1u);
+}
+
+// A call of an undeclared function cut off mid-character (the token limit came inside a
+// four-byte character of its arguments) is shown as text with U+FFFD, not thrown about: the
+// server once answered such a request with a 500.
+TEST(DeclaredTools, AnUndeclaredCallCutMidCharacterIsText)
+{
+    DeclaredToolsParser p(std::make_unique<Scripted>(std::deque<ReplyDelta>{call("format_disk", "{\"all\":\"\xF3")}),
+                          ChatFormat::K3, kTools);
+    std::vector<ReplyDelta> d;
+    ASSERT_NO_THROW(d = run(p, 1));
+    EXPECT_TRUE(d[0].toolCalls.empty());
+    EXPECT_EQ(d[0].content, "<tool_call>{\"arguments\":\"{\\\"all\\\":\\\"\xEF\xBF\xBD\",\"name\":\"format_disk\"}</tool_call>");
+}
+
+// Arguments a format writes one element each keep the model's bytes; those that are not
+// UTF-8 come out as U+FFFD in the arguments' JSON.
+TEST(DeclaredTools, ArgumentTextThatIsNotUtf8IsReplaced)
+{
+    const std::set<std::string> strings = {"q"};
+    std::string json;
+    ASSERT_NO_THROW(json = waste::text::argumentsJson({{"q", "ab\xF3"}, {"n", "\xF3"}}, &strings));
+    EXPECT_EQ(json, "{\"q\":\"ab\xEF\xBF\xBD\",\"n\":\"\xEF\xBF\xBD\"}");
 }
 
 TEST(DeclaredTools, NoToolsMeansEveryCallIsText)

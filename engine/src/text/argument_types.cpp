@@ -58,7 +58,8 @@ std::string argumentsJson(const std::vector<RawArgument> &args, const std::set<s
         Json v = Json::parse(a.text, nullptr, false);
         out[a.key] = v.is_discarded() ? Json(a.text) : std::move(v);
     }
-    return out.dump();
+    // A value the model wrote may hold bytes that are not UTF-8: written as U+FFFD.
+    return out.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 } // namespace waste::text

@@ -9,8 +9,12 @@ using Json = nlohmann::ordered_json;
 namespace {
 
 // Compact JSON with its keys sorted: the tool declarations and calls a transcript shows
-// read the same whatever order a client wrote them in.
-std::string sortedCompact(const Json &v) { return nlohmann::json(v).dump(); }
+// read the same whatever order a client wrote them in. Bytes that are not UTF-8 (a call cut
+// off mid-character by the token limit) are written as U+FFFD, never thrown about.
+std::string sortedCompact(const Json &v)
+{
+    return nlohmann::json(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 void appendText(Segments &out, const std::string &text)
 {
