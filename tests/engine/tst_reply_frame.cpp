@@ -488,6 +488,39 @@ TEST(ReplyFrame, PerArgumentCallsKeepOptionalAndNestedArguments)
     }
 }
 
+// A special token the format has no place for where it comes (a stray <arg_value> or
+// <tool_response> in the answer, </think> after the reasoning closed, DSML's marker outside a
+// block) is never shown as text; the same tokens where they belong still read as the format's.
+TEST(ReplyFrame, StraySpecialTokensAreNeverText)
+{
+    struct Case {
+        Format f;
+        std::vector<const char *> stray;
+    };
+    for (const Case &k : {Case{{"glm-4.5", ChatFormat::Glm45, [] { return familyTokenizer("glm4-moe"); }},
+                               {"<arg_value>", "</arg_key>", "<tool_response>", "</think>", "[gMASK]"}},
+                          Case{{"qwen3.5", ChatFormat::Qwen35, [] { return familyTokenizer("qwen3.5-moe"); }},
+                               {"<tool_response>", "</tool_call>", "<think>", "<|fim_pad|>"}},
+                          Case{{"deepseek-v4", ChatFormat::DeepSeekV4, [] { return familyTokenizer("deepseek-v4"); }},
+                               {"\xEF\xBD\x9C" "DSML" "\xEF\xBD\x9C", "<\xEF\xBD\x9C" "User\xEF\xBD\x9C>", "</think>"}}}) {
+        const Tokenizer tok = k.f.tokenizer();
+        const std::vector<int32_t> prompt = promptFor(k.f, tok, false, false);
+        std::vector<int32_t> out = tok.encode("Hello");
+        for (const char *m : k.stray) {
+            const int32_t id = tok.specialId(m);
+            ASSERT_GE(id, 0) << k.f.label << " " << m;
+            out.push_back(id);
+            tok.encodeTo(" world", false, out);
+        }
+        const ChatReply reply = parse(k.f.format, tok, prompt, out);
+        std::string want = "Hello";
+        for (size_t i = 0; i < k.stray.size(); ++i)
+            want += " world";
+        EXPECT_EQ(reply.content, want) << k.f.label;
+        EXPECT_TRUE(reply.toolCalls.empty()) << k.f.label;
+    }
+}
+
 // DeepSeek's two templates share one framer, set apart by their layout: R1's writes "\n\n"
 // after </think> and fences a call as function<sep>NAME + ```json, V3.1's writes nothing
 // after </think> and a call as NAME<sep> with the bare arguments.

@@ -163,6 +163,25 @@ void TaggedReplyParser::process(ReplyDelta &d)
     }
 }
 
+bool TaggedReplyParser::wantsMarkup(std::string_view piece) const
+{
+    if (m_mode == Mode::Call)
+        return true; // the call's own parser reads it
+    if (piece == kThinkOpen)
+        return m_mode == Mode::Start;
+    if (piece == kThinkClose)
+        return m_mode == Mode::Think;
+    if (m_mode == Mode::Think)
+        return false;
+    const std::string held = m_pending + std::string(piece);
+    for (size_t k = 0; k <= m_pending.size(); ++k) {
+        const std::string_view tail = std::string_view(held).substr(k);
+        if (tail.size() <= m_callOpen.size() && std::string_view(m_callOpen).substr(0, tail.size()) == tail)
+            return true;
+    }
+    return false;
+}
+
 ReplyDelta TaggedReplyParser::push(std::string_view bytes)
 {
     ReplyDelta d;
@@ -221,7 +240,10 @@ ReplyDelta TextReplyParser::feed(int32_t token)
 {
     if (std::find(m_ends.begin(), m_ends.end(), token) != m_ends.end())
         return m_parser.finish();
-    return m_parser.push(m_tok.textPiece(token));
+    const std::string_view piece = m_tok.textPiece(token);
+    if (m_tok.isAdded(token) && !m_parser.wantsMarkup(piece))
+        return {}; // a special token where the format has none: never shown as text
+    return m_parser.push(piece);
 }
 
 ReplyDelta TextReplyParser::finish() { return m_parser.finish(); }

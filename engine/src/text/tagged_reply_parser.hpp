@@ -45,6 +45,11 @@ public:
     // The declared tools' string-typed arguments, for call bodies that write each argument
     // as text (argument_types.hpp).
     void setStringArguments(StringArguments strings) { m_strings = std::move(strings); }
+    // Whether the text of a markup token belongs where the reply is now: <think> before
+    // anything else, </think> in the reasoning, a piece of the call block's opening tag (with
+    // what is held before it) in the content, anything inside a call. Elsewhere markup is a
+    // stray special token, never text.
+    bool wantsMarkup(std::string_view piece) const;
 
 private:
     enum class Mode { Start, Think, Content, Call };
