@@ -33,6 +33,16 @@ const QString kPng = QStringLiteral(WASTE_FIXTURES_DIR "/vision-container/img_a.
 const QString kQuestion = QStringLiteral("Describe the picture.");
 constexpr int kMaxTokens = 16;
 
+// `waste mktiny --vision`: a tiny container with a vision tower and a ChatML template, in `dir`.
+QString tinyVisionModel(const QTemporaryDir &dir)
+{
+    const QString model = dir.filePath(QStringLiteral("tiny-vision"));
+    waste::TinyModelOptions options;
+    options.vision = true;
+    waste::makeTinyContainer(model.toStdString(), options);
+    return model;
+}
+
 } // namespace
 
 class TestChatVision : public QObject {
@@ -159,10 +169,7 @@ private Q_SLOTS:
         // `waste mktiny --vision`: a container with a ChatML template, so the picture goes
         // where the template puts the image part, as a media block.
         QTemporaryDir dir;
-        const QString model = dir.filePath(QStringLiteral("tiny-vision"));
-        waste::TinyModelOptions options;
-        options.vision = true;
-        waste::makeTinyContainer(model.toStdString(), options);
+        const QString model = tinyVisionModel(dir);
         EngineController engine(nullptr);
         engine.openModel(model, 0, 2048);
         QTRY_COMPARE_WITH_TIMEOUT(engine.state(), EngineController::Ready, 30000);
@@ -240,15 +247,13 @@ private Q_SLOTS:
         QVERIFY2(WindowTest::warnings().isEmpty(), qPrintable(WindowTest::warnings()));
     }
 
-    // The prompt cache on disk (issue 36): the system prompt a text request left there is read
-    // from it by a request that sends a picture after it, and the answer is the fresh read's.
+    // The prompt cache on disk (issue 36): the system prompt a text request, or a first request
+    // with a picture, left there is read from it by a request that sends a picture after it,
+    // and every answer is the fresh read's.
     void aSystemPromptBeforeAPictureIsKeptAndReadFromThePromptCache()
     {
         QTemporaryDir dir;
-        const QString model = dir.filePath(QStringLiteral("tiny-vision"));
-        waste::TinyModelOptions options;
-        options.vision = true;
-        waste::makeTinyContainer(model.toStdString(), options);
+        const QString model = tinyVisionModel(dir);
         QFile png(kPng);
         QVERIFY(png.open(QIODevice::ReadOnly));
         const QString picture = QStringLiteral("data:image/png;base64,") + QString::fromLatin1(png.readAll().toBase64());
@@ -288,19 +293,25 @@ private Q_SLOTS:
             body(client);
             server.stop();
         };
-        Answer reference, first, second;
+        Answer reference;
         serve(QString(), [&](HttpTestClient &client) { reference = ask(client, request(true)); });
         QCOMPARE(reference.status, 200);
         QCOMPARE(reference.cached, 0);
-        const QString cache = dir.filePath(QStringLiteral("prompt-cache"));
-        serve(cache, [&](HttpTestClient &client) {
-            first = ask(client, request(false)); // keeps the system prompt
-            QCOMPARE(QDir(cache).entryList({QStringLiteral("*.state")}, QDir::Files).size(), 1);
-            client.post(QStringLiteral("/v1/chat/completions"),
-                        QJsonObject{{"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "Something else"}}}},
-                                    {"max_tokens", 2}}); // the state in memory no longer starts with it
-            second = ask(client, request(true));
-        });
+        // With a prompt cache in `folder`: the first request (with a picture or not), which keeps
+        // the system prompt, one that leaves the state in memory elsewhere, then a picture again.
+        const auto keptThenPicture = [&](const QString &folder, bool firstWithPicture) {
+            std::pair<Answer, Answer> answers;
+            serve(folder, [&](HttpTestClient &client) {
+                answers.first = ask(client, request(firstWithPicture));
+                QCOMPARE(QDir(folder).entryList({QStringLiteral("*.state")}, QDir::Files).size(), 1);
+                client.post(QStringLiteral("/v1/chat/completions"),
+                            QJsonObject{{"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "Something else"}}}},
+                                        {"max_tokens", 2}}); // the state in memory no longer starts with it
+                answers.second = ask(client, request(true));
+            });
+            return answers;
+        };
+        const auto [first, second] = keptThenPicture(dir.filePath(QStringLiteral("prompt-cache")), false);
         QCOMPARE(first.status, 200);
         QCOMPARE(second.status, 200);
         QVERIFY2(second.cached > 16, qPrintable(QString::number(second.cached)));
@@ -308,16 +319,7 @@ private Q_SLOTS:
 
         // A first chat that opens with a picture keeps its system prompt on the way (read first,
         // kept, then the picture and the question), and the next one reads only the picture part.
-        const QString cache2 = dir.filePath(QStringLiteral("prompt-cache-2"));
-        Answer opening, again;
-        serve(cache2, [&](HttpTestClient &client) {
-            opening = ask(client, request(true));
-            QCOMPARE(QDir(cache2).entryList({QStringLiteral("*.state")}, QDir::Files).size(), 1);
-            client.post(QStringLiteral("/v1/chat/completions"),
-                        QJsonObject{{"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "Something else"}}}},
-                                    {"max_tokens", 2}});
-            again = ask(client, request(true));
-        });
+        const auto [opening, again] = keptThenPicture(dir.filePath(QStringLiteral("prompt-cache-2")), true);
         QCOMPARE(opening.status, 200);
         QCOMPARE(opening.cached, 0);
         QCOMPARE(opening.content, reference.content); // read in two parts, as one read

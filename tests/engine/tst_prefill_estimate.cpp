@@ -27,17 +27,41 @@ waste::ComputeCalibration panelAt(double flopsPerSecond)
     return c;
 }
 
+// A tiny container of `arch` made for this test, and its manifest.
+struct Tiny {
+    std::string dir;
+    waste::format::Manifest manifest;
+};
+
+Tiny tinyContainer(const std::string &arch, uint64_t seed)
+{
+    Tiny t;
+    t.dir = freshOutputDir("prefill-estimate", arch) + "/model.waste";
+    waste::TinyModelOptions o;
+    if (arch != "kimi-linear")
+        o.arch = arch;
+    o.seed = seed;
+    waste::makeTinyContainer(t.dir, o);
+    std::ifstream in(t.dir + "/manifest.json");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    t.manifest = waste::format::parseManifest(text, t.dir + "/manifest.json");
+    return t;
+}
+
+// The FLOPs a one-pass read of an n-token prompt is forecast to take, from its seconds at a
+// panel product of 1e10 FLOP/s.
+double onePassFlops(const std::string &dir, int n)
+{
+    return waste::estimatePrefill(dir, panelAt(1e10), n, n, 0).computeSeconds * 1e10 * waste::kPassEfficiency;
+}
+
 } // namespace
 
 TEST(PrefillEstimate, FollowsTheArithmetic)
 {
-    const std::string dir = freshOutputDir("prefill-estimate", "kimi-linear") + "/model.waste";
-    waste::TinyModelOptions o;
-    o.seed = 2;
-    waste::makeTinyContainer(dir, o);
-    std::ifstream in(dir + "/manifest.json");
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const waste::format::Manifest m = waste::format::parseManifest(text, dir + "/manifest.json");
+    const Tiny tiny = tinyContainer("kimi-linear", 2);
+    const std::string &dir = tiny.dir;
+    const waste::format::Manifest &m = tiny.manifest;
     int64_t banks = 0;
     for (const auto &[layer, bank] : m.banks)
         banks += bank.bytes;
@@ -77,21 +101,13 @@ TEST(PrefillEstimate, FollowsTheArithmetic)
 // per indexing layer (the trunk and experts are linear in it, MLA past the top-k too).
 TEST(PrefillEstimate, SparseAttentionGrowsByItsIndexer)
 {
-    const std::string dir = freshOutputDir("prefill-estimate", "deepseek-v32") + "/model.waste";
-    waste::TinyModelOptions o;
-    o.arch = "deepseek-v32";
-    waste::makeTinyContainer(dir, o);
-    std::ifstream in(dir + "/manifest.json");
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const waste::format::ModelConfig c = waste::format::parseManifest(text, dir + "/manifest.json").config;
+    const Tiny tiny = tinyContainer("deepseek-v32", 1);
+    const waste::format::ModelConfig &c = tiny.manifest.config;
     ASSERT_TRUE(c.dsa.on);
     double indexing = 0;
     for (int L = 0; L < c.layers; ++L)
         indexing += c.dsa.sharedLayer(L) ? 0 : 1;
-    const waste::ComputeCalibration cal = panelAt(1e10);
-    const auto flops = [&](int n) {
-        return waste::estimatePrefill(dir, cal, n, n, 0).computeSeconds * 1e10 * waste::kPassEfficiency;
-    };
+    const auto flops = [&](int n) { return onePassFlops(tiny.dir, n); };
     for (const int n : {100, 1000}) {
         const double second = flops(n + 2) - 2 * flops(n + 1) + flops(n);
         EXPECT_NEAR(second, 2.0 * indexing * c.dsa.heads * c.dsa.headDim, 1e-3) << n;
@@ -107,18 +123,10 @@ TEST(PrefillEstimate, SparseAttentionGrowsByItsIndexer)
 // token by token as the forward pass meets it.
 TEST(PrefillEstimate, DeepSeekV4AttentionIsCounted)
 {
-    const std::string dir = freshOutputDir("prefill-estimate", "deepseek-v4") + "/model.waste";
-    waste::TinyModelOptions o;
-    o.arch = "deepseek-v4";
-    waste::makeTinyContainer(dir, o);
-    std::ifstream in(dir + "/manifest.json");
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const waste::format::ModelConfig c = waste::format::parseManifest(text, dir + "/manifest.json").config;
+    const Tiny tiny = tinyContainer("deepseek-v4", 1);
+    const waste::format::ModelConfig &c = tiny.manifest.config;
     ASSERT_TRUE(c.v4.on);
-    const waste::ComputeCalibration cal = panelAt(1e10);
-    const auto flops = [&](int n) {
-        return waste::estimatePrefill(dir, cal, n, n, 0).computeSeconds * 1e10 * waste::kPassEfficiency;
-    };
+    const auto flops = [&](int n) { return onePassFlops(tiny.dir, n); };
     // Attention FLOPs of an n-token prompt, written out: every token, every layer, the rows it sees.
     const auto attention = [&](int n) {
         double f = 0;

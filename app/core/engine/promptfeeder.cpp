@@ -241,7 +241,7 @@ qsizetype PromptFeeder::cacheMark(const Prepared &p, int reusableSegments, Promp
                           : p.prompt.size();
     qsizetype end = 0;
     for (size_t k = 0; k < size_t(reusableSegments); ++k)
-        if (p.segmentEnds[k] <= std::min(firstImage, p.prompt.size()))
+        if (p.segmentEnds[k] <= firstImage)
             end = qsizetype(p.segmentEnds[k]);
     if (end <= p.reused || end >= qsizetype(p.prompt.size()) || end < cache.minTokens())
         return 0;

@@ -73,11 +73,8 @@ struct ArgumentListConstraint::Program {
         for (size_t e = 0; e < list.elements.size(); ++e)
             (list.elements[e].required ? required : optional).push_back(e);
         if (!std::is_sorted(list.elements.begin(), list.elements.end(),
-                            [](const auto &x, const auto &y) { return x.required && !y.required; }) ||
-            required.size() + optional.size() != list.elements.size())
+                            [](const auto &x, const auto &y) { return x.required && !y.required; }))
             badList("required arguments come first");
-        if (list.elements.size() > 64)
-            badList("more than 64 arguments");
 
         // Optional arguments after at least one written: each either written (after the
         // separator) or passed, in order. Returns the jumps to patch to the close.
