@@ -63,7 +63,10 @@ Drawer {
             Layout.fillHeight: true
             clip: true
             contentWidth: availableWidth
-            ColumnLayout {
+            // Columns, not layouts, around the Repeaters: the server list is new with every
+            // change, and a Qt 6.4 layout resized between a child's deletion and its next
+            // polish reads the freed child (QTBUG-111792).
+            Column {
                 width: parent.width
                 spacing: Theme.spacing
                 Repeater {
@@ -72,7 +75,7 @@ Drawer {
                         id: server
                         required property var modelData
                         readonly property bool expanded: panel.expandedServers.indexOf(modelData.name) >= 0
-                        Layout.fillWidth: true
+                        width: parent ? parent.width : 0
                         spacing: 0
                         RowLayout {
                             Layout.fillWidth: true
@@ -104,16 +107,21 @@ Drawer {
                             text: qsTr("%1 of %2 tools · %3").arg(server.modelData.offeredTools).arg(server.modelData.tools)
                                                               .arg(panel.tokensText(server.modelData.tokens))
                         }
-                        Repeater {
-                            model: server.expanded ? server.modelData.toolList : []
-                            delegate: CheckBox {
-                                required property var modelData
-                                Layout.leftMargin: Theme.padding * 2
-                                objectName: "toolSwitch"
-                                text: modelData.name
-                                checked: server.modelData.offered && modelData.offered
-                                Accessible.name: qsTr("Offer %1 in this chat").arg(modelData.name)
-                                onToggled: ChatController.setToolOffered(server.modelData.name, modelData.name, checked)
+                        Column {
+                            Layout.fillWidth: true
+                            visible: tools.count > 0
+                            leftPadding: Theme.padding * 2
+                            Repeater {
+                                id: tools
+                                model: server.expanded ? server.modelData.toolList : []
+                                delegate: CheckBox {
+                                    required property var modelData
+                                    objectName: "toolSwitch"
+                                    text: modelData.name
+                                    checked: server.modelData.offered && modelData.offered
+                                    Accessible.name: qsTr("Offer %1 in this chat").arg(modelData.name)
+                                    onToggled: ChatController.setToolOffered(server.modelData.name, modelData.name, checked)
+                                }
                             }
                         }
                     }

@@ -191,14 +191,22 @@ Item {
             }
         }
 
-        // The answer: prose blocks as Markdown, code blocks framed with Copy
-        Repeater {
-            model: view.isUser || view.isTool ? [] : GuiHelpers.markdownBlocks(view.displayText)
-            delegate: Loader {
-                required property var modelData
-                Layout.fillWidth: true
-                sourceComponent: modelData.code ? codeBlock : proseBlock
-                property var block: modelData
+        // The answer: prose blocks as Markdown, code blocks framed with Copy. Remade with every
+        // streamed token, so they sit in a Column: a Qt 6.4 layout resized between a child's
+        // deletion and its next polish reads the freed child (QTBUG-111792, tst_messageview.qml).
+        Column {
+            Layout.fillWidth: true
+            visible: blocks.count > 0
+            spacing: Theme.unit
+            Repeater {
+                id: blocks
+                model: view.isUser || view.isTool ? [] : GuiHelpers.markdownBlocks(view.displayText)
+                delegate: Loader {
+                    required property var modelData
+                    width: parent ? parent.width : 0
+                    sourceComponent: modelData.code ? codeBlock : proseBlock
+                    property var block: modelData
+                }
             }
         }
 

@@ -38,41 +38,47 @@ Rectangle {
             color: Theme.accent
         }
 
-        Repeater {
-            model: rail.pages
-            delegate: ItemDelegate {
-                id: entry
-                objectName: "railEntry" + modelData
-                required property string modelData
-                required property int index
-                Layout.fillWidth: true
-                Layout.leftMargin: Theme.unit
-                Layout.rightMargin: Theme.unit
-                // The glyph and the name, however large the font (64 px at the default).
-                implicitHeight: Math.max(64, contentItem.implicitHeight + topPadding + bottomPadding)
-                highlighted: rail.currentIndex === index
-                focusPolicy: Qt.StrongFocus
-                Accessible.name: qsTr("%1 page (Ctrl+%2)").arg(modelData).arg(index + 1)
-                Accessible.role: Accessible.PageTab
-                onClicked: rail.currentIndex = index
-                background: Rectangle {
-                    radius: Theme.radius
-                    color: entry.highlighted ? Theme.surfaceAlt : "transparent"
-                    border.color: entry.activeFocus ? Theme.accent : "transparent"
-                }
-                contentItem: Column {
-                    spacing: 2
-                    Label {
-                        anchors.horizontalCenter: parent.horizontalCenter
-                        text: rail.glyphs[entry.modelData] || "•"
-                        font.pixelSize: Theme.fontTitle
-                        color: entry.highlighted ? Theme.accent : Theme.textMuted
+        // In a Column: a Repeater in a Qt 6.4 layout is a crash waiting for its model to change
+        // (QTBUG-111792; tests/qml/repeaters_outside_layouts.py).
+        Column {
+            Layout.fillWidth: true
+            leftPadding: Theme.unit
+            rightPadding: Theme.unit
+            spacing: Theme.unit
+            Repeater {
+                model: rail.pages
+                delegate: ItemDelegate {
+                    id: entry
+                    objectName: "railEntry" + modelData
+                    required property string modelData
+                    required property int index
+                    width: parent ? parent.width - parent.leftPadding - parent.rightPadding : 0
+                    // The glyph and the name, however large the font (64 px at the default).
+                    implicitHeight: Math.max(64, contentItem.implicitHeight + topPadding + bottomPadding)
+                    highlighted: rail.currentIndex === index
+                    focusPolicy: Qt.StrongFocus
+                    Accessible.name: qsTr("%1 page (Ctrl+%2)").arg(modelData).arg(index + 1)
+                    Accessible.role: Accessible.PageTab
+                    onClicked: rail.currentIndex = index
+                    background: Rectangle {
+                        radius: Theme.radius
+                        color: entry.highlighted ? Theme.surfaceAlt : "transparent"
+                        border.color: entry.activeFocus ? Theme.accent : "transparent"
                     }
-                    Label {
-                        anchors.horizontalCenter: parent.horizontalCenter
-                        text: entry.modelData
-                        font.pixelSize: Theme.fontSmall
-                        color: entry.highlighted ? Theme.text : Theme.textMuted
+                    contentItem: Column {
+                        spacing: 2
+                        Label {
+                            anchors.horizontalCenter: parent.horizontalCenter
+                            text: rail.glyphs[entry.modelData] || "•"
+                            font.pixelSize: Theme.fontTitle
+                            color: entry.highlighted ? Theme.accent : Theme.textMuted
+                        }
+                        Label {
+                            anchors.horizontalCenter: parent.horizontalCenter
+                            text: entry.modelData
+                            font.pixelSize: Theme.fontSmall
+                            color: entry.highlighted ? Theme.text : Theme.textMuted
+                        }
                     }
                 }
             }

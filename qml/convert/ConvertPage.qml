@@ -241,64 +241,73 @@ PageFrame {
                             Layout.fillWidth: true
                         }
                         ButtonGroup { id: expertGroup }
-                        Repeater {
-                            objectName: "expertOptions"
-                            model: job.expertOptions
-                            delegate: Rectangle {
-                                id: optionCard
-                                required property var modelData
-                                readonly property bool chosen: job.chosenExperts === modelData.key
-                                objectName: "expertOption_" + modelData.key
-                                Layout.fillWidth: true
-                                implicitHeight: optionColumn.implicitHeight + 2 * Theme.spacing
-                                radius: Theme.radius
-                                color: chosen ? Theme.surfaceAlt : "transparent"
-                                border.color: chosen ? (modelData.discouraged ? Theme.warning : Theme.accent) : Theme.border
-                                ColumnLayout {
-                                    id: optionColumn
-                                    anchors.fill: parent
-                                    anchors.margins: Theme.spacing
-                                    spacing: Theme.unit
-                                    RadioButton {
-                                        objectName: "expertChoice_" + optionCard.modelData.key
-                                        ButtonGroup.group: expertGroup
-                                        checked: optionCard.chosen
-                                        enabled: !job.busy && optionCard.modelData.available
-                                        text: optionCard.modelData.key + (optionCard.modelData.format !== "" ? " (" + optionCard.modelData.format + ")" : "")
-                                              + (optionCard.modelData.isDefault ? qsTr(" — the release's default") : "")
-                                        Accessible.name: qsTr("Store the experts as %1").arg(text)
-                                        onToggled: if (checked) job.expertEncoding = optionCard.modelData.key
-                                    }
-                                    Label {
-                                        objectName: "expertFigures_" + optionCard.modelData.key
-                                        visible: optionCard.modelData.available
-                                        Layout.fillWidth: true
-                                        wrapMode: Text.WordWrap
-                                        text: qsTr("Container %1 · record %2 · %3 read per token (%4 experts) · %5")
-                                              .arg(Units.bytes(optionCard.modelData.outputBytes))
-                                              .arg(Units.bytes(optionCard.modelData.recordBytes))
-                                              .arg(Units.bytes(optionCard.modelData.bytesPerToken))
-                                              .arg(optionCard.modelData.topK)
-                                              .arg(optionCard.modelData.estimatedSeconds < 0 ? qsTr("time not known")
-                                                   : qsTr("about %1 to convert").arg(Units.duration(Math.max(1, Math.round(optionCard.modelData.estimatedSeconds)))))
-                                        color: Theme.text
-                                    }
-                                    Label {
-                                        objectName: "expertQuality_" + optionCard.modelData.key
-                                        visible: optionCard.modelData.available
-                                        Layout.fillWidth: true
-                                        wrapMode: Text.WordWrap
-                                        text: qsTr("Quality: %1").arg(optionCard.modelData.quality)
-                                        color: optionCard.modelData.exact ? Theme.ok : Theme.textMuted
-                                    }
-                                    Label {
-                                        objectName: "expertAdvice_" + optionCard.modelData.key
-                                        Layout.fillWidth: true
-                                        wrapMode: Text.WordWrap
-                                        text: optionCard.modelData.available ? optionCard.modelData.advice
-                                                                             : qsTr("Not possible for this release: %1").arg(optionCard.modelData.advice)
-                                        color: !optionCard.modelData.available || optionCard.modelData.discouraged ? Theme.warning : Theme.textMuted
-                                        font.pixelSize: Theme.fontSmall
+                        // A Column, not this layout: the options are new with every check, and a Qt 6.4
+                        // layout resized between a child's deletion and its next polish reads the freed
+                        // child (QTBUG-111792).
+                        Column {
+                            Layout.fillWidth: true
+                            visible: expertOptionList.count > 0
+                            spacing: Theme.spacing
+                            Repeater {
+                                id: expertOptionList
+                                objectName: "expertOptions"
+                                model: job.expertOptions
+                                delegate: Rectangle {
+                                    id: optionCard
+                                    required property var modelData
+                                    readonly property bool chosen: job.chosenExperts === modelData.key
+                                    objectName: "expertOption_" + modelData.key
+                                    width: parent ? parent.width : 0
+                                    implicitHeight: optionColumn.implicitHeight + 2 * Theme.spacing
+                                    radius: Theme.radius
+                                    color: chosen ? Theme.surfaceAlt : "transparent"
+                                    border.color: chosen ? (modelData.discouraged ? Theme.warning : Theme.accent) : Theme.border
+                                    ColumnLayout {
+                                        id: optionColumn
+                                        anchors.fill: parent
+                                        anchors.margins: Theme.spacing
+                                        spacing: Theme.unit
+                                        RadioButton {
+                                            objectName: "expertChoice_" + optionCard.modelData.key
+                                            ButtonGroup.group: expertGroup
+                                            checked: optionCard.chosen
+                                            enabled: !job.busy && optionCard.modelData.available
+                                            text: optionCard.modelData.key + (optionCard.modelData.format !== "" ? " (" + optionCard.modelData.format + ")" : "")
+                                                  + (optionCard.modelData.isDefault ? qsTr(" — the release's default") : "")
+                                            Accessible.name: qsTr("Store the experts as %1").arg(text)
+                                            onToggled: if (checked) job.expertEncoding = optionCard.modelData.key
+                                        }
+                                        Label {
+                                            objectName: "expertFigures_" + optionCard.modelData.key
+                                            visible: optionCard.modelData.available
+                                            Layout.fillWidth: true
+                                            wrapMode: Text.WordWrap
+                                            text: qsTr("Container %1 · record %2 · %3 read per token (%4 experts) · %5")
+                                                  .arg(Units.bytes(optionCard.modelData.outputBytes))
+                                                  .arg(Units.bytes(optionCard.modelData.recordBytes))
+                                                  .arg(Units.bytes(optionCard.modelData.bytesPerToken))
+                                                  .arg(optionCard.modelData.topK)
+                                                  .arg(optionCard.modelData.estimatedSeconds < 0 ? qsTr("time not known")
+                                                       : qsTr("about %1 to convert").arg(Units.duration(Math.max(1, Math.round(optionCard.modelData.estimatedSeconds)))))
+                                            color: Theme.text
+                                        }
+                                        Label {
+                                            objectName: "expertQuality_" + optionCard.modelData.key
+                                            visible: optionCard.modelData.available
+                                            Layout.fillWidth: true
+                                            wrapMode: Text.WordWrap
+                                            text: qsTr("Quality: %1").arg(optionCard.modelData.quality)
+                                            color: optionCard.modelData.exact ? Theme.ok : Theme.textMuted
+                                        }
+                                        Label {
+                                            objectName: "expertAdvice_" + optionCard.modelData.key
+                                            Layout.fillWidth: true
+                                            wrapMode: Text.WordWrap
+                                            text: optionCard.modelData.available ? optionCard.modelData.advice
+                                                                                 : qsTr("Not possible for this release: %1").arg(optionCard.modelData.advice)
+                                            color: !optionCard.modelData.available || optionCard.modelData.discouraged ? Theme.warning : Theme.textMuted
+                                            font.pixelSize: Theme.fontSmall
+                                        }
                                     }
                                 }
                             }

@@ -141,47 +141,55 @@ ColumnLayout {
         text: DownloadManager.reason
     }
 
-    // One bar per active file.
-    Repeater {
-        model: DownloadManager.activeFiles
-        delegate: ColumnLayout {
-            required property var modelData
-            Layout.fillWidth: true
-            spacing: 2
-            RowLayout {
-                Layout.fillWidth: true
+    // One bar per active file. The list is new with every progress tick, so its rows sit in a
+    // Column: a Qt 6.4 layout resized between a child's deletion and its next polish reads the
+    // freed child (QTBUG-111792).
+    Column {
+        Layout.fillWidth: true
+        visible: bars.count > 0
+        spacing: status.spacing
+        Repeater {
+            id: bars
+            model: DownloadManager.activeFiles
+            delegate: ColumnLayout {
+                required property var modelData
+                width: parent ? parent.width : 0
+                spacing: 2
+                RowLayout {
+                    Layout.fillWidth: true
+                    Label {
+                        Layout.fillWidth: true
+                        text: modelData.path
+                        elide: Text.ElideMiddle
+                        font.family: Theme.monoFamily
+                        color: Theme.text
+                    }
+                    Label {
+                        color: Theme.textMuted
+                        font.family: Theme.monoFamily
+                        text: modelData.state === Download.FileState.Verifying
+                              ? qsTr("checking %1 of %2").arg(Units.bytes(modelData.verified)).arg(Units.bytes(modelData.size))
+                              : Units.bytes(modelData.onDisk) + " / " + Units.bytes(modelData.size)
+                                + " · " + Units.rate(modelData.speed)
+                                + (modelData.eta >= 0 ? " · " + qsTr("%1 left").arg(Units.duration(modelData.eta)) : "")
+                                + (modelData.retries > 0 ? " · " + Units.count(modelData.retries, qsTr("retry"), qsTr("retries")) : "")
+                    }
+                }
+                ProgressBar {
+                    Layout.fillWidth: true
+                    from: 0
+                    to: 1
+                    value: modelData.progress
+                    Accessible.name: qsTr("Progress of %1").arg(modelData.path)
+                }
                 Label {
                     Layout.fillWidth: true
-                    text: modelData.path
-                    elide: Text.ElideMiddle
-                    font.family: Theme.monoFamily
-                    color: Theme.text
+                    visible: modelData.detail !== ""
+                    text: modelData.detail
+                    elide: Text.ElideRight
+                    color: modelData.detail.indexOf("retry") === 0 ? Theme.warning : Theme.textMuted
+                    font.pixelSize: Theme.fontSmall
                 }
-                Label {
-                    color: Theme.textMuted
-                    font.family: Theme.monoFamily
-                    text: modelData.state === Download.FileState.Verifying
-                          ? qsTr("checking %1 of %2").arg(Units.bytes(modelData.verified)).arg(Units.bytes(modelData.size))
-                          : Units.bytes(modelData.onDisk) + " / " + Units.bytes(modelData.size)
-                            + " · " + Units.rate(modelData.speed)
-                            + (modelData.eta >= 0 ? " · " + qsTr("%1 left").arg(Units.duration(modelData.eta)) : "")
-                            + (modelData.retries > 0 ? " · " + Units.count(modelData.retries, qsTr("retry"), qsTr("retries")) : "")
-                }
-            }
-            ProgressBar {
-                Layout.fillWidth: true
-                from: 0
-                to: 1
-                value: modelData.progress
-                Accessible.name: qsTr("Progress of %1").arg(modelData.path)
-            }
-            Label {
-                Layout.fillWidth: true
-                visible: modelData.detail !== ""
-                text: modelData.detail
-                elide: Text.ElideRight
-                color: modelData.detail.indexOf("retry") === 0 ? Theme.warning : Theme.textMuted
-                font.pixelSize: Theme.fontSmall
             }
         }
     }

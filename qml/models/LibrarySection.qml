@@ -70,13 +70,21 @@ ColumnLayout {
         color: section.message.indexOf(qsTr("Deleted")) === 0 ? Theme.ok : Theme.danger
         text: section.message
     }
-    Repeater {
-        model: section.library
-        delegate: LibraryEntry {
-            id: entry
-            Layout.fillWidth: true
-            onConvertRequested: section.convertRequested(entry.path)
-            onDeleteRequested: section.deleteRequested(entry.path, entry.name, entry.bytes)
+    // A Column, not this layout: a scan remakes every entry, and a Qt 6.4 layout resized
+    // between a child's deletion and its next polish reads the freed child (QTBUG-111792).
+    Column {
+        Layout.fillWidth: true
+        visible: entries.count > 0
+        spacing: section.spacing
+        Repeater {
+            id: entries
+            model: section.library
+            delegate: LibraryEntry {
+                id: entry
+                width: parent ? parent.width : 0
+                onConvertRequested: section.convertRequested(entry.path)
+                onDeleteRequested: section.deleteRequested(entry.path, entry.name, entry.bytes)
+            }
         }
     }
 }

@@ -57,8 +57,10 @@ Rectangle {
                 onActivated: plan.machineRam = currentValue
             }
         }
-        // The ways to store the experts side by side (VQ3R, and the release's own format).
-        GridLayout {
+        // The ways to store the experts side by side (VQ3R, and the release's own format). A Grid,
+        // not a GridLayout: its cells are new with every plan, and a Qt 6.4 layout resized between
+        // a child's deletion and its next polish reads the freed child (QTBUG-111792).
+        Grid {
             objectName: "releaseLayouts"
             Layout.fillWidth: true
             visible: plan.state === ReleasePlanController.Ready && plan.layouts.length > 0
