@@ -125,6 +125,7 @@ ColumnLayout {
     }
 
     ReleasePlanCard {
+        objectName: "modelsReleaseCard"
         Layout.fillWidth: true
         repo: repoField.text
         endpoint: DownloadManager.endpoint

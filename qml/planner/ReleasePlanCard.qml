@@ -47,9 +47,18 @@ Rectangle {
             }
             Label { text: qsTr("Compare"); color: Theme.textMuted }
             ComboBox {
+                id: compare
                 objectName: "compareMachines"
-                // As wide as its longest machine, so no label is clipped.
-                implicitContentWidthPolicy: ComboBox.WidestTextWhenCompleted
+                // As wide as its longest machine at the font of the moment, so no label is clipped.
+                // Measured here: Qt 6.4's WidestText policies measure with the font the text had
+                // before a font size change, and clip after it.
+                Layout.preferredWidth: widestMachine.advanceWidth + leftPadding + rightPadding
+                                       + (contentItem ? contentItem.leftPadding + contentItem.rightPadding : 0) + 2
+                TextMetrics {
+                    id: widestMachine
+                    font: compare.font
+                    text: plan.machines.reduce((widest, m) => m.label.length > widest.length ? m.label : widest, "")
+                }
                 model: plan.machines
                 textRole: "label"
                 valueRole: "bytes"

@@ -21,6 +21,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QFile>
+#include <QFontMetricsF>
 #include <QQmlApplicationEngine>
 #include <QQuickItem>
 #include <QQuickWindow>
@@ -138,10 +139,59 @@ private Q_SLOTS:
         QVERIFY(charts.first()->isVisible() && charts.first()->height() > 100);
         QTest::qWait(300);
 
+        // The Compare combo is as wide as its longest machine, so no label is clipped.
+        QVERIFY(compareFitsItsMachines(card, plan));
+
         QString shotError;
         QVERIFY2(WindowTest::shootBothThemes(window, services->settings.get(), QStringLiteral("planner-release-k3-%1"), &shotError),
                  qPrintable(shotError));
+        // The Models page's card too, while it waits for the typing to stop.
+        QTest::keyClick(window, Qt::Key_Escape);
+        window->setProperty("currentPage", 0);
+        QQuickItem *repo = item(window, QStringLiteral("repoField"));
+        QVERIFY(repo);
+        QQuickItem *modelsCard = item(window, QStringLiteral("modelsReleaseCard"));
+        QVERIFY(modelsCard);
+        auto *modelsPlan = modelsCard->findChild<ReleasePlanController *>(QStringLiteral("releasePlan"));
+        QVERIFY(modelsPlan);
+        repo->setProperty("text", QStringLiteral("moonshotai/Kimi-K3"));
+        // At once, before the typing pauses: the card names the new repository, never the
+        // last one's figures or refusal.
+        QCOMPARE(modelsPlan->state(), ReleasePlanController::Fetching);
+        const QList<QQuickItem *> headlines = WindowTest::itemsNamed(modelsCard, QStringLiteral("releasePlanHeadline"));
+        QCOMPARE(headlines.size(), 1);
+        QTRY_VERIFY2(headlines.first()->property("text").toString().contains(QLatin1String("moonshotai/Kimi-K3")),
+                     qPrintable(headlines.first()->property("text").toString()));
+        QTRY_COMPARE_WITH_TIMEOUT(modelsPlan->state(), ReleasePlanController::Ready, 60000);
+        QVERIFY2(headlines.first()->property("text").toString().startsWith(QLatin1String("On this machine")),
+                 qPrintable(headlines.first()->property("text").toString()));
+        QVERIFY(compareFitsItsMachines(modelsCard, modelsCard->findChild<ReleasePlanController *>(QStringLiteral("releasePlan"))));
+        // A larger font, chosen after the card was made: the combo grows with it.
+        const int font = services->settings->fontSize();
+        services->settings->setFontSize(font + 6);
+        QTest::qWait(100);
+        QVERIFY(compareFitsItsMachines(modelsCard, modelsCard->findChild<ReleasePlanController *>(QStringLiteral("releasePlan"))));
+        QVERIFY2(WindowTest::shootBothThemes(window, services->settings.get(), QStringLiteral("models-release-k3-%1"), &shotError),
+                 qPrintable(shotError));
+        services->settings->setFontSize(font);
         QVERIFY2(WindowTest::warnings().isEmpty(), qPrintable(WindowTest::warnings()));
+    }
+
+private:
+    // The card's Compare combo leaves room for its widest machine's label.
+    static bool compareFitsItsMachines(QQuickItem *card, ReleasePlanController *plan)
+    {
+        const QList<QQuickItem *> combos = WindowTest::itemsNamed(card, QStringLiteral("compareMachines"));
+        if (combos.size() != 1 || !plan || !combos.first()->isVisible())
+            return false;
+        auto *text = combos.first()->property("contentItem").value<QQuickItem *>();
+        const QFontMetricsF metrics(text->property("font").value<QFont>());
+        qreal widest = 0;
+        for (const QVariant &m : plan->machines())
+            widest = std::max(widest, metrics.horizontalAdvance(m.toMap().value(QStringLiteral("label")).toString()));
+        const qreal room = text->width() - text->property("leftPadding").toReal() - text->property("rightPadding").toReal();
+        qInfo("Compare: %.1f px for labels up to %.1f px wide; shown %s %.1f px", room, widest, qPrintable(text->property("text").toString()), text->property("contentWidth").toReal());
+        return widest > 0 && room >= widest;
     }
 };
 

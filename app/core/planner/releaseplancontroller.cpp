@@ -127,7 +127,16 @@ void ReleasePlanController::setRepo(const QString &repo)
         return;
     m_repo = id;
     m_config.clear();
+    m_again = false;
+    // What the card said is about the repository before: it now says this one is read (once
+    // the typing pauses), and a reply or plan for the old one still on its way is dropped.
+    if (QNetworkReply *old = m_reply.data()) {
+        m_reply = nullptr;
+        old->abort();
+    }
+    m_error.clear();
     Q_EMIT repoChanged();
+    setState(m_repo.isEmpty() ? Idle : Fetching);
     m_typing.start();
 }
 
