@@ -76,7 +76,7 @@ TEST(DeclaredTools, DeclaredCallsPassAndOthersBecomeText)
     EXPECT_EQ(d[1].toolCalls[0].id, "call_1");
     EXPECT_EQ(d[1].toolCalls[0].name, "get_weather");
     EXPECT_TRUE(d[2].toolCalls.empty());
-    EXPECT_EQ(d[2].content, R"(<tool_call>{"arguments":{"all":true},"name":"format_disk"}</tool_call>)");
+    EXPECT_EQ(d[2].content, R"({"arguments":{"all":true},"name":"format_disk"})"); // no markup around it
     EXPECT_EQ(p.reply().content, std::string("Checking.") + d[2].content);
     EXPECT_EQ(p.reply().toolCalls.size(), 1u);
 }
@@ -91,7 +91,7 @@ TEST(DeclaredTools, AnUndeclaredCallCutMidCharacterIsText)
     std::vector<ReplyDelta> d;
     ASSERT_NO_THROW(d = run(p, 1));
     EXPECT_TRUE(d[0].toolCalls.empty());
-    EXPECT_EQ(d[0].content, "<tool_call>{\"arguments\":\"{\\\"all\\\":\\\"\xEF\xBF\xBD\",\"name\":\"format_disk\"}</tool_call>");
+    EXPECT_EQ(d[0].content, "{\"arguments\":\"{\\\"all\\\":\\\"\xEF\xBF\xBD\",\"name\":\"format_disk\"}");
 }
 
 // Arguments a format writes one element each keep the model's bytes; those that are not
@@ -110,7 +110,7 @@ TEST(DeclaredTools, NoToolsMeansEveryCallIsText)
         DeclaredToolsParser p(std::make_unique<Scripted>(std::deque<ReplyDelta>{call("get_time", "{}")}), ChatFormat::ChatMl, tools);
         run(p, 1);
         EXPECT_TRUE(p.reply().toolCalls.empty());
-        EXPECT_EQ(p.reply().content, R"(<tool_call>{"arguments":{},"name":"get_time"}</tool_call>)");
+        EXPECT_EQ(p.reply().content, R"({"arguments":{},"name":"get_time"})");
     }
 }
 

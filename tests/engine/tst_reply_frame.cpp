@@ -502,7 +502,12 @@ TEST(ReplyFrame, StraySpecialTokensAreNeverText)
                           Case{{"qwen3.5", ChatFormat::Qwen35, [] { return familyTokenizer("qwen3.5-moe"); }},
                                {"<tool_response>", "</tool_call>", "<think>", "<|fim_pad|>"}},
                           Case{{"deepseek-v4", ChatFormat::DeepSeekV4, [] { return familyTokenizer("deepseek-v4"); }},
-                               {"\xEF\xBD\x9C" "DSML" "\xEF\xBD\x9C", "<\xEF\xBD\x9C" "User\xEF\xBD\x9C>", "</think>"}}}) {
+                               {"\xEF\xBD\x9C" "DSML" "\xEF\xBD\x9C", "<\xEF\xBD\x9C" "User\xEF\xBD\x9C>", "</think>"}},
+                          // R1's parser reads calls by id; its other tool and role tokens are strays.
+                          Case{{"deepseek-r1", ChatFormat::DeepSeek, [] { return familyTokenizer("deepseek-v3"); }},
+                               {"<\xEF\xBD\x9Ctool\xE2\x96\x81outputs\xE2\x96\x81" "end\xEF\xBD\x9C>",
+                                "<\xEF\xBD\x9C" "User\xEF\xBD\x9C>", "<\xEF\xBD\x9C" "Assistant\xEF\xBD\x9C>",
+                                "<\xEF\xBD\x9Ctool\xE2\x96\x81sep\xEF\xBD\x9C>", "<think>"}}}) {
         const Tokenizer tok = k.f.tokenizer();
         const std::vector<int32_t> prompt = promptFor(k.f, tok, false, false);
         std::vector<int32_t> out = tok.encode("Hello");
@@ -519,6 +524,76 @@ TEST(ReplyFrame, StraySpecialTokensAreNeverText)
         EXPECT_EQ(reply.content, want) << k.f.label;
         EXPECT_TRUE(reply.toolCalls.empty()) << k.f.label;
     }
+}
+
+// A call block that never closes, or cannot be read, gives back the words the model wrote in
+// it, never the block's markers or the markup inside it (the server fuzz found <tool_call> and
+// <|fim_prefix|> in an Anthropic reply on the tiny Qwen3.5 this way).
+TEST(ReplyFrame, ACallThatIsNotOneGivesBackItsWordsWithoutMarkup)
+{
+    struct Case {
+        Format f;
+        std::vector<const char *> opening;
+        std::vector<const char *> inside;
+    };
+    for (const Case &k : {Case{{"glm-4.5", ChatFormat::Glm45, [] { return familyTokenizer("glm4-moe"); }},
+                               {"<tool_call>"}, {"<arg_key>", "</arg_key>", "<arg_value>"}},
+                          Case{{"qwen3.5", ChatFormat::Qwen35, [] { return familyTokenizer("qwen3.5-moe"); }},
+                               {"<tool_call>"}, {"<|fim_prefix|>", "<tool_response>"}}}) {
+        const Tokenizer tok = k.f.tokenizer();
+        const std::vector<int32_t> prompt = promptFor(k.f, tok, false, false);
+        std::vector<int32_t> out = tok.encode("Hello");
+        for (const char *m : k.opening)
+            out.push_back(tok.specialId(m));
+        tok.encodeTo(" one", false, out);
+        for (const char *m : k.inside) {
+            ASSERT_GE(tok.specialId(m), 0) << k.f.label << " " << m;
+            out.push_back(tok.specialId(m));
+            tok.encodeTo(" two", false, out);
+        }
+        const ChatReply reply = parse(k.f.format, tok, prompt, out);
+        EXPECT_TRUE(reply.toolCalls.empty()) << k.f.label;
+        std::string want = "Hello one";
+        for (size_t i = 0; i < k.inside.size(); ++i)
+            want += " two";
+        EXPECT_EQ(reply.content, want) << k.f.label;
+    }
+}
+
+// Markup inside a call that is not the call syntax's own (a </think>, a role token) is
+// dropped: it never reaches a tool's name or arguments, nor the text an undeclared call is
+// shown as (the server fuzz found a </think> in such a call's name on the tiny GLM-4.5).
+TEST(ReplyFrame, StrayMarkupInsideACallIsDropped)
+{
+    const Tokenizer tok = familyTokenizer("glm4-moe");
+    const Format f{"glm-4.5", ChatFormat::Glm45, nullptr};
+    const std::vector<int32_t> prompt = promptFor(f, tok, false, false);
+    const auto markup = [&](const char *m) { return tok.specialId(m); };
+    std::vector<int32_t> out{markup("<tool_call>")};
+    tok.encodeTo("look", false, out);
+    out.push_back(markup("</think>"));
+    tok.encodeTo("up\n", false, out);
+    out.push_back(markup("<arg_key>"));
+    tok.encodeTo("q", false, out);
+    out.push_back(markup("</arg_key>"));
+    out.push_back(markup("<arg_value>"));
+    tok.encodeTo("a", false, out);
+    out.push_back(markup("<tool_response>"));
+    tok.encodeTo("b", false, out);
+    out.push_back(markup("</arg_value>"));
+    out.push_back(markup("</tool_call>"));
+    for (const int32_t id : out)
+        ASSERT_GE(id, 0);
+    // Declared: a call of lookup with q = "ab".
+    const ChatReply declared = parse(f.format, tok, prompt, out,
+                                     R"([{"type":"function","function":{"name":"lookup","parameters":{"type":"object","properties":{"q":{"type":"string"}}}}}])");
+    ASSERT_EQ(declared.toolCalls.size(), 1u);
+    EXPECT_EQ(declared.toolCalls[0].name, "lookup");
+    EXPECT_EQ(declared.toolCalls[0].arguments, R"({"q":"ab"})");
+    // Undeclared: shown as its JSON, with no markup in it.
+    const ChatReply shown = parse(f.format, tok, prompt, out, "[]");
+    EXPECT_TRUE(shown.toolCalls.empty());
+    EXPECT_EQ(shown.content, R"({"arguments":{"q":"ab"},"name":"lookup"})");
 }
 
 // DeepSeek's two templates share one framer, set apart by their layout: R1's writes "\n\n"

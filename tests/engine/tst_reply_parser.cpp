@@ -81,7 +81,8 @@ TEST(TaggedReplyParser, AnySplitGivesTheSameReplyAndHoldsBackOnlyMarkers)
     whole.push(text);
     whole.finish();
     EXPECT_EQ(whole.reply().reasoning, "weigh it");
-    EXPECT_EQ(whole.reply().content, "Sure.\n\n<tool_call>not json</tool_call> café 🙂");
+    // A block that is not a call gives back its words, never its markers.
+    EXPECT_EQ(whole.reply().content, "Sure.\n\nnot json café 🙂");
     ASSERT_EQ(whole.reply().toolCalls.size(), 1u);
     EXPECT_EQ(whole.reply().toolCalls[0].name, "f");
     EXPECT_EQ(Json::parse(whole.reply().toolCalls[0].arguments), Json::parse(R"({"a":1})"));
@@ -112,7 +113,7 @@ TEST(TaggedReplyParser, AnySplitGivesTheSameReplyAndHoldsBackOnlyMarkers)
     EXPECT_EQ(q.reply().content, "ok");
     TaggedReplyParser broken(false);
     broken.push("a <tool_call>{\"name\":");
-    EXPECT_EQ(broken.finish().content, " <tool_call>{\"name\":");
+    EXPECT_EQ(broken.finish().content, " {\"name\":");
 }
 
 TEST(TaggedReplyParser, DeepSeekDsmlCallsAnySplit)
@@ -154,7 +155,8 @@ TEST(TaggedReplyParser, DeepSeekDsmlCallsAnySplit)
             broken.push("<" + d + block + "\n<" + d + "invoke name=\"f\">\n" + bad + "\n</" + d + "invoke>\n</" + d + block);
             broken.finish();
             EXPECT_TRUE(broken.reply().toolCalls.empty());
-            EXPECT_NE(broken.reply().content.find(block), std::string::npos);
+            EXPECT_NE(broken.reply().content.find("invoke name=\"f\""), std::string::npos); // its words
+            EXPECT_EQ(broken.reply().content.find("<" + d + block + ">"), std::string::npos); // not its opening
         }
     }
 }
@@ -171,7 +173,7 @@ TEST(TaggedReplyParser, GlmArgumentPairsAnySplit)
     whole.push(text);
     whole.finish();
     EXPECT_EQ(whole.reply().reasoning, "plan");
-    EXPECT_EQ(whole.reply().content, "On it.\n\n<tool_call>two words\n</tool_call>"); // no name: stays text
+    EXPECT_EQ(whole.reply().content, "On it.\n\ntwo words"); // no name: its words stay text
     ASSERT_EQ(whole.reply().toolCalls.size(), 2u);
     EXPECT_EQ(whole.reply().toolCalls[0].name, "get_weather");
     EXPECT_EQ(Json::parse(whole.reply().toolCalls[0].arguments),
@@ -186,10 +188,15 @@ TEST(TaggedReplyParser, GlmArgumentPairsAnySplit)
         c.add(p.finish());
         EXPECT_EQ(c.r, whole.reply()) << "step " << step;
     }
-    // A pair left open stays text.
+    // A pair left open stays text, without the block's markers (the markup inside it goes
+    // where the parser knows the vocabulary's markup: TextReplyParser).
     TaggedReplyParser broken(false, CallSyntax::ArgPairs);
     broken.push("<tool_call>f\n<arg_key>a</arg_key><arg_value>1");
-    EXPECT_EQ(broken.finish().content, "<tool_call>f\n<arg_key>a</arg_key><arg_value>1");
+    EXPECT_EQ(broken.finish().content, "f\n<arg_key>a</arg_key><arg_value>1");
+    TaggedReplyParser known(false, CallSyntax::ArgPairs);
+    known.setMarkup({"<arg_value>", "</arg_value>", "<arg_key>", "</arg_key>"});
+    known.push("<tool_call>f\n<arg_key>a</arg_key><arg_value>1");
+    EXPECT_EQ(known.finish().content, "f\na1");
 }
 
 // Where the tool declares a parameter a string, its value is the text written, even when
@@ -243,7 +250,7 @@ TEST(TaggedReplyParser, Qwen35XmlFunctionCallsAnySplit)
     whole.finish();
     EXPECT_EQ(whole.reply().reasoning, "plan it");
     // The whitespace between blocks stays where text follows it (the parser's rule).
-    EXPECT_EQ(whole.reply().content, "On it.\n\n\n<tool_call>\n<function=two words>\n</function>\n</tool_call>");
+    EXPECT_EQ(whole.reply().content, "On it.\n\n\n\n<function=two words>\n</function>"); // not a call: no <tool_call>
     ASSERT_EQ(whole.reply().toolCalls.size(), 2u);
     EXPECT_EQ(whole.reply().toolCalls[0].name, "get_weather");
     EXPECT_EQ(Json::parse(whole.reply().toolCalls[0].arguments),
@@ -258,15 +265,15 @@ TEST(TaggedReplyParser, Qwen35XmlFunctionCallsAnySplit)
         c.add(p.finish());
         EXPECT_EQ(c.r, whole.reply()) << "step " << step;
     }
-    // A parameter left open, or text after </function>, stays text.
+    // A parameter left open, or text after </function>, stays text, without the block's markers.
     TaggedReplyParser broken(false, CallSyntax::XmlFunction);
     broken.push("<tool_call>\n<function=f>\n<parameter=a>\n1");
-    EXPECT_EQ(broken.finish().content, "<tool_call>\n<function=f>\n<parameter=a>\n1");
+    EXPECT_EQ(broken.finish().content, "<function=f>\n<parameter=a>\n1");
     TaggedReplyParser trailing(false, CallSyntax::XmlFunction);
     trailing.push("<tool_call>\n<function=f>\n</function>\nmore</tool_call>");
     trailing.finish();
     EXPECT_TRUE(trailing.reply().toolCalls.empty());
-    EXPECT_EQ(trailing.reply().content, "<tool_call>\n<function=f>\n</function>\nmore</tool_call>");
+    EXPECT_EQ(trailing.reply().content, "<function=f>\n</function>\nmore");
 }
 
 TEST(ReplyParser, TextModelsGetTheTextParserAndStopStringsCutTheContent)

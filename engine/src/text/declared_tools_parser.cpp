@@ -98,7 +98,7 @@ DeclaredToolsParser::DeclaredToolsParser(std::unique_ptr<ReplyParser> inner, Cha
 void DeclaredToolsParser::take(const ReplyToolCall &call, ReplyDelta &out)
 {
     if (!m_names.contains(call.name)) {
-        out.content += toolCallText(call.name, call.arguments); // its arguments are JSON text
+        out.content += toolCallJson(call.name, call.arguments); // its arguments are JSON text
         return;
     }
     ReplyToolCall c = call;

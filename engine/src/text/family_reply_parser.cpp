@@ -79,7 +79,10 @@ ReplyDelta FamilyReplyParser::feed(int32_t token)
     for (int32_t e : m_ends)
         if (e >= 0 && token == e)
             return finish();
-    const std::string_view bytes = m_tok.textPiece(token);
+    // The markup tokens this parser reads act by their ids below; any other markup token is a
+    // stray and never text, wherever it comes (DeepSeek's tokenizer marks its tool and role
+    // tokens as not special, so their text would otherwise pass for words).
+    const std::string_view bytes = m_tok.isAdded(token) ? std::string_view() : m_tok.textPiece(token);
     if (m_mode == Mode::Start) {
         if (token == m_thinkOpen) {
             m_mode = Mode::Think;

@@ -76,7 +76,7 @@ std::string callText(const Json &call)
 
 } // namespace
 
-std::string toolCallText(const std::string &name, const Json &arguments)
+std::string toolCallJson(const std::string &name, const Json &arguments)
 {
     Json args = arguments;
     if (args.is_string()) {
@@ -87,7 +87,12 @@ std::string toolCallText(const std::string &name, const Json &arguments)
         } catch (const Json::exception &) {
         }
     }
-    return "<tool_call>" + sortedCompact(Json{{"name", name}, {"arguments", args}}) + "</tool_call>";
+    return sortedCompact(Json{{"name", name}, {"arguments", args}});
+}
+
+std::string toolCallText(const std::string &name, const Json &arguments)
+{
+    return "<tool_call>" + toolCallJson(name, arguments) + "</tool_call>";
 }
 
 Segments renderPlain(const Json &req)

@@ -21,8 +21,11 @@ Segments renderPlain(const nlohmann::ordered_json &request);
 
 // A call written as text, the way the transcript's instructions ask for one:
 // <tool_call>{"arguments": ..., "name": ...}</tool_call>, keys sorted, the arguments as an object
-// when `arguments` is one (a JSON object, or JSON text of one), else as they came. Also how a
-// call of an undeclared function is shown (declared_tools_parser).
+// when `arguments` is one (a JSON object, or JSON text of one), else as they came.
 std::string toolCallText(const std::string &name, const nlohmann::ordered_json &arguments);
+// The same call's JSON alone, without the tags: how a call of an undeclared function is shown
+// (declared_tools_parser). <tool_call> is markup in many vocabularies (Qwen, GLM), never text
+// a user sees, and a client that sent it back would hand the model a call it never made.
+std::string toolCallJson(const std::string &name, const nlohmann::ordered_json &arguments);
 
 } // namespace waste::text

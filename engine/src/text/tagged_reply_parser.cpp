@@ -42,7 +42,7 @@ TaggedReplyParser::TaggedReplyParser(bool startInThink, CallSyntax syntax)
 {
 }
 
-void TaggedReplyParser::endCall(ReplyDelta &d, bool closed)
+void TaggedReplyParser::endCall(ReplyDelta &d)
 {
     using Json = nlohmann::ordered_json;
     bool ok = false;
@@ -92,7 +92,12 @@ void TaggedReplyParser::endCall(ReplyDelta &d, bool closed)
         m_reply.toolCalls.push_back(call);
         d.toolCalls.push_back(std::move(call));
     } else {
-        m_content.emit(m_callOpen + m_callBody + (closed ? m_callClose : std::string()), d.content, m_reply.content);
+        // Not a call after all (unclosed, or not in the format's syntax): what the model wrote
+        // in it is content, its markup is not (a stray <tool_call> or <arg_key> is never text).
+        for (const std::string &m : m_markup)
+            for (size_t at = m_callBody.find(m); !m.empty() && at != std::string::npos; at = m_callBody.find(m, at))
+                m_callBody.erase(at, m.size());
+        m_content.emit(m_callBody, d.content, m_reply.content);
     }
     m_callBody.clear();
     m_mode = Mode::Content;
@@ -156,7 +161,7 @@ void TaggedReplyParser::process(ReplyDelta &d)
             }
             m_callBody.append(m_pending, 0, at);
             m_pending.erase(0, at + m_callClose.size());
-            endCall(d, true);
+            endCall(d);
             break;
         }
         }
@@ -165,8 +170,16 @@ void TaggedReplyParser::process(ReplyDelta &d)
 
 bool TaggedReplyParser::wantsMarkup(std::string_view piece) const
 {
-    if (m_mode == Mode::Call)
-        return true; // the call's own parser reads it
+    if (m_mode == Mode::Call) {
+        // Only the call syntax's own markup, which its parser reads: a piece of the closing
+        // tag (DSML's ｜DSML｜ also opens its invokes and parameters), and GLM's argument tags.
+        // Any other markup in a call (a </think>, a role token) would end up in a tool's name
+        // or arguments, or in the text an undeclared call is shown as.
+        if (m_callClose.find(piece) != std::string::npos)
+            return true;
+        return m_syntax == CallSyntax::ArgPairs &&
+               (piece == "<arg_key>" || piece == "</arg_key>" || piece == "<arg_value>" || piece == "</arg_value>");
+    }
     if (piece == kThinkOpen)
         return m_mode == Mode::Start;
     if (piece == kThinkClose)
@@ -211,7 +224,7 @@ ReplyDelta TaggedReplyParser::finish()
         break;
     case Mode::Call:
         m_callBody += m_pending;
-        endCall(d, false);
+        endCall(d);
         break;
     }
     m_pending.clear();
@@ -234,6 +247,11 @@ TextReplyParser::TextReplyParser(const Tokenizer &tok, bool startInThink, CallSy
     for (const char *e : ends)
         if (const int32_t id = tok.specialId(e); id >= 0)
             m_ends.push_back(id);
+    std::vector<std::string> markup;
+    for (const SpecialToken &s : tok.specials())
+        if (!s.text.empty())
+            markup.push_back(s.text);
+    m_parser.setMarkup(std::move(markup));
 }
 
 ReplyDelta TextReplyParser::feed(int32_t token)

@@ -45,16 +45,19 @@ public:
     // The declared tools' string-typed arguments, for call bodies that write each argument
     // as text (argument_types.hpp).
     void setStringArguments(StringArguments strings) { m_strings = std::move(strings); }
+    // The texts of the vocabulary's markup tokens (longest first): a call block that cannot be
+    // read goes back to the content as the words in it, without them or the block's markers.
+    void setMarkup(std::vector<std::string> texts) { m_markup = std::move(texts); }
     // Whether the text of a markup token belongs where the reply is now: <think> before
     // anything else, </think> in the reasoning, a piece of the call block's opening tag (with
-    // what is held before it) in the content, anything inside a call. Elsewhere markup is a
-    // stray special token, never text.
+    // what is held before it) in the content, the call syntax's own tags inside a call.
+    // Elsewhere markup is a stray special token, never text.
     bool wantsMarkup(std::string_view piece) const;
 
 private:
     enum class Mode { Start, Think, Content, Call };
     void process(ReplyDelta &d);
-    void endCall(ReplyDelta &d, bool closed);
+    void endCall(ReplyDelta &d);
 
     Mode m_mode;
     CallSyntax m_syntax;
@@ -66,6 +69,7 @@ private:
     int m_callCount = 0;
     bool m_finished = false;
     StringArguments m_strings;
+    std::vector<std::string> m_markup;
 };
 
 // The ReplyParser for models without K3 markup: token pieces go through
