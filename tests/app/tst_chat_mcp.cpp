@@ -100,13 +100,14 @@ private:
         m_services->settings->setTheme(QStringLiteral("light"));
         return ok;
     }
-    // Sends a message with the echo tool forced and waits for the call it makes.
-    void sendForcingEcho(const QString &text, int *toolRow)
+    // Sends a message with the echo tool forced and waits for the call it makes. `maxTokens`:
+    // room for a K3 call element on the byte-level tiny vocabulary by default.
+    void sendForcingEcho(const QString &text, int *toolRow, int maxTokens = 100)
     {
         const int before = messages()->rowCount();
         // Settings are the conversation's (a new one starts from the defaults).
         chat()->setTemperature(0); // greedy: the same call every run
-        chat()->setMaxTokens(100); // room for a K3 call element on the byte-level tiny vocabulary
+        chat()->setMaxTokens(maxTokens);
         chat()->setThinking(false);
         chat()->setToolChoice(QStringLiteral("echo"));
         QVERIFY2(chat()->send(text), qPrintable(chat()->notice()));
@@ -636,6 +637,43 @@ private Q_SLOTS:
         // No warning (WindowTest leaves out the font shaper's notes on scripts this machine's
         // fonts lack: the random model writes any character).
         QVERIFY2(WindowTest::warnings().isEmpty(), qPrintable(WindowTest::warnings()));
+    }
+
+    // "Start each answer with echo" on a family that writes each argument as its own element
+    // (GLM-4.5: <arg_key>/<arg_value> pairs): the forced call is written, read back as a call
+    // with JSON arguments, approved and run, and the answer goes on, as on K3.
+    void aForcedCallOnAFormatThatWritesEachArgumentAlone()
+    {
+        const QString glm = m_dir.filePath(QStringLiteral("tiny-glm45"));
+        waste::TinyModelOptions options;
+        options.arch = "glm4-moe";
+        waste::makeTinyContainer(glm.toStdString(), options);
+        EngineController *engine = m_services->engine.get();
+        engine->openModel(glm, 0, 16384);
+        QTRY_COMPARE_WITH_TIMEOUT(engine->state(), EngineController::Ready, 30000);
+        m_window->setProperty("currentPage", 3); // Chat
+        chat()->newConversation();
+        chat()->setServerOffered(QStringLiteral("everything"), true);
+        QSignalSpy saved(chat(), &ChatController::answerSaved);
+        int row = 0;
+        sendForcingEcho(QStringLiteral("Please echo a greeting."), &row, 320);
+        if (QTest::currentTestFailed())
+            return;
+        // Written as GLM writes calls (its reply as the model wrote it), and that markup is the
+        // call's, never the answer's text.
+        const ChatMessage call = messages()->at(row - 1);
+        QVERIFY2(call.raw.contains(QLatin1String("<arg_key>message</arg_key>")), qPrintable(call.raw));
+        for (const char *markup : {"<tool_call>", "<arg_key>", "<arg_value>"})
+            QVERIFY2(!call.text.contains(QLatin1String(markup)), qPrintable(call.text));
+        // Asked, unless an earlier test said "always" for echo.
+        QTRY_VERIFY_WITH_TIMEOUT(statusOf(row) == QStringLiteral("awaiting") || statusOf(row) == QStringLiteral("done"), 30000);
+        if (statusOf(row) == QStringLiteral("awaiting"))
+            QVERIFY(chat()->answerToolCall(row, QStringLiteral("once")));
+        QTRY_COMPARE_WITH_TIMEOUT(statusOf(row), QStringLiteral("done"), 30000);
+        QCOMPARE(messages()->at(row).text, QStringLiteral("Echo: ") + echoedMessage(row));
+        QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 2, kAnswerMs);
+        QCOMPARE(messages()->at(row + 1).role, QStringLiteral("assistant"));
+        QCOMPARE(messages()->at(row + 1).error, QString());
     }
 };
 
