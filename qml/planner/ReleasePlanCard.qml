@@ -51,7 +51,8 @@ Rectangle {
                 objectName: "compareMachines"
                 // As wide as its longest machine at the font of the moment, so no label is clipped.
                 // Measured here: Qt 6.4's WidestText policies measure with the font the text had
-                // before a font size change, and clip after it.
+                // before a font size change, and clip after it. 2 px more for the text field's
+                // cursor and the rounding of a fractional advance.
                 Layout.preferredWidth: widestMachine.advanceWidth + leftPadding + rightPadding
                                        + (contentItem ? contentItem.leftPadding + contentItem.rightPadding : 0) + 2
                 TextMetrics {

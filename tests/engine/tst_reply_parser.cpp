@@ -9,6 +9,7 @@
 #include "text/k3_template.hpp"
 #include "text/reply_stream.hpp"
 #include "text/tagged_reply_parser.hpp"
+#include "text/tokenizer.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -194,7 +195,10 @@ TEST(TaggedReplyParser, GlmArgumentPairsAnySplit)
     broken.push("<tool_call>f\n<arg_key>a</arg_key><arg_value>1");
     EXPECT_EQ(broken.finish().content, "f\n<arg_key>a</arg_key><arg_value>1");
     TaggedReplyParser known(false, CallSyntax::ArgPairs);
-    known.setMarkup({"<arg_value>", "</arg_value>", "<arg_key>", "</arg_key>"});
+    std::vector<waste::text::SpecialToken> tags;
+    for (const char *t : {"<arg_value>", "</arg_value>", "<arg_key>", "</arg_key>"})
+        tags.push_back({.text = t});
+    known.setMarkup(tags);
     known.push("<tool_call>f\n<arg_key>a</arg_key><arg_value>1");
     EXPECT_EQ(known.finish().content, "f\na1");
 }

@@ -16,6 +16,11 @@ constexpr std::string_view kValueOpen = "<arg_value>", kValueClose = "</arg_valu
 
 } // namespace
 
+bool isArgPairsTag(std::string_view piece)
+{
+    return piece == kKeyOpen || piece == kKeyClose || piece == kValueOpen || piece == kValueClose;
+}
+
 std::optional<ArgPairsCall> parseArgPairsCall(std::string_view body)
 {
     const size_t first = body.find(kKeyOpen);

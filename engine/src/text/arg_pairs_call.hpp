@@ -19,5 +19,7 @@ struct ArgPairsCall {
 
 // The call in `body`; none when it has no name or a pair is malformed (the block then stays text).
 std::optional<ArgPairsCall> parseArgPairsCall(std::string_view body);
+// Whether `piece` is one of the body's four tags (<arg_key>, </arg_key>, <arg_value>, </arg_value>).
+bool isArgPairsTag(std::string_view piece);
 
 } // namespace waste::text

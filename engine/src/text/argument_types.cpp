@@ -1,5 +1,7 @@
 #include "text/argument_types.hpp"
 
+#include "text/json_text.hpp"
+
 #include <nlohmann/json.hpp>
 
 namespace waste::text {
@@ -58,8 +60,7 @@ std::string argumentsJson(const std::vector<RawArgument> &args, const std::set<s
         Json v = Json::parse(a.text, nullptr, false);
         out[a.key] = v.is_discarded() ? Json(a.text) : std::move(v);
     }
-    // A value the model wrote may hold bytes that are not UTF-8: written as U+FFFD.
-    return out.dump(-1, ' ', false, Json::error_handler_t::replace);
+    return compactJsonText(out);
 }
 
 } // namespace waste::text

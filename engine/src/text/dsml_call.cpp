@@ -2,6 +2,7 @@
 
 #include "text/deepseek_markers.hpp"
 #include "text/family_request.hpp"
+#include "text/json_text.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -12,7 +13,7 @@ namespace waste::text {
 namespace {
 
 // Python's json.dumps of a string (non-ASCII kept), as the encoder's decoder quotes values.
-std::string quoted(std::string_view s) { return nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+std::string quoted(std::string_view s) { return compactJsonText(nlohmann::json(std::string(s))); }
 
 struct Cursor {
     std::string_view s;

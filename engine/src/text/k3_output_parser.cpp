@@ -1,5 +1,6 @@
 #include "text/k3_output_parser.hpp"
 
+#include "text/json_text.hpp"
 #include "text/k3_elements.hpp"
 
 #include "text/tokenizer.hpp"
@@ -166,10 +167,7 @@ void K3OutputParser::finishArgument()
 
 void K3OutputParser::finishCall(ReplyDelta &d)
 {
-    // The model's bytes may not be UTF-8 (written as U+FFFD rather than thrown about).
-    m_call.arguments = (m_hasRaw && m_args.empty())
-                           ? m_rawArgs
-                           : m_args.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    m_call.arguments = (m_hasRaw && m_args.empty()) ? m_rawArgs : compactJsonText(m_args);
     m_call.id = "call_" + std::to_string(++m_callCount);
     m_reply.toolCalls.push_back(m_call);
     d.toolCalls.push_back(m_call);

@@ -1,5 +1,7 @@
 #include "text/plain_template.hpp"
 
+#include "text/json_text.hpp"
+
 #include "waste/waste.hpp"
 
 namespace waste::text {
@@ -9,12 +11,8 @@ using Json = nlohmann::ordered_json;
 namespace {
 
 // Compact JSON with its keys sorted: the tool declarations and calls a transcript shows
-// read the same whatever order a client wrote them in. Bytes that are not UTF-8 (a call cut
-// off mid-character by the token limit) are written as U+FFFD, never thrown about.
-std::string sortedCompact(const Json &v)
-{
-    return nlohmann::json(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+// read the same whatever order a client wrote them in.
+std::string sortedCompact(const Json &v) { return compactJsonText(nlohmann::json(v)); }
 
 void appendText(Segments &out, const std::string &text)
 {

@@ -94,9 +94,9 @@ void TaggedReplyParser::endCall(ReplyDelta &d)
     } else {
         // Not a call after all (unclosed, or not in the format's syntax): what the model wrote
         // in it is content, its markup is not (a stray <tool_call> or <arg_key> is never text).
-        for (const std::string &m : m_markup)
-            for (size_t at = m_callBody.find(m); !m.empty() && at != std::string::npos; at = m_callBody.find(m, at))
-                m_callBody.erase(at, m.size());
+        for (const SpecialToken &m : m_markup)
+            for (size_t at = m_callBody.find(m.text); !m.text.empty() && at != std::string::npos; at = m_callBody.find(m.text, at))
+                m_callBody.erase(at, m.text.size());
         m_content.emit(m_callBody, d.content, m_reply.content);
     }
     m_callBody.clear();
@@ -177,8 +177,7 @@ bool TaggedReplyParser::wantsMarkup(std::string_view piece) const
         // or arguments, or in the text an undeclared call is shown as.
         if (m_callClose.find(piece) != std::string::npos)
             return true;
-        return m_syntax == CallSyntax::ArgPairs &&
-               (piece == "<arg_key>" || piece == "</arg_key>" || piece == "<arg_value>" || piece == "</arg_value>");
+        return m_syntax == CallSyntax::ArgPairs && isArgPairsTag(piece);
     }
     if (piece == kThinkOpen)
         return m_mode == Mode::Start;
@@ -247,11 +246,7 @@ TextReplyParser::TextReplyParser(const Tokenizer &tok, bool startInThink, CallSy
     for (const char *e : ends)
         if (const int32_t id = tok.specialId(e); id >= 0)
             m_ends.push_back(id);
-    std::vector<std::string> markup;
-    for (const SpecialToken &s : tok.specials())
-        if (!s.text.empty())
-            markup.push_back(s.text);
-    m_parser.setMarkup(std::move(markup));
+    m_parser.setMarkup(tok.specials());
 }
 
 ReplyDelta TextReplyParser::feed(int32_t token)

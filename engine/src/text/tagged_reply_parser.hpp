@@ -27,6 +27,7 @@
 namespace waste::text {
 
 class Tokenizer;
+struct SpecialToken;
 
 // What a <tool_call> block holds; DsmlToolCalls / DsmlFunctionCalls: DeepSeek V4's
 // <｜DSML｜tool_calls> and DeepSeek-V3.2's <｜DSML｜function_calls> block of invokes
@@ -45,9 +46,10 @@ public:
     // The declared tools' string-typed arguments, for call bodies that write each argument
     // as text (argument_types.hpp).
     void setStringArguments(StringArguments strings) { m_strings = std::move(strings); }
-    // The texts of the vocabulary's markup tokens (longest first): a call block that cannot be
-    // read goes back to the content as the words in it, without them or the block's markers.
-    void setMarkup(std::vector<std::string> texts) { m_markup = std::move(texts); }
+    // The vocabulary's markup tokens (Tokenizer::specials(), which must outlive the parser): a
+    // call block that cannot be read goes back to the content as the words in it, without
+    // their texts or the block's markers.
+    void setMarkup(std::span<const SpecialToken> markup) { m_markup = markup; }
     // Whether the text of a markup token belongs where the reply is now: <think> before
     // anything else, </think> in the reasoning, a piece of the call block's opening tag (with
     // what is held before it) in the content, the call syntax's own tags inside a call.
@@ -69,7 +71,7 @@ private:
     int m_callCount = 0;
     bool m_finished = false;
     StringArguments m_strings;
-    std::vector<std::string> m_markup;
+    std::span<const SpecialToken> m_markup;
 };
 
 // The ReplyParser for models without K3 markup: token pieces go through
