@@ -34,6 +34,7 @@
 #include <filesystem>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <memory>
 #include <random>
@@ -51,6 +52,15 @@ namespace {
 double now()
 {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// CPU time of the whole process (every thread), seconds: with the wall time it shows how
+// much of a pass the cores sat idle.
+double cpuNow()
+{
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
 int hardwareThreads()
@@ -221,6 +231,8 @@ struct PrefillRun {
     double seconds = 0;
     double tokPerS = 0;
     int64_t bytesRead = 0;
+    double ioWait = 0;     // seconds the pass waited for expert reads
+    double cpuSeconds = 0; // the process's CPU time over the pass (all threads)
 };
 
 PrefillRun prefill(const std::string &container, int64_t budget, int threads, const std::vector<int32_t> &ids)
@@ -231,13 +243,15 @@ PrefillRun prefill(const std::string &container, int64_t budget, int threads, co
     o.ctxTokens = int(ids.size()) + 64;
     o.warmFromUsage = false;
     auto model = waste::Model::open(container, o);
-    const int64_t before = model->stats().bytesRead;
-    const double t0 = now();
+    const waste::Stats before = model->stats();
+    const double t0 = now(), c0 = cpuNow();
     model->eval(ids);
     PrefillRun r;
     r.seconds = now() - t0;
+    r.cpuSeconds = cpuNow() - c0;
     r.tokPerS = double(ids.size()) / r.seconds;
-    r.bytesRead = model->stats().bytesRead - before;
+    r.bytesRead = model->stats().bytesRead - before.bytesRead;
+    r.ioWait = model->stats().secondsIoWait - before.secondsIoWait;
     return r;
 }
 
@@ -376,12 +390,13 @@ int main(int argc, char **argv)
                         waste::estimatePrefill(c, cal, n, choice.pass_tokens, banks.gbps);
                     std::printf("    %6d tokens: %6.1f s, %7.1f tok/s = %5.1fx decode; read %s = %.2fx the banks; "
                                 "limits: disk %.1f s, compute %.1f s; %.2fx the larger; predicted %.0f tok/s "
-                                "(measured %.2fx)\n",
+                                "(measured %.2fx); cores busy %.0f %%, waiting for reads %.1f s\n",
                                 n, r.seconds, r.tokPerS, dec > 0 ? r.tokPerS / dec : 0.0,
                                 gb(double(r.bytesRead)).c_str(),
                                 banks.bytes > 0 ? double(r.bytesRead) / double(banks.bytes) : 0.0, diskLimit,
                                 computeLimit, limit > 0 ? r.seconds / limit : 0.0, predicted.tokPerS,
-                                predicted.tokPerS > 0 ? r.tokPerS / predicted.tokPerS : 0.0);
+                                predicted.tokPerS > 0 ? r.tokPerS / predicted.tokPerS : 0.0,
+                                100.0 * r.cpuSeconds / (r.seconds * nThreads), r.ioWait);
                     std::fflush(stdout);
                     lastRatio = dec > 0 ? r.tokPerS / dec : 0;
                 }

@@ -10,6 +10,7 @@
 #include "format/bytes.hpp"
 #include "format/codebooks.hpp"
 #include "format/f16.hpp"
+#include "format/trunk.hpp"
 #include "format/native_record.hpp"
 #include "format/native_values.hpp"
 #include "quant/lut.hpp"
@@ -174,6 +175,50 @@ TEST(PanelDecode, VqPanelsHoldTheRecordsWeights)
         for (int64_t r = 0; r < M; ++r)
             EXPECT_NEAR(viaPanels[size_t(r)], viaTables[size_t(r)], packed6 ? 6e-2 : 1e-4) << "S " << S << " row " << r;
     }
+}
+
+TEST(PanelDecode, TrunkPanelsHoldTheTensorsWeights)
+{
+    // Q4G and Q8G rows as q * s: groups of 128 with a last group that ends inside a vector
+    // (200 columns), groups of 32, and groups of 24 (not a multiple of 16: the scalar rows).
+    for (auto format : {format::TrunkFormat::Q4G, format::TrunkFormat::Q8G})
+        for (auto [N, group] : {std::pair<int64_t, int64_t>{200, 128}, {256, 32}, {96, 24}}) {
+            const bool four = format == format::TrunkFormat::Q4G;
+            std::mt19937 rng(uint32_t(N * 3 + group + four));
+            format::TrunkTensor w;
+            w.format = format;
+            w.rows = 150; // a tail block of 22 rows
+            w.cols = N;
+            w.group = group;
+            w.groups = (N + group - 1) / group;
+            w.rowBytes = four ? (N + 1) / 2 : N;
+            w.payload.resize(size_t(w.rows * w.rowBytes));
+            for (uint8_t &b : w.payload)
+                b = uint8_t(rng());
+            const std::vector<float> sc = randoms(size_t(w.rows * w.groups), uint32_t(N + group), 1e-3f, 2e-2f);
+            w.scales = sc;
+            for (SimdLevel lvl : levels()) {
+                setActiveSimd(lvl);
+                for (int64_t r0 = 0; r0 < w.rows; r0 += kPanelRows) {
+                    std::vector<float> panel(size_t(N) * kPanelRows, 123.0f);
+                    decodeTrunkPanel(w, r0, panel.data());
+                    for (int64_t j = 0; j < kPanelRows; ++j)
+                        for (int64_t i = 0; i < N; ++i) {
+                            const int64_t r = r0 + j;
+                            float want = 0.0f;
+                            if (r < w.rows) {
+                                const uint8_t *q = w.payload.data() + r * w.rowBytes;
+                                const int value = four ? ((i & 1) ? q[i / 2] >> 4 : q[i / 2] & 15) - 8 : int(int8_t(q[i]));
+                                want = float(value) * sc[size_t(r * w.groups + i / group)];
+                            }
+                            ASSERT_EQ(panel[size_t(i * kPanelRows + j)], want)
+                                << simdName(lvl) << (four ? " Q4G" : " Q8G") << " group " << group << " row " << r
+                                << " col " << i;
+                        }
+                }
+            }
+            setActiveSimd(detectSimd());
+        }
 }
 
 TEST(PanelDecode, NativePanelsHoldTheReleasesWeights)

@@ -24,6 +24,13 @@ using VqPanelDecoder = void (*)(const VqMatrix &m, int64_t r0, const float *scal
 VqPanelDecoder avx512VqPanelDecoder();
 using PanelTranspose8 = void (*)(const float *rows8, int64_t cols, int64_t k8, float *dst);
 PanelTranspose8 avx512PanelTranspose8();
+// A Q4G or Q8G row as q * scale (panel_decode_avx2.cpp, panel_decode_avx512.cpp), for groups
+// of a multiple of 16 weights; nullptr where not compiled.
+using GroupedRowDecoder = void (*)(const uint8_t *q, const float *scales, int64_t n, int64_t group, float *out);
+GroupedRowDecoder avx2Q4gRow();
+GroupedRowDecoder avx2Q8gRow();
+GroupedRowDecoder avx512Q4gRow();
+GroupedRowDecoder avx512Q8gRow();
 
 namespace {
 
@@ -168,6 +175,21 @@ void decodeTrunkPanel(const format::TrunkTensor &w, int64_t r0, float *panel)
         return;
     }
     // Grouped rows: each value times its group's scale; `value(q, i)` reads weight i of a row.
+    // The vector levels compute the same products, 8 or 16 at a time.
+    const bool four = w.format == TrunkFormat::Q4G;
+    GroupedRowDecoder simd = nullptr;
+    if (!w.onDisk && (four || w.format == TrunkFormat::Q8G) && w.group % 16 == 0) {
+        if (activeSimd() == SimdLevel::Avx512)
+            simd = four ? avx512Q4gRow() : avx512Q8gRow();
+        if (!simd && (activeSimd() == SimdLevel::Avx512 || activeSimd() == SimdLevel::Avx2))
+            simd = four ? avx2Q4gRow() : avx2Q8gRow();
+    }
+    if (simd) {
+        transposeRows(w.rows, n, r0, panel, [&](int64_t r, float *out) {
+            simd(w.payload.data() + r * w.rowBytes, w.scales.data() + r * w.groups, n, w.group, out);
+        });
+        return;
+    }
     const auto grouped = [&](auto value) {
         transposeRows(w.rows, n, r0, panel, [&](int64_t r, float *out) {
             const uint8_t *q = w.payload.data() + r * w.rowBytes;

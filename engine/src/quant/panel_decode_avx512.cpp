@@ -1,9 +1,13 @@
 // The VQ3R panel decoder with AVX-512VL: eight rows' 8-weight vectors at a time, each
 // rho_r * ((c_0 + c_1) + c_2) as the scalar decoder computes it elementwise, then an 8 x 8
 // transpose into the panel's k-major columns (quant/panel_decode.cpp has the reference).
+// Also the trunk's Q4G and Q8G rows, 16 weights at a time: q * s, the same one rounded
+// multiply per weight as the scalar decoder.
 #include "quant/panel_decode.hpp"
 
 #include "quant/panel_gemm.hpp"
+
+#include <algorithm>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -75,9 +79,44 @@ WASTE_AVX512 void transposeInto(const float *rows8, int64_t cols, int64_t k8, fl
     }
 }
 
+// A grouped row (Q4G: two 4-bit values a byte, low nibble first, stored + 8; Q8G: int8),
+// each group of `group` weights times its scale; `group` is a multiple of 16, so every
+// group starts on a byte and only a row's last group can end inside a vector. (The masked
+// conversions, all lanes on, because GCC 12 warns inside the unmasked ones.)
+constexpr __mmask16 kAll = 0xffff;
+template <bool Four> WASTE_AVX512 void groupedRow(const uint8_t *q, const float *sc, int64_t n, int64_t group, float *out)
+{
+    const __m128i low = _mm_set1_epi8(0x0f);
+    const __m512i eight = _mm512_set1_epi32(8);
+    for (int64_t g = 0, i0 = 0; i0 < n; ++g, i0 += group) {
+        const int64_t i1 = std::min(n, i0 + group);
+        const float s = sc[g];
+        const __m512 vs = _mm512_set1_ps(s);
+        int64_t i = i0;
+        for (; i + 16 <= i1; i += 16) {
+            __m512i v;
+            if constexpr (Four) {
+                const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(q + (i >> 1)));
+                const __m128i nib = _mm_unpacklo_epi8(_mm_and_si128(b, low), _mm_and_si128(_mm_srli_epi16(b, 4), low));
+                v = _mm512_sub_epi32(_mm512_maskz_cvtepu8_epi32(kAll, nib), eight);
+            } else {
+                v = _mm512_maskz_cvtepi8_epi32(kAll, _mm_loadu_si128(reinterpret_cast<const __m128i *>(q + i)));
+            }
+            _mm512_storeu_ps(out + i, _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kAll, v), vs));
+        }
+        for (; i < i1; ++i) {
+            const int value = Four ? ((i & 1) ? (q[i >> 1] >> 4) : (q[i >> 1] & 0x0f)) - 8 : int(int8_t(q[i]));
+            out[i] = float(value) * s;
+        }
+    }
+}
+
 } // namespace
 
 VqPanelDecoder avx512VqPanelDecoder() { return decode; }
+using GroupedRowDecoder = void (*)(const uint8_t *q, const float *scales, int64_t n, int64_t group, float *out);
+GroupedRowDecoder avx512Q4gRow() { return groupedRow<true>; }
+GroupedRowDecoder avx512Q8gRow() { return groupedRow<false>; }
 using PanelTranspose8 = void (*)(const float *rows8, int64_t cols, int64_t k8, float *dst);
 PanelTranspose8 avx512PanelTranspose8() { return transposeInto; }
 
@@ -89,5 +128,8 @@ using VqPanelDecoder = void (*)(const VqMatrix &m, int64_t r0, const float *scal
 VqPanelDecoder avx512VqPanelDecoder() { return nullptr; }
 using PanelTranspose8 = void (*)(const float *rows8, int64_t cols, int64_t k8, float *dst);
 PanelTranspose8 avx512PanelTranspose8() { return nullptr; }
+using GroupedRowDecoder = void (*)(const uint8_t *q, const float *scales, int64_t n, int64_t group, float *out);
+GroupedRowDecoder avx512Q4gRow() { return nullptr; }
+GroupedRowDecoder avx512Q8gRow() { return nullptr; }
 } // namespace waste::quant
 #endif
