@@ -139,7 +139,9 @@ void Forward::mla(int layer, int n, const float *a, float *out, LayerState *cons
 // rows of kv_b_proj, as panel products), blocked attention over the latent cache
 // (flash_attention.hpp: keys are the latent rows with their rotated part, values their
 // latent part), and the values' up-projection through the head's other kv_b_proj rows.
-// Heads are split over the pool; each writes its own slice of o.
+// Heads are split over the pool; each writes its own slice of o. The attention takes a
+// thread's heads together: they share the keys and values, so each block's panels are built
+// once a thread (it was once a head: a fifth of a 4,096-token pass on Kimi-Linear's shape).
 void Forward::mlaPass(int layer, int n, const float *qAll, float *oAll, LayerState *const *st, const int *pos)
 {
     const MlaWeights &w = m_w.layers[static_cast<size_t>(layer)].m;
@@ -151,17 +153,21 @@ void Forward::mlaPass(int layer, int n, const float *qAll, float *oAll, LayerSta
     std::vector<const std::vector<int32_t> *> sel(static_cast<size_t>(n));
     for (int i = 0; i < n; ++i)
         sel[size_t(i)] = selection(layer, st[i], pos[i]);
-    // The pass goes 64 tokens a piece: per head, the piece's absorbed queries and the attention
-    // of its tokens without a selection; then each token with one (DSA) attends over it with all
-    // its heads as the queries of one attention; then per head the outputs. Every token's values
-    // are those it gets in any piece (flash_attention.hpp, panel_gemm.hpp: per query, per input).
+    // The pass goes 64 tokens a piece: per head, the piece's absorbed queries; the attention
+    // of its tokens without a selection, a thread's heads at once; then each token with one
+    // (DSA) attends over it with all its heads as the queries of one attention; then per head
+    // the outputs. Every token's values are those it gets in any piece, with any heads beside
+    // it (flash_attention.hpp, panel_gemm.hpp: per query, per input).
     constexpr int kPiece = 64;
-    Vec qSel(size_t(kPiece) * size_t(nh * lat)), ctxAll(size_t(kPiece) * size_t(nh * dc));
+    Vec qAbs(size_t(kPiece) * size_t(nh * lat)), ctxAll(size_t(kPiece) * size_t(nh * dc));
+    // Each thread takes one run of heads: all of them share the latent keys and values, so
+    // one attention over all their queries builds each block's panels once, not once a head.
+    const int64_t headRun = std::max<int64_t>(1, (nh + m_pool.threads() - 1) / m_pool.threads());
     for (int p0 = 0; p0 < n; p0 += kPiece) {
         const int m = std::min(kPiece, n - p0);
         bool anySel = false;
         m_pool.forRange(nh, 1, [&](int64_t h0, int64_t h1) {
-            Vec rows(size_t(dn * dc)), panel(size_t(dn * B)), q(size_t(m) * size_t(lat));
+            Vec rows(size_t(dn * dc)), panel(size_t(dn * B));
             for (int64_t h = h0; h < h1; ++h) {
                 // Absorbed queries: q_abs[t] = Σ_i q_nope[t][i] · kv_b[h(dn + dv) + i], then q_rope.
                 for (int64_t i = 0; i < dn; ++i)
@@ -171,28 +177,52 @@ void Forward::mlaPass(int layer, int n, const float *qAll, float *oAll, LayerSta
                     for (int64_t i = 0; i < dn; ++i)
                         for (int64_t j = 0; j < B; ++j)
                             panel[size_t(i * B + j)] = j < width ? rows[size_t(i * dc + c0 + j)] : 0.0f;
-                    gemm(panel.data(), dn, qAll + p0 * nh * dq + h * dq, nh * dq, m, q.data() + c0, lat, width);
+                    gemm(panel.data(), dn, qAll + p0 * nh * dq + h * dq, nh * dq, m, qAbs.data() + h * lat + c0,
+                         nh * lat, width);
                 }
                 for (int t = 0; t < m; ++t)
                     std::copy(qAll + (p0 + t) * nh * dq + h * dq + dn, qAll + (p0 + t) * nh * dq + h * dq + dq,
-                              q.data() + t * lat + dc);
-                // Runs of tokens of one sequence without a selection: blocked over every earlier
-                // position. A token with one keeps its query for the attention below.
-                for (int t0 = 0; t0 < m;) {
-                    if (sel[size_t(p0 + t0)]) {
-                        std::copy(q.data() + t0 * lat, q.data() + (t0 + 1) * lat, qSel.data() + (t0 * nh + h) * lat);
-                        ++t0;
-                        continue;
-                    }
-                    int t1 = t0 + 1;
-                    while (t1 < m && st[p0 + t1] == st[p0 + t0] && !sel[size_t(p0 + t1)])
-                        ++t1;
-                    const float *cache = st[p0 + t0]->latent.data();
-                    const CachedRow row = [cache, lat](int64_t s) { return cache + s * lat; };
-                    const AttentionQueries qs{q.data() + t0 * lat, lat, t1 - t0, pos + p0 + t0, nullptr};
-                    flashAttention(qs, lat, row, row, dc, invScale, nullptr, ctxAll.data() + (t0 * nh + h) * dc, nh * dc);
-                    t0 = t1;
+                              qAbs.data() + (t * nh + h) * lat + dc);
+            }
+        });
+        // Runs of tokens of one sequence without a selection: blocked over every earlier
+        // position, a run's tokens times a thread's heads as the queries of one attention
+        // (token-major, as qAbs and ctxAll hold them, through a scratch where the heads are a
+        // part of a token's). A token with a selection attends below.
+        m_pool.forRange(nh, headRun, [&](int64_t h0, int64_t h1) {
+            const int64_t hs = h1 - h0;
+            Vec q, ctx;
+            std::vector<int> at;
+            for (int t0 = 0; t0 < m;) {
+                if (sel[size_t(p0 + t0)]) {
+                    ++t0;
+                    continue;
                 }
+                int t1 = t0 + 1;
+                while (t1 < m && st[p0 + t1] == st[p0 + t0] && !sel[size_t(p0 + t1)])
+                    ++t1;
+                const int count = int((t1 - t0) * hs);
+                const float *cache = st[p0 + t0]->latent.data();
+                const CachedRow row = [cache, lat](int64_t s) { return cache + s * lat; };
+                const bool whole = hs == nh; // the run's queries lie in qAbs as they are
+                if (!whole) {
+                    q.resize(size_t(count) * size_t(lat));
+                    ctx.resize(size_t(count) * size_t(dc));
+                    for (int t = t0; t < t1; ++t)
+                        std::copy(qAbs.data() + (t * nh + h0) * lat, qAbs.data() + (t * nh + h1) * lat,
+                                  q.data() + (t - t0) * hs * lat);
+                }
+                at.resize(size_t(count));
+                for (int i = 0; i < count; ++i)
+                    at[size_t(i)] = pos[p0 + t0 + i / int(hs)];
+                const AttentionQueries qs{whole ? qAbs.data() + t0 * nh * lat : q.data(), lat, count, at.data(), nullptr};
+                float *dst = whole ? ctxAll.data() + t0 * nh * dc : ctx.data();
+                flashAttention(qs, lat, row, row, dc, invScale, nullptr, dst, dc);
+                if (!whole)
+                    for (int t = t0; t < t1; ++t)
+                        std::copy(ctx.data() + (t - t0) * hs * dc, ctx.data() + (t - t0 + 1) * hs * dc,
+                                  ctxAll.data() + (t * nh + h0) * dc);
+                t0 = t1;
             }
         });
         for (int t = 0; t < m; ++t)
@@ -201,7 +231,7 @@ void Forward::mlaPass(int layer, int n, const float *qAll, float *oAll, LayerSta
             m_pool.forRange(m, 1, [&](int64_t t0, int64_t t1) {
                 for (int64_t t = t0; t < t1; ++t)
                     if (const auto *s = sel[size_t(p0 + t)])
-                        cachedAttention(qSel.data() + t * nh * lat, lat, int(nh), lat, st[p0 + t]->latent.data(), lat, dc,
+                        cachedAttention(qAbs.data() + t * nh * lat, lat, int(nh), lat, st[p0 + t]->latent.data(), lat, dc,
                                         s, pos[p0 + t], invScale, ctxAll.data() + t * nh * dc, dc);
             });
         // o[t][h dv + i] = kv_b[h(dn + dv) + dn + i] · ctx[t][h], 64 outputs at a time.
