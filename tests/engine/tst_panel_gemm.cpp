@@ -216,6 +216,14 @@ TEST(PanelDecode, TrunkPanelsHoldTheTensorsWeights)
                                 << " col " << i;
                         }
                 }
+                // A row alone (MLA's kv_b rows in a pass): the tensor's own readRow, bit for bit.
+                std::vector<float> row(static_cast<size_t>(N)), ref(static_cast<size_t>(N));
+                for (int64_t r = 0; r < w.rows; ++r) {
+                    decodeTrunkRow(w, r, row.data());
+                    w.readRow(r, ref.data());
+                    ASSERT_TRUE(sameBits(row.data(), ref.data(), size_t(N)))
+                        << simdName(lvl) << (four ? " Q4G" : " Q8G") << " group " << group << " row " << r;
+                }
             }
             setActiveSimd(detectSimd());
         }

@@ -6,6 +6,7 @@
 // shared key before it is cached (RoPE with YaRN, yarn.hpp).
 #include "model/flash_attention.hpp"
 #include "model/forward.hpp"
+#include "quant/panel_decode.hpp"
 #include "quant/panel_gemm.hpp"
 #include "model/ops.hpp"
 #include "quant/trunk_matvec.hpp"
@@ -171,7 +172,7 @@ void Forward::mlaPass(int layer, int n, const float *qAll, float *oAll, LayerSta
             for (int64_t h = h0; h < h1; ++h) {
                 // Absorbed queries: q_abs[t] = Σ_i q_nope[t][i] · kv_b[h(dn + dv) + i], then q_rope.
                 for (int64_t i = 0; i < dn; ++i)
-                    w.kvb->readRow(h * (dn + dv) + i, rows.data() + i * dc);
+                    quant::decodeTrunkRow(*w.kvb, h * (dn + dv) + i, rows.data() + i * dc);
                 for (int64_t c0 = 0; c0 < dc; c0 += B) {
                     const int64_t width = std::min(B, dc - c0);
                     for (int64_t i = 0; i < dn; ++i)
@@ -239,7 +240,7 @@ void Forward::mlaPass(int layer, int n, const float *qAll, float *oAll, LayerSta
             Vec rows(size_t(dv * dc)), panel(size_t(dc * B));
             for (int64_t h = h0; h < h1; ++h) {
                 for (int64_t i = 0; i < dv; ++i)
-                    w.kvb->readRow(h * (dn + dv) + dn + i, rows.data() + i * dc);
+                    quant::decodeTrunkRow(*w.kvb, h * (dn + dv) + dn + i, rows.data() + i * dc);
                 for (int64_t r0 = 0; r0 < dv; r0 += B) {
                     const int64_t width = std::min(B, dv - r0);
                     for (int64_t k = 0; k < dc; ++k)

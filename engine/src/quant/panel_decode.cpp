@@ -99,7 +99,30 @@ void vqScalar(const VqMatrix &m, int64_t r0, const float *scale, float *panel)
     }
 }
 
+// The active level's decoder of a resident Q4G or Q8G tensor's rows; nullptr for other
+// tensors, levels and group sizes.
+GroupedRowDecoder groupedRowDecoder(const format::TrunkTensor &w)
+{
+    const bool four = w.format == format::TrunkFormat::Q4G;
+    if (w.onDisk || !(four || w.format == format::TrunkFormat::Q8G) || w.group % 16 != 0)
+        return nullptr;
+    GroupedRowDecoder simd = nullptr;
+    if (activeSimd() == SimdLevel::Avx512)
+        simd = four ? avx512Q4gRow() : avx512Q8gRow();
+    if (!simd && (activeSimd() == SimdLevel::Avx512 || activeSimd() == SimdLevel::Avx2))
+        simd = four ? avx2Q4gRow() : avx2Q8gRow();
+    return simd;
+}
+
 } // namespace
+
+void decodeTrunkRow(const format::TrunkTensor &w, int64_t r, float *out)
+{
+    if (const GroupedRowDecoder simd = groupedRowDecoder(w))
+        simd(w.payload.data() + r * w.rowBytes, w.scales.data() + r * w.groups, w.cols, w.group, out);
+    else
+        w.readRow(r, out);
+}
 
 void decodeVqPanel(const VqMatrix &m, int64_t r0, float *panel)
 {
@@ -176,15 +199,7 @@ void decodeTrunkPanel(const format::TrunkTensor &w, int64_t r0, float *panel)
     }
     // Grouped rows: each value times its group's scale; `value(q, i)` reads weight i of a row.
     // The vector levels compute the same products, 8 or 16 at a time.
-    const bool four = w.format == TrunkFormat::Q4G;
-    GroupedRowDecoder simd = nullptr;
-    if (!w.onDisk && (four || w.format == TrunkFormat::Q8G) && w.group % 16 == 0) {
-        if (activeSimd() == SimdLevel::Avx512)
-            simd = four ? avx512Q4gRow() : avx512Q8gRow();
-        if (!simd && (activeSimd() == SimdLevel::Avx512 || activeSimd() == SimdLevel::Avx2))
-            simd = four ? avx2Q4gRow() : avx2Q8gRow();
-    }
-    if (simd) {
+    if (const GroupedRowDecoder simd = groupedRowDecoder(w)) {
         transposeRows(w.rows, n, r0, panel, [&](int64_t r, float *out) {
             simd(w.payload.data() + r * w.rowBytes, w.scales.data() + r * w.groups, n, w.group, out);
         });

@@ -35,5 +35,8 @@ void decodeVqPanel(const VqMatrix &m, int64_t r0, float *panel);
 void decodeNativePanel(const NativeMatrix &m, int64_t r0, float *panel);
 
 void decodeTrunkPanel(const format::TrunkTensor &w, int64_t r0, float *panel);
+// Row r of a trunk tensor as f32: TrunkTensor::readRow's values, at the active SIMD level
+// where the tensor is resident Q4G or Q8G.
+void decodeTrunkRow(const format::TrunkTensor &w, int64_t r, float *out);
 
 } // namespace waste::quant
