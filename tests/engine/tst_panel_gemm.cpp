@@ -276,6 +276,36 @@ TEST(PanelDecode, NativePanelsHoldTheReleasesWeights)
     }
 }
 
+TEST(PanelDecode, NativePanelsAreTheSameAtEveryLevel)
+{
+    // Every byte value as a weight and as a scale, E8M0's 0 (a subnormal) and 255 (NaN)
+    // included; 70 rows (a tail block) of 96 columns (three groups of 32).
+    const int64_t rows = 70, cols = 96;
+    std::mt19937 rng(17);
+    for (uint8_t fmt : {format::kFmtMXFP4, format::kFmtFP8B128, format::kFmtINT4G32, format::kFmtBF16}) {
+        std::vector<uint8_t> payload(size_t(format::nativePayloadBytes(fmt, rows, cols)));
+        std::vector<uint8_t> scales(size_t(format::nativeScaleBytes(fmt, rows, cols)) + 4);
+        for (size_t i = 0; i < payload.size(); ++i)
+            payload[i] = uint8_t(i < 256 ? i : rng());
+        for (size_t i = 0; i < scales.size(); ++i)
+            scales[i] = uint8_t(i < 256 ? i : rng());
+        const NativeMatrix m{fmt, payload.data(), scales.data(), rows, cols};
+        std::vector<float> ref(size_t(cols) * kPanelRows), got(size_t(cols) * kPanelRows);
+        for (int64_t r0 = 0; r0 < rows; r0 += kPanelRows) {
+            setActiveSimd(SimdLevel::Scalar);
+            decodeNativePanel(m, r0, ref.data());
+            for (SimdLevel lvl : levels()) {
+                setActiveSimd(lvl);
+                std::fill(got.begin(), got.end(), 123.0f);
+                decodeNativePanel(m, r0, got.data());
+                ASSERT_TRUE(sameBits(got.data(), ref.data(), got.size()))
+                    << format::nativeFmtName(fmt) << " " << simdName(lvl) << " rows from " << r0;
+            }
+        }
+        setActiveSimd(detectSimd());
+    }
+}
+
 TEST(PanelProduct, NoThreadCountOrInputCountChangesAnOutput)
 {
     // A trunk Q4G tensor: the same outputs for 1 and 3 threads, and for its inputs taken all

@@ -31,6 +31,12 @@ GroupedRowDecoder avx2Q4gRow();
 GroupedRowDecoder avx2Q8gRow();
 GroupedRowDecoder avx512Q4gRow();
 GroupedRowDecoder avx512Q8gRow();
+// A native record's row of MXFP4, INT4G32 or BF16 weights, its columns a multiple of 32
+// (panel_decode_avx512.cpp); nullptr where not compiled.
+using NativeRowDecoder = void (*)(const uint8_t *payload, const uint8_t *scales, int64_t n, float *out);
+NativeRowDecoder avx512Mxfp4Row();
+NativeRowDecoder avx512Int4g32Row();
+NativeRowDecoder avx512Bf16Row();
 
 namespace {
 
@@ -143,6 +149,23 @@ void decodeVqPanel(const VqMatrix &m, int64_t r0, float *panel)
 void decodeNativePanel(const NativeMatrix &m, int64_t r0, float *panel)
 {
     const int64_t n = m.cols;
+    // The vector level's rows hold the same values (format/native_values.hpp), 16 at a time.
+    if (activeSimd() == SimdLevel::Avx512 && n % 32 == 0) {
+        NativeRowDecoder simd = nullptr;
+        int64_t rowBytes = 0, scaleBytes = 0;
+        if (m.fmt == format::kFmtMXFP4)
+            simd = avx512Mxfp4Row(), rowBytes = n / 2, scaleBytes = n / format::kMxfp4Group;
+        else if (m.fmt == format::kFmtINT4G32)
+            simd = avx512Int4g32Row(), rowBytes = n / 2, scaleBytes = n / format::kInt4Group * 2;
+        else if (m.fmt == format::kFmtBF16)
+            simd = avx512Bf16Row(), rowBytes = n * 2;
+        if (simd) {
+            transposeRows(m.rows, n, r0, panel, [&](int64_t r, float *out) {
+                simd(m.payload + r * rowBytes, m.scales ? m.scales + r * scaleBytes : nullptr, n, out);
+            });
+            return;
+        }
+    }
     switch (m.fmt) {
     case format::kFmtMXFP4:
         transposeRows(m.rows, n, r0, panel, [&](int64_t r, float *out) {

@@ -1,9 +1,12 @@
 // The VQ3R panel decoder with AVX-512VL: eight rows' 8-weight vectors at a time, each
 // rho_r * ((c_0 + c_1) + c_2) as the scalar decoder computes it elementwise, then an 8 x 8
 // transpose into the panel's k-major columns (quant/panel_decode.cpp has the reference).
-// Also the trunk's Q4G and Q8G rows, 16 weights at a time: q * s, the same one rounded
-// multiply per weight as the scalar decoder.
+// Also the trunk's Q4G and Q8G rows and the native records' MXFP4, INT4G32 and BF16 rows, 16
+// weights at a time: the same value, and the same one rounded multiply by its scale, per
+// weight as the scalar decoder.
 #include "quant/panel_decode.hpp"
+
+#include "format/native_values.hpp"
 
 #include "quant/panel_gemm.hpp"
 
@@ -111,9 +114,58 @@ template <bool Four> WASTE_AVX512 void groupedRow(const uint8_t *q, const float 
     }
 }
 
+// Sixteen 4-bit codes from 8 bytes, low nibble first, as 32-bit lanes.
+WASTE_AVX512 inline __m512i nibbles16(const uint8_t *q)
+{
+    const __m128i low = _mm_set1_epi8(0x0f);
+    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(q));
+    return _mm512_maskz_cvtepu8_epi32(kAll, _mm_unpacklo_epi8(_mm_and_si128(b, low), _mm_and_si128(_mm_srli_epi16(b, 4), low)));
+}
+
+// A native row of n weights (n a multiple of 32, the groups of MXFP4 and INT4G32).
+// MXFP4: e2m1Value(code) * e8m0Scale(scale byte) (format/native_values.hpp); the table holds
+// the sixteen E2M1 values, -0 included.
+WASTE_AVX512 void mxfp4Row(const uint8_t *q, const uint8_t *sc, int64_t n, float *out)
+{
+    const __m512 values = _mm512_setr_ps(0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f, -0.0f, -0.5f, -1.0f, -1.5f,
+                                         -2.0f, -3.0f, -4.0f, -6.0f);
+    for (int64_t i = 0; i < n; i += 32) {
+        const __m512 s = _mm512_set1_ps(format::e8m0Scale(sc[i / 32]));
+        for (int64_t h = 0; h < 32; h += 16)
+            _mm512_storeu_ps(out + i + h,
+                             _mm512_mul_ps(_mm512_maskz_permutexvar_ps(kAll, nibbles16(q + (i + h) / 2), values), s));
+    }
+}
+
+// INT4G32: float(code - 8) * bf16Value(scale).
+WASTE_AVX512 void int4g32Row(const uint8_t *q, const uint8_t *sc, int64_t n, float *out)
+{
+    const __m512i eight = _mm512_set1_epi32(8);
+    for (int64_t i = 0; i < n; i += 32) {
+        const __m512 s = _mm512_set1_ps(format::bf16Value(sc + 2 * (i / 32)));
+        for (int64_t h = 0; h < 32; h += 16)
+            _mm512_storeu_ps(out + i + h, _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(
+                                                            kAll, _mm512_sub_epi32(nibbles16(q + (i + h) / 2), eight)),
+                                                        s));
+    }
+}
+
+// BF16: the value's bits in the top half of a float.
+WASTE_AVX512 void bf16Row(const uint8_t *w, const uint8_t *, int64_t n, float *out)
+{
+    for (int64_t i = 0; i < n; i += 16) {
+        const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(w + 2 * i));
+        _mm512_storeu_ps(out + i, _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll, _mm512_maskz_cvtepu16_epi32(kAll, b), 16)));
+    }
+}
+
 } // namespace
 
 VqPanelDecoder avx512VqPanelDecoder() { return decode; }
+using NativeRowDecoder = void (*)(const uint8_t *payload, const uint8_t *scales, int64_t n, float *out);
+NativeRowDecoder avx512Mxfp4Row() { return mxfp4Row; }
+NativeRowDecoder avx512Int4g32Row() { return int4g32Row; }
+NativeRowDecoder avx512Bf16Row() { return bf16Row; }
 using GroupedRowDecoder = void (*)(const uint8_t *q, const float *scales, int64_t n, int64_t group, float *out);
 GroupedRowDecoder avx512Q4gRow() { return groupedRow<true>; }
 GroupedRowDecoder avx512Q8gRow() { return groupedRow<false>; }
@@ -131,5 +183,9 @@ PanelTranspose8 avx512PanelTranspose8() { return nullptr; }
 using GroupedRowDecoder = void (*)(const uint8_t *q, const float *scales, int64_t n, int64_t group, float *out);
 GroupedRowDecoder avx512Q4gRow() { return nullptr; }
 GroupedRowDecoder avx512Q8gRow() { return nullptr; }
+using NativeRowDecoder = void (*)(const uint8_t *payload, const uint8_t *scales, int64_t n, float *out);
+NativeRowDecoder avx512Mxfp4Row() { return nullptr; }
+NativeRowDecoder avx512Int4g32Row() { return nullptr; }
+NativeRowDecoder avx512Bf16Row() { return nullptr; }
 } // namespace waste::quant
 #endif
