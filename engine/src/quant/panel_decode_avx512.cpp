@@ -82,6 +82,45 @@ WASTE_AVX512 void transposeInto(const float *rows8, int64_t cols, int64_t k8, fl
     }
 }
 
+// Sixteen decoded rows' columns [0, k8) into the panel's sixteen columns at dst: rows i and
+// i + 8 share a register, the 8 x 8 transpose runs in both halves at once, and its last step
+// takes 128-bit lanes from two registers, so each store holds a column's 16 rows. (GCC 12
+// warns inside its own unmasked 512-bit intrinsics, which fill no lane from undefined input.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+WASTE_AVX512 void transpose16Into(const float *rows16, int64_t cols, int64_t k8, float *dst)
+{
+    const __m512i lo = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27);
+    const __m512i hi = _mm512_setr_epi32(4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31);
+    for (int64_t k0 = 0; k0 < k8; k0 += 8) {
+        __m512 r[8];
+        for (int i = 0; i < 8; ++i) {
+            // Row i in both halves, then row i + 8 over the upper one.
+            const __m256d a = _mm256_castps_pd(_mm256_loadu_ps(rows16 + i * cols + k0));
+            const __m256d b = _mm256_castps_pd(_mm256_loadu_ps(rows16 + (i + 8) * cols + k0));
+            r[i] = _mm512_castpd_ps(_mm512_mask_broadcast_f64x4(_mm512_broadcast_f64x4(a), 0xf0, b));
+        }
+        const __m512 t0 = _mm512_unpacklo_ps(r[0], r[1]), t1 = _mm512_unpackhi_ps(r[0], r[1]);
+        const __m512 t2 = _mm512_unpacklo_ps(r[2], r[3]), t3 = _mm512_unpackhi_ps(r[2], r[3]);
+        const __m512 t4 = _mm512_unpacklo_ps(r[4], r[5]), t5 = _mm512_unpackhi_ps(r[4], r[5]);
+        const __m512 t6 = _mm512_unpacklo_ps(r[6], r[7]), t7 = _mm512_unpackhi_ps(r[6], r[7]);
+        const __m512 s0 = _mm512_shuffle_ps(t0, t2, 0x44), s1 = _mm512_shuffle_ps(t0, t2, 0xEE);
+        const __m512 s2 = _mm512_shuffle_ps(t1, t3, 0x44), s3 = _mm512_shuffle_ps(t1, t3, 0xEE);
+        const __m512 s4 = _mm512_shuffle_ps(t4, t6, 0x44), s5 = _mm512_shuffle_ps(t4, t6, 0xEE);
+        const __m512 s6 = _mm512_shuffle_ps(t5, t7, 0x44), s7 = _mm512_shuffle_ps(t5, t7, 0xEE);
+        float *o = dst + k0 * P;
+        _mm512_storeu_ps(o + 0 * P, _mm512_permutex2var_ps(s0, lo, s4));
+        _mm512_storeu_ps(o + 1 * P, _mm512_permutex2var_ps(s1, lo, s5));
+        _mm512_storeu_ps(o + 2 * P, _mm512_permutex2var_ps(s2, lo, s6));
+        _mm512_storeu_ps(o + 3 * P, _mm512_permutex2var_ps(s3, lo, s7));
+        _mm512_storeu_ps(o + 4 * P, _mm512_permutex2var_ps(s0, hi, s4));
+        _mm512_storeu_ps(o + 5 * P, _mm512_permutex2var_ps(s1, hi, s5));
+        _mm512_storeu_ps(o + 6 * P, _mm512_permutex2var_ps(s2, hi, s6));
+        _mm512_storeu_ps(o + 7 * P, _mm512_permutex2var_ps(s3, hi, s7));
+    }
+}
+#pragma GCC diagnostic pop
+
 // A grouped row (Q4G: two 4-bit values a byte, low nibble first, stored + 8; Q8G: int8),
 // each group of `group` weights times its scale; `group` is a multiple of 16, so every
 // group starts on a byte and only a row's last group can end inside a vector. (The masked
@@ -171,6 +210,7 @@ GroupedRowDecoder avx512Q4gRow() { return groupedRow<true>; }
 GroupedRowDecoder avx512Q8gRow() { return groupedRow<false>; }
 using PanelTranspose8 = void (*)(const float *rows8, int64_t cols, int64_t k8, float *dst);
 PanelTranspose8 avx512PanelTranspose8() { return transposeInto; }
+PanelTranspose8 avx512PanelTranspose16() { return transpose16Into; }
 
 } // namespace waste::quant
 
@@ -180,6 +220,7 @@ using VqPanelDecoder = void (*)(const VqMatrix &m, int64_t r0, const float *scal
 VqPanelDecoder avx512VqPanelDecoder() { return nullptr; }
 using PanelTranspose8 = void (*)(const float *rows8, int64_t cols, int64_t k8, float *dst);
 PanelTranspose8 avx512PanelTranspose8() { return nullptr; }
+PanelTranspose8 avx512PanelTranspose16() { return nullptr; }
 using GroupedRowDecoder = void (*)(const uint8_t *q, const float *scales, int64_t n, int64_t group, float *out);
 GroupedRowDecoder avx512Q4gRow() { return nullptr; }
 GroupedRowDecoder avx512Q8gRow() { return nullptr; }
