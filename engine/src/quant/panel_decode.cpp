@@ -18,14 +18,12 @@
 
 namespace waste::quant {
 
-// The AVX-512 VQ decoder, and eight decoded rows' columns [0, k8) into the panel's eight
+// The AVX-512 VQ decoder, and sixteen decoded rows' columns [0, k8) into the panel's sixteen
 // columns at `dst` (panel_decode_avx512.cpp); nullptr where not compiled.
 using VqPanelDecoder = void (*)(const VqMatrix &m, int64_t r0, const float *scale, float *panel);
 VqPanelDecoder avx512VqPanelDecoder();
-using PanelTranspose8 = void (*)(const float *rows8, int64_t cols, int64_t k8, float *dst);
-PanelTranspose8 avx512PanelTranspose8();
-// The same for sixteen rows into sixteen columns.
-PanelTranspose8 avx512PanelTranspose16();
+using PanelTranspose16 = void (*)(const float *rows16, int64_t cols, int64_t k8, float *dst);
+PanelTranspose16 avx512PanelTranspose16();
 // A Q4G or Q8G row as q * scale (panel_decode_avx2.cpp, panel_decode_avx512.cpp), for groups
 // of a multiple of 16 weights; nullptr where not compiled.
 using GroupedRowDecoder = void (*)(const uint8_t *q, const float *scales, int64_t n, int64_t group, float *out);
@@ -44,16 +42,15 @@ namespace {
 
 constexpr int P = kPanelRows;
 
-// Rows [r0, r0 + 64) of the matrix as f32 rows, written transposed into the panel, eight
-// rows at a time (an 8 x 8 transpose per block of columns where the level has one; sixteen
-// rows and a 16 x 8 transpose with AVX-512); rows past the matrix are 0.
+// Rows [r0, r0 + 64) of the matrix as f32 rows, written transposed into the panel, sixteen
+// rows at a time (a 16 x 8 transpose per block of columns with AVX-512, else element by
+// element); rows past the matrix are 0.
 template <typename RowFn> void transposeRows(int64_t rows, int64_t cols, int64_t r0, float *panel, RowFn &&row)
 {
     thread_local std::vector<float> buf;
     const int64_t nr = std::min<int64_t>(P, rows - r0);
-    const bool wide = activeSimd() == SimdLevel::Avx512;
-    const PanelTranspose8 fast = wide ? avx512PanelTranspose16() ? avx512PanelTranspose16() : avx512PanelTranspose8() : nullptr;
-    const int64_t step = wide && avx512PanelTranspose16() ? 16 : 8;
+    const PanelTranspose16 fast = activeSimd() == SimdLevel::Avx512 ? avx512PanelTranspose16() : nullptr;
+    const int64_t step = 16;
     buf.resize(size_t(step * cols));
     for (int64_t j0 = 0; j0 < P; j0 += step) {
         for (int64_t i = 0; i < step; ++i) {

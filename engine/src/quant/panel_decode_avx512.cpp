@@ -1,5 +1,5 @@
-// The VQ3R panel decoder with AVX-512VL: eight rows' 8-weight vectors at a time, each
-// rho_r * ((c_0 + c_1) + c_2) as the scalar decoder computes it elementwise, then an 8 x 8
+// The VQ3R panel decoder with AVX-512VL: sixteen rows' 8-weight vectors at a time, each
+// rho_r * ((c_0 + c_1) + c_2) as the scalar decoder computes it elementwise, then a 16 x 8
 // transpose into the panel's k-major columns (quant/panel_decode.cpp has the reference).
 // Also the trunk's Q4G and Q8G rows and the native records' MXFP4, INT4G32 and BF16 rows, 16
 // weights at a time: the same value, and the same one rounded multiply by its scale, per
@@ -25,27 +25,43 @@ namespace {
 
 constexpr int P = kPanelRows;
 
-WASTE_AVX512 inline void transpose8(__m256 r[8])
+// The 16 x 8 transpose: r[i] holds columns [0, 8) of rows i (low half) and i + 8 (high
+// half); column d's 16 rows are stored at o + d * P. The 8 x 8 transpose runs in both halves
+// at once and a two-register permute finishes it. (GCC 12 warns inside its own unmasked
+// 512-bit intrinsics, which fill no lane from undefined input.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+WASTE_AVX512 inline __m512 pairRows(__m256 low, __m256 high)
 {
-    const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-    const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-    const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-    const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-    const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-    const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-    const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-    const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-    r[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
-    r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
-    r[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
-    r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
-    r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
-    r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
-    r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
-    r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+    return _mm512_castpd_ps(
+        _mm512_mask_broadcast_f64x4(_mm512_broadcast_f64x4(_mm256_castps_pd(low)), 0xf0, _mm256_castps_pd(high)));
 }
 
-// Three stages, 8-bit indices, all 64 rows inside the matrix.
+WASTE_AVX512 inline void transpose16x8(const __m512 r[8], float *o)
+{
+    const __m512i lo = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27);
+    const __m512i hi = _mm512_setr_epi32(4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31);
+    const __m512 t0 = _mm512_unpacklo_ps(r[0], r[1]), t1 = _mm512_unpackhi_ps(r[0], r[1]);
+    const __m512 t2 = _mm512_unpacklo_ps(r[2], r[3]), t3 = _mm512_unpackhi_ps(r[2], r[3]);
+    const __m512 t4 = _mm512_unpacklo_ps(r[4], r[5]), t5 = _mm512_unpackhi_ps(r[4], r[5]);
+    const __m512 t6 = _mm512_unpacklo_ps(r[6], r[7]), t7 = _mm512_unpackhi_ps(r[6], r[7]);
+    const __m512 s0 = _mm512_shuffle_ps(t0, t2, 0x44), s1 = _mm512_shuffle_ps(t0, t2, 0xEE);
+    const __m512 s2 = _mm512_shuffle_ps(t1, t3, 0x44), s3 = _mm512_shuffle_ps(t1, t3, 0xEE);
+    const __m512 s4 = _mm512_shuffle_ps(t4, t6, 0x44), s5 = _mm512_shuffle_ps(t4, t6, 0xEE);
+    const __m512 s6 = _mm512_shuffle_ps(t5, t7, 0x44), s7 = _mm512_shuffle_ps(t5, t7, 0xEE);
+    _mm512_storeu_ps(o + 0 * P, _mm512_permutex2var_ps(s0, lo, s4));
+    _mm512_storeu_ps(o + 1 * P, _mm512_permutex2var_ps(s1, lo, s5));
+    _mm512_storeu_ps(o + 2 * P, _mm512_permutex2var_ps(s2, lo, s6));
+    _mm512_storeu_ps(o + 3 * P, _mm512_permutex2var_ps(s3, lo, s7));
+    _mm512_storeu_ps(o + 4 * P, _mm512_permutex2var_ps(s0, hi, s4));
+    _mm512_storeu_ps(o + 5 * P, _mm512_permutex2var_ps(s1, hi, s5));
+    _mm512_storeu_ps(o + 6 * P, _mm512_permutex2var_ps(s2, hi, s6));
+    _mm512_storeu_ps(o + 7 * P, _mm512_permutex2var_ps(s3, hi, s7));
+}
+#pragma GCC diagnostic pop
+
+// Three stages, 8-bit indices, all 64 rows inside the matrix: sixteen rows' 8-weight vectors
+// at a time, then the 16 x 8 transpose.
 WASTE_AVX512 void decode(const VqMatrix &m, int64_t r0, const float *scale, float *panel)
 {
     const int64_t nv = m.cols / 8;
@@ -54,72 +70,32 @@ WASTE_AVX512 void decode(const VqMatrix &m, int64_t r0, const float *scale, floa
     for (int64_t v = 0; v < nv; ++v) {
         const uint8_t *ix = blk + v * P * 3;
         float *out = panel + 8 * v * P;
-        for (int r8 = 0; r8 < P; r8 += 8) {
-            __m256 row[8];
-            for (int i = 0; i < 8; ++i) {
-                const uint8_t *p = ix + (r8 + i) * 3;
+        for (int r16 = 0; r16 < P; r16 += 16) {
+            __m256 row[16];
+            for (int i = 0; i < 16; ++i) {
+                const uint8_t *p = ix + (r16 + i) * 3;
                 const __m256 c0 = _mm256_loadu_ps(b0 + 8 * p[0]), c1 = _mm256_loadu_ps(b1 + 8 * p[1]),
                              c2 = _mm256_loadu_ps(b2 + 8 * p[2]);
-                row[i] = _mm256_mul_ps(_mm256_set1_ps(scale[r8 + i]), _mm256_add_ps(_mm256_add_ps(c0, c1), c2));
+                row[i] = _mm256_mul_ps(_mm256_set1_ps(scale[r16 + i]), _mm256_add_ps(_mm256_add_ps(c0, c1), c2));
             }
-            transpose8(row);
-            for (int d = 0; d < 8; ++d)
-                _mm256_storeu_ps(out + d * P + r8, row[d]);
+            __m512 r[8];
+            for (int i = 0; i < 8; ++i)
+                r[i] = pairRows(row[i], row[i + 8]);
+            transpose16x8(r, out + r16);
         }
     }
 }
 
-// Eight rows (row-major, `cols` each) into the panel's eight columns at dst, 8 x 8 at a time.
-WASTE_AVX512 void transposeInto(const float *rows8, int64_t cols, int64_t k8, float *dst)
-{
-    for (int64_t k0 = 0; k0 < k8; k0 += 8) {
-        __m256 r[8];
-        for (int i = 0; i < 8; ++i)
-            r[i] = _mm256_loadu_ps(rows8 + i * cols + k0);
-        transpose8(r);
-        for (int d = 0; d < 8; ++d)
-            _mm256_storeu_ps(dst + (k0 + d) * P, r[d]);
-    }
-}
-
-// Sixteen decoded rows' columns [0, k8) into the panel's sixteen columns at dst: rows i and
-// i + 8 share a register, the 8 x 8 transpose runs in both halves at once, and its last step
-// takes 128-bit lanes from two registers, so each store holds a column's 16 rows. (GCC 12
-// warns inside its own unmasked 512-bit intrinsics, which fill no lane from undefined input.)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// Sixteen decoded rows' columns [0, k8) into the panel's sixteen columns at dst, 16 x 8 at a time.
 WASTE_AVX512 void transpose16Into(const float *rows16, int64_t cols, int64_t k8, float *dst)
 {
-    const __m512i lo = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27);
-    const __m512i hi = _mm512_setr_epi32(4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31);
     for (int64_t k0 = 0; k0 < k8; k0 += 8) {
         __m512 r[8];
-        for (int i = 0; i < 8; ++i) {
-            // Row i in both halves, then row i + 8 over the upper one.
-            const __m256d a = _mm256_castps_pd(_mm256_loadu_ps(rows16 + i * cols + k0));
-            const __m256d b = _mm256_castps_pd(_mm256_loadu_ps(rows16 + (i + 8) * cols + k0));
-            r[i] = _mm512_castpd_ps(_mm512_mask_broadcast_f64x4(_mm512_broadcast_f64x4(a), 0xf0, b));
-        }
-        const __m512 t0 = _mm512_unpacklo_ps(r[0], r[1]), t1 = _mm512_unpackhi_ps(r[0], r[1]);
-        const __m512 t2 = _mm512_unpacklo_ps(r[2], r[3]), t3 = _mm512_unpackhi_ps(r[2], r[3]);
-        const __m512 t4 = _mm512_unpacklo_ps(r[4], r[5]), t5 = _mm512_unpackhi_ps(r[4], r[5]);
-        const __m512 t6 = _mm512_unpacklo_ps(r[6], r[7]), t7 = _mm512_unpackhi_ps(r[6], r[7]);
-        const __m512 s0 = _mm512_shuffle_ps(t0, t2, 0x44), s1 = _mm512_shuffle_ps(t0, t2, 0xEE);
-        const __m512 s2 = _mm512_shuffle_ps(t1, t3, 0x44), s3 = _mm512_shuffle_ps(t1, t3, 0xEE);
-        const __m512 s4 = _mm512_shuffle_ps(t4, t6, 0x44), s5 = _mm512_shuffle_ps(t4, t6, 0xEE);
-        const __m512 s6 = _mm512_shuffle_ps(t5, t7, 0x44), s7 = _mm512_shuffle_ps(t5, t7, 0xEE);
-        float *o = dst + k0 * P;
-        _mm512_storeu_ps(o + 0 * P, _mm512_permutex2var_ps(s0, lo, s4));
-        _mm512_storeu_ps(o + 1 * P, _mm512_permutex2var_ps(s1, lo, s5));
-        _mm512_storeu_ps(o + 2 * P, _mm512_permutex2var_ps(s2, lo, s6));
-        _mm512_storeu_ps(o + 3 * P, _mm512_permutex2var_ps(s3, lo, s7));
-        _mm512_storeu_ps(o + 4 * P, _mm512_permutex2var_ps(s0, hi, s4));
-        _mm512_storeu_ps(o + 5 * P, _mm512_permutex2var_ps(s1, hi, s5));
-        _mm512_storeu_ps(o + 6 * P, _mm512_permutex2var_ps(s2, hi, s6));
-        _mm512_storeu_ps(o + 7 * P, _mm512_permutex2var_ps(s3, hi, s7));
+        for (int i = 0; i < 8; ++i)
+            r[i] = pairRows(_mm256_loadu_ps(rows16 + i * cols + k0), _mm256_loadu_ps(rows16 + (i + 8) * cols + k0));
+        transpose16x8(r, dst + k0 * P);
     }
 }
-#pragma GCC diagnostic pop
 
 // A grouped row (Q4G: two 4-bit values a byte, low nibble first, stored + 8; Q8G: int8),
 // each group of `group` weights times its scale; `group` is a multiple of 16, so every
@@ -208,9 +184,8 @@ NativeRowDecoder avx512Bf16Row() { return bf16Row; }
 using GroupedRowDecoder = void (*)(const uint8_t *q, const float *scales, int64_t n, int64_t group, float *out);
 GroupedRowDecoder avx512Q4gRow() { return groupedRow<true>; }
 GroupedRowDecoder avx512Q8gRow() { return groupedRow<false>; }
-using PanelTranspose8 = void (*)(const float *rows8, int64_t cols, int64_t k8, float *dst);
-PanelTranspose8 avx512PanelTranspose8() { return transposeInto; }
-PanelTranspose8 avx512PanelTranspose16() { return transpose16Into; }
+using PanelTranspose16 = void (*)(const float *rows16, int64_t cols, int64_t k8, float *dst);
+PanelTranspose16 avx512PanelTranspose16() { return transpose16Into; }
 
 } // namespace waste::quant
 
@@ -218,9 +193,8 @@ PanelTranspose8 avx512PanelTranspose16() { return transpose16Into; }
 namespace waste::quant {
 using VqPanelDecoder = void (*)(const VqMatrix &m, int64_t r0, const float *scale, float *panel);
 VqPanelDecoder avx512VqPanelDecoder() { return nullptr; }
-using PanelTranspose8 = void (*)(const float *rows8, int64_t cols, int64_t k8, float *dst);
-PanelTranspose8 avx512PanelTranspose8() { return nullptr; }
-PanelTranspose8 avx512PanelTranspose16() { return nullptr; }
+using PanelTranspose16 = void (*)(const float *rows16, int64_t cols, int64_t k8, float *dst);
+PanelTranspose16 avx512PanelTranspose16() { return nullptr; }
 using GroupedRowDecoder = void (*)(const uint8_t *q, const float *scales, int64_t n, int64_t group, float *out);
 GroupedRowDecoder avx512Q4gRow() { return nullptr; }
 GroupedRowDecoder avx512Q8gRow() { return nullptr; }
