@@ -31,8 +31,8 @@ PassCost passCost(const PlanInputs &in, int threads)
     // MLA's attention goes 64 tokens a piece (Forward::mlaPass): every head's absorbed query
     // and latent output, each thread's copy of its heads' share of both, and its scores,
     // weights and partial sums over a block.
-    const int64_t mlaRow = in.kvLora > 0 ? 2 * in.kvLora + in.qkRope : 0;
-    const int64_t mla = in.kvLora > 0 ? 4 * kPanelRows * (2 * in.heads * mlaRow + 3 * in.heads * kPanelRows) : 0;
+    const int64_t mla =
+        in.kvLora > 0 ? 4 * kPanelRows * in.heads * (2 * (2 * in.kvLora + in.qkRope) + 3 * kPanelRows) : 0;
     c.fixed = 4 * kPiece * perPiece + int64_t(std::max(threads, 1)) * 4 * kPanelRows * widest + mla;
     return c;
 }

@@ -3,6 +3,8 @@
 // without contraction into fused multiply-adds), so a panel does not depend on the level.
 #include "quant/panel_decode.hpp"
 
+#include "quant/panel_decode_levels.hpp"
+
 #include "format/bytes.hpp"
 #include "format/f16.hpp"
 #include "format/native_record.hpp"
@@ -18,26 +20,6 @@
 
 namespace waste::quant {
 
-// The AVX-512 VQ decoder, and sixteen decoded rows' columns [0, k8) into the panel's sixteen
-// columns at `dst` (panel_decode_avx512.cpp); nullptr where not compiled.
-using VqPanelDecoder = void (*)(const VqMatrix &m, int64_t r0, const float *scale, float *panel);
-VqPanelDecoder avx512VqPanelDecoder();
-using PanelTranspose16 = void (*)(const float *rows16, int64_t cols, int64_t k8, float *dst);
-PanelTranspose16 avx512PanelTranspose16();
-// A Q4G or Q8G row as q * scale (panel_decode_avx2.cpp, panel_decode_avx512.cpp), for groups
-// of a multiple of 16 weights; nullptr where not compiled.
-using GroupedRowDecoder = void (*)(const uint8_t *q, const float *scales, int64_t n, int64_t group, float *out);
-GroupedRowDecoder avx2Q4gRow();
-GroupedRowDecoder avx2Q8gRow();
-GroupedRowDecoder avx512Q4gRow();
-GroupedRowDecoder avx512Q8gRow();
-// A native record's row of MXFP4, INT4G32 or BF16 weights, its columns a multiple of 32
-// (panel_decode_avx512.cpp); nullptr where not compiled.
-using NativeRowDecoder = void (*)(const uint8_t *payload, const uint8_t *scales, int64_t n, float *out);
-NativeRowDecoder avx512Mxfp4Row();
-NativeRowDecoder avx512Int4g32Row();
-NativeRowDecoder avx512Bf16Row();
-
 namespace {
 
 constexpr int P = kPanelRows;
@@ -50,7 +32,7 @@ template <typename RowFn> void transposeRows(int64_t rows, int64_t cols, int64_t
     thread_local std::vector<float> buf;
     const int64_t nr = std::min<int64_t>(P, rows - r0);
     const PanelTranspose16 fast = activeSimd() == SimdLevel::Avx512 ? avx512PanelTranspose16() : nullptr;
-    const int64_t step = 16;
+    constexpr int64_t step = 16;
     buf.resize(size_t(step * cols));
     for (int64_t j0 = 0; j0 < P; j0 += step) {
         for (int64_t i = 0; i < step; ++i) {

@@ -1,6 +1,6 @@
 // The trunk's Q4G and Q8G rows with AVX2, 8 weights at a time: q * s, the same one rounded
 // multiply per weight as the scalar decoder (quant/panel_decode.cpp has the reference).
-#include "quant/panel_decode.hpp"
+#include "quant/panel_decode_levels.hpp"
 
 #include <algorithm>
 
@@ -10,8 +10,6 @@
 #define WASTE_AVX2 __attribute__((target("avx2")))
 
 namespace waste::quant {
-
-using GroupedRowDecoder = void (*)(const uint8_t *q, const float *scales, int64_t n, int64_t group, float *out);
 
 namespace {
 
@@ -54,7 +52,6 @@ GroupedRowDecoder avx2Q8gRow() { return groupedRow<false>; }
 
 #else
 namespace waste::quant {
-using GroupedRowDecoder = void (*)(const uint8_t *q, const float *scales, int64_t n, int64_t group, float *out);
 GroupedRowDecoder avx2Q4gRow() { return nullptr; }
 GroupedRowDecoder avx2Q8gRow() { return nullptr; }
 } // namespace waste::quant

@@ -4,7 +4,7 @@
 // Also the trunk's Q4G and Q8G rows and the native records' MXFP4, INT4G32 and BF16 rows, 16
 // weights at a time: the same value, and the same one rounded multiply by its scale, per
 // weight as the scalar decoder.
-#include "quant/panel_decode.hpp"
+#include "quant/panel_decode_levels.hpp"
 
 #include "format/native_values.hpp"
 
@@ -19,7 +19,6 @@
 
 namespace waste::quant {
 
-using VqPanelDecoder = void (*)(const VqMatrix &m, int64_t r0, const float *scale, float *panel);
 
 namespace {
 
@@ -97,14 +96,22 @@ WASTE_AVX512 void transpose16Into(const float *rows16, int64_t cols, int64_t k8,
     }
 }
 
-// A grouped row (Q4G: two 4-bit values a byte, low nibble first, stored + 8; Q8G: int8),
-// each group of `group` weights times its scale; `group` is a multiple of 16, so every
-// group starts on a byte and only a row's last group can end inside a vector. (The masked
-// conversions, all lanes on, because GCC 12 warns inside the unmasked ones.)
+// The masked conversions below run with all lanes on: GCC 12 warns inside the unmasked ones.
 constexpr __mmask16 kAll = 0xffff;
-template <bool Four> WASTE_AVX512 void groupedRow(const uint8_t *q, const float *sc, int64_t n, int64_t group, float *out)
+
+// Sixteen 4-bit codes from 8 bytes, low nibble first, as 32-bit lanes.
+WASTE_AVX512 inline __m512i nibbles16(const uint8_t *q)
 {
     const __m128i low = _mm_set1_epi8(0x0f);
+    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(q));
+    return _mm512_maskz_cvtepu8_epi32(kAll, _mm_unpacklo_epi8(_mm_and_si128(b, low), _mm_and_si128(_mm_srli_epi16(b, 4), low)));
+}
+
+// A grouped row (Q4G: two 4-bit values a byte, low nibble first, stored + 8; Q8G: int8),
+// each group of `group` weights times its scale; `group` is a multiple of 16, so every
+// group starts on a byte and only a row's last group can end inside a vector.
+template <bool Four> WASTE_AVX512 void groupedRow(const uint8_t *q, const float *sc, int64_t n, int64_t group, float *out)
+{
     const __m512i eight = _mm512_set1_epi32(8);
     for (int64_t g = 0, i0 = 0; i0 < n; ++g, i0 += group) {
         const int64_t i1 = std::min(n, i0 + group);
@@ -114,9 +121,7 @@ template <bool Four> WASTE_AVX512 void groupedRow(const uint8_t *q, const float 
         for (; i + 16 <= i1; i += 16) {
             __m512i v;
             if constexpr (Four) {
-                const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(q + (i >> 1)));
-                const __m128i nib = _mm_unpacklo_epi8(_mm_and_si128(b, low), _mm_and_si128(_mm_srli_epi16(b, 4), low));
-                v = _mm512_sub_epi32(_mm512_maskz_cvtepu8_epi32(kAll, nib), eight);
+                v = _mm512_sub_epi32(nibbles16(q + (i >> 1)), eight);
             } else {
                 v = _mm512_maskz_cvtepi8_epi32(kAll, _mm_loadu_si128(reinterpret_cast<const __m128i *>(q + i)));
             }
@@ -127,14 +132,6 @@ template <bool Four> WASTE_AVX512 void groupedRow(const uint8_t *q, const float 
             out[i] = float(value) * s;
         }
     }
-}
-
-// Sixteen 4-bit codes from 8 bytes, low nibble first, as 32-bit lanes.
-WASTE_AVX512 inline __m512i nibbles16(const uint8_t *q)
-{
-    const __m128i low = _mm_set1_epi8(0x0f);
-    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(q));
-    return _mm512_maskz_cvtepu8_epi32(kAll, _mm_unpacklo_epi8(_mm_and_si128(b, low), _mm_and_si128(_mm_srli_epi16(b, 4), low)));
 }
 
 // A native row of n weights (n a multiple of 32, the groups of MXFP4 and INT4G32).
@@ -177,28 +174,21 @@ WASTE_AVX512 void bf16Row(const uint8_t *w, const uint8_t *, int64_t n, float *o
 } // namespace
 
 VqPanelDecoder avx512VqPanelDecoder() { return decode; }
-using NativeRowDecoder = void (*)(const uint8_t *payload, const uint8_t *scales, int64_t n, float *out);
 NativeRowDecoder avx512Mxfp4Row() { return mxfp4Row; }
 NativeRowDecoder avx512Int4g32Row() { return int4g32Row; }
 NativeRowDecoder avx512Bf16Row() { return bf16Row; }
-using GroupedRowDecoder = void (*)(const uint8_t *q, const float *scales, int64_t n, int64_t group, float *out);
 GroupedRowDecoder avx512Q4gRow() { return groupedRow<true>; }
 GroupedRowDecoder avx512Q8gRow() { return groupedRow<false>; }
-using PanelTranspose16 = void (*)(const float *rows16, int64_t cols, int64_t k8, float *dst);
 PanelTranspose16 avx512PanelTranspose16() { return transpose16Into; }
 
 } // namespace waste::quant
 
 #else
 namespace waste::quant {
-using VqPanelDecoder = void (*)(const VqMatrix &m, int64_t r0, const float *scale, float *panel);
 VqPanelDecoder avx512VqPanelDecoder() { return nullptr; }
-using PanelTranspose16 = void (*)(const float *rows16, int64_t cols, int64_t k8, float *dst);
 PanelTranspose16 avx512PanelTranspose16() { return nullptr; }
-using GroupedRowDecoder = void (*)(const uint8_t *q, const float *scales, int64_t n, int64_t group, float *out);
 GroupedRowDecoder avx512Q4gRow() { return nullptr; }
 GroupedRowDecoder avx512Q8gRow() { return nullptr; }
-using NativeRowDecoder = void (*)(const uint8_t *payload, const uint8_t *scales, int64_t n, float *out);
 NativeRowDecoder avx512Mxfp4Row() { return nullptr; }
 NativeRowDecoder avx512Int4g32Row() { return nullptr; }
 NativeRowDecoder avx512Bf16Row() { return nullptr; }
