@@ -172,27 +172,6 @@ int GqaConfig::slots(int layer, int ctx) const
     return slides ? std::min(window, ctx) : ctx;
 }
 
-const char *gqaArchName(const std::string &a)
-{
-    if (a.find("Qwen3Moe") != std::string::npos)
-        return "qwen3-moe";
-    if (a.find("Qwen3Next") != std::string::npos)
-        return "qwen3-next";
-    if (a.find("Qwen3_5Moe") != std::string::npos) // the wrapper and its text model alike
-        return "qwen3.5-moe";
-    if (a.find("GptOss") != std::string::npos)
-        return "gpt-oss";
-    // Glm4MoeLite (GLM-4.7-Flash) is an MLA model: not this family.
-    if (a.find("Glm4Moe") != std::string::npos && a.find("Glm4MoeLite") == std::string::npos)
-        return "glm4-moe";
-    return nullptr;
-}
-
-bool isGqaFamily(const std::string &arch)
-{
-    return arch == "qwen3-moe" || arch == "qwen3-next" || arch == "qwen3.5-moe" || arch == "gpt-oss" || arch == "glm4-moe";
-}
-
 void readGqaConfig(const json &cfg, ModelConfig &c, const std::string &where)
 {
     GqaConfig &g = c.g;

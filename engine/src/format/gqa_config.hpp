@@ -61,13 +61,6 @@ struct GqaConfig {
     int slots(int layer, int ctx) const; // KV-cache positions a layer keeps
 };
 
-// "qwen3-moe" / "qwen3-next" / "qwen3.5-moe" / "gpt-oss" / "glm4-moe" for an architectures string of those
-// families, else null.
-const char *gqaArchName(const std::string &architecture);
-
-// Whether an engine arch name (configArch's) is one of these families.
-bool isGqaFamily(const std::string &arch);
-
 // Fills c.g and the expert keys these families name differently (num_experts_per_tok,
 // num_local_experts, gpt-oss's intermediate_size). Throws Error(Format/Unsupported).
 void readGqaConfig(const nlohmann::json &cfg, ModelConfig &c, const std::string &where);

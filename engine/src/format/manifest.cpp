@@ -1,5 +1,6 @@
 #include "format/manifest.hpp"
 
+#include "format/arch_names.hpp"
 #include "format/deepseek_config.hpp"
 #include "format/manifest_keys.hpp"
 #include "format/native_record.hpp"
@@ -76,33 +77,9 @@ std::string configArch(const json &cfg)
         name = firstString(cfg, "architectures");
     // A config without "architectures" is named by its model_type.
     const std::string type = cfg.is_object() ? cfg.value("model_type", std::string()) : std::string();
-    if (name.empty()) {
-        static const std::pair<const char *, const char *> kByType[] = {
-            {"kimi_k3", "KimiK3"},         {"kimi_k25", "KimiK25"},   {"kimi_linear", "KimiLinear"},
-            {"deepseek_v3", "DeepseekV3"}, {"kimi_k2", "DeepseekV3"}, {"qwen3_moe", "Qwen3Moe"},
-            {"qwen3_next", "Qwen3Next"},   {"gpt_oss", "GptOss"},     {"glm4_moe", "Glm4Moe"},
-            {"deepseek_v32", "DeepseekV32"}, {"glm_moe_dsa", "GlmMoeDsa"},
-            {"qwen3_5_moe", "Qwen3_5Moe"}, {"qwen3_5_moe_text", "Qwen3_5Moe"}, {"deepseek_v4", "DeepseekV4"}};
-        for (const auto &[t, n] : kByType)
-            if (type == t)
-                name = n;
-    }
-    if (name.find("KimiK3") != std::string::npos)
-        return "kimi-k3";
-    if (name.find("KimiK25") != std::string::npos) // K2.5: Kimi K2's text model, the vision tower read past
-        return "kimi-k2";
-    if (name.find("KimiLinear") != std::string::npos)
-        return "kimi-linear";
-    if (name.find("DeepseekV32") != std::string::npos) // before DeepseekV3, which it contains
-        return "deepseek-v32";
-    if (name.find("GlmMoeDsa") != std::string::npos)
-        return "glm-moe-dsa";
-    if (name.find("DeepseekV4") != std::string::npos)
-        return "deepseek-v4";
-    if (name.find("DeepseekV3") != std::string::npos) // Kimi K2 ships DeepSeek-V3's class
-        return type == "kimi_k2" ? "kimi-k2" : "deepseek-v3";
-    if (const char *gqa = gqaArchName(name))
-        return gqa;
+    const std::string arch = archNamed(name, type);
+    if (!arch.empty())
+        return arch;
     return name.empty() ? "unknown" : name;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "format/arch_names.hpp"
 #include "format/expert_record.hpp"
 #include "format/native_record.hpp"
 
@@ -23,15 +24,6 @@ ordered_json textModelConfig(const ordered_json &root)
     return text;
 }
 
-bool knownArch(const std::string &arch)
-{
-    for (const char *a : {"kimi-linear", "kimi-k3", "kimi-k2", "deepseek-v3", "qwen3-moe", "qwen3-next", "qwen3.5-moe", "gpt-oss",
-                          "glm4-moe", "deepseek-v32", "glm-moe-dsa", "deepseek-v4"})
-        if (arch == a)
-            return true;
-    return false;
-}
-
 ModelConfig readReleaseConfig(const json &root)
 {
     if (!root.is_object())
@@ -40,9 +32,7 @@ ModelConfig readReleaseConfig(const json &root)
     const std::string arch = configArch(text);
     if (!knownArch(arch))
         throw Error(ErrorCode::Format, "config.json: architecture \"" + arch +
-                                           "\" is not one this engine runs (Kimi-Linear, Kimi K3, DeepSeek-V3 / "
-                                           "Kimi K2, Qwen3-MoE, Qwen3-Next, Qwen3.5-MoE, gpt-oss, GLM-4.5, DeepSeek-V3.2, GLM-5, "
-                                           "DeepSeek V4 Flash)");
+                                           "\" is not one this engine runs (" + knownArchList() + ")");
     try {
         return readModelConfig(text, "config.json");
     } catch (const Error &e) {

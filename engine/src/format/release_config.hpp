@@ -21,14 +21,10 @@ namespace waste::format {
 // other config as it is.
 nlohmann::ordered_json textModelConfig(const nlohmann::ordered_json &root);
 
-// The engine's name of a config's architecture ("kimi-linear", "kimi-k3", "kimi-k2",
-// "deepseek-v3", "qwen3-moe", "qwen3-next", "qwen3.5-moe", "gpt-oss", "glm4-moe", "deepseek-v32", "glm-moe-dsa"), read from "architectures" (the
-// wrapper's first) or else model_type; an unknown one is returned as written ("unknown" when
-// it says none).
+// The engine's name of a config's architecture (format/arch_names: "kimi-linear", "kimi-k3",
+// ...), read from "architectures" (the wrapper's first) or else model_type; an unknown one is
+// returned as written ("unknown" when it says none).
 std::string configArch(const nlohmann::json &cfg);
-
-// Whether the engine runs that architecture.
-bool knownArch(const std::string &arch);
 
 // Every dimension and switch of a text model's config (textModelConfig's result, or a
 // manifest's config), with the limits the engine holds any config to. Throws Error(Format)
