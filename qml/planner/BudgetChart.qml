@@ -30,7 +30,7 @@ Item {
         maxTokensPerSecond: chartBox.source.maxTokensPerSecond
         points: chartBox.source.points
         plotWidth: chart.plotArea.width
-        font.pixelSize: Theme.fontSmall
+        labelPixelSize: Theme.fontSmall
         labelGap: Theme.padding
         floorBytes: chartBox.source.floorBytes
         cliffBytes: chartBox.source.cliffBytes

@@ -17,19 +17,15 @@ PageFrame {
               ? (EngineController.modelName || PlannerController.container.split("/").pop())
               : qsTr("RAM budget: floor, default, paging cliff")
 
-    readonly property var contexts: [4096, 8192, 32768, 131072, 262144, 1048576]
-    readonly property var contextNames: ["4K", "8K", "32K", "128K", "256K", "1M"]
-    readonly property int contextIndex: Math.max(0, contexts.indexOf(PlannerController.contextTokens))
-
     actions: [
         Label { text: qsTr("Context"); color: Theme.textMuted },
         ComboBox {
             objectName: "contextBox"
             Layout.preferredWidth: 96
-            model: page.contextNames
-            currentIndex: page.contextIndex
+            model: PlannerController.contextNames
+            currentIndex: PlannerController.contextIndex
             Accessible.name: qsTr("Context length")
-            onActivated: (i) => PlannerController.contextTokens = page.contexts[i]
+            onActivated: (i) => PlannerController.contextIndex = i
         },
         Button {
             objectName: "measureDiskButton"
@@ -132,7 +128,7 @@ PageFrame {
 
             FloorBar {
                 Layout.fillWidth: true
-                contextName: page.contextNames[page.contextIndex]
+                contextName: PlannerController.contextNames[PlannerController.contextIndex]
             }
 
             BudgetChart {

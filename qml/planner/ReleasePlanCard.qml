@@ -58,7 +58,7 @@ Rectangle {
                 TextMetrics {
                     id: widestMachine
                     font: compare.font
-                    text: plan.machines.reduce((widest, m) => m.label.length > widest.length ? m.label : widest, "")
+                    text: plan.widestMachineLabel
                 }
                 model: plan.machines
                 textRole: "label"

@@ -231,12 +231,9 @@ private Q_SLOTS:
     void minimumHeightGrowsWithTheFont()
     {
         PlannerChart chart;
-        QFont font;
-        font.setPixelSize(11);
-        chart.setFont(font);
+        chart.setLabelPixelSize(11);
         QCOMPARE(chart.minimumHeight(), 166.0);
-        font.setPixelSize(20);
-        chart.setFont(font);
+        chart.setLabelPixelSize(20);
         QCOMPARE(chart.minimumHeight(), 220.0);
     }
 

@@ -384,10 +384,18 @@ private Q_SLOTS:
         auto &[settings, machine, planner, planned] = t;
         QVERIFY(t.open(QStringLiteral("/models/kimi-k3.waste")));
         const int calls = machine->planCalls;
-        planner.setContextTokens(131072);
+        // The page picks a context by its index among the offered ones.
+        QCOMPARE(planner.contextNames().value(planner.contextIndex()), QStringLiteral("4K"));
+        planner.setContextTokens(5000); // not one of the offered: the first is shown
+        QVERIFY(planned.wait(10000));
+        QCOMPARE(planner.contextIndex(), 0);
+        planner.setContextIndex(planner.contextNames().indexOf(QStringLiteral("128K")));
         QVERIFY(planned.wait(10000));
         QVERIFY(machine->planCalls > calls);
         QCOMPARE(planner.facts().ctx, 131072);
+        QCOMPARE(planner.contextTokens(), 131072);
+        planner.setContextIndex(99); // not offered: nothing changes
+        QCOMPARE(planner.contextTokens(), 131072);
 
         const qsizetype plansBefore = planned.size();
         planner.measureDisk();

@@ -42,6 +42,17 @@ private Q_SLOTS:
         QCOMPARE(Units::count(0, QStringLiteral("message"), QStringLiteral("messages")), QStringLiteral("0 messages"));
     }
 
+    // Slow speeds keep their digits: a K3 prompt at 0.41 tok/s is not "0 tok/s".
+    void tokensPerSecond()
+    {
+        QCOMPARE(Units::tokensPerSecond(52.4), QStringLiteral("52"));
+        QCOMPARE(Units::tokensPerSecond(4.34), QStringLiteral("4.3"));
+        QCOMPARE(Units::tokensPerSecond(0.414), QStringLiteral("0.41"));
+        QCOMPARE(Units::tokensPerSecond(0.00172), QStringLiteral("0.0017"));
+        QCOMPARE(Units::tokensPerSecond(0), QStringLiteral("–"));
+        QCOMPARE(Units::tokensPerSecond(std::numeric_limits<double>::quiet_NaN()), QStringLiteral("–"));
+    }
+
     void rate()
     {
         QCOMPARE(Units::rate(1.5 * 1024 * 1024), QStringLiteral("1.5 MiB/s"));

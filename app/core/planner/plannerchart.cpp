@@ -66,10 +66,12 @@ void PlannerChart::setPlotWidth(double px)
         update();
 }
 
-void PlannerChart::setFont(const QFont &font)
+void PlannerChart::setLabelPixelSize(int px)
 {
-    if (assign(m_font, font))
-        update();
+    if (px <= 0 || px == m_font.pixelSize())
+        return;
+    m_font.setPixelSize(px);
+    update();
 }
 
 void PlannerChart::setLabelGap(double px)

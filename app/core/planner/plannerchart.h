@@ -20,9 +20,10 @@ class PlannerChart : public QObject {
     Q_PROPERTY(double maxTokensPerSecond READ maxTokensPerSecond WRITE setMaxTokensPerSecond NOTIFY inputsChanged)
     // The forecast: [{budget, tokensPerSecond, hitRate}], as PlannerController.points.
     Q_PROPERTY(QVariantList points READ points WRITE setPoints NOTIFY inputsChanged)
-    // The plot area's width in px, and the font of the tick labels and the marks' names.
+    // The plot area's width in px, and the pixel size of the tick labels and the marks' names
+    // (in the application's font; a size, not a QFont, since this module is QtQml only).
     Q_PROPERTY(double plotWidth READ plotWidth WRITE setPlotWidth NOTIFY inputsChanged)
-    Q_PROPERTY(QFont font READ font WRITE setFont NOTIFY inputsChanged)
+    Q_PROPERTY(int labelPixelSize READ labelPixelSize WRITE setLabelPixelSize NOTIFY inputsChanged)
     // The least space between two tick labels, px.
     Q_PROPERTY(double labelGap READ labelGap WRITE setLabelGap NOTIFY inputsChanged)
     Q_PROPERTY(qint64 floorBytes READ floorBytes WRITE setFloorBytes NOTIFY inputsChanged)
@@ -84,8 +85,8 @@ public:
     void setPoints(const QVariantList &points);
     double plotWidth() const { return m_plotWidth; }
     void setPlotWidth(double px);
-    QFont font() const { return m_font; }
-    void setFont(const QFont &font);
+    int labelPixelSize() const { return m_font.pixelSize(); }
+    void setLabelPixelSize(int px);
     double labelGap() const { return m_labelGap; }
     void setLabelGap(double px);
     qint64 floorBytes() const { return m_floor; }

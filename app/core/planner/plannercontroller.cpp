@@ -12,6 +12,8 @@
 #include <QLocale>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <iterator>
+
 #include <algorithm>
 #include <cmath>
 
@@ -132,6 +134,37 @@ void PlannerController::setContextTokens(int tokens)
     m_ctx = tokens;
     Q_EMIT containerChanged();
     refresh();
+}
+
+namespace {
+struct ContextChoice {
+    int tokens;
+    const char *name;
+};
+constexpr ContextChoice kContexts[] = {{4096, "4K"},     {8192, "8K"},     {32768, "32K"},
+                                       {131072, "128K"}, {262144, "256K"}, {1048576, "1M"}};
+} // namespace
+
+QStringList PlannerController::contextNames()
+{
+    QStringList names;
+    for (const ContextChoice &c : kContexts)
+        names << QString::fromLatin1(c.name);
+    return names;
+}
+
+int PlannerController::contextIndex() const
+{
+    for (int i = 0; i < int(std::size(kContexts)); ++i)
+        if (kContexts[i].tokens == m_ctx)
+            return i;
+    return 0;
+}
+
+void PlannerController::setContextIndex(int index)
+{
+    if (index >= 0 && index < int(std::size(kContexts)))
+        setContextTokens(kContexts[index].tokens);
 }
 
 void PlannerController::setBusy(bool busy)
@@ -313,9 +346,7 @@ QString PlannerController::describe(qint64 budget) const
     const QVariantMap p = predictionAt(budget);
     const double tps = p.value(QStringLiteral("tokensPerSecond")).toDouble();
     const int hit = int(std::lround(p.value(QStringLiteral("hitRate")).toDouble() * 100));
-    const QString speed = tps >= 10 ? QString::number(tps, 'f', 0)
-                          : tps >= 0.1 ? QString::number(tps, 'f', tps >= 1 ? 1 : 2)
-                                       : QString::number(tps, 'g', 2); // 0.0017, not 0.00
+    const QString speed = Units::tokensPerSecond(tps);
     const qint64 cache = expertCacheAt(f, budget);
     // No disk time left to predict (every expert fits): the processor sets the pace.
     const bool computeBound = tps <= 0;
@@ -338,7 +369,7 @@ QString PlannerController::describe(qint64 budget) const
     const QString first = prefill > 0 ? QStringLiteral(" ") + tr("A %1-token prompt reads in about %2 (%3 tok/s).")
                                                                   .arg(QLocale().toString(kPlannerPromptTokens))
                                                                   .arg(prefill < 1 ? tr("a second") : Units::duration(qint64(std::lround(prefill))))
-                                                                  .arg(QString::number(kPlannerPromptTokens / prefill, 'f', 0))
+                                                                  .arg(Units::tokensPerSecond(kPlannerPromptTokens / prefill))
                                       : QString();
     if (std::llabs(budget - f.defaultBudget) <= std::max<qint64>(f.floor / 200, 1 << 20))
         return tr("The engine's default. %1").arg(what) + first;

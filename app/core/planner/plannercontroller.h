@@ -22,6 +22,10 @@ class PlannerController : public QObject, public AppSingleton<PlannerController>
     QML_SINGLETON
     Q_PROPERTY(QString container READ container WRITE setContainer NOTIFY containerChanged)
     Q_PROPERTY(int contextTokens READ contextTokens WRITE setContextTokens NOTIFY containerChanged)
+    // The contexts the Planner offers ("4K" ... "1M") and which one is planned (-1: none of
+    // them, the first is shown).
+    Q_PROPERTY(QStringList contextNames READ contextNames CONSTANT)
+    Q_PROPERTY(int contextIndex READ contextIndex WRITE setContextIndex NOTIFY containerChanged)
     Q_PROPERTY(bool busy READ busy NOTIFY busyChanged)
     Q_PROPERTY(bool ready READ ready NOTIFY planChanged)
     Q_PROPERTY(QString error READ error NOTIFY planChanged)
@@ -73,6 +77,9 @@ public:
     void setContainer(const QString &path);
     int contextTokens() const { return m_ctx; }
     void setContextTokens(int tokens);
+    static QStringList contextNames();
+    int contextIndex() const;
+    void setContextIndex(int index);
     bool busy() const { return m_busy; }
     bool ready() const { return m_facts.floor > 0; }
     QString error() const { return m_error; }

@@ -114,6 +114,17 @@ QVariantList ReleasePlanController::machines() const
     return out;
 }
 
+QString ReleasePlanController::widestMachineLabel() const
+{
+    QString widest;
+    for (const QVariant &m : machines()) {
+        const QString label = m.toMap().value(QStringLiteral("label")).toString();
+        if (label.size() > widest.size())
+            widest = label;
+    }
+    return widest;
+}
+
 void ReleasePlanController::setState(State s)
 {
     m_state = s;

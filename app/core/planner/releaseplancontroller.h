@@ -33,6 +33,8 @@ class ReleasePlanController : public QObject {
     Q_PROPERTY(qint64 machineRam READ machineRam WRITE setMachineRam NOTIFY planChanged)
     // [{label, bytes}]: this machine, then 16, 32, 64 and 128 GiB.
     Q_PROPERTY(QVariantList machines READ machines CONSTANT)
+    // The longest of their labels, which the Compare box is sized to.
+    Q_PROPERTY(QString widestMachineLabel READ widestMachineLabel CONSTANT)
     Q_PROPERTY(State state READ state NOTIFY planChanged)
     Q_PROPERTY(bool fits READ fits NOTIFY planChanged)
     // One line: "On this machine: floor X, default Y, about Z tok/s from this disk" or
@@ -69,6 +71,7 @@ public:
     qint64 machineRam() const { return m_machineRam; }
     void setMachineRam(qint64 bytes);
     QVariantList machines() const;
+    QString widestMachineLabel() const;
     State state() const { return m_state; }
     bool fits() const { return m_fits; }
     QString headline() const { return m_headline; }

@@ -41,6 +41,17 @@ QString Units::duration(qint64 s)
     return tr("%1 d %2 h").arg(s / 86400).arg((s % 86400) / 3600);
 }
 
+QString Units::tokensPerSecond(double tps)
+{
+    if (!(tps > 0))
+        return QStringLiteral("–");
+    if (tps >= 10)
+        return QString::number(tps, 'f', 0);
+    if (tps >= 0.1)
+        return QString::number(tps, 'f', tps >= 1 ? 1 : 2);
+    return QString::number(tps, 'g', 2);
+}
+
 QString Units::count(qint64 n, const QString &one, const QString &many)
 {
     return QString::number(n) + QLatin1Char(' ') + (n == 1 || n == -1 ? one : many);

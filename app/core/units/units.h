@@ -22,6 +22,9 @@ public:
     Q_INVOKABLE static QString rate(double bytesPerSecond);
     // "45 s", "3 min 12 s", "2 h 5 min", "3 d 4 h". Negative (not known yet): "–".
     Q_INVOKABLE static QString duration(qint64 seconds);
+    // A speed in tokens per second, with the digits that say something at every scale: "52",
+    // "4.3", "0.41", "0.0017" (never "0" or "0.00" for a slow one). "–" when not known (0 or less).
+    Q_INVOKABLE static QString tokensPerSecond(double tps);
     // "1 retry", "0 retries", "2 retries": a count with the word in its right number (never
     // "retry(s)"). English plurals: one is singular, every other count plural.
     Q_INVOKABLE static QString count(qint64 n, const QString &one, const QString &many);
