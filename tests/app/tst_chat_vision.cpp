@@ -280,8 +280,16 @@ private Q_SLOTS:
             a.content = r.json().value("choices").toArray().at(0).toObject().value("message").toObject().value("content").toString();
             return a;
         };
+        // Each request's prefill progress (done, total), in the order the server sent them.
+        QList<QList<std::pair<int, int>>> reads;
         auto serve = [&](const QString &cacheDir, auto &&body) {
             EngineController engine(nullptr);
+            reads.clear();
+            connect(&engine, &EngineController::generationQueued, this, [&reads](GenerationHandle *h) {
+                const qsizetype k = reads.size();
+                reads.append(QList<std::pair<int, int>>());
+                connect(h, &GenerationHandle::prefillProgress, h, [&reads, k](int done, int total) { reads[k].append({done, total}); });
+            });
             if (!cacheDir.isEmpty())
                 engine.setPromptCache(cacheDir, qint64(1) << 30, 16);
             engine.openModel(model, 0, 2048);
@@ -299,10 +307,12 @@ private Q_SLOTS:
         QCOMPARE(reference.cached, 0);
         // With a prompt cache in `folder`: the first request (with a picture or not), which keeps
         // the system prompt, one that leaves the state in memory elsewhere, then a picture again.
+        QList<std::pair<int, int>> openingReads; // the first request's, in the last keptThenPicture
         const auto keptThenPicture = [&](const QString &folder, bool firstWithPicture) {
             std::pair<Answer, Answer> answers;
             serve(folder, [&](HttpTestClient &client) {
                 answers.first = ask(client, request(firstWithPicture));
+                openingReads = reads.value(0);
                 QCOMPARE(QDir(folder).entryList({QStringLiteral("*.state")}, QDir::Files).size(), 1);
                 client.post(QStringLiteral("/v1/chat/completions"),
                             QJsonObject{{"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "Something else"}}}},
@@ -323,6 +333,14 @@ private Q_SLOTS:
         QCOMPARE(opening.status, 200);
         QCOMPARE(opening.cached, 0);
         QCOMPARE(opening.content, reference.content); // read in two parts, as one read
+        // ... and its progress counts them as one read: one total from the first report on,
+        // the picture's positions included, reached at the end.
+        const QList<std::pair<int, int>> read = openingReads;
+        QVERIFY(read.size() >= 2);
+        for (const auto &[done, total] : read)
+            QVERIFY2(total == read.first().second && done <= total,
+                     qPrintable(QStringLiteral("%1 of %2 after %3 of %4").arg(done).arg(total).arg(read.first().first).arg(read.first().second)));
+        QCOMPARE(read.last().first, read.last().second);
         QCOMPARE(again.status, 200);
         QCOMPARE(again.cached, second.cached);
         QCOMPARE(again.content, reference.content);

@@ -95,12 +95,38 @@ TEST(VisionEval, PlaceholderCountMustMatchTheImages)
 {
     auto model = Model::open(kDir + "v1.waste");
     model->addImage(kDir + "img_a.png");
-    // A prompt with no placeholder for the added image, then one that types two of them.
-    EXPECT_THROW(model->eval(model->tokenize("A", true)), Error);
     model->addImage(kDir + "img_a.png");
-    const auto twoPads = model->tokenize("<|media_pad|><|media_pad|><|media_pad|>", true);
-    EXPECT_THROW(model->eval(twoPads), Error);
+    // Three placeholders for two images, then one for two.
+    EXPECT_THROW(model->eval(model->tokenize("<|media_pad|><|media_pad|><|media_pad|>", true)), Error);
+    model->addImage(kDir + "img_a.png");
+    model->addImage(kDir + "img_a.png");
+    EXPECT_THROW(model->eval(model->tokenize("<|media_pad|>", true)), Error);
     EXPECT_EQ(model->position(), 0);
+}
+
+// Tokens with no placeholder leave added images waiting for the evaluation that places them
+// (the app reads a prompt's text-only head, kept in the prompt cache, before its pictures):
+// read in two parts, the prompt gives the one-part read's logits bit for bit.
+TEST(VisionEval, ImagesWaitThroughATextOnlyPart)
+{
+    auto whole = Model::open(kDir + "v1.waste");
+    const int positions = whole->addImage(kDir + "img_a.png");
+    const std::vector<int32_t> head = whole->tokenize("A picture:", true); // more than one token: a pass, as the rest is
+    ASSERT_GT(head.size(), 1u);
+    const std::vector<int32_t> rest = whole->tokenize("<|media_pad|>B", true);
+    std::vector<int32_t> all = head;
+    all.insert(all.end(), rest.begin(), rest.end());
+    const std::vector<float> once = whole->eval(all);
+
+    auto parts = Model::open(kDir + "v1.waste");
+    EXPECT_EQ(parts->addImage(kDir + "img_a.png"), positions);
+    parts->eval(head);
+    EXPECT_EQ(parts->position(), int(head.size()));
+    const std::vector<float> twice = parts->eval(rest);
+    EXPECT_EQ(parts->position(), whole->position());
+    EXPECT_EQ(twice, once);
+    // Placed, the image is used up: a placeholder now has no image.
+    EXPECT_THROW(parts->eval(parts->tokenize("<|media_pad|>", true)), Error);
 }
 
 TEST(VisionEval, GenerateCountsImagePositionsInThePrompt)

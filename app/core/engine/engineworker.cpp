@@ -437,15 +437,16 @@ void EngineWorker::runAlone(const GenerationRequest &request)
                                   m_model->stats(), [this, id] { return isCancelled(id); });
         // When they are not kept yet, the system prompt and tools are read first and go to the
         // prompt cache (text only: the images come after them), then the rest with its images;
-        // the progress counts both parts as one read.
+        // the progress counts both parts as one read. The images are encoded first, so the
+        // total counts their positions from the start (they wait through the text-only part).
+        const qsizetype imagePositions = m_feeder.placeImages(prepared, request.imagePaths);
         int first = 0;
         if (const qsizetype mark = m_feeder.cacheMark(prepared, request.reusableSegments, m_cache); mark > 0) {
             first = int(mark - prepared.reused);
-            const int whole = int(prepared.prompt.size() - prepared.reused);
+            const int whole = int(prepared.prompt.size() - prepared.reused + imagePositions);
             m_feeder.feedPrefix(prepared, mark, [&](int done, int) { return emitter.onPrefill(done, whole); });
             m_feeder.saveToCache(std::span<const int32_t>(prepared.prompt).first(size_t(mark)), m_cache);
         }
-        m_feeder.placeImages(prepared, request.imagePaths);
         const waste::GenResult r = m_model->generate(
             prepared.rest(), params, [&](const waste::TokenEvent &ev) { return emitter.onToken(ev); },
             [&](int done, int total) { return emitter.onPrefill(first + done, first + total); });

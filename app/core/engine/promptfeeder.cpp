@@ -176,13 +176,15 @@ std::optional<QJsonObject> PromptFeeder::restore(const QString &stateFile)
     return saved->extra;
 }
 
-void PromptFeeder::placeImages(Prepared &p, const QStringList &images)
+qsizetype PromptFeeder::placeImages(Prepared &p, const QStringList &images)
 {
     // The kept part's images are in the state; the others are encoded now, in order.
     m_model->clearImages();
+    qsizetype added = 0;
     for (qsizetype i = m_history.countPromptToken(m_mediaToken); i < images.size(); ++i)
-        m_model->addImage(images.at(i).toStdString());
+        added += m_model->addImage(images.at(i).toStdString()) - 1;
     p.positionBefore = m_model->position();
+    return added;
 }
 
 void PromptFeeder::useCache(Prepared &p, PromptCache &cache)

@@ -48,8 +48,9 @@ public:
     Prepared prepare(const QList<PromptSegment> &segments, const QStringList &images, bool reuse,
                      const QString &stateFile, bool place = true);
     // Encodes the images of `images` (all the prompt's, in order) that the state does not
-    // hold, for the next generate(p.rest()), dropping any encoded before.
-    void placeImages(Prepared &p, const QStringList &images);
+    // hold, for the next generate(p.rest()), dropping any encoded before. They wait through
+    // a text-only feedPrefix. Returns the positions they add beyond their placeholders.
+    qsizetype placeImages(Prepared &p, const QStringList &images);
     // After prepare(): when the prompt cache keeps a longer prefix of the prompt than the
     // state does, the state is loaded from it and only the rest is left to feed (p.reused
     // grows, p.restored is set). An entry that does not load is dropped. Entries hold text
@@ -59,7 +60,7 @@ public:
     void useCache(Prepared &p, PromptCache &cache);
     // Reads the prompt up to `end` now (eval, in passes; `progress` as generate's), so the
     // state holds exactly its first `end` tokens and p.reused moves there. The part must
-    // hold no image: call it before placeImages.
+    // hold no image (images placed before it wait for the rest).
     void feedPrefix(Prepared &p, qsizetype end, const waste::PrefillCallback &progress);
     // Keeps the session's state, which holds exactly `prefix`, as a prompt cache entry (once
     // per prefix). A failed write is a warning, never the request's failure.

@@ -408,8 +408,8 @@ public:
     virtual GenResult generate(std::span<const int32_t> prompt, const GenParams &params,
                                const TokenCallback &onToken = {}, const PrefillCallback &progress = {}) = 0;
 
-    // Images: encodes a file now and returns how many prompt positions it takes.
-    // The next eval/generate replaces each image placeholder token with those positions.
+    // Images: encodes a file now and returns how many prompt positions it takes. They wait
+    // for the first eval/generate whose tokens hold placeholders, which become those positions.
     virtual int addImage(const std::string &path) = 0;
     virtual void clearImages() = 0;
     // The media blocks of the images added since the last evaluation, as markup text

@@ -307,11 +307,14 @@ std::vector<float> ModelImpl::eval(std::span<const int32_t> tokens, const Prefil
             throw Error(ErrorCode::Argument, "eval needs at least one token");
         return m_state.lastLogits;
     }
-    // Images are used by this evaluation only; their positions then live in the state.
+    // Images are used by the evaluation that places them; their positions then live in the
+    // state. Tokens with no placeholder leave them waiting (a prompt's text-only head can be
+    // read, and kept, before the part with its images).
     struct ClearImages {
         ModelImpl *m;
-        ~ClearImages() { m->clearImages(); }
-    } clearAfter{this};
+        bool places;
+        ~ClearImages() { if (places) m->clearImages(); }
+    } clearAfter{this, holdsPlaceholder(tokens)};
     const std::vector<int32_t> placed = placeImages(tokens);
     feed(placed, progress, placed.size() == 1 ? model::Forward::Tokens::Generated : model::Forward::Tokens::Prompt);
     m_stats.tokensPrefilled += static_cast<int64_t>(placed.size());
@@ -326,8 +329,9 @@ GenResult ModelImpl::generate(std::span<const int32_t> prompt, const GenParams &
     GenResult res;
     struct ClearImages {
         ModelImpl *m;
-        ~ClearImages() { m->clearImages(); }
-    } clearAfter{this};
+        bool places;
+        ~ClearImages() { if (places) m->clearImages(); }
+    } clearAfter{this, holdsPlaceholder(prompt)};
     const std::vector<int32_t> placedPrompt = placeImages(prompt);
     prompt = placedPrompt;
     res.promptTokens = static_cast<int>(prompt.size());
@@ -385,10 +389,16 @@ void ModelImpl::clearImages()
 
 std::string ModelImpl::pendingImageMarkup() const { return m_vision ? m_vision->markup() : std::string(); }
 
+bool ModelImpl::holdsPlaceholder(std::span<const int32_t> tokens) const
+{
+    return m_vision && m_vision->available() &&
+           std::find(tokens.begin(), tokens.end(), int32_t(m_vision->config().mediaTokenId)) != tokens.end();
+}
+
 std::vector<int32_t> ModelImpl::placeImages(std::span<const int32_t> tokens) const
 {
-    if (!m_vision || !m_vision->available())
-        return std::vector<int32_t>(tokens.begin(), tokens.end());
+    if (!holdsPlaceholder(tokens))
+        return std::vector<int32_t>(tokens.begin(), tokens.end()); // any images added wait
     return m_vision->expand(tokens);
 }
 

@@ -106,6 +106,7 @@ private:
               model::Forward::Tokens kind = model::Forward::Tokens::Prompt);
     // Expands each media token into its image's positions (vision/vision_placement.hpp).
     std::vector<int32_t> placeImages(std::span<const int32_t> tokens) const;
+    bool holdsPlaceholder(std::span<const int32_t> tokens) const; // an image placeholder among them
 
     std::string m_dir;
     OpenOptions m_opts;
