@@ -87,28 +87,31 @@ void Forward::mla(int layer, int n, const float *a, float *out, LayerState *cons
     if (m_prompt) {
         mlaPass(layer, n, qAll.data(), oAll.data(), st, pos);
     } else {
-        // A decode step: per token, every head's absorbed query (q_nope through the head's
-        // kv_b rows, then q_rope); the heads as the queries of one blocked attention over the
-        // token's positions (or its DSA selection), several heads a piece of the split; each
-        // head's output through its other kv_b rows.
+        // A decode step: every head's absorbed query (q_nope through the head's kv_b rows,
+        // decoded once a step for all its tokens, then q_rope); the heads as the queries of
+        // one blocked attention over the token's positions (or its DSA selection), several
+        // heads a piece of the split; each head's output through its other kv_b rows.
         const int64_t items = int64_t(n) * nh;
         std::vector<const std::vector<int32_t> *> sel(static_cast<size_t>(n));
         for (int i = 0; i < n; ++i)
             sel[size_t(i)] = selection(layer, st[i], pos[i]);
         Vec qa(static_cast<size_t>(items * lat)), ctx(static_cast<size_t>(items * dc));
-        m_pool.forRange(items, m_pool.grainFor(items, dn * dc), [&](int64_t i0, int64_t i1) {
-            Vec row(static_cast<size_t>(dc));
-            for (int64_t i = i0; i < i1; ++i) {
-                const int64_t h = i % nh;
-                const float *qN = qAll.data() + (i / nh) * nh * dq + h * dq;
-                float *qabs = qa.data() + i * lat;
-                std::fill(qabs, qabs + dc, 0.0f);
-                for (int64_t k = 0; k < dn; ++k) {
-                    w.kvb->readRow(h * (dn + dv) + k, row.data());
-                    for (int64_t c = 0; c < dc; ++c)
-                        qabs[c] += qN[k] * row[size_t(c)];
+        m_pool.forRange(nh, m_pool.grainFor(nh, dn * dc * (n + 1)), [&](int64_t h0, int64_t h1) {
+            Vec rows(static_cast<size_t>(dn * dc));
+            for (int64_t h = h0; h < h1; ++h) {
+                for (int64_t k = 0; k < dn; ++k)
+                    quant::decodeTrunkRow(*w.kvb, h * (dn + dv) + k, rows.data() + k * dc);
+                for (int tok = 0; tok < n; ++tok) {
+                    const float *qN = qAll.data() + tok * nh * dq + h * dq;
+                    float *qabs = qa.data() + (tok * nh + h) * lat;
+                    std::fill(qabs, qabs + dc, 0.0f);
+                    for (int64_t k = 0; k < dn; ++k) {
+                        const float *row = rows.data() + k * dc;
+                        for (int64_t c = 0; c < dc; ++c)
+                            qabs[c] += qN[k] * row[c];
+                    }
+                    std::copy(qN + dn, qN + dq, qabs + dc);
                 }
-                std::copy(qN + dn, qN + dq, qabs + dc);
             }
         });
         const float invScale = m_rope.scoreScale();

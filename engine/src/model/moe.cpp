@@ -167,33 +167,47 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
         if (layerCb >= 0 && !lutsChecked) // (a full cache may have made it consume a record first)
             buildLuts(layerCb);
     };
-    // One record of the VQ path and its users.
-    auto consumeVq = [&](size_t idx, const uint8_t *rec) {
-        const std::vector<int64_t> &us = users[ids[idx]];
-        const format::ExpertHeader h = format::parseExpertHeader(rec);
+    // Records of the VQ path handed over together, and their users. A user's result does
+    // not depend on which thread runs it or how its rows are split (the pool's rule), so
+    // the split is free to follow the work: whole users over the threads while there are
+    // enough to go round (a decode step of several sequences, or a prefill chunk: one
+    // wake-up for many records), the rest one at a time with their rows split.
+    auto consumeVq = [&](std::span<const size_t> idx, std::span<const uint8_t *const> recs) {
         if (!lutsChecked) {
-            if (lutCb != h.codebookId)
-                buildLuts(h.codebookId);
-            layerCb = h.codebookId;
+            const int64_t cb = format::parseExpertHeader(recs[0]).codebookId;
+            if (lutCb != cb)
+                buildLuts(cb);
+            layerCb = cb;
             lutsChecked = true;
         }
-        if (us.size() == 1) { // decode: the applies split their rows over the threads
-            runUser(h, rec, us[0], m_g.data(), m_u.data(), m_downLut);
-            return;
-        }
-        // A prefill chunk: the tokens that chose this expert are split over the threads.
+        struct User {
+            size_t record;
+            int64_t slot;
+        };
+        std::vector<User> us;
+        for (size_t k = 0; k < idx.size(); ++k)
+            for (int64_t slot : users[ids[idx[k]]])
+                us.push_back({k, slot});
         const int64_t nu = static_cast<int64_t>(us.size());
-        m_pool.forRange(nu, m_pool.grainFor(nu, userWork), [&](int64_t u0, int64_t u1) {
-            Vec g(static_cast<size_t>(Im)), u(static_cast<size_t>(Im));
-            quant::Lut down;
-            for (int64_t i = u0; i < u1; ++i)
-                runUser(h, rec, us[static_cast<size_t>(i)], g.data(), u.data(), down);
-        });
+        const int64_t threads = m_pool.threads();
+        const int64_t whole = nu >= threads ? nu - nu % threads : 0;
+        if (whole > 1)
+            m_pool.forRange(whole, m_pool.grainFor(whole, userWork), [&](int64_t u0, int64_t u1) {
+                Vec g(static_cast<size_t>(Im)), u(static_cast<size_t>(Im));
+                quant::Lut down;
+                for (int64_t i = u0; i < u1; ++i) {
+                    const uint8_t *rec = recs[us[size_t(i)].record];
+                    runUser(format::parseExpertHeader(rec), rec, us[size_t(i)].slot, g.data(), u.data(), down);
+                }
+            });
+        for (int64_t i = whole > 1 ? whole : 0; i < nu; ++i) { // the applies split their rows over the threads
+            const uint8_t *rec = recs[us[size_t(i)].record];
+            runUser(format::parseExpertHeader(rec), rec, us[size_t(i)].slot, m_g.data(), m_u.data(), m_downLut);
+        }
     };
     experts.fetchBatches(layer, ids, [&](std::span<const size_t> idx, std::span<const uint8_t *const> recs) {
         if (!m_manifest.quant.isNative()) {
-            for (size_t k = 0; k < idx.size(); ++k)
-                consumeVq(idx[k], recs[k]);
+            consumeVq(idx, recs);
             return;
         }
         // The release's own encoding: every user of every record handed over, at once.
