@@ -11,11 +11,12 @@ Two measurements of the same thing, one after the other on the same container an
    once (no two share a prompt prefix, and the prompt cache is off), greedy as bench_concurrent's
    streams are unless --temperature is given, repeated and interleaved
    1, 4, 1, 4, ... so a change in the machine's load hits both alike.
-For each server run, "decode" is each stream's tokens after its first over the time from its
-first chunk to its last, summed over the streams that ran together (a chunk may carry several
-tokens); "whole" is every completion token over the time from sending to the last token
-(prompt reading included). /health is polled to report how many
-ran at once. The last line gives the server's decode ratio and its share of the engine's.
+For each server run, "decode" is the streams' decode speeds summed over the streams that ran
+together; "whole" is every completion token over the time from sending to the last token
+(prompt reading included). Each stream's decode speed is the server's own measure (the usage
+chunk's "waste".tokens_per_second), since a generated model's tokens are often no text (markup,
+stray bytes) and send no chunk to time; a server that gives none is timed by its chunks. /health
+is polled to report how many ran at once. The last line gives the server's decode ratio and its share of the engine's.
 
 Not run by ctest: it reads the disk for minutes on a mid-size container.
 """
@@ -59,19 +60,21 @@ def stream(port, text, out, peak):
                        "messages": [{"role": "user", "content": text}]}).encode()
     req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/chat/completions", body,
                                  {"Content-Type": "application/json"})
-    times, usage = [], 0
+    times, usage, server_tps, ended = [], 0, 0.0, 0.0
     with urllib.request.urlopen(req, timeout=900) as r:
         for line in r:
             line = line.strip()
             if not line.startswith(b"data: ") or line == b"data: [DONE]":
                 continue
             d = json.loads(line[6:])
+            ended = time.time()
             ch = d.get("choices") or []
             if ch and any((ch[0].get("delta") or {}).get(k) for k in ("content", "reasoning_content", "tool_calls")):
-                times.append(time.time())
+                times.append(ended)
             if d.get("usage"):
                 usage = d["usage"]["completion_tokens"]
-    out.append((times, usage))
+                server_tps = (d.get("waste") or {}).get("tokens_per_second", 0.0)
+    out.append((times, usage, server_tps, ended))
 
 
 def together(port, n, first):
@@ -98,16 +101,21 @@ def together(port, n, first):
     poller.join()
     if len(out) != n:
         sys.exit("a request failed")
-    if any(len(times) < 2 for times, _ in out):
+    if any(u < 2 for _, u, _, _ in out):
         return None  # a sampled end of text at once: nothing to time
-    # A chunk may carry several tokens (the engine sends text about every 40 ms): each
-    # stream's decode speed is its tokens after the first over the time from its first chunk
-    # to its last; running together, the streams' speeds add up.
-    decode = sum((u - 1) / (times[-1] - times[0]) for times, u in out)
-    end = max(times[-1] for times, _ in out)
-    whole = sum(u for _, u in out) / (end - sent)
-    first = max(times[0] for times, _ in out) - sent
-    return decode, whole, peak[0], first
+    end = max(e for _, _, _, e in out)
+    whole = sum(u for _, u, _, _ in out) / (end - sent)
+    first = max(times[0] if times else float("nan") for times, _, _, _ in out) - sent
+    if all(tps > 0 for _, _, tps, _ in out):
+        # Each stream's decode speed as the server measured it (usage's "waste"): tokens that
+        # are no text (a generated model's markup and stray bytes) send no chunk to time.
+        return sum(tps for _, _, tps, _ in out), whole, peak[0], first, "server"
+    if all(len(times) >= 2 for times, _, _, _ in out):
+        # A chunk may carry several tokens (the engine sends text about every 40 ms): each
+        # stream's decode speed is its tokens after the first over the time from its first
+        # chunk to its last; running together, the streams' speeds add up.
+        return sum((u - 1) / (times[-1] - times[0]) for times, u, _, _ in out), whole, peak[0], first, "chunks"
+    return None
 
 
 def measured(port, n, first):
@@ -143,17 +151,21 @@ def main():
         measured(port, 1, 99999)  # warms what a first request warms
         ratios, wholes, peaks = [], [], []
         for rep in range(REPS):
-            d1, w1, _, f1 = measured(port, 1, 1000 * rep)
-            d4, w4, peak, f4 = measured(port, 4, 1000 * rep + 10)
+            d1, w1, _, f1, how1 = measured(port, 1, 1000 * rep)
+            d4, w4, peak, f4, how4 = measured(port, 4, 1000 * rep + 10)
+            if how1 != how4:  # one measure for both sides of a ratio
+                continue
             ratios.append(d4 / d1)
             wholes.append(w4 / w1)
             peaks.append(peak)
             print(f"  serve: 1 request {d1:.1f} tok/s decode ({w1:.1f} whole), 4 at once {d4:.1f} ({w4:.1f} whole): "
                   f"{d4 / d1:.2f} x one decode, {w4 / w1:.2f} x whole, {peak} running at once; first tokens after "
-                  f"{f1:.2f} s alone, {f4:.2f} s for the last of 4", flush=True)
+                  f"{f1:.2f} s alone, {f4:.2f} s for the last of 4 (decode timed by {how4})", flush=True)
     finally:
         server.terminate()
         server.wait()
+    if not ratios:
+        sys.exit("no repetition was timed the same way alone and four at once")
     r = statistics.median(ratios)
     print(f"serve 4 new requests at {BUDGET} = {r:.2f} x one decode (whole requests {statistics.median(wholes):.2f} x, "
           f"at most {max(peaks)} at once), bench_concurrent {engine_ratio:.2f} x: {100 * r / engine_ratio:.0f} % of it")
