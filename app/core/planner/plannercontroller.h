@@ -22,8 +22,8 @@ class PlannerController : public QObject, public AppSingleton<PlannerController>
     QML_SINGLETON
     Q_PROPERTY(QString container READ container WRITE setContainer NOTIFY containerChanged)
     Q_PROPERTY(int contextTokens READ contextTokens WRITE setContextTokens NOTIFY containerChanged)
-    // The contexts the Planner offers ("4K" ... "1M") and which one is planned (-1: none of
-    // them, the first is shown).
+    // The contexts the Planner offers ("4K" ... "1M") and which one is planned (the first
+    // when the planned context is none of them).
     Q_PROPERTY(QStringList contextNames READ contextNames CONSTANT)
     Q_PROPERTY(int contextIndex READ contextIndex WRITE setContextIndex NOTIFY containerChanged)
     Q_PROPERTY(bool busy READ busy NOTIFY busyChanged)
