@@ -3,8 +3,11 @@
 // greedily one at a time (no stop at EOS, so every run decodes exactly N); the figures are
 // the decode's alone: tok/s, demand hit rate, bytes read (and per token), I/O wait and its
 // share of the decode time, router-lookahead accuracy, and whether reads bypassed the page
-// cache (without it the figures measure RAM, not the disk).
+// cache (without it the figures measure RAM, not the disk). The decode speed is kept as one of
+// this machine's real runs of the model (observed_runs.h: `waste plan` and the app's Planner
+// correct their forecasts by them) unless --no-record is given.
 #include "model_options.h"
+#include "observed_runs.h"
 #include "verb.h"
 
 #include <chrono>
@@ -15,6 +18,8 @@ namespace {
 
 // The reference engine's bench prompt, so figures compare across the two.
 constexpr const char *kPrompt = "Write a C function that parses a JSON array of integers and explain its edge cases.";
+// Fewer tokens say little about a decode's speed (the app's answers count from the same number).
+constexpr long long kMinRecordedTokens = 16;
 
 double seconds(std::chrono::steady_clock::time_point t0)
 {
@@ -58,6 +63,8 @@ int runBench(const cli::Args &args)
     if (!after.directIo)
         std::fprintf(stderr, "waste: warning: expert reads went through the page cache (direct_io false): "
                              "these figures measure RAM, not the disk\n");
+    else if (!args.flag("--no-record") && n >= kMinRecordedTokens) // a disk-less figure would mislead the forecast
+        cli::recordRun(args.positional(0), model->info().budgetBytes, tokPerS, 0);
 
     if (args.flag("--json")) {
         std::printf("{\"tokens\":%lld,\"tok_per_s\":%.6g,\"ms_per_token\":%.6g,\"prompt_tokens\":%zu,"
@@ -98,6 +105,7 @@ std::vector<cli::OptionSpec> options()
     auto o = cli::modelOptions();
     o.push_back({"--tokens", cli::OptionKind::Value, "N     tokens to decode (default 64)"});
     o.push_back({"--json", cli::OptionKind::Flag, "      one JSON object on stdout"});
+    o.push_back({"--no-record", cli::OptionKind::Flag, " do not keep this run among the model's real runs (waste plan)"});
     return o;
 }
 

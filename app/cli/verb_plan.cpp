@@ -4,8 +4,11 @@
 // Tokens/s = compute per token (this machine's calibrated kernels over what a token
 // touches) + the expert reads the compute beside them cannot hide (the model's own expert
 // file, measured with direct I/O at the engine's queue depth).
+// This machine's real runs of the model (`waste bench`, the app's answers) scale the forecast,
+// as the app's Planner does (observed_runs.h); --no-observed shows it without them.
 // `waste plan --config config.json` plans a release before it is downloaded (plan_release.cpp).
 #include "calibration_path.h"
+#include "observed_runs.h"
 #include "calibration_report.h"
 #include "plan_forecast.h"
 #include "plan_release.h"
@@ -63,7 +66,7 @@ int runPlan(const cli::Args &args)
         fin.computeOverlapSeconds = e.overlapSeconds;
         fin.routedExpertSeconds = e.routedExpertSeconds;
     }
-    const waste::Forecast fc = waste::forecastBudgets(p, ladder, fin);
+    waste::Forecast fc = waste::forecastBudgets(p, ladder, fin);
     // Reading a prompt at the budget asked about (else the default): --prompt-tokens of text,
     // and one image where the container reads images (kImagePositions of a 896x896 picture).
     const long long promptTokens = args.integer("--prompt-tokens", 4096);
@@ -75,6 +78,34 @@ int runPlan(const cli::Args &args)
         prefill = waste::estimatePrefill(args.positional(0), *cal, int(promptTokens), passTokens, fc.disk_gbps);
         if (p.vision_bytes > 0)
             imagePrefill = waste::estimatePrefill(args.positional(0), *cal, kImagePositions, passTokens, fc.disk_gbps);
+    }
+    // The real runs against the uncorrected forecast at each run's budget, then the forecast scaled.
+    cli::RunCorrection observed;
+    if (!args.flag("--no-observed")) {
+        fin.diskGBps = fc.disk_gbps; // as measured once above, so each run's budget is priced alike
+        fin.readLatencySeconds = fc.read_latency_seconds;
+        fin.queueDepth = fc.queue_depth;
+        observed = cli::runCorrection(
+            args.positional(0),
+            [&](int64_t b) {
+                if (b < p.floor_bytes)
+                    return 0.0;
+                return waste::forecastBudgets(p, {b}, fin).budgets.at(0).tok_per_s;
+            },
+            [&](int64_t b) {
+                if (!cal || b < p.floor_bytes)
+                    return 0.0;
+                const waste::PrefillEstimate e = waste::estimatePrefill(args.positional(0), *cal, int(promptTokens),
+                                                                        waste::resolveBudget(p, b).pass_tokens, fc.disk_gbps);
+                return e.known ? e.tokPerS : 0.0;
+            });
+        cli::applyCorrection(fc, observed);
+        if (observed.prefillRuns > 0)
+            for (auto *e : {&prefill, &imagePrefill})
+                if (*e && (*e)->known) {
+                    (*e)->seconds /= observed.prefill;
+                    (*e)->tokPerS *= observed.prefill;
+                }
     }
 
     if (args.flag("--json")) {
@@ -130,6 +161,8 @@ int runPlan(const cli::Args &args)
             }
             f["prefill"] = pf;
         }
+        if (!args.flag("--no-observed"))
+            f["observed"] = cli::correctionJson(observed);
         j["forecast"] = f;
         std::printf("%s\n", j.dump().c_str());
     } else {
@@ -151,6 +184,7 @@ int runPlan(const cli::Args &args)
         else
             std::printf("  at the default budget prompts read %d tokens a pass\n", def.pass_tokens);
         cli::printForecast(fc, fin.computeSeconds);
+        cli::printCorrection(observed);
         if (prefill && prefill->known) {
             std::printf("  a %d-token prompt reads in about %.1f s (%.0f tok/s; %d pass%s, compute %.1f s, expert reads "
                         "%.1f s)\n",
@@ -190,6 +224,7 @@ WASTE_CLI_VERB({"plan", "MODEL | --config config.json [--ram SIZE] [--budget SIZ
                   {"--calibrate", cli::OptionKind::Flag, "measure this machine's kernels again"},
                   {"--prompt-tokens", cli::OptionKind::Value, "N  the prompt forecast.prefill reads (default 4096)"},
                   {"--threads", cli::OptionKind::Value, "N  compute threads the calibration uses (default: all)"},
+                  {"--no-observed", cli::OptionKind::Flag, "the forecast without this machine's real runs of the model"},
                   {"--json", cli::OptionKind::Flag, "one JSON object on stdout"}},
                  0, 1},
                 &runPlan});

@@ -12,6 +12,9 @@ measured again) then `waste bench --budget B`. The table gives the medians, the 
 the medians, and the spread: the range of the R predictions, of the R measurements, and of
 the R paired errors (each prediction against the measurement right after it).
 --no-recalibrate keeps the cached calibration (the disk is still measured each time).
+The plans leave out the model's earlier real runs and the benches keep none (`--no-observed`,
+`--no-record`): this measures the calibrated forecast itself, not one already corrected by
+the runs it is compared with.
 
 Not run by ctest: it reads the disk and takes minutes on a mid-size container.
 """
@@ -50,12 +53,12 @@ def main():
     if len(argv) < 2:
         sys.exit(__doc__)
     waste, models = argv[0], argv[1:]
-    plan_args = ["--json"] + (["--calibrate"] if recalibrate else [])
+    plan_args = ["--json", "--no-observed"] + (["--calibrate"] if recalibrate else [])
     print("| model | budget | predicted tok/s, median (compute + unhidden reads, hit rate) [range] "
           "| measured tok/s, median (hit rate) [range] | error of medians [paired errors] | decode scale |")
     print("| --- | --- | --- | --- | --- | --- |")
     for model in models:
-        first = run(waste, "plan", model, "--json")
+        first = run(waste, "plan", model, "--json", "--no-observed")
         for name, budget in (("floor", first["floor_bytes"]), ("default", first["default_budget_bytes"]),
                              ("every expert", first["every_expert_budget_bytes"])):
             predicted, measured, scales = [], [], []
@@ -64,7 +67,7 @@ def main():
                 rows = {r["budget_bytes"]: r for r in plan["forecast"]["budgets"]}
                 predicted.append(rows[budget])
                 scales.append(plan["forecast"].get("decode_scale", 0))
-                measured.append(run(waste, "bench", model, "--tokens", tokens, "--budget", str(budget), "--json"))
+                measured.append(run(waste, "bench", model, "--tokens", tokens, "--budget", str(budget), "--no-record", "--json"))
             ptps = [p["tok_per_s"] for p in predicted]
             mtps = [m["tok_per_s"] for m in measured]
             paired = [(p - m) / m * 100 for p, m in zip(ptps, mtps)]

@@ -1,0 +1,75 @@
+"""`waste plan` corrects its forecast by this machine's real runs of the model, as the app's
+Planner does: `waste bench` keeps its decode speed among them (in the app's observed-speeds
+file, under $XDG_DATA_HOME), and the plan's tok/s at the benched budget then equals what the
+bench measured. --no-observed shows the forecast without them, --no-record keeps a bench out,
+and a file written on another machine is ignored. Data and caches in this test's own folders."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+WASTE, FIX = sys.argv[1], sys.argv[2]
+MODEL = f"{FIX}/reference-container/r3.waste"
+home = tempfile.mkdtemp(prefix="waste-plan-observed-")
+env = dict(os.environ, XDG_CACHE_HOME=f"{home}/cache", XDG_DATA_HOME=f"{home}/data", HOME=home)
+STORE = f"{home}/data/WASTE Studio/observed-speeds.json"
+failures = []
+
+
+def run(*args):
+    p = subprocess.run([WASTE, *args], capture_output=True, text=True, timeout=110, env=env)
+    if p.returncode != 0:
+        sys.exit(f"waste {' '.join(args)}: exit {p.returncode}: {p.stderr}")
+    return p.stdout
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+def plan(*extra):
+    # The disk speed given, so every plan prices reads alike.
+    return json.loads(run("plan", MODEL, "--json", "--disk-gbps", "2", *extra))["forecast"]
+
+
+def at(forecast, budget):
+    return next(b["tok_per_s"] for b in forecast["budgets"] if b["budget_bytes"] == budget)
+
+
+before = plan()
+check(before.get("observed", {}).get("decode_runs") == 0, f"no runs yet: {before.get('observed')}")
+check("observed" not in plan("--no-observed"), "--no-observed reports no runs")
+
+bench = json.loads(run("bench", MODEL, "--tokens", "32", "--json"))
+check(os.path.exists(STORE), "the bench kept its run in the app's file")
+budget, measured = bench["budget_bytes"], bench["tok_per_s"]
+after = plan("--budget", str(budget))
+obs = after.get("observed", {})
+check(obs.get("decode_runs") == 1 and obs.get("file") == STORE, f"one run, in {STORE}: {obs}")
+raw = plan("--budget", str(budget), "--no-observed")
+# (bench prints six significant digits; the file keeps the speed whole)
+check(abs(obs.get("decode_scale", 0) - measured / at(raw, budget)) < 1e-5 * obs.get("decode_scale", 1),
+      f"scale {obs.get('decode_scale')} = measured {measured} / forecast {at(raw, budget)}")
+check(abs(at(after, budget) - measured) < 1e-5 * measured, f"corrected {at(after, budget)} against measured {measured}")
+# The whole curve moves by the same factor.
+check(all(abs(c["tok_per_s"] - r["tok_per_s"] * obs["decode_scale"]) <= 1e-6 * max(c["tok_per_s"], 1)
+          for c, r in zip(after["budgets"], raw["budgets"])), "every budget scaled alike")
+text = run("plan", MODEL, "--disk-gbps", "2")
+check("corrected by this model's real runs on this machine" in text and "(1 run)" in text, text)
+
+run("bench", MODEL, "--tokens", "32", "--no-record")
+check(plan().get("observed", {}).get("decode_runs") == 1, "--no-record kept the run count at 1")
+
+# Another machine's file (its key differs) is no evidence for this one.
+with open(STORE) as f:
+    store = json.load(f)
+store["machine"] = "another machine"
+with open(STORE, "w") as f:
+    json.dump(store, f)
+check(plan().get("observed", {}).get("decode_runs") == 0, "another machine's runs are ignored")
+
+if failures:
+    sys.exit("\n".join(failures))
+print("plan observed: ok")
