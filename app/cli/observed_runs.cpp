@@ -5,6 +5,9 @@
 
 #include <cstdio>
 
+static_assert(cli::kMinObservedDecodeTokens == ObservedSpeeds::kMinDecodeTokens &&
+              cli::kMinObservedPromptTokens == ObservedSpeeds::kMinPrefillTokens);
+
 namespace cli {
 
 std::string observedSpeedsFile()

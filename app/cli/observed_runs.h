@@ -1,5 +1,5 @@
 // This machine's real runs of a model, shared with the desktop app (planner/observedspeeds, in
-// the app's data folder): `waste bench` adds its decode speed, and `waste plan` scales its
+// the app's data folder): `waste bench` and `waste run` add their speeds, and `waste plan` scales its
 // forecast by what the runs measured against it, as the Planner does, and says how many runs
 // that rests on. So one busy calibration, or a kind of CPU the estimate was not tuned on,
 // stops mattering after a few runs, from either program.
@@ -14,6 +14,10 @@
 #include <string>
 
 namespace cli {
+
+// What a run must have for its speeds to count (the app's answers count from the same numbers).
+inline constexpr int kMinObservedDecodeTokens = 16;
+inline constexpr int kMinObservedPromptTokens = 256;
 
 // The desktop app's observed-speeds file.
 std::string observedSpeedsFile();

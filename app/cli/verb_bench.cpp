@@ -18,8 +18,6 @@ namespace {
 
 // The reference engine's bench prompt, so figures compare across the two.
 constexpr const char *kPrompt = "Write a C function that parses a JSON array of integers and explain its edge cases.";
-// Fewer tokens say little about a decode's speed (the app's answers count from the same number).
-constexpr long long kMinRecordedTokens = 16;
 
 double seconds(std::chrono::steady_clock::time_point t0)
 {
@@ -63,7 +61,7 @@ int runBench(const cli::Args &args)
     if (!after.directIo)
         std::fprintf(stderr, "waste: warning: expert reads went through the page cache (direct_io false): "
                              "these figures measure RAM, not the disk\n");
-    else if (!args.flag("--no-record") && n >= kMinRecordedTokens) // a disk-less figure would mislead the forecast
+    else if (!args.flag("--no-record") && n >= cli::kMinObservedDecodeTokens) // a disk-less figure would mislead the forecast
         cli::recordRun(args.positional(0), model->info().budgetBytes, tokPerS, 0);
 
     if (args.flag("--json")) {

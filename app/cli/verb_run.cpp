@@ -8,6 +8,7 @@
 #include "prompt/dialoguerenderer.h"
 #include "generation_options.h"
 #include "model_options.h"
+#include "observed_runs.h"
 #include "prefill_meter.h"
 #include <waste/usage_paths.hpp>
 #include "engine/promptfeeder.h"
@@ -53,9 +54,11 @@ int runRun(const cli::Args &args)
     const auto t0 = std::chrono::steady_clock::now();
     cli::PrefillMeter meter(*model, quiet);
     bool read = false;
+    double readSecs = 0;
     const waste::GenResult r = model->generate(ids, params, [&](const waste::TokenEvent &ev) {
         if (!read) { // the first token: the prompt has been read
             read = true;
+            readSecs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             meter.finish();
         }
         if (!quiet) {
@@ -68,6 +71,14 @@ int runRun(const cli::Args &args)
     if (!quiet)
         std::printf("\n");
     cli::printStatsLine(r.stats, static_cast<int>(r.tokens.size()), secs);
+    // A real run of the model on this machine: `waste plan` and the app's Planner correct their
+    // forecasts by it (observed_runs.h), as they do by the app's answers.
+    if (r.stats.directIo) {
+        const int64_t tokens = int64_t(r.tokens.size());
+        const double decode = tokens >= cli::kMinObservedDecodeTokens && secs > readSecs ? tokens / (secs - readSecs) : 0;
+        const double prompt = r.promptTokens >= cli::kMinObservedPromptTokens && readSecs > 0 ? r.promptTokens / readSecs : 0;
+        cli::recordRun(args.positional(0), model->info().budgetBytes, decode, prompt);
+    }
     if (args.flag("--learn")) {
         model->saveUsage();
         const std::string usage = cli::usagePath(args);

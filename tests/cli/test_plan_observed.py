@@ -1,5 +1,5 @@
 """`waste plan` corrects its forecast by this machine's real runs of the model, as the app's
-Planner does: `waste bench` keeps its decode speed among them (in the app's observed-speeds
+Planner does: `waste bench` (and `waste run`) keeps its decode speed among them (in the app's observed-speeds
 file, under $XDG_DATA_HOME), and the plan's tok/s at the benched budget then equals what the
 bench measured. --no-observed shows the forecast without them, --no-record keeps a bench out,
 and a file written on another machine is ignored. Data and caches in this test's own folders."""
@@ -61,6 +61,15 @@ check("corrected by this model's real runs on this machine" in text and "(1 run)
 
 run("bench", MODEL, "--tokens", "32", "--no-record")
 check(plan().get("observed", {}).get("decode_runs") == 1, "--no-record kept the run count at 1")
+
+# An answer of `waste run` is a real run too, when it wrote enough tokens to say.
+p = subprocess.run([WASTE, "run", MODEL, "hello there", "-n", "40", "--raw", "-q"], capture_output=True, text=True,
+                   timeout=110, env=env)
+check(p.returncode == 0, f"run: {p.stderr}")
+summary = [line for line in p.stderr.splitlines() if line.startswith("[") and " tokens," in line]
+wrote = int(summary[-1][1:].split()[0]) if summary else 0
+check(bool(summary), f"run printed no summary: {p.stderr!r}")
+check(plan().get("observed", {}).get("decode_runs") == (2 if wrote >= 16 else 1), f"run wrote {wrote}: {p.stderr!r}")
 
 # Another machine's file (its key differs) is no evidence for this one.
 with open(STORE) as f:
