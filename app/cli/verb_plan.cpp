@@ -4,12 +4,12 @@
 // Tokens/s = compute per token (this machine's calibrated kernels over what a token
 // touches) + the expert reads the compute beside them cannot hide (the model's own expert
 // file, measured with direct I/O at the engine's queue depth).
-// This machine's real runs of the model (`waste bench`, the app's answers) scale the forecast,
+// This machine's real runs of the model (`waste bench`, `waste run`, the app's answers) scale the forecast,
 // as the app's Planner does (observed_runs.h); --no-observed shows it without them.
 // `waste plan --config config.json` plans a release before it is downloaded (plan_release.cpp).
 #include "calibration_path.h"
-#include "observed_runs.h"
 #include "calibration_report.h"
+#include "observed_runs.h"
 #include "plan_forecast.h"
 #include "plan_release.h"
 #include "verb.h"
