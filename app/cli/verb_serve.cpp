@@ -1,11 +1,16 @@
 // `waste serve MODEL`: the OpenAI-compatible API server without the GUI. The socket opens
 // at once (GET /health answers 503 while the model loads, 200 when it is ready); the first
 // line on stdout is a JSON object with the URL and the port actually bound (--port 0 picks
-// a free one). SIGINT/SIGTERM stop it cleanly.
+// a free one). SIGINT/SIGTERM stop it cleanly. Each answer is kept among the model's real
+// runs on this machine (planner/answerrecorder.h), which `waste plan` and the app's Planner
+// correct their forecasts by.
+#include "observed_runs.h"
 #include "verb.h"
 
 #include "server/apiserver.h"
 #include "engine/enginecontroller.h"
+#include "planner/answerrecorder.h"
+#include "planner/observedspeeds.h"
 
 #include <waste/waste.hpp>
 
@@ -58,6 +63,7 @@ int runServe(const cli::Args &args)
     EngineController engine(nullptr);
     engine.setPromptCache(cacheDir, cacheBytes);
     ApiServer server(&engine, nullptr);
+    recordAnswers(&engine, std::make_shared<ObservedSpeeds>(QString::fromStdString(cli::observedSpeedsFile())));
     server.setHost(QString::fromStdString(args.text("--host", "127.0.0.1")));
     server.setPort(int(port));
     QString key = QString::fromStdString(args.text("--api-key", ""));

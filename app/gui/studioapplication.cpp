@@ -11,13 +11,16 @@
 #include "remote/remoteendpoint.h"
 #include "remote/remotestore.h"
 #include "demo/demomodel.h"
+#include "planner/answerrecorder.h"
 #include "planner/engineplansource.h"
+#include "planner/observedspeeds.h"
 #include "planner/plannercontroller.h"
 
 #include <QApplication>
 #include <QDir>
 #include <QFileInfo>
 #include <QIcon>
+#include <QPointer>
 #include <QQmlApplicationEngine>
 #include <QQuickStyle>
 #include <QTimer>
@@ -74,25 +77,10 @@ std::unique_ptr<StudioServices> StudioApplication::createServices()
     // Every answer's measured speeds correct the Planner's forecast for that model.
     auto observed = std::make_shared<ObservedSpeeds>(s->settings->dataFolder() + QStringLiteral("/observed-speeds.json"));
     s->planner->setObservedSpeeds(observed);
-    QObject::connect(s->engine.get(), &EngineController::generationQueued, s->planner.get(),
-                     [e = s->engine.get(), p = s->planner.get(), observed](GenerationHandle *h) {
-                         QObject::connect(h, &GenerationHandle::finished, p, [e, p, observed](const GenerationResult &r) {
-                             if (e->isRemote() || e->modelPath().isEmpty())
-                                 return;
-                             const GenerationStats &st = r.stats;
-                             ObservedRun run;
-                             run.budget = e->budgetBytes();
-                             if (st.completionTokens >= ObservedSpeeds::kMinDecodeTokens)
-                                 run.decodeTokPerS = st.tokensPerSecond;
-                             if (st.prefilledTokens >= ObservedSpeeds::kMinPrefillTokens && st.prefillSeconds > 0)
-                                 run.prefillTokPerS = st.prefilledTokens / st.prefillSeconds;
-                             if (run.decodeTokPerS <= 0 && run.prefillTokPerS <= 0)
-                                 return;
-                             observed->record(e->modelPath(), run);
-                             if (QFileInfo(p->container()).absoluteFilePath() == QFileInfo(e->modelPath()).absoluteFilePath())
-                                 p->refresh();
-                         });
-                     });
+    recordAnswers(s->engine.get(), observed, [p = QPointer<PlannerController>(s->planner.get())](const QString &model) {
+        if (p && QFileInfo(p->container()).absoluteFilePath() == QFileInfo(model).absoluteFilePath())
+            p->refresh();
+    });
     // The planner follows the open model (or the last one when none is open yet).
     QObject::connect(s->engine.get(), &EngineController::modelChanged, s->planner.get(),
                      [e = s->engine.get(), p = s->planner.get()] {

@@ -1,5 +1,5 @@
 """`waste plan` corrects its forecast by this machine's real runs of the model, as the app's
-Planner does: `waste bench` (and `waste run`) keeps its decode speed among them (in the app's observed-speeds
+Planner does: `waste bench` (and `waste run`, and each answer of `waste serve`) keeps its decode speed among them (in the app's observed-speeds
 file, under $XDG_DATA_HOME), and the plan's tok/s at the benched budget then equals what the
 bench measured. --no-observed shows the forecast without them, --no-record keeps a bench out,
 and a file written on another machine is ignored. Data and caches in this test's own folders."""
@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
+import urllib.request
 
 WASTE, FIX = sys.argv[1], sys.argv[2]
 MODEL = f"{FIX}/reference-container/r3.waste"
@@ -71,6 +73,30 @@ wrote = int(summary[-1][1:].split()[0]) if summary else 0
 check(bool(summary), f"run printed no summary: {p.stderr!r}")
 check(plan().get("observed", {}).get("decode_runs") == (2 if wrote >= 16 else 1), f"run wrote {wrote}: {p.stderr!r}")
 
+# So is an answer of `waste serve`.
+runs = plan().get("observed", {}).get("decode_runs")
+server = subprocess.Popen([WASTE, "serve", MODEL, "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                          text=True, env=env)
+try:
+    port = json.loads(server.stdout.readline())["port"]
+    for _ in range(300):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5) as r:
+                if json.loads(r.read())["status"] == "ok":
+                    break
+        except OSError:
+            pass
+        time.sleep(0.1)
+    body = json.dumps({"model": "m", "prompt": "hello there", "max_tokens": 40, "temperature": 0}).encode()
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/completions", body, {"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        answered = json.loads(r.read())["usage"]["completion_tokens"]
+finally:
+    server.terminate()
+    server.wait()
+check(plan().get("observed", {}).get("decode_runs") == runs + (1 if answered >= 16 else 0),
+      f"serve answered {answered} tokens: {plan().get('observed')}")
+
 # Another machine's file (its key differs) is no evidence for this one.
 with open(STORE) as f:
     store = json.load(f)
@@ -81,4 +107,4 @@ check(plan().get("observed", {}).get("decode_runs") == 0, "another machine's run
 
 if failures:
     sys.exit("\n".join(failures))
-print("plan observed: ok")
+print(f"plan observed: ok (waste run wrote {wrote} tokens, waste serve {answered})")
