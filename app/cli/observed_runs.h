@@ -1,8 +1,8 @@
 // This machine's real runs of a model, shared with the desktop app (planner/observedspeeds, in
-// the app's data folder): `waste bench`, `waste run` and `waste serve` add their speeds, and `waste plan` scales its
-// forecast by what the runs measured against it, as the Planner does, and says how many runs
-// that rests on. So one busy calibration, or a kind of CPU the estimate was not tuned on,
-// stops mattering after a few runs, from either program.
+// the app's data folder): `waste bench`, `waste run` and `waste serve` add their speeds, and
+// `waste plan` scales its forecast by what the runs measured against it, as the Planner does,
+// and says how many runs that rests on. So one busy calibration, or a kind of CPU the estimate
+// was not tuned on, stops mattering after a few runs, from either program.
 #pragma once
 
 #include <waste/waste.hpp>
