@@ -24,6 +24,15 @@ void recordRun(const std::string &container, int64_t budget, double decodeTokPer
     ObservedSpeeds(QString::fromStdString(observedSpeedsFile())).record(QString::fromStdString(container), run);
 }
 
+void recordAnswer(const std::string &container, int64_t budget, const waste::GenResult &r, double readSecs,
+                  double secs)
+{
+    const int64_t tokens = int64_t(r.tokens.size());
+    const double decode = tokens >= kMinObservedDecodeTokens && secs > readSecs ? double(tokens) / (secs - readSecs) : 0;
+    const double prompt = r.promptTokens >= kMinObservedPromptTokens && readSecs > 0 ? r.promptTokens / readSecs : 0;
+    recordRun(container, budget, decode, prompt);
+}
+
 RunCorrection runCorrection(const std::string &container, const std::function<double(int64_t)> &predictedDecode,
                             const std::function<double(int64_t)> &predictedPrefill)
 {

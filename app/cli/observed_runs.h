@@ -1,5 +1,5 @@
 // This machine's real runs of a model, shared with the desktop app (planner/observedspeeds, in
-// the app's data folder): `waste bench`, `waste run` and `waste serve` add their speeds, and
+// the app's data folder): `waste bench`, `run`, `chat` and `serve` add their speeds, and
 // `waste plan` scales its forecast by what the runs measured against it, as the Planner does,
 // and says how many runs that rests on. So one busy calibration, or a kind of CPU the estimate
 // was not tuned on, stops mattering after a few runs, from either program.
@@ -25,6 +25,11 @@ std::string observedSpeedsFile();
 // Adds a run of `container` at `budget` (a speed of 0: not measured) to that file; quietly
 // nothing when it cannot be written.
 void recordRun(const std::string &container, int64_t budget, double decodeTokPerS, double prefillTokPerS);
+
+// One answer of `waste run` or `waste chat`: `readSecs` after its start the first token came,
+// `secs` after it the last; its decode and prompt speeds where they are long enough to say.
+void recordAnswer(const std::string &container, int64_t budget, const waste::GenResult &r, double readSecs,
+                  double secs);
 
 struct RunCorrection {
     double decode = 1, prefill = 1; // measured / predicted, median over the runs

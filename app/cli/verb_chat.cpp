@@ -11,6 +11,7 @@
 #include "generation_options.h"
 #include "prompt/mediablock.h"
 #include "model_options.h"
+#include "observed_runs.h"
 #include "prefill_meter.h"
 #include "engine/promptfeeder.h"
 #include "verb.h"
@@ -23,6 +24,7 @@
 namespace {
 
 struct Totals {
+    std::string model; // its path: each answer is kept among its real runs (observed_runs.h)
     int64_t tokens = 0;
     double seconds = 0;
     int64_t promptRead = 0;   // prompt tokens fed to the engine
@@ -35,9 +37,11 @@ waste::GenResult streamed(waste::Model &model, std::span<const int32_t> ids, con
     const auto t0 = std::chrono::steady_clock::now();
     cli::PrefillMeter meter(model, false);
     bool read = false;
+    double readSecs = 0;
     waste::GenResult r = model.generate(ids, params, [&](const waste::TokenEvent &ev) {
         if (!read) { // the first token: the prompt has been read
             read = true;
+            readSecs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             meter.finish();
         }
         std::fwrite(ev.text.data(), 1, ev.text.size(), stdout);
@@ -45,8 +49,11 @@ waste::GenResult streamed(waste::Model &model, std::span<const int32_t> ids, con
         return true;
     }, meter.callback());
     std::printf("\n");
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     totals.tokens += static_cast<int64_t>(r.tokens.size());
-    totals.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    totals.seconds += secs;
+    if (r.stats.directIo)
+        cli::recordAnswer(totals.model, model.info().budgetBytes, r, readSecs, secs);
     return r;
 }
 
@@ -80,6 +87,7 @@ int runChat(const cli::Args &args)
 
     std::string line;
     Totals totals;
+    totals.model = args.positional(0);
     while (true) {
         std::fprintf(stderr, "> ");
         if (!std::getline(std::cin, line))

@@ -73,12 +73,8 @@ int runRun(const cli::Args &args)
     cli::printStatsLine(r.stats, static_cast<int>(r.tokens.size()), secs);
     // A real run of the model on this machine: `waste plan` and the app's Planner correct their
     // forecasts by it (observed_runs.h), as they do by the app's answers.
-    if (r.stats.directIo) {
-        const int64_t tokens = int64_t(r.tokens.size());
-        const double decode = tokens >= cli::kMinObservedDecodeTokens && secs > readSecs ? tokens / (secs - readSecs) : 0;
-        const double prompt = r.promptTokens >= cli::kMinObservedPromptTokens && readSecs > 0 ? r.promptTokens / readSecs : 0;
-        cli::recordRun(args.positional(0), model->info().budgetBytes, decode, prompt);
-    }
+    if (r.stats.directIo)
+        cli::recordAnswer(args.positional(0), model->info().budgetBytes, r, readSecs, secs);
     if (args.flag("--learn")) {
         model->saveUsage();
         const std::string usage = cli::usagePath(args);
