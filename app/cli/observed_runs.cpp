@@ -5,9 +5,6 @@
 
 #include <cstdio>
 
-static_assert(cli::kMinObservedDecodeTokens == ObservedSpeeds::kMinDecodeTokens &&
-              cli::kMinObservedPromptTokens == ObservedSpeeds::kMinPrefillTokens);
-
 namespace cli {
 
 std::string observedSpeedsFile()
@@ -28,8 +25,8 @@ void recordAnswer(const std::string &container, int64_t budget, const waste::Gen
                   double secs)
 {
     const int64_t tokens = int64_t(r.tokens.size());
-    const double decode = tokens >= kMinObservedDecodeTokens && secs > readSecs ? double(tokens) / (secs - readSecs) : 0;
-    const double prompt = r.promptTokens >= kMinObservedPromptTokens && readSecs > 0 ? r.promptTokens / readSecs : 0;
+    const double decode = tokens >= ObservedSpeeds::kMinDecodeTokens && secs > readSecs ? double(tokens) / (secs - readSecs) : 0;
+    const double prompt = r.promptTokens >= ObservedSpeeds::kMinPrefillTokens && readSecs > 0 ? r.promptTokens / readSecs : 0;
     recordRun(container, budget, decode, prompt);
 }
 
@@ -37,9 +34,7 @@ RunCorrection runCorrection(const std::string &container, const std::function<do
                             const std::function<double(int64_t)> &predictedPrefill)
 {
     const ObservedSpeeds store(QString::fromStdString(observedSpeedsFile()));
-    const ObservedSpeeds::Correction c =
-        ObservedSpeeds::correction(store.runs(QString::fromStdString(container)), predictedDecode, predictedPrefill);
-    return {c.decode, c.prefill, c.decodeRuns, c.prefillRuns};
+    return ObservedSpeeds::correction(store.runs(QString::fromStdString(container)), predictedDecode, predictedPrefill);
 }
 
 void applyCorrection(waste::Forecast &fc, const RunCorrection &c)

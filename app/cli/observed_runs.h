@@ -5,6 +5,8 @@
 // was not tuned on, stops mattering after a few runs, from either program.
 #pragma once
 
+#include "planner/observedspeeds.h"
+
 #include <waste/waste.hpp>
 
 #include <nlohmann/json.hpp>
@@ -15,10 +17,6 @@
 
 namespace cli {
 
-// What a run must have for its speeds to count (the app's answers count from the same numbers).
-inline constexpr int kMinObservedDecodeTokens = 16;
-inline constexpr int kMinObservedPromptTokens = 256;
-
 // The desktop app's observed-speeds file.
 std::string observedSpeedsFile();
 
@@ -27,14 +25,12 @@ std::string observedSpeedsFile();
 void recordRun(const std::string &container, int64_t budget, double decodeTokPerS, double prefillTokPerS);
 
 // One answer of `waste run` or `waste chat`: `readSecs` after its start the first token came,
-// `secs` after it the last; its decode and prompt speeds where they are long enough to say.
+// `secs` after it the last; its decode and prompt speeds where they are long enough to say
+// (ObservedSpeeds' thresholds, the app's).
 void recordAnswer(const std::string &container, int64_t budget, const waste::GenResult &r, double readSecs,
                   double secs);
 
-struct RunCorrection {
-    double decode = 1, prefill = 1; // measured / predicted, median over the runs
-    int decodeRuns = 0, prefillRuns = 0;
-};
+using RunCorrection = ObservedSpeeds::Correction;
 // The container's runs against the uncorrected forecast at each run's budget.
 RunCorrection runCorrection(const std::string &container, const std::function<double(int64_t)> &predictedDecode,
                             const std::function<double(int64_t)> &predictedPrefill);

@@ -61,7 +61,7 @@ int runBench(const cli::Args &args)
     if (!after.directIo)
         std::fprintf(stderr, "waste: warning: expert reads went through the page cache (direct_io false): "
                              "these figures measure RAM, not the disk\n");
-    else if (!args.flag("--no-record") && n >= cli::kMinObservedDecodeTokens) // a disk-less figure would mislead the forecast
+    else if (!args.flag("--no-record") && n >= ObservedSpeeds::kMinDecodeTokens) // a disk-less figure would mislead the forecast
         cli::recordRun(args.positional(0), model->info().budgetBytes, tokPerS, 0);
 
     if (args.flag("--json")) {

@@ -20,6 +20,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <optional>
 #include <cstdio>
 
@@ -85,20 +87,27 @@ int runPlan(const cli::Args &args)
         fin.diskGBps = fc.disk_gbps; // as measured once above, so each run's budget is priced alike
         fin.readLatencySeconds = fc.read_latency_seconds;
         fin.queueDepth = fc.queue_depth;
+        // Each budget priced once: runs mostly share one (a hit-rate replay per run would cost).
+        const auto once = [](std::function<double(int64_t)> price) {
+            return [price, seen = std::map<int64_t, double>()](int64_t b) mutable {
+                const auto it = seen.find(b);
+                return it != seen.end() ? it->second : (seen[b] = price(b));
+            };
+        };
         observed = cli::runCorrection(
             args.positional(0),
-            [&](int64_t b) {
+            once([&](int64_t b) {
                 if (b < p.floor_bytes)
                     return 0.0;
                 return waste::forecastBudgets(p, {b}, fin).budgets.at(0).tok_per_s;
-            },
-            [&](int64_t b) {
+            }),
+            once([&](int64_t b) {
                 if (!cal || b < p.floor_bytes)
                     return 0.0;
                 const waste::PrefillEstimate e = waste::estimatePrefill(args.positional(0), *cal, int(promptTokens),
                                                                         waste::resolveBudget(p, b).pass_tokens, fc.disk_gbps);
                 return e.known ? e.tokPerS : 0.0;
-            });
+            }));
         cli::applyCorrection(fc, observed);
         if (observed.prefillRuns > 0)
             for (auto *e : {&prefill, &imagePrefill})

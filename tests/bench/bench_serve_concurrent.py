@@ -105,7 +105,8 @@ def together(port, n, first):
         return None  # a sampled end of text at once: nothing to time
     end = max(e for _, _, _, e in out)
     whole = sum(u for _, u, _, _ in out) / (end - sent)
-    first = max(times[0] if times else float("nan") for times, _, _, _ in out) - sent
+    # (nan when a stream sent no text: a generated model's tokens often are none)
+    first = max(times[0] for times, _, _, _ in out) - sent if all(times for times, _, _, _ in out) else float("nan")
     if all(tps > 0 for _, _, tps, _ in out):
         # Each stream's decode speed as the server measured it (usage's "waste"): tokens that
         # are no text (a generated model's markup and stray bytes) send no chunk to time.

@@ -173,21 +173,24 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
     // enough to go round (a decode step of several sequences, or a prefill chunk: one
     // wake-up for many records), the rest one at a time with their rows split.
     auto consumeVq = [&](std::span<const size_t> idx, std::span<const uint8_t *const> recs) {
-        if (!lutsChecked) {
-            const int64_t cb = format::parseExpertHeader(recs[0]).codebookId;
-            if (lutCb != cb)
-                buildLuts(cb);
-            layerCb = cb;
-            lutsChecked = true;
-        }
         struct User {
             size_t record;
             int64_t slot;
         };
         std::vector<User> us;
-        for (size_t k = 0; k < idx.size(); ++k)
+        std::vector<format::ExpertHeader> headers(idx.size());
+        for (size_t k = 0; k < idx.size(); ++k) {
+            headers[k] = format::parseExpertHeader(recs[k]);
             for (int64_t slot : users[ids[idx[k]]])
                 us.push_back({k, slot});
+        }
+        if (!lutsChecked) {
+            const int64_t cb = headers[0].codebookId;
+            if (lutCb != cb)
+                buildLuts(cb);
+            layerCb = cb;
+            lutsChecked = true;
+        }
         const int64_t nu = static_cast<int64_t>(us.size());
         const int64_t threads = m_pool.threads();
         const int64_t whole = nu >= threads ? nu - nu % threads : 0;
@@ -196,13 +199,13 @@ void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &ex
                 Vec g(static_cast<size_t>(Im)), u(static_cast<size_t>(Im));
                 quant::Lut down;
                 for (int64_t i = u0; i < u1; ++i) {
-                    const uint8_t *rec = recs[us[size_t(i)].record];
-                    runUser(format::parseExpertHeader(rec), rec, us[size_t(i)].slot, g.data(), u.data(), down);
+                    const User &user = us[size_t(i)];
+                    runUser(headers[user.record], recs[user.record], user.slot, g.data(), u.data(), down);
                 }
             });
         for (int64_t i = whole > 1 ? whole : 0; i < nu; ++i) { // the applies split their rows over the threads
-            const uint8_t *rec = recs[us[size_t(i)].record];
-            runUser(format::parseExpertHeader(rec), rec, us[size_t(i)].slot, m_g.data(), m_u.data(), m_downLut);
+            const User &user = us[size_t(i)];
+            runUser(headers[user.record], recs[user.record], user.slot, m_g.data(), m_u.data(), m_downLut);
         }
     };
     experts.fetchBatches(layer, ids, [&](std::span<const size_t> idx, std::span<const uint8_t *const> recs) {
