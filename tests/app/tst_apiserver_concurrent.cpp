@@ -1,6 +1,6 @@
 // Requests that arrive together are decoded together (engineworker.h, waste/batch.hpp):
-// two concurrent streams give each the same tokens as alone, short requests share the room
-// of a full-context state (more of them run at once than full-context ones), /health reports
+// two concurrent streams give each the same tokens as alone, requests run together at the
+// floor (their states in the room a prompt's pass leaves), /health reports
 // the requests running and queued, and past the engine's places and the queue a request gets
 // 503 server_busy. The engine thread is held for a moment (a queued call that waits) so that
 // requests are known to arrive together, as they would behind a long step.
@@ -74,10 +74,10 @@ private Q_SLOTS:
     {
         m_api = std::make_unique<ApiServerTestbed>();
         QVERIFY2(m_api->listen(), qPrintable(m_api->server.errorString()));
-        // A budget whose expert cache spares one more full-context state: two full-context
-        // sequences at once, more when they need fewer positions (up to the places asked for).
+        // The floor: its expert cache spares nothing, but the floor's prompt room holds more
+        // full-context states than the places asked for (waste::batchShareAt).
         const waste::MemoryPlan plan = waste::planMemory(kModel.toStdString(), kCtx);
-        m_api->engine.openModel(kModel, plan.floor_bytes + 3 * plan.state_bytes, kCtx);
+        m_api->engine.openModel(kModel, plan.floor_bytes, kCtx);
         QTRY_VERIFY_WITH_TIMEOUT(m_api->engine.state() == EngineController::Ready
                                      || m_api->engine.state() == EngineController::Failed, 60000);
         QVERIFY2(m_api->engine.state() == EngineController::Ready, qPrintable(m_api->engine.errorString()));
@@ -109,10 +109,10 @@ private Q_SLOTS:
         QCOMPARE(togetherB, aloneB);
     }
 
-    // r3's state is mostly its fixed linear-attention part, so the room of one full-context
-    // state holds two short ones: three short requests run at once where full-context ones
-    // (max_tokens to the context's end) run two at a time, the third waiting for a place.
-    void shortRequestsShareTheRoomOfAFullContextOne()
+    // At the floor, requests short and full-context (max_tokens to the context's end) run
+    // together, their states in the room a prompt's pass leaves while they decode (how short
+    // ones share a room too small for full-context ones: tst_batch, ShortSequences…).
+    void requestsRunTogetherAtTheFloor()
     {
         for (const int maxTokens : {48, kCtx}) {
             m_mostRunning = 0;
@@ -127,7 +127,7 @@ private Q_SLOTS:
             }
             for (QNetworkReply *r : replies)
                 QCOMPARE(HttpTestClient::wait(r).status, 200);
-            QCOMPARE(m_mostRunning, maxTokens == kCtx ? 2 : 3);
+            QCOMPARE(m_mostRunning, 3);
         }
     }
 

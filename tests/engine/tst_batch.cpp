@@ -331,6 +331,60 @@ TEST(Batch, NativeMxfp4PartsEqualAloneBitForBit) { expectPartsEqualAlone(nativeM
 
 TEST(Batch, NativeMxfp4SequencesEqualAlone) { expectBatchEqualsAlone(nativeMxfp4()); }
 
+// A prompt stopped by its caller while it is read alone beside decoding sequences ends by
+// itself (Cancelled, at the next layer); the others go on and get, bit for bit, what they get
+// alone. (The pass's stop once failed every sequence of the step.)
+TEST(Batch, AStoppedPromptEndsAloneAndTheOthersGoOn)
+{
+    const std::vector<int32_t> fox = foxIds(kR3);
+    auto model = waste::openForBatch(kR3, options(kR3), 4);
+    waste::Batch batch(*model);
+    waste::GenParams params;
+    params.maxTokens = 12;
+    params.temperature = 0.8f;
+    std::map<waste::Batch::Id, int> seedOf;
+    for (int seed : {1, 2}) {
+        waste::Batch::Request r;
+        r.prompt.assign(fox.begin(), fox.begin() + 10 + seed);
+        r.params = params;
+        r.params.seed = uint64_t(seed);
+        seedOf[batch.add(std::move(r))] = seed;
+    }
+    ASSERT_TRUE(batch.step().empty()); // both prompts read: they decode from now on
+
+    waste::Batch::Request stopped;
+    stopped.prompt.assign(fox.begin(), fox.end());
+    stopped.params = params;
+    int reports = 0;
+    stopped.onPrefill = [&reports](int, int) { return ++reports < 2; }; // stop after the first layer
+    const waste::Batch::Id stoppedId = batch.add(std::move(stopped));
+
+    std::map<int, waste::GenResult> results;
+    bool stoppedEnded = false;
+    for (int steps = 0; batch.active() > 0; ++steps) {
+        ASSERT_LT(steps, 100);
+        for (waste::Batch::Ended &e : batch.step()) {
+            if (e.id == stoppedId) {
+                EXPECT_TRUE(e.failed);
+                EXPECT_EQ(e.code, waste::ErrorCode::Cancelled) << e.message;
+                stoppedEnded = true;
+                continue;
+            }
+            ASSERT_FALSE(e.failed) << "a sequence beside the stopped prompt failed: " << e.message;
+            results[seedOf.at(e.id)] = std::move(e.result);
+        }
+    }
+    EXPECT_TRUE(stoppedEnded);
+    EXPECT_EQ(reports, 2) << "the stop took effect at the next layer";
+    ASSERT_EQ(results.size(), 2u);
+    for (const auto &[seed, r] : results) {
+        waste::GenParams alone = params;
+        alone.seed = uint64_t(seed);
+        const Alone a = generateAlone(kR3, std::vector<int32_t>(fox.begin(), fox.begin() + 10 + seed), alone);
+        EXPECT_EQ(r.tokens, a.result.tokens) << "seed " << seed;
+    }
+}
+
 TEST(Batch, RefusesPastItsCapacityWithAReason)
 {
     auto model = waste::openForBatch(kR3, options(kR3), 2);
@@ -371,14 +425,10 @@ TEST(Batch, RefusesPastItsCapacityWithAReason)
 TEST(Batch, ShortSequencesShareTheRoomOfOneFullState)
 {
     const waste::MemoryPlan plan = waste::planMemory(kR3, 512);
-    waste::OpenOptions o = options(kR3);
-    // Above the cache's smallest size, two full states and a bit: half of it is the room.
-    auto one = waste::Model::open(kR3, o);
-    const int64_t cacheAtDefault = one->info().expertCacheBytes;
-    one.reset();
-    o.ramBudget -= cacheAtDefault - (plan.min_expert_cache + 2 * plan.state_bytes + plan.state_bytes / 2);
-    auto model = waste::openForBatch(kR3, o, 8);
-    ASSERT_EQ(waste::batchSequences(*model), 2) << "the budget must hold exactly one full state beside the session's";
+    auto model = waste::openForBatch(kR3, options(kR3), 8);
+    // r3's floor alone has room for dozens of its states (Batch.ExtraSequences…): the room is
+    // narrowed to one full state, as a budget of a real model's size gives it.
+    static_cast<waste::session::ModelImpl &>(*model).limitStateRoom(plan.state_bytes);
     waste::Batch batch(*model);
     EXPECT_EQ(batch.capacity(), 8);
 
@@ -464,14 +514,12 @@ struct NoEnd : waste::TokenConstraint {
 void expectGrowingAnswersLoseNothing(const std::string &container, const std::vector<int32_t> &prompt)
 {
     const waste::MemoryPlan plan = waste::planMemory(container, 512);
-    waste::OpenOptions o = options(container);
-    auto one = waste::Model::open(container, o);
-    const int64_t cacheAtDefault = one->info().expertCacheBytes;
-    const int32_t eos = int32_t(one->info().eosId);
-    one.reset();
-    o.ramBudget -= cacheAtDefault - (plan.min_expert_cache + 2 * 3 * plan.state_bytes + plan.state_bytes / 2);
-    auto model = waste::openForBatch(container, o, 8);
-    ASSERT_EQ(waste::batchSequences(*model), 4) << "the room must hold exactly three full states";
+    // The room of three full states beside the session's (a tiny model's floor holds more:
+    // Batch.ShortSequencesShareTheRoomOfOneFullState).
+    auto model = waste::openForBatch(container, options(container), 8);
+    static_cast<waste::session::ModelImpl &>(*model).limitStateRoom(3 * plan.state_bytes);
+    ASSERT_EQ(static_cast<waste::session::ModelImpl &>(*model).statePoolBytes(), 3 * plan.state_bytes);
+    const int32_t eos = int32_t(model->info().eosId);
     waste::Batch batch(*model);
 
     const waste::format::ModelConfig &c = static_cast<waste::session::ModelImpl &>(*model).manifest().config;
@@ -547,19 +595,75 @@ TEST(Batch, GptOssGrowingAnswersPreemptTheYoungestAndLoseNothing)
     expectGrowingAnswersLoseNothing(dir, {72, 101, 108, 108, 111, 44, 32, 119, 111, 114, 108, 100});
 }
 
-TEST(Batch, ExtraSequencesComeFromTheExpertCache)
+// The room for sequences beyond the session's comes first from the floor's prompt room that a
+// piece of kPromptPieceWhileDecoding tokens leaves, then from half of the expert cache above its
+// smallest size (batchShareAt), written out here from the plan's terms.
+int64_t promptSpare(const waste::MemoryPlan &p)
+{
+    return std::max<int64_t>(0, p.pass_floor_bytes - p.pass_fixed_bytes - waste::kPromptPieceWhileDecoding * p.pass_token_bytes);
+}
+
+TEST(Batch, ExtraSequencesComeFromThePromptRoomThenTheExpertCache)
 {
     auto one = waste::Model::open(kR3, options(kR3));
     EXPECT_EQ(waste::batchSequences(*one), 1);
+    const waste::MemoryPlan r3 = one->memoryPlan();
+    ASSERT_GE(promptSpare(r3), 7 * r3.state_bytes) << "r3's floor must hold a full batch's states in its prompt room";
+    // The prompt room holds them all: the cache is untouched, at the default as at the floor.
     auto four = waste::openForBatch(kR3, options(kR3), 4);
     ASSERT_EQ(waste::batchSequences(*four), 4);
     EXPECT_EQ(four->info().budgetBytes, one->info().budgetBytes);
-    EXPECT_EQ(one->info().expertCacheBytes - four->info().expertCacheBytes, 3 * one->memoryPlan().state_bytes);
-    // A budget at the floor has no cache to spare: one sequence.
+    EXPECT_EQ(four->info().expertCacheBytes, one->info().expertCacheBytes);
+    EXPECT_EQ(static_cast<waste::session::ModelImpl &>(*four).statePoolBytes(), 3 * r3.state_bytes);
     waste::OpenOptions floor = options(kR3);
-    floor.ramBudget = one->memoryPlan().floor_bytes;
-    EXPECT_EQ(waste::batchSequences(*waste::openForBatch(kR3, floor, 8)), 1);
+    floor.ramBudget = r3.floor_bytes;
+    auto atFloor = waste::openForBatch(kR3, floor, 8);
+    EXPECT_EQ(waste::batchSequences(*atFloor), 8);
+    EXPECT_EQ(atFloor->info().expertCacheBytes, waste::Model::open(kR3, floor)->info().expertCacheBytes);
+
+    // k3s1 at 4096 positions: its prompt room holds one full state and a part of another; the
+    // rest of three comes from the cache.
+    waste::OpenOptions o = options(kK3);
+    o.ctxTokens = 4096;
+    const waste::MemoryPlan k3 = waste::planMemory(kK3, 4096);
+    o.ramBudget = k3.recommended_bytes + 8 * k3.state_bytes;
+    const int64_t spare = promptSpare(k3);
+    ASSERT_GT(spare, k3.state_bytes);
+    ASSERT_LT(spare, 2 * k3.state_bytes);
+    auto k3one = waste::Model::open(kK3, o);
+    auto k3four = waste::openForBatch(kK3, o, 4);
+    ASSERT_EQ(waste::batchSequences(*k3four), 4);
+    EXPECT_EQ(k3one->info().expertCacheBytes - k3four->info().expertCacheBytes, 3 * k3.state_bytes - spare);
+    // At the floor the prompt room alone holds one beside the session's.
+    o.ramBudget = k3.floor_bytes;
+    EXPECT_EQ(waste::batchSequences(*waste::openForBatch(kK3, o, 8)), 2);
     EXPECT_THROW(waste::openForBatch(kR3, options(kR3), 0), waste::Error);
+}
+
+// While batch states hold the floor's prompt room, a prompt read beside decoding sequences
+// still gets a piece of kPromptPieceWhileDecoding tokens in what is left of it, and a pass gets
+// the whole room back once they end.
+TEST(Batch, StatesInThePromptRoomLeaveAPieceForPrompts)
+{
+    auto model = waste::openForBatch(kR3, options(kR3), 8);
+    auto &impl = static_cast<waste::session::ModelImpl &>(*model);
+    const int whole = impl.unborrowedPassTokens();
+    ASSERT_GT(whole, waste::kPromptPieceWhileDecoding);
+    {
+        waste::Batch batch(*model);
+        waste::Batch::Request r;
+        const std::vector<int32_t> fox = foxIds(kR3);
+        r.prompt.assign(fox.begin(), fox.begin() + 12);
+        r.params.maxTokens = 0; // a whole-context state each
+        for (int i = 0; i < 7; ++i)
+            batch.add(r);
+        EXPECT_EQ(impl.statesHeld(), 7 * waste::model::State::bytesFor(impl.manifest().config, 12 + waste::kAnswerRoom));
+        EXPECT_GE(impl.unborrowedPassTokens(), waste::kPromptPieceWhileDecoding);
+        EXPECT_LT(impl.unborrowedPassTokens(), whole);
+        batch.step();
+    }
+    EXPECT_EQ(impl.statesHeld(), 0);
+    EXPECT_EQ(impl.unborrowedPassTokens(), whole);
 }
 
 // A model opened for several sequences has a reader for every record a step of all of them

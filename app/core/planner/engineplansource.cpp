@@ -51,6 +51,9 @@ PlanFacts planFactsOf(const waste::MemoryPlan &p)
     f.maxRecord = p.max_record_bytes;
     f.checkpoint = p.checkpoint_bytes;
     f.expertBytes = p.expert_bytes_total;
+    f.passFloor = p.pass_floor_bytes;
+    f.passFixed = p.pass_fixed_bytes;
+    f.passToken = p.pass_token_bytes;
     return f;
 }
 

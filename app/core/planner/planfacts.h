@@ -26,6 +26,11 @@ struct PlanFacts {
     qint64 maxRecord = 0;     // one expert cache slot
     qint64 checkpoint = 0;    // the state checkpoint the expert cache holds where it has room
     qint64 expertBytes = 0;   // every expert record of the model (0: not known)
+    // A prompt's pass (waste::MemoryPlan's pass_*): the batch's states borrow the floor's
+    // prompt room before the cache (waste::batchShareAt).
+    qint64 passFloor = 0;
+    qint64 passFixed = 0;
+    qint64 passToken = 0;
 };
 
 struct ForecastPoint {

@@ -31,6 +31,9 @@ waste::MemoryPlan budgetPlan(const PlanFacts &f)
     p.checkpoint_bytes = f.checkpoint;
     p.expert_bytes_total = f.expertBytes;
     p.max_record_bytes = f.maxRecord;
+    p.pass_floor_bytes = f.passFloor;
+    p.pass_fixed_bytes = f.passFixed;
+    p.pass_token_bytes = f.passToken;
     return p;
 }
 

@@ -42,22 +42,29 @@ inline constexpr int kPromptPieceWhileDecoding = 512;
 inline constexpr int kAnswerRoom = 256;
 
 // Model::open for a model that a Batch will drive: up to `sequences` (1..kMaxSequences) at
-// once. The room for the states beyond the session's is taken from the expert cache: at
-// most half of the cache above its smallest size, in whole full-context states
-// (MemoryPlan::state_bytes), so the budget still bounds the whole. batchSequences() says how
-// many full-context sequences fit; sequences that need fewer positions share that room, up
-// to `sequences` at once (Batch::capacity, Batch::admits).
+// once. The room for the states beyond the session's (batchShareAt) comes first from the
+// floor's prompt room that a piece of kPromptPieceWhileDecoding tokens leaves (a pass gets
+// what the states leave of it), then from at most half of the expert cache above its
+// smallest size, so the budget still bounds the whole. batchSequences() says how many
+// full-context sequences fit; sequences that need fewer positions share that room, up to
+// `sequences` at once (Batch::capacity, Batch::admits).
 std::unique_ptr<Model> openForBatch(const std::string &containerPath, const OpenOptions &options, int sequences);
 // How many full-context sequences a Batch over `model` may decode at once (1 for a plain
 // Model::open); Batch::capacity() is the most at once when they need fewer positions.
 int batchSequences(const Model &model);
 
-// What openForBatch does to the expert cache a budget gives (expertCacheAt): the sequences that
-// fit beyond the first each take one state (MemoryPlan::state_bytes) from at most half of the
-// cache above its smallest size. The one rule for the engine's open and the Planner.
+// What openForBatch does with a budget's room (expertCacheAt gives `cacheBytes`): the spare
+// room is the floor's prompt room beyond a kPromptPieceWhileDecoding-token piece
+// (MemoryPlan::pass_floor_bytes less the piece's pass) and half the cache above its smallest
+// size. Batching needs one full-context state (MemoryPlan::state_bytes) of it beyond the
+// session's; the room for states is then all of the prompt room's spare and, from the cache,
+// what whole full-context states need beyond it, at most `sequences` − 1 of them. The one rule
+// for the engine's open and the Planner.
 struct BatchShare {
-    int sequences = 1;
-    int64_t cache_bytes = 0; // the expert cache left
+    int sequences = 1;          // full-context states that fit, the session's included
+    int64_t cache_bytes = 0;    // the expert cache left
+    int64_t state_room = 0;     // bytes for the states beyond the session's (0: no batching)
+    int64_t from_prompt_room = 0; // of state_room: what the floor's prompt room lends
 };
 BatchShare batchShareAt(const MemoryPlan &plan, int64_t cacheBytes, int sequences);
 
@@ -99,8 +106,9 @@ public:
     struct Ended {
         Id id = 0;
         GenResult result;
-        // Set when the sequence failed (a cancelled prompt: ErrorCode::Cancelled). A failure
-        // of the forward pass itself fails every sequence in it and resets the session.
+        // Set when the sequence failed (a cancelled prompt: ErrorCode::Cancelled). A pass that
+        // fails (the decoded tokens', or the prompts') fails the sequences it was reading, and
+        // resets the session when it is one of them; the others go on.
         bool failed = false;
         ErrorCode code = ErrorCode::Io;
         std::string message;

@@ -66,7 +66,15 @@ struct Batch::Impl {
     {
         return std::any_of(seqs.begin(), seqs.end(), [](const auto &s) { return s->session; });
     }
-    int64_t roomUsed = 0; // bytes of the own states, out of model.statePoolBytes()
+    // The bytes of the own states, out of model.statePoolBytes(); the model keeps the count,
+    // since what they hold of the floor's prompt room is not a pass's (ModelImpl::promptRoom).
+    int64_t used() const { return model.statesHeld(); }
+    void hold(int64_t delta) { model.setStatesHeld(model.statesHeld() + delta); }
+    ~Impl()
+    {
+        for (const auto &s : seqs)
+            hold(-s->ownBytes);
+    }
 
     // The positions a sequence can reach: its prompt and what it may generate, at most the
     // context (a prompt longer than that is refused by add()).
@@ -102,11 +110,11 @@ struct Batch::Impl {
         const int positions = firstPositionsFor(toRead, s.reach);
         const int64_t bytes = model::State::bytesFor(model.manifest().config, positions);
         // The room holds one full-context state, so a sequence alone always gets one.
-        if (roomUsed > 0 && roomUsed + bytes > model.statePoolBytes())
+        if (used() > 0 && used() + bytes > model.statePoolBytes())
             return false;
         s.own = takeState(positions);
         s.ownBytes = s.own->bytes();
-        roomUsed += s.ownBytes;
+        hold(s.ownBytes);
         s.state = s.own.get();
         return true;
     }
@@ -120,10 +128,10 @@ struct Batch::Impl {
         const format::ModelConfig &c = model.manifest().config;
         for (int64_t want : {std::min<int64_t>(s.reach, 2 * int64_t(cur)), std::min<int64_t>(s.reach, int64_t(cur) + kAnswerRoom)}) {
             const int64_t bytes = model::State::bytesFor(c, int(want));
-            if (roomUsed - s.ownBytes + bytes > model.statePoolBytes())
+            if (used() - s.ownBytes + bytes > model.statePoolBytes())
                 continue;
             s.own->grow(c, int(want));
-            roomUsed += s.own->bytes() - s.ownBytes;
+            hold(s.own->bytes() - s.ownBytes);
             s.ownBytes = s.own->bytes();
             return true;
         }
@@ -142,7 +150,7 @@ struct Batch::Impl {
         s.promptRead = 0;
         s.phase = Phase::Prompt;
         s.own.reset();
-        roomUsed -= s.ownBytes;
+        hold(-s.ownBytes);
         s.ownBytes = 0;
         s.state = nullptr;
         ++preemptions;
@@ -167,11 +175,21 @@ std::unique_ptr<Model> openForBatch(const std::string &containerPath, const Open
 BatchShare batchShareAt(const MemoryPlan &plan, int64_t cacheBytes, int sequences)
 {
     const int wanted = std::clamp(sequences, 1, kMaxSequences);
-    const int64_t spare = std::max<int64_t>(0, cacheBytes - plan.min_expert_cache) / 2;
+    // While sequences decode, a prompt is read a piece at a time in the floor's own prompt
+    // room (Batch::step): what such a piece leaves of it holds states until a pass needs it.
+    const int64_t piece = plan.pass_fixed_bytes + int64_t(kPromptPieceWhileDecoding) * plan.pass_token_bytes;
+    const int64_t promptSpare = std::max<int64_t>(0, plan.pass_floor_bytes - piece);
+    const int64_t cacheSpare = std::max<int64_t>(0, cacheBytes - plan.min_expert_cache) / 2;
     const int64_t each = std::max<int64_t>(1, plan.state_bytes);
     BatchShare s;
-    s.sequences = int(std::min<int64_t>(wanted - 1, spare / each)) + 1;
-    s.cache_bytes = cacheBytes - int64_t(s.sequences - 1) * each;
+    s.sequences = int(std::min<int64_t>(wanted - 1, (promptSpare + cacheSpare) / each)) + 1;
+    s.cache_bytes = cacheBytes;
+    if (s.sequences > 1) {
+        // All of the prompt room's spare, and from the cache what whole states need beyond it.
+        s.state_room = std::min(std::max(promptSpare, int64_t(s.sequences - 1) * each), int64_t(wanted - 1) * each);
+        s.from_prompt_room = std::min(promptSpare, s.state_room);
+        s.cache_bytes -= s.state_room - s.from_prompt_room;
+    }
     return s;
 }
 
@@ -203,7 +221,7 @@ bool Batch::admits(size_t promptTokens, int maxTokens, bool useSession) const
     // preemption) goes first.
     if (m->anyWaiting())
         return false;
-    return m->roomUsed == 0 || m->roomUsed + m->stateBytesFor(promptTokens, maxTokens) <= m->model.statePoolBytes();
+    return m->used() == 0 || m->used() + m->stateBytesFor(promptTokens, maxTokens) <= m->model.statePoolBytes();
 }
 
 bool Batch::sessionInUse() const { return m->sessionInUse(); }
@@ -279,7 +297,7 @@ std::vector<Batch::Ended> Batch::step()
     auto statsNow = [&model] { return model.stats(); };
     auto release = [&](Impl::Sequence &s) {
         s.own.reset(); // its RAM goes back to the room for states
-        m->roomUsed -= s.ownBytes;
+        m->hold(-s.ownBytes);
         s.ownBytes = 0;
         s.state = nullptr;
         s.ended = true;
@@ -431,52 +449,64 @@ std::vector<Batch::Ended> Batch::step()
     if (parts.empty())
         return ended;
 
-    // 3. The forward passes: the generated tokens together, then the prompts' pass.
+    // 3. The forward passes: the generated tokens together, then the prompts' pass. A pass
+    // that fails (or a lone prompt stopped midway) leaves undefined only the states it was
+    // reading: those sequences end with the error, the others go on.
     const auto t0 = std::chrono::steady_clock::now();
-    try {
-        size_t decodeTokens = 0;
-        for (size_t i = 0; i < decoding; ++i)
-            decodeTokens += size_t(parts[i].count);
-        const std::span<const int32_t> all(tokens);
-        const std::span<const model::Forward::Part> allParts(parts);
-        if (decoding > 0)
-            model.forward().runParts(all.first(decodeTokens), allParts.first(decoding), model.experts(),
-                                     model::Forward::Tokens::Generated);
-        if (decoding < parts.size()) {
-            // The pass's progress after every layer, for each prompt in it; a stop takes effect
-            // at the next layer when the pass reads that prompt alone (else at the pass's end).
-            model::Forward &forward = model.forward();
-            const bool alone = parts.size() - decoding == 1;
-            forward.setLayerProgress([&](int layer, int layers) {
-                bool go = true;
-                for (size_t i = decoding; i < members.size() && layer < layers; ++i) {
-                    Impl::Sequence &sq = *members[i];
-                    if (!sq.req.onPrefill || sq.rereading)
-                        continue;
-                    const size_t read = sq.promptRead + size_t(parts[i].count) * size_t(layer) / size_t(layers);
-                    go = sq.req.onPrefill(int(read), int(sq.req.prompt.size())) || !alone;
-                }
-                return go;
-            });
-            struct Unhook {
-                model::Forward &f;
-                ~Unhook() { f.setLayerProgress({}); }
-            } unhook{forward};
-            forward.runParts(all.subspan(decodeTokens), allParts.subspan(decoding), model.experts(),
-                             model::Forward::Tokens::Prompt);
-        }
-    } catch (const std::exception &e) {
-        // A layer failed midway: every state in the pass is undefined now.
+    auto failMembers = [&](size_t from, size_t to, const std::exception &e) {
         const auto *err = dynamic_cast<const Error *>(&e);
-        for (Impl::Sequence *s : members) {
+        for (size_t i = from; i < to; ++i) {
+            Impl::Sequence *s = members[i];
             if (s->session) {
                 model.sessionState().reset();
                 model.readHistory().clear();
             }
             fail(*s, err ? err->code() : ErrorCode::OutOfMemory, e.what());
         }
-        dropEnded();
-        return ended;
+    };
+    size_t decodeTokens = 0;
+    for (size_t i = 0; i < decoding; ++i)
+        decodeTokens += size_t(parts[i].count);
+    const std::span<const int32_t> all(tokens);
+    const std::span<const model::Forward::Part> allParts(parts);
+    if (decoding > 0) {
+        try {
+            model.forward().runParts(all.first(decodeTokens), allParts.first(decoding), model.experts(),
+                                     model::Forward::Tokens::Generated);
+        } catch (const std::exception &e) {
+            failMembers(0, decoding, e); // the prompts wait, unread, for the next step
+            dropEnded();
+            return ended;
+        }
+    }
+    if (decoding < parts.size()) {
+        // The pass's progress after every layer, for each prompt in it; a stop takes effect
+        // at the next layer when the pass reads that prompt alone (else at the pass's end).
+        model::Forward &forward = model.forward();
+        const bool alone = parts.size() - decoding == 1;
+        forward.setLayerProgress([&](int layer, int layers) {
+            bool go = true;
+            for (size_t i = decoding; i < members.size() && layer < layers; ++i) {
+                Impl::Sequence &sq = *members[i];
+                if (!sq.req.onPrefill || sq.rereading)
+                    continue;
+                const size_t read = sq.promptRead + size_t(parts[i].count) * size_t(layer) / size_t(layers);
+                go = sq.req.onPrefill(int(read), int(sq.req.prompt.size())) || !alone;
+            }
+            return go;
+        });
+        struct Unhook {
+            model::Forward &f;
+            ~Unhook() { f.setLayerProgress({}); }
+        } unhook{forward};
+        try {
+            forward.runParts(all.subspan(decodeTokens), allParts.subspan(decoding), model.experts(),
+                             model::Forward::Tokens::Prompt);
+        } catch (const std::exception &e) {
+            failMembers(decoding, members.size(), e);
+            members.resize(decoding); // the decoded tokens are read: step 4 takes them
+            parts.resize(decoding);
+        }
     }
     model.countBatch(0, 0, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 

@@ -77,12 +77,14 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options, int se
                              (kib >= 1024 ? std::to_string(kib >> 10) + " MiB" : std::to_string(kib) + " KiB") +
                              "): a turn whose chat format rewrites the last answer reads the whole conversation again");
     }
-    // Sequences beyond the first (waste/batch.hpp): one state each, from at most half of the
-    // expert cache above its smallest size, so the budget still bounds the whole.
+    // Sequences beyond the first (waste/batch.hpp): their states live in the floor's prompt
+    // room a decoding step leaves, then in at most half of the expert cache above its
+    // smallest size, so the budget still bounds the whole.
     {
         const BatchShare share = batchShareAt(m_plan, choice.expert_cache_bytes, sequences);
         m_sequences = share.sequences;
-        m_statePool = int64_t(m_sequences - 1) * m_plan.state_bytes;
+        m_statePool = share.state_room;
+        m_statePromptShare = share.from_prompt_room;
         m_mostSequences = m_sequences > 1 ? std::max(m_sequences, sequences) : 1;
         if (m_sequences > 1) {
             choice.expert_cache_bytes = share.cache_bytes;
@@ -223,21 +225,31 @@ int ModelImpl::borrowForPass(int tokens)
 {
     tokens = std::min(tokens, m_passTokens);
     const plan::PassCost cost{m_plan.pass_token_bytes, m_plan.pass_fixed_bytes};
-    const int64_t need = plan::passBorrows(cost, m_plan.pass_floor_bytes, tokens);
+    const int64_t need = plan::passBorrows(cost, promptRoom(), tokens);
     if (need <= 0)
         return std::max(tokens, plan::kMinPassTokens);
     if (!m_stream) // nothing to borrow from: what the floor's room holds
         return std::min(unborrowedPassTokens(), std::max(tokens, plan::kMinPassTokens));
     const int64_t slot = std::max<int64_t>(1, m_stream->slotBytes());
-    const int lent = m_stream->lendSlots(int((need + slot - 1) / slot));
+    // Never below twice the cache's smallest size (expertCacheAt's lendable room): the pass's
+    // own expert reads need slots too. The budget's plan counted on that room; batch states
+    // in the prompt room, or taken from the cache, may ask for more.
+    const int64_t keep = 2 * ((m_plan.min_expert_cache + slot - 1) / slot);
+    const int64_t lendable = std::max<int64_t>(0, m_stream->slots() - keep);
+    const int lent = m_stream->lendSlots(int(std::min<int64_t>((need + slot - 1) / slot, lendable)));
     // Fewer slots free than asked (pinned by others): a shorter pass.
-    const int64_t room = m_plan.pass_floor_bytes + int64_t(lent) * slot - m_plan.pass_fixed_bytes;
+    const int64_t room = promptRoom() + int64_t(lent) * slot - m_plan.pass_fixed_bytes;
     return int(std::clamp<int64_t>(room / std::max<int64_t>(1, m_plan.pass_token_bytes), plan::kMinPassTokens, tokens));
+}
+
+int64_t ModelImpl::promptRoom() const
+{
+    return m_plan.pass_floor_bytes - std::min(m_statesHeld, m_statePromptShare);
 }
 
 int ModelImpl::unborrowedPassTokens() const
 {
-    const int64_t room = m_plan.pass_floor_bytes - m_plan.pass_fixed_bytes;
+    const int64_t room = promptRoom() - m_plan.pass_fixed_bytes;
     return int(std::clamp<int64_t>(room / std::max<int64_t>(1, m_plan.pass_token_bytes), plan::kMinPassTokens,
                                    std::max(m_passTokens, plan::kMinPassTokens)));
 }

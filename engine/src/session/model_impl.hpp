@@ -18,6 +18,7 @@
 #include "text/tokenizer.hpp"
 #include "waste/waste.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -87,9 +88,21 @@ public:
     int sequences() const { return m_sequences; }
     // Sequences a Batch may run at once: beyond sequences() when they need less than a full
     // context each; their states are sized to the positions they can reach and together fit
-    // statePoolBytes() ((sequences() − 1) full states, taken from the expert cache).
+    // statePoolBytes() (BatchShare::state_room: the floor's prompt room first, then the cache).
     int mostSequences() const { return m_mostSequences; }
     int64_t statePoolBytes() const { return m_statePool; }
+    // The bytes of the states a Batch holds now, out of statePoolBytes(): what they hold of
+    // the floor's prompt room is not a pass's while they live.
+    int64_t statesHeld() const { return m_statesHeld; }
+    void setStatesHeld(int64_t bytes) { m_statesHeld = bytes; }
+    // Narrows the room for batch states to at most `bytes` before a Batch is made: for tests
+    // that need it to run out at a tiny model's sizes, whose floor's prompt room alone holds
+    // dozens of its states.
+    void limitStateRoom(int64_t bytes)
+    {
+        m_statePool = std::min(m_statePool, std::max<int64_t>(0, bytes));
+        m_statePromptShare = std::min(m_statePromptShare, m_statePool);
+    }
     // The most prompt tokens one pass reads (the budget's room for a pass's activations).
     int passTokens() const { return m_passTokens; }
     // Lends the expert cache's RAM to passes of up to `tokens` prompt tokens (plan/pass_plan.hpp)
@@ -98,6 +111,8 @@ public:
     void returnPassRoom();
     // The most prompt tokens a pass reads without borrowing (in the floor's own room; >= 64).
     int unborrowedPassTokens() const;
+    // The floor's prompt room (MemoryPlan::pass_floor_bytes) less what batch states hold of it.
+    int64_t promptRoom() const;
     int32_t mediaToken() const { return m_vision ? int32_t(m_vision->config().mediaTokenId) : -1; }
 
 private:
@@ -130,6 +145,8 @@ private:
     int m_sequences = 1;      // full-context states the budget holds
     int m_mostSequences = 1;  // sequences a Batch may run at once
     int64_t m_statePool = 0;  // bytes for the states beyond the session's
+    int64_t m_statePromptShare = 0; // of them, what the floor's prompt room lends
+    int64_t m_statesHeld = 0; // held by a Batch now (setStatesHeld)
     int m_passTokens = model::Forward::kMaxChunk; // prompt tokens a pass reads at most
     std::atomic<bool> m_cancel{false};
 };
