@@ -666,6 +666,37 @@ TEST(Batch, StatesInThePromptRoomLeaveAPieceForPrompts)
     EXPECT_EQ(impl.unborrowedPassTokens(), whole);
 }
 
+// States in the prompt room make a pass borrow more of the expert cache than the budget's
+// plan counted on; the pass still leaves the cache twice its smallest size for its own reads
+// (it had taken every slot: "no free slot ... with nothing in flight").
+TEST(Batch, APassBesideStatesLeavesTheCacheRoomForItsReads)
+{
+    waste::OpenOptions o = options(kK3);
+    o.ctxTokens = 4096;
+    o.ramBudget = 0; // the default, whose cache a full pass could borrow all of
+    auto model = waste::openForBatch(kK3, o, 8);
+    waste::Batch batch(*model);
+    const std::vector<int32_t> fox = foxIds(kK3);
+    int added = 0;
+    for (int i = 0; i < 7; ++i) {
+        waste::Batch::Request r;
+        for (int k = 0; k < 8; ++k)
+            r.prompt.insert(r.prompt.end(), fox.begin(), fox.end());
+        r.prompt.push_back(fox[size_t(i)]);
+        r.params.maxTokens = 4;
+        if (!batch.admits(r.prompt.size(), 4, false))
+            break;
+        batch.add(std::move(r));
+        ++added;
+    }
+    ASSERT_GE(added, 2);
+    for (int steps = 0; batch.active() > 0; ++steps) {
+        ASSERT_LT(steps, 100);
+        for (const waste::Batch::Ended &e : batch.step())
+            ASSERT_FALSE(e.failed) << e.message;
+    }
+}
+
 // A model opened for several sequences has a reader for every record a step of all of them
 // can miss in a layer (top-k each, at most 16), so their misses are read together rather
 // than queued behind one sequence's worth of readers; one sequence keeps top-k (at least
