@@ -1,5 +1,5 @@
 """`waste plan` corrects its forecast by this machine's real runs of the model, as the app's
-Planner does: `waste bench` (and `waste run`, and each answer of `waste serve`) keeps its decode speed among them (in the app's observed-speeds
+Planner does: `waste bench` (and `waste run`, and each answer of `waste chat` and `waste serve`) keeps its decode speed among them (in the app's observed-speeds
 file, under $XDG_DATA_HOME), and the plan's tok/s at the benched budget then equals what the
 bench measured. --no-observed shows the forecast without them, --no-record keeps a bench out,
 and a file written on another machine is ignored. Data and caches in this test's own folders."""
@@ -73,6 +73,17 @@ wrote = int(summary[-1][1:].split()[0]) if summary else 0
 check(bool(summary), f"run printed no summary: {p.stderr!r}")
 check(plan().get("observed", {}).get("decode_runs") == (2 if wrote >= 16 else 1), f"run wrote {wrote}: {p.stderr!r}")
 
+# So is an answer of `waste chat` (its /stats line counts the tokens it wrote).
+runs = plan().get("observed", {}).get("decode_runs")
+p = subprocess.run([WASTE, "chat", MODEL], input="Tell me a story\n/stats\n", capture_output=True, text=True,
+                   timeout=110, env=env, errors="replace")
+check(p.returncode == 0, f"chat: {p.stderr}")
+summary = [line for line in p.stderr.replace("> ", "\n").splitlines() if line.startswith("[") and " tokens," in line]
+chatted = int(summary[-1][1:].split()[0]) if summary else 0
+check(bool(summary), f"chat printed no /stats line: {p.stderr!r}")
+check(plan().get("observed", {}).get("decode_runs") == runs + (1 if chatted >= 16 else 0),
+      f"chat wrote {chatted}: {plan().get('observed')}")
+
 # So is an answer of `waste serve`.
 runs = plan().get("observed", {}).get("decode_runs")
 server = subprocess.Popen([WASTE, "serve", MODEL, "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -107,4 +118,4 @@ check(plan().get("observed", {}).get("decode_runs") == 0, "another machine's run
 
 if failures:
     sys.exit("\n".join(failures))
-print(f"plan observed: ok (waste run wrote {wrote} tokens, waste serve {answered})")
+print(f"plan observed: ok (waste run wrote {wrote} tokens, waste chat {chatted}, waste serve {answered})")
