@@ -241,7 +241,9 @@ void expectBatchEqualsAlone(const std::string &container)
 // cache is a few records, so guesses are read from disk; each sequence's logits stay those
 // of running it alone with no lookahead at all, bit for bit, after every step. (r3 has 8
 // experts a layer: three streams' guesses are all resident there, so only K3 reads any.)
-void expectBatchedLookaheadChangesNoLogit(const std::string &container, bool guessesRead)
+// tight: a cache whose slots one step's demand fills (three streams' top-k and the next
+// layer's), so the guesses wait for the layer's records to be consumed (issueDeferred).
+void expectBatchedLookaheadChangesNoLogit(const std::string &container, bool guessesRead, bool tight = false)
 {
     const std::vector<int32_t> fox = foxIds(container);
     const std::vector<std::vector<int32_t>> streams = {std::vector<int32_t>(fox.begin(), fox.begin() + 12),
@@ -254,7 +256,7 @@ void expectBatchedLookaheadChangesNoLogit(const std::string &container, bool gue
     // keeps a top-k per stream and one more free, and counts guesses already resident
     // against the room) and a few records more.
     waste::OpenOptions small = options(container);
-    small.ramBudget = plan.floor_bytes + plan.checkpoint_bytes + (4 * topK + 2) * plan.max_record_bytes;
+    small.ramBudget = plan.floor_bytes + plan.checkpoint_bytes + (tight ? topK : 4 * topK + 2) * plan.max_record_bytes;
     waste::OpenOptions none = small;
     none.lookahead = false;
     none.ioRing = false; // the reference reads on reader threads, the batch through io_uring where allowed
@@ -316,6 +318,10 @@ void expectBatchedLookaheadChangesNoLogit(const std::string &container, bool gue
 TEST(Batch, KimiLinearBatchedLookaheadChangesNoLogit) { expectBatchedLookaheadChangesNoLogit(kR3, false); }
 
 TEST(Batch, K3BatchedLookaheadChangesNoLogit) { expectBatchedLookaheadChangesNoLogit(kK3, true); }
+
+// At a cache a step's demand fills, the guesses are still read: once the layer is done,
+// during the next layer's attention.
+TEST(Batch, K3GuessesOfAStepThatFillsTheCacheAreReadAfterIt) { expectBatchedLookaheadChangesNoLogit(kK3, true, true); }
 
 TEST(Batch, KimiLinearPartsEqualAloneBitForBit) { expectPartsEqualAlone(kR3); }
 

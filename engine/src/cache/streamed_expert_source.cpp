@@ -346,9 +346,11 @@ void StreamedExpertSource::fetchBatches(int layer, std::span<const int> experts,
             m_cache->release(slot);
         }
         m_cache->releaseSpeculative();
+        m_deferred.clear();
         throw;
     }
     m_cache->releaseSpeculative(); // predictions for this layer have had their chance
+    issueDeferred();
 }
 
 void StreamedExpertSource::fetchInOrder(int layer, std::span<const int> experts, const Consumer &consume,
@@ -481,7 +483,6 @@ void StreamedExpertSource::prefetch(int layer, std::span<const int> experts, int
     if (m_options.lookahead <= 0 || !m_options.readAhead || rows < 1 || experts.size() % size_t(rows) != 0)
         return;
     const int L = indexOf(layer);
-    const Bank &b = m_banks[size_t(L)];
     // Rank by rank: every token's best guess before any token's second, so the readers
     // start on the likeliest records of every sequence of a batched step; an id that
     // several tokens guess is read once, at its best rank.
@@ -513,24 +514,65 @@ void StreamedExpertSource::prefetch(int layer, std::span<const int> experts, int
     // With several tokens the slots kept free grow with them: this layer's demand (pinned
     // by now) is up to one top-k per token, and the next layer's wrong guesses must still
     // leave it room for its own.
+    // When this layer's demand leaves no slot to spare (several sequences at a small cache),
+    // the guesses wait until its records are consumed (issueDeferred): then they still load
+    // during the next layer's attention, which otherwise waits for every read after its router.
     int64_t spare = m_cache->slots() - int64_t(rows + 1) * m_topK;
-    for (size_t i = 0; i < ids.size() && spare > 0; ++i) {
+    m_deferred.clear();
+    m_deferredLayer = L;
+    for (size_t i = 0; i < ids.size(); ++i) {
         const size_t rank = size_t(ranks[i]);
-        if (rank < m_rankGuessed.size() && 2 * (m_rankRight[rank] + 1) < m_rankGuessed[rank] + 2)
+        if (!rankTrusted(rank))
             continue; // more often wrong than right
+        if (spare <= 0) {
+            m_deferred.push_back(i);
+            continue;
+        }
         if (int(rank) >= m_topK - 1 && m_pool->busy() >= m_pool->threads())
             break;
-        const int e = ids[i];
         --spare;
-        if (e < 0 || e >= b.bank->experts())
-            continue;
-        ExpertCache::Ref ref = m_cache->prefetch(L, e);
-        if (ref.slot < 0)
-            continue; // resident already, or no slot to spare
-        io::ReadJob job = makeJob(b, e, ref, (uint64_t(L) + 1) << 32 | uint64_t(e)); // settlePredictions() finds it by this
-        job.report = false;
-        m_pool->submit(job);
+        readGuess(L, ids[i]);
     }
+}
+
+bool StreamedExpertSource::rankTrusted(size_t rank) const
+{
+    return rank >= m_rankGuessed.size() || 2 * (m_rankRight[rank] + 1) >= m_rankGuessed[rank] + 2;
+}
+
+bool StreamedExpertSource::readGuess(int L, int e)
+{
+    const Bank &b = m_banks[size_t(L)];
+    if (e < 0 || e >= b.bank->experts())
+        return false;
+    ExpertCache::Ref ref = m_cache->prefetch(L, e);
+    if (ref.slot < 0)
+        return false; // resident already, or no slot to spare
+    io::ReadJob job = makeJob(b, e, ref, (uint64_t(L) + 1) << 32 | uint64_t(e)); // settlePredictions() finds it by this
+    job.report = false;
+    m_pool->submit(job);
+    return true;
+}
+
+void StreamedExpertSource::issueDeferred()
+{
+    if (m_deferred.empty() || m_deferredLayer < 0)
+        return;
+    const int L = m_deferredLayer;
+    const std::vector<int> &ids = m_predicted[size_t(L)];
+    const std::vector<int> &ranks = m_predictedRank[size_t(L)];
+    // Every slot is unpinned now: the guesses may take all but one token's demand, so the
+    // next layer's first misses never wait for a guess to be let go.
+    int64_t spare = m_cache->slots() - m_topK;
+    for (size_t i : m_deferred) {
+        if (spare <= 0 || i >= ids.size())
+            break;
+        if (ranks[i] >= m_topK - 1 && m_pool->busy() >= m_pool->threads())
+            break; // a weaker guess goes only while a reader is idle
+        --spare;
+        readGuess(L, ids[i]);
+    }
+    m_deferred.clear();
 }
 
 model::ExpertFetchStats StreamedExpertSource::stats() const

@@ -84,6 +84,12 @@ private:
     // The bookkeeping every fetch of a layer starts with (pass, policy, routing record,
     // use counts, the lookahead's score); returns the layer's cache index.
     int beginFetch(int layer, std::span<const int> experts);
+    // Whether the guess at `rank` may be read: its rank right at least half the time so far.
+    bool rankTrusted(size_t rank) const;
+    // Reads one guess into a slot of its own (a speculative pin); false: no slot.
+    bool readGuess(int L, int e);
+    // The deferred guesses, now that this layer's records are consumed and unpinned.
+    void issueDeferred();
 
     StreamOptions m_options;
     int m_topK = 0;
@@ -100,6 +106,11 @@ private:
     // Per rank of the prediction list: guesses settled and guesses the router then chose
     // (their sums are the reported lookahead accuracy).
     std::vector<int64_t> m_rankGuessed, m_rankRight;
+    // Guesses for the next layer that found no slot to spare while this layer's records held
+    // them (a batched step at a small cache): their indices in m_predicted[m_deferredLayer],
+    // read once this layer is done (issueDeferred).
+    std::vector<size_t> m_deferred;
+    int m_deferredLayer = -1;
     std::vector<std::vector<std::vector<int>>> m_routing; // per pass: ids per cache layer
     std::vector<std::vector<int64_t>> m_uses;              // per cache layer, per expert
     std::vector<std::vector<int64_t>> m_lastPass;          // the pass of its last use (from 1; 0: never)
