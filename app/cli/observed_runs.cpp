@@ -12,12 +12,8 @@ std::string observedSpeedsFile()
     return (studioDataFolder() + QStringLiteral("/observed-speeds.json")).toStdString();
 }
 
-void recordRun(const std::string &container, int64_t budget, double decodeTokPerS, double prefillTokPerS)
+void recordRun(const std::string &container, const ObservedRun &run)
 {
-    ObservedRun run;
-    run.budget = budget;
-    run.decodeTokPerS = decodeTokPerS;
-    run.prefillTokPerS = prefillTokPerS;
     ObservedSpeeds(QString::fromStdString(observedSpeedsFile())).record(QString::fromStdString(container), run);
 }
 
@@ -25,9 +21,8 @@ void recordAnswer(const std::string &container, int64_t budget, const waste::Gen
                   double secs)
 {
     const int64_t tokens = int64_t(r.tokens.size());
-    const double decode = tokens >= ObservedSpeeds::kMinDecodeTokens && secs > readSecs ? double(tokens) / (secs - readSecs) : 0;
-    const double prompt = r.promptTokens >= ObservedSpeeds::kMinPrefillTokens && readSecs > 0 ? r.promptTokens / readSecs : 0;
-    recordRun(container, budget, decode, prompt);
+    const double decode = secs > readSecs ? double(tokens) / (secs - readSecs) : 0;
+    recordRun(container, ObservedSpeeds::measured(budget, tokens, decode, r.promptTokens, readSecs));
 }
 
 RunCorrection runCorrection(const std::string &container, const std::function<double(int64_t)> &predictedDecode,

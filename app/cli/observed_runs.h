@@ -20,9 +20,9 @@ namespace cli {
 // The desktop app's observed-speeds file.
 std::string observedSpeedsFile();
 
-// Adds a run of `container` at `budget` (a speed of 0: not measured) to that file; quietly
-// nothing when it cannot be written.
-void recordRun(const std::string &container, int64_t budget, double decodeTokPerS, double prefillTokPerS);
+// Adds a run of `container` (ObservedSpeeds::measured) to that file; quietly nothing when it
+// cannot be written or the run measured nothing.
+void recordRun(const std::string &container, const ObservedRun &run);
 
 // One answer of `waste run` or `waste chat`: `readSecs` after its start the first token came,
 // `secs` after it the last; its decode and prompt speeds where they are long enough to say

@@ -61,8 +61,8 @@ int runBench(const cli::Args &args)
     if (!after.directIo)
         std::fprintf(stderr, "waste: warning: expert reads went through the page cache (direct_io false): "
                              "these figures measure RAM, not the disk\n");
-    else if (!args.flag("--no-record") && n >= ObservedSpeeds::kMinDecodeTokens) // a disk-less figure would mislead the forecast
-        cli::recordRun(args.positional(0), model->info().budgetBytes, tokPerS, 0);
+    else if (!args.flag("--no-record")) // a disk-less figure would mislead the forecast
+        cli::recordRun(args.positional(0), ObservedSpeeds::measured(model->info().budgetBytes, n, tokPerS, 0, 0));
 
     if (args.flag("--json")) {
         std::printf("{\"tokens\":%lld,\"tok_per_s\":%.6g,\"ms_per_token\":%.6g,\"prompt_tokens\":%zu,"

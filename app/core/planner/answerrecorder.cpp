@@ -15,12 +15,9 @@ void recordAnswers(EngineController *engine, std::shared_ptr<ObservedSpeeds> obs
                              if (engine->isRemote() || engine->modelPath().isEmpty())
                                  return;
                              const GenerationStats &st = r.stats;
-                             ObservedRun run;
-                             run.budget = engine->budgetBytes();
-                             if (st.completionTokens >= ObservedSpeeds::kMinDecodeTokens)
-                                 run.decodeTokPerS = st.tokensPerSecond;
-                             if (st.prefilledTokens >= ObservedSpeeds::kMinPrefillTokens && st.prefillSeconds > 0)
-                                 run.prefillTokPerS = st.prefilledTokens / st.prefillSeconds;
+                             const ObservedRun run =
+                                 ObservedSpeeds::measured(engine->budgetBytes(), st.completionTokens, st.tokensPerSecond,
+                                                          st.prefilledTokens, st.prefillSeconds);
                              if (run.decodeTokPerS <= 0 && run.prefillTokPerS <= 0)
                                  return;
                              observed->record(engine->modelPath(), run);

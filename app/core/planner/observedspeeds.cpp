@@ -42,6 +42,18 @@ double median(std::vector<double> v)
 
 ObservedSpeeds::ObservedSpeeds(QString file) : m_file(std::move(file)) {}
 
+ObservedRun ObservedSpeeds::measured(qint64 budget, qint64 decodeTokens, double decodeTokPerS, qint64 promptTokens,
+                                     double promptSeconds)
+{
+    ObservedRun run;
+    run.budget = budget;
+    if (decodeTokens >= kMinDecodeTokens)
+        run.decodeTokPerS = decodeTokPerS;
+    if (promptTokens >= kMinPrefillTokens && promptSeconds > 0)
+        run.prefillTokPerS = double(promptTokens) / promptSeconds;
+    return run;
+}
+
 void ObservedSpeeds::record(const QString &container, const ObservedRun &run)
 {
     if (container.isEmpty() || (run.decodeTokPerS <= 0 && run.prefillTokPerS <= 0))

@@ -30,7 +30,12 @@ public:
     static constexpr int kMinDecodeTokens = 16;
     static constexpr int kMinPrefillTokens = 256;
 
-    // Appends a run of `container` and writes the file (quietly does nothing when it cannot).
+    // A run's speeds from what it measured, each only where it is long enough to say (else 0):
+    // the one rule for the app's answers and the command line's runs.
+    static ObservedRun measured(qint64 budget, qint64 decodeTokens, double decodeTokPerS, qint64 promptTokens,
+                                double promptSeconds);
+    // Appends a run of `container` and writes the file (quietly does nothing when it cannot,
+    // or when the run measured nothing).
     void record(const QString &container, const ObservedRun &run);
     QList<ObservedRun> runs(const QString &container) const;
 

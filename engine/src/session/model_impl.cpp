@@ -44,6 +44,19 @@ std::string expertFormatName(const format::ExpertQuant &q)
     return "VQ" + std::to_string(q.stages) + "R";
 }
 
+// Images are used by the evaluation that places them (its tokens hold a placeholder); their
+// positions then live in the state. Tokens with none leave them waiting (a prompt's text-only
+// head can be read, and kept, before the part with its images).
+struct ClearImagesAfter {
+    Model &model;
+    bool places;
+    ~ClearImagesAfter()
+    {
+        if (places)
+            model.clearImages();
+    }
+};
+
 } // namespace
 
 ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options, int sequences)
@@ -319,14 +332,7 @@ std::vector<float> ModelImpl::eval(std::span<const int32_t> tokens, const Prefil
             throw Error(ErrorCode::Argument, "eval needs at least one token");
         return m_state.lastLogits;
     }
-    // Images are used by the evaluation that places them; their positions then live in the
-    // state. Tokens with no placeholder leave them waiting (a prompt's text-only head can be
-    // read, and kept, before the part with its images).
-    struct ClearImages {
-        ModelImpl *m;
-        bool places;
-        ~ClearImages() { if (places) m->clearImages(); }
-    } clearAfter{this, holdsPlaceholder(tokens)};
+    const ClearImagesAfter clearAfter{*this, holdsPlaceholder(tokens)};
     const std::vector<int32_t> placed = placeImages(tokens);
     feed(placed, progress, placed.size() == 1 ? model::Forward::Tokens::Generated : model::Forward::Tokens::Prompt);
     m_stats.tokensPrefilled += static_cast<int64_t>(placed.size());
@@ -339,11 +345,7 @@ GenResult ModelImpl::generate(std::span<const int32_t> prompt, const GenParams &
     m_cancel.store(false);
     const text::Tokenizer &tok = tokenizer(); // before any work: a container without one is refused first
     GenResult res;
-    struct ClearImages {
-        ModelImpl *m;
-        bool places;
-        ~ClearImages() { if (places) m->clearImages(); }
-    } clearAfter{this, holdsPlaceholder(prompt)};
+    const ClearImagesAfter clearAfter{*this, holdsPlaceholder(prompt)};
     const std::vector<int32_t> placedPrompt = placeImages(prompt);
     prompt = placedPrompt;
     res.promptTokens = static_cast<int>(prompt.size());
