@@ -201,6 +201,18 @@ TEST(TaggedReplyParser, GlmArgumentPairsAnySplit)
     known.setMarkup(tags);
     known.push("<tool_call>f\n<arg_key>a</arg_key><arg_value>1");
     EXPECT_EQ(known.finish().content, "f\na1");
+    // Pairs out of order are no call either: a tag is never part of a name, key or value (the
+    // request fuzzer's tiny GLM-5 wrote "name<arg_value>x" and the tag reached tool_use.name).
+    for (const char *body : {"f<arg_value>1</arg_value>", "f<arg_key>a<arg_value>1</arg_key><arg_value>2</arg_value>",
+                             "f<arg_key>a</arg_key><arg_value>1<arg_key>b</arg_value>"}) {
+        TaggedReplyParser p(false, CallSyntax::ArgPairs);
+        p.setMarkup(tags);
+        p.push(std::string("<tool_call>") + body + "</tool_call>");
+        const auto reply = p.finish();
+        EXPECT_TRUE(p.reply().toolCalls.empty()) << body;
+        for (const char *t : {"<arg_value>", "</arg_value>", "<arg_key>", "</arg_key>"})
+            EXPECT_EQ(p.reply().content.find(t), std::string::npos) << body;
+    }
 }
 
 // Where the tool declares a parameter a string, its value is the text written, even when
