@@ -38,6 +38,7 @@ nlohmann::ordered_json forecastJson(const waste::Forecast &fc, double computeSec
     for (const auto &b : fc.budgets)
         rows.push_back({{"budget_bytes", b.budget_bytes},
                         {"cache_slots", b.cache_slots},
+                        {"room_slots", b.room_slots},
                         {"hit_rate", b.hit_rate},
                         {"io_s_per_token", b.io_seconds_per_token},
                         {"compute_s_per_token", b.compute_seconds_per_token},
@@ -59,8 +60,9 @@ void printForecast(const waste::Forecast &fc, double computeSeconds)
             std::snprintf(speed, sizeof speed, "%.2f tok/s", b.tok_per_s);
         else
             std::snprintf(speed, sizeof speed, "(no disk speed or compute)");
-        std::printf("    %9.3f GB  %8lld slots  hit %5.1f%%  reads %7.3f ms  compute %7.3f ms  %s%s\n",
-                    double(b.budget_bytes) / 1e9, (long long)b.cache_slots, 100 * b.hit_rate,
+        // Slots: the cache's, and the prompt room's it holds while tokens are generated.
+        std::printf("    %9.3f GB  %8lld+%-4lld slots  hit %5.1f%%  reads %7.3f ms  compute %7.3f ms  %s%s\n",
+                    double(b.budget_bytes) / 1e9, (long long)b.cache_slots, (long long)b.room_slots, 100 * b.hit_rate,
                     b.io_seconds_per_token * 1000, b.compute_seconds_per_token * 1000, speed,
                     b.past_cliff ? "  (past the cliff)" : "");
     }

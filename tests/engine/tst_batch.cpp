@@ -703,6 +703,79 @@ TEST(Batch, APassBesideStatesLeavesTheCacheRoomForItsReads)
     }
 }
 
+// At the floor, while tokens are generated and no prompt waits, the expert cache holds the
+// floor's prompt room that batch states leave (ModelImpl::roomToCache); every pass gets it back
+// first, a prompt read beside decoding sequences included. It changes no logit: the batch at
+// the floor gives, bit for bit, what it gives with the cache off (no room, every expert read
+// each time it is used).
+TEST(Batch, TheFloorsPromptRoomIsTheCachesWhileTokensAreGenerated)
+{
+    waste::OpenOptions o = options(kK3);
+    o.ramBudget = waste::planMemory(kK3, o.ctxTokens).floor_bytes;
+    const std::vector<int32_t> fox = foxIds(kK3);
+    auto run = [&](bool cache, std::vector<int> *roomWhileReading, std::vector<int> *roomWhileWriting) {
+        waste::OpenOptions oo = o;
+        oo.expertCache = cache;
+        auto model = waste::openForBatch(kK3, oo, 4);
+        auto &impl = static_cast<waste::session::ModelImpl &>(*model);
+        auto *stream = dynamic_cast<waste::cache::StreamedExpertSource *>(&impl.experts());
+        EXPECT_TRUE(stream);
+        if (cache) {
+            // As many slots as the room holds, but no more than the cache needs to hold every record.
+            const waste::format::ModelConfig &c = impl.manifest().config;
+            int64_t records = 0;
+            for (int L = 0; L < c.layers; ++L)
+                records += c.moeLayer(L) ? c.experts : 0;
+            EXPECT_GT(stream->roomSlots(), 0);
+            EXPECT_EQ(stream->roomSlots(), std::min(impl.memoryPlan().pass_floor_bytes / stream->slotBytes(),
+                                                    records - stream->slots()));
+            EXPECT_EQ(stream->roomInCache(), 0) << "withheld until tokens are generated";
+        }
+        waste::Batch batch(*model);
+        std::map<waste::Batch::Id, std::vector<float>> logprobs;
+        auto request = [&](size_t promptLength, uint64_t seed) {
+            waste::Batch::Request r;
+            r.prompt.assign(fox.begin(), fox.begin() + std::ptrdiff_t(promptLength));
+            r.params.maxTokens = 10;
+            r.params.temperature = 0.9f;
+            r.params.seed = seed;
+            auto id = std::make_shared<waste::Batch::Id>();
+            r.onToken = [&, id](const waste::TokenEvent &ev) {
+                logprobs[*id].push_back(ev.logprob);
+                if (roomWhileWriting)
+                    roomWhileWriting->push_back(stream->roomInCache());
+                return true;
+            };
+            r.onPrefill = [&](int, int) {
+                if (roomWhileReading)
+                    roomWhileReading->push_back(stream->roomInCache());
+                return true;
+            };
+            *id = batch.add(std::move(r));
+        };
+        request(9, 1);
+        request(12, 2);
+        for (int steps = 0; batch.active() > 0; ++steps) {
+            EXPECT_LT(steps, 100);
+            if (steps == 4)
+                request(fox.size(), 3); // a prompt read beside the two decoding
+            for (const waste::Batch::Ended &e : batch.step())
+                EXPECT_FALSE(e.failed) << e.message;
+        }
+        return logprobs;
+    };
+    std::vector<int> reading, writing;
+    const auto withRoom = run(true, &reading, &writing);
+    ASSERT_FALSE(reading.empty());
+    ASSERT_FALSE(writing.empty());
+    EXPECT_EQ(*std::max_element(reading.begin(), reading.end()), 0) << "a pass ran while the cache held its room";
+    EXPECT_GT(*std::max_element(writing.begin(), writing.end()), 0) << "the cache never held the prompt room";
+    const auto cacheOff = run(false, nullptr, nullptr);
+    ASSERT_EQ(withRoom.size(), 3u);
+    for (const auto &[id, lp] : withRoom)
+        EXPECT_TRUE(sameBits(lp, cacheOff.at(id))) << "sequence " << id;
+}
+
 // A model opened for several sequences has a reader for every record a step of all of them
 // can miss in a layer (top-k each, at most 16), so their misses are read together rather
 // than queued behind one sequence's worth of readers; one sequence keeps top-k (at least

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <chrono>
 #include <numeric>
 #include <thread>
 
@@ -382,6 +383,74 @@ TEST(ExpertCache, ACancelledPredictionFreesItsSlotAndDoesNotCount)
     c.filled(e.slot, true, 0);
     c.release(e.slot);
     EXPECT_TRUE(c.resident(3, 7) && c.resident(0, 1));
+}
+
+// The floor's prompt room: slots the cache holds only while no pass needs them. They start
+// out withheld; restored, they take records like any slot; withheld again, the last go first,
+// their records forgotten (counted as evictions), a read in flight waited for, and a slot a
+// caller holds stops it.
+TEST(ExpertCache, ThePromptRoomsSlotsComeAndGoFromTheEnd)
+{
+    CacheConfig config = smallConfig(4);
+    config.roomSlots = 2;
+    ExpertCache c(config);
+    EXPECT_EQ(c.slots(), 4);
+    EXPECT_EQ(c.withheld(), 2);
+    EXPECT_EQ(c.working(), 2);
+    auto fill = [&c](int layer, int expert) {
+        auto r = c.acquire(layer, expert);
+        if (r.mustRead) {
+            EXPECT_EQ(reinterpret_cast<uintptr_t>(r.data) % 4096, 0u);
+            std::fill(r.data, r.data + 5000, uint8_t(1 + expert)); // its pages are there to write
+            c.filled(r.slot, true, 4096);
+        }
+        c.release(r.slot);
+        return r.slot;
+    };
+    for (int e = 0; e < 3; ++e)
+        EXPECT_LT(fill(0, e), 2) << "a withheld slot took a record";
+    EXPECT_EQ(c.stats().evictions, 1);
+
+    EXPECT_EQ(c.restore(5), 2);
+    EXPECT_EQ(c.working(), 4);
+    const int first = fill(1, 0), second = fill(1, 1); // into the restored slots, both empty
+    EXPECT_GE(std::min(first, second), 2);
+    const int64_t evicted = c.stats().evictions;
+    EXPECT_EQ(c.withhold(1), 1);
+    EXPECT_EQ(c.withheld(), 1);
+    EXPECT_EQ(c.resident(1, 0), first != 3) << "the last slot goes first";
+    EXPECT_EQ(c.resident(1, 1), second != 3);
+    EXPECT_EQ(c.stats().evictions, evicted + 1);
+
+    // A slot a caller holds stops it, its read in flight or not; let go, it moves.
+    const auto held = c.acquire(1, first == 2 ? 0 : 1);
+    ASSERT_EQ(held.slot, 2);
+    EXPECT_EQ(c.withhold(1), 0);
+    c.release(held.slot);
+    EXPECT_EQ(c.withhold(1), 1);
+    EXPECT_EQ(c.working(), 2);
+    EXPECT_EQ(c.restore(1), 1);
+    const auto reading = c.acquire(2, 5);
+    ASSERT_EQ(reading.slot, 2);
+    ASSERT_TRUE(reading.mustRead);
+    EXPECT_EQ(c.withhold(1), 0);
+    c.filled(reading.slot, true, 4096);
+    c.release(reading.slot);
+    EXPECT_EQ(c.withhold(1), 1);
+
+    // A guess still in flight in a room slot is waited for, then taken.
+    EXPECT_EQ(c.restore(1), 1);
+    auto guess = c.prefetch(3, 7);
+    ASSERT_EQ(guess.slot, 2);
+    c.releaseSpeculative(); // the read is still in flight
+    std::thread reader([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        c.filled(guess.slot, true, 4096);
+    });
+    EXPECT_EQ(c.withhold(1), 1);
+    reader.join();
+    EXPECT_FALSE(c.resident(3, 7));
+    EXPECT_EQ(c.withheld(), 2);
 }
 
 TEST(ExpertCache, RejectsRecordsOutsideItsShape)

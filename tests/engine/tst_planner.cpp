@@ -239,8 +239,17 @@ TEST(Planner, ForecastUsesTheModelOrARecordedReplay)
     ASSERT_EQ(f.budgets.size(), 3u);
     EXPECT_NE(f.hit_model.find("reference"), std::string::npos);
     EXPECT_LE(f.budgets[0].hit_rate, f.budgets[1].hit_rate);
-    EXPECT_GT(f.budgets[0].tok_per_s, 0);
     EXPECT_EQ(f.budgets[2].hit_rate, 1.0) << "every record fits";
+    // While tokens are generated the cache also holds the floor's prompt room: as many slots
+    // as it holds, no more than the cache lacks to hold every record (here that is all of them).
+    const int64_t records = p.expert_bytes_total / p.max_record_bytes;
+    const int64_t slot = (p.max_record_bytes + 4095) / 4096 * 4096;
+    for (const waste::BudgetForecast &b : f.budgets)
+        EXPECT_EQ(b.room_slots, std::clamp<int64_t>(records - b.cache_slots, 0, p.pass_floor_bytes / slot)) << b.budget_bytes;
+    EXPECT_GT(f.budgets[0].room_slots, 0);
+    // The hit rate counts it: r3's floor holds every record then.
+    EXPECT_EQ(f.budgets[0].cache_slots + f.budgets[0].room_slots, records);
+    EXPECT_EQ(f.budgets[0].hit_rate, 1.0);
 
     // With recorded routing the forecast replays it through the real policy.
     fs::path copy = fs::path(WASTE_TEST_OUTPUT_DIR) / "planner-r3";

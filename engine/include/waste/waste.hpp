@@ -111,7 +111,9 @@ int64_t everyExpertBudget(const MemoryPlan &plan);
 // What a budget is predicted to give.
 struct BudgetForecast {
     int64_t budget_bytes = 0;
-    int64_t cache_slots = 0;
+    int64_t cache_slots = 0;          // the expert cache the engine opens with (resolveBudget)
+    int64_t room_slots = 0;           // and the floor's prompt room it holds while tokens are
+                                      // generated (no pass runs then); the hit rate counts both
     double hit_rate = 0;              // demand hit rate
     double io_seconds_per_token = 0;  // reading the misses: a lone read's latency per layer with
                                       // a miss, then the rest at the queue's bandwidth

@@ -4,6 +4,7 @@
 
 #include <waste/waste.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 
@@ -28,7 +29,10 @@ ExpertCache::ExpertCache(const CacheConfig &config) : m_config(config)
         // page by page was 7 % of a 4-stream decode's CPU at a small budget (bench_concurrent,
         // native case). The benches' disk ceiling reads into the same layout.
         try {
-            m_memory = io::AlignedBuffer(m_slotBytes * config.slots);
+            const int room = std::clamp(config.roomSlots, 0, config.slots);
+            m_memory = io::AlignedBuffer(m_slotBytes * (config.slots - room));
+            if (room > 0)
+                m_room = io::AlignedBuffer(m_slotBytes * room);
         } catch (const Error &) {
             throw Error(ErrorCode::OutOfMemory, "expert cache: cannot allocate " +
                                                     std::to_string(m_slotBytes * config.slots) + " bytes for " +
@@ -40,11 +44,58 @@ ExpertCache::ExpertCache(const CacheConfig &config) : m_config(config)
     m_where.assign(size_t(config.layers) * size_t(config.experts), -1);
     m_evictedAt.assign(m_where.size(), -2);
     m_empty.reserve(config.slots);
-    for (int s = config.slots - 1; s >= 0; --s)
+    m_roomFirst = config.slots - std::clamp(config.roomSlots, 0, config.slots);
+    m_withheld = config.slots - m_roomFirst;
+    for (int s = m_roomFirst - 1; s >= 0; --s)
         m_empty.push_back(s);
+    for (int s = m_roomFirst; s < config.slots; ++s) {
+        m_slots[s].lent = true;
+        m_slots[s].pins = 1;
+    }
+}
+
+uint8_t *ExpertCache::slotData(int slot) const
+{
+    if (slot >= m_roomFirst)
+        return m_room.data() ? m_room.data() + int64_t(slot - m_roomFirst) * m_slotBytes : nullptr;
+    return m_memory.data() ? m_memory.data() + int64_t(slot) * m_slotBytes : nullptr;
 }
 
 ExpertCache::~ExpertCache() = default;
+
+int ExpertCache::takeOutLocked(int count, std::vector<int> &into)
+{
+    int taken = 0;
+    while (taken < count) {
+        int slot;
+        if (!m_empty.empty()) {
+            slot = m_empty.back();
+            m_empty.pop_back();
+        } else {
+            slot = m_policy->victim(); // evictable: unpinned, ready, not announced
+            if (slot < 0)
+                break;
+            m_where[m_slots[slot].key] = -1;
+            m_evictedAt[m_slots[slot].key] = m_pass;
+            ++m_stats.evictions;
+        }
+        m_policy->setEvictable(slot, false);
+        m_slots[slot] = Slot{};
+        m_slots[slot].lent = true;
+        m_slots[slot].pins = 1; // never a victim, never filled, until returned
+        into.push_back(slot);
+        ++taken;
+    }
+    return taken;
+}
+
+void ExpertCache::dropPages(int slot, int count)
+{
+    // The pages go back to the system (zero-filled when the slot is next read into). Slots
+    // next to each other in one call: a block that spans whole huge pages frees them whole.
+    if (count > 0 && slotData(slot))
+        ::madvise(slotData(slot), size_t(m_slotBytes * count), MADV_DONTNEED);
+}
 
 int ExpertCache::lend(int count)
 {
@@ -52,31 +103,11 @@ int ExpertCache::lend(int count)
     {
         std::lock_guard lock(m_mutex);
         dropAnnouncedLocked();
-        while (int(taken.size()) < count) {
-            int slot;
-            if (!m_empty.empty()) {
-                slot = m_empty.back();
-                m_empty.pop_back();
-            } else {
-                slot = m_policy->victim(); // evictable: unpinned, ready, not announced
-                if (slot < 0)
-                    break;
-                m_where[m_slots[slot].key] = -1;
-                m_evictedAt[m_slots[slot].key] = m_pass;
-                ++m_stats.evictions;
-            }
-            m_policy->setEvictable(slot, false);
-            m_slots[slot] = Slot{};
-            m_slots[slot].lent = true;
-            m_slots[slot].pins = 1; // never a victim, never filled, until returned
-            taken.push_back(slot);
-        }
+        takeOutLocked(count, taken);
         m_lent.insert(m_lent.end(), taken.begin(), taken.end());
     }
-    // The pages go back to the system (zero-filled when the slot is next read into).
-    if (m_memory.data())
-        for (int slot : taken)
-            ::madvise(m_memory.data() + int64_t(slot) * m_slotBytes, size_t(m_slotBytes), MADV_DONTNEED);
+    for (int slot : taken)
+        dropPages(slot, 1);
     return int(taken.size());
 }
 
@@ -94,6 +125,65 @@ int ExpertCache::lent() const
 {
     std::lock_guard lock(m_mutex);
     return int(m_lent.size());
+}
+
+int ExpertCache::withhold(int count)
+{
+    int moved = 0;
+    {
+        std::unique_lock lock(m_mutex);
+        dropAnnouncedLocked();
+        while (moved < count && m_withheld < m_config.slots - m_roomFirst) {
+            const int slot = m_config.slots - m_withheld - 1;
+            Slot &s = m_slots[slot];
+            if (s.pins > (s.state == State::InFlight ? 1 : 0))
+                break; // a caller holds it
+            if (s.state == State::InFlight) {
+                m_ready.wait(lock); // a guess nobody demanded lands into it first
+                continue;
+            }
+            if (s.key >= 0 && m_where[s.key] == slot) {
+                m_where[s.key] = -1;
+                m_evictedAt[s.key] = m_pass;
+                ++m_stats.evictions;
+            }
+            m_policy->setEvictable(slot, false);
+            if (auto it = std::find(m_empty.begin(), m_empty.end(), slot); it != m_empty.end())
+                m_empty.erase(it);
+            s = Slot{};
+            s.lent = true;
+            s.pins = 1; // never a victim, never filled, until restored
+            ++m_withheld;
+            ++moved;
+        }
+    }
+    dropPages(m_config.slots - m_withheld, moved);
+    return moved;
+}
+
+int ExpertCache::restore(int count)
+{
+    std::lock_guard lock(m_mutex);
+    int moved = 0;
+    for (; moved < count && m_withheld > 0; ++moved) {
+        const int slot = m_config.slots - m_withheld;
+        m_slots[slot] = Slot{};
+        m_empty.push_back(slot);
+        --m_withheld;
+    }
+    return moved;
+}
+
+int ExpertCache::withheld() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_withheld;
+}
+
+int ExpertCache::working() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_config.slots - int(m_lent.size()) - m_withheld;
 }
 
 int ExpertCache::keyOf(int layer, int expert) const
@@ -234,7 +324,7 @@ ExpertCache::Ref ExpertCache::acquireLocked(int layer, int key, bool mayFail)
         ref.slot = slot;
         ref.mustRead = true;
     }
-    ref.data = m_memory.data() ? m_memory.data() + int64_t(ref.slot) * m_slotBytes : nullptr;
+    ref.data = slotData(ref.slot);
     return ref;
 }
 
@@ -257,7 +347,7 @@ ExpertCache::Ref ExpertCache::prefetch(int layer, int expert, bool countAsSpecul
         ++m_stats.speculativeFills;
     ref.slot = slot;
     ref.mustRead = true;
-    ref.data = m_memory.data() ? m_memory.data() + int64_t(slot) * m_slotBytes : nullptr;
+    ref.data = slotData(slot);
     return ref;
 }
 

@@ -39,6 +39,11 @@ struct CacheConfig {
     PolicyKind policy = kDefaultPolicy;
     bool allocate = true;    // false: bookkeeping only (trace replay)
     bool retain = true;      // false: a record leaves the cache as soon as nobody uses it (cache off)
+    // Of `slots`, the last ones: the floor's prompt room, which the cache holds only while no
+    // pass needs it (ModelImpl::roomToCache). Withheld at first, in a block of their own so
+    // that giving all of it back frees whole huge pages (splitting them would make every
+    // direct read pin 4 KiB pages again).
+    int roomSlots = 0;
 };
 
 struct CacheStats {
@@ -112,6 +117,15 @@ public:
     int lend(int count);
     void returnLent();
     int lent() const;
+    // The room's slots (CacheConfig::roomSlots) move in and out from the end: withhold()
+    // takes up to `count` more out, the last first, forgetting their records and waiting for
+    // reads in flight to land (a slot a caller holds stops it), and gives their pages back to
+    // the system; restore() puts up to `count` back, empty. Each returns how many moved.
+    int withhold(int count);
+    int restore(int count);
+    int withheld() const;
+    // The slots records can use now: slots() less those lent and withheld.
+    int working() const;
 
     // Warm start: counts as past use for the policy; no I/O, no statistics.
     void seedUses(int layer, int expert, double uses);
@@ -130,7 +144,7 @@ private:
         bool speculative = false;     // filled by prefetch and not yet demanded
         bool speculativePin = false;  // holds one of the pins until releaseSpeculative()
         bool announced = false;       // in the current layer's demand, not yet acquired
-        bool lent = false;            // out of the cache for a prompt's pass (lend)
+        bool lent = false;            // out of the cache: lent to a pass, or withheld
     };
     int keyOf(int layer, int expert) const;
     int claimSlotLocked(int key, bool demand);
@@ -138,10 +152,17 @@ private:
     void forgetLocked(int slot);
     void updateEvictableLocked(int slot);
     void dropAnnouncedLocked();
+    // Takes up to `count` slots out (empty ones first, then the policy's victims) and appends
+    // them to `into`; returns how many.
+    int takeOutLocked(int count, std::vector<int> &into);
+    void dropPages(int slot, int count); // slots slot .. slot + count - 1
+    uint8_t *slotData(int slot) const;
 
     CacheConfig m_config;
     int64_t m_slotBytes = 0;
     io::AlignedBuffer m_memory; // the slots, one after another
+    io::AlignedBuffer m_room;   // the room's slots, after them (CacheConfig::roomSlots)
+    int m_roomFirst = 0;        // the room's first slot
     std::unique_ptr<EvictionPolicy> m_policy;
     std::vector<Slot> m_slots;
     std::vector<int> m_where; // record key -> slot, -1 absent
@@ -151,6 +172,7 @@ private:
     std::vector<int> m_specPinned;
     std::vector<int> m_announced; // slots protected by the current beginLayer()
     std::vector<int> m_lent;      // slots lent to a prompt's pass
+    int m_withheld = 0;           // the room's last slots out of the cache (withhold)
     CacheStats m_stats;
     mutable std::mutex m_mutex;
     std::condition_variable m_ready;

@@ -76,7 +76,15 @@ StreamedExpertSource::StreamedExpertSource(std::map<int, std::shared_ptr<format:
     int64_t slots = options.cacheEnabled ? std::max(options.cacheSlots, minSlots) : minSlots;
     slots = std::min<int64_t>(slots, int64_t(cfg.layers) * experts); // more slots than records buy nothing
     cfg.slots = int(std::max<int64_t>(slots, 1));
+    // The floor's prompt room, beyond them: out of the cache until no pass needs it, and no
+    // more than the cache lacks to hold every record (plan::promptRoomSlots).
+    const int64_t room = options.cacheEnabled ? std::clamp<int64_t>(int64_t(cfg.layers) * experts - cfg.slots, 0,
+                                                                    options.roomSlots)
+                                              : 0;
+    cfg.slots += int(room);
+    cfg.roomSlots = int(room);
     m_cache = std::make_unique<ExpertCache>(cfg);
+    m_roomSlots = int(room);
     int threads = options.readerThreads >= 0 ? options.readerThreads : std::clamp(m_topK, 2, 16);
     if (!options.readAhead)
         threads = 0;
@@ -517,7 +525,7 @@ void StreamedExpertSource::prefetch(int layer, std::span<const int> experts, int
     // When this layer's demand leaves no slot to spare (several sequences at a small cache),
     // the guesses wait until its records are consumed (issueDeferred): then they still load
     // during the next layer's attention, which otherwise waits for every read after its router.
-    int64_t spare = m_cache->slots() - int64_t(rows + 1) * m_topK;
+    int64_t spare = m_cache->working() - int64_t(rows + 1) * m_topK;
     m_deferred.clear();
     m_deferredLayer = L;
     for (size_t i = 0; i < ids.size(); ++i) {
@@ -563,7 +571,7 @@ void StreamedExpertSource::issueDeferred()
     const std::vector<int> &ranks = m_predictedRank[size_t(L)];
     // Every slot is unpinned now: the guesses may take all but one token's demand, so the
     // next layer's first misses never wait for a guess to be let go.
-    int64_t spare = m_cache->slots() - m_topK;
+    int64_t spare = m_cache->working() - m_topK;
     for (size_t i : m_deferred) {
         if (spare <= 0 || i >= ids.size())
             break;
@@ -614,7 +622,7 @@ int StreamedExpertSource::warmFrom(const std::string &usagePath)
         entries.push_back(u);
     }
     // Keep two layers' worth free so the first token never waits on an eviction scan.
-    const int64_t room = m_options.cacheEnabled ? m_cache->slots() - 2 * int64_t(m_topK) : 0;
+    const int64_t room = m_options.cacheEnabled ? m_cache->working() - 2 * int64_t(m_topK) : 0;
     const int loaded = warmStart(*m_cache, std::move(entries), room, [this](const UsageEntry &u, const ExpertCache::Ref &ref) {
         readNow(m_banks[size_t(u.layer)], u.expert, ref);
     });

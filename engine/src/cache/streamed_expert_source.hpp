@@ -35,6 +35,10 @@ struct StreamOptions {
     bool ioRing = true;        // io_uring where the kernel allows it (io/reader_pool.hpp), else reader threads
     int readerThreads = -1;    // -1: max(2, top-k), at most 16 (a batch's model asks for more: model_impl.cpp)
     int lookahead = 0;         // experts predicted per layer (0: off)
+    // Slots beyond cacheSlots in the floor's prompt room: withheld from the cache until no
+    // pass needs that room (ModelImpl::roomToCache), so decoding reads into them meanwhile;
+    // never more than the cache lacks to hold every record.
+    int64_t roomSlots = 0;
     PolicyKind policy = kDefaultPolicy;
 };
 
@@ -56,7 +60,14 @@ public:
 
     bool directIo() const { return m_directIo; }
     const std::vector<std::string> &warnings() const { return m_warnings; }
-    int64_t slots() const { return m_cache ? m_cache->slots() : 0; }
+    // The cache's slots without the prompt room's (StreamOptions::roomSlots).
+    int64_t slots() const { return m_cache ? m_cache->slots() - m_roomSlots : 0; }
+    // The prompt room's slots, and how many of them the cache holds now; withholdRoom and
+    // restoreRoom move them (ExpertCache::withhold, restore) and return how many moved.
+    int roomSlots() const { return m_roomSlots; }
+    int roomInCache() const { return m_cache ? m_roomSlots - m_cache->withheld() : 0; }
+    int withholdRoom(int count) { return m_cache->withhold(count); }
+    int restoreRoom(int count) { return m_cache->restore(count); }
     // RAM lent to a prompt's pass (ExpertCache::lend): slots out of the cache until returned.
     int lendSlots(int count) { return m_cache->lend(count); }
     void returnSlots() { m_cache->returnLent(); }
@@ -96,6 +107,7 @@ private:
     std::vector<Bank> m_banks;       // in layer order; index = cache layer
     std::map<int, int> m_layerIndex; // absolute layer -> index
     std::unique_ptr<ExpertCache> m_cache;
+    int m_roomSlots = 0; // of m_cache's slots, the prompt room's
     std::unique_ptr<io::ReaderPool> m_pool; // after the cache: stopped before it goes
     bool m_directIo = false;
     std::vector<std::string> m_warnings;

@@ -1,7 +1,9 @@
 // Predicted hit rate and tokens/s for a list of budgets.
 #include "cache/cache_sim.hpp"
 #include "cache/routing_trace.hpp"
+#include "io/aligned_buffer.hpp"
 #include "io/disk_probe.hpp"
+#include "plan/pass_plan.hpp"
 #include "plan/plan_inputs.hpp"
 #include "plan/read_overlap.hpp"
 
@@ -141,15 +143,19 @@ Forecast forecastBudgets(const MemoryPlan &plan, const std::vector<int64_t> &bud
     for (int64_t budget : budgets) {
         BudgetForecast f;
         f.budget_bytes = budget;
-        // The slots the engine opens with at this budget (the checkpoint's share included).
+        // The slots the engine opens with at this budget (the checkpoint's share included), and
+        // the floor's prompt room the cache holds while tokens are generated.
         const int64_t cache = expertCacheAt(plan, budget).cache_bytes;
         f.cache_slots = rec > 0 && cache > 0 ? cache / rec : 0;
-        if (trace && f.cache_slots > 0)
-            f.hit_rate = cache::cacheSim(*trace, int(std::min<int64_t>(f.cache_slots, 1 << 30)),
-                                         cache::kDefaultPolicy, false).hitRate;
+        if (f.cache_slots > 0)
+            f.room_slots = plan::promptRoomSlots(plan.pass_floor_bytes, io::alignUp(rec), f.cache_slots,
+                                                 plan.expert_bytes_total / rec);
+        const int64_t slots = f.cache_slots + f.room_slots; // a decode step's
+        if (trace && slots > 0)
+            f.hit_rate = cache::cacheSim(*trace, int(std::min<int64_t>(slots, 1 << 30)), cache::kDefaultPolicy, false).hitRate;
         else if (plan.expert_bytes_total > 0)
-            f.hit_rate = modelHitRate(double(f.cache_slots * rec) / double(plan.expert_bytes_total),
-                                      double(f.cache_slots) / double(std::max<int64_t>(plan.moe_layers * k, 1)));
+            f.hit_rate = modelHitRate(double(slots * rec) / double(plan.expert_bytes_total),
+                                      double(slots) / double(std::max<int64_t>(plan.moe_layers * k, 1)));
         if (diskGBps > 0) {
             // Per MoE layer the misses go out together: a layer with any miss waits one read's
             // latency, and its further misses stream at the queue's bandwidth.
@@ -164,7 +170,7 @@ Forecast forecastBudgets(const MemoryPlan &plan, const std::vector<int64_t> &bud
             // (plan/read_overlap.hpp). The lookahead reads ahead only into the slots two
             // layers' demand leaves free (cache/streamed_expert_source.cpp, prefetch).
             layer.hitRate = f.hit_rate;
-            const double spare = double(f.cache_slots - 2 * k);
+            const double spare = double(slots - 2 * k);
             layer.lookaheadShare = spare > 0 ? std::clamp(inputs.lookaheadRecall, 0.0, 1.0) * std::min(1.0, spare / double(k)) : 0;
             // (never below zero: the stall sums differences that round to -1e-12)
             f.unhidden_io_seconds_per_token = std::max(0.0, double(plan.moe_layers) * plan::expectedLayerStall(layer));

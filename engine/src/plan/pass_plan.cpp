@@ -55,4 +55,11 @@ int64_t passBorrows(const PassCost &cost, int64_t floorRoom, int n)
     return std::max<int64_t>(0, cost.fixed + int64_t(n) * cost.perToken - std::max<int64_t>(0, floorRoom));
 }
 
+int64_t promptRoomSlots(int64_t floorRoom, int64_t slotBytes, int64_t cacheSlots, int64_t records)
+{
+    if (slotBytes <= 0 || floorRoom <= 0)
+        return 0;
+    return std::clamp<int64_t>(records - cacheSlots, 0, floorRoom / slotBytes);
+}
+
 } // namespace waste::plan

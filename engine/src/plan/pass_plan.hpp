@@ -35,4 +35,9 @@ PassChoice choosePass(const PassCost &cost, int64_t floorRoom, int64_t lendable)
 // What a pass of n tokens borrows from the cache (0 when the floor's room holds it).
 int64_t passBorrows(const PassCost &cost, int64_t floorRoom, int n);
 
+// The other way round: while tokens are generated and no pass runs, the expert cache holds the
+// floor's prompt room (ModelImpl::roomToCache). The records of slotBytes (4 KiB-aligned) it
+// holds, no more than the cacheSlots lack to hold all `records`.
+int64_t promptRoomSlots(int64_t floorRoom, int64_t slotBytes, int64_t cacheSlots, int64_t records);
+
 } // namespace waste::plan

@@ -112,6 +112,7 @@ struct Batch::Impl {
         // The room holds one full-context state, so a sequence alone always gets one.
         if (used() > 0 && used() + bytes > model.statePoolBytes())
             return false;
+        model.roomForStates(bytes); // the cache lets go of the prompt room they use first
         s.own = takeState(positions);
         s.ownBytes = s.own->bytes();
         hold(s.ownBytes);
@@ -130,6 +131,7 @@ struct Batch::Impl {
             const int64_t bytes = model::State::bytesFor(c, int(want));
             if (used() - s.ownBytes + bytes > model.statePoolBytes())
                 continue;
+            model.roomForStates(bytes - s.ownBytes);
             s.own->grow(c, int(want));
             hold(s.own->bytes() - s.ownBytes);
             s.ownBytes = s.own->bytes();
@@ -414,6 +416,14 @@ std::vector<Batch::Ended> Batch::step()
                 m->returnPassRoom();
         }
     } borrowed;
+    // The floor's prompt room is the expert cache's while no prompt waits (ModelImpl::roomToCache).
+    const bool promptsWaiting = std::any_of(m->seqs.begin(), m->seqs.end(), [](const auto &sp) {
+        return sp->phase == Phase::Prompt && sp->state;
+    });
+    if (promptsWaiting)
+        model.roomToPass();
+    else
+        model.roomToCache();
     if (decoding > 0) {
         room = std::min(kPromptPieceWhileDecoding, model.unborrowedPassTokens());
     } else {

@@ -6,6 +6,7 @@
 #include "format/expert_banks.hpp"
 #include "format/file.hpp"
 #include "format/native_record.hpp"
+#include "io/aligned_buffer.hpp"
 #include "session/sequence_decoder.hpp"
 #include "session/state_file.hpp"
 #include "waste/prefix.hpp"
@@ -22,6 +23,7 @@
 #include "text/sampler.hpp"
 
 #include <algorithm>
+#include <malloc.h>
 #include <optional>
 #include <set>
 #include <sys/stat.h>
@@ -125,6 +127,11 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options, int se
         // Cache, direct reads, read-ahead and lookahead; none of them changes a logit.
         cache::StreamOptions so;
         so.cacheSlots = choice.cache_slots;
+        // The floor's prompt room, the cache's while tokens are generated (roomToCache), as
+        // the forecast counts it.
+        if (m_plan.max_record_bytes > 0)
+            so.roomSlots = plan::promptRoomSlots(m_plan.pass_floor_bytes, io::alignUp(m_plan.max_record_bytes),
+                                                 choice.cache_slots, m_plan.expert_bytes_total / m_plan.max_record_bytes);
         so.cacheEnabled = m_opts.expertCache;
         so.readAhead = m_opts.readAhead;
         so.directIo = m_opts.directIo;
@@ -260,6 +267,30 @@ int64_t ModelImpl::promptRoom() const
     return m_plan.pass_floor_bytes - std::min(m_statesHeld, m_statePromptShare);
 }
 
+void ModelImpl::fitRoom(int64_t moreStates, bool grow)
+{
+    if (!m_stream || m_stream->roomSlots() == 0)
+        return;
+    const int64_t slot = std::max<int64_t>(1, m_stream->slotBytes());
+    const int64_t idle = m_plan.pass_floor_bytes - std::min(m_statesHeld + std::max<int64_t>(0, moreStates), m_statePromptShare);
+    const int target = int(std::clamp<int64_t>(idle / slot, 0, m_stream->roomSlots()));
+    const int now = m_stream->roomInCache();
+    if (target < now) {
+        m_stream->withholdRoom(now - target);
+    } else if (grow && target > now) {
+        // What a pass or a state freed goes back to the system before the cache fills the
+        // room: glibc keeps freed heap pages, which would count twice.
+        ::malloc_trim(0);
+        m_stream->restoreRoom(target - now);
+    }
+}
+
+void ModelImpl::roomToPass()
+{
+    if (m_stream && m_stream->roomInCache() > 0)
+        m_stream->withholdRoom(m_stream->roomInCache());
+}
+
 int ModelImpl::unborrowedPassTokens() const
 {
     const int64_t room = promptRoom() - m_plan.pass_fixed_bytes;
@@ -286,6 +317,10 @@ void ModelImpl::feed(std::span<const int32_t> tokens, const PrefillCallback &pro
         }
     } borrowed;
     size_t chunk = size_t(model::Forward::kMaxChunk);
+    if (kind == model::Forward::Tokens::Prompt)
+        roomToPass();
+    else
+        roomToCache();
     if (kind == model::Forward::Tokens::Prompt) {
         chunk = size_t(borrowForPass(int(std::min<size_t>(tokens.size(), size_t(1) << 30))));
         borrowed.m = this;

@@ -111,11 +111,23 @@ public:
     void returnPassRoom();
     // The most prompt tokens a pass reads without borrowing (in the floor's own room; >= 64).
     int unborrowedPassTokens() const;
-    // The floor's prompt room (MemoryPlan::pass_floor_bytes) less what batch states hold of it.
+    // The floor's prompt room (MemoryPlan::pass_floor_bytes) less what batch states hold of it:
+    // a pass's, once roomToPass() has taken it back from the expert cache.
     int64_t promptRoom() const;
+    // While tokens are generated and no pass runs, the expert cache holds the prompt room that
+    // batch states leave (cache::StreamOptions::roomSlots): more records in flight and kept.
+    // roomToCache() gives it that room (as batch states grow and shrink, it follows them);
+    // roomToPass() takes all of it back, before a pass; roomForStates(bytes) takes back what
+    // `bytes` more of batch states are about to use of it, before they are allocated.
+    void roomToCache() { fitRoom(0, true); }
+    void roomToPass();
+    void roomForStates(int64_t bytes) { fitRoom(bytes, false); }
     int32_t mediaToken() const { return m_vision ? int32_t(m_vision->config().mediaTokenId) : -1; }
 
 private:
+    // The prompt room's slots in the cache toward what batch states (held, and `moreStates`
+    // about to be) leave of it: fewer at once, more only when `grow`.
+    void fitRoom(int64_t moreStates, bool grow);
     // A prompt, in passes of m_passTokens; or one generated token (Forward::Tokens).
     void feed(std::span<const int32_t> tokens, const PrefillCallback &progress,
               model::Forward::Tokens kind = model::Forward::Tokens::Prompt);
