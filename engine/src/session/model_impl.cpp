@@ -317,13 +317,12 @@ void ModelImpl::feed(std::span<const int32_t> tokens, const PrefillCallback &pro
         }
     } borrowed;
     size_t chunk = size_t(model::Forward::kMaxChunk);
-    if (kind == model::Forward::Tokens::Prompt)
-        roomToPass();
-    else
-        roomToCache();
     if (kind == model::Forward::Tokens::Prompt) {
+        roomToPass(); // the floor's prompt room leaves the expert cache for the pass
         chunk = size_t(borrowForPass(int(std::min<size_t>(tokens.size(), size_t(1) << 30))));
         borrowed.m = this;
+    } else {
+        roomToCache();
     }
     for (size_t done = 0; done < tokens.size(); done += chunk) {
         const size_t n = std::min(chunk, tokens.size() - done);
