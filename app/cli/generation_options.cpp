@@ -60,11 +60,11 @@ waste::GenParams genParams(const Args &args)
     return p;
 }
 
-void printStatsLine(const waste::Stats &s, int tokens, double seconds)
+void printStatsLine(const waste::Stats &s, int tokens, double seconds, double promptSeconds)
 {
     const int64_t all = s.demandHits + s.demandMisses;
-    std::fprintf(stderr, "[%d tokens, %.2f s, %.2f tok/s | experts %lld hit / %lld miss = %.0f%%]\n", tokens, seconds,
-                 seconds > 0 ? tokens / seconds : 0.0, static_cast<long long>(s.demandHits),
+    std::fprintf(stderr, "[%d tokens, %.2f s, %.2f tok/s after the prompt (read in %.2f s) | experts %lld hit / %lld miss = %.0f%%]\n",
+                 tokens, seconds, seconds > 0 ? tokens / seconds : 0.0, promptSeconds, static_cast<long long>(s.demandHits),
                  static_cast<long long>(s.demandMisses), all > 0 ? 100.0 * double(s.demandHits) / double(all) : 0.0);
 }
 

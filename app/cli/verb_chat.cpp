@@ -26,7 +26,8 @@ namespace {
 struct Totals {
     std::string model; // its path: each answer is kept among its real runs (observed_runs.h)
     int64_t tokens = 0;
-    double seconds = 0;
+    double seconds = 0;       // after each prompt was read
+    double promptSeconds = 0; // reading the prompts
     int64_t promptRead = 0;   // prompt tokens fed to the engine
     int64_t promptReused = 0; // prompt tokens its state or a checkpoint already held
 };
@@ -51,7 +52,8 @@ waste::GenResult streamed(waste::Model &model, std::span<const int32_t> ids, con
     std::printf("\n");
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     totals.tokens += static_cast<int64_t>(r.tokens.size());
-    totals.seconds += secs;
+    totals.seconds += read ? secs - readSecs : 0;
+    totals.promptSeconds += read ? readSecs : secs;
     if (r.stats.directIo)
         cli::recordAnswer(totals.model, model.info().budgetBytes, r, readSecs, secs);
     return r;
@@ -127,7 +129,7 @@ int runChat(const cli::Args &args)
                 continue;
             }
             if (line == "/stats") {
-                cli::printStatsLine(model->stats(), static_cast<int>(totals.tokens), totals.seconds);
+                cli::printStatsLine(model->stats(), static_cast<int>(totals.tokens), totals.seconds, totals.promptSeconds);
                 std::fprintf(stderr, "prompts: %lld tokens read, %lld not read again (held by the state or a checkpoint)\n",
                              static_cast<long long>(totals.promptRead), static_cast<long long>(totals.promptReused));
                 continue;

@@ -70,7 +70,9 @@ int runRun(const cli::Args &args)
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!quiet)
         std::printf("\n");
-    cli::printStatsLine(r.stats, static_cast<int>(r.tokens.size()), secs);
+    // Speed after the prompt, as the run is recorded (observed_runs.cpp): the prompt reads at its
+    // own, much higher speed, and its time is shown beside.
+    cli::printStatsLine(r.stats, static_cast<int>(r.tokens.size()), read ? secs - readSecs : 0, read ? readSecs : secs);
     // A real run of the model on this machine: `waste plan` and the app's Planner correct their
     // forecasts by it (observed_runs.h), as they do by the app's answers.
     if (r.stats.directIo)
