@@ -453,6 +453,60 @@ TEST(ExpertCache, ThePromptRoomsSlotsComeAndGoFromTheEnd)
     EXPECT_EQ(c.withheld(), 2);
 }
 
+TEST(ExpertCache, APassBorrowsSlotsFromTheEndOfTheBlock)
+{
+    // Neighbours from the end, so that whole huge pages go back to the system; the policy's
+    // victims, here and there, split them for the cache's life.
+    CacheConfig config = smallConfig(8);
+    config.roomSlots = 2; // withheld, in a block of its own: never lent
+    ExpertCache c(config);
+    auto fill = [&c](int layer, int expert) {
+        auto r = c.acquire(layer, expert);
+        if (r.mustRead) {
+            std::fill(r.data, r.data + 5000, uint8_t(1 + expert));
+            c.filled(r.slot, true, 4096);
+        }
+        c.release(r.slot);
+        return r.slot;
+    };
+    for (int e = 0; e < 6; ++e)
+        ASSERT_EQ(fill(0, e), e) << "an empty cache fills from its first slot";
+    const auto held = c.acquire(0, 4); // a caller holds slot 4: passed over
+    const int64_t evicted = c.stats().evictions;
+    EXPECT_EQ(c.lend(3), 3);
+    EXPECT_EQ(c.lent(), 3);
+    EXPECT_EQ(c.working(), 3);
+    for (int e = 0; e < 6; ++e)
+        EXPECT_EQ(c.resident(0, e), e != 5 && e != 3 && e != 2) << "expert " << e;
+    EXPECT_EQ(c.stats().evictions, evicted + 3);
+    c.release(held.slot);
+
+    // Back empty: new records take them without evicting anything.
+    c.returnLent();
+    EXPECT_EQ(c.lent(), 0);
+    EXPECT_EQ(c.working(), 6);
+    for (int e = 0; e < 3; ++e)
+        fill(1, e);
+    EXPECT_EQ(c.stats().evictions, evicted + 3);
+
+    // A guess still in flight is waited for, then lent; nothing is lent twice.
+    auto guess = c.prefetch(2, 7);
+    ASSERT_GE(guess.slot, 0);
+    c.releaseSpeculative();
+    std::thread reader([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        c.filled(guess.slot, true, 4096);
+    });
+    EXPECT_EQ(c.lend(4), 4);
+    EXPECT_EQ(c.lend(10), 2);
+    reader.join();
+    EXPECT_EQ(c.working(), 0);
+    EXPECT_FALSE(c.resident(2, 7));
+    c.returnLent();
+    EXPECT_EQ(c.working(), 6);
+    EXPECT_EQ(c.withheld(), 2);
+}
+
 TEST(ExpertCache, RejectsRecordsOutsideItsShape)
 {
     ExpertCache c(smallConfig(2));

@@ -63,32 +63,6 @@ uint8_t *ExpertCache::slotData(int slot) const
 
 ExpertCache::~ExpertCache() = default;
 
-int ExpertCache::takeOutLocked(int count, std::vector<int> &into)
-{
-    int taken = 0;
-    while (taken < count) {
-        int slot;
-        if (!m_empty.empty()) {
-            slot = m_empty.back();
-            m_empty.pop_back();
-        } else {
-            slot = m_policy->victim(); // evictable: unpinned, ready, not announced
-            if (slot < 0)
-                break;
-            m_where[m_slots[slot].key] = -1;
-            m_evictedAt[m_slots[slot].key] = m_pass;
-            ++m_stats.evictions;
-        }
-        m_policy->setEvictable(slot, false);
-        m_slots[slot] = Slot{};
-        m_slots[slot].lent = true;
-        m_slots[slot].pins = 1; // never a victim, never filled, until returned
-        into.push_back(slot);
-        ++taken;
-    }
-    return taken;
-}
-
 void ExpertCache::dropPages(int slot, int count)
 {
     // The pages go back to the system (zero-filled when the slot is next read into). Slots
@@ -99,15 +73,50 @@ void ExpertCache::dropPages(int slot, int count)
 
 int ExpertCache::lend(int count)
 {
+    // From the end of the cache's block, the last slot first, as withhold() takes the room's:
+    // what goes back to the system is then whole huge pages. Slots taken here and there (the
+    // policy's victims, as a pass once borrowed) split the pages around them, and every read
+    // into a split page pins it 4 KiB at a time, for as long as the cache lives (the room's
+    // first version cost a four-stream step 5 CPU ms a token so). The records there are
+    // forgotten whatever the policy would have kept: a pass long enough to borrow fills the
+    // cache with its own experts anyway.
     std::vector<int> taken;
     {
-        std::lock_guard lock(m_mutex);
+        std::unique_lock lock(m_mutex);
         dropAnnouncedLocked();
-        takeOutLocked(count, taken);
+        for (int slot = m_roomFirst - 1; slot >= 0 && int(taken.size()) < count;) {
+            Slot &s = m_slots[slot];
+            if (s.lent || s.pins > (s.state == State::InFlight ? 1 : 0)) {
+                --slot; // lent already, or a caller holds it: the next one
+                continue;
+            }
+            if (s.state == State::InFlight) {
+                m_ready.wait(lock); // a guess nobody demanded lands into it first
+                continue;
+            }
+            if (s.key >= 0 && m_where[s.key] == slot) {
+                m_where[s.key] = -1;
+                m_evictedAt[s.key] = m_pass;
+                ++m_stats.evictions;
+            }
+            m_policy->setEvictable(slot, false);
+            s = Slot{};
+            s.lent = true;
+            s.pins = 1; // never a victim, never filled, until returned
+            taken.push_back(slot);
+            --slot;
+        }
+        std::erase_if(m_empty, [this](int slot) { return m_slots[slot].lent; });
         m_lent.insert(m_lent.end(), taken.begin(), taken.end());
     }
-    for (int slot : taken)
-        dropPages(slot, 1);
+    // One madvise per run of neighbours (taken is in descending order).
+    for (size_t i = 0; i < taken.size();) {
+        size_t j = i + 1;
+        while (j < taken.size() && taken[j] == taken[j - 1] - 1)
+            ++j;
+        dropPages(taken[j - 1], int(j - i));
+        i = j;
+    }
     return int(taken.size());
 }
 

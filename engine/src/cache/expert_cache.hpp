@@ -111,9 +111,10 @@ public:
     void cancelSpeculative(int layer, int expert);
 
     // A prompt's pass borrows RAM from the cache (plan/pass_plan.hpp): up to `count` slots
-    // leave it (empty ones first, then the policy's victims; never a pinned or in-flight
-    // one), their records forgotten and their pages given back to the system, until
-    // returnLent(). Returns how many slots left; their bytes are lent() * slotBytes().
+    // leave it, from the end of its block (the room's slots apart) back, passing over any a
+    // caller holds and waiting for guesses in flight to land; their records are forgotten and
+    // their pages given back to the system, until returnLent(). Returns how many slots left;
+    // their bytes are lent() * slotBytes().
     int lend(int count);
     void returnLent();
     int lent() const;
@@ -152,9 +153,6 @@ private:
     void forgetLocked(int slot);
     void updateEvictableLocked(int slot);
     void dropAnnouncedLocked();
-    // Takes up to `count` slots out (empty ones first, then the policy's victims) and appends
-    // them to `into`; returns how many.
-    int takeOutLocked(int count, std::vector<int> &into);
     void dropPages(int slot, int count); // slots slot .. slot + count - 1
     uint8_t *slotData(int slot) const;
 
