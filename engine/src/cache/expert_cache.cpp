@@ -63,6 +63,27 @@ uint8_t *ExpertCache::slotData(int slot) const
 
 ExpertCache::~ExpertCache() = default;
 
+ExpertCache::TakeOut ExpertCache::takeOutLocked(int slot, std::unique_lock<std::mutex> &lock)
+{
+    Slot &s = m_slots[slot];
+    if (s.lent || s.pins > (s.state == State::InFlight ? 1 : 0))
+        return TakeOut::Held;
+    if (s.state == State::InFlight) {
+        m_ready.wait(lock); // a guess nobody demanded lands into it first
+        return TakeOut::Waited;
+    }
+    if (s.key >= 0 && m_where[s.key] == slot) {
+        m_where[s.key] = -1;
+        m_evictedAt[s.key] = m_pass;
+        ++m_stats.evictions;
+    }
+    m_policy->setEvictable(slot, false);
+    s = Slot{};
+    s.lent = true;
+    s.pins = 1; // never a victim, never filled, until it comes back
+    return TakeOut::Taken;
+}
+
 void ExpertCache::dropPages(int slot, int count)
 {
     // The pages go back to the system (zero-filled when the slot is next read into). Slots
@@ -85,26 +106,12 @@ int ExpertCache::lend(int count)
         std::unique_lock lock(m_mutex);
         dropAnnouncedLocked();
         for (int slot = m_roomFirst - 1; slot >= 0 && int(taken.size()) < count;) {
-            Slot &s = m_slots[slot];
-            if (s.lent || s.pins > (s.state == State::InFlight ? 1 : 0)) {
-                --slot; // lent already, or a caller holds it: the next one
-                continue;
-            }
-            if (s.state == State::InFlight) {
-                m_ready.wait(lock); // a guess nobody demanded lands into it first
-                continue;
-            }
-            if (s.key >= 0 && m_where[s.key] == slot) {
-                m_where[s.key] = -1;
-                m_evictedAt[s.key] = m_pass;
-                ++m_stats.evictions;
-            }
-            m_policy->setEvictable(slot, false);
-            s = Slot{};
-            s.lent = true;
-            s.pins = 1; // never a victim, never filled, until returned
-            taken.push_back(slot);
-            --slot;
+            const TakeOut t = takeOutLocked(slot, lock);
+            if (t == TakeOut::Waited)
+                continue; // look at it again
+            if (t == TakeOut::Taken)
+                taken.push_back(slot);
+            --slot; // taken, or held by a caller or lent already: the next one
         }
         std::erase_if(m_empty, [this](int slot) { return m_slots[slot].lent; });
         m_lent.insert(m_lent.end(), taken.begin(), taken.end());
@@ -143,28 +150,16 @@ int ExpertCache::withhold(int count)
         std::unique_lock lock(m_mutex);
         dropAnnouncedLocked();
         while (moved < count && m_withheld < m_config.slots - m_roomFirst) {
-            const int slot = m_config.slots - m_withheld - 1;
-            Slot &s = m_slots[slot];
-            if (s.pins > (s.state == State::InFlight ? 1 : 0))
+            const TakeOut t = takeOutLocked(m_config.slots - m_withheld - 1, lock);
+            if (t == TakeOut::Held)
                 break; // a caller holds it
-            if (s.state == State::InFlight) {
-                m_ready.wait(lock); // a guess nobody demanded lands into it first
+            if (t == TakeOut::Waited)
                 continue;
-            }
-            if (s.key >= 0 && m_where[s.key] == slot) {
-                m_where[s.key] = -1;
-                m_evictedAt[s.key] = m_pass;
-                ++m_stats.evictions;
-            }
-            m_policy->setEvictable(slot, false);
-            if (auto it = std::find(m_empty.begin(), m_empty.end(), slot); it != m_empty.end())
-                m_empty.erase(it);
-            s = Slot{};
-            s.lent = true;
-            s.pins = 1; // never a victim, never filled, until restored
             ++m_withheld;
             ++moved;
         }
+        if (moved > 0)
+            std::erase_if(m_empty, [this](int slot) { return m_slots[slot].lent; });
     }
     dropPages(m_config.slots - m_withheld, moved);
     return moved;

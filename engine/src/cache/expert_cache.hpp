@@ -153,6 +153,11 @@ private:
     void forgetLocked(int slot);
     void updateEvictableLocked(int slot);
     void dropAnnouncedLocked();
+    // The slot leaves the cache (lent or withheld; the caller keeps m_empty): its record is
+    // forgotten, and it is never a victim nor filled until it comes back. Held: lent already or
+    // a caller holds it; Waited: a guess was in flight into it and has landed, look again.
+    enum class TakeOut { Taken, Held, Waited };
+    TakeOut takeOutLocked(int slot, std::unique_lock<std::mutex> &lock);
     void dropPages(int slot, int count); // slots slot .. slot + count - 1
     uint8_t *slotData(int slot) const;
 
