@@ -402,6 +402,47 @@ TEST(Planner, DecodeScaleIsMeasuredClampedAndApplied)
     EXPECT_THROW(waste::calibrationFromJson(bad), waste::Error);
 }
 
+// A model smaller than the scale model's is priced on the line through the demo's and the
+// scale model's measured tokens (fixed costs weigh more there); at and above the scale
+// model's kernel sum, the scale alone. The calibration file keeps the points.
+TEST(Planner, SmallModelsArePricedOnTheLineThroughTwoMeasuredModels)
+{
+    waste::ComputeCalibration c;
+    c.machine = "test machine";
+    c.timings.push_back({"F32", 1024, 1e-6});
+    c.decodeScale = 1.25;
+    EXPECT_EQ(c.scaleFor(0.1e-3), 1.25) << "no small model measured: the scale alone";
+    c.smallKernelSeconds = 0.2e-3;
+    c.smallTokenSeconds = 0.55e-3;
+    c.scaleKernelSeconds = 2.4e-3;
+    EXPECT_DOUBLE_EQ(c.scaleFor(5e-3), 1.25);
+    EXPECT_DOUBLE_EQ(c.scaleFor(2.4e-3), 1.25);
+    EXPECT_DOUBLE_EQ(c.scaleFor(0.2e-3), 2.75);
+    EXPECT_DOUBLE_EQ(c.scaleFor(0.05e-3), 2.75) << "below the demo: the demo's own factor";
+    // Half way in kernel seconds: half way between 0.55 ms and the scale model's 3.0 ms.
+    EXPECT_NEAR(c.scaleFor(1.3e-3) * 1.3e-3, 0.55e-3 + 0.5 * (2.4e-3 * 1.25 - 0.55e-3), 1e-12);
+    EXPECT_NEAR(c.scaleFor(2.4e-3 - 1e-12), 1.25, 1e-6) << "continuous at the scale model";
+
+    const waste::ComputeCalibration back = waste::calibrationFromJson(waste::calibrationToJson(c));
+    EXPECT_EQ(back.smallKernelSeconds, c.smallKernelSeconds);
+    EXPECT_EQ(back.smallTokenSeconds, c.smallTokenSeconds);
+    EXPECT_EQ(back.scaleKernelSeconds, c.scaleKernelSeconds);
+    waste::ComputeCalibration upsideDown = c;
+    upsideDown.scaleKernelSeconds = 0.1e-3;
+    EXPECT_THROW(waste::calibrationFromJson(waste::calibrationToJson(upsideDown)), waste::Error);
+
+    // An estimate is its kernel sum times that factor, every part alike.
+    const std::string r3 = std::string(WASTE_FIXTURES_DIR) + "/reference-container/r3.waste";
+    waste::ComputeCalibration flat = c;
+    flat.smallKernelSeconds = flat.smallTokenSeconds = flat.scaleKernelSeconds = 0;
+    flat.decodeScale = 1;
+    const waste::ComputeEstimate sum = waste::estimateComputePerToken(r3, flat);
+    const waste::ComputeEstimate priced = waste::estimateComputePerToken(r3, c);
+    ASSERT_GT(sum.seconds, 0);
+    EXPECT_DOUBLE_EQ(priced.seconds, sum.seconds * c.scaleFor(sum.seconds));
+    EXPECT_DOUBLE_EQ(priced.overlapSeconds, sum.overlapSeconds * c.scaleFor(sum.seconds));
+}
+
 // When the tiny model cannot be made (here the temporary folder is a file), the scale falls
 // back to 1 and says why; the calibration file keeps the reason, and a later load measures
 // the decode again instead of keeping the fallback.

@@ -38,10 +38,17 @@ struct ComputeCalibration {
     double seconds = 0;    // how long the run took
     std::vector<KernelTiming> timings;
     // A decoded token's compute over the sum of its calibrated kernels, measured by decoding
-    // a generated tiny model: a token runs the same kernels between attention, norms,
-    // routing and sampling, with the pool's threads waking for every call, and on this
-    // project's 2-core machine took 1.8-2.6 times the sum. Estimates are multiplied by it.
+    // a generated model of hidden width 512: a token runs the same kernels between
+    // attention, norms, routing and sampling, with the pool's threads waking for every call,
+    // and on a 2-core AMD EPYC VM took 1.1-1.4 times the sum. Estimates are
+    // multiplied by it.
     double decodeScale = 1;  // 1..kMaxDecodeScale
+    // Small models pay fixed costs around their kernels (the pool's wake-ups, norms,
+    // sampling) that weigh less at width 512: the demo's shape (hidden 256, 4 layers) is
+    // decoded too, and a model whose kernels sum to less than the scale model's is priced on
+    // the line through the two models' (kernel sum, measured token) points (scaleFor).
+    // Seconds; 0 when not measured, and then decodeScale prices every model.
+    double smallKernelSeconds = 0, smallTokenSeconds = 0, scaleKernelSeconds = 0;
     // Why the decode could not be measured (the tiny model could not be made or run), when
     // decodeScale is 1 for that reason rather than measured; empty when it was measured.
     std::string decodeScaleError;
@@ -49,6 +56,9 @@ struct ComputeCalibration {
     // Seconds for one call of `kernel` over `size` units: linear between the measured sizes,
     // the end segments' slopes beyond them. -1 when the kernel was not measured.
     double secondsFor(const std::string &kernel, int64_t size) const;
+    // The factor a token whose kernels sum to `kernelSeconds` takes over that sum:
+    // decodeScale from the scale model's sum up, the small-model line below it.
+    double scaleFor(double kernelSeconds) const;
 };
 
 // The key a cached calibration must carry to be reused on this machine.

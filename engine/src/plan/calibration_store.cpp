@@ -46,6 +46,10 @@ std::string calibrationToJson(const ComputeCalibration &c)
     j["decode_scale"] = c.decodeScale;
     if (!c.decodeScaleError.empty())
         j["decode_scale_error"] = c.decodeScaleError;
+    if (c.smallKernelSeconds > 0)
+        j["small_model"] = {{"kernel_seconds", c.smallKernelSeconds},
+                            {"token_seconds", c.smallTokenSeconds},
+                            {"scale_model_kernel_seconds", c.scaleKernelSeconds}};
     Json rows = Json::array();
     for (const KernelTiming &t : c.timings)
         rows.push_back({{"kernel", t.kernel}, {"size", t.size}, {"seconds", t.seconds}});
@@ -68,6 +72,20 @@ ComputeCalibration calibrationFromJson(const std::string &text)
         c.decodeScaleError = j["decode_scale_error"].get<std::string>();
     if (!(c.decodeScale >= 1 && c.decodeScale <= kMaxDecodeScale))
         throw Error(ErrorCode::Format, "compute calibration: decode_scale out of range");
+    if (j.contains("small_model")) {
+        const Json &m = j["small_model"];
+        auto seconds = [&m](const char *key) {
+            const double v = m.is_object() && m.contains(key) && m[key].is_number() ? m[key].get<double>() : -1.0;
+            if (!(v > 0 && v < 1e3))
+                throw Error(ErrorCode::Format, std::string("compute calibration: small_model.") + key + " out of range");
+            return v;
+        };
+        c.smallKernelSeconds = seconds("kernel_seconds");
+        c.smallTokenSeconds = seconds("token_seconds");
+        c.scaleKernelSeconds = seconds("scale_model_kernel_seconds");
+        if (c.scaleKernelSeconds <= c.smallKernelSeconds)
+            throw Error(ErrorCode::Format, "compute calibration: the small model's kernels are not the smaller");
+    }
     for (const Json &t : j["timings"]) {
         if (!t.is_object() || !t.contains("kernel") || !t["kernel"].is_string() || !t.contains("size") ||
             !t["size"].is_number() || !t.contains("seconds") || !t["seconds"].is_number())

@@ -28,7 +28,7 @@ ComputeEstimate estimateCompute(const PlanInputs &in, const ComputeCalibration &
             if (one < 0)
                 continue;
         }
-        const double s = one * double(call.count) * c.decodeScale;
+        const double s = one * double(call.count);
         e.seconds += s;
         if (call.overlapsReads)
             e.overlapSeconds += s;
@@ -43,6 +43,13 @@ ComputeEstimate estimateCompute(const PlanInputs &in, const ComputeCalibration &
         if (!found)
             e.byKernel.emplace_back(call.kernel, s);
     }
+    // Scaled once the whole sum is known: the factor depends on it (ComputeCalibration::scaleFor).
+    const double f = c.scaleFor(e.seconds);
+    e.seconds *= f;
+    e.overlapSeconds *= f;
+    e.routedExpertSeconds *= f;
+    for (auto &kv : e.byKernel)
+        kv.second *= f;
     return e;
 }
 

@@ -1,8 +1,15 @@
 // waste::calibrateCompute: the kernels' timings, then the decode scale. The scale decodes a
-// generated tiny model (the demo's shape, every expert cached) and divides its compute per
-// token by what the kernel timings price that same model at. The kernel sum keeps the
-// shape of a model's cost (which kernels, how large); the scale carries what a real token
-// adds around them, measured on this machine rather than assumed.
+// generated model (every expert cached) and divides its compute per token by what the kernel
+// timings price that same model at. The kernel sum keeps the shape of a model's cost (which
+// kernels, how large); the scale carries what a real token adds around them, measured on this
+// machine rather than assumed.
+//
+// The model is the benchmarks' smallest shape (hidden 512, 8 layers, 8 experts: a 25 MB
+// container, made in about 3 s on two cores), not the demo's (hidden 256, 4 layers). The
+// demo's token is mostly fixed costs around tiny matrices, and its scale did not carry to
+// real widths: on an AMD EPYC VM it measured 2.8, where a hidden-512 model measured 1.27, an
+// 86 MB one 1.16 and a hidden-1024 one 1.41, so `waste plan` forecast the hidden-1024
+// container at 0.57-0.63x the speed `waste bench` measured (docs/benchmarks.md).
 #include "plan/compute_estimate.hpp"
 #include "plan/plan_inputs.hpp"
 #include "quant/kernel_calibration.hpp"
@@ -23,7 +30,8 @@ namespace waste {
 namespace {
 
 constexpr int kWarmTokens = 16;   // decoded before timing: caches, pool threads, first allocations
-constexpr int kTimedTokens = 96;  // about 50 ms on a 2-core laptop
+constexpr int kTimedTokens = 96;  // about 0.3 s on a 2-core laptop
+constexpr int64_t kScaleModelBytes = int64_t(16) << 20; // source bytes asked of the benchmarks' shape
 
 // Seconds per decoded token of the tiny model in `dir`, every expert in the cache.
 double tinyDecodeSeconds(const std::string &dir, int threads)
@@ -49,48 +57,103 @@ double tinyDecodeSeconds(const std::string &dir, int threads)
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / kTimedTokens;
 }
 
-} // namespace
-
-double measureDecodeScale(const ComputeCalibration &kernels, int threads, std::string *why)
+// A generated model of `shape` decoded: its kernels' sum (unscaled) and its measured token.
+struct DecodePoint {
+    double kernels = 0, measured = 0;
+};
+DecodePoint decodePoint(const ComputeCalibration &kernels, const TinyModelOptions &shape, int threads)
 {
     namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("waste-calibration-model-" + std::to_string(std::random_device{}()));
+    struct Removed {
+        fs::path dir;
+        ~Removed()
+        {
+            std::error_code ec;
+            fs::remove_all(dir, ec);
+        }
+    } removed{dir};
+    makeTinyContainer(dir.string(), shape);
+    ComputeCalibration unscaled = kernels;
+    unscaled.decodeScale = 1;
+    unscaled.smallKernelSeconds = unscaled.smallTokenSeconds = unscaled.scaleKernelSeconds = 0;
+    return {estimateComputePerToken(dir.string(), unscaled).seconds, tinyDecodeSeconds(dir.string(), threads)};
+}
+
+TinyModelOptions scaleModelShape()
+{
+    TinyModelOptions shape;
+    shape.targetBytes = kScaleModelBytes; // the least: 8 experts a layer
+    return shape;
+}
+
+double measureScale(const ComputeCalibration &kernels, int threads, std::string *why, double *scaleKernels)
+{
     double scale = 1;
     std::string error;
-    fs::path dir;
     try {
-        dir = fs::temp_directory_path() / ("waste-calibration-model-" + std::to_string(std::random_device{}()));
-        makeTinyContainer(dir.string());
-        ComputeCalibration unscaled = kernels;
-        unscaled.decodeScale = 1;
-        const double estimated = estimateComputePerToken(dir.string(), unscaled).seconds;
-        const double measured = tinyDecodeSeconds(dir.string(), threads);
-        if (estimated > 0 && measured > 0)
-            scale = std::clamp(measured / estimated, 1.0, kMaxDecodeScale);
-        else
+        const DecodePoint p = decodePoint(kernels, scaleModelShape(), threads);
+        if (p.kernels > 0 && p.measured > 0) {
+            scale = std::clamp(p.measured / p.kernels, 1.0, kMaxDecodeScale);
+            if (scaleKernels)
+                *scaleKernels = p.kernels;
+        } else {
             error = "the tiny model's decode took no measurable time";
+        }
     } catch (const std::exception &e) {
         // No room in the temporary folder, say: the kernels alone still price a token, and
         // the caller is told, since that prices it too fast.
         scale = 1;
-        error = std::string("could not decode a tiny model in the temporary folder (") +
-                (dir.empty() ? std::string("none") : dir.parent_path().string()) + "): " + e.what();
-    }
-    if (!dir.empty()) {
         std::error_code ec;
-        fs::remove_all(dir, ec);
+        const std::string tmp = std::filesystem::temp_directory_path(ec).string();
+        error = std::string("could not decode a tiny model in the temporary folder (") + (tmp.empty() ? "none" : tmp) +
+                "): " + e.what();
     }
     if (why)
         *why = error;
     return scale;
 }
 
+} // namespace
+
+double measureDecodeScale(const ComputeCalibration &kernels, int threads, std::string *why)
+{
+    return measureScale(kernels, threads, why, nullptr);
+}
+
 ComputeCalibration calibrateCompute(int threads)
 {
     const auto start = std::chrono::steady_clock::now();
     ComputeCalibration c = calibrateKernels(threads);
-    c.decodeScale = measureDecodeScale(c, threads, &c.decodeScaleError);
+    double scaleKernels = 0;
+    c.decodeScale = measureScale(c, threads, &c.decodeScaleError, &scaleKernels);
+    if (c.decodeScaleError.empty()) {
+        // The demo's shape too, for the line small models are priced on (ComputeCalibration).
+        // Without it the scale alone prices them, a few times too fast.
+        try {
+            const DecodePoint small = decodePoint(c, TinyModelOptions{}, threads);
+            if (small.kernels > 0 && small.measured > 0 && small.kernels < scaleKernels) {
+                c.smallKernelSeconds = small.kernels;
+                c.smallTokenSeconds = small.measured;
+                c.scaleKernelSeconds = scaleKernels;
+            }
+        } catch (const std::exception &) {
+        }
+    }
     c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return c;
+}
+
+double ComputeCalibration::scaleFor(double kernelSeconds) const
+{
+    if (!(smallKernelSeconds > 0 && smallTokenSeconds > 0 && scaleKernelSeconds > smallKernelSeconds) ||
+        kernelSeconds >= scaleKernelSeconds || kernelSeconds <= 0)
+        return decodeScale;
+    if (kernelSeconds <= smallKernelSeconds)
+        return std::clamp(smallTokenSeconds / smallKernelSeconds, 1.0, kMaxDecodeScale);
+    const double at = (kernelSeconds - smallKernelSeconds) / (scaleKernelSeconds - smallKernelSeconds);
+    const double token = smallTokenSeconds + at * (scaleKernelSeconds * decodeScale - smallTokenSeconds);
+    return std::clamp(token / kernelSeconds, 1.0, kMaxDecodeScale);
 }
 
 } // namespace waste

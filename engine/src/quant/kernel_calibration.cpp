@@ -140,10 +140,11 @@ std::string calibrationMachineKey(int threads)
 {
     const int hw = int(std::max(1u, std::thread::hardware_concurrency()));
     // The trailing version makes files from an older calibration (without the cold expert
-    // timings, the decode scale or the panel product) measure again.
+    // timings, the decode scale, the panel product, or with the demo's decode scale)
+    // measure again.
     return cpuName() + ", " + std::to_string(hw) + " hardware threads, " +
            quant::simdName(quant::activeSimd()) + ", " + std::to_string(threads > 0 ? threads : hw) +
-           " compute threads, calibration 4";
+           " compute threads, calibration 5";
 }
 
 ComputeCalibration calibrateKernels(int threads)
