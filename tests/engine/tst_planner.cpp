@@ -478,6 +478,7 @@ TEST(Planner, DecodeScaleFallbackSaysWhy)
     std::ofstream(file) << text;
     const waste::ComputeCalibration again = waste::cachedCalibration(file.string());
     EXPECT_TRUE(again.decodeScaleError.empty()) << again.decodeScaleError;
+    EXPECT_GT(again.smallKernelSeconds, 0) << "the small models' point is measured with it";
     EXPECT_EQ(again.timings.size(), slow.timings.size()) << "only the decode is measured again";
     EXPECT_TRUE(waste::calibrationFromJson(readText(file)).decodeScaleError.empty()) << "and written back";
 }

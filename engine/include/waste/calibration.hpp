@@ -63,13 +63,18 @@ struct ComputeCalibration {
 
 // The key a cached calibration must carry to be reused on this machine.
 std::string calibrationMachineKey(int threads);
-// Runs the kernels, then decodes a generated tiny model for the decode scale (a few
-// seconds in all). threads 0: one per hardware thread, as the engine.
+// Runs the kernels, then decodes two generated models for the decode scale (measureDecode;
+// about 8 s in all on two cores). threads 0: one per hardware thread, as the engine.
 ComputeCalibration calibrateCompute(int threads = 0);
 // The decode scale alone: a generated tiny model decoded and priced with `kernels`. 1 when
 // the model cannot be made or run (the kernels then price a token unscaled), with the
 // reason in *why (left empty when it was measured).
 double measureDecodeScale(const ComputeCalibration &kernels, int threads = 0, std::string *why = nullptr);
+// Everything of `c` a decode measures, from its kernel timings: the decode scale (with
+// decodeScaleError) and, when that was measured, the demo shape's point for small models.
+// calibrateCompute runs it after the kernels; a cached calibration whose scale fell back to 1
+// runs it again.
+void measureDecode(ComputeCalibration &c, int threads = 0);
 std::string calibrationToJson(const ComputeCalibration &c);
 // Throws Error(Format) on text that is not a calibration.
 ComputeCalibration calibrationFromJson(const std::string &text);

@@ -127,9 +127,9 @@ ComputeCalibration cachedCalibration(const std::string &path, bool rerun, int th
                 ComputeCalibration c = calibrationFromJson(text);
                 if (c.machine == calibrationMachineKey(threads)) {
                     if (!c.decodeScaleError.empty()) {
-                        // Its decode scale fell back to 1: try that part again (half a
-                        // second), since the cause (a full temporary folder) may be gone.
-                        c.decodeScale = measureDecodeScale(c, threads, &c.decodeScaleError);
+                        // Its decode scale fell back to 1: try that part again (a few
+                        // seconds), since the cause (a full temporary folder) may be gone.
+                        measureDecode(c, threads);
                         writeCalibration(path, c);
                     }
                     return c;

@@ -121,25 +121,31 @@ double measureDecodeScale(const ComputeCalibration &kernels, int threads, std::s
     return measureScale(kernels, threads, why, nullptr);
 }
 
+void measureDecode(ComputeCalibration &c, int threads)
+{
+    double scaleKernels = 0;
+    c.decodeScale = measureScale(c, threads, &c.decodeScaleError, &scaleKernels);
+    c.smallKernelSeconds = c.smallTokenSeconds = c.scaleKernelSeconds = 0;
+    if (!c.decodeScaleError.empty())
+        return;
+    // The demo's shape too, for the line small models are priced on (ComputeCalibration).
+    // Without it the scale alone prices them, a few times too fast.
+    try {
+        const DecodePoint small = decodePoint(c, TinyModelOptions{}, threads);
+        if (small.kernels > 0 && small.measured > 0 && small.kernels < scaleKernels) {
+            c.smallKernelSeconds = small.kernels;
+            c.smallTokenSeconds = small.measured;
+            c.scaleKernelSeconds = scaleKernels;
+        }
+    } catch (const std::exception &) {
+    }
+}
+
 ComputeCalibration calibrateCompute(int threads)
 {
     const auto start = std::chrono::steady_clock::now();
     ComputeCalibration c = calibrateKernels(threads);
-    double scaleKernels = 0;
-    c.decodeScale = measureScale(c, threads, &c.decodeScaleError, &scaleKernels);
-    if (c.decodeScaleError.empty()) {
-        // The demo's shape too, for the line small models are priced on (ComputeCalibration).
-        // Without it the scale alone prices them, a few times too fast.
-        try {
-            const DecodePoint small = decodePoint(c, TinyModelOptions{}, threads);
-            if (small.kernels > 0 && small.measured > 0 && small.kernels < scaleKernels) {
-                c.smallKernelSeconds = small.kernels;
-                c.smallTokenSeconds = small.measured;
-                c.scaleKernelSeconds = scaleKernels;
-            }
-        } catch (const std::exception &) {
-        }
-    }
+    measureDecode(c, threads);
     c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return c;
 }
