@@ -141,6 +141,7 @@ int runPlan(const cli::Args &args)
         // at once; its RAM comes out of the expert cache).
         j["pass_token_bytes"] = p.pass_token_bytes;
         j["pass_fixed_bytes"] = p.pass_fixed_bytes;
+        j["pass_piece_token_bytes"] = p.pass_piece_token_bytes;
         j["default_pass_tokens"] = def.pass_tokens;
         j["working_set_bytes"] = p.working_set_bytes;
         j["checkpoint_bytes"] = p.checkpoint_bytes;

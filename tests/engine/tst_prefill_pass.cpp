@@ -2,10 +2,12 @@
 // attention) against the same prompt read one token at a time by the decode kernels, on a
 // tiny model of every architecture and every expert format: the logits agree within 1e-4 of
 // the largest (the summation order is all that differs), greedy continuations are the same,
-// and a pass's logits are the same bit for bit however the prompt is cut into passes and
-// whatever the thread count.
+// and a pass's logits are the same bit for bit however the prompt is cut into passes, whatever
+// the thread count and however short the pieces its attention and dense layers run in.
 #include <gtest/gtest.h>
 
+#include "model/forward.hpp"
+#include "session/model_impl.hpp"
 #include "test_files.hpp"
 #include "waste/convert.hpp"
 #include "waste/waste.hpp"
@@ -144,6 +146,17 @@ TEST_P(PrefillPass, MatchesTokenByTokenAndDoesNotDependOnTheCut)
     }
     ASSERT_EQ(at, ids.size());
     EXPECT_TRUE(sameBits(whole, pieces)) << c.name << ": a pass's logits moved with the cut or the thread count";
+
+    // Pieces of 32 tokens (a pass where the room is short of the prompt takes pieces under
+    // 256): the same bits.
+    auto shortPieces = waste::Model::open(dir, opts(2));
+    auto &impl = static_cast<waste::session::ModelImpl &>(*shortPieces);
+    impl.limitPassPiece(32);
+    impl.borrowForPass(int(ids.size()));
+    EXPECT_EQ(impl.forward().passPiece(), 32);
+    impl.returnPassRoom();
+    EXPECT_EQ(impl.forward().passPiece(), waste::model::Forward::kPassPiece);
+    EXPECT_TRUE(sameBits(whole, shortPieces->eval(ids))) << c.name << ": a pass's logits moved with its pieces";
 
     // Greedy continuations after the pass and after token by token are the same.
     waste::GenParams greedy;

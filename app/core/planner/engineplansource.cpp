@@ -53,6 +53,7 @@ PlanFacts planFactsOf(const waste::MemoryPlan &p)
     f.expertBytes = p.expert_bytes_total;
     f.passFloor = p.pass_floor_bytes;
     f.passFixed = p.pass_fixed_bytes;
+    f.passPieceToken = p.pass_piece_token_bytes;
     f.passToken = p.pass_token_bytes;
     return f;
 }

@@ -31,6 +31,7 @@ struct PlanFacts {
     qint64 passFloor = 0;
     qint64 passFixed = 0;
     qint64 passToken = 0;
+    qint64 passPieceToken = 0;
 };
 
 struct ForecastPoint {

@@ -33,6 +33,7 @@ waste::MemoryPlan budgetPlan(const PlanFacts &f)
     p.max_record_bytes = f.maxRecord;
     p.pass_floor_bytes = f.passFloor;
     p.pass_fixed_bytes = f.passFixed;
+    p.pass_piece_token_bytes = f.passPieceToken;
     p.pass_token_bytes = f.passToken;
     return p;
 }

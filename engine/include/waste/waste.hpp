@@ -72,6 +72,7 @@ struct MemoryPlan {
     // and what it holds whatever its length (plan/pass_plan.hpp).
     int64_t pass_token_bytes = 0;
     int64_t pass_fixed_bytes = 0;
+    int64_t pass_piece_token_bytes = 0; // of pass_fixed_bytes, per token of its pieces (shorter when the room is short)
     int64_t pass_floor_bytes = 0; // of scratch_bytes: what only a prompt chunk uses, a pass's own
     std::string container;             // where the plan was read from
 };

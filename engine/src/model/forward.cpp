@@ -101,8 +101,8 @@ void Forward::feedForward(int layer, int n, const float *b, float *out, ExpertSo
         moe(layer, n, b, out, experts);
     } else if (m_prompt) { // a piece at a time: the FFN's scratch is a piece's
         const int64_t Hd = m_c.hidden;
-        for (int s0 = 0; s0 < n; s0 += kPassPiece)
-            denseFfn(lw.dense, std::min(kPassPiece, n - s0), b + s0 * Hd, out + s0 * Hd, m_c.inter);
+        for (int s0 = 0; s0 < n; s0 += m_piece)
+            denseFfn(lw.dense, std::min(m_piece, n - s0), b + s0 * Hd, out + s0 * Hd, m_c.inter);
     } else {
         denseFfn(lw.dense, n, b, out, m_c.inter);
     }
@@ -121,7 +121,7 @@ void Forward::attentionParts(int layer, const float *a, float *out, std::span<co
 }
 
 // A prompt's pass on the plain residual stream, holding two rows a token (h and the normed
-// input a): attention and dense FFNs run kPassPiece tokens at a time (their scratch and
+// input a): attention and dense FFNs run a piece (m_piece tokens) at a time (their scratch and
 // output are a piece's), the MoE over the whole pass, adding its experts into h directly.
 void Forward::runResidualPass(int n, float *h, std::span<const Part> parts, ExpertSource &experts)
 {
@@ -133,15 +133,15 @@ void Forward::runResidualPass(int n, float *h, std::span<const Part> parts, Expe
             states.push_back(nullptr);
             pos.push_back(p.state->pos + t);
         }
-    Vec a(static_cast<size_t>(n * Hd)), o(static_cast<size_t>(std::min(n, kPassPiece) * Hd));
+    Vec a(static_cast<size_t>(n * Hd)), o(static_cast<size_t>(std::min(n, m_piece) * Hd));
     for (int L = 0; L < m_c.layers; ++L) {
         const LayerWeights &lw = m_w.layers[static_cast<size_t>(L)];
         size_t t0 = 0;
         for (const Part &p : parts)
             for (int t = 0; t < p.count; ++t)
                 states[t0++] = &p.state->layers[static_cast<size_t>(L)];
-        for (int s0 = 0; s0 < n; s0 += kPassPiece) {
-            const int m = std::min(kPassPiece, n - s0);
+        for (int s0 = 0; s0 < n; s0 += m_piece) {
+            const int m = std::min(m_piece, n - s0);
             float *hs = h + s0 * Hd, *as = a.data() + s0 * Hd, *os = o.data();
             for (int t = 0; t < m; ++t)
                 rmsNorm(hs + t * Hd, lw.inNorm->f32.data(), as + t * Hd, Hd, m_c.eps);
@@ -154,8 +154,8 @@ void Forward::runResidualPass(int n, float *h, std::span<const Part> parts, Expe
         if (lw.moe) {
             moePass(L, n, a.data(), h, experts, true);
         } else {
-            for (int s0 = 0; s0 < n; s0 += kPassPiece) {
-                const int m = std::min(kPassPiece, n - s0);
+            for (int s0 = 0; s0 < n; s0 += m_piece) {
+                const int m = std::min(m_piece, n - s0);
                 denseFfn(lw.dense, m, a.data() + s0 * Hd, o.data(), m_c.inter);
                 for (int64_t i = 0; i < m * Hd; ++i)
                     h[s0 * Hd + i] = h[s0 * Hd + i] + o[size_t(i)];
@@ -221,8 +221,8 @@ void Forward::runAttnRes(int n, float *h, std::span<const Part> parts, ExpertSou
                     states.push_back(&p.state->layers[static_cast<size_t>(L)]);
                     pos.push_back(p.state->pos + t);
                 }
-            for (int s0 = 0; s0 < n; s0 += kPassPiece)
-                attentionTokens(L, std::min(kPassPiece, n - s0), a.data() + s0 * Hd, r.data() + s0 * Hd,
+            for (int s0 = 0; s0 < n; s0 += m_piece)
+                attentionTokens(L, std::min(m_piece, n - s0), a.data() + s0 * Hd, r.data() + s0 * Hd,
                                 states.data() + s0, pos.data() + s0);
         } else {
             attentionParts(L, a.data(), r.data(), parts);

@@ -23,6 +23,7 @@
 #include "quant/lut.hpp"
 #include "quant/trunk_matvec.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -53,8 +54,14 @@ public:
     static constexpr int kMaxChunk = 64;
     // A prompt's pass runs its attention, dense FFNs, routing and shared experts this many
     // tokens at a time: their scratch is a piece's; only the residual stream, the normed
-    // input and the MoE's sums are held for the whole pass.
+    // input and the MoE's sums are held for the whole pass. An expert's users go this many
+    // at a time too.
     static constexpr int kPassPiece = 256;
+    // Shorter pieces (at least 16 tokens), where the budget's room would otherwise split a
+    // prompt into more passes (plan/pass_plan.hpp). A token's values do not depend on the
+    // piece it was in.
+    void setPassPiece(int tokens) { m_piece = std::clamp(tokens, 16, kPassPiece); }
+    int passPiece() const { return m_piece; }
 
     // Several sequences in one pass (session/batch_*): `tokens` holds each part's tokens in
     // order, part i continuing parts[i].state. Attention runs per part against its own
@@ -184,6 +191,7 @@ private:
     compute::ThreadPool &m_pool;
     vision::MediaRowQueue *m_media = nullptr;
     bool m_prompt = false; // the running pass reads a prompt (Tokens::Prompt)
+    int m_piece = kPassPiece; // a prompt's pass's piece (setPassPiece)
     LayerProgress m_layerProgress;
     void layerDone(int layer); // a prompt pass's layer is done: progress, and a stop
     // Tokens of the running step that the lookahead predicts for: all of a decode step's

@@ -61,7 +61,7 @@ void Forward::runHyper(int n, float *h, std::span<const Part> parts, ExpertSourc
                 states[t0++] = &p.state->layers[static_cast<size_t>(L)];
         before(w.hcAttnFn, w.hcAttnScale, w.hcAttnBase, lw.inNorm);
         // A prompt's pass: attention a piece at a time, each piece's tokens in order.
-        const int piece = m_prompt ? kPassPiece : n;
+        const int piece = m_prompt ? m_piece : n;
         for (int s0 = 0; s0 < n; s0 += piece)
             attentionTokens(L, std::min(piece, n - s0), a.data() + s0 * Hd, o.data() + s0 * Hd, states.data() + s0,
                             pos.data() + s0);

@@ -28,16 +28,16 @@ void Forward::moePass(int layer, int n, const float *b, float *out, ExpertSource
     // Routing, a piece of the pass at a time (the router's logits are a piece's).
     std::vector<int> chosen(static_cast<size_t>(n * K));
     std::vector<float> weight(static_cast<size_t>(n * K));
-    for (int s0 = 0; s0 < n; s0 += kPassPiece)
-        route(layer, std::min(kPassPiece, n - s0), b + s0 * Hd, chosen.data() + s0 * K, weight.data() + s0 * K, s0);
+    for (int s0 = 0; s0 < n; s0 += m_piece)
+        route(layer, std::min(m_piece, n - s0), b + s0 * Hd, chosen.data() + s0 * K, weight.data() + s0 * K, s0);
 
     // Expert input: the normed hidden state itself, or its latent projection (K3).
     Vec latentIn;
     const float *xin = b;
     if (w.latentDown) {
         latentIn.resize(static_cast<size_t>(n * W));
-        for (int s0 = 0; s0 < n; s0 += kPassPiece)
-            product(*w.latentDown, std::min(kPassPiece, n - s0), b + s0 * Hd, Hd, latentIn.data() + s0 * W, W);
+        for (int s0 = 0; s0 < n; s0 += m_piece)
+            product(*w.latentDown, std::min(m_piece, n - s0), b + s0 * Hd, Hd, latentIn.data() + s0 * W, W);
         xin = latentIn.data();
     }
 
@@ -119,9 +119,9 @@ void Forward::moePass(int layer, int n, const float *b, float *out, ExpertSource
     // The end, a piece at a time: (K3) the latent norm and up-projection of the sums, then
     // the shared expert added to each token's output.
     const int64_t Ms = m_c.g.sharedInter > 0 ? m_c.g.sharedInter : Im * (m_c.sharedExperts > 1 ? m_c.sharedExperts : 1);
-    Vec shared(w.shared.gate ? size_t(kPassPiece) * size_t(Hd) : 0);
-    for (int s0 = 0; s0 < n; s0 += kPassPiece) {
-        const int m = std::min(kPassPiece, n - s0);
+    Vec shared(w.shared.gate ? size_t(m_piece) * size_t(Hd) : 0);
+    for (int s0 = 0; s0 < n; s0 += m_piece) {
+        const int m = std::min(m_piece, n - s0);
         float *os = out + s0 * Hd;
         if (w.latentUp) {
             float *as = acc + s0 * W;
@@ -129,7 +129,7 @@ void Forward::moePass(int layer, int n, const float *b, float *out, ExpertSource
                 for (int t = 0; t < m; ++t)
                     rmsNorm(as + t * W, w.latentNorm->f32.data(), as + t * W, W, m_c.eps);
             if (add) { // the up-projection into the shared buffer first, then onto the stream
-                shared.resize(std::max(shared.size(), size_t(kPassPiece) * size_t(Hd)));
+                shared.resize(std::max(shared.size(), size_t(m_piece) * size_t(Hd)));
                 product(*w.latentUp, m, as, W, shared.data(), Hd);
                 for (int64_t i = 0; i < m * Hd; ++i)
                     os[i] += shared[size_t(i)];

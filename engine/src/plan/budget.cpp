@@ -68,7 +68,7 @@ ExpertCacheShare expertCacheAt(const MemoryPlan &plan, int64_t budget)
         s.cache_bytes -= plan.checkpoint_bytes;
         s.checkpoint_kept = true;
     }
-    const plan::PassChoice pass = plan::choosePass({plan.pass_token_bytes, plan.pass_fixed_bytes},
+    const plan::PassChoice pass = plan::choosePass({plan.pass_token_bytes, plan.pass_fixed_bytes, plan.pass_piece_token_bytes},
                                                    plan.pass_floor_bytes, s.cache_bytes - 2 * plan.min_expert_cache);
     s.pass_tokens = pass.tokens;
     s.pass_bytes = pass.bytes; // borrowed from the cache while a pass runs, given back after

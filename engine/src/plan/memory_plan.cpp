@@ -44,6 +44,7 @@ MemoryPlan planFromInputs(const PlanInputs &in, int ctxTokens)
     const plan::PassCost pass = plan::passCost(in, int(std::max(1u, std::thread::hardware_concurrency())));
     p.pass_token_bytes = pass.perToken;
     p.pass_fixed_bytes = pass.fixed;
+    p.pass_piece_token_bytes = pass.pieceToken;
     p.pass_floor_bytes = f.passScratch;
     return p;
 }

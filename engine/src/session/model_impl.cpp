@@ -243,23 +243,24 @@ std::unique_ptr<ReplyParser> ModelImpl::replyParser(std::span<const int32_t> pro
 
 int ModelImpl::borrowForPass(int tokens)
 {
-    tokens = std::min(tokens, m_passTokens);
-    const plan::PassCost cost{m_plan.pass_token_bytes, m_plan.pass_fixed_bytes};
-    const int64_t need = plan::passBorrows(cost, promptRoom(), tokens);
-    if (need <= 0)
-        return std::max(tokens, plan::kMinPassTokens);
-    if (!m_stream) // nothing to borrow from: what the floor's room holds
-        return std::min(unborrowedPassTokens(), std::max(tokens, plan::kMinPassTokens));
-    const int64_t slot = std::max<int64_t>(1, m_stream->slotBytes());
+    const plan::PassCost cost{m_plan.pass_token_bytes, m_plan.pass_fixed_bytes, m_plan.pass_piece_token_bytes};
     // Never below twice the cache's smallest size (expertCacheAt's lendable room): the pass's
     // own expert reads need slots too. The budget's plan counted on that room; batch states
     // in the prompt room, or taken from the cache, may ask for more.
+    const int64_t slot = m_stream ? std::max<int64_t>(1, m_stream->slotBytes()) : 1;
     const int64_t keep = 2 * ((m_plan.min_expert_cache + slot - 1) / slot);
-    const int64_t lendable = std::max<int64_t>(0, m_stream->slots() - keep);
-    const int lent = m_stream->lendSlots(int(std::min<int64_t>((need + slot - 1) / slot, lendable)));
+    const int64_t lendable = m_stream ? std::max<int64_t>(0, m_stream->slots() - keep) * slot : 0;
+    // The prompt's passes: as few as the room allows, evenly long (plan::passFor).
+    plan::PassChoice pass = plan::passFor(cost, promptRoom(), lendable, tokens, m_passTokens);
+    pass.piece = std::min(pass.piece, m_mostPiece);
+    m_forward->setPassPiece(pass.piece);
+    const int64_t need = plan::passBorrows(cost, promptRoom(), pass.tokens, pass.piece);
+    if (need <= 0 || !m_stream)
+        return std::max(pass.tokens, plan::kMinPassTokens);
+    const int lent = m_stream->lendSlots(int(std::min<int64_t>((need + slot - 1) / slot, lendable / slot)));
     // Fewer slots free than asked (pinned by others): a shorter pass.
-    const int64_t room = promptRoom() + int64_t(lent) * slot - m_plan.pass_fixed_bytes;
-    return int(std::clamp<int64_t>(room / std::max<int64_t>(1, m_plan.pass_token_bytes), plan::kMinPassTokens, tokens));
+    const int64_t room = promptRoom() + int64_t(lent) * slot - cost.fixedAt(pass.piece);
+    return int(std::clamp<int64_t>(room / std::max<int64_t>(1, m_plan.pass_token_bytes), plan::kMinPassTokens, pass.tokens));
 }
 
 int64_t ModelImpl::promptRoom() const
@@ -300,6 +301,7 @@ int ModelImpl::unborrowedPassTokens() const
 
 void ModelImpl::returnPassRoom()
 {
+    m_forward->setPassPiece(model::Forward::kPassPiece);
     if (m_stream)
         m_stream->returnSlots();
 }

@@ -103,6 +103,9 @@ public:
         m_statePool = std::min(m_statePool, std::max<int64_t>(0, bytes));
         m_statePromptShare = std::min(m_statePromptShare, m_statePool);
     }
+    // Tests: the pieces of a prompt's passes at most `tokens` long (model::Forward::setPassPiece),
+    // however much room the budget leaves.
+    void limitPassPiece(int tokens) { m_mostPiece = tokens; }
     // The most prompt tokens one pass reads (the budget's room for a pass's activations).
     int passTokens() const { return m_passTokens; }
     // Lends the expert cache's RAM to passes of up to `tokens` prompt tokens (plan/pass_plan.hpp)
@@ -160,6 +163,7 @@ private:
     int64_t m_statePromptShare = 0; // of them, what the floor's prompt room lends
     int64_t m_statesHeld = 0; // held by a Batch now (setStatesHeld)
     int m_passTokens = model::Forward::kMaxChunk; // prompt tokens a pass reads at most
+    int m_mostPiece = model::Forward::kPassPiece;  // limitPassPiece
     std::atomic<bool> m_cancel{false};
 };
 
