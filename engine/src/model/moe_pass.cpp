@@ -90,28 +90,36 @@ void Forward::moePass(int layer, int n, const float *b, float *out, ExpertSource
             up = quant::vqPanels({rec + h.upOff, sc + 2 * Im, &m_books, cb + S, S, packed6, Im, W});
             down = quant::vqPanels({rec + h.downOff, sc + 4 * Im, &m_books, cb + 2 * S, S, packed6, W, Im});
         }
+        // The users' rows are split over the pool between the products too: each is its own
+        // token's (an expert is among a token's top-k once), so the split changes no sum.
         for (size_t i0 = 0; i0 < ts.size(); i0 += piece) {
             const int64_t T = int64_t(std::min(piece, ts.size() - i0));
-            for (int64_t i = 0; i < T; ++i) {
-                const float *src = xin + int64_t(ts[i0 + size_t(i)]) * W;
-                std::copy(src, src + W, x.data() + i * W);
-            }
+            m_pool.forRange(T, m_pool.grainFor(T, W / 4), [&](int64_t b, int64_t end) {
+                for (int64_t i = b; i < end; ++i) {
+                    const float *src = xin + int64_t(ts[i0 + size_t(i)]) * W;
+                    std::copy(src, src + W, x.data() + i * W);
+                }
+            });
             const quant::PanelJob gateUp[] = {{&gate, x.data(), W, g.data(), Im}, {&up, x.data(), W, u.data(), Im}};
             quant::panelProducts(gateUp, T, m_pool);
-            for (int64_t i = 0; i < T; ++i) {
-                float *gi = g.data() + i * Im, *ui = u.data() + i * Im;
-                addExpertBias(layer, e, gi, ui); // gpt-oss only
-                activate(gi, ui, gi, Im);
-            }
+            m_pool.forRange(T, m_pool.grainFor(T, 4 * Im), [&](int64_t b, int64_t end) {
+                for (int64_t i = b; i < end; ++i) {
+                    float *gi = g.data() + i * Im, *ui = u.data() + i * Im;
+                    addExpertBias(layer, e, gi, ui); // gpt-oss only
+                    activate(gi, ui, gi, Im);
+                }
+            });
             quant::panelProduct(down, T, g.data(), Im, y.data(), W, m_pool);
-            for (int64_t i = 0; i < T; ++i) {
-                float *yi = y.data() + i * W;
-                addDownBias(layer, e, yi); // gpt-oss only
-                float *a = acc + int64_t(ts[i0 + size_t(i)]) * (w.latentUp ? W : Hd);
-                const float wi = ws[i0 + size_t(i)];
-                for (int64_t c = 0; c < W; ++c)
-                    a[c] += wi * yi[c];
-            }
+            m_pool.forRange(T, m_pool.grainFor(T, W / 2), [&](int64_t b, int64_t end) {
+                for (int64_t i = b; i < end; ++i) {
+                    float *yi = y.data() + i * W;
+                    addDownBias(layer, e, yi); // gpt-oss only
+                    float *a = acc + int64_t(ts[i0 + size_t(i)]) * (w.latentUp ? W : Hd);
+                    const float wi = ws[i0 + size_t(i)];
+                    for (int64_t c = 0; c < W; ++c)
+                        a[c] += wi * yi[c];
+                }
+            });
         }
     };
     experts.fetchInOrder(layer, ids, consume);
