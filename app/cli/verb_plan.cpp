@@ -58,12 +58,14 @@ int runPlan(const cli::Args &args)
     const double computeMs = args.number("--compute-ms", -1);
     std::string calibrationFile;
     std::optional<waste::ComputeCalibration> cal;
+    std::vector<std::pair<std::string, double>> byKernel; // a token's compute, kernel by kernel
     if (computeMs >= 0) {
         fin.computeSeconds = fin.computeOverlapSeconds = computeMs / 1000.0; // as given: all of it overlapping
     } else {
         calibrationFile = cli::calibrationPath();
         cal = waste::cachedCalibration(calibrationFile, args.flag("--calibrate"), int(args.integer("--threads", 0)));
         const waste::ComputeEstimate e = waste::estimateComputePerToken(args.positional(0), *cal);
+        byKernel = e.byKernel;
         fin.computeSeconds = e.seconds;
         fin.computeOverlapSeconds = e.overlapSeconds;
         fin.routedExpertSeconds = e.routedExpertSeconds;
@@ -155,6 +157,12 @@ int runPlan(const cli::Args &args)
         f["calibration_file"] = calibrationFile.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(calibrationFile);
         if (cal)
             cli::addDecodeScaleFields(f, *cal);
+        if (!byKernel.empty()) { // the decode scale applied: what each kernel adds to a token
+            nlohmann::ordered_json k;
+            for (const auto &[kernel, seconds] : byKernel)
+                k[kernel] = seconds;
+            f["compute_s_by_kernel"] = k;
+        }
         if (prefill && prefill->known) {
             nlohmann::ordered_json pf;
             pf["budget_bytes"] = budgetText && !below ? requested : def.budget_bytes;

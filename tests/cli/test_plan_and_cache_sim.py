@@ -93,6 +93,14 @@ def plan_r3():
 p = plan_r3()  # the first calibration on this (empty) cache folder
 check(p.returncode == 0 and json.loads(p.stdout)["forecast"]["decode_scale_fallback"] is None,
       f"first calibration: {p.returncode} {p.stderr!r}")
+# A token's compute kernel by kernel: r3's VQ3R experts and their tables among them, and the
+# parts add up to the whole.
+if p.returncode == 0:
+    f = json.loads(p.stdout)["forecast"]
+    parts = f.get("compute_s_by_kernel", {})
+    check(any(k.startswith("VQ-expert") for k in parts) and "LUT" in parts
+          and abs(sum(parts.values()) - f["compute_s_per_token"]) <= 1e-9 + 1e-6 * f["compute_s_per_token"],
+          f"compute_s_by_kernel: {parts} against {f['compute_s_per_token']}")
 cal_file = os.path.join(cache, "waste", "compute-calibration.json")
 cal = json.load(open(cal_file))
 cal["decode_scale"], cal["decode_scale_error"] = 1.0, "could not decode a tiny model (test)"
