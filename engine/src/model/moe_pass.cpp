@@ -94,24 +94,24 @@ void Forward::moePass(int layer, int n, const float *b, float *out, ExpertSource
         // token's (an expert is among a token's top-k once), so the split changes no sum.
         for (size_t i0 = 0; i0 < ts.size(); i0 += piece) {
             const int64_t T = int64_t(std::min(piece, ts.size() - i0));
-            m_pool.forRange(T, m_pool.grainFor(T, W / 4), [&](int64_t b, int64_t end) {
-                for (int64_t i = b; i < end; ++i) {
+            m_pool.forRange(T, m_pool.grainFor(T, W / 4), [&](int64_t r0, int64_t r1) {
+                for (int64_t i = r0; i < r1; ++i) {
                     const float *src = xin + int64_t(ts[i0 + size_t(i)]) * W;
                     std::copy(src, src + W, x.data() + i * W);
                 }
             });
             const quant::PanelJob gateUp[] = {{&gate, x.data(), W, g.data(), Im}, {&up, x.data(), W, u.data(), Im}};
             quant::panelProducts(gateUp, T, m_pool);
-            m_pool.forRange(T, m_pool.grainFor(T, 4 * Im), [&](int64_t b, int64_t end) {
-                for (int64_t i = b; i < end; ++i) {
+            m_pool.forRange(T, m_pool.grainFor(T, 4 * Im), [&](int64_t r0, int64_t r1) {
+                for (int64_t i = r0; i < r1; ++i) {
                     float *gi = g.data() + i * Im, *ui = u.data() + i * Im;
                     addExpertBias(layer, e, gi, ui); // gpt-oss only
                     activate(gi, ui, gi, Im);
                 }
             });
             quant::panelProduct(down, T, g.data(), Im, y.data(), W, m_pool);
-            m_pool.forRange(T, m_pool.grainFor(T, W / 2), [&](int64_t b, int64_t end) {
-                for (int64_t i = b; i < end; ++i) {
+            m_pool.forRange(T, m_pool.grainFor(T, W / 2), [&](int64_t r0, int64_t r1) {
+                for (int64_t i = r0; i < r1; ++i) {
                     float *yi = y.data() + i * W;
                     addDownBias(layer, e, yi); // gpt-oss only
                     float *a = acc + int64_t(ts[i0 + size_t(i)]) * (w.latentUp ? W : Hd);

@@ -5,7 +5,7 @@
 namespace waste::plan {
 
 namespace {
-constexpr int64_t kPiece = kMaxPiece;
+constexpr int64_t kPiece = kMaxPiece; // Forward::kPassPiece
 constexpr int64_t kPanelRows = 64;
 } // namespace
 
@@ -83,15 +83,9 @@ PassChoice passFor(const PassCost &cost, int64_t floorRoom, int64_t lendable, in
 
 PassChoice choosePass(const PassCost &cost, int64_t floorRoom, int64_t lendable)
 {
-    PassChoice p;
-    const int64_t room = std::max<int64_t>(0, floorRoom) + std::max<int64_t>(0, lendable);
-    const int longest = cost.tokensIn(room, kMinPiece);
-    if (longest <= kMinPassTokens)
-        return p; // the floor's 64-token pass
-    p.tokens = longest;
-    p.piece = longestPiece(cost, room, p.tokens);
-    p.bytes = passBorrows(cost, floorRoom, p.tokens, p.piece);
-    return p;
+    // The longest pass is one prompt of that length read whole.
+    const int longest = cost.tokensIn(std::max<int64_t>(0, floorRoom) + std::max<int64_t>(0, lendable), kMinPiece);
+    return passFor(cost, floorRoom, lendable, longest, longest);
 }
 
 int64_t passBorrows(const PassCost &cost, int64_t floorRoom, int n, int piece)
