@@ -170,6 +170,10 @@ int runPlan(const cli::Args &args)
             pf["pass_tokens"] = prefill->passTokens;
             pf["passes"] = prefill->passes;
             pf["compute_seconds"] = prefill->computeSeconds;
+            pf["panel_decode_seconds"] = prefill->panelDecodeSeconds;         // of compute_seconds
+            pf["linear_attention_seconds"] = prefill->linearAttentionSeconds; // of compute_seconds
+            pf["attention_seconds"] = prefill->attentionSeconds;              // of compute_seconds
+            pf["vector_seconds"] = prefill->vectorSeconds;                    // of compute_seconds
             pf["read_seconds"] = prefill->readSeconds;
             pf["seconds_to_first_token"] = prefill->seconds;
             pf["tok_per_s"] = prefill->tokPerS;
@@ -204,10 +208,11 @@ int runPlan(const cli::Args &args)
         cli::printForecast(fc, fin.computeSeconds);
         cli::printCorrection(observed);
         if (prefill && prefill->known) {
-            std::printf("  a %d-token prompt reads in about %.1f s (%.0f tok/s; %d pass%s, compute %.1f s, expert reads "
-                        "%.1f s)\n",
+            std::printf("  a %d-token prompt reads in about %.1f s (%.0f tok/s; %d pass%s, compute %.1f s of which "
+                        "%.1f s decoding experts, expert reads %.1f s)\n",
                         prefill->tokens, prefill->seconds, prefill->tokPerS, prefill->passes,
-                        prefill->passes == 1 ? "" : "es", prefill->computeSeconds, prefill->readSeconds);
+                        prefill->passes == 1 ? "" : "es", prefill->computeSeconds, prefill->panelDecodeSeconds,
+                        prefill->readSeconds);
             if (imagePrefill)
                 std::printf("  one image (%d positions) reads in about %.1f s\n", imagePrefill->tokens,
                             imagePrefill->seconds);

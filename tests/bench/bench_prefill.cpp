@@ -17,7 +17,9 @@
 //   kernel's measured throughput on all threads;
 //   the kernel's GFLOP/s next to this machine's peak (an FMA loop with no memory traffic);
 //   what `waste plan` predicts for the same prompt (waste::estimatePrefill, this machine's
-//   calibration kept in the bench cache, the disk speed measured here) and measured / predicted.
+//   calibration kept in the bench cache, the disk speed measured here), its compute and the
+//   parts of that spent decoding expert panels, in linear attention, in dense attention and in the
+//   vector work per token, and measured / predicted.
 // Last line: prefill/decode at the largest prompt, per container and budget.
 #include "compute/thread_pool.hpp"
 #include "expert_read_rate.hpp"
@@ -390,12 +392,15 @@ int main(int argc, char **argv)
                         waste::estimatePrefill(c, cal, n, choice.pass_tokens, banks.gbps);
                     std::printf("    %6d tokens: %6.1f s, %7.1f tok/s = %5.1fx decode; read %s = %.2fx the banks; "
                                 "limits: disk %.1f s, compute %.1f s; %.2fx the larger; predicted %.0f tok/s "
-                                "(measured %.2fx); cores busy %.0f %%, waiting for reads %.1f s\n",
+                                "(compute %.2f s of which panel decoding %.2f s, linear attention %.2f s, attention %.2f s, "
+                                "vector work %.2f s; measured %.2fx); cores busy "
+                                "%.0f %%, waiting for reads %.1f s\n",
                                 n, r.seconds, r.tokPerS, dec > 0 ? r.tokPerS / dec : 0.0,
                                 gb(double(r.bytesRead)).c_str(),
                                 banks.bytes > 0 ? double(r.bytesRead) / double(banks.bytes) : 0.0, diskLimit,
                                 computeLimit, limit > 0 ? r.seconds / limit : 0.0, predicted.tokPerS,
-                                predicted.tokPerS > 0 ? r.tokPerS / predicted.tokPerS : 0.0,
+                                predicted.computeSeconds, predicted.panelDecodeSeconds, predicted.linearAttentionSeconds,
+                                predicted.attentionSeconds, predicted.vectorSeconds, predicted.tokPerS > 0 ? r.tokPerS / predicted.tokPerS : 0.0,
                                 100.0 * r.cpuSeconds / (r.seconds * nThreads), r.ioWait);
                     std::fflush(stdout);
                     lastRatio = dec > 0 ? r.tokPerS / dec : 0;

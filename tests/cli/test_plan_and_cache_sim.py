@@ -101,8 +101,21 @@ if p.returncode == 0:
     check(any(k.startswith("VQ-expert") for k in parts) and "LUT" in parts
           and abs(sum(parts.values()) - f["compute_s_per_token"]) <= 1e-9 + 1e-6 * f["compute_s_per_token"],
           f"compute_s_by_kernel: {parts} against {f['compute_s_per_token']}")
+    # A prompt's passes decode r3's VQ3R experts into panels, priced by the calibration's own
+    # "VQ-panels" timing: a part of the prompt's compute, never all of it.
+    pf = f.get("prefill", {})
+    check(0 < pf.get("panel_decode_seconds", 0) < pf.get("compute_seconds", 0),
+          f"prefill's panel decoding: {pf}")
+    # Its other timed parts (r3 is Kimi-Linear: KDA and MLA layers), never more than the whole.
+    parts = [pf.get(k, 0) for k in ("panel_decode_seconds", "linear_attention_seconds", "attention_seconds",
+                                    "vector_seconds")]
+    check(all(p > 0 for p in parts) and sum(parts) < pf.get("compute_seconds", 0), f"prefill's parts: {pf}")
 cal_file = os.path.join(cache, "waste", "compute-calibration.json")
 cal = json.load(open(cal_file))
+kernels = {t.get("kernel") for t in cal.get("timings", [])}
+check({"VQ-panels", "MXFP4-panels", "FP8B128-panels", "INT4G32-panels", "BF16-panels", "ATTN-score", "KDA-token",
+       "VEC-token"} <= kernels,
+      f"calibration without the panel decoders: {sorted(kernels)}")
 cal["decode_scale"], cal["decode_scale_error"] = 1.0, "could not decode a tiny model (test)"
 json.dump(cal, open(cal_file, "w"))
 not_a_dir = os.path.join(cache, "tmp-is-a-file")

@@ -149,3 +149,88 @@ TEST(PrefillEstimate, DeepSeekV4AttentionIsCounted)
     EXPECT_NE(want, 0.0);
     EXPECT_NEAR(got, want, 1e-6 * std::abs(want));
 }
+
+// Each pass decodes every expert its tokens route to into panels once: with a calibrated
+// decoder the compute grows by passes x the touched share of the banks x experts x that
+// decoder's seconds for one expert's weights, written out here, and a prompt read in one pass
+// pays it once. A container's experts are priced by their own format's decoder: a VQ3R
+// container by "VQ-panels", a native MXFP4 one by "MXFP4-panels" and not by the other.
+TEST(PrefillEstimate, EachPassDecodesItsExpertsOnce)
+{
+    const Tiny tiny = tinyContainer("kimi-linear", 3);
+    const waste::format::ModelConfig &m = tiny.manifest.config;
+    const double inter = double(m.moeInter);
+    const double width = double(m.expertWidth());
+    const double weights = 3.0 * inter * width;
+    const double layers = double(tiny.manifest.banks.size());
+    ASSERT_GT(layers, 0);
+    const double perWeight = 1e-9; // a decoder at 1 ns a weight, on both sides of one expert's size
+    waste::ComputeCalibration c = panelAt(1e10);
+    c.timings.push_back({"VQ-panels", int64_t(weights) / 2, weights / 2 * perWeight});
+    c.timings.push_back({"VQ-panels", int64_t(weights) * 2, weights * 2 * perWeight});
+
+    const waste::PrefillEstimate bare = waste::estimatePrefill(tiny.dir, panelAt(1e10), 1000, 250, 0);
+    EXPECT_EQ(bare.panelDecodeSeconds, 0.0); // no decoder timed: nothing claimed for it
+    const waste::PrefillEstimate e = waste::estimatePrefill(tiny.dir, c, 1000, 250, 0);
+    const double touched = 1.0 - std::pow(1.0 - double(m.topK) / double(m.experts), 250.0);
+    const double want = 4.0 * touched * layers * double(m.experts) * weights * perWeight;
+    EXPECT_NEAR(e.panelDecodeSeconds, want, 1e-9 * want);
+    EXPECT_NEAR(e.computeSeconds, bare.computeSeconds + want, 1e-9 * e.computeSeconds);
+    // One pass of the same prompt: every expert touched once at most.
+    const waste::PrefillEstimate one = waste::estimatePrefill(tiny.dir, c, 1000, 1000, 0);
+    EXPECT_EQ(one.passes, 1);
+    EXPECT_LE(one.panelDecodeSeconds, layers * double(m.experts) * weights * perWeight * (1 + 1e-9));
+    EXPECT_LT(one.panelDecodeSeconds, e.panelDecodeSeconds);
+
+    // Native MXFP4 experts (the tiny K3, kept as the release stores them).
+    Tiny native;
+    native.dir = freshOutputDir("prefill-estimate", "k3-native") + "/model.waste";
+    waste::TinyModelOptions o;
+    o.k3 = true;
+    o.expertEncoding = waste::ExpertEncoding::Native;
+    waste::makeTinyContainer(native.dir, o);
+    EXPECT_EQ(waste::estimatePrefill(native.dir, c, 1000, 250, 0).panelDecodeSeconds, 0.0);
+    waste::ComputeCalibration mx = panelAt(1e10);
+    mx.timings.push_back({"MXFP4-panels", 1 << 10, 1e-6});
+    mx.timings.push_back({"MXFP4-panels", 1 << 20, 1e-3});
+    EXPECT_GT(waste::estimatePrefill(native.dir, mx, 1000, 250, 0).panelDecodeSeconds, 0.0);
+}
+
+// The parts a pass spends outside its matrix products, each at its own calibrated speed and
+// written out here: KDA token by token (tokens x KDA layers x heads x "KDA-token" at the head's
+// width), the dense attention's (query, key) pairs per head at "ATTN-score" for the MLA latent's
+// score and value widths (taking the place of its FLOPs), and kTokenVectorWork "VEC-token"
+// passes of the hidden width per token and layer. Without those timings none is claimed.
+TEST(PrefillEstimate, TimedPartsFollowTheArithmetic)
+{
+    const Tiny tiny = tinyContainer("kimi-linear", 4);
+    const waste::format::ModelConfig &m = tiny.manifest.config;
+    const double kda = m.kdaLayerCount(), mla = m.layers - kda;
+    ASSERT_GT(kda, 0);
+    ASSERT_GT(mla, 0);
+    const int n = 300;
+    const waste::PrefillEstimate bare = waste::estimatePrefill(tiny.dir, panelAt(1e10), n, n, 0);
+    EXPECT_EQ(bare.linearAttentionSeconds + bare.attentionSeconds + bare.vectorSeconds, 0.0);
+
+    waste::ComputeCalibration c = panelAt(1e10);
+    // Linear in the unit between two points, so the value at any width is written out below.
+    c.timings.push_back({"KDA-token", 32, 32e-9});
+    c.timings.push_back({"KDA-token", 256, 256e-9});
+    c.timings.push_back({"ATTN-score", 144, 144e-12});
+    c.timings.push_back({"ATTN-score", 1088, 1088e-12});
+    c.timings.push_back({"VEC-token", 64, 64e-10});
+    c.timings.push_back({"VEC-token", 4096, 4096e-10});
+    const waste::PrefillEstimate e = waste::estimatePrefill(tiny.dir, c, n, n, 0);
+
+    const double linear = double(n) * kda * m.kdaHeads * (double(m.kdaDim) * 1e-9);
+    EXPECT_NEAR(e.linearAttentionSeconds, linear, 1e-9 * linear);
+    const double widths = 2.0 * m.kvLora + m.qkRope, pairs = double(n) * (n + 1) / 2;
+    const double attention = mla * m.heads * pairs * (widths * 1e-12);
+    EXPECT_NEAR(e.attentionSeconds, attention, 1e-9 * attention);
+    const double vector = double(n) * m.layers * waste::kTokenVectorWork * (double(m.hidden) * 1e-10);
+    EXPECT_NEAR(e.vectorSeconds, vector, 1e-9 * vector);
+    // The attention's FLOPs leave the matrix part when its pairs are timed.
+    const double attentionFlops = 2.0 * mla * m.heads * widths * pairs;
+    const double matrices = bare.computeSeconds - attentionFlops / 1e10 / waste::kPassEfficiency;
+    EXPECT_NEAR(e.computeSeconds, matrices + linear + attention + vector, 1e-9 * e.computeSeconds);
+}

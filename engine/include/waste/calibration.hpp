@@ -64,7 +64,7 @@ struct ComputeCalibration {
 // The key a cached calibration must carry to be reused on this machine.
 std::string calibrationMachineKey(int threads);
 // Runs the kernels, then decodes two generated models for the decode scale (measureDecode;
-// about 8 s in all on two cores). threads 0: one per hardware thread, as the engine.
+// about 9 s in all on two cores). threads 0: one per hardware thread, as the engine.
 ComputeCalibration calibrateCompute(int threads = 0);
 // The decode scale alone: a generated tiny model decoded and priced with `kernels`. 1 when
 // the model cannot be made or run (the kernels then price a token unscaled), with the
@@ -98,7 +98,14 @@ ComputeEstimate estimateComputePerToken(const std::string &containerPath, const 
 // Reading a prompt of `tokens` positions in passes of `passTokens` (BudgetChoice::pass_tokens)
 // on a calibrated machine (forecast.prefill). Compute: 2 FLOPs per active matrix weight per
 // token (the routed experts' top-k, the trunk's matrices; lm_head once per pass) and the
-// causal attention scores, at the calibrated panel product's speed over kPassEfficiency.
+// causal attention scores, at the calibrated panel product's speed over kPassEfficiency;
+// and each pass decoding the experts its tokens route to into panels once, at the
+// calibrated panel decoder's speed for the container's expert format ("VQ-panels",
+// "<native format>-panels"; nothing where the calibration has none); and a linear
+// attention's recurrence, token by token, at the calibrated "KDA-token" speed; dense causal
+// attention (MLA, GQA) at the blocked attention's calibrated speed per (query, key) pair and
+// head ("ATTN-score", by score plus value width) where timed, else as FLOPs; and per token and
+// layer kTokenVectorWork hidden-wide vector passes ("VEC-token") for the elementwise work.
 // Reads: each pass reads the experts its tokens route to, 1 - (1 - k/E)^T of the banks for T
 // tokens under uniform routing, at diskGBps; the engine overlaps them with compute.
 struct PrefillEstimate {
@@ -106,15 +113,24 @@ struct PrefillEstimate {
     int passTokens = 0;
     int passes = 0;
     double computeSeconds = 0;
+    double panelDecodeSeconds = 0;     // of computeSeconds: the passes' expert panel decoding
+    double linearAttentionSeconds = 0; // of computeSeconds: KDA / Gated DeltaNet token by token
+    double attentionSeconds = 0;       // of computeSeconds: dense causal attention, where timed
+    double vectorSeconds = 0;          // of computeSeconds: the elementwise work per token and layer
     double readSeconds = 0;
     double seconds = 0; // the larger of the two
     double tokPerS = 0;
     bool known = false; // false: the calibration has no panel product (run it again)
 };
-// The share of the panel product's speed a whole pass reaches: besides the products it decodes
-// panels, runs the attention's softmax, the linear layers' gates and norms. bench_prefill
-// measured 0.37-0.47 on the mid-size containers (2 cores, AVX-512, 2026-12-05).
-inline constexpr double kPassEfficiency = 0.42;
+// Fitted together to bench_prefill (2 cores, AVX-512, 2026-12-06: the demo, the hidden-1024
+// mid-size container and Kimi-Linear-48B's shape, 1,024 to 16,384 tokens, ten runs; every
+// prediction within ±14 % of its run): the share of the panel product's calibrated speed a
+// pass's matrix products reach, and what a pass spends per token and layer beyond the timed
+// parts, in "VEC-token" units of the hidden width (its norms, routing, the expert users'
+// gathers and weighted sums, and small matrices' products below the panel speed; on the demo
+// model that is a third of a pass, on the real shape 5 %).
+inline constexpr double kPassEfficiency = 0.78;
+inline constexpr double kTokenVectorWork = 19;
 PrefillEstimate estimatePrefill(const std::string &containerPath, const ComputeCalibration &c, int tokens,
                                 int passTokens, double diskGBps);
 

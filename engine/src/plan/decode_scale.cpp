@@ -11,6 +11,7 @@
 // 86 MB one 1.16 and a hidden-1024 one 1.41, so `waste plan` forecast the hidden-1024
 // container at 0.57-0.63x the speed `waste bench` measured (docs/benchmarks.md).
 #include "plan/compute_estimate.hpp"
+#include "plan/pass_calibration.hpp"
 #include "plan/plan_inputs.hpp"
 #include "quant/kernel_calibration.hpp"
 
@@ -145,6 +146,7 @@ ComputeCalibration calibrateCompute(int threads)
 {
     const auto start = std::chrono::steady_clock::now();
     ComputeCalibration c = calibrateKernels(threads);
+    plan::timePassParts(c, threads);
     measureDecode(c, threads);
     c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return c;

@@ -1,6 +1,8 @@
 // Reading a prompt, predicted from a container's geometry and this machine's calibration
 // (waste/calibration.hpp, estimatePrefill): the matrix FLOPs of the passes at the panel
-// product's calibrated speed, against the expert reads the passes make.
+// product's calibrated speed, and each part of a pass that is no product (the experts' panel
+// decoding, linear and blocked attention, the work per token around the products) at its own
+// calibrated speed, against the expert reads the passes make.
 #include "plan/plan_inputs.hpp"
 
 #include <waste/calibration.hpp>
@@ -8,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 namespace waste {
 
@@ -66,14 +69,29 @@ PrefillEstimate estimatePrefill(const std::string &containerPath, const ComputeC
     // and each layer that runs an indexer scores every earlier key of such a query, per head.
     const double K = double(in.indexTopk), kPairs = K * (K + 1) / 2;
     const double attended = K > 0 && n > K ? kPairs + (n - K) * K : pairs;
-    flops += 2.0 * double(mla) * double(in.heads) * double(2 * in.kvLora + in.qkRope) * attended;
+    struct Scores {
+        double layers, dk, dv, pairs; // per layer and head: score width, value width, (query, key) pairs
+    };
+    const Scores dense[] = {
+        {double(mla), double(in.kvLora + in.qkRope), double(in.kvLora), attended},
+        {double(gqaFull), double(in.headDim), double(in.headDim), pairs},
+        {in.window > 0 ? double(in.gqaSlidingLayers) : 0.0, double(in.headDim), double(in.headDim),
+         n * std::min<double>(double(in.window), n)},
+    };
+    // With the blocked attention timed (its online softmax costs as much as the products on
+    // narrow heads), each pair at its measured speed; otherwise its FLOPs with the matrices'.
+    const bool timed = c.secondsFor("ATTN-score", 144) > 0;
+    for (const Scores &d : dense) {
+        if (d.layers <= 0 || d.pairs <= 0)
+            continue;
+        if (timed)
+            e.attentionSeconds += d.layers * double(in.heads) * d.pairs * c.secondsFor("ATTN-score", int64_t(d.dk + d.dv));
+        else
+            flops += 2.0 * d.layers * double(in.heads) * (d.dk + d.dv) * d.pairs;
+    }
     if (K > 0 && n > K)
         flops += 2.0 * double(in.indexLayers) * double(in.indexHeads) * double(in.indexHeadDim) * (pairs - kPairs);
-    flops += 2.0 * double(gqaFull) * double(in.heads) * 2.0 * double(in.headDim) * pairs;
     flops += dsv4AttentionFlops(in, e.tokens);
-    if (in.window > 0)
-        flops += 2.0 * double(in.gqaSlidingLayers) * double(in.heads) * 2.0 * double(in.headDim) * n *
-                 std::min<double>(double(in.window), n);
 
     // The panel product's calibrated speed at a pass-sized call.
     const int64_t probe = int64_t(2) * 1024 * 64 * 512 * 16;
@@ -81,12 +99,50 @@ PrefillEstimate estimatePrefill(const std::string &containerPath, const ComputeC
     if (s <= 0)
         return e;
     e.known = true;
-    e.computeSeconds = flops / (double(probe) / s) / kPassEfficiency;
+    e.computeSeconds = flops / (double(probe) / s) / kPassEfficiency + e.attentionSeconds;
 
-    if (diskGBps > 0 && in.experts > 0 && in.topK > 0) {
-        const double touched = 1.0 - std::pow(1.0 - double(in.topK) / double(in.experts), double(e.passTokens));
-        e.readSeconds = double(e.passes) * double(in.expertBytesTotal) * touched / (diskGBps * 1e9);
+    // The share of the banks a pass's tokens route to under uniform routing: read once and
+    // decoded into panels once per pass.
+    const double touched = in.experts > 0 && in.topK > 0
+                               ? 1.0 - std::pow(1.0 - double(in.topK) / double(in.experts), double(e.passTokens))
+                               : 0.0;
+    // The decoder of the routed experts' format: "VQ-expert[-cold]" prices a token's expert,
+    // so "VQ-panels" a pass's (the calibration's names; VQ's is timed on VQ3R, the default).
+    std::string panels;
+    for (const plan::TokenCall &t : in.perToken) {
+        std::string k = t.kernel;
+        if (k.ends_with(kColdSuffix))
+            k.resize(k.size() - std::char_traits<char>::length(kColdSuffix));
+        if (t.routedExperts && k.ends_with("-expert"))
+            panels = k.substr(0, k.size() - 7) + "-panels";
     }
+    const int64_t expertWeights = 3 * in.moeInter * (in.expertWidth > 0 ? in.expertWidth : in.hidden);
+    const double decodeOne = panels.empty() || expertWeights <= 0 ? -1 : c.secondsFor(panels, expertWeights);
+    if (decodeOne > 0) {
+        e.panelDecodeSeconds = double(e.passes) * touched * double(in.moeLayers) * double(in.experts) * decodeOne;
+        e.computeSeconds += e.panelDecodeSeconds;
+    }
+
+    // Per token and layer, the work around the products (norms, residuals, routing, the
+    // expert users' gathers and sums), in calibrated hidden-wide vector passes (a fitted count).
+    if (const double perToken = c.secondsFor("VEC-token", in.hidden); perToken > 0) {
+        e.vectorSeconds = n * double(in.layers) * kTokenVectorWork * perToken;
+        e.computeSeconds += e.vectorSeconds;
+    }
+
+    // Linear attention reads the prompt token by token in every pass (its recurrence and the
+    // gates' transcendentals are no matrix product): per token, layer and head at the
+    // calibrated "KDA-token" speed for the head's width.
+    if (in.kdaLayers > 0 && in.kdaHeads > 0 && in.kdaDim > 0) {
+        const double perHead = c.secondsFor("KDA-token", in.kdaDim);
+        if (perHead > 0) {
+            e.linearAttentionSeconds = n * double(in.kdaLayers) * double(in.kdaHeads) * perHead;
+            e.computeSeconds += e.linearAttentionSeconds;
+        }
+    }
+
+    if (diskGBps > 0)
+        e.readSeconds = double(e.passes) * double(in.expertBytesTotal) * touched / (diskGBps * 1e9);
     e.seconds = std::max(e.computeSeconds, e.readSeconds);
     e.tokPerS = e.seconds > 0 ? n / e.seconds : 0;
     return e;

@@ -11,6 +11,8 @@
 #include "format/trunk.hpp"
 #include "format/trunk_layout.hpp"
 #include "quant/lut.hpp"
+#include "quant/native_matvec.hpp"
+#include "quant/panel_decode.hpp"
 #include "quant/native_rows.hpp"
 #include "quant/panel_gemm.hpp"
 #include "quant/simd.hpp"
@@ -23,6 +25,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -33,23 +36,6 @@ namespace waste {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Mean seconds of `fn` over enough calls to fill ~`target` seconds (at least 3, at most
-// 2000). The mean, not the best or the median: a decoded token pays for every stall the
-// machine imposes (other programs' threads, frequency changes), and the mean carries the
-// same load into the prediction that the decode will meet.
-template <typename F> double meanSeconds(F &&fn, double target = 0.04)
-{
-    fn(); // warm caches and wake the pool's threads
-    auto t0 = Clock::now();
-    fn();
-    const double once = std::max(1e-7, std::chrono::duration<double>(Clock::now() - t0).count());
-    const int reps = std::clamp(int(target / once), 3, 2000);
-    t0 = Clock::now();
-    for (int i = 0; i < reps; ++i)
-        fn();
-    return std::chrono::duration<double>(Clock::now() - t0).count() / reps;
-}
 
 // A resident trunk matrix of the given format filled with arbitrary values (timing only).
 format::TrunkTensor trunkMatrix(format::TrunkFormat f, int64_t rows, int64_t cols, std::mt19937 &rng)
@@ -136,15 +122,32 @@ std::string cpuName()
 
 } // namespace
 
+// Mean seconds of `fn` over enough calls to fill ~`target` seconds (at least 3, at most
+// 2000). The mean, not the best or the median: a decoded token pays for every stall the
+// machine imposes (other programs' threads, frequency changes), and the mean carries the
+// same load into the prediction that the decode will meet.
+double meanSeconds(const std::function<void()> &fn, double target)
+{
+    fn(); // warm caches and wake the pool's threads
+    auto t0 = Clock::now();
+    fn();
+    const double once = std::max(1e-7, std::chrono::duration<double>(Clock::now() - t0).count());
+    const int reps = std::clamp(int(target / once), 3, 2000);
+    t0 = Clock::now();
+    for (int i = 0; i < reps; ++i)
+        fn();
+    return std::chrono::duration<double>(Clock::now() - t0).count() / reps;
+}
+
 std::string calibrationMachineKey(int threads)
 {
     const int hw = int(std::max(1u, std::thread::hardware_concurrency()));
     // The trailing version makes files from an older calibration (without the cold expert
-    // timings, the decode scale, the panel product, or with the demo's decode scale)
-    // measure again.
+    // timings, the decode scale, the panel product, the panel decoders, or with the demo's
+    // decode scale) measure again.
     return cpuName() + ", " + std::to_string(hw) + " hardware threads, " +
            quant::simdName(quant::activeSimd()) + ", " + std::to_string(threads > 0 ? threads : hw) +
-           " compute threads, calibration 5";
+           " compute threads, calibration 6";
 }
 
 ComputeCalibration calibrateKernels(int threads)
@@ -240,6 +243,84 @@ ComputeCalibration calibrateKernels(int threads)
                 });
             });
             c.timings.push_back({"PANEL", 2 * K * P * T * panels, s});
+        }
+    }
+
+    // A prompt's pass decodes each routed expert it uses into panels once, whatever number of
+    // its tokens then multiply them (quant/panel_decode.hpp): a cost per pass, not per token.
+    // Timed on whole records of two shapes, taken in turn from more than the caches hold as a
+    // pass finds them in the expert cache, their panels split over the pool as a pass's
+    // products split them (quant/panel_product.cpp). Units: weights ("VQ-panels",
+    // "<native format>-panels").
+    {
+        // Every panel of the three matrices, decoded into a thread's own buffer.
+        auto decodeRecord = [&](auto matrix, auto decode, int64_t inter, int64_t width) {
+            const int64_t rows[3] = {inter, inter, width}, cols[3] = {width, width, inter};
+            const int64_t gatePanels = (inter + quant::kPanelRows - 1) / quant::kPanelRows;
+            const int64_t downPanels = (width + quant::kPanelRows - 1) / quant::kPanelRows;
+            const int64_t blocks = 2 * gatePanels + downPanels;
+            pool.forRange(blocks, 1, [&](int64_t b0, int64_t b1) {
+                thread_local std::vector<float> panel;
+                for (int64_t b = b0; b < b1; ++b) {
+                    const int which = b < gatePanels ? 0 : b < 2 * gatePanels ? 1 : 2;
+                    const int64_t r0 = (which == 2 ? b - 2 * gatePanels : b % gatePanels) * quant::kPanelRows;
+                    panel.resize(size_t(cols[which] * quant::kPanelRows));
+                    decode(matrix(which, rows[which], cols[which]), r0, panel.data());
+                }
+            });
+        };
+        // One block of random records for every format and shape (the first touch of fresh
+        // memory is slow on some VMs, 0.3 GB/s): bytes & 0x77 are valid indices and keep the
+        // native values' exponents small (no inf or nan on the way).
+        const int64_t kShapes[2][2] = {{512, 1024}, {1024, 2048}};
+        const int64_t blockBytes = (int64_t(64) << 20) + format::nativeRecordLayout(format::kFmtBF16, 1024, 2048).recordBytes;
+        std::vector<uint8_t> block(static_cast<size_t>(blockBytes));
+        std::mt19937_64 wide(rng());
+        for (size_t i = 0; i + 8 <= block.size(); i += 8) {
+            const uint64_t r = wide() & 0x7777777777777777ull;
+            std::memcpy(block.data() + i, &r, 8);
+        }
+        // The records of `recBytes` in turn through the block, the next one each call.
+        auto rotation = [&](int64_t recBytes) {
+            return [&block, recBytes, copies = std::max<int64_t>(1, int64_t(block.size()) / recBytes), turn = int64_t(0)]() mutable {
+                return block.data() + (turn++ % copies) * recBytes;
+            };
+        };
+        std::vector<uint8_t> scales(size_t(2 * 2048), 0);
+        for (size_t i = 1; i < scales.size(); i += 2)
+            scales[i] = 0x3c; // f16 1.0
+        for (const auto &[inter, width] : kShapes) {
+            const int64_t gateBytes = format::indexBytes(inter, width, stages, 8);
+            auto next = rotation(2 * gateBytes + format::indexBytes(width, inter, stages, 8));
+            const uint8_t *rec = nullptr;
+            auto vq = [&](int which, int64_t rows, int64_t cols) {
+                quant::VqMatrix m;
+                m.indices = rec + which * gateBytes;
+                m.rowScalesF16 = scales.data();
+                m.books = &books;
+                m.base = 3 * which;
+                m.stages = stages;
+                m.rows = rows;
+                m.cols = cols;
+                return m;
+            };
+            c.timings.push_back({"VQ-panels", 3 * inter * width, meanSeconds([&] {
+                                     rec = next();
+                                     decodeRecord(vq, quant::decodeVqPanel, inter, width);
+                                 })});
+        }
+        for (uint8_t fmt : {format::kFmtMXFP4, format::kFmtFP8B128, format::kFmtINT4G32, format::kFmtBF16}) {
+            for (const auto &[inter, width] : kShapes) {
+                const format::NativeLayout l = format::nativeRecordLayout(fmt, inter, width);
+                auto next = rotation(l.recordBytes);
+                const uint8_t *rec = nullptr;
+                auto native = [&](int which, int64_t, int64_t) { return quant::nativeMatrix(fmt, rec, l, which, inter, width); };
+                c.timings.push_back({std::string(format::nativeFmtName(fmt)) + "-panels", 3 * inter * width,
+                                     meanSeconds([&] {
+                                         rec = next();
+                                         decodeRecord(native, quant::decodeNativePanel, inter, width);
+                                     })});
+            }
         }
     }
 

@@ -1,0 +1,124 @@
+// The prompt pass's parts beside its products, timed (plan/pass_calibration.hpp). Each runs the
+// model's own code (model/flash_attention, the KDA steps of model/kda.cpp, model/ops) on
+// arbitrary inputs, split over the pool as a pass splits it.
+#include "plan/pass_calibration.hpp"
+
+#include "compute/thread_pool.hpp"
+#include "model/delta_rule.hpp"
+#include "model/flash_attention.hpp"
+#include "model/ops.hpp"
+#include "model/short_conv.hpp"
+#include "quant/delta_rule.hpp"
+#include "quant/kernel_calibration.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <utility>
+#include <vector>
+
+namespace waste::plan {
+
+void timePassParts(ComputeCalibration &c, int threads)
+{
+    compute::ThreadPool pool(threads);
+    std::mt19937 rng(4242);
+    std::vector<float> x(1 << 16);
+    for (auto &v : x)
+        v = float(int(rng() % 200) - 100) * 0.01f;
+
+    // A pass's causal attention (model/flash_attention.hpp): per thread the queries of its
+    // heads over a sequence's cached rows, blocked, with the online softmax. Timed at an MLA
+    // latent's widths (scores 576, values 512, as Kimi and DeepSeek attend) and a narrow
+    // head's (80 and 64); units: score plus value width; seconds per (query, key) pair and
+    // head, the calls split over the pool as the heads of a pass are.
+    for (auto [dk, dv] : {std::pair<int64_t, int64_t>{80, 64}, {576, 512}}) {
+        const int64_t keys = 1024, queries = 128, calls = 8;
+        std::vector<float> cache(size_t(keys * dk)), qs(size_t(calls * queries * dk)), outs(size_t(calls * queries * dv));
+        for (size_t i = 0; i < cache.size(); ++i)
+            cache[i] = x[i % x.size()] * 0.1f;
+        for (size_t i = 0; i < qs.size(); ++i)
+            qs[i] = x[(i * 7) % x.size()] * 0.1f;
+        std::vector<int> at(size_t(queries), int(keys - 1)); // each query sees every row
+        const float *rows = cache.data();
+        const model::CachedRow row = [rows, dk](int64_t p) { return rows + p * dk; };
+        const double s = meanSeconds([&] {
+            pool.forRange(calls, 1, [&](int64_t c0, int64_t c1) {
+                for (int64_t k = c0; k < c1; ++k)
+                    model::flashAttention({qs.data() + k * queries * dk, dk, int(queries), at.data(), nullptr}, dk, row,
+                                          row, dv, 0.05f, nullptr, outs.data() + k * queries * dv, dv);
+            });
+        });
+        c.timings.push_back({"ATTN-score", dk + dv, s / double(calls * queries * keys)});
+    }
+
+    // What a pass does per token and layer besides its products and attention (norms,
+    // residual sums, routing, the gathers and weighted sums of the expert users) is mostly
+    // work over the hidden width: priced in units of one RMSNorm and one residual add of a
+    // token's hidden vector, tokens split over the pool. Units: hidden width; seconds per token
+    // ("VEC-token"; estimatePrefill counts kTokenVectorWork of it per token and layer).
+    for (const int64_t H : {int64_t(256), int64_t(1024), int64_t(4096)}) {
+        const int64_t T = 256;
+        std::vector<float> a(size_t(T * H)), b(size_t(T * H)), w(size_t(H), 1.0f);
+        for (size_t i = 0; i < a.size(); ++i)
+            a[i] = x[i % x.size()];
+        const double s = meanSeconds([&] {
+            pool.forRange(T, pool.grainFor(T, 2 * H), [&](int64_t t0, int64_t t1) {
+                for (int64_t t = t0; t < t1; ++t) {
+                    float *at = a.data() + t * H, *bt = b.data() + t * H;
+                    model::rmsNorm(at, w.data(), bt, H, 1e-5f);
+                    for (int64_t i = 0; i < H; ++i)
+                        at[i] = at[i] * 0.5f + bt[i] * 0.5f; // bounded: the repeats stay finite
+                }
+            });
+        });
+        c.timings.push_back({"VEC-token", H, s / double(T)});
+    }
+
+    // A linear-attention layer reads a prompt token by token, whatever the pass: per token and
+    // head its short convolutions, gates (a softplus and an exp per channel), normalisations,
+    // the delta-rule step on the head's D x D state and the gated output norm, as
+    // Forward::kda runs them, heads split over the pool. Units: head dim D; seconds per token
+    // and head ("KDA-token"), at the two head widths the releases use.
+    for (const int64_t D : {int64_t(64), int64_t(128)}) {
+        const int64_t H = 16, T = 32, K = 4;
+        const quant::DeltaRuleStep step = quant::deltaRule();
+        std::vector<float> state(size_t(H * D * D), 0.0f), taps(size_t(D * K), 0.25f), rings(size_t(H * 3 * D * (K - 1)));
+        std::vector<float> in(size_t(T * 4 * D)), norm(size_t(D), 1.0f);
+        for (size_t i = 0; i < in.size(); ++i)
+            in[i] = x[i % x.size()];
+        const double s = meanSeconds([&] {
+            pool.forRange(H, 1, [&](int64_t h0, int64_t h1) {
+                const size_t d = static_cast<size_t>(D);
+                std::vector<float> q(d), k(d), v(d), f(d), decay(d), u(d), o(d);
+                for (int64_t h = h0; h < h1; ++h)
+                    for (int64_t t = 0; t < T; ++t) {
+                        const float *row = in.data() + t * 4 * D;
+                        std::copy(row, row + D, q.begin());
+                        std::copy(row + D, row + 2 * D, k.begin());
+                        std::copy(row + 2 * D, row + 3 * D, v.begin());
+                        float *ring = rings.data() + h * 3 * D * (K - 1);
+                        model::shortConv(q.data(), taps.data(), ring, D, int(K));
+                        model::shortConv(k.data(), taps.data(), ring + D * (K - 1), D, int(K));
+                        model::shortConv(v.data(), taps.data(), ring + 2 * D * (K - 1), D, int(K));
+                        for (int64_t j = 0; j < D; ++j)
+                            f[size_t(j)] = -0.5f * model::softplus(row[3 * D + j]);
+                        const float beta = model::sigmoid(row[3 * D]);
+                        model::l2NormalizeHead(q.data(), D, 1e-12f, 0.125f);
+                        model::l2NormalizeHead(k.data(), D, 1e-12f, 1.0f);
+                        for (int64_t j = 0; j < D; ++j)
+                            decay[size_t(j)] = std::exp(f[size_t(j)]);
+                        step(state.data() + h * D * D, q.data(), k.data(), v.data(), decay.data(), beta, u.data(),
+                             o.data(), D, D);
+                        model::rmsNorm(o.data(), norm.data(), o.data(), D, 1e-5f);
+                        for (int64_t j = 0; j < D; ++j)
+                            o[size_t(j)] *= model::sigmoid(row[j]);
+                    }
+            });
+        });
+        c.timings.push_back({"KDA-token", D, s / double(H * T)});
+    }
+}
+
+} // namespace waste::plan
