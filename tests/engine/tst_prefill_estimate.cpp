@@ -234,3 +234,28 @@ TEST(PrefillEstimate, TimedPartsFollowTheArithmetic)
     const double matrices = bare.computeSeconds - attentionFlops / 1e10 / waste::kPassEfficiency;
     EXPECT_NEAR(e.computeSeconds, matrices + linear + attention + vector, 1e-9 * e.computeSeconds);
 }
+
+// DeepSeek V4 with the blocked attention timed: each token's heads over the rows it sees, at
+// "ATTN-score" for keys and values of the head's D, written out token by token; the indexer's
+// scoring stays FLOPs.
+TEST(PrefillEstimate, DeepSeekV4AttentionTimedPerRow)
+{
+    const Tiny tiny = tinyContainer("deepseek-v4", 2);
+    const waste::format::ModelConfig &c = tiny.manifest.config;
+    ASSERT_TRUE(c.v4.on);
+    waste::ComputeCalibration cal = panelAt(1e10);
+    cal.timings.push_back({"ATTN-score", 144, 144e-12});
+    cal.timings.push_back({"ATTN-score", 1088, 1088e-12});
+    for (const int n : {50, 400}) {
+        double headRows = 0;
+        for (int L = 0; L < c.layers; ++L)
+            for (int t = 0; t < n; ++t) {
+                const int r = c.v4.ratios[size_t(L)];
+                const int rows = r > 0 ? (t + 1) / r : 0;
+                const bool indexer = r == 4 && rows > c.v4.indexTopk;
+                headRows += double(c.heads) * (std::min(t + 1, c.v4.window) + (indexer ? c.v4.indexTopk : rows));
+            }
+        const double want = headRows * (2.0 * c.v4.headDim * 1e-12);
+        EXPECT_NEAR(waste::estimatePrefill(tiny.dir, cal, n, n, 0).attentionSeconds, want, 1e-9 * want) << n;
+    }
+}

@@ -96,16 +96,19 @@ struct ComputeEstimate {
 ComputeEstimate estimateComputePerToken(const std::string &containerPath, const ComputeCalibration &c);
 
 // Reading a prompt of `tokens` positions in passes of `passTokens` (BudgetChoice::pass_tokens)
-// on a calibrated machine (forecast.prefill). Compute: 2 FLOPs per active matrix weight per
-// token (the routed experts' top-k, the trunk's matrices; lm_head once per pass) and the
-// causal attention scores, at the calibrated panel product's speed over kPassEfficiency;
-// and each pass decoding the experts its tokens route to into panels once, at the
-// calibrated panel decoder's speed for the container's expert format ("VQ-panels",
-// "<native format>-panels"; nothing where the calibration has none); and a linear
-// attention's recurrence, token by token, at the calibrated "KDA-token" speed; dense causal
-// attention (MLA, GQA) at the blocked attention's calibrated speed per (query, key) pair and
-// head ("ATTN-score", by score plus value width) where timed, else as FLOPs; and per token and
-// layer kTokenVectorWork hidden-wide vector passes ("VEC-token") for the elementwise work.
+// on a calibrated machine (forecast.prefill). Compute, each part at this machine's speed:
+//   - 2 FLOPs per active matrix weight per token (the routed experts' top-k, the trunk's
+//     matrices; lm_head once per pass) and the indexers' scoring, at the calibrated panel
+//     product's speed times kPassEfficiency;
+//   - each pass decoding the experts its tokens route to into panels once, at the panel
+//     decoder's speed for the container's expert format ("VQ-panels", "<native format>-panels");
+//   - a linear attention's recurrence, token by token ("KDA-token");
+//   - dense causal attention (MLA, GQA, DeepSeek V4's rows) per (query, key) pair and head
+//     ("ATTN-score", by score plus value width), or as FLOPs where the calibration has no such
+//     timing;
+//   - per token and layer kTokenVectorWork hidden-wide vector passes ("VEC-token": the work
+//     around the products).
+// A part the calibration has no timing for adds nothing (an older file measures again).
 // Reads: each pass reads the experts its tokens route to, 1 - (1 - k/E)^T of the banks for T
 // tokens under uniform routing, at diskGBps; the engine overlaps them with compute.
 struct PrefillEstimate {

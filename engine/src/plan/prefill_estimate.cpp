@@ -20,12 +20,16 @@ namespace {
 // its window (the last `window` positions) and the compressed rows it sees (one per `ratio`
 // positions; on ratio-4 layers the indexer's index_topk once there are more, the indexer then
 // scoring every row with its heads), keys and values the same D floats.
-double dsv4AttentionFlops(const plan::PlanInputs &in, int64_t n)
+struct Dsv4Attention {
+    double headRows = 0;     // (head, row) pairs attended, every layer and token
+    double indexerFlops = 0; // the indexer's scoring
+};
+Dsv4Attention dsv4Attention(const plan::PlanInputs &in, int64_t n)
 {
+    Dsv4Attention a;
     const format::Dsv4Config &v = in.v4;
     if (in.v4Layers <= 0 || v.ratios.empty())
-        return 0;
-    double flops = 0;
+        return a;
     for (int64_t L = 0; L < in.v4Layers; ++L) {
         const int r = v.ratio(int(L));
         double rows = 0, scored = 0;
@@ -35,10 +39,10 @@ double dsv4AttentionFlops(const plan::PlanInputs &in, int64_t n)
             rows += double(std::min<int64_t>(t + 1, v.window)) + double(indexes ? v.indexTopk : compressed);
             scored += indexes ? double(compressed) : 0.0;
         }
-        flops += 2.0 * double(in.heads) * 2.0 * double(v.headDim) * rows;
-        flops += 2.0 * double(v.indexHeads) * double(v.indexDim) * scored;
+        a.headRows += double(in.heads) * rows;
+        a.indexerFlops += 2.0 * double(v.indexHeads) * double(v.indexDim) * scored;
     }
-    return flops;
+    return a;
 }
 
 } // namespace
@@ -91,7 +95,13 @@ PrefillEstimate estimatePrefill(const std::string &containerPath, const ComputeC
     }
     if (K > 0 && n > K)
         flops += 2.0 * double(in.indexLayers) * double(in.indexHeads) * double(in.indexHeadDim) * (pairs - kPairs);
-    flops += dsv4AttentionFlops(in, e.tokens);
+    // DeepSeek V4: each token's heads over the rows it sees, keys and values D wide.
+    const Dsv4Attention v4 = dsv4Attention(in, e.tokens);
+    flops += v4.indexerFlops;
+    if (timed)
+        e.attentionSeconds += v4.headRows * c.secondsFor("ATTN-score", 2 * in.v4.headDim);
+    else
+        flops += 2.0 * 2.0 * double(in.v4.headDim) * v4.headRows;
 
     // The panel product's calibrated speed at a pass-sized call.
     const int64_t probe = int64_t(2) * 1024 * 64 * 512 * 16;
