@@ -113,7 +113,8 @@ if p.returncode == 0:
 cal_file = os.path.join(cache, "waste", "compute-calibration.json")
 cal = json.load(open(cal_file))
 kernels = {t.get("kernel") for t in cal.get("timings", [])}
-check({"VQ-panels", "MXFP4-panels", "FP8B128-panels", "INT4G32-panels", "BF16-panels", "ATTN-score", "KDA-token",
+check({"VQ-panels", "VQ2R-panels", "VQ4P-panels", "MXFP4-panels", "FP8B128-panels", "INT4G32-panels", "BF16-panels",
+       "ATTN-score", "KDA-token",
        "VEC-token"} <= kernels,
       f"calibration without the panel decoders: {sorted(kernels)}")
 cal["decode_scale"], cal["decode_scale_error"] = 1.0, "could not decode a tiny model (test)"

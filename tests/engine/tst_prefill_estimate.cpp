@@ -12,7 +12,10 @@
 #include "waste/convert.hpp"
 #include "waste/waste.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -257,5 +260,33 @@ TEST(PrefillEstimate, DeepSeekV4AttentionTimedPerRow)
             }
         const double want = headRows * (2.0 * c.v4.headDim * 1e-12);
         EXPECT_NEAR(waste::estimatePrefill(tiny.dir, cal, n, n, 0).attentionSeconds, want, 1e-9 * want) << n;
+    }
+}
+
+// VQ2R and VQ4P records decode on their own (scalar) path: a container of either is priced by
+// its own decoder's timing, not VQ3R's. The plan reads the manifest alone, so the tiny
+// container's, restated as each form, stands for one.
+TEST(PrefillEstimate, EachVqFormHasItsOwnDecoder)
+{
+    const Tiny tiny = tinyContainer("kimi-linear", 5);
+    std::ifstream in(tiny.dir + "/manifest.json");
+    const nlohmann::json manifest = nlohmann::json::parse(in);
+    ASSERT_EQ(manifest["expert_quant"]["fmt"], "VQ3R");
+    waste::ComputeCalibration c = panelAt(1e10);
+    for (const auto &[name, nsPerWeight] : {std::pair<const char *, double>{"VQ-panels", 1}, {"VQ2R-panels", 2},
+                                            {"VQ4P-panels", 3}}) {
+        c.timings.push_back({name, 1 << 10, (1 << 10) * nsPerWeight * 1e-9});
+        c.timings.push_back({name, 1 << 24, (1 << 24) * nsPerWeight * 1e-9});
+    }
+    const double vq3r = waste::estimatePrefill(tiny.dir, c, 500, 250, 0).panelDecodeSeconds;
+    ASSERT_GT(vq3r, 0);
+    for (const auto &[fmt, stages, factor] : {std::tuple<const char *, int, double>{"VQ2R", 2, 2}, {"VQ4P", 4, 3}}) {
+        const std::string dir = freshOutputDir("prefill-estimate", fmt) + "/model.waste";
+        std::filesystem::create_directories(dir);
+        nlohmann::json restated = manifest;
+        restated["expert_quant"]["fmt"] = fmt;
+        restated["expert_quant"]["stages"] = stages;
+        std::ofstream(dir + "/manifest.json") << restated.dump();
+        EXPECT_NEAR(waste::estimatePrefill(dir, c, 500, 250, 0).panelDecodeSeconds, factor * vq3r, 1e-9 * vq3r) << fmt;
     }
 }

@@ -289,25 +289,35 @@ ComputeCalibration calibrateKernels(int threads)
         std::vector<uint8_t> scales(size_t(2 * 2048), 0);
         for (size_t i = 1; i < scales.size(); i += 2)
             scales[i] = 0x3c; // f16 1.0
-        for (const auto &[inter, width] : kShapes) {
-            const int64_t gateBytes = format::indexBytes(inter, width, stages, 8);
-            auto next = rotation(2 * gateBytes + format::indexBytes(width, inter, stages, 8));
-            const uint8_t *rec = nullptr;
-            auto vq = [&](int which, int64_t rows, int64_t cols) {
-                quant::VqMatrix m;
-                m.indices = rec + which * gateBytes;
-                m.rowScalesF16 = scales.data();
-                m.books = &books;
-                m.base = 3 * which;
-                m.stages = stages;
-                m.rows = rows;
-                m.cols = cols;
-                return m;
-            };
-            c.timings.push_back({"VQ-panels", 3 * inter * width, meanSeconds([&] {
-                                     rec = next();
-                                     decodeRecord(vq, quant::decodeVqPanel, inter, width);
-                                 })});
+        // VQ3R's three stages of 8-bit indices (AVX-512 decodes them sixteen rows at a time),
+        // VQ2R's two and VQ4P's four packed 6-bit ones (decoded on the scalar path).
+        struct VqForm {
+            const char *name;
+            int stages, bits;
+        };
+        const format::Codebooks books12 = randomCodebooks(12, rng);
+        for (const VqForm &form : {VqForm{"VQ-panels", 3, 8}, VqForm{"VQ2R-panels", 2, 8}, VqForm{"VQ4P-panels", 4, 6}}) {
+            for (const auto &[inter, width] : kShapes) {
+                const int64_t gateBytes = format::indexBytes(inter, width, form.stages, form.bits);
+                auto next = rotation(2 * gateBytes + format::indexBytes(width, inter, form.stages, form.bits));
+                const uint8_t *rec = nullptr;
+                auto vq = [&](int which, int64_t rows, int64_t cols) {
+                    quant::VqMatrix m;
+                    m.indices = rec + which * gateBytes;
+                    m.rowScalesF16 = scales.data();
+                    m.books = &books12;
+                    m.base = form.stages * which;
+                    m.stages = form.stages;
+                    m.packed6 = form.bits == 6;
+                    m.rows = rows;
+                    m.cols = cols;
+                    return m;
+                };
+                c.timings.push_back({form.name, 3 * inter * width, meanSeconds([&] {
+                                         rec = next();
+                                         decodeRecord(vq, quant::decodeVqPanel, inter, width);
+                                     })});
+            }
         }
         for (uint8_t fmt : {format::kFmtMXFP4, format::kFmtFP8B128, format::kFmtINT4G32, format::kFmtBF16}) {
             for (const auto &[inter, width] : kShapes) {
