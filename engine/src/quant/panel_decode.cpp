@@ -123,7 +123,9 @@ void decodeVqPanel(const VqMatrix &m, int64_t r0, float *panel)
     for (int64_t r = 0; r < P; ++r)
         scale[r] = r < nr ? format::f16ToFloat(format::loadU16(m.rowScalesF16 + 2 * (r0 + r))) : 0.0f;
     const VqPanelDecoder simd = activeSimd() == SimdLevel::Avx512 ? avx512VqPanelDecoder() : nullptr;
-    if (simd && !m.packed6 && m.stages == 3 && nr == P)
+    // VQ2R, VQ3R and VQ4P (four packed 6-bit stages): the vector level's forms.
+    const bool vectorForm = m.packed6 ? m.stages == 4 : m.stages == 2 || m.stages == 3;
+    if (simd && vectorForm && nr == P)
         simd(m, r0, scale, panel);
     else
         vqScalar(m, r0, scale, panel);

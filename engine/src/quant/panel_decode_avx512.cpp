@@ -1,6 +1,7 @@
-// The VQ3R panel decoder with AVX-512VL: sixteen rows' 8-weight vectors at a time, each
-// rho_r * ((c_0 + c_1) + c_2) as the scalar decoder computes it elementwise, then a 16 x 8
-// transpose into the panel's k-major columns (quant/panel_decode.cpp has the reference).
+// The VQ panel decoder with AVX-512VL (VQ3R, VQ2R and VQ4P): sixteen rows' 8-weight vectors
+// at a time, each rho_r * ((c_0 + c_1) + c_2 ...) as the scalar decoder computes it
+// elementwise, then a 16 x 8 transpose into the panel's k-major columns
+// (quant/panel_decode.cpp has the reference).
 // Also the trunk's Q4G and Q8G rows and the native records' MXFP4, INT4G32 and BF16 rows, 16
 // weights at a time: the same value, and the same one rounded multiply by its scale, per
 // weight as the scalar decoder.
@@ -59,23 +60,38 @@ WASTE_AVX512 inline void transpose16x8(const __m512 r[8], float *o)
 }
 #pragma GCC diagnostic pop
 
-// Three stages, 8-bit indices, all 64 rows inside the matrix: sixteen rows' 8-weight vectors
-// at a time, then the 16 x 8 transpose.
-WASTE_AVX512 void decode(const VqMatrix &m, int64_t r0, const float *scale, float *panel)
+// S stages of 8-bit indices (VQ2R, VQ3R), or four packed into 3 bytes of 6-bit ones (VQ4P),
+// all 64 rows inside the matrix: sixteen rows' 8-weight vectors at a time, each
+// rho_r * (((c_0 + c_1) + c_2) + c_3) as far as the stages go, then the 16 x 8 transpose.
+template <int S, bool Packed> WASTE_AVX512 void decodeStages(const VqMatrix &m, int64_t r0, const float *scale, float *panel)
 {
+    constexpr int64_t perRow = Packed ? 3 : S;
     const int64_t nv = m.cols / 8;
-    const uint8_t *blk = m.indices + (r0 / P) * nv * P * 3;
-    const float *b0 = m.books->entry(m.base, 0), *b1 = m.books->entry(m.base + 1, 0), *b2 = m.books->entry(m.base + 2, 0);
+    const uint8_t *blk = m.indices + (r0 / P) * nv * P * perRow;
+    const float *b[S];
+    for (int s = 0; s < S; ++s)
+        b[s] = m.books->entry(m.base + s, 0);
     for (int64_t v = 0; v < nv; ++v) {
-        const uint8_t *ix = blk + v * P * 3;
+        const uint8_t *ix = blk + v * P * perRow;
         float *out = panel + 8 * v * P;
         for (int r16 = 0; r16 < P; r16 += 16) {
             __m256 row[16];
             for (int i = 0; i < 16; ++i) {
-                const uint8_t *p = ix + (r16 + i) * 3;
-                const __m256 c0 = _mm256_loadu_ps(b0 + 8 * p[0]), c1 = _mm256_loadu_ps(b1 + 8 * p[1]),
-                             c2 = _mm256_loadu_ps(b2 + 8 * p[2]);
-                row[i] = _mm256_mul_ps(_mm256_set1_ps(scale[r16 + i]), _mm256_add_ps(_mm256_add_ps(c0, c1), c2));
+                const uint8_t *p = ix + (r16 + i) * perRow;
+                unsigned idx[S];
+                if constexpr (Packed) {
+                    idx[0] = p[0] & 63u;
+                    idx[1] = ((p[0] >> 6) | (unsigned(p[1]) << 2)) & 63u;
+                    idx[2] = ((p[1] >> 4) | (unsigned(p[2]) << 4)) & 63u;
+                    idx[3] = unsigned(p[2]) >> 2;
+                } else {
+                    for (int s = 0; s < S; ++s)
+                        idx[s] = p[s];
+                }
+                __m256 w = _mm256_loadu_ps(b[0] + 8 * idx[0]);
+                for (int s = 1; s < S; ++s)
+                    w = _mm256_add_ps(w, _mm256_loadu_ps(b[s] + 8 * idx[s]));
+                row[i] = _mm256_mul_ps(_mm256_set1_ps(scale[r16 + i]), w);
             }
             __m512 r[8];
             for (int i = 0; i < 8; ++i)
@@ -83,6 +99,16 @@ WASTE_AVX512 void decode(const VqMatrix &m, int64_t r0, const float *scale, floa
             transpose16x8(r, out + r16);
         }
     }
+}
+
+WASTE_AVX512 void decode(const VqMatrix &m, int64_t r0, const float *scale, float *panel)
+{
+    if (m.packed6)
+        decodeStages<4, true>(m, r0, scale, panel);
+    else if (m.stages == 2)
+        decodeStages<2, false>(m, r0, scale, panel);
+    else
+        decodeStages<3, false>(m, r0, scale, panel);
 }
 
 // Sixteen decoded rows' columns [0, k8) into the panel's sixteen columns at dst, 16 x 8 at a time.
