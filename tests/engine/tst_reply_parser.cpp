@@ -117,6 +117,37 @@ TEST(TaggedReplyParser, AnySplitGivesTheSameReplyAndHoldsBackOnlyMarkers)
     EXPECT_EQ(broken.finish().content, " {\"name\":");
 }
 
+// The DSML marker is one special token, let into the content while it may start a block's
+// opening tag. A "<｜DSML｜" that goes on with other words opens nothing: its words are content,
+// the marker never (serve_fuzz_families once found "<｜DSML｜n" in a DeepSeek V4 answer), both
+// mid-stream and at the end, and a real block after it is still read.
+TEST(TaggedReplyParser, DsmlMarkerThatOpensNothingIsNotText)
+{
+    const std::string d = "\xEF\xBD\x9C" "DSML" "\xEF\xBD\x9C";
+    std::vector<SpecialToken> markup(1);
+    markup[0].id = 7;
+    markup[0].text = d;
+    for (const bool atEnd : {false, true}) {
+        TaggedReplyParser p(false, CallSyntax::DsmlToolCalls);
+        p.setMarkup(markup);
+        std::string shown = p.push("one ").content;
+        shown += p.push("<").content;
+        shown += p.push(d).content; // held: it may still be <｜DSML｜tool_calls>
+        EXPECT_EQ(shown, "one");
+        shown += p.push("n").content;
+        if (!atEnd) {
+            shown += p.push(" more\n\n<" + d + "tool_calls>\n<" + d + "invoke name=\"f\">\n</" + d + "invoke>\n</" + d +
+                            "tool_calls>")
+                         .content;
+            EXPECT_EQ(p.reply().toolCalls.size(), 1u);
+        }
+        shown += p.finish().content;
+        EXPECT_EQ(shown, p.reply().content);
+        EXPECT_EQ(p.reply().content.find(d), std::string::npos) << p.reply().content;
+        EXPECT_EQ(p.reply().content.substr(0, 6), "one <n");
+    }
+}
+
 TEST(TaggedReplyParser, DeepSeekDsmlCallsAnySplit)
 {
     // DeepSeek V4's calls: one <｜DSML｜tool_calls> block of invokes (V3.2's: <｜DSML｜function_calls>);

@@ -42,6 +42,31 @@ TaggedReplyParser::TaggedReplyParser(bool startInThink, CallSyntax syntax)
 {
 }
 
+void TaggedReplyParser::setMarkup(std::span<const SpecialToken> markup)
+{
+    m_markup = markup;
+    m_openMarkup.clear();
+    for (const SpecialToken &m : markup)
+        if (!m.text.empty() && m_callOpen.find(m.text) != std::string::npos)
+            m_openMarkup.push_back(m.text);
+}
+
+void TaggedReplyParser::emitContent(std::string_view text, ReplyDelta &d)
+{
+    // A piece of the opening tag that was held and then not followed by the rest of it (a
+    // "<｜DSML｜" and then other words) is text, but its markup token is not: never shown.
+    for (const std::string &m : m_openMarkup)
+        if (text.find(m) != std::string_view::npos) {
+            std::string clean(text);
+            for (const std::string &k : m_openMarkup)
+                for (size_t at = clean.find(k); at != std::string::npos; at = clean.find(k, at))
+                    clean.erase(at, k.size());
+            m_content.emit(clean, d.content, m_reply.content);
+            return;
+        }
+    m_content.emit(text, d.content, m_reply.content);
+}
+
 void TaggedReplyParser::endCall(ReplyDelta &d)
 {
     using Json = nlohmann::ordered_json;
@@ -142,11 +167,11 @@ void TaggedReplyParser::process(ReplyDelta &d)
             const size_t at = m_pending.find(m_callOpen);
             if (at == std::string::npos) {
                 const size_t keep = partialMarker(m_pending, m_callOpen);
-                m_content.emit(std::string_view(m_pending).substr(0, m_pending.size() - keep), d.content, m_reply.content);
+                emitContent(std::string_view(m_pending).substr(0, m_pending.size() - keep), d);
                 m_pending.erase(0, m_pending.size() - keep);
                 return;
             }
-            m_content.emit(std::string_view(m_pending).substr(0, at), d.content, m_reply.content);
+            emitContent(std::string_view(m_pending).substr(0, at), d);
             m_pending.erase(0, at + m_callOpen.size());
             m_mode = Mode::Call;
             break;
@@ -216,7 +241,7 @@ ReplyDelta TaggedReplyParser::finish()
     switch (m_mode) {
     case Mode::Start:
     case Mode::Content:
-        m_content.emit(m_pending, d.content, m_reply.content);
+        emitContent(m_pending, d);
         break;
     case Mode::Think:
         m_reasoning.emit(m_pending, d.reasoning, m_reply.reasoning);

@@ -49,7 +49,9 @@ public:
     // The vocabulary's markup tokens (Tokenizer::specials(), which must outlive the parser): a
     // call block that cannot be read goes back to the content as the words in it, without
     // their texts or the block's markers.
-    void setMarkup(std::span<const SpecialToken> markup) { m_markup = markup; }
+    // The opening tag's markup (DSML's ｜DSML｜) is let into the content while it may still
+    // open a call; where it does not, it is taken out of the text again.
+    void setMarkup(std::span<const SpecialToken> markup);
     // Whether the text of a markup token belongs where the reply is now: <think> before
     // anything else, </think> in the reasoning, a piece of the call block's opening tag (with
     // what is held before it) in the content, the call syntax's own tags inside a call.
@@ -59,6 +61,8 @@ public:
 private:
     enum class Mode { Start, Think, Content, Call };
     void process(ReplyDelta &d);
+    // Content, without the opening tag's markup that turned out to open nothing.
+    void emitContent(std::string_view text, ReplyDelta &d);
     void endCall(ReplyDelta &d);
 
     Mode m_mode;
@@ -72,6 +76,7 @@ private:
     bool m_finished = false;
     StringArguments m_strings;
     std::span<const SpecialToken> m_markup;
+    std::vector<std::string> m_openMarkup; // the markup texts inside m_callOpen
 };
 
 // The ReplyParser for models without K3 markup: token pieces go through
