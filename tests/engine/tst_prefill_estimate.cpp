@@ -58,6 +58,26 @@ double onePassFlops(const std::string &dir, int n)
     return waste::estimatePrefill(dir, panelAt(1e10), n, n, 0).computeSeconds * 1e10 * waste::kPassEfficiency;
 }
 
+// DeepSeek V4's attention over an n-token prompt, written out token by token as the forward
+// pass meets it: the rows each token's heads see on every layer (its window and the compressed
+// rows, or the indexer's top-k of them), and the compressed rows its indexer scores.
+struct V4Rows {
+    double seen = 0, scored = 0;
+};
+V4Rows v4Rows(const waste::format::ModelConfig &c, int n)
+{
+    V4Rows w;
+    for (int L = 0; L < c.layers; ++L)
+        for (int t = 0; t < n; ++t) {
+            const int r = c.v4.ratios[size_t(L)];
+            const int rows = r > 0 ? (t + 1) / r : 0;
+            const bool indexer = r == 4 && rows > c.v4.indexTopk;
+            w.seen += std::min(t + 1, c.v4.window) + (indexer ? c.v4.indexTopk : rows);
+            w.scored += indexer ? rows : 0;
+        }
+    return w;
+}
+
 } // namespace
 
 TEST(PrefillEstimate, FollowsTheArithmetic)
@@ -130,18 +150,10 @@ TEST(PrefillEstimate, DeepSeekV4AttentionIsCounted)
     const waste::format::ModelConfig &c = tiny.manifest.config;
     ASSERT_TRUE(c.v4.on);
     const auto flops = [&](int n) { return onePassFlops(tiny.dir, n); };
-    // Attention FLOPs of an n-token prompt, written out: every token, every layer, the rows it sees.
+    // Attention FLOPs of an n-token prompt: every token, every layer, the rows it sees.
     const auto attention = [&](int n) {
-        double f = 0;
-        for (int L = 0; L < c.layers; ++L)
-            for (int t = 0; t < n; ++t) {
-                const int r = c.v4.ratios[size_t(L)];
-                const int rows = r > 0 ? (t + 1) / r : 0;
-                const bool indexer = r == 4 && rows > c.v4.indexTopk;
-                f += 4.0 * c.heads * c.v4.headDim * (std::min(t + 1, c.v4.window) + (indexer ? c.v4.indexTopk : rows));
-                f += indexer ? 2.0 * c.v4.indexHeads * c.v4.indexDim * rows : 0.0;
-            }
-        return f;
+        const V4Rows w = v4Rows(c, n);
+        return 4.0 * c.heads * c.v4.headDim * w.seen + 2.0 * c.v4.indexHeads * c.v4.indexDim * w.scored;
     };
     // The rest is linear in the prompt (one pass: lm_head once), so a combination of three prompt
     // lengths that cancels any a·n + b leaves the attention alone.
@@ -250,15 +262,7 @@ TEST(PrefillEstimate, DeepSeekV4AttentionTimedPerRow)
     cal.timings.push_back({"ATTN-score", 144, 144e-12});
     cal.timings.push_back({"ATTN-score", 1088, 1088e-12});
     for (const int n : {50, 400}) {
-        double headRows = 0;
-        for (int L = 0; L < c.layers; ++L)
-            for (int t = 0; t < n; ++t) {
-                const int r = c.v4.ratios[size_t(L)];
-                const int rows = r > 0 ? (t + 1) / r : 0;
-                const bool indexer = r == 4 && rows > c.v4.indexTopk;
-                headRows += double(c.heads) * (std::min(t + 1, c.v4.window) + (indexer ? c.v4.indexTopk : rows));
-            }
-        const double want = headRows * (2.0 * c.v4.headDim * 1e-12);
+        const double want = double(c.heads) * v4Rows(c, n).seen * (2.0 * c.v4.headDim * 1e-12);
         EXPECT_NEAR(waste::estimatePrefill(tiny.dir, cal, n, n, 0).attentionSeconds, want, 1e-9 * want) << n;
     }
 }

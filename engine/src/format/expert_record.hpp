@@ -16,6 +16,15 @@ inline constexpr int kRecordPageBytes = 4096; // records are whole pages (rec_4k
 
 enum : uint8_t { kFmtVQ3R = 4, kFmtVQ2R = 5, kFmtVQ4P = 8 };
 
+// VQ4P: a row's four 6-bit indices packed into 3 bytes, the first stage's in the low bits.
+inline void unpackVq4p(const uint8_t *p, unsigned idx[4])
+{
+    idx[0] = p[0] & 63u;
+    idx[1] = ((p[0] >> 6) | (unsigned(p[1]) << 2)) & 63u;
+    idx[2] = ((p[1] >> 4) | (unsigned(p[2]) << 4)) & 63u;
+    idx[3] = unsigned(p[2]) >> 2;
+}
+
 struct ExpertHeader {
     uint32_t magic = 0;
     uint16_t layer = 0, expertId = 0;

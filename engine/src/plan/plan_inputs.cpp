@@ -188,6 +188,7 @@ PlanInputs readPlanInputs(const std::string &containerPath)
     }
 
     const int64_t width = p.expertWidth > 0 ? p.expertWidth : p.hidden;
+    p.expertPanels = m.quant.fmtName == "VQ3R" ? "VQ-panels" : m.quant.fmtName + "-panels";
     if (const auto native = format::nativeFmtFromName(m.quant.fmtName)) {
         const format::NativeLayout l = format::nativeRecordLayout(*native, p.moeInter, width);
         addLayerWork(p, std::string(format::nativeFmtName(*native)) + "-expert",

@@ -74,6 +74,10 @@ struct PlanInputs {
     int64_t expertBytesTotal = 0;  // all banks
     std::string firstBankPath;     // for the disk probe
     std::vector<TokenCall> perToken; // what one decoded token computes
+    // The calibration's decoder of the routed experts' records into panels, which a prompt's
+    // pass runs once per expert it uses: "VQ-panels" (VQ3R), "VQ2R-panels", "VQ4P-panels",
+    // "<native format>-panels"; empty where the manifest does not say.
+    std::string expertPanels;
     int64_t trunkMatrixElements = 0; // weights of the trunk matrices a token multiplies (lm_head included)
     // vision.json (defaults if absent); textHidden 0 = config hidden_size
     int64_t vtHidden = 1024, vtQkv = 1536, vtInter = 4096, posH = 64, posW = 64, maxPatches = 1024, textHidden = 0;

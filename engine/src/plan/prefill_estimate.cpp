@@ -116,20 +116,9 @@ PrefillEstimate estimatePrefill(const std::string &containerPath, const ComputeC
     const double touched = in.experts > 0 && in.topK > 0
                                ? 1.0 - std::pow(1.0 - double(in.topK) / double(in.experts), double(e.passTokens))
                                : 0.0;
-    // The decoder of the routed experts' format: "VQ-expert[-cold]" prices a token's expert,
-    // so "VQ-panels" a pass's (the calibration's names; "VQ-panels" is VQ3R's, the default).
-    std::string panels;
-    for (const plan::TokenCall &t : in.perToken) {
-        std::string k = t.kernel;
-        if (k.ends_with(kColdSuffix))
-            k.resize(k.size() - std::char_traits<char>::length(kColdSuffix));
-        if (t.routedExperts && k.ends_with("-expert"))
-            panels = k.substr(0, k.size() - 7) + "-panels";
-    }
-    if (panels == "VQ-panels" && in.stages != 3) // VQ2R, VQ4P: their own decoders' timings
-        panels = in.stages == 2 ? "VQ2R-panels" : "VQ4P-panels";
     const int64_t expertWeights = 3 * in.moeInter * (in.expertWidth > 0 ? in.expertWidth : in.hidden);
-    const double decodeOne = panels.empty() || expertWeights <= 0 ? -1 : c.secondsFor(panels, expertWeights);
+    const double decodeOne =
+        in.expertPanels.empty() || expertWeights <= 0 ? -1 : c.secondsFor(in.expertPanels, expertWeights);
     if (decodeOne > 0) {
         e.panelDecodeSeconds = double(e.passes) * touched * double(in.moeLayers) * double(in.experts) * decodeOne;
         e.computeSeconds += e.panelDecodeSeconds;

@@ -289,8 +289,7 @@ ComputeCalibration calibrateKernels(int threads)
         std::vector<uint8_t> scales(size_t(2 * 2048), 0);
         for (size_t i = 1; i < scales.size(); i += 2)
             scales[i] = 0x3c; // f16 1.0
-        // VQ3R's three stages of 8-bit indices (AVX-512 decodes them sixteen rows at a time),
-        // VQ2R's two and VQ4P's four packed 6-bit ones (decoded on the scalar path).
+        // VQ3R's three stages of 8-bit indices, VQ2R's two and VQ4P's four packed 6-bit ones.
         struct VqForm {
             const char *name;
             int stages, bits;

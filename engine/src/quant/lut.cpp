@@ -120,10 +120,9 @@ void apply4pBlocks(const Lut &lut, const uint8_t *indices, const uint8_t *rowSca
                 const int8_t *qv = Q + v * 4 * stride;
                 for (int64_t r = 0; r < nr; ++r) {
                     const uint8_t *p = ix + r * 3;
-                    const unsigned b0 = p[0], b1 = p[1], b2 = p[2];
-                    const unsigned i0 = b0 & 63u, i1 = ((b0 >> 6) | (b1 << 2)) & 63u,
-                                   i2 = ((b1 >> 4) | (b2 << 4)) & 63u, i3 = b2 >> 2;
-                    isum[r] += qv[i0] + qv[stride + i1] + qv[2 * stride + i2] + qv[3 * stride + i3];
+                    unsigned i[4];
+                    format::unpackVq4p(p, i);
+                    isum[r] += qv[i[0]] + qv[stride + i[1]] + qv[2 * stride + i[2]] + qv[3 * stride + i[3]];
                 }
             }
             const float sigma = lut.blockScale[static_cast<size_t>(lb)];

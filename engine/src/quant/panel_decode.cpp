@@ -3,6 +3,8 @@
 // without contraction into fused multiply-adds), so a panel does not depend on the level.
 #include "quant/panel_decode.hpp"
 
+#include "format/expert_record.hpp"
+
 #include "quant/panel_decode_levels.hpp"
 
 #include "format/bytes.hpp"
@@ -70,10 +72,7 @@ void vqScalar(const VqMatrix &m, int64_t r0, const float *scale, float *panel)
             const uint8_t *p = ix + r * perRow;
             unsigned idx[4] = {0, 0, 0, 0};
             if (m.packed6) {
-                idx[0] = p[0] & 63u;
-                idx[1] = ((p[0] >> 6) | (unsigned(p[1]) << 2)) & 63u;
-                idx[2] = ((p[1] >> 4) | (unsigned(p[2]) << 4)) & 63u;
-                idx[3] = unsigned(p[2]) >> 2;
+                format::unpackVq4p(p, idx);
             } else {
                 for (int s = 0; s < S; ++s)
                     idx[s] = p[s];

@@ -7,6 +7,7 @@
 // weight as the scalar decoder.
 #include "quant/panel_decode_levels.hpp"
 
+#include "format/expert_record.hpp"
 #include "format/native_values.hpp"
 
 #include "quant/panel_gemm.hpp"
@@ -80,10 +81,7 @@ template <int S, bool Packed> WASTE_AVX512 void decodeStages(const VqMatrix &m, 
                 const uint8_t *p = ix + (r16 + i) * perRow;
                 unsigned idx[S];
                 if constexpr (Packed) {
-                    idx[0] = p[0] & 63u;
-                    idx[1] = ((p[0] >> 6) | (unsigned(p[1]) << 2)) & 63u;
-                    idx[2] = ((p[1] >> 4) | (unsigned(p[2]) << 4)) & 63u;
-                    idx[3] = unsigned(p[2]) >> 2;
+                    format::unpackVq4p(p, idx);
                 } else {
                     for (int s = 0; s < S; ++s)
                         idx[s] = p[s];
