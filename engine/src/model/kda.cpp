@@ -1,9 +1,7 @@
 // Kimi Delta Attention over a chunk of tokens: short causal convolutions, per-channel decay
 // gate, per-head beta, the delta-rule state update and the gated output norm.
-#include "model/delta_rule.hpp"
 #include "model/forward.hpp"
-#include "model/ops.hpp"
-#include "model/short_conv.hpp"
+#include "model/kda_head.hpp"
 #include "quant/trunk_matvec.hpp"
 
 #include <cmath>
@@ -61,35 +59,28 @@ void Forward::kda(int layer, int n, const float *a, float *out, LayerState *cons
         for (int64_t i = i0; i < i1; ++i) {
             const int64_t r = i / H, h = i % H;
             LayerState &s = *st[runStart[size_t(r)]];
-            float *S = s.S.data() + h * D * D;
             const int64_t ringAt = h * D * R, tapsAt = h * D * K;
+            KdaHead head;
+            head.D = D;
+            head.K = K;
+            head.qTaps = w.qConv->f32.data() + tapsAt;
+            head.kTaps = w.kConv->f32.data() + tapsAt;
+            head.vTaps = w.vConv->f32.data() + tapsAt;
+            head.qRing = s.convQ.data() + ringAt;
+            head.kRing = s.convK.data() + ringAt;
+            head.vRing = s.convV.data() + ringAt;
+            head.S = s.S.data() + h * D * D;
+            head.dtBias = dt + h * D;
+            head.A = std::exp(aLog[h]);
+            head.gateLowerBound = m_c.gateLowerBound;
+            head.qScale = invSqrtD;
+            head.oNorm = on;
+            head.eps = m_c.eps;
+            head.step = deltaRuleStep;
             for (int t = runStart[size_t(r)]; t < runStart[size_t(r) + 1]; ++t) {
                 const int64_t at = t * C + h * D;
-                float *qh = q.data() + at, *kh = k.data() + at, *vh = v.data() + at, *oh = o.data() + at;
-                float *fh = f.data() + at;
-                const float *gh = gam.data() + at;
-                shortConv(qh, w.qConv->f32.data() + tapsAt, s.convQ.data() + ringAt, D, K);
-                shortConv(kh, w.kConv->f32.data() + tapsAt, s.convK.data() + ringAt, D, K);
-                shortConv(vh, w.vConv->f32.data() + tapsAt, s.convV.data() + ringAt, D, K);
-                // Decay gate in log space, per channel, and beta.
-                const float A = std::exp(aLog[h]);
-                for (int64_t j = 0; j < D; ++j) {
-                    const int64_t c = h * D + j;
-                    if (m_c.gateLowerBound < 0.0f)
-                        fh[j] = m_c.gateLowerBound * sigmoid(A * (fh[j] + dt[c]));
-                    else
-                        fh[j] = -A * softplus(fh[j] + dt[c]);
-                }
-                const float bt = sigmoid(beta[size_t(t * H + h)]);
-                l2NormalizeHead(qh, D, 1e-12f, invSqrtD);
-                l2NormalizeHead(kh, D, 1e-12f, 1.0f);
-                for (int64_t j = 0; j < D; ++j)
-                    decay[j] = std::exp(fh[j]);
-                deltaRuleStep(S, qh, kh, vh, decay.data(), bt, u.data(), oh, D, D);
-                // Gated RMSNorm of the head (shared o_norm weight).
-                rmsNorm(oh, on, oh, D, m_c.eps);
-                for (int64_t j = 0; j < D; ++j)
-                    oh[j] *= sigmoid(gh[j]);
+                kdaHeadToken(head, q.data() + at, k.data() + at, v.data() + at, f.data() + at, beta[size_t(t * H + h)],
+                             gam.data() + at, decay.data(), u.data(), o.data() + at);
             }
         }
     });

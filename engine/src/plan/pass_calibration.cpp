@@ -1,13 +1,12 @@
 // The prompt pass's parts beside its products, timed (plan/pass_calibration.hpp). Each runs the
-// model's own code (model/flash_attention, the KDA steps of model/kda.cpp, model/ops) on
+// model's own code (model/flash_attention, the KDA head step of model/kda_head.hpp, model/ops) on
 // arbitrary inputs, split over the pool as a pass splits it.
 #include "plan/pass_calibration.hpp"
 
 #include "compute/thread_pool.hpp"
-#include "model/delta_rule.hpp"
 #include "model/flash_attention.hpp"
+#include "model/kda_head.hpp"
 #include "model/ops.hpp"
-#include "model/short_conv.hpp"
 #include "quant/delta_rule.hpp"
 #include "quant/kernel_calibration.hpp"
 
@@ -77,44 +76,47 @@ void timePassParts(ComputeCalibration &c, int threads)
     }
 
     // A linear-attention layer reads a prompt token by token, whatever the pass: per token and
-    // head its short convolutions, gates (a softplus and an exp per channel), normalisations,
-    // the delta-rule step on the head's D x D state and the gated output norm, as
-    // Forward::kda runs them, heads split over the pool. Units: head dim D; seconds per token
-    // and head ("KDA-token"), at the two head widths the releases use.
+    // head model::kdaHeadToken, the step Forward::kda runs (short convolutions, gates with a
+    // softplus and an exp per channel, normalisations, the delta-rule step on the head's D x D
+    // state and the gated output norm), heads split over the pool. Units: head dim D; seconds
+    // per token and head ("KDA-token"), at the two head widths the releases use.
     for (const int64_t D : {int64_t(64), int64_t(128)}) {
         const int64_t H = 16, T = 32, K = 4;
         const quant::DeltaRuleStep step = quant::deltaRule();
         std::vector<float> state(size_t(H * D * D), 0.0f), taps(size_t(D * K), 0.25f), rings(size_t(H * 3 * D * (K - 1)));
-        std::vector<float> in(size_t(T * 4 * D)), norm(size_t(D), 1.0f);
+        std::vector<float> in(size_t(T * 4 * D)), norm(size_t(D), 1.0f), dtBias(size_t(D), 0.0f);
         for (size_t i = 0; i < in.size(); ++i)
             in[i] = x[i % x.size()];
         const double s = meanSeconds([&] {
             pool.forRange(H, 1, [&](int64_t h0, int64_t h1) {
                 const size_t d = static_cast<size_t>(D);
                 std::vector<float> q(d), k(d), v(d), f(d), decay(d), u(d), o(d);
-                for (int64_t h = h0; h < h1; ++h)
+                for (int64_t h = h0; h < h1; ++h) {
+                    float *ring = rings.data() + h * 3 * D * (K - 1);
+                    model::KdaHead head;
+                    head.D = D;
+                    head.K = int(K);
+                    head.qTaps = head.kTaps = head.vTaps = taps.data();
+                    head.qRing = ring;
+                    head.kRing = ring + D * (K - 1);
+                    head.vRing = ring + 2 * D * (K - 1);
+                    head.S = state.data() + h * D * D;
+                    head.dtBias = dtBias.data();
+                    head.A = 0.5f;
+                    head.qScale = 1.0f / std::sqrt(float(D));
+                    head.oNorm = norm.data();
+                    head.eps = 1e-5f;
+                    head.step = step;
                     for (int64_t t = 0; t < T; ++t) {
                         const float *row = in.data() + t * 4 * D;
                         std::copy(row, row + D, q.begin());
                         std::copy(row + D, row + 2 * D, k.begin());
                         std::copy(row + 2 * D, row + 3 * D, v.begin());
-                        float *ring = rings.data() + h * 3 * D * (K - 1);
-                        model::shortConv(q.data(), taps.data(), ring, D, int(K));
-                        model::shortConv(k.data(), taps.data(), ring + D * (K - 1), D, int(K));
-                        model::shortConv(v.data(), taps.data(), ring + 2 * D * (K - 1), D, int(K));
-                        for (int64_t j = 0; j < D; ++j)
-                            f[size_t(j)] = -0.5f * model::softplus(row[3 * D + j]);
-                        const float beta = model::sigmoid(row[3 * D]);
-                        model::l2NormalizeHead(q.data(), D, 1e-12f, 0.125f);
-                        model::l2NormalizeHead(k.data(), D, 1e-12f, 1.0f);
-                        for (int64_t j = 0; j < D; ++j)
-                            decay[size_t(j)] = std::exp(f[size_t(j)]);
-                        step(state.data() + h * D * D, q.data(), k.data(), v.data(), decay.data(), beta, u.data(),
-                             o.data(), D, D);
-                        model::rmsNorm(o.data(), norm.data(), o.data(), D, 1e-5f);
-                        for (int64_t j = 0; j < D; ++j)
-                            o[size_t(j)] *= model::sigmoid(row[j]);
+                        std::copy(row + 3 * D, row + 4 * D, f.begin());
+                        model::kdaHeadToken(head, q.data(), k.data(), v.data(), f.data(), row[3 * D], row, decay.data(),
+                                            u.data(), o.data());
                     }
+                }
             });
         });
         c.timings.push_back({"KDA-token", D, s / double(H * T)});

@@ -1,0 +1,63 @@
+// One token of one KDA head (Kimi Delta Attention, docs/architectures/ and shared/reference/):
+// the three short convolutions, the per-channel decay gate, beta, the L2 norms, the delta-rule
+// step on the head's D × D state and the gated output norm. Forward::kda runs it for every
+// (sequence, head) of a layer, tokens in order; the compute calibration runs the same code
+// to time a token's share of a prompt pass ("KDA-token", plan/pass_calibration), so what
+// the forecast times is what a pass runs.
+#pragma once
+
+#include "model/delta_rule.hpp"
+#include "model/ops.hpp"
+#include "model/short_conv.hpp"
+
+#include <cmath>
+#include <cstdint>
+
+namespace waste::model {
+
+// What stays fixed over a head's tokens: its weights, rings and state block.
+struct KdaHead {
+    int64_t D = 0; // head dim
+    int K = 0;     // convolution taps
+    const float *qTaps = nullptr, *kTaps = nullptr, *vTaps = nullptr; // D × K each
+    float *qRing = nullptr, *kRing = nullptr, *vRing = nullptr;       // D × (K − 1) each, updated
+    float *S = nullptr;                                               // D × D state, updated
+    const float *dtBias = nullptr;                                    // D: this head's decay bias
+    float A = 0.0f;                                                   // exp(A_log) of this head
+    float gateLowerBound = 0.0f; // < 0: the bounded sigmoid gate; otherwise −A · softplus
+    float qScale = 0.0f;         // 1 / sqrt(D)
+    const float *oNorm = nullptr; // D: the shared output norm weight
+    float eps = 0.0f;
+    quant::DeltaRuleStep step = nullptr;
+};
+
+// q, k, v: the token's projections (D each), convolved in place; f: the decay gate's
+// projection, replaced by the log decay; betaLogit: beta before its sigmoid; gate: the
+// output gate's projection; decay, u: D floats of scratch; o: the head's output (D).
+inline void kdaHeadToken(const KdaHead &h, float *q, float *k, float *v, float *f, float betaLogit, const float *gate,
+                         float *decay, float *u, float *o)
+{
+    const int64_t D = h.D;
+    shortConv(q, h.qTaps, h.qRing, D, h.K);
+    shortConv(k, h.kTaps, h.kRing, D, h.K);
+    shortConv(v, h.vTaps, h.vRing, D, h.K);
+    // Decay gate in log space, per channel, and beta.
+    for (int64_t j = 0; j < D; ++j) {
+        if (h.gateLowerBound < 0.0f)
+            f[j] = h.gateLowerBound * sigmoid(h.A * (f[j] + h.dtBias[j]));
+        else
+            f[j] = -h.A * softplus(f[j] + h.dtBias[j]);
+    }
+    const float bt = sigmoid(betaLogit);
+    l2NormalizeHead(q, D, 1e-12f, h.qScale);
+    l2NormalizeHead(k, D, 1e-12f, 1.0f);
+    for (int64_t j = 0; j < D; ++j)
+        decay[j] = std::exp(f[j]);
+    h.step(h.S, q, k, v, decay, bt, u, o, D, D);
+    // Gated RMSNorm of the head (shared o_norm weight).
+    rmsNorm(o, h.oNorm, o, D, h.eps);
+    for (int64_t j = 0; j < D; ++j)
+        o[j] *= sigmoid(gate[j]);
+}
+
+} // namespace waste::model
