@@ -22,8 +22,7 @@ void Forward::activate(const float *g, const float *u, float *out, int64_t n) co
         return;
     }
     if (!m_c.situ) {
-        for (int64_t i = 0; i < n; ++i)
-            out[i] = silu(g[i]) * u[i];
+        swigluRun(g, u, out, n);
         return;
     }
     const float b = m_c.situBeta, l = m_c.situLinearBeta;

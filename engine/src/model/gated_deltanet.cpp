@@ -101,11 +101,12 @@ void Forward::gatedDeltaNet(int layer, int n, const float *a, float *out, LayerS
         });
 
         // Gated RMSNorm per value head: norm(o) · w · SiLU(z).
+        siluRun(z.data(), z.data(), Vw);
         for (int64_t h = 0; h < Hv; ++h) {
             float *oh = o + h * Dv;
             rmsNorm(oh, nw, oh, Dv, m_c.eps);
             for (int64_t j = 0; j < Dv; ++j)
-                oh[j] *= silu(z[h * Dv + j]);
+                oh[j] *= z[h * Dv + j];
         }
     }
     product(*w.out, n, oAll.data(), Vw, out, Hd);

@@ -77,8 +77,15 @@ void Forward::kda(int layer, int n, const float *a, float *out, LayerState *cons
             head.oNorm = on;
             head.eps = m_c.eps;
             head.step = deltaRuleStep;
-            for (int t = runStart[size_t(r)]; t < runStart[size_t(r) + 1]; ++t) {
+            const int end = runStart[size_t(r) + 1];
+            for (int t = runStart[size_t(r)]; t < end; ++t) {
                 const int64_t at = t * C + h * D;
+                // A head's next tokens sit a row (C floats) apart, each on its own page in a
+                // long pass, where the hardware's prefetch stops: ask for two tokens ahead.
+                if (t + 2 < end)
+                    for (int64_t l = 0; l < D; l += 16)
+                        for (const float *row : {q.data(), k.data(), v.data(), f.data(), gam.data()})
+                            __builtin_prefetch(row + at + 2 * C + l);
                 kdaHeadToken(head, q.data() + at, k.data() + at, v.data() + at, f.data() + at, beta[size_t(t * H + h)],
                              gam.data() + at, decay.data(), u.data(), o.data() + at);
             }

@@ -41,23 +41,31 @@ inline void kdaHeadToken(const KdaHead &h, float *q, float *k, float *v, float *
     shortConv(q, h.qTaps, h.qRing, D, h.K);
     shortConv(k, h.kTaps, h.kRing, D, h.K);
     shortConv(v, h.vTaps, h.vRing, D, h.K);
-    // Decay gate in log space, per channel, and beta.
-    for (int64_t j = 0; j < D; ++j) {
-        if (h.gateLowerBound < 0.0f)
-            f[j] = h.gateLowerBound * sigmoid(h.A * (f[j] + h.dtBias[j]));
-        else
-            f[j] = -h.A * softplus(f[j] + h.dtBias[j]);
+    // Decay gate in log space, per channel: lower · σ(A (f + dt)) with a lower bound,
+    // −A · softplus(f + dt) without; then beta.
+    if (h.gateLowerBound < 0.0f) {
+        for (int64_t j = 0; j < D; ++j)
+            f[j] = h.A * (f[j] + h.dtBias[j]);
+        sigmoidRun(f, f, D);
+        for (int64_t j = 0; j < D; ++j)
+            f[j] = h.gateLowerBound * f[j];
+    } else {
+        for (int64_t j = 0; j < D; ++j)
+            f[j] = f[j] + h.dtBias[j];
+        softplusRun(f, f, D);
+        for (int64_t j = 0; j < D; ++j)
+            f[j] = -h.A * f[j];
     }
     const float bt = sigmoid(betaLogit);
     l2NormalizeHead(q, D, 1e-12f, h.qScale);
     l2NormalizeHead(k, D, 1e-12f, 1.0f);
-    for (int64_t j = 0; j < D; ++j)
-        decay[j] = std::exp(f[j]);
+    quant::expRun(f, decay, D);
     h.step(h.S, q, k, v, decay, bt, u, o, D, D);
-    // Gated RMSNorm of the head (shared o_norm weight).
+    // Gated RMSNorm of the head (shared o_norm weight); the decay's room holds the gate.
     rmsNorm(o, h.oNorm, o, D, h.eps);
+    sigmoidRun(gate, decay, D);
     for (int64_t j = 0; j < D; ++j)
-        o[j] *= sigmoid(gate[j]);
+        o[j] *= decay[j];
 }
 
 } // namespace waste::model
