@@ -43,12 +43,13 @@ void Forward::denseFfn(const FfnWeights &w, const float *x, float *out, int64_t 
 void Forward::denseFfn(const FfnWeights &w, int n, const float *x, float *out, int64_t width)
 {
     const int64_t Hd = m_c.hidden;
-    Vec g(static_cast<size_t>(n * width)), u(static_cast<size_t>(n * width));
-    const quant::Product gateUp[] = {{w.gate.get(), x, Hd, g.data(), width}, {w.up.get(), x, Hd, u.data(), width}};
+    Vec local; // gate and up, both written whole by their products
+    float *g = passScratch(PassScratch::Ffn, 2 * static_cast<size_t>(n * width), local), *u = g + n * width;
+    const quant::Product gateUp[] = {{w.gate.get(), x, Hd, g, width}, {w.up.get(), x, Hd, u, width}};
     products(gateUp, n);
     for (int t = 0; t < n; ++t)
-        activate(g.data() + t * width, u.data() + t * width, g.data() + t * width, width);
-    product(*w.down, n, g.data(), width, out, Hd);
+        activate(g + t * width, u + t * width, g + t * width, width);
+    product(*w.down, n, g, width, out, Hd);
 }
 
 } // namespace waste::model

@@ -49,6 +49,14 @@ void Forward::product(const format::TrunkTensor &w, int64_t n, const float *x, i
     quant::panelProduct(quant::trunkPanels(w), n, x, xStride, y, yStride, m_pool);
 }
 
+float *Forward::passScratch(PassScratch which, size_t floats, Vec &local)
+{
+    Vec &v = m_prompt ? m_passScratch[static_cast<int>(which)] : local;
+    if (v.size() < floats)
+        v.resize(floats);
+    return v.data();
+}
+
 void Forward::products(std::span<const quant::Product> ps, int64_t n)
 {
     if (!m_prompt) {
@@ -290,8 +298,14 @@ void Forward::runParts(std::span<const int32_t> tokens, std::span<const Part> pa
     // Which kernels every product of this pass uses; reset however the pass ends.
     struct PromptPass {
         bool &flag;
-        ~PromptPass() { flag = false; }
-    } promptPass{m_prompt};
+        Vec (&scratch)[2];
+        ~PromptPass()
+        {
+            flag = false;
+            for (Vec &v : scratch)
+                Vec().swap(v); // the pass's pages go back: they were lent out of the cache
+        }
+    } promptPass{m_prompt, m_passScratch};
     m_prompt = kind == Tokens::Prompt;
     m_selection.clear();
     Vec h(static_cast<size_t>(n * Hd), 0.0f);

@@ -20,21 +20,26 @@ void Forward::kda(int layer, int n, const float *a, float *out, LayerState *cons
     const int64_t H = m_c.kdaHeads, D = m_c.kdaDim, C = H * D, Hd = m_c.hidden;
     const int K = m_c.convK;
     const size_t nC = static_cast<size_t>(n * C), nD = static_cast<size_t>(n * D);
-    Vec q(nC), k(nC), v(nC), f(nC), lowF(nD), lowG(nD), gam(nC), beta(static_cast<size_t>(n * H)), o(nC);
+    // Every buffer is written whole before it is read: the products fill q, k, v, the gates and
+    // beta, the heads fill o.
+    Vec local;
+    float *q = passScratch(PassScratch::Attention, 6 * nC + 2 * nD + static_cast<size_t>(n * H), local);
+    float *k = q + nC, *v = k + nC, *f = v + nC, *gam = f + nC, *o = gam + nC, *lowF = o + nC, *lowG = lowF + nD;
+    float *beta = lowG + nD;
     {
         // q, k, v, the decay gate's and the output gate's first projections, and beta.
-        std::vector<quant::Product> in = {{w.q.get(), a, Hd, q.data(), C},     {w.k.get(), a, Hd, k.data(), C},
-                                          {w.v.get(), a, Hd, v.data(), C},     {w.fa.get(), a, Hd, lowF.data(), D},
-                                          {w.b.get(), a, Hd, beta.data(), H}};
+        std::vector<quant::Product> in = {{w.q.get(), a, Hd, q, C},     {w.k.get(), a, Hd, k, C},
+                                          {w.v.get(), a, Hd, v, C},     {w.fa.get(), a, Hd, lowF, D},
+                                          {w.b.get(), a, Hd, beta, H}};
         if (w.g)
-            in.push_back({w.g.get(), a, Hd, gam.data(), C});
+            in.push_back({w.g.get(), a, Hd, gam, C});
         else
-            in.push_back({w.ga.get(), a, Hd, lowG.data(), D});
+            in.push_back({w.ga.get(), a, Hd, lowG, D});
         products(in, n);
         // The gates' second projections (decay in log space, per channel).
-        std::vector<quant::Product> second = {{w.fb.get(), lowF.data(), D, f.data(), C}};
+        std::vector<quant::Product> second = {{w.fb.get(), lowF, D, f, C}};
         if (!w.g)
-            second.push_back({w.gb.get(), lowG.data(), D, gam.data(), C});
+            second.push_back({w.gb.get(), lowG, D, gam, C});
         products(second, n);
     }
     const float *aLog = w.aLog->f32.data();
@@ -84,14 +89,14 @@ void Forward::kda(int layer, int n, const float *a, float *out, LayerState *cons
                 // long pass, where the hardware's prefetch stops: ask for two tokens ahead.
                 if (t + 2 < end)
                     for (int64_t l = 0; l < D; l += 16)
-                        for (const float *row : {q.data(), k.data(), v.data(), f.data(), gam.data()})
+                        for (const float *row : {q, k, v, f, gam})
                             __builtin_prefetch(row + at + 2 * C + l);
-                kdaHeadToken(head, q.data() + at, k.data() + at, v.data() + at, f.data() + at, beta[size_t(t * H + h)],
-                             gam.data() + at, decay.data(), u.data(), o.data() + at);
+                kdaHeadToken(head, q + at, k + at, v + at, f + at, beta[size_t(t * H + h)],
+                             gam + at, decay.data(), u.data(), o + at);
             }
         }
     });
-    product(*w.o, n, o.data(), C, out, Hd);
+    product(*w.o, n, o, C, out, Hd);
 }
 
 } // namespace waste::model
