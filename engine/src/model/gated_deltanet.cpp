@@ -51,57 +51,70 @@ void Forward::gatedDeltaNet(int layer, int n, const float *a, float *out, LayerS
         const quant::Product in[] = {{w.qkvz.get(), a, Hd, projAll.data(), pw}, {w.ba.get(), a, Hd, baAll.data(), 2 * Hv}};
         products(in, n);
     }
-    Vec qkv(2 * Kw + Vw), z(Vw), beta(Hv), decay(Hv);
     const float *aLog = w.aLog->f32.data(), *dt = w.dtBias->f32.data();
     const float invSqrtDk = 1.0f / std::sqrt(static_cast<float>(Dk));
     const quant::DeltaRuleStep deltaRuleStep = quant::deltaRule();
     const float *nw = w.norm->f32.data();
+    const int64_t cw = 2 * Kw + Vw; // the convolution's channels: all q, then all k, then all v
+    // Token by token (a sequence's convolution ring runs in order): each token's row of projAll
+    // laid as [q|k|v|z] and its q, k, v convolved there, beta and the decay per value head, the
+    // key heads normalised once before their value heads read them.
+    Vec qkv(static_cast<size_t>(cw)), zt(static_cast<size_t>(Vw)), beta(N * size_t(Hv)), decay(N * size_t(Hv));
     for (int t = 0; t < n; ++t) {
         LayerState &s = *st[t];
-        const float *proj = projAll.data() + t * pw, *ba = baAll.data() + t * 2 * Hv;
-        float *o = oAll.data() + t * Vw;
-        // Per key head the projection holds [q (Dk), k (Dk), v (r Dv), z (r Dv)] and the other
-        // [b (r), a (r)]; the convolution's channels are all q, then all k, then all v.
-        float *q = qkv.data(), *k = q + Kw, *v = k + Kw;
-        if (split) {
-            std::copy(proj, proj + 2 * Kw + Vw, q);
-            std::copy(proj + 2 * Kw + Vw, proj + pw, z.data());
-        } else {
+        float *proj = projAll.data() + t * pw;
+        const float *ba = baAll.data() + t * 2 * Hv;
+        if (!split) { // per key head [q (Dk), k (Dk), v (r Dv), z (r Dv)]; [b (r), a (r)] in baAll
+            float *q = qkv.data(), *k = q + Kw, *v = k + Kw;
             for (int64_t h = 0; h < Hk; ++h) {
                 const float *src = proj + h * (2 * Dk + 2 * r * Dv);
                 std::copy(src, src + Dk, q + h * Dk);
                 std::copy(src + Dk, src + 2 * Dk, k + h * Dk);
                 std::copy(src + 2 * Dk, src + 2 * Dk + r * Dv, v + h * r * Dv);
-                std::copy(src + 2 * Dk + r * Dv, src + 2 * Dk + 2 * r * Dv, z.data() + h * r * Dv);
+                std::copy(src + 2 * Dk + r * Dv, src + 2 * Dk + 2 * r * Dv, zt.data() + h * r * Dv);
             }
+            std::copy(qkv.begin(), qkv.end(), proj);
+            std::copy(zt.begin(), zt.end(), proj + cw);
         }
         for (int64_t h = 0; h < Hk; ++h)
             for (int64_t j = 0; j < r; ++j) {
                 const int64_t hv = h * r + j;
                 const float bv = split ? ba[hv] : ba[h * 2 * r + j], av = split ? ba[Hv + hv] : ba[h * 2 * r + r + j];
-                beta[hv] = sigmoid(bv);
-                decay[hv] = std::exp(-std::exp(aLog[hv]) * softplus(av + dt[hv]));
+                beta[size_t(t * Hv + hv)] = sigmoid(bv);
+                decay[size_t(t * Hv + hv)] = std::exp(-std::exp(aLog[hv]) * softplus(av + dt[hv]));
             }
-        shortConv(qkv.data(), w.conv->f32.data(), s.convQ.data(), 2 * Kw + Vw, m_c.convK);
-
-        // Key heads are normalised once, before their value heads read them.
+        shortConv(proj, w.conv->f32.data(), s.convQ.data(), cw, m_c.convK);
         for (int64_t h = 0; h < Hk; ++h) {
-            l2NormalizeHead(q + h * Dk, Dk, 1e-6f, invSqrtDk);
-            l2NormalizeHead(k + h * Dk, Dk, 1e-6f, 1.0f);
+            l2NormalizeHead(proj + h * Dk, Dk, 1e-6f, invSqrtDk);
+            l2NormalizeHead(proj + Kw + h * Dk, Dk, 1e-6f, 1.0f);
         }
-        // Value heads are independent (own state block, own output slice): split over threads.
-        m_pool.forRange(Hv, m_pool.grainFor(Hv, Dk * Dv / 2), [&](int64_t h0, int64_t h1) {
-            Vec u(Dv), dk(Dk);
-            for (int64_t h = h0; h < h1; ++h) {
-                std::fill(dk.begin(), dk.end(), decay[h]);
-                const int64_t kh = h / r;
-                deltaRuleStep(s.S.data() + h * Dk * Dv, q + kh * Dk, k + kh * Dk, v + h * Dv, dk.data(), beta[h],
-                              u.data(), o + h * Dv, Dk, Dv);
+    }
+    // The delta rule in one split over (run of tokens sharing a state, value head), as KDA's:
+    // value heads are independent (own state block, own output slice), a head's tokens go in
+    // order, and each step is the one a token alone takes.
+    std::vector<int> runStart;
+    for (int t = 0; t < n; ++t)
+        if (t == 0 || st[t] != st[t - 1])
+            runStart.push_back(t);
+    runStart.push_back(n);
+    const int64_t runs = static_cast<int64_t>(runStart.size()) - 1;
+    m_pool.forRange(runs * Hv, m_pool.grainFor(runs * Hv, Dk * Dv / 2 * n / runs), [&](int64_t i0, int64_t i1) {
+        Vec u(Dv), dk(Dk);
+        for (int64_t i = i0; i < i1; ++i) {
+            const int64_t run = i / Hv, h = i % Hv, kh = h / r;
+            float *S = st[runStart[size_t(run)]]->S.data() + h * Dk * Dv;
+            for (int t = runStart[size_t(run)]; t < runStart[size_t(run) + 1]; ++t) {
+                const float *q = projAll.data() + t * pw, *k = q + Kw, *v = k + Kw;
+                std::fill(dk.begin(), dk.end(), decay[size_t(t * Hv + h)]);
+                deltaRuleStep(S, q + kh * Dk, k + kh * Dk, v + h * Dv, dk.data(), beta[size_t(t * Hv + h)], u.data(),
+                              oAll.data() + t * Vw + h * Dv, Dk, Dv);
             }
-        });
-
-        // Gated RMSNorm per value head: norm(o) · w · SiLU(z).
-        siluRun(z.data(), z.data(), Vw);
+        }
+    });
+    // Gated RMSNorm per token and value head: norm(o) · w · SiLU(z).
+    for (int t = 0; t < n; ++t) {
+        float *o = oAll.data() + t * Vw, *z = projAll.data() + t * pw + cw;
+        siluRun(z, z, Vw);
         for (int64_t h = 0; h < Hv; ++h) {
             float *oh = o + h * Dv;
             rmsNorm(oh, nw, oh, Dv, m_c.eps);
