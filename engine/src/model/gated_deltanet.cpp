@@ -92,11 +92,7 @@ void Forward::gatedDeltaNet(int layer, int n, const float *a, float *out, LayerS
     // The delta rule in one split over (run of tokens sharing a state, value head), as KDA's:
     // value heads are independent (own state block, own output slice), a head's tokens go in
     // order, and each step is the one a token alone takes.
-    std::vector<int> runStart;
-    for (int t = 0; t < n; ++t)
-        if (t == 0 || st[t] != st[t - 1])
-            runStart.push_back(t);
-    runStart.push_back(n);
+    const std::vector<int> runStart = stateRuns(st, n);
     const int64_t runs = static_cast<int64_t>(runStart.size()) - 1;
     m_pool.forRange(runs * Hv, m_pool.grainFor(runs * Hv, Dk * Dv / 2 * n / runs), [&](int64_t i0, int64_t i1) {
         Vec u(Dv), dk(Dk);

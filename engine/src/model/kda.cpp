@@ -52,11 +52,7 @@ void Forward::kda(int layer, int n, const float *a, float *out, LayerState *cons
     // independent (own channels, convolution rings, state block and output slice), and so
     // are different sequences; a head's tokens go in order. Every channel's arithmetic is
     // the whole-token code's, so the values do not change.
-    std::vector<int> runStart;
-    for (int t = 0; t < n; ++t)
-        if (t == 0 || st[t] != st[t - 1])
-            runStart.push_back(t);
-    runStart.push_back(n);
+    const std::vector<int> runStart = stateRuns(st, n);
     const int64_t runs = static_cast<int64_t>(runStart.size()) - 1;
     const quant::DeltaRuleStep deltaRuleStep = quant::deltaRule();
     m_pool.forRange(runs * H, m_pool.grainFor(runs * H, D * D / 2 * n / runs), [&](int64_t i0, int64_t i1) {

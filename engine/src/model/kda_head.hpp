@@ -10,7 +10,6 @@
 #include "model/ops.hpp"
 #include "model/short_conv.hpp"
 
-#include <cmath>
 #include <cstdint>
 
 namespace waste::model {
