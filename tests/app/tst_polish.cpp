@@ -21,7 +21,6 @@
 #include <QQuickItem>
 #include <QQuickWindow>
 #include <QStandardPaths>
-#include <QTemporaryDir>
 #include <QTest>
 
 #include <cmath>
@@ -161,8 +160,10 @@ private Q_SLOTS:
         hub.setBytesPerSecond(600000);
         qputenv("HF_ENDPOINT", hub.endpoint().toUtf8());
         auto services = StudioApplication::createServices();
-        QTemporaryDir models;
-        services->settings->setModelsFolder(models.path());
+        // Inside the test's own data folder: the setting outlives this test, and the next
+        // test's services create the folder again, which a temporary directory would leave
+        // behind in /tmp after every run.
+        services->settings->setModelsFolder(appDataFolder() + QStringLiteral("/retry-models"));
         DownloadManager *downloads = services->downloads.get();
         downloads->start(repo);
         DownloadFileModel *files = downloads->files();
