@@ -4,7 +4,9 @@
 // entries are computed in the scalar order; see quant/kernels_neon.cpp).
 #include <gtest/gtest.h>
 
+#include "model/short_conv.hpp"
 #include "quant/delta_rule.hpp"
+#include "quant/short_conv4.hpp"
 #include "quant/simd.hpp"
 
 #include <cmath>
@@ -134,10 +136,11 @@ TEST(Simd, BatchedQ4RowsEqualOneInputAtATime)
 
 // The delta rule (KDA's and Gated DeltaNet's recurrence) at every level gives the scalar
 // level's state, δ and output bit for bit, over several tokens on one state: square heads
-// as KDA's (48, 128), Gated DeltaNet's unequal key and value dims, and column counts that
-// leave every remainder of a vector (1 to 17). The delta-rule step is chosen per level, not
-// through the Kernels set, so this also checks the choice: every level but scalar and NEON
-// must have its own.
+// as KDA's (48, 128), Gated DeltaNet's unequal key and value dims, column counts that leave
+// every remainder of a vector (1 to 17), and counts past a group of vector blocks (four with
+// AVX2, eight with AVX-512) with each number of blocks and tail after it. The delta-rule step
+// is chosen per level, not through the Kernels set, so this also checks the choice: every
+// level but scalar and NEON must have its own.
 TEST(Simd, DeltaRuleEqualsTheScalarOrderBitForBit)
 {
     std::mt19937 rng(11);
@@ -150,6 +153,9 @@ TEST(Simd, DeltaRuleEqualsTheScalarOrderBitForBit)
         std::vector<std::pair<int64_t, int64_t>> shapes = {{48, 48}, {128, 128}, {64, 96}, {5, 3}};
         for (int64_t dv = 1; dv <= 17; ++dv)
             shapes.emplace_back(16, dv);
+        // Past a group of four vector blocks, with each count of blocks and tail after it.
+        for (int64_t dv : {24, 33, 40, 63, 65, 80, 100, 112, 127, 128, 130, 150, 191, 200, 240, 255, 256, 300})
+            shapes.emplace_back(12, dv);
         for (auto [dk, dv] : shapes) {
             std::vector<float> S(size_t(dk * dv));
             for (auto &x : S)
@@ -175,6 +181,50 @@ TEST(Simd, DeltaRuleEqualsTheScalarOrderBitForBit)
                 EXPECT_EQ(std::memcmp(S.data(), S2.data(), S.size() * sizeof(float)), 0) << at << ": state";
                 EXPECT_EQ(std::memcmp(u.data(), u2.data(), u.size() * sizeof(float)), 0) << at << ": delta";
                 EXPECT_EQ(std::memcmp(o.data(), o2.data(), o.size() * sizeof(float)), 0) << at << ": output";
+            }
+        }
+    }
+}
+
+// The kernel-4 short convolution at every level gives the per-channel code's sums and rings
+// bit for bit (model::detail::shortConvChannel, one token at a time): channel counts that
+// leave every remainder of a vector, runs of 1 to 70 tokens on rows wider than the channels,
+// signed zeros, and a run cut in two giving the run whole.
+TEST(Simd, ShortConvolutionEqualsThePerChannelOrderBitForBit)
+{
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> uf(-2.0f, 2.0f);
+    for (SimdLevel lvl : supported()) {
+        const waste::quant::ShortConv4 conv = waste::quant::shortConv4For(lvl);
+        if (lvl == SimdLevel::Avx2 || lvl == SimdLevel::Avx512)
+            EXPECT_NE(conv, waste::quant::scalarShortConv4()) << waste::quant::simdName(lvl) << " runs the scalar code";
+        for (int64_t C : {1, 7, 8, 9, 15, 16, 17, 31, 33, 128, 200}) {
+            for (int64_t tokens : {1, 2, 5, 70}) {
+                const int64_t stride = C + 3;
+                std::vector<float> x(size_t(tokens * stride)), w(size_t(C * 4)), ring(size_t(C * 3));
+                // A tenth of the values ±0, as a new sequence's ring is: the sum's leading
+                // 0 + r0·w0 then decides the sign of a zero output.
+                for (auto *v : {&x, &w, &ring})
+                    for (auto &e : *v)
+                        e = rng() % 10 == 0 ? (rng() % 2 ? 0.0f : -0.0f) : uf(rng);
+                std::vector<float> want = x, wantRing = ring;
+                for (int64_t t = 0; t < tokens; ++t)
+                    for (int64_t c = 0; c < C; ++c)
+                        want[size_t(t * stride + c)] = waste::model::detail::shortConvChannel(
+                            want[size_t(t * stride + c)], w.data() + c * 4, wantRing.data() + c * 3, 3);
+                const std::string at = std::string(waste::quant::simdName(lvl)) + " C " + std::to_string(C) +
+                                       " tokens " + std::to_string(tokens);
+                std::vector<float> got = x, gotRing = ring;
+                conv(got.data(), stride, tokens, w.data(), gotRing.data(), C);
+                EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0) << at << ": sums";
+                EXPECT_EQ(std::memcmp(gotRing.data(), wantRing.data(), gotRing.size() * sizeof(float)), 0) << at << ": ring";
+                std::vector<float> split = x, splitRing = ring;
+                const int64_t first = tokens / 2;
+                conv(split.data(), stride, first, w.data(), splitRing.data(), C);
+                conv(split.data() + first * stride, stride, tokens - first, w.data(), splitRing.data(), C);
+                EXPECT_EQ(std::memcmp(split.data(), want.data(), split.size() * sizeof(float)), 0) << at << ": cut run";
+                EXPECT_EQ(std::memcmp(splitRing.data(), wantRing.data(), splitRing.size() * sizeof(float)), 0)
+                    << at << ": cut run's ring";
             }
         }
     }

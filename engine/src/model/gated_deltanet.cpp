@@ -56,12 +56,9 @@ void Forward::gatedDeltaNet(int layer, int n, const float *a, float *out, LayerS
     const quant::DeltaRuleStep deltaRuleStep = quant::deltaRule();
     const float *nw = w.norm->f32.data();
     const int64_t cw = 2 * Kw + Vw; // the convolution's channels: all q, then all k, then all v
-    // Token by token (a sequence's convolution ring runs in order): each token's row of projAll
-    // laid as [q|k|v|z] and its q, k, v convolved there, beta and the decay per value head, the
-    // key heads normalised once before their value heads read them.
+    // Each token's row of projAll laid as [q|k|v|z], beta and the decay per value head.
     Vec qkv(static_cast<size_t>(cw)), zt(static_cast<size_t>(Vw)), beta(N * size_t(Hv)), decay(N * size_t(Hv));
     for (int t = 0; t < n; ++t) {
-        LayerState &s = *st[t];
         float *proj = projAll.data() + t * pw;
         const float *ba = baAll.data() + t * 2 * Hv;
         if (!split) { // per key head [q (Dk), k (Dk), v (r Dv), z (r Dv)]; [b (r), a (r)] in baAll
@@ -83,7 +80,25 @@ void Forward::gatedDeltaNet(int layer, int n, const float *a, float *out, LayerS
                 beta[size_t(t * Hv + hv)] = sigmoid(bv);
                 decay[size_t(t * Hv + hv)] = std::exp(-std::exp(aLog[hv]) * softplus(av + dt[hv]));
             }
-        shortConv(proj, w.conv->f32.data(), s.convQ.data(), cw, m_c.convK);
+    }
+    // The convolution over each run of tokens sharing a state (its ring runs in order), split
+    // over (run, block of channels): channels are independent. Then the key heads' L2 norms,
+    // once before their value heads read them.
+    const std::vector<int> runStart = stateRuns(st, n);
+    const int64_t runs = static_cast<int64_t>(runStart.size()) - 1;
+    constexpr int64_t kConvBlock = 256;
+    const int64_t blocks = (cw + kConvBlock - 1) / kConvBlock;
+    m_pool.forRange(runs * blocks, m_pool.grainFor(runs * blocks, kConvBlock * 16 * n / runs), [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) {
+            const int64_t run = i / blocks, c0 = (i % blocks) * kConvBlock, width = std::min(kConvBlock, cw - c0);
+            const int t0 = runStart[size_t(run)], t1 = runStart[size_t(run) + 1];
+            LayerState &s = *st[t0];
+            shortConvRows(projAll.data() + t0 * pw + c0, pw, t1 - t0, w.conv->f32.data() + c0 * m_c.convK,
+                          s.convQ.data() + c0 * (m_c.convK - 1), width, m_c.convK);
+        }
+    });
+    for (int t = 0; t < n; ++t) {
+        float *proj = projAll.data() + t * pw;
         for (int64_t h = 0; h < Hk; ++h) {
             l2NormalizeHead(proj + h * Dk, Dk, 1e-6f, invSqrtDk);
             l2NormalizeHead(proj + Kw + h * Dk, Dk, 1e-6f, 1.0f);
@@ -92,8 +107,6 @@ void Forward::gatedDeltaNet(int layer, int n, const float *a, float *out, LayerS
     // The delta rule in one split over (run of tokens sharing a state, value head), as KDA's:
     // value heads are independent (own state block, own output slice), a head's tokens go in
     // order, and each step is the one a token alone takes.
-    const std::vector<int> runStart = stateRuns(st, n);
-    const int64_t runs = static_cast<int64_t>(runStart.size()) - 1;
     m_pool.forRange(runs * Hv, m_pool.grainFor(runs * Hv, Dk * Dv / 2 * n / runs), [&](int64_t i0, int64_t i1) {
         Vec u(Dv), dk(Dk);
         for (int64_t i = i0; i < i1; ++i) {

@@ -4,6 +4,7 @@
 #include "model/kda_head.hpp"
 #include "quant/trunk_matvec.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace waste::model {
@@ -78,17 +79,26 @@ void Forward::kda(int layer, int n, const float *a, float *out, LayerState *cons
             head.oNorm = on;
             head.eps = m_c.eps;
             head.step = deltaRuleStep;
+            // The run in pieces of kConvPiece tokens: the piece's convolutions first (the
+            // rings in registers across its tokens), then each token's gates and step while
+            // its rows are still in cache.
+            constexpr int kConvPiece = 64;
             const int end = runStart[size_t(r) + 1];
-            for (int t = runStart[size_t(r)]; t < end; ++t) {
-                const int64_t at = t * C + h * D;
-                // A head's next tokens sit a row (C floats) apart, each on its own page in a
-                // long pass, where the hardware's prefetch stops: ask for two tokens ahead.
-                if (t + 2 < end)
-                    for (int64_t l = 0; l < D; l += 16)
-                        for (const float *row : {q, k, v, f, gam})
-                            __builtin_prefetch(row + at + 2 * C + l);
-                kdaHeadToken(head, q + at, k + at, v + at, f + at, beta[size_t(t * H + h)],
-                             gam + at, decay.data(), u.data(), o + at);
+            for (int t0 = runStart[size_t(r)]; t0 < end; t0 += kConvPiece) {
+                const int t1 = std::min(end, t0 + kConvPiece);
+                const int64_t at0 = t0 * C + h * D;
+                kdaHeadConvolve(head, q + at0, k + at0, v + at0, C, t1 - t0);
+                for (int t = t0; t < t1; ++t) {
+                    const int64_t at = t * C + h * D;
+                    // A head's next tokens sit a row (C floats) apart, each on its own page in a
+                    // long pass, where the hardware's prefetch stops: ask for two tokens ahead.
+                    if (t + 2 < t1)
+                        for (int64_t l = 0; l < D; l += 16)
+                            for (const float *row : {f, gam})
+                                __builtin_prefetch(row + at + 2 * C + l);
+                    kdaHeadConvolved(head, q + at, k + at, v + at, f + at, beta[size_t(t * H + h)], gam + at,
+                                     decay.data(), u.data(), o + at);
+                }
             }
         }
     });

@@ -30,16 +30,22 @@ struct KdaHead {
     quant::DeltaRuleStep step = nullptr;
 };
 
-// q, k, v: the token's projections (D each), convolved in place; f: the decay gate's
+// The three short convolutions of a run of the head's tokens, in order: row t's q, k and v
+// at q + t * stride (and k, v likewise), convolved in place.
+inline void kdaHeadConvolve(const KdaHead &h, float *q, float *k, float *v, int64_t stride, int64_t tokens)
+{
+    shortConvRows(q, stride, tokens, h.qTaps, h.qRing, h.D, h.K);
+    shortConvRows(k, stride, tokens, h.kTaps, h.kRing, h.D, h.K);
+    shortConvRows(v, stride, tokens, h.vTaps, h.vRing, h.D, h.K);
+}
+
+// The rest of a token once its q, k, v (D each) are convolved: f: the decay gate's
 // projection, replaced by the log decay; betaLogit: beta before its sigmoid; gate: the
 // output gate's projection; decay, u: D floats of scratch; o: the head's output (D).
-inline void kdaHeadToken(const KdaHead &h, float *q, float *k, float *v, float *f, float betaLogit, const float *gate,
-                         float *decay, float *u, float *o)
+inline void kdaHeadConvolved(const KdaHead &h, float *q, float *k, const float *v, float *f, float betaLogit,
+                             const float *gate, float *decay, float *u, float *o)
 {
     const int64_t D = h.D;
-    shortConv(q, h.qTaps, h.qRing, D, h.K);
-    shortConv(k, h.kTaps, h.kRing, D, h.K);
-    shortConv(v, h.vTaps, h.vRing, D, h.K);
     // Decay gate in log space, per channel: lower · σ(A (f + dt)) with a lower bound,
     // −A · softplus(f + dt) without; then beta.
     if (h.gateLowerBound < 0.0f) {
@@ -65,6 +71,14 @@ inline void kdaHeadToken(const KdaHead &h, float *q, float *k, float *v, float *
     sigmoidRun(gate, decay, D);
     for (int64_t j = 0; j < D; ++j)
         o[j] *= decay[j];
+}
+
+// One token alone: q, k, v (D each) convolved in place, then kdaHeadConvolved.
+inline void kdaHeadToken(const KdaHead &h, float *q, float *k, float *v, float *f, float betaLogit, const float *gate,
+                         float *decay, float *u, float *o)
+{
+    kdaHeadConvolve(h, q, k, v, h.D, 1);
+    kdaHeadConvolved(h, q, k, v, f, betaLogit, gate, decay, u, o);
 }
 
 } // namespace waste::model

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "model/ops.hpp"
+#include "quant/short_conv4.hpp"
 
 #include <cstdint>
 
@@ -26,34 +27,27 @@ inline float shortConvChannel(float x, const float *wc, float *rc, int r)
     return y;
 }
 
-// The same for the releases' kernel of 4, written out: the ring read before it is written,
-// the sum in the same order.
-inline float shortConvChannel4(float x, const float *wc, float *rc)
-{
-    const float r0 = rc[0], r1 = rc[1], r2 = rc[2];
-    float y = 0.0f;
-    y += r0 * wc[0];
-    y += r1 * wc[1];
-    y += r2 * wc[2];
-    y += x * wc[3];
-    rc[0] = r1;
-    rc[1] = r2;
-    rc[2] = x;
-    return y;
-}
 } // namespace detail
 
-// x: C channels, replaced by the output; w: C × K taps; ring: C × (K−1), updated.
-inline void shortConv(float *x, const float *w, float *ring, int64_t C, int K)
+// x: `tokens` rows of C channels, row t at x + t * xStride (tokens of one sequence in order),
+// each replaced by its output; w: C × K taps; ring: C × (K−1), updated. A kernel of 4 runs the
+// vector kernel (quant/short_conv4.hpp: the rings in registers for the whole run, each sum in
+// shortConvChannel's order), any other the per-channel code.
+inline void shortConvRows(float *x, int64_t xStride, int64_t tokens, const float *w, float *ring, int64_t C, int K)
 {
-    const int R = K - 1;
-    if (K == 4) // every release so far
-        for (int64_t c = 0; c < C; ++c)
-            x[c] = detail::shortConvChannel4(x[c], w + c * 4, ring + c * 3);
-    else
-        for (int64_t c = 0; c < C; ++c)
-            x[c] = detail::shortConvChannel(x[c], w + c * K, ring + c * R, R);
-    siluRun(x, x, C); // after every channel's sum: the exps run several at a time
+    if (K == 4) { // every release so far
+        quant::shortConv4()(x, xStride, tokens, w, ring, C);
+    } else {
+        const int R = K - 1;
+        for (int64_t t = 0; t < tokens; ++t)
+            for (int64_t c = 0; c < C; ++c)
+                x[t * xStride + c] = detail::shortConvChannel(x[t * xStride + c], w + c * K, ring + c * R, R);
+    }
+    for (int64_t t = 0; t < tokens; ++t)
+        siluRun(x + t * xStride, x + t * xStride, C); // after every channel's sum: the exps run several at a time
 }
+
+// One token: x: C channels, replaced by the output.
+inline void shortConv(float *x, const float *w, float *ring, int64_t C, int K) { shortConvRows(x, C, 1, w, ring, C, K); }
 
 } // namespace waste::model

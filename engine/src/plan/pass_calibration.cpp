@@ -75,11 +75,12 @@ void timePassParts(ComputeCalibration &c, int threads)
         c.timings.push_back({"VEC-token", H, s / double(T)});
     }
 
-    // A linear-attention layer reads a prompt token by token, whatever the pass: per token and
-    // head model::kdaHeadToken, the step Forward::kda runs (short convolutions, gates with a
-    // softplus and an exp per channel, normalisations, the delta-rule step on the head's D x D
-    // state and the gated output norm), heads split over the pool. Units: head dim D; seconds
-    // per token and head ("KDA-token"), at the two head widths the releases use.
+    // A linear-attention layer reads a prompt token by token, whatever the pass: per run and head
+    // the short convolutions (model::kdaHeadConvolve), then per token model::kdaHeadConvolved
+    // (gates with a softplus and an exp per channel, normalisations, the delta-rule step on the
+    // head's D x D state and the gated output norm), as Forward::kda runs them, heads split over
+    // the pool. Units: head dim D; seconds per token and head ("KDA-token"), at the two head
+    // widths the releases use.
     for (const int64_t D : {int64_t(64), int64_t(128)}) {
         const int64_t H = 16, T = 32, K = 4;
         const quant::DeltaRuleStep step = quant::deltaRule();
@@ -90,7 +91,7 @@ void timePassParts(ComputeCalibration &c, int threads)
         const double s = meanSeconds([&] {
             pool.forRange(H, 1, [&](int64_t h0, int64_t h1) {
                 const size_t d = static_cast<size_t>(D);
-                std::vector<float> q(d), k(d), v(d), f(d), decay(d), u(d), o(d);
+                std::vector<float> rows(in.size()), f(d), decay(d), u(d), o(d);
                 for (int64_t h = h0; h < h1; ++h) {
                     float *ring = rings.data() + h * 3 * D * (K - 1);
                     model::KdaHead head;
@@ -107,14 +108,15 @@ void timePassParts(ComputeCalibration &c, int threads)
                     head.oNorm = norm.data();
                     head.eps = 1e-5f;
                     head.step = step;
+                    // As a pass runs a head: the run's convolutions, then each token's rest.
+                    std::copy(in.begin(), in.end(), rows.begin());
+                    model::kdaHeadConvolve(head, rows.data(), rows.data() + D, rows.data() + 2 * D, 4 * D, T);
                     for (int64_t t = 0; t < T; ++t) {
-                        const float *row = in.data() + t * 4 * D;
-                        std::copy(row, row + D, q.begin());
-                        std::copy(row + D, row + 2 * D, k.begin());
-                        std::copy(row + 2 * D, row + 3 * D, v.begin());
-                        std::copy(row + 3 * D, row + 4 * D, f.begin());
-                        model::kdaHeadToken(head, q.data(), k.data(), v.data(), f.data(), row[3 * D], row, decay.data(),
-                                            u.data(), o.data());
+                        float *row = rows.data() + t * 4 * D;
+                        const float *raw = in.data() + t * 4 * D;
+                        std::copy(raw + 3 * D, raw + 4 * D, f.begin());
+                        model::kdaHeadConvolved(head, row, row + D, row + 2 * D, f.data(), raw[3 * D], raw, decay.data(),
+                                                u.data(), o.data());
                     }
                 }
             });

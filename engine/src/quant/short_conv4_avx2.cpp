@@ -1,0 +1,27 @@
+// The kernel-4 short convolution 8 channels at a time (AVX2): the body in
+// quant/short_conv4_lanes.hpp, compiled here for this instruction set.
+#include "quant/short_conv4.hpp"
+
+#if defined(__x86_64__)
+#include "quant/short_conv4_lanes.hpp"
+
+namespace waste::quant {
+namespace {
+
+__attribute__((target("avx2"))) void shortConv4(float *x, int64_t xStride, int64_t tokens, const float *w, float *ring,
+                                                 int64_t C)
+{
+    shortConv4Lanes<8>(x, xStride, tokens, w, ring, C);
+}
+
+} // namespace
+
+ShortConv4 avx2ShortConv4() { return shortConv4; }
+
+} // namespace waste::quant
+
+#else
+namespace waste::quant {
+ShortConv4 avx2ShortConv4() { return nullptr; }
+} // namespace waste::quant
+#endif
