@@ -4,7 +4,6 @@
 // entries are computed in the scalar order; see quant/kernels_neon.cpp).
 #include <gtest/gtest.h>
 
-#include "model/short_conv.hpp"
 #include "quant/delta_rule.hpp"
 #include "quant/short_conv4.hpp"
 #include "quant/simd.hpp"
@@ -186,7 +185,28 @@ TEST(Simd, DeltaRuleEqualsTheScalarOrderBitForBit)
     }
 }
 
-// The kernel-4 short convolution at every level gives the per-channel code's sums and rings
+namespace {
+// model::detail::shortConvChannel's order for one channel and token, each product and sum
+// rounded on its own: stored through a volatile, so no compiler mode can fuse them (GNU modes
+// do on aarch64, in this file as in the model's inline code, but not in the kernels, which are
+// compiled without contraction).
+float convolveRounded(float x, const float *wc, float *rc)
+{
+    volatile float y = 0.0f;
+    for (int j = 0; j < 3; ++j) {
+        volatile float p = rc[j] * wc[j];
+        y = y + p;
+    }
+    volatile float p = x * wc[3];
+    y = y + p;
+    rc[0] = rc[1];
+    rc[1] = rc[2];
+    rc[2] = x;
+    return y;
+}
+} // namespace
+
+// The kernel-4 short convolution at every level gives the per-channel order's sums and rings
 // bit for bit (model::detail::shortConvChannel, one token at a time): channel counts that
 // leave every remainder of a vector, runs of 1 to 70 tokens on rows wider than the channels,
 // signed zeros, and a run cut in two giving the run whole.
@@ -210,8 +230,8 @@ TEST(Simd, ShortConvolutionEqualsThePerChannelOrderBitForBit)
                 std::vector<float> want = x, wantRing = ring;
                 for (int64_t t = 0; t < tokens; ++t)
                     for (int64_t c = 0; c < C; ++c)
-                        want[size_t(t * stride + c)] = waste::model::detail::shortConvChannel(
-                            want[size_t(t * stride + c)], w.data() + c * 4, wantRing.data() + c * 3, 3);
+                        want[size_t(t * stride + c)] =
+                            convolveRounded(want[size_t(t * stride + c)], w.data() + c * 4, wantRing.data() + c * 3);
                 const std::string at = std::string(waste::quant::simdName(lvl)) + " C " + std::to_string(C) +
                                        " tokens " + std::to_string(tokens);
                 std::vector<float> got = x, gotRing = ring;
