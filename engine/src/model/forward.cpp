@@ -128,6 +128,16 @@ void Forward::attentionParts(int layer, const float *a, float *out, std::span<co
     attentionTokens(layer, static_cast<int>(states.size()), a, out, states.data(), pos.data());
 }
 
+// n rows of the hidden size through one RMSNorm, split over the pool (each row its own).
+void Forward::normRows(int n, const float *x, const float *weight, float *y)
+{
+    const int64_t Hd = m_c.hidden;
+    m_pool.forRange(n, m_pool.grainFor(n, 4 * Hd), [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t)
+            rmsNorm(x + t * Hd, weight, y + t * Hd, Hd, m_c.eps);
+    });
+}
+
 // A prompt's pass on the plain residual stream, holding two rows a token (h and the normed
 // input a): attention and dense FFNs run a piece (m_piece tokens) at a time (their scratch and
 // output are a piece's), the MoE over the whole pass, adding its experts into h directly.
@@ -151,14 +161,12 @@ void Forward::runResidualPass(int n, float *h, std::span<const Part> parts, Expe
         for (int s0 = 0; s0 < n; s0 += m_piece) {
             const int m = std::min(m_piece, n - s0);
             float *hs = h + s0 * Hd, *as = a.data() + s0 * Hd, *os = o.data();
-            for (int t = 0; t < m; ++t)
-                rmsNorm(hs + t * Hd, lw.inNorm->f32.data(), as + t * Hd, Hd, m_c.eps);
+            normRows(m, hs, lw.inNorm->f32.data(), as);
             attentionTokens(L, m, as, os, states.data() + s0, pos.data() + s0);
             for (int64_t i = 0; i < m * Hd; ++i)
                 hs[i] = hs[i] + os[i];
         }
-        for (int t = 0; t < n; ++t)
-            rmsNorm(h + t * Hd, lw.postNorm->f32.data(), a.data() + t * Hd, Hd, m_c.eps);
+        normRows(n, h, lw.postNorm->f32.data(), a.data());
         if (lw.moe) {
             moePass(L, n, a.data(), h, experts, true);
         } else {
@@ -298,7 +306,7 @@ void Forward::runParts(std::span<const int32_t> tokens, std::span<const Part> pa
     // Which kernels every product of this pass uses; reset however the pass ends.
     struct PromptPass {
         bool &flag;
-        Vec (&scratch)[2];
+        Vec (&scratch)[4];
         ~PromptPass()
         {
             flag = false;

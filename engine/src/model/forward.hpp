@@ -96,17 +96,20 @@ public:
 
 private:
     using Vec = std::vector<float>;
-    // A prompt pass's scratch for one kind of call (Forward::kda's buffers, a dense FFN's),
-    // kept from piece to piece and layer to layer until the pass ends (runParts): allocated
-    // afresh each piece, its pages were faulted in again every time (KDA's and the dense
-    // layer's were two thirds of a 3,445-token pass's page faults). The pass plan counts both
-    // in a piece's scratch (plan/pass_plan). Outside a pass the caller's own `local` holds
+    // A prompt pass's scratch for one kind of call (the attention's projections, KDA's or
+    // MLA's; a dense FFN's; MLA's 64-token pieces; an expert's users' rows in the MoE pass),
+    // kept from piece to piece and layer to layer
+    // until the pass ends (runParts): allocated afresh each piece, its pages were faulted in
+    // again every time (KDA's and the dense layer's were two thirds of a 3,445-token pass's
+    // page faults, MLA's a third of what was left). The pass plan counts them in a piece's
+    // scratch and MLA's pieces (plan/pass_plan). Outside a pass the caller's own `local` holds
     // them, as before. Either way: `floats` values, left as the last call wrote them.
-    enum class PassScratch { Attention, Ffn };
+    enum class PassScratch { Attention, Ffn, MlaPieces, Experts };
     float *passScratch(PassScratch which, size_t floats, Vec &local);
-    Vec m_passScratch[2];
+    Vec m_passScratch[4];
     void embed(int32_t token, float *out) const;
     void runResidual(int n, float *h, std::span<const Part> parts, ExpertSource &experts);
+    void normRows(int n, const float *x, const float *weight, float *y); // RMSNorm of n hidden rows, over the pool
     void runResidualPass(int n, float *h, std::span<const Part> parts, ExpertSource &experts);
     void runAttnRes(int n, float *h, std::span<const Part> parts, ExpertSource &experts);
     // attention() for every part of the chunk, each against its own state.

@@ -47,32 +47,34 @@ void Forward::mla(int layer, int n, const float *a, float *out, LayerState *cons
     const MlaWeights &w = m_w.layers[static_cast<size_t>(layer)].m;
     const int64_t nh = m_c.heads, dn = m_c.qkNope, dr = m_c.qkRope, dv = m_c.vHead, dc = m_c.kvLora;
     const int64_t dq = dn + dr, lat = dc + dr, Hd = m_c.hidden;
-    Vec qAll(static_cast<size_t>(n * nh * dq)), cAll(static_cast<size_t>(n * lat)), oAll(static_cast<size_t>(n * nh * dv));
-    Vec g(w.g ? static_cast<size_t>(n * nh * dv) : 0);
-    const int64_t ql = w.qa ? m_c.qLora : 0;
-    Vec t(static_cast<size_t>(n * ql));
+    const int64_t ql = w.qa ? m_c.qLora : 0, gw = w.g ? nh * dv : 0;
+    // Every buffer is written whole before it is read: the products fill q, the latent, the
+    // gate and q_a; attention fills o.
+    Vec local;
+    float *qAll = passScratch(PassScratch::Attention, static_cast<size_t>(n * (nh * dq + lat + nh * dv + gw + ql)), local);
+    float *cAll = qAll + n * nh * dq, *oAll = cAll + n * lat, *g = oAll + n * nh * dv, *t = g + n * gw;
     {
-        std::vector<quant::Product> in = {{w.kva.get(), a, Hd, cAll.data(), lat}};
+        std::vector<quant::Product> in = {{w.kva.get(), a, Hd, cAll, lat}};
         if (w.qa)
-            in.push_back({w.qa.get(), a, Hd, t.data(), ql});
+            in.push_back({w.qa.get(), a, Hd, t, ql});
         else
-            in.push_back({w.q.get(), a, Hd, qAll.data(), nh * dq});
+            in.push_back({w.q.get(), a, Hd, qAll, nh * dq});
         if (w.g)
-            in.push_back({w.g.get(), a, Hd, g.data(), nh * dv});
+            in.push_back({w.g.get(), a, Hd, g, nh * dv});
         products(in, n);
     }
     if (w.qa) {
         for (int i = 0; i < n; ++i)
-            rmsNorm(t.data() + i * ql, w.qaNorm->f32.data(), t.data() + i * ql, ql, m_c.eps);
-        product(*w.qb, n, t.data(), ql, qAll.data(), nh * dq);
+            rmsNorm(t + i * ql, w.qaNorm->f32.data(), t + i * ql, ql, m_c.eps);
+        product(*w.qb, n, t, ql, qAll, nh * dq);
     }
     if (w.idx.wqb)
-        indexer(layer, n, a, t.data(), st, pos); // before attention: it picks the keys
+        indexer(layer, n, a, t, st, pos); // before attention: it picks the keys
     int64_t span = 0; // positions attended over, all tokens together (the split's work)
     for (int i = 0; i < n; ++i) {
         LayerState &s = *st[i];
         const int p = pos[i];
-        float *q = qAll.data() + i * nh * dq, *c = cAll.data() + i * lat;
+        float *q = qAll + i * nh * dq, *c = cAll + i * lat;
         float *slot = s.latent.data() + int64_t(p) * lat;
         rmsNorm(c, w.kvaNorm->f32.data(), slot, dc, m_c.eps);
         for (int64_t k = 0; k < dr; ++k)
@@ -85,7 +87,7 @@ void Forward::mla(int layer, int n, const float *a, float *out, LayerState *cons
         span += p + 1;
     }
     if (m_prompt) {
-        mlaPass(layer, n, qAll.data(), oAll.data(), st, pos);
+        mlaPass(layer, n, qAll, oAll, st, pos);
     } else {
         // A decode step: every head's absorbed query (q_nope through the head's kv_b rows,
         // decoded once a step for all its tokens, then q_rope); the heads as the queries of
@@ -102,7 +104,7 @@ void Forward::mla(int layer, int n, const float *a, float *out, LayerState *cons
                 for (int64_t k = 0; k < dn; ++k)
                     quant::decodeTrunkRow(*w.kvb, h * (dn + dv) + k, rows.data() + k * dc);
                 for (int tok = 0; tok < n; ++tok) {
-                    const float *qN = qAll.data() + tok * nh * dq + h * dq;
+                    const float *qN = qAll + tok * nh * dq + h * dq;
                     float *qabs = qa.data() + (tok * nh + h) * lat;
                     std::fill(qabs, qabs + dc, 0.0f);
                     for (int64_t k = 0; k < dn; ++k) {
@@ -128,7 +130,7 @@ void Forward::mla(int layer, int n, const float *a, float *out, LayerState *cons
             for (int64_t i = i0; i < i1; ++i) {
                 const int64_t h = i % nh;
                 for (int64_t k = 0; k < dv; ++k)
-                    oAll[size_t((i / nh) * nh * dv + h * dv + k)] =
+                    oAll[(i / nh) * nh * dv + h * dv + k] =
                         quant::rowDot(*w.kvb, h * (dn + dv) + dn + k, ctx.data() + i * dc);
             }
         });
@@ -136,7 +138,7 @@ void Forward::mla(int layer, int n, const float *a, float *out, LayerState *cons
     if (w.g)
         for (int64_t i = 0; i < n * nh * dv; ++i)
             oAll[i] *= sigmoid(g[i]);
-    product(*w.o, n, oAll.data(), nh * dv, out, Hd);
+    product(*w.o, n, oAll, nh * dv, out, Hd);
 }
 
 // A prompt's pass: per head, the absorbed queries of the tokens (their q_nope times that head's
@@ -163,30 +165,39 @@ void Forward::mlaPass(int layer, int n, const float *qAll, float *oAll, LayerSta
     // the outputs. Every token's values are those it gets in any piece, with any heads beside
     // it (flash_attention.hpp, panel_gemm.hpp: per query, per input).
     constexpr int kPiece = 64;
-    Vec qAbs(size_t(kPiece) * size_t(nh * lat)), ctxAll(size_t(kPiece) * size_t(nh * dc));
     // Each thread takes one run of heads: all of them share the latent keys and values, so
     // one attention over all their queries builds each block's panels once, not once a head.
+    // Runs of heads are at most as many as threads, so run r has its own slot of scratch:
+    // a head's kv_b rows and panel, its run's queries and outputs (a piece's whole heads
+    // need no copy), kept for the pass with the piece's absorbed queries and outputs.
     const int64_t headRun = std::max<int64_t>(1, (nh + m_pool.threads() - 1) / m_pool.threads());
+    const int64_t slots = (nh + headRun - 1) / headRun;
+    const int64_t rowsFloats = std::max(dn, dv) * dc, panelFloats = std::max(dn, dc) * B;
+    const int64_t slotFloats = rowsFloats + panelFloats + kPiece * headRun * (lat + dc);
+    Vec local;
+    float *qAbs = passScratch(PassScratch::MlaPieces,
+                              static_cast<size_t>(kPiece * nh * (lat + dc) + slots * slotFloats), local);
+    float *ctxAll = qAbs + kPiece * nh * lat, *slot0 = ctxAll + kPiece * nh * dc;
+    const auto slotOf = [&](int64_t h0) { return slot0 + (h0 / headRun) * slotFloats; };
     for (int p0 = 0; p0 < n; p0 += kPiece) {
         const int m = std::min(kPiece, n - p0);
         bool anySel = false;
-        m_pool.forRange(nh, 1, [&](int64_t h0, int64_t h1) {
-            Vec rows(size_t(dn * dc)), panel(size_t(dn * B));
+        m_pool.forRange(nh, headRun, [&](int64_t h0, int64_t h1) {
+            float *rows = slotOf(h0), *panel = rows + rowsFloats;
             for (int64_t h = h0; h < h1; ++h) {
                 // Absorbed queries: q_abs[t] = Σ_i q_nope[t][i] · kv_b[h(dn + dv) + i], then q_rope.
                 for (int64_t i = 0; i < dn; ++i)
-                    quant::decodeTrunkRow(*w.kvb, h * (dn + dv) + i, rows.data() + i * dc);
+                    quant::decodeTrunkRow(*w.kvb, h * (dn + dv) + i, rows + i * dc);
                 for (int64_t c0 = 0; c0 < dc; c0 += B) {
                     const int64_t width = std::min(B, dc - c0);
                     for (int64_t i = 0; i < dn; ++i)
                         for (int64_t j = 0; j < B; ++j)
-                            panel[size_t(i * B + j)] = j < width ? rows[size_t(i * dc + c0 + j)] : 0.0f;
-                    gemm(panel.data(), dn, qAll + p0 * nh * dq + h * dq, nh * dq, m, qAbs.data() + h * lat + c0,
-                         nh * lat, width);
+                            panel[i * B + j] = j < width ? rows[i * dc + c0 + j] : 0.0f;
+                    gemm(panel, dn, qAll + p0 * nh * dq + h * dq, nh * dq, m, qAbs + h * lat + c0, nh * lat, width);
                 }
                 for (int t = 0; t < m; ++t)
                     std::copy(qAll + (p0 + t) * nh * dq + h * dq + dn, qAll + (p0 + t) * nh * dq + h * dq + dq,
-                              qAbs.data() + (t * nh + h) * lat + dc);
+                              qAbs + (t * nh + h) * lat + dc);
             }
         });
         // Runs of tokens of one sequence without a selection: blocked over every earlier
@@ -195,7 +206,7 @@ void Forward::mlaPass(int layer, int n, const float *qAll, float *oAll, LayerSta
         // part of a token's). A token with a selection attends below.
         m_pool.forRange(nh, headRun, [&](int64_t h0, int64_t h1) {
             const int64_t hs = h1 - h0;
-            Vec q, ctx;
+            float *q = slotOf(h0) + rowsFloats + panelFloats, *ctx = q + kPiece * headRun * lat;
             std::vector<int> at;
             for (int t0 = 0; t0 < m;) {
                 if (sel[size_t(p0 + t0)]) {
@@ -209,23 +220,18 @@ void Forward::mlaPass(int layer, int n, const float *qAll, float *oAll, LayerSta
                 const float *cache = st[p0 + t0]->latent.data();
                 const CachedRow row = [cache, lat](int64_t s) { return cache + s * lat; };
                 const bool whole = hs == nh; // the run's queries lie in qAbs as they are
-                if (!whole) {
-                    q.resize(size_t(count) * size_t(lat));
-                    ctx.resize(size_t(count) * size_t(dc));
+                if (!whole)
                     for (int t = t0; t < t1; ++t)
-                        std::copy(qAbs.data() + (t * nh + h0) * lat, qAbs.data() + (t * nh + h1) * lat,
-                                  q.data() + (t - t0) * hs * lat);
-                }
+                        std::copy(qAbs + (t * nh + h0) * lat, qAbs + (t * nh + h1) * lat, q + (t - t0) * hs * lat);
                 at.resize(size_t(count));
                 for (int i = 0; i < count; ++i)
                     at[size_t(i)] = pos[p0 + t0 + i / int(hs)];
-                const AttentionQueries qs{whole ? qAbs.data() + t0 * nh * lat : q.data(), lat, count, at.data(), nullptr};
-                float *dst = whole ? ctxAll.data() + t0 * nh * dc : ctx.data();
+                const AttentionQueries qs{whole ? qAbs + t0 * nh * lat : q, lat, count, at.data(), nullptr};
+                float *dst = whole ? ctxAll + t0 * nh * dc : ctx;
                 flashAttention(qs, lat, row, row, dc, invScale, nullptr, dst, dc);
                 if (!whole)
                     for (int t = t0; t < t1; ++t)
-                        std::copy(ctx.data() + (t - t0) * hs * dc, ctx.data() + (t - t0 + 1) * hs * dc,
-                                  ctxAll.data() + (t * nh + h0) * dc);
+                        std::copy(ctx + (t - t0) * hs * dc, ctx + (t - t0 + 1) * hs * dc, ctxAll + (t * nh + h0) * dc);
                 t0 = t1;
             }
         });
@@ -235,22 +241,21 @@ void Forward::mlaPass(int layer, int n, const float *qAll, float *oAll, LayerSta
             m_pool.forRange(m, 1, [&](int64_t t0, int64_t t1) {
                 for (int64_t t = t0; t < t1; ++t)
                     if (const auto *s = sel[size_t(p0 + t)])
-                        cachedAttention(qAbs.data() + t * nh * lat, lat, int(nh), lat, st[p0 + t]->latent.data(), lat, dc,
-                                        s, pos[p0 + t], invScale, ctxAll.data() + t * nh * dc, dc);
+                        cachedAttention(qAbs + t * nh * lat, lat, int(nh), lat, st[p0 + t]->latent.data(), lat, dc, s,
+                                        pos[p0 + t], invScale, ctxAll + t * nh * dc, dc);
             });
         // o[t][h dv + i] = kv_b[h(dn + dv) + dn + i] · ctx[t][h], 64 outputs at a time.
-        m_pool.forRange(nh, 1, [&](int64_t h0, int64_t h1) {
-            Vec rows(size_t(dv * dc)), panel(size_t(dc * B));
+        m_pool.forRange(nh, headRun, [&](int64_t h0, int64_t h1) {
+            float *rows = slotOf(h0), *panel = rows + rowsFloats;
             for (int64_t h = h0; h < h1; ++h) {
                 for (int64_t i = 0; i < dv; ++i)
-                    quant::decodeTrunkRow(*w.kvb, h * (dn + dv) + dn + i, rows.data() + i * dc);
+                    quant::decodeTrunkRow(*w.kvb, h * (dn + dv) + dn + i, rows + i * dc);
                 for (int64_t r0 = 0; r0 < dv; r0 += B) {
                     const int64_t width = std::min(B, dv - r0);
                     for (int64_t k = 0; k < dc; ++k)
                         for (int64_t j = 0; j < B; ++j)
-                            panel[size_t(k * B + j)] = j < width ? rows[size_t((r0 + j) * dc + k)] : 0.0f;
-                    gemm(panel.data(), dc, ctxAll.data() + h * dc, nh * dc, m, oAll + p0 * nh * dv + h * dv + r0, nh * dv,
-                         width);
+                            panel[k * B + j] = j < width ? rows[(r0 + j) * dc + k] : 0.0f;
+                    gemm(panel, dc, ctxAll + h * dc, nh * dc, m, oAll + p0 * nh * dv + h * dv + r0, nh * dv, width);
                 }
             }
         });

@@ -22,42 +22,45 @@ void Forward::route(int layer, int n, const float *b, int *chosen, float *weight
 {
     const MoeWeights &w = m_w.layers[static_cast<size_t>(layer)].moeW;
     const int64_t Hd = m_c.hidden, E = m_c.experts, K = m_c.topK;
-    Vec logits(static_cast<size_t>(n * E)), key(E);
+    Vec logits(static_cast<size_t>(n * E));
     product(*w.router, n, b, Hd, logits.data(), E);
     const float *bias = w.bias ? w.bias->f32.data() : nullptr;
     const TensorPtr &hash = m_w.layers[static_cast<size_t>(layer)].v4.tid2eid;
     if (m_c.v4.on && hash && !m_tokens)
         throw Error(ErrorCode::Argument, "a hash-routed layer needs the chunk's token ids (Forward::setTokenIds)");
-    for (int t = 0; t < n; ++t) {
-        float *r = logits.data() + t * E;
-        if (m_c.v4.on) { // DeepSeek V4: sqrt(softplus) scores, by hash on the first layers (hash_router.cpp)
-            const float *row = hash ? hash->f32.data() + int64_t(m_tokens[first + t]) * K : nullptr;
-            routeSqrtSoftplus(r, E, K, bias, row, m_c.routedScale, chosen + t * K, weight + t * K);
-            continue;
+    // Each token's choice is its own: the tokens are split over the pool.
+    m_pool.forRange(n, m_pool.grainFor(n, 8 * E), [&](int64_t t0, int64_t t1) {
+        Vec key(static_cast<size_t>(E));
+        for (int64_t t = t0; t < t1; ++t) {
+            float *r = logits.data() + t * E;
+            if (m_c.v4.on) { // DeepSeek V4: sqrt(softplus) scores, by hash on the first layers (hash_router.cpp)
+                const float *row = hash ? hash->f32.data() + int64_t(m_tokens[first + t]) * K : nullptr;
+                routeSqrtSoftplus(r, E, K, bias, row, m_c.routedScale, chosen + t * K, weight + t * K);
+                continue;
+            }
+            if (m_c.g.on && !m_c.g.sigmoidRouter) { // Qwen3-MoE, gpt-oss: softmax routers (softmax_router.cpp)
+                for (int64_t e = 0; w.routerBias && e < E; ++e)
+                    r[e] += w.routerBias->f32[size_t(e)];
+                routeSoftmax(m_c, r, chosen + t * K, weight + t * K);
+                continue;
+            }
+            sigmoidRun(r, r, E);
+            for (int64_t e = 0; e < E; ++e)
+                key[size_t(e)] = r[e] + (bias ? bias[e] : 0.0f);
+            selectExperts(key.data(), E, K, m_c.groups, m_c.topkGroups, chosen + t * K);
+            float sum = 0.0f;
+            for (int64_t j = 0; j < K; ++j) {
+                weight[t * K + j] = r[chosen[t * K + j]];
+                sum += weight[t * K + j];
+            }
+            for (int64_t j = 0; j < K; ++j) {
+                float &wj = weight[t * K + j];
+                if (m_c.renormalize && K > 1)
+                    wj = wj / (sum + 1e-20f);
+                wj = wj * m_c.routedScale;
+            }
         }
-        if (m_c.g.on && !m_c.g.sigmoidRouter) { // Qwen3-MoE, gpt-oss: softmax routers (softmax_router.cpp)
-            for (int64_t e = 0; w.routerBias && e < E; ++e)
-                r[e] += w.routerBias->f32[size_t(e)];
-            routeSoftmax(m_c, r, chosen + t * K, weight + t * K);
-            continue;
-        }
-        for (int64_t e = 0; e < E; ++e) {
-            r[e] = sigmoid(r[e]);
-            key[e] = r[e] + (bias ? bias[e] : 0.0f);
-        }
-        selectExperts(key.data(), E, K, m_c.groups, m_c.topkGroups, chosen + t * K);
-        float sum = 0.0f;
-        for (int64_t j = 0; j < K; ++j) {
-            weight[t * K + j] = r[chosen[t * K + j]];
-            sum += weight[t * K + j];
-        }
-        for (int64_t j = 0; j < K; ++j) {
-            float &wj = weight[t * K + j];
-            if (m_c.renormalize && K > 1)
-                wj = wj / (sum + 1e-20f);
-            wj = wj * m_c.routedScale;
-        }
-    }
+    });
 }
 
 void Forward::moe(int layer, int n, const float *b, float *out, ExpertSource &experts)

@@ -63,7 +63,9 @@ void Forward::moePass(int layer, int n, const float *b, float *out, ExpertSource
     // are the output itself where the experts write the hidden size (no latent): from zero,
     // or (add) from the residual stream it holds.
     const size_t piece = std::min<size_t>(most, kPassPiece);
-    Vec x(piece * size_t(W)), g(piece * size_t(Im)), u(piece * size_t(Im)), y(piece * size_t(W));
+    Vec local; // each buffer written before it is read: the gathered inputs, the products
+    float *x = passScratch(PassScratch::Experts, piece * size_t(2 * W + 2 * Im), local);
+    float *g = x + piece * size_t(W), *u = g + piece * size_t(Im), *y = u + piece * size_t(Im);
     Vec latentAcc;
     float *acc = out;
     if (w.latentUp) {
@@ -97,22 +99,22 @@ void Forward::moePass(int layer, int n, const float *b, float *out, ExpertSource
             m_pool.forRange(T, m_pool.grainFor(T, W / 4), [&](int64_t r0, int64_t r1) {
                 for (int64_t i = r0; i < r1; ++i) {
                     const float *src = xin + int64_t(ts[i0 + size_t(i)]) * W;
-                    std::copy(src, src + W, x.data() + i * W);
+                    std::copy(src, src + W, x + i * W);
                 }
             });
-            const quant::PanelJob gateUp[] = {{&gate, x.data(), W, g.data(), Im}, {&up, x.data(), W, u.data(), Im}};
+            const quant::PanelJob gateUp[] = {{&gate, x, W, g, Im}, {&up, x, W, u, Im}};
             quant::panelProducts(gateUp, T, m_pool);
             m_pool.forRange(T, m_pool.grainFor(T, 4 * Im), [&](int64_t r0, int64_t r1) {
                 for (int64_t i = r0; i < r1; ++i) {
-                    float *gi = g.data() + i * Im, *ui = u.data() + i * Im;
+                    float *gi = g + i * Im, *ui = u + i * Im;
                     addExpertBias(layer, e, gi, ui); // gpt-oss only
                     activate(gi, ui, gi, Im);
                 }
             });
-            quant::panelProduct(down, T, g.data(), Im, y.data(), W, m_pool);
+            quant::panelProduct(down, T, g, Im, y, W, m_pool);
             m_pool.forRange(T, m_pool.grainFor(T, W / 2), [&](int64_t r0, int64_t r1) {
                 for (int64_t i = r0; i < r1; ++i) {
-                    float *yi = y.data() + i * W;
+                    float *yi = y + i * W;
                     addDownBias(layer, e, yi); // gpt-oss only
                     float *a = acc + int64_t(ts[i0 + size_t(i)]) * (w.latentUp ? W : Hd);
                     const float wi = ws[i0 + size_t(i)];
