@@ -143,11 +143,12 @@ std::string calibrationMachineKey(int threads)
 {
     const int hw = int(std::max(1u, std::thread::hardware_concurrency()));
     // The trailing version makes files from an older calibration (without the cold expert
-    // timings, the decode scale, the panel product, the panel decoders, or with the demo's
-    // decode scale) measure again.
+    // timings, the decode scale, the panel product, the panel decoders, with the demo's
+    // decode scale, or timing linear attention before its convolutions ran a run at a time
+    // and its delta rule eight column blocks at once) measure again.
     return cpuName() + ", " + std::to_string(hw) + " hardware threads, " +
            quant::simdName(quant::activeSimd()) + ", " + std::to_string(threads > 0 ? threads : hw) +
-           " compute threads, calibration 6";
+           " compute threads, calibration 7";
 }
 
 ComputeCalibration calibrateKernels(int threads)
