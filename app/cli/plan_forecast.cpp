@@ -32,6 +32,7 @@ nlohmann::ordered_json forecastJson(const waste::Forecast &fc, double computeSec
     f["disk_gbps"] = fc.disk_gbps;
     f["read_latency_ms"] = fc.read_latency_seconds * 1000;
     f["queue_depth"] = fc.queue_depth;
+    f["read_cpu_ms"] = fc.read_cpu_seconds * 1000;
     f["compute_s_per_token"] = computeSeconds;
     f["compute_overlap_s_per_token"] = overlapSeconds;
     J rows = J::array();
@@ -43,6 +44,7 @@ nlohmann::ordered_json forecastJson(const waste::Forecast &fc, double computeSec
                         {"io_s_per_token", b.io_seconds_per_token},
                         {"compute_s_per_token", b.compute_seconds_per_token},
                         {"unhidden_io_s_per_token", b.unhidden_io_seconds_per_token},
+                        {"read_cpu_s_per_token", b.read_cpu_seconds_per_token},
                         {"tok_per_s", b.tok_per_s > 0 ? J(b.tok_per_s) : J()},
                         {"past_cliff", b.past_cliff}});
     f["budgets"] = rows;
@@ -52,8 +54,10 @@ nlohmann::ordered_json forecastJson(const waste::Forecast &fc, double computeSec
 void printForecast(const waste::Forecast &fc, double computeSeconds)
 {
     std::printf("  forecast (%s)\n", fc.hit_model.c_str());
-    std::printf("  disk %.2f GB/s with %d reads in flight, one read alone %.3f ms; compute %.3f ms per token\n",
-                fc.disk_gbps, fc.queue_depth, fc.read_latency_seconds * 1000, computeSeconds * 1000);
+    std::printf("  disk %.2f GB/s with %d reads in flight, one read alone %.3f ms and %.3f ms of CPU; compute %.3f "
+                "ms per token\n",
+                fc.disk_gbps, fc.queue_depth, fc.read_latency_seconds * 1000, fc.read_cpu_seconds * 1000,
+                computeSeconds * 1000);
     for (const auto &b : fc.budgets) {
         char speed[64];
         if (b.tok_per_s > 0)
@@ -61,9 +65,10 @@ void printForecast(const waste::Forecast &fc, double computeSeconds)
         else
             std::snprintf(speed, sizeof speed, "(no disk speed or compute)");
         // Slots: the cache's, and the prompt room's it holds while tokens are generated.
-        std::printf("    %9.3f GB  %8lld+%-4lld slots  hit %5.1f%%  reads %7.3f ms  compute %7.3f ms  %s%s\n",
+        std::printf("    %9.3f GB  %8lld+%-4lld slots  hit %5.1f%%  reads %7.3f ms (CPU %6.3f ms)  compute %7.3f ms  %s%s\n",
                     double(b.budget_bytes) / 1e9, (long long)b.cache_slots, (long long)b.room_slots, 100 * b.hit_rate,
-                    b.io_seconds_per_token * 1000, b.compute_seconds_per_token * 1000, speed,
+                    b.io_seconds_per_token * 1000, b.read_cpu_seconds_per_token * 1000,
+                    b.compute_seconds_per_token * 1000, speed,
                     b.past_cliff ? "  (past the cliff)" : "");
     }
 }

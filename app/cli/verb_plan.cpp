@@ -88,6 +88,7 @@ int runPlan(const cli::Args &args)
     if (!args.flag("--no-observed")) {
         fin.diskGBps = fc.disk_gbps; // as measured once above, so each run's budget is priced alike
         fin.readLatencySeconds = fc.read_latency_seconds;
+        fin.readCpuSeconds = fc.read_cpu_seconds;
         fin.queueDepth = fc.queue_depth;
         // Each budget priced once: runs mostly share one (a hit-rate replay per run would cost).
         const auto once = [](std::function<double(int64_t)> price) {

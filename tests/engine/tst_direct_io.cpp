@@ -503,6 +503,11 @@ TEST(DiskProbe, MeasuresAPositiveSpeed)
     EXPECT_GT(seq.gbPerSecond, 0);
     auto rnd = probeRecords(path, kRec, 100, 4);
     EXPECT_EQ(rnd.bytes, 100 * kRec);
+    EXPECT_EQ(rnd.reads, 100);
     EXPECT_GT(rnd.gbPerSecond, 0);
+    // The reads' CPU time is the process's, counted while they ran: never negative, and less
+    // than the reads' whole time on every thread.
+    EXPECT_GE(rnd.cpuSeconds, 0);
+    EXPECT_LT(rnd.cpuSeconds, rnd.seconds * (4 + 2) + 0.05);
     EXPECT_THROW(probeRecords(path, 1000, 1), waste::Error);
 }

@@ -371,6 +371,39 @@ TEST(Planner, ReadsHideOnlyBehindTheLayersOwnExpertWork)
     EXPECT_LT(old.budgets[0].unhidden_io_seconds_per_token, stall / 2);
 }
 
+// Each predicted miss also costs its read's CPU time (ExpertReadSpeed::cpu_seconds_per_read),
+// added to the token's time: with 4 layers of top-2 at hit rate h, 8 (1 - h) reads a token.
+// Not counted where nobody measured it; a budget holding every expert reads nothing.
+TEST(Planner, EachMissCostsItsReadsCpuTime)
+{
+    waste::MemoryPlan p;
+    p.max_record_bytes = 80000;
+    p.top_k = 2;
+    p.moe_layers = 4;
+    p.expert_bytes_total = 32 * 80000;
+    p.floor_bytes = 1000000;
+    p.min_expert_cache = 4 * 80000;
+    waste::ForecastInputs in;
+    in.diskGBps = 1;
+    in.readLatencySeconds = 0.10e-3;
+    in.computeSeconds = in.computeOverlapSeconds = 1.2e-3;
+    const int64_t every = p.floor_bytes + 64 * 80000;
+    const waste::Forecast without = waste::forecastBudgets(p, {p.floor_bytes, every}, in);
+    EXPECT_EQ(without.read_cpu_seconds, 0);
+    EXPECT_EQ(without.budgets[0].read_cpu_seconds_per_token, 0);
+    in.readCpuSeconds = 0.05e-3;
+    const waste::Forecast with = waste::forecastBudgets(p, {p.floor_bytes, every}, in);
+    EXPECT_DOUBLE_EQ(with.read_cpu_seconds, 0.05e-3);
+    const waste::BudgetForecast &floor = with.budgets[0];
+    ASSERT_LT(floor.hit_rate, 1);
+    EXPECT_NEAR(floor.read_cpu_seconds_per_token, 8 * (1 - floor.hit_rate) * 0.05e-3, 1e-15);
+    EXPECT_NEAR(1 / floor.tok_per_s,
+                1 / without.budgets[0].tok_per_s + floor.read_cpu_seconds_per_token, 1e-12);
+    ASSERT_DOUBLE_EQ(with.budgets[1].hit_rate, 1);
+    EXPECT_EQ(with.budgets[1].read_cpu_seconds_per_token, 0);
+    EXPECT_DOUBLE_EQ(with.budgets[1].tok_per_s, without.budgets[1].tok_per_s);
+}
+
 // The decode scale: a generated tiny model decoded and priced by the kernel timings, kept
 // between 1 and kMaxDecodeScale, and carried into every estimate and the calibration file.
 TEST(Planner, DecodeScaleIsMeasuredClampedAndApplied)

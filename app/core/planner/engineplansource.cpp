@@ -103,6 +103,7 @@ QList<ForecastPoint> EnginePlanSource::forecast(const QString &container, const 
     waste::ForecastInputs in;
     in.diskGBps = disk.gbPerSecond;
     in.readLatencySeconds = disk.latencySeconds;
+    in.readCpuSeconds = disk.cpuSecondsPerRead;
     if (in.diskGBps <= 0 && m_machine && m_machine->diskGBps > 0)
         in.diskGBps = m_machine->diskGBps;
     if (in.diskGBps <= 0) {
@@ -116,6 +117,7 @@ QList<ForecastPoint> EnginePlanSource::forecast(const QString &container, const 
         const DiskMeasurement d = known ? *known : measureDisk(container);
         in.diskGBps = d.gbPerSecond;
         in.readLatencySeconds = d.latencySeconds;
+        in.readCpuSeconds = d.cpuSecondsPerRead;
     }
     const waste::ComputeCalibration cal = calibration(false);
     const waste::ComputeEstimate compute = waste::estimateComputePerToken(p.container, cal);
@@ -155,6 +157,7 @@ DiskMeasurement EnginePlanSource::measureDisk(const QString &container)
     DiskMeasurement d;
     d.gbPerSecond = r.gbps;
     d.latencySeconds = r.latency_seconds;
+    d.cpuSecondsPerRead = r.cpu_seconds_per_read;
     if (!r.direct_io)
         d.warning = QObject::tr("the page cache answered (no direct I/O here), so this is RAM speed, not the disk's");
     const QStorageInfo storage(path);

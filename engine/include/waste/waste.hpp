@@ -120,7 +120,8 @@ struct BudgetForecast {
                                       // a miss, then the rest at the queue's bandwidth
     double compute_seconds_per_token = 0; // 0 when not measured
     double unhidden_io_seconds_per_token = 0; // the reads that outlast the compute beside them
-    double tok_per_s = 0;             // 1 / (compute + unhidden reads); / 8 past the cliff; 0: unknown
+    double read_cpu_seconds_per_token = 0;    // the misses' own CPU time, taken from the compute's cores
+    double tok_per_s = 0;             // 1 / (compute + unhidden reads + their CPU); / 8 past the cliff; 0: unknown
     bool past_cliff = false;
 };
 struct Forecast {
@@ -128,6 +129,7 @@ struct Forecast {
     double disk_gbps = 0;
     double read_latency_seconds = 0; // one record read alone
     int queue_depth = 0;             // reads in flight, as the engine's reader threads
+    double read_cpu_seconds = 0;     // the CPU time one record read costs (0: not counted)
     std::vector<BudgetForecast> budgets;
 };
 
@@ -140,6 +142,10 @@ struct ExpertReadSpeed {
     int queue_depth = 0;
     int64_t record_bytes = 0;
     bool direct_io = false;  // false: the page cache answered (the figure is RAM, not disk)
+    // The process's CPU time per read while the bandwidth was measured: the system calls, the
+    // pinning of the buffer's pages and, in a virtual machine, the exits to the host (60-70 us
+    // for a 600 KB record on the development VM).
+    double cpu_seconds_per_read = 0;
     std::string warning;
 };
 ExpertReadSpeed measureExpertReads(const MemoryPlan &plan);
@@ -159,6 +165,10 @@ struct ForecastInputs {
     // budget leaves it slots: 0.5 is what the mid-size tiny container measured (50.4 %
     // of guesses right); the reference measured 81 % on K3, so the forecast errs slow.
     double lookaheadRecall = 0.5;
+    // The CPU time one expert read costs (ExpertReadSpeed::cpu_seconds_per_read), charged per
+    // predicted miss on top of the compute: on two busy cores it is time the compute loses.
+    // <= 0: measured with the disk where diskGBps is measured here, else not counted.
+    double readCpuSeconds = 0;
 };
 // Hit rates replay the routing a --learn run recorded (<container>/usage.routing.jsonl)
 // through the real cache policy when present; otherwise they follow the stated model

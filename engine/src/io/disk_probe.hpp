@@ -13,6 +13,8 @@ struct DiskSpeed {
     int64_t bytes = 0;
     double seconds = 0;
     bool directIo = false;  // false: the figure is (partly) RAM, not the disk
+    int64_t reads = 0;
+    double cpuSeconds = 0;  // the process's CPU time (user and system) while the reads ran
     std::string warning;
 };
 
