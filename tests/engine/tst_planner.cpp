@@ -307,6 +307,21 @@ TEST(Planner, ReferenceCurveNeedsAWorkingSet)
 // A layer's misses against the compute that runs after they are issued. Top-2, a read
 // alone 0.10 ms, further reads 0.08 ms apart, 0.02 ms of shared expert and tables, 0.05 ms
 // per routed expert (so 0.12 ms of compute the reads can hide behind, at most).
+namespace {
+// The forecast tests' model: 4 MoE layers of top-2, 32 records of 80 KB, a 1 MB floor.
+waste::MemoryPlan fourLayersOfTopTwo()
+{
+    waste::MemoryPlan p;
+    p.max_record_bytes = 80000;
+    p.top_k = 2;
+    p.moe_layers = 4;
+    p.expert_bytes_total = 32 * 80000;
+    p.floor_bytes = 1000000;
+    p.min_expert_cache = 4 * 80000;
+    return p;
+}
+} // namespace
+
 TEST(Planner, ReadsHideOnlyBehindTheLayersOwnExpertWork)
 {
     waste::plan::LayerReads r;
@@ -341,13 +356,7 @@ TEST(Planner, ReadsHideOnlyBehindTheLayersOwnExpertWork)
     // The forecast sums it over the MoE layers, from the compute estimate's parts: 4 layers
     // of the shape above (hook 4 x 0.02, routed 4 x 2 x 0.05, 1.2 ms in all), records of
     // 80 KB at 1 GB/s. At the floor (two layers' records) the lookahead has no slot.
-    waste::MemoryPlan p;
-    p.max_record_bytes = 80000;
-    p.top_k = 2;
-    p.moe_layers = 4;
-    p.expert_bytes_total = 32 * 80000;
-    p.floor_bytes = 1000000;
-    p.min_expert_cache = 4 * 80000;
+    const waste::MemoryPlan p = fourLayersOfTopTwo();
     waste::ForecastInputs in;
     in.diskGBps = 1;
     in.readLatencySeconds = 0.10e-3;
@@ -376,13 +385,7 @@ TEST(Planner, ReadsHideOnlyBehindTheLayersOwnExpertWork)
 // Not counted where nobody measured it; a budget holding every expert reads nothing.
 TEST(Planner, EachMissCostsItsReadsCpuTime)
 {
-    waste::MemoryPlan p;
-    p.max_record_bytes = 80000;
-    p.top_k = 2;
-    p.moe_layers = 4;
-    p.expert_bytes_total = 32 * 80000;
-    p.floor_bytes = 1000000;
-    p.min_expert_cache = 4 * 80000;
+    const waste::MemoryPlan p = fourLayersOfTopTwo();
     waste::ForecastInputs in;
     in.diskGBps = 1;
     in.readLatencySeconds = 0.10e-3;

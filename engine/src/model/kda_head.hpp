@@ -1,9 +1,10 @@
-// One token of one KDA head (Kimi Delta Attention, docs/architectures/ and shared/reference/):
-// the three short convolutions, the per-channel decay gate, beta, the L2 norms, the delta-rule
-// step on the head's D × D state and the gated output norm. Forward::kda runs it for every
-// (sequence, head) of a layer, tokens in order; the compute calibration runs the same code
-// to time a token's share of a prompt pass ("KDA-token", plan/pass_calibration), so what
-// the forecast times is what a pass runs.
+// One KDA head's tokens (Kimi Delta Attention, docs/architectures/ and shared/reference/): the
+// three short convolutions over a run of its tokens (kdaHeadConvolve), then per token the
+// per-channel decay gate, beta, the L2 norms, the delta-rule step on the head's D × D state and
+// the gated output norm (kdaHeadConvolved). Forward::kda runs them for every (sequence, head)
+// of a layer, tokens in order, a decode step as a run of one; the compute calibration runs the
+// same code to time a token's share of a prompt pass ("KDA-token", plan/pass_calibration), so
+// what the forecast times is what a pass runs.
 #pragma once
 
 #include "model/delta_rule.hpp"
@@ -71,14 +72,6 @@ inline void kdaHeadConvolved(const KdaHead &h, float *q, float *k, const float *
     sigmoidRun(gate, decay, D);
     for (int64_t j = 0; j < D; ++j)
         o[j] *= decay[j];
-}
-
-// One token alone: q, k, v (D each) convolved in place, then kdaHeadConvolved.
-inline void kdaHeadToken(const KdaHead &h, float *q, float *k, float *v, float *f, float betaLogit, const float *gate,
-                         float *decay, float *u, float *o)
-{
-    kdaHeadConvolve(h, q, k, v, h.D, 1);
-    kdaHeadConvolved(h, q, k, v, f, betaLogit, gate, decay, u, o);
 }
 
 } // namespace waste::model

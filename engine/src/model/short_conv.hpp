@@ -47,7 +47,4 @@ inline void shortConvRows(float *x, int64_t xStride, int64_t tokens, const float
         siluRun(x + t * xStride, x + t * xStride, C); // after every channel's sum: the exps run several at a time
 }
 
-// One token: x: C channels, replaced by the output.
-inline void shortConv(float *x, const float *w, float *ring, int64_t C, int K) { shortConvRows(x, C, 1, w, ring, C, K); }
-
 } // namespace waste::model
