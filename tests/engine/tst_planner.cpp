@@ -1,6 +1,7 @@
 // The RAM planner: the reference's numbers byte for byte, the budget rules, refusal below
 // the floor, cgroup limits, sizes, and the cliff/forecast additions.
 #include "plan/budget.hpp"
+#include "plan/compute_estimate.hpp"
 #include "plan/floor.hpp"
 #include "plan/plan_inputs.hpp"
 #include "plan/read_overlap.hpp"
@@ -405,6 +406,61 @@ TEST(Planner, EachMissCostsItsReadsCpuTime)
     ASSERT_DOUBLE_EQ(with.budgets[1].hit_rate, 1);
     EXPECT_EQ(with.budgets[1].read_cpu_seconds_per_token, 0);
     EXPECT_DOUBLE_EQ(with.budgets[1].tok_per_s, without.budgets[1].tok_per_s);
+}
+
+// A token that touches more than the CPU's caches hold meets each trunk matrix again only
+// after the rest of its work has evicted it: its trunk is priced with the calibration's cold
+// rows then, and with the warm ones while everything fits. A calibration without cold rows
+// (older files) prices them warm rather than not at all.
+TEST(Planner, TrunkIsPricedColdOnceATokenOverflowsTheCaches)
+{
+    auto kernelsOf = [](const waste::plan::PlanInputs &in) {
+        std::vector<std::string> k;
+        for (const waste::plan::TokenCall &c : in.perToken)
+            k.push_back(c.kernel);
+        return k;
+    };
+    const int64_t oneMiB = int64_t(1) << 20;
+    // 2 MiB of Q4G trunk, 4 KDA layers of 2 heads of 64 x 64 state, 4 layers of top-2 small records.
+    waste::plan::PlanInputs small;
+    small.kdaLayers = 4;
+    small.kdaHeads = 2;
+    small.kdaDim = 64;
+    small.moeLayers = 4;
+    small.topK = 2;
+    small.hidden = 256;
+    small.expertBytesTotal = 8 * oneMiB;
+    waste::plan::addTrunkWork(small, "model.layers.0.self_attn.q_proj.weight", "Q4G", 2 * oneMiB, {4096, 1024});
+    waste::plan::addLayerWork(small, "VQ-expert", 64 << 10);
+    EXPECT_EQ(kernelsOf(small), (std::vector<std::string>{"Q4G", "F32", "LUT", "VQ-expert"}));
+
+    // The same with records of 4 MiB: 32 MiB of experts a token, past the caches with the trunk.
+    waste::plan::PlanInputs large = small;
+    large.perToken.clear();
+    large.expertBytesTotal = 1024 * oneMiB;
+    waste::plan::addTrunkWork(large, "model.layers.0.self_attn.q_proj.weight", "Q4G", 2 * oneMiB, {4096, 1024});
+    waste::plan::addLayerWork(large, "VQ-expert", 4 * oneMiB);
+    EXPECT_EQ(kernelsOf(large), (std::vector<std::string>{"Q4G-cold", "F32-cold", "LUT", "VQ-expert-cold"}));
+
+    // Priced: cold rows where the calibration has them, the warm ones where it does not.
+    waste::ComputeCalibration c;
+    for (const char *k : {"Q4G", "F32", "LUT", "VQ-expert", "VQ-expert-cold"})
+        c.timings.push_back({k, 1 << 10, 1e-6});
+    const double warmOnly = waste::plan::estimateCompute(large, c).seconds;
+    c.timings.push_back({"Q4G-cold", 1 << 10, 3e-6});
+    c.timings.push_back({"F32-cold", 1 << 10, 5e-6});
+    const double withCold = waste::plan::estimateCompute(large, c).seconds;
+    const double q4 = 2.0 * oneMiB / 1024 * 1e-6, f32 = 12.0 * (2 * 64 * 64 * 4) / 1024 * 1e-6;
+    EXPECT_NEAR(withCold - warmOnly, 2 * q4 + 4 * f32, 1e-9 * withCold);
+    EXPECT_DOUBLE_EQ(waste::plan::estimateCompute(small, c).seconds,
+                     [&] {
+                         waste::ComputeCalibration warm = c;
+                         std::erase_if(warm.timings, [](const waste::KernelTiming &t) {
+                             return t.kernel == "Q4G-cold" || t.kernel == "F32-cold";
+                         });
+                         return waste::plan::estimateCompute(small, warm).seconds;
+                     }())
+        << "a token within the caches never uses the cold rows";
 }
 
 // The decode scale: a generated tiny model decoded and priced by the kernel timings, kept

@@ -18,9 +18,10 @@ namespace waste {
 // Units: bytes of stored weights for trunk formats ("F32", "Q8G", "Q4G", "Q3G", "F16",
 // "BF16"), input width for "LUT" (one table build), index bytes for "VQ-expert" (gate,
 // up, activation, down table and down of one routed expert), record bytes for the native
-// "<format>-expert". Expert kernels are timed twice: on one record used over and over (in
-// the CPU's caches, as a tiny model's experts stay), and with kColdSuffix on records
-// taken in turn from more than a cache holds, as a real model's routed experts arrive.
+// "<format>-expert". Expert kernels and trunk rows are timed twice: on one record or matrix
+// used over and over (in the CPU's caches, as a tiny model's stay), and with kColdSuffix on
+// ones taken in turn from more than a cache holds, as a real model's routed experts arrive
+// and as its trunk comes round again once a token has touched more than the caches hold.
 inline constexpr const char *kColdSuffix = "-cold";
 struct KernelTiming {
     std::string kernel;

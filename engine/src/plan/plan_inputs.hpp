@@ -89,13 +89,15 @@ PlanInputs readPlanInputs(const std::string &containerPath);
 // DeepSeek V4's state terms (v4Layers .. v4RowLayers) from its config, as State::allocate sizes them.
 void addDsv4State(PlanInputs &in, const format::Dsv4Config &v, int layers);
 
-// Expert bytes of a model small enough that its routed experts stay in the CPU's caches
-// from one token to the next (a laptop's last-level cache is 8-64 MiB).
-inline constexpr int64_t kCpuCachedExpertBytes = int64_t(32) << 20;
+// Bytes small enough to stay in the CPU's caches from one token to the next (a laptop's
+// last-level cache is 8-64 MiB): all of a model's routed experts, or what one token touches.
+inline constexpr int64_t kCpuCachedBytes = int64_t(32) << 20;
 
 // The per-token work that follows from the geometry alone: the linear-attention state
 // update, and per MoE layer the two layer tables and top-k routed experts of `expertKernel`
-// ("VQ-expert" or "<native format>-expert") whose calls are `expertCallSize` units.
+// ("VQ-expert" or "<native format>-expert") whose calls are `expertCallSize` units. Called
+// after the trunk's work (addTrunkWork): when the token then touches more than
+// kCpuCachedBytes, its trunk matrices are priced cold (kColdSuffix).
 void addLayerWork(PlanInputs &in, const std::string &expertKernel, int64_t expertCallSize);
 // The trunk matrix `name` of stored format `fmt` and `bytes`, used once per token.
 void addTrunkWork(PlanInputs &in, const std::string &name, const std::string &fmt, int64_t bytes,

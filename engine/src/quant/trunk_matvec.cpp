@@ -54,9 +54,16 @@ void matvec(const format::TrunkTensor &w, const float *x, float *y) { matvecRows
 
 void matvec(const format::TrunkTensor &w, const float *x, float *y, compute::ThreadPool &pool)
 {
+    matvecWindow(w, x, y, 0, w.rows, pool);
+}
+
+void matvecWindow(const format::TrunkTensor &w, const float *x, float *y, int64_t r0, int64_t rows,
+                  compute::ThreadPool &pool)
+{
     // ~0.125 ns per weight with the SIMD row kernels; rows read from disk cost a read each.
     const int64_t work = w.onDisk ? int64_t(1) << 20 : std::max<int64_t>(1, w.cols / 8);
-    pool.forRange(w.rows, pool.grainFor(w.rows, work), [&](int64_t r0, int64_t r1) { matvecRows(w, x, y + r0, r0, r1); });
+    pool.forRange(rows, pool.grainFor(rows, work),
+                  [&](int64_t a, int64_t b) { matvecRows(w, x, y + a, r0 + a, r0 + b); });
 }
 
 namespace {

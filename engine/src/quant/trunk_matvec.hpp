@@ -20,6 +20,10 @@ void matvec(const format::TrunkTensor &w, const float *x, float *y);
 // The same with the rows split over the pool's threads: each row's dot product is the
 // same code in the same order, so y is the same bit for bit for any thread count.
 void matvec(const format::TrunkTensor &w, const float *x, float *y, compute::ThreadPool &pool);
+// Rows [r0, r0 + rows) of W times x into y[0..rows), split over the pool as matvec splits a
+// whole matrix (the calibration times many copies of one matrix stacked in one tensor).
+void matvecWindow(const format::TrunkTensor &w, const float *x, float *y, int64_t r0, int64_t rows,
+                  compute::ThreadPool &pool);
 // The same for n inputs at once (x_t at x + t·xStride, y_t at y + t·yStride): one pass
 // over W's rows, each row dotted with every input while it is hot, and one split over the
 // threads instead of n. Every y_t[r] is rowDot(W, r, x_t), so each equals its matvec bit
