@@ -26,13 +26,19 @@ double processCpuSeconds()
     return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
 }
 
-// Keeps `threads` reads in flight over the given offsets, reusing one buffer per thread.
+// Keeps `threads` reads in flight over the given offsets, each into its own slot of one
+// block, reused. The block is laid out as the engine's expert cache is (one allocation of
+// 4 KiB-aligned slots, in huge pages from 2 MiB up) and touched before the clock starts, as
+// the cache's slots are once filled: with a fresh buffer per reader, on 4 KiB pages, the
+// development VM's reads of 600 KB records measured 0.7 GB/s and 40-60 us of CPU each, half
+// of it the kernel zeroing and pinning pages the engine's steady reads never meet.
 DiskSpeed timeReads(const DirectFile &file, const std::vector<int64_t> &offsets, int64_t bytes, int threads)
 {
     threads = std::max(1, threads);
-    std::vector<AlignedBuffer> buffers;
-    for (int i = 0; i < threads; ++i)
-        buffers.emplace_back(bytes);
+    const int64_t slot = alignUp(bytes);
+    AlignedBuffer block(slot * threads);
+    std::fill(block.data(), block.data() + block.size(), uint8_t(0));
+    auto buffer = [&](uint64_t i) { return block.data() + int64_t(i) * slot; };
     ReaderPool pool(threads);
     DiskSpeed s;
     s.directIo = file.directIo();
@@ -41,7 +47,7 @@ DiskSpeed timeReads(const DirectFile &file, const std::vector<int64_t> &offsets,
     auto t0 = std::chrono::steady_clock::now();
     size_t issued = 0;
     for (; issued < offsets.size() && int(issued) < threads; ++issued)
-        pool.submit(readJob(&file, offsets[issued], bytes, buffers[issued].data(), issued));
+        pool.submit(readJob(&file, offsets[issued], bytes, buffer(issued), issued));
     while (auto d = pool.next()) {
         if (!d->ok)
             throw Error(ErrorCode::Io, d->error);
@@ -49,8 +55,8 @@ DiskSpeed timeReads(const DirectFile &file, const std::vector<int64_t> &offsets,
         ++s.reads;
         if (issued < offsets.size()) {
             // reuse the finished job's buffer
-            pool.submit(readJob(&file, offsets[issued], bytes, buffers[d->tag % uint64_t(threads)].data(),
-                         d->tag % uint64_t(threads)));
+            pool.submit(readJob(&file, offsets[issued], bytes, buffer(d->tag % uint64_t(threads)),
+                                d->tag % uint64_t(threads)));
             ++issued;
         }
     }
