@@ -27,13 +27,14 @@ struct LayoutReport {
     waste::Forecast forecast;
 };
 
-LayoutReport report(const waste::ReleaseLayout &l, double diskGBps)
+LayoutReport report(const waste::ReleaseLayout &l, double diskGBps, double readCpuSeconds)
 {
     LayoutReport r;
     r.layout = &l;
     r.defaultBudget = waste::resolveBudget(l.plan, 0).budget_bytes;
     waste::ForecastInputs in;
     in.diskGBps = diskGBps; // 0: no disk figure, so no tokens/s (a release has no file to measure)
+    in.readCpuSeconds = readCpuSeconds; // per read, as the models folder's disk measured it (0: not charged)
     in.computeSeconds = l.compute_seconds;
     in.computeOverlapSeconds = l.compute_overlap_seconds;
     in.routedExpertSeconds = l.compute_routed_seconds;
@@ -112,16 +113,16 @@ int runPlanRelease(const Args &args, int ctx)
     // Without a speed given, the disk the desktop app keeps its models on, read with the
     // Planner's probe (a release has no file of its own to measure yet).
     double disk = diskGBpsOption(args);
-    FolderDisk measured;
+    FolderDisk measured; // --disk-gbps given: no reads timed, so none of their CPU time is charged
     if (disk <= 0) {
         measured = measureModelsFolderDisk(studioModelsFolder(), studioDataFolder());
         disk = measured.gbPerSecond;
     }
     // The container `waste convert` makes by default first, then the other choice.
     const waste::ReleaseLayout &made = rp.convertDefault();
-    std::vector<LayoutReport> reports = {report(made, disk)};
+    std::vector<LayoutReport> reports = {report(made, disk, measured.cpuSecondsPerRead)};
     if (rp.has_native)
-        reports.push_back(report(&made == &rp.vq ? rp.native : rp.vq, disk));
+        reports.push_back(report(&made == &rp.vq ? rp.native : rp.vq, disk, measured.cpuSecondsPerRead));
 
     const waste::MemoryPlan &m = made.plan;
     if (args.flag("--json")) {

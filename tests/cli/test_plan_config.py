@@ -3,6 +3,7 @@ prices a token: compute from the calibration plus the reads it cannot hide, per 
 The compute calibration is kept in a cache folder of this test's own."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -94,6 +95,30 @@ check(cal.startswith(cache) and os.path.exists(cal), f"calibration file {cal}")
 machine = json.load(open(cal))["machine"] if os.path.exists(cal) else ""
 rc, out, err = run("plan", f"{FIX}/reference-container/r3.waste", "--json", "--disk-gbps", "2")
 check(rc == 0 and json.load(open(cal))["machine"] == machine, "calibration reused")
+
+# With a container in the models folder, that folder's disk is measured, and a release's
+# forecast charges each predicted miss the CPU time a read cost there; a disk speed given on
+# the command line times no read, so charges none.
+home = tempfile.mkdtemp(prefix="waste-plan-config-folder-")
+models = os.path.join(home, "data", "WASTE Studio", "models")
+os.makedirs(models)
+shutil.copytree(f"{FIX}/reference-container/r3.waste", os.path.join(models, "r3.waste"))
+folder_env = dict(env, HOME=home, XDG_DATA_HOME=os.path.join(home, "data"), XDG_CONFIG_HOME=os.path.join(home, "config"))
+for given in ([], ["--disk-mbps", "3000"]):
+    p = subprocess.run([WASTE, "plan", "--config", f"{FIX}/release-configs/kimi-linear-48b.json", "--ram", "128G",
+                        "--json", *given], capture_output=True, text=True, timeout=110, env=folder_env)
+    got = json.loads(p.stdout) if p.returncode == 0 else {}
+    fc = got.get("forecast", {})
+    floor = (fc.get("budgets") or [{}])[0]
+    check(got.get("disk_gbps", 0) > 0 and floor.get("budget_bytes") == got.get("floor_bytes") and
+          0 <= floor.get("hit_rate", 1) < 1, f"folder disk {given}: {p.returncode} {p.stderr[:300]} {str(got)[:300]}")
+    if given:
+        check(fc.get("read_cpu_ms") == 0 and floor.get("read_cpu_s_per_token") == 0,
+              f"--disk-mbps: read CPU {fc.get('read_cpu_ms')} {floor.get('read_cpu_s_per_token')}")
+    else:
+        check(fc.get("read_cpu_ms", 0) > 0 and floor.get("read_cpu_s_per_token", 0) > 0,
+              f"measured folder: read CPU {fc.get('read_cpu_ms')} ms a read, {floor.get('read_cpu_s_per_token')} s a token")
+shutil.rmtree(home, ignore_errors=True)
 
 if failures:
     print("\n".join(failures))

@@ -28,7 +28,10 @@ FolderDisk measureModelsFolderDisk(const QString &modelsFolder, const QString &d
         d.why = QObject::tr("no container in %1 to read").arg(QDir::toNativeSeparators(modelsFolder));
     } else {
         try {
-            d.gbPerSecond = waste::measureExpertReads(waste::planMemory(QDir(d.container).absolutePath().toStdString())).gbps;
+            const waste::ExpertReadSpeed r =
+                waste::measureExpertReads(waste::planMemory(QDir(d.container).absolutePath().toStdString()));
+            d.gbPerSecond = r.gbps;
+            d.cpuSecondsPerRead = r.cpu_seconds_per_read;
         } catch (const std::exception &e) {
             d.why = QObject::tr("%1 could not be read: %2").arg(QDir::toNativeSeparators(d.container), QString::fromUtf8(e.what()));
         }

@@ -9,12 +9,12 @@
 
 struct FolderDisk {
     double gbPerSecond = 0; // 0: not measured
+    // The CPU time one record read cost the process there (0: not measured). Nearly flat in
+    // the record's size into huge pages (35-79 us from 2.4 to 9.6 MB on the development VM),
+    // so a release's forecast charges it per read though its records differ in size.
+    double cpuSecondsPerRead = 0;
     QString container;      // what was read
     QString why;            // when not measured: the reason, in a sentence
 };
 
 FolderDisk measureModelsFolderDisk(const QString &modelsFolder, const QString &dataFolder);
-inline double modelsFolderDiskGBps(const QString &modelsFolder, const QString &dataFolder)
-{
-    return measureModelsFolderDisk(modelsFolder, dataFolder).gbPerSecond;
-}

@@ -22,11 +22,12 @@ namespace {
 constexpr qint64 GiB = qint64(1) << 30;
 const qint64 kMachineSizes[] = {16 * GiB, 32 * GiB, 64 * GiB, 128 * GiB, 256 * GiB};
 
-double tokensPerSecond(const waste::ReleaseLayout &l, int64_t budget, double gbps)
+double tokensPerSecond(const waste::ReleaseLayout &l, int64_t budget, const FolderDisk &disk)
 {
-    if (gbps <= 0)
+    if (disk.gbPerSecond <= 0)
         return 0;
-    const waste::Forecast fc = waste::forecastBudgets(l.plan, {budget}, forecastInputsOf(l, gbps));
+    const waste::Forecast fc =
+        waste::forecastBudgets(l.plan, {budget}, forecastInputsOf(l, disk.gbPerSecond, disk.cpuSecondsPerRead));
     return fc.budgets.empty() ? 0 : fc.budgets.front().tok_per_s;
 }
 
@@ -259,14 +260,14 @@ void ReleasePlanController::planConfig(const QByteArray &configJson)
             // The container a person gets from `convert` as it comes: the plan is of that one.
             const waste::ReleaseLayout &made = rp.convertDefault();
             const waste::MemoryPlan &p = made.plan;
-            const double gbps = modelsFolderDiskGBps(models, data);
+            const FolderDisk disk = measureModelsFolderDisk(models, data);
             f.onThisMachine = ram <= 0;
             f.floor = p.floor_bytes;
             f.defaultBudget = waste::resolveBudget(p, 0).budget_bytes;
             f.cliff = p.cliff_bytes;
             f.usable = p.usable_ram_bytes;
             f.physical = p.physical_ram_bytes;
-            f.tokPerS = tokensPerSecond(made, f.defaultBudget, gbps);
+            f.tokPerS = tokensPerSecond(made, f.defaultBudget, disk);
             f.diskNeeded = made.container_bytes + source;
             QString folder = models;
             while (!folder.isEmpty() && !QDir(folder).exists())
@@ -284,7 +285,7 @@ void ReleasePlanController::planConfig(const QByteArray &configJson)
                 lf.bytesPerToken = l->plan.working_set_bytes;
                 lf.floor = l->plan.floor_bytes;
                 lf.defaultBudget = waste::resolveBudget(l->plan, 0).budget_bytes;
-                lf.tokPerS = tokensPerSecond(*l, lf.defaultBudget, gbps);
+                lf.tokPerS = tokensPerSecond(*l, lf.defaultBudget, disk);
                 f.layouts << lf;
             }
             f.madeFormat = QString::fromStdString(made.expert_format);
@@ -303,11 +304,11 @@ void ReleasePlanController::planConfig(const QByteArray &configJson)
                 up.ramBytes = b;
                 const waste::ReleasePlan big = waste::planRelease(config, up);
                 const qint64 bigDefault = waste::resolveBudget(big.convertDefault().plan, 0).budget_bytes;
-                const double bigTokPerS = tokensPerSecond(big.convertDefault(), bigDefault, gbps);
+                const double bigTokPerS = tokensPerSecond(big.convertDefault(), bigDefault, disk);
                 const bool firstFits = f.floor > f.usable && big.convertDefault().plan.floor_bytes <= big.convertDefault().plan.usable_ram_bytes;
                 f.largestRam = b;
                 f.largestTokPerS = bigTokPerS;
-                if (firstFits || (f.tokPerS > 0 && bigTokPerS >= 2 * f.tokPerS) || (f.tokPerS <= 0 && gbps <= 0)) {
+                if (firstFits || (f.tokPerS > 0 && bigTokPerS >= 2 * f.tokPerS) || (f.tokPerS <= 0 && disk.gbPerSecond <= 0)) {
                     f.largerRam = b;
                     f.largerDefault = bigDefault;
                     f.largerTokPerS = bigTokPerS;

@@ -18,10 +18,11 @@ waste::ComputeCalibration calibration()
 
 } // namespace
 
-waste::ForecastInputs forecastInputsOf(const waste::ReleaseLayout &layout, double diskGBps)
+waste::ForecastInputs forecastInputsOf(const waste::ReleaseLayout &layout, double diskGBps, double readCpuSeconds)
 {
     waste::ForecastInputs in;
     in.diskGBps = diskGBps;
+    in.readCpuSeconds = readCpuSeconds;
     in.computeSeconds = layout.compute_seconds;
     in.computeOverlapSeconds = layout.compute_overlap_seconds;
     in.routedExpertSeconds = layout.compute_routed_seconds;
@@ -69,8 +70,11 @@ QList<ForecastPoint> ReleasePlanSource::forecast(const QString &, const PlanFact
     o.calibration = &cal;
     const waste::ReleasePlan rp = waste::planRelease(config, o);
     const waste::ReleaseLayout &made = rp.convertDefault();
+    // The page's own measurement of the models folder's disk, else the folder's (once per process).
+    const FolderDisk folder = disk.gbPerSecond > 0 ? FolderDisk{} : measureModelsFolderDisk(models, data);
     waste::ForecastInputs in =
-        forecastInputsOf(made, disk.gbPerSecond > 0 ? disk.gbPerSecond : modelsFolderDiskGBps(models, data));
+        disk.gbPerSecond > 0 ? forecastInputsOf(made, disk.gbPerSecond, disk.cpuSecondsPerRead)
+                             : forecastInputsOf(made, folder.gbPerSecond, folder.cpuSecondsPerRead);
     in.readLatencySeconds = disk.latencySeconds;
     const waste::Forecast fc = waste::forecastBudgets(made.plan, std::vector<int64_t>(budgets.begin(), budgets.end()), in);
     QList<ForecastPoint> out;
@@ -91,6 +95,7 @@ DiskMeasurement ReleasePlanSource::measureDisk(const QString &)
     const FolderDisk f = measureModelsFolderDisk(models, data);
     DiskMeasurement d;
     d.gbPerSecond = f.gbPerSecond;
+    d.cpuSecondsPerRead = f.cpuSecondsPerRead;
     d.warning = f.why;
     d.disk = f.container;
     return d;

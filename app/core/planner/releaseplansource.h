@@ -15,9 +15,9 @@
 
 #include <mutex>
 
-// What a forecast of a release's layout reads from this machine: its compute per token and
-// the disk's speed.
-waste::ForecastInputs forecastInputsOf(const waste::ReleaseLayout &layout, double diskGBps);
+// What a forecast of a release's layout reads from this machine: its compute per token, the
+// disk's speed and the CPU time a read costs (0: not measured, not charged).
+waste::ForecastInputs forecastInputsOf(const waste::ReleaseLayout &layout, double diskGBps, double readCpuSeconds);
 
 class ReleasePlanSource : public PlanSource {
 public:
