@@ -5,6 +5,7 @@
 #include "calibration_report.h"
 #include "plan_forecast.h"
 #include "planner/folderdisk.h"
+#include "planner/releaseplansource.h"
 #include "settings/datafolder.h"
 
 #include <waste/release_plan.hpp>
@@ -32,12 +33,8 @@ LayoutReport report(const waste::ReleaseLayout &l, double diskGBps, double readC
     LayoutReport r;
     r.layout = &l;
     r.defaultBudget = waste::resolveBudget(l.plan, 0).budget_bytes;
-    waste::ForecastInputs in;
-    in.diskGBps = diskGBps; // 0: no disk figure, so no tokens/s (a release has no file to measure)
-    in.readCpuSeconds = readCpuSeconds; // per read, as the models folder's disk measured it (0: not charged)
-    in.computeSeconds = l.compute_seconds;
-    in.computeOverlapSeconds = l.compute_overlap_seconds;
-    in.routedExpertSeconds = l.compute_routed_seconds;
+    // diskGBps 0: no disk figure, so no tokens/s (a release has no file to measure)
+    const waste::ForecastInputs in = forecastInputsOf(l, diskGBps, readCpuSeconds);
     r.forecast = waste::forecastBudgets(l.plan, budgetLadder(l.plan, r.defaultBudget, 0), in);
     return r;
 }

@@ -71,10 +71,12 @@ QList<ForecastPoint> ReleasePlanSource::forecast(const QString &, const PlanFact
     const waste::ReleasePlan rp = waste::planRelease(config, o);
     const waste::ReleaseLayout &made = rp.convertDefault();
     // The page's own measurement of the models folder's disk, else the folder's (once per process).
-    const FolderDisk folder = disk.gbPerSecond > 0 ? FolderDisk{} : measureModelsFolderDisk(models, data);
-    waste::ForecastInputs in =
-        disk.gbPerSecond > 0 ? forecastInputsOf(made, disk.gbPerSecond, disk.cpuSecondsPerRead)
-                             : forecastInputsOf(made, folder.gbPerSecond, folder.cpuSecondsPerRead);
+    FolderDisk read;
+    read.gbPerSecond = disk.gbPerSecond;
+    read.cpuSecondsPerRead = disk.cpuSecondsPerRead;
+    if (read.gbPerSecond <= 0)
+        read = measureModelsFolderDisk(models, data);
+    waste::ForecastInputs in = forecastInputsOf(made, read.gbPerSecond, read.cpuSecondsPerRead);
     in.readLatencySeconds = disk.latencySeconds;
     const waste::Forecast fc = waste::forecastBudgets(made.plan, std::vector<int64_t>(budgets.begin(), budgets.end()), in);
     QList<ForecastPoint> out;

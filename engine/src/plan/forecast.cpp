@@ -186,8 +186,7 @@ Forecast forecastBudgets(const MemoryPlan &plan, const std::vector<int64_t> &bud
         }
         // Each miss's read also costs the machine CPU time (its system calls, the buffer's page
         // pins, a virtual machine's exits), on the cores the compute runs on: on the 2-core
-        // development VM 64 us a 600 KB record, 2.8 of the 3 ms a token the floor's forecast was
-        // short by without it.
+        // development VM 17-30 us a 600 KB record read into huge pages as the cache reads it.
         f.read_cpu_seconds_per_token = double(plan.moe_layers) * double(k) * (1.0 - f.hit_rate) * readCpu;
         const double s = compute + f.unhidden_io_seconds_per_token + f.read_cpu_seconds_per_token;
         f.past_cliff = plan.cliff_bytes > 0 && budget > plan.cliff_bytes;
