@@ -239,6 +239,21 @@ TEST(Qwen35Moe, ConfigReaderTakesEveryReleaseSpelling)
         EXPECT_EQ(std::count(e.denseMlp.begin(), e.denseMlp.end(), true), 0) << key << ": every layer routes";
     }
 
+    // Keys left out take Qwen3_5MoeTextConfig's defaults (eps 1e-6, 2 key/value heads of
+    // 256), and the wrapper's top-level tie_word_embeddings ties the head, as the HF class
+    // ties lm_head to the text model's embedding.
+    nlohmann::json bare = wrapper;
+    for (const char *key : {"rms_norm_eps", "head_dim", "num_key_value_heads"})
+        bare["text_config"].erase(key);
+    bare["tie_word_embeddings"] = true;
+    bare["text_config"].erase("tie_word_embeddings");
+    const auto d = readReleaseConfig(bare);
+    EXPECT_FLOAT_EQ(d.eps, 1e-6f);
+    EXPECT_EQ(d.g.headDim, 256);
+    EXPECT_EQ(d.g.kvHeads, 2);
+    EXPECT_TRUE(d.g.tied);
+    EXPECT_FALSE(base.g.tied);
+
     auto refused = [&](nlohmann::json cfg, const std::string &what) {
         try {
             readReleaseConfig(cfg);

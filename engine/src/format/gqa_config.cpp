@@ -177,14 +177,21 @@ void readGqaConfig(const json &cfg, ModelConfig &c, const std::string &where)
     GqaConfig &g = c.g;
     const bool oss = c.arch == "gpt-oss";
     g.on = true;
-    g.kvHeads = int(number(cfg, {"num_key_value_heads"}, c.heads, 1, Limits::kMaxHeads, where));
-    g.headDim = int(number(cfg, {"head_dim"}, c.heads > 0 ? c.hidden / c.heads : 0, 2, Limits::kMaxHeadDim, where));
+    // Keys a config leaves out take its transformers config class's defaults: Qwen3-Next's and
+    // Qwen3.5's (Qwen3NextConfig, Qwen3_5MoeTextConfig) give 2 key/value heads of 256, and every
+    // Qwen3 family's rms_norm_eps is 1e-6 (the generic reading's default is 1e-5, GLM's and gpt-oss's).
+    const bool hybrid = c.arch == "qwen3-next" || c.arch == "qwen3.5-moe";
+    if (c.arch.rfind("qwen3", 0) == 0 && !cfg.contains("rms_norm_eps"))
+        c.eps = 1e-6f;
+    g.kvHeads = int(number(cfg, {"num_key_value_heads"}, hybrid ? 2 : c.heads, 1, Limits::kMaxHeads, where));
+    g.headDim = int(number(cfg, {"head_dim"}, hybrid ? 256 : c.heads > 0 ? c.hidden / c.heads : 0, 2, Limits::kMaxHeadDim, where));
     if (c.heads % g.kvHeads != 0)
         refuse(where, "num_attention_heads must be a multiple of num_key_value_heads");
     if (g.headDim % 2 != 0)
         refuse(where, "head_dim must be even (the rotary embedding turns pairs)");
     g.ropeTheta = number(cfg, {"rope_theta"}, 10000.0, 1.0, 1e12, where);
-    g.tied = flag(cfg, "tie_word_embeddings", false);
+    // (Qwen3.5's wrapper says it at its top level: the generic reading found it there.)
+    g.tied = flag(cfg, "tie_word_embeddings", false) || c.tiedEmbeddings;
     c.experts = int(number(cfg, {"num_experts", "num_local_experts"}, 0, 0, Limits::kMaxExperts, where));
     c.topK = int(number(cfg, {"num_experts_per_tok", "experts_per_token"}, 0, 0, Limits::kMaxTopK, where));
     c.sharedExperts = 0;
