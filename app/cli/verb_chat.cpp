@@ -81,7 +81,7 @@ int runChat(const cli::Args &args)
 
     PromptFeeder feeder;
     feeder.setModel(model.get(), savedstate::modelIdentity(QString::fromStdString(args.positional(0)),
-                                                           int(args.integer("--ctx", 4096))));
+                                                           int(args.integer("--ctx", 4096)), model->info().trainedRounding));
     Dialogue dialogue;
     dialogue.systemPrompt = QString::fromStdString(args.text("--system", ""));
     dialogue.thinking = args.flag("--think");

@@ -3,10 +3,12 @@
 // gives it, in model.py's prefill form (a whole sequence from position 0, causal masks) rather
 // than the engine's streaming one: its own config reading; RoPE on each vector's tail with the
 // plain and the YaRN-blended tables; the window; the compressor's gated pooling with
-// overlap_transform's two-block windows; the indexer (Hadamard as a matrix, FP4 round trip by
-// nearest grid value); sinks; the grouped output projection; the sqrt-softplus router with
-// tid2eid on the hash layers; the clamped SwiGLU; the hyper-connections with Sinkhorn; the
-// head. The matrix and norm helpers are gqa_reference.hpp's; nothing is the engine's.
+// overlap_transform's two-block windows; the indexer; sinks; the grouped output projection;
+// the sqrt-softplus router with tid2eid on the hash layers; the clamped SwiGLU; the
+// hyper-connections with Sinkhorn; the head. Plain float by default, as HF's DeepseekV4
+// computes; with `rounding` set, the trained rounding of model.py and ds4 (the kv rows through
+// FP8 by nearest grid value, the indexer's queries and keys through a Hadamard transform, as a
+// matrix, and FP4). The matrix and norm helpers are gqa_reference.hpp's; nothing is the engine's.
 #pragma once
 
 #include "gqa_reference.hpp"
@@ -78,7 +80,7 @@ enum class Wrong {
     NoOverlap,      // ratio-4 rows pooled from their own block only
     AllRows,        // every compressed row, no indexer
     PlainRope,      // the compressed layers' table without YaRN's blend
-    NoQat,          // no FP8 / FP4 round trips
+    FlipRounding,   // the other rounding: trained where the reference is plain, plain where trained
     SoftmaxRouter,  // softmax scores instead of sqrt(softplus)
     NoHash,         // score routing on the hash layers too
     NoClamp,        // SwiGLU without the limit
@@ -153,6 +155,7 @@ class Reference {
 public:
     Reference(const std::string &configText, Weights w) : m_c(configText), m_w(std::move(w)) {}
     const Config &cfg() const { return m_c; }
+    bool rounding = false; // the trained rounding (OpenOptions::trainedRounding)
 
     // precompute_freqs_cis's frequencies for a layer (compressed: compress_rope_theta + YaRN).
     Vec freqs(bool compressed, Wrong wrong = Wrong::None) const
@@ -227,7 +230,7 @@ public:
             }
             row = rmsnorm(row, norm, m_c.eps);
             rope(row.data() + d - m_c.rd, f, double(b * ratio));
-            if (wrong != Wrong::NoQat) {
+            if (rounds(wrong)) {
                 if (indexer) {
                     hadamard(row.data(), d);
                     fp4Qat(row.data(), d);
@@ -263,7 +266,7 @@ public:
             }
             kv[size_t(t)] = rmsnorm(mul(wkv, x[size_t(t)]), kvn, c.eps);
             rope(kv[size_t(t)].data() + D - rd, f, t);
-            if (wrong != Wrong::NoQat)
+            if (rounds(wrong))
                 fp8Qat(kv[size_t(t)].data(), D - rd);
         }
         std::vector<Vec> rows, keys;
@@ -286,9 +289,10 @@ public:
                 for (int h = 0; h < c.Hi; ++h) {
                     double *qh = qi.data() + h * c.Di;
                     rope(qh + c.Di - rd, f, t);
-                    hadamard(qh, c.Di);
-                    if (wrong != Wrong::NoQat)
+                    if (rounds(wrong)) {
+                        hadamard(qh, c.Di);
                         fp4Qat(qh, c.Di);
+                    }
                 }
                 const Vec wt = mul(iwp, x[size_t(t)]);
                 Vec score(size_t(n), 0.0);
@@ -522,6 +526,8 @@ public:
     }
 
 private:
+    bool rounds(Wrong wrong) const { return rounding != (wrong == Wrong::FlipRounding); }
+
     Config m_c;
     Weights m_w;
 };

@@ -96,7 +96,7 @@ void EngineWorker::openModel(const QString &path, qint64 budgetBytes, int ctxTok
         m_batch = std::make_unique<waste::Batch>(*m_model);
         for (const std::string &w : m_model->info().warnings)
             std::fprintf(stderr, "waste: warning: %s\n", w.c_str());
-        m_feeder.setModel(m_model.get(), savedstate::modelIdentity(path, options.ctxTokens));
+        m_feeder.setModel(m_model.get(), savedstate::modelIdentity(path, options.ctxTokens, m_model->info().trainedRounding));
         Q_EMIT loadProgress(1.0);
         Q_EMIT modelOpened(path, describeModel());
     } catch (const std::exception &e) {

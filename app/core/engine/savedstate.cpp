@@ -26,13 +26,14 @@ QString fileStamp(const QString &path)
 
 } // namespace
 
-QString modelIdentity(const QString &containerPath, int ctxTokens)
+QString modelIdentity(const QString &containerPath, int ctxTokens, bool trainedRounding)
 {
     const QString dir = QFileInfo(containerPath).absoluteFilePath();
     return QStringLiteral("%1|ctx %2|manifest %3|trunk %4")
-        .arg(dir)
-        .arg(ctxTokens)
-        .arg(fileStamp(dir + QStringLiteral("/manifest.json")), fileStamp(dir + QStringLiteral("/trunk.bin")));
+               .arg(dir)
+               .arg(ctxTokens)
+               .arg(fileStamp(dir + QStringLiteral("/manifest.json")), fileStamp(dir + QStringLiteral("/trunk.bin"))) +
+           (trainedRounding ? QStringLiteral("|trained rounding") : QString());
 }
 
 void save(waste::Model &model, const QString &path, const StateHistory &history, const QString &identity,

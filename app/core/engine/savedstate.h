@@ -17,9 +17,10 @@
 
 namespace savedstate {
 
-// Names the open model: its path, context length and the size and time of its manifest and
-// trunk (a re-converted container is another model).
-QString modelIdentity(const QString &containerPath, int ctxTokens);
+// Names the open model: its path, context length, the size and time of its manifest and
+// trunk (a re-converted container is another model), and whether it computes with the
+// release's trained rounding (its states differ from a plain-float open's).
+QString modelIdentity(const QString &containerPath, int ctxTokens, bool trainedRounding = false);
 
 // Writes the state and its record (the record last: a state without a record is ignored).
 // Throws waste::Error / std::runtime_error when it cannot.

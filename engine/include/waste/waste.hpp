@@ -206,6 +206,10 @@ struct OpenOptions {
     bool vision = true;         // allow loading the vision tower when an image is given
     std::string usagePath;      // --learn record; empty: <container>/usage.waste
     bool warmFromUsage = true;  // preload the cache from the usage record if present
+    // DeepSeek V4: round the key/value rows to FP8 and the indexer's queries and keys to FP4
+    // (after a Hadamard transform), as the release was trained and as DeepSeek's model.py and
+    // ds4 compute; off (the default), plain float, as HF's DeepseekV4 computes.
+    bool trainedRounding = false;
     // Called during open with 0..1; return false to cancel (Error Cancelled).
     std::function<bool(double)> progress;
 };
@@ -213,8 +217,8 @@ struct OpenOptions {
 // `options` with the environment's settings applied, for programs that let the environment
 // tune the engine (the CLI and the app; the library itself never reads the environment):
 // WASTE_THREADS=N (when threads is 0), WASTE_DIRECT=0, WASTE_IO_THREADS=N, WASTE_IO_RING=0
-// (reader threads instead of io_uring), WASTE_LOOKAHEAD=N (experts predicted per layer; 0: off)
-// and WASTE_CACHE_POLICY=NAME.
+// (reader threads instead of io_uring), WASTE_LOOKAHEAD=N (experts predicted per layer; 0: off),
+// WASTE_CACHE_POLICY=NAME and WASTE_TRAINED_ROUNDING=1.
 OpenOptions withEnvironment(OpenOptions options);
 
 struct ModelInfo {
@@ -235,6 +239,7 @@ struct ModelInfo {
     int64_t budgetBytes = 0;
     bool hasVision = false;
     bool hasChatTemplate = false;
+    bool trainedRounding = false; // OpenOptions::trainedRounding took effect (a DeepSeek V4 model)
     ChatFormat chatFormat = ChatFormat::Plain; // how conversations are written (waste/chat.hpp), decided here once
     int32_t bosId = -1;
     int32_t eosId = -1;

@@ -31,6 +31,10 @@ struct Dsv4Config {
     float swigluLimit = 0.0f;
     int hcMult = 1, hcIters = 1;
     float hcEps = 1e-6f;
+    // The rounding the release was trained with (model.py, ds4): the key/value rows through
+    // FP8 and the indexer's queries and keys through a Hadamard transform and FP4. Off, the
+    // engine computes in plain float as HF's DeepseekV4 does; an open option, not a config key.
+    bool trainedRounding = false;
 
     int ratio(int layer) const { return ratios[size_t(layer)]; }
     bool indexed(int layer) const { return ratio(layer) == 4; }  // model.py: an indexer iff ratio 4
@@ -56,7 +60,14 @@ struct Dsv4Config {
 // True for configArch's name of this family.
 inline bool isDsv4Family(const std::string &arch) { return arch == "deepseek-v4"; }
 
-// Fills c (experts, heads, q_lora, norms, routing) and c.v4 from a deepseek_v4 config.
+// Throws Error(Unsupported) where c cannot run with trainedRounding (the indexer's Hadamard
+// transform needs index_head_dim a power of two); nothing for other families.
+void checkTrainedRounding(const ModelConfig &c);
+
+// Fills c (experts, heads, q_lora, norms, routing) and c.v4 from a deepseek_v4 config: the
+// release's own keys, or the ones HF's DeepseekV4Config saves (layer_types, compress_rates,
+// mlp_layer_types, rope_parameters {main, compress}, partial_rotary_factor); HF's defaults
+// for keys left out.
 // Throws Error(Format) naming the key at fault, Error(Unsupported) for what the engine
 // does not compute (another scoring_func, several shared experts).
 void readDsv4Config(const nlohmann::json &cfg, ModelConfig &c, const std::string &where);

@@ -1,14 +1,17 @@
 // DeepSeek V4's attention (docs/architectures/deepseek-v4-flash.md; model.py Attention,
-// Compressor, Indexer): 
+// Compressor, Indexer; HF's DeepseekV4Attention):
 //   q  = wq_b rmsnorm(wq_a u), each head scaled to unit RMS, its tail rotated;
-//   kv = rmsnorm(wkv u), tail rotated, the rest through the FP8 round trip: one shared head
-//        that is key and value, pushed into the window ring;
+//   kv = rmsnorm(wkv u), tail rotated: one shared head that is key and value, pushed into the
+//        window ring;
 //   the compressor pools every `ratio` tokens into a row (normed, rotated at the block's first
-//        position, FP8 round trip); on ratio-4 layers the indexer's own compressor makes a
-//        key per row (Hadamard, FP4 round trip) and the indexer's query picks index_topk rows;
+//        position); on ratio-4 layers the indexer's own compressor makes a key per row and the
+//        indexer's query picks index_topk rows;
 //   each head attends to the window (the last `sliding_window` tokens, itself included) and
 //        the compressed rows, with a learned sink in the softmax's denominator; its output's
 //        tail is rotated back, and the heads go through wo_a per output group, then wo_b.
+// With the trained rounding (Dsv4Config::trainedRounding) the kv rows and compressed rows go
+// through the FP8 round trip, the indexer's queries and keys through a Hadamard transform and
+// the FP4 one, as model.py and ds4 do; without it everything stays float, as in HF.
 // Projections run for the chunk at once; the ring, the compressors and the attention token by
 // token, so a chunk gives what its tokens give one at a time. The indexer's scores and the
 // attention run on the panel kernel (model/indexer_scores.hpp, model/flash_attention.hpp).
@@ -124,13 +127,16 @@ void Forward::dsv4Attention(int layer, int n, const float *a, float *out, LayerS
         float *k = kv.data() + t * D;
         rmsNorm(k, w.kvNorm->f32.data(), k, D, m_c.eps);
         rope.apply(k + D - rd, pos[t]);
-        fp8RoundTrip(k, D - rd, 64); // the rotated tail stays as it is
+        if (v.trainedRounding)
+            fp8RoundTrip(k, D - rd, 64); // the rotated tail stays as it is
         if (indexed)
             for (int64_t h = 0; h < Hi; ++h) {
                 float *qi = iq.data() + t * Iq + h * Di;
                 rope.apply(qi + Di - rd, pos[t]);
-                hadamard(qi, Di);
-                fp4RoundTrip(qi, Di, 32);
+                if (v.trainedRounding) {
+                    hadamard(qi, Di);
+                    fp4RoundTrip(qi, Di, 32);
+                }
             }
     }
 
@@ -150,15 +156,18 @@ void Forward::dsv4Attention(int layer, int n, const float *a, float *out, LayerS
             float *dst = s.latent.data() + block * rowW;
             rmsNorm(row.data(), w.comp.norm->f32.data(), dst, D, m_c.eps);
             rope.apply(dst + D - rd, block * ratio);
-            fp8RoundTrip(dst, D - rd, 64);
+            if (v.trainedRounding)
+                fp8RoundTrip(dst, D - rd, 64);
         }
         if (indexed &&
             compressorStep(l.index, ik.data() + t * icw, ig.data() + t * icw, w.indexComp.ape->f32.data(), p, row.data())) {
             float *dst = s.latent.data() + block * rowW + D;
             rmsNorm(row.data(), w.indexComp.norm->f32.data(), dst, Di, m_c.eps);
             rope.apply(dst + Di - rd, block * ratio);
-            hadamard(dst, Di);
-            fp4RoundTrip(dst, Di, 32);
+            if (v.trainedRounding) {
+                hadamard(dst, Di);
+                fp4RoundTrip(dst, Di, 32);
+            }
         }
         // The rows: the window's positions max(0, p − window + 1) .. p, then compressed rows.
         rows.clear();

@@ -3,6 +3,7 @@
 #include "plan/pass_plan.hpp"
 
 #include "cache/streamed_expert_source.hpp"
+#include "format/dsv4_config.hpp"
 #include "format/expert_banks.hpp"
 #include "format/file.hpp"
 #include "format/native_record.hpp"
@@ -77,6 +78,10 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options, int se
     step(0.0);
     const std::string manifestPath = m_dir + "/manifest.json";
     m_manifest = format::parseManifest(format::readWholeFile(manifestPath, int64_t(256) << 20), manifestPath);
+    if (m_opts.trainedRounding && m_manifest.config.v4.on) {
+        format::checkTrainedRounding(m_manifest.config);
+        m_manifest.config.v4.trainedRounding = true;
+    }
     const format::ModelConfig &c = m_manifest.config;
 
     // The planner reads the manifest on its own; a budget below the floor is refused here,
@@ -173,6 +178,7 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options, int se
     m_info.hidden = c.hidden;
     m_info.vocab = c.vocab;
     m_info.ctxMax = m_opts.ctxTokens;
+    m_info.trainedRounding = c.v4.trainedRounding;
     int64_t moeLayers = 0;
     for (int L = 0; L < c.layers; ++L)
         moeLayers += c.moeLayer(L) ? 1 : 0;

@@ -33,6 +33,8 @@ OpenOptions withEnvironment(OpenOptions options)
         options.lookaheadExperts = std::atoi(v);
     if (const char *v = std::getenv("WASTE_CACHE_POLICY"))
         options.cachePolicy = v;
+    if (const char *v = setting("WASTE_TRAINED_ROUNDING"))
+        options.trainedRounding = std::string(v) != "0";
     return options;
 }
 
