@@ -92,6 +92,20 @@ int runConvert(const cli::Args &args)
                  plan.unitsDone ? (", resuming after unit " + std::to_string(plan.unitsDone)).c_str() : "");
     if (!plan.note.empty())
         std::fprintf(stderr, "note: %s\n", plan.note.c_str());
+    // Say when the container will hold approximations, and how to keep the release's values
+    // (a float reference, a quality check): the defaults trade exactness for size.
+    std::string approximate;
+    if (plan.expertFormat == "VQ3R")
+        approximate = "the routed experts as 3-bit codes";
+    else if (plan.expertFormat == "INT4G32" && o.experts == waste::ExpertEncoding::Q4)
+        approximate = "the routed experts in 4-bit groups";
+    if (o.trunkBits != 16)
+        approximate += (approximate.empty() ? "" : " and ") + std::string("large trunk matrices in ") +
+                       (o.trunkBits == 4 ? "4-bit" : "8-bit") + " groups";
+    if (!approximate.empty())
+        std::fprintf(stderr, "note: the container holds %s; --experts native --trunk-bits 16 keeps the release's values "
+                             "exactly, at a larger size\n",
+                     approximate.c_str());
     std::signal(SIGINT, onInterrupt);
     std::signal(SIGTERM, onInterrupt);
     const waste::ConvertResult r = waste::convertModel(src, out, o, stderrProgress(), &g_interrupted);
