@@ -352,6 +352,9 @@ TEST(Dsv4, HfDefaultsForKeysLeftOut)
     EXPECT_EQ(c.v4.compressTheta, 160000.0);
     EXPECT_EQ(c.v4.ropeDim, 96 / 8);
     EXPECT_EQ(c.v4.yarnOrig, j["max_position_embeddings"].get<double>());
+    // norm_topk_prob is read past: model.py and HF always divide by the chosen scores' sum.
+    j["norm_topk_prob"] = false;
+    EXPECT_TRUE(readConfig(j).renormalize);
 }
 
 TEST(Dsv4, ConfigAsHfSavesIt)

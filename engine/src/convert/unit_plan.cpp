@@ -52,7 +52,9 @@ ExpertShape expertShapeOf(const ModelSource &src, const Unit &u, bool vq) {
     s.hidden = g.shape[1];
     const VqGeometry geom;
     if (vq && (s.hidden % geom.dim || s.inter % geom.dim))
-        throw Error(ErrorCode::Unsupported, "layer " + std::to_string(u.layer) + ": expert widths must be multiples of 8");
+        throw Error(ErrorCode::Unsupported, "layer " + std::to_string(u.layer) + ": VQ3R codes need expert widths that are multiples of " +
+                                                std::to_string(geom.dim) + " (these are " + std::to_string(s.hidden) + " and " +
+                                                std::to_string(s.inter) + "); convert with --experts native");
     return s;
 }
 

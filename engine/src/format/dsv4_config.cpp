@@ -198,10 +198,9 @@ void readDsv4Config(const json &cfg, ModelConfig &c, const std::string &where)
     c.kvLora = c.qkNope = c.vHead = 0;
     c.eps = float(number(cfg, "rms_norm_eps", 1e-6, where));
     c.routedScale = float(number(cfg, "routed_scaling_factor", 1.5, where));
-    auto ntp = cfg.find("norm_topk_prob");
-    c.renormalize = ntp == cfg.end() || !ntp->is_boolean() || ntp->get<bool>();
-    if (!c.renormalize) // model.py divides by the chosen scores' sum whenever scoring is not softmax
-        throw Error(ErrorCode::Unsupported, where + ": norm_topk_prob false is not DeepSeek V4's routing");
+    // norm_topk_prob is read past: model.py divides by the chosen scores' sum whenever scoring
+    // is not softmax, and HF's DeepseekV4 router always normalises, whatever the key says.
+    c.renormalize = true;
     const std::string scoring = text(cfg, "scoring_func", "sqrtsoftplus");
     if (scoring != "sqrtsoftplus")
         throw Error(ErrorCode::Unsupported, where + ": scoring_func '" + scoring +

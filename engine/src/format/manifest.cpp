@@ -158,8 +158,10 @@ ModelConfig readModelConfig(const json &cfg, const std::string &where)
     if (c.experts > 0) {
         if (c.topK < 1 || c.topK > c.experts)
             refuse(where, "num_experts_per_token must be between 1 and num_experts");
-        if (c.moeInter <= 0 || c.moeInter % 8 != 0 || c.expertWidth() % 8 != 0)
-            refuse(where, "moe_intermediate_size and the expert input width must be positive multiples of 8");
+        // (Any width runs as released; VQ3R codes need multiples of 8, which the converter asks
+        // for when it encodes them, convert/unit_plan.cpp.)
+        if (c.moeInter <= 0 || c.expertWidth() <= 0)
+            refuse(where, "moe_intermediate_size and the expert input width must be positive");
         if (c.latentMoe > Limits::kMaxHidden)
             refuse(where, "routed_expert_hidden_size is too large");
     }
@@ -376,6 +378,12 @@ Manifest parseManifest(const std::string &text, const std::string &where)
     const json &cfg = textConfig(m, where, out.prefix);
     out.config = readModelConfig(cfg, where);
     out.quant = parseQuant(m, where);
+    // VQ codes cover the experts' rows in vectors of vecDim (native records check their own
+    // blocks, format/native_record.cpp).
+    const format::ModelConfig &c = out.config;
+    if (c.experts > 0 && !out.quant.isNative() && (c.moeInter % out.quant.vecDim != 0 || c.expertWidth() % out.quant.vecDim != 0))
+        refuse(where, "VQ expert codes need moe_intermediate_size and the expert input width in multiples of " +
+                          std::to_string(out.quant.vecDim));
     out.banks = parseBanks(m, out.config, where);
     out.trunk = parseTrunk(m, where);
     return out;
