@@ -2,7 +2,8 @@
 
 Layout: Qwen3-30B-A3B's config.json (tests/fixtures/release-configs/qwen3-30b-a3b.json) with small
 sizes, BF16 shards, one tensor per expert; the variants place dense layers among the MoE layers
-the two ways the config can (mlp_only_layers, decoder_sparse_step) and tie the embeddings."""
+the two ways the config can (mlp_only_layers, decoder_sparse_step), tie the embeddings, and fuse
+the experts as transformers 5 saves them."""
 import json
 import os
 
@@ -19,6 +20,9 @@ VARIANTS = {
     "A": dict(seed=1012, mlp_only_layers=[0, 3]),   # dense layers 0 and 3 among MoE layers
     "B": dict(seed=1066, decoder_sparse_step=2, mlp_only_layers=[3]),   # MoE iff not listed and (i+1) % 2 == 0: 1, 5
     "E": dict(seed=1078, tie_word_embeddings=True, mlp_only_layers=[0], num_hidden_layers=4, max_window_layers=4),
+    # the experts fused as transformers 5 holds and saves them: gate_up_proj [E, 2 Im, H] (gate
+    # half first), down_proj [E, H, Im]
+    "F": dict(seed=1012, mlp_only_layers=[0, 3], fused=True),
 }
 WRONG_READING = "top-k routing weights left unnormalised (config: norm_topk_prob true)"
 
@@ -88,10 +92,21 @@ def forward(cfg, W, ids, wrong=False):
     return x @ (W["model.embed_tokens.weight"] if cfg["tie_word_embeddings"] else W["lm_head.weight"]).T
 
 
+def unfuse(W):
+    """Per-expert matrices out of transformers 5's fused ones (gate_up_proj[e].chunk(2))."""
+    for name in [n for n in W if n.endswith("mlp.experts.gate_up_proj")]:
+        p = name[: -len("gate_up_proj")]
+        gate_up, down = W.pop(name), W.pop(p + "down_proj")
+        for e in range(gate_up.shape[0]):
+            W[f"{p}{e}.gate_proj.weight"], W[f"{p}{e}.up_proj.weight"] = np.split(gate_up[e], 2)
+            W[f"{p}{e}.down_proj.weight"] = down[e]
+    return W
+
+
 def reference(folder, ids, wrong=False):
     with open(os.path.join(folder, "config.json")) as f:
         cfg = json.load(f)
-    return forward(cfg, read_floats(folder), ids, wrong)
+    return forward(cfg, unfuse(read_floats(folder)), ids, wrong)
 
 
 # ---- Generator
@@ -99,6 +114,7 @@ def reference(folder, ids, wrong=False):
 def generate(variant, out, tokdir):
     v = dict(VARIANTS[variant])
     rng = np.random.default_rng(v.pop("seed"))
+    fused = v.pop("fused", False)
     with open(RELEASE) as f:
         cfg = json.load(f)
     with open(os.path.join(tokdir, "config.json")) as f:
@@ -132,6 +148,12 @@ def generate(variant, out, tokdir):
             W[p + f + "gate_proj.weight"] = lin(width, H, 1.5)
             W[p + f + "up_proj.weight"] = lin(width, H, 1.5)
             W[p + f + "down_proj.weight"] = lin(H, width)
+        if fused and is_moe_layer(cfg, i):
+            ex = p + "mlp.experts."
+            E = range(cfg["num_experts"])
+            W[ex + "gate_up_proj"] = np.stack([np.concatenate([W.pop(f"{ex}{e}.gate_proj.weight"),
+                                                               W.pop(f"{ex}{e}.up_proj.weight")]) for e in E])
+            W[ex + "down_proj"] = np.stack([W.pop(f"{ex}{e}.down_proj.weight") for e in E])
     W["model.norm.weight"] = normw(H)
     if not cfg["tie_word_embeddings"]:
         W["lm_head.weight"] = lin(V, H, 4.0)

@@ -17,12 +17,13 @@ namespace {
 
 constexpr const char *kGateUp = "mlp.experts.gate_up_proj", *kDown = "mlp.experts.down_proj";
 
-// Whether the source's config is Qwen3.5-MoE's (gate and up halves apart) rather than
-// gpt-oss's (rows interleaved). An unreadable config is left to buildLayout to refuse.
+// Whether the source's fused experts keep gate and up halves apart (Qwen3.5-MoE as released;
+// any other family as transformers 5 holds and saves its experts, `gate_up_proj[e].chunk(2)`)
+// rather than gpt-oss's interleaved rows. An unreadable config is left to buildLayout to refuse.
 bool halvesApart(const ModelSource &src) {
     try {
         const auto cfg = nlohmann::ordered_json::parse(src.configText());
-        return format::configArch(nlohmann::json(format::textModelConfig(cfg))) == "qwen3.5-moe";
+        return format::configArch(nlohmann::json(format::textModelConfig(cfg))) != "gpt-oss";
     } catch (const nlohmann::json::exception &) {
         return false;
     }
@@ -51,7 +52,7 @@ FusedExpertsSource::FusedExpertsSource(const ModelSource &inner) : m_in(inner) {
                                                     "; fused experts are read as the MXFP4 release ships them (use the original checkpoint)");
         if (halves && t.dtype != DType::BF16 && t.dtype != DType::F16 && t.dtype != DType::F32)
             throw Error(ErrorCode::Unsupported, "'" + name + "' is " + dtypeName(t.dtype) +
-                                                    "; Qwen3.5's fused experts are read as BF16, F16 or F32");
+                                                    "; fused experts with gate and up halves apart are read as BF16, F16 or F32");
         const std::string base = name.substr(0, name.size() - (gateUp ? 24 : 21)) + "mlp.experts.";
         const int64_t E = t.shape[0], R = t.shape[1], C = t.shape[2];
         if (gateUp && R % 2 != 0)

@@ -2,8 +2,10 @@
 // `mlp.experts.gate_up_proj` [E, 2 Im, Hd] (gate row i at 2i, up row i at 2i + 1) and
 // `mlp.experts.down_proj` [E, Hd, Im]. Qwen3.5-MoE fuses them the same way in BF16 but
 // with the halves apart: gate rows [0, Im), up rows [Im, 2 Im) of each expert
-// (transformers' `gate_up_proj[e].chunk(2)`; docs/architectures/qwen3.5-moe.md); which
-// layout applies is the config's architecture's. This view of a source shows them as the
+// (transformers' `gate_up_proj[e].chunk(2)`; docs/architectures/qwen3.5-moe.md), as
+// transformers 5 also holds the experts of the other MoE families (Qwen3-MoE, GLM-4.5,
+// DeepSeek-V3), so a checkpoint it saved that way reads too; which layout applies is the
+// config's architecture's. This view of a source shows them as the
 // per-expert tensors the converter handles, `mlp.experts.E.{gate,up,down}_proj.weight` of
 // [Im, Hd] and [Hd, Im], each row read (decoded, or as stored) from its fused row. Every
 // other tensor passes through unchanged, so a release without fused experts looks the same.
