@@ -14,6 +14,7 @@ namespace {
 
 using nlohmann::json;
 using config::count;
+using config::flag;
 using config::number;
 using config::refuse;
 using config::text;
@@ -65,10 +66,11 @@ bool isDeepseekFamily(const std::string &arch)
     return arch == "deepseek-v3" || arch == "kimi-k2" || arch == "deepseek-v32" || arch == "glm-moe-dsa";
 }
 
-void readNoauxRouting(const json &cfg, ModelConfig &c, const std::string &where, const std::string &family)
+void readNoauxRouting(const json &cfg, ModelConfig &c, const std::string &where, const std::string &family, int groups,
+                      int keptGroups)
 {
-    c.groups = count(cfg, "n_group", 1, 1, Limits::kMaxExperts, where);
-    c.topkGroups = count(cfg, "topk_group", c.groups, 1, c.groups, where);
+    c.groups = count(cfg, "n_group", groups, 1, Limits::kMaxExperts, where);
+    c.topkGroups = count(cfg, "topk_group", std::min(keptGroups, c.groups), 1, c.groups, where);
     if (c.experts <= 0)
         return;
     if (c.experts % c.groups != 0)
@@ -96,10 +98,21 @@ void readDeepseekConfig(const json &cfg, ModelConfig &c, const std::string &wher
         c.topK = count(cfg, "num_experts_per_tok", 0, 0, Limits::kMaxTopK, where);
     if (!cfg.contains("num_shared_experts"))
         c.sharedExperts = count(cfg, "n_shared_experts", 0, 0, 64, where);
-    if (auto it = cfg.find("norm_topk_prob"); it != cfg.end() && it->is_boolean())
-        c.renormalize = it->get<bool>();
-    const std::string family = c.arch == "glm-moe-dsa" ? "GLM-5" : c.arch == "deepseek-v32" ? "DeepSeek-V3.2" : "DeepSeek-V3";
-    readNoauxRouting(cfg, c, where, family);
+    // Keys a config leaves out take the transformers class's defaults (DeepseekV3Config,
+    // DeepseekV32Config, GlmMoeDsaConfig; Kimi K2 has none and reads as DeepSeek-V3): the
+    // routing renormalised and scaled by 2.5, rms_norm_eps 1e-6 (GLM-5 1e-5), 8 groups of
+    // which 4 kept (GLM-5 one group), 3 dense first layers. (The generic reading's defaults
+    // are Kimi-Linear's.)
+    const bool glm = c.arch == "glm-moe-dsa";
+    c.renormalize = flag(cfg, "norm_topk_prob", cfg.contains("moe_renormalize") ? c.renormalize : true);
+    if (!cfg.contains("routed_scaling_factor"))
+        c.routedScale = 2.5f;
+    if (!cfg.contains("rms_norm_eps"))
+        c.eps = glm ? 1e-5f : 1e-6f;
+    if (!cfg.contains("first_k_dense_replace") && !cfg.contains("mlp_layer_types"))
+        c.firstDense = std::min(3, c.layers);
+    const std::string family = glm ? "GLM-5" : c.arch == "deepseek-v32" ? "DeepSeek-V3.2" : "DeepSeek-V3";
+    readNoauxRouting(cfg, c, where, family, glm ? 1 : 8, glm ? 1 : 4);
     if (c.qkRope % 2 != 0)
         refuse(where, "qk_rope_head_dim must be even to be rotated in pairs");
     readRope(cfg, c.rope, where);

@@ -22,7 +22,9 @@ void readDeepseekConfig(const nlohmann::json &cfg, ModelConfig &c, const std::st
 // The group-limited sigmoid routing (noaux_tc) that DeepSeek-V3 and GLM-4.5 share: n_group and
 // topk_group into c.groups / c.topkGroups, checked against c.experts and c.topK (read
 // before), and scoring_func / topk_method, refused (Unsupported, naming `family`) unless
-// absent or sigmoid / noaux_tc.
-void readNoauxRouting(const nlohmann::json &cfg, ModelConfig &c, const std::string &where, const std::string &family);
+// absent or sigmoid / noaux_tc. Absent keys take the family's transformers defaults:
+// `groups` for n_group, `keptGroups` for topk_group (at most n_group).
+void readNoauxRouting(const nlohmann::json &cfg, ModelConfig &c, const std::string &where, const std::string &family,
+                      int groups, int keptGroups);
 
 } // namespace waste::format

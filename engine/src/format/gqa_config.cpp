@@ -128,7 +128,7 @@ void readGlm4MoeKeys(const json &cfg, ModelConfig &c, const std::string &where)
     if (c.firstDense >= c.layers)
         refuse(where, "every layer is dense (first_k_dense_replace >= num_hidden_layers): not a mixture of experts");
     c.renormalize = flag(cfg, "norm_topk_prob", true);
-    readNoauxRouting(cfg, c, where, "GLM-4.5");
+    readNoauxRouting(cfg, c, where, "GLM-4.5", 1, 1); // Glm4MoeConfig: n_group 1, topk_group 1
     if (cfg.value("hidden_act", std::string("silu")) != "silu")
         throw Error(ErrorCode::Unsupported, where + ": hidden_act must be silu for GLM-4.5");
 }
@@ -153,7 +153,9 @@ void readQwen3NextLayers(const json &cfg, ModelConfig &c, const std::string &whe
         if (lt->size() != size_t(c.layers))
             refuse(where, "layer_types must name one type per layer");
         for (size_t i = 0; i < lt->size(); ++i) {
-            const std::string t = (*lt)[i].is_string() ? (*lt)[i].get<std::string>() : std::string();
+            std::string t = (*lt)[i].is_string() ? (*lt)[i].get<std::string>() : std::string();
+            if (t == "attention" || t == "mamba") // older spellings transformers still maps
+                t = t == "attention" ? "full_attention" : "linear_attention";
             if (t != "linear_attention" && t != "full_attention")
                 refuse(where, "layer_types[" + std::to_string(i) + "] must be linear_attention or full_attention, not '" + t + "'");
             c.isKda[i] = t == "linear_attention";
@@ -181,15 +183,21 @@ void readGqaConfig(const json &cfg, ModelConfig &c, const std::string &where)
     // Qwen3.5's (Qwen3NextConfig, Qwen3_5MoeTextConfig) give 2 key/value heads of 256, and every
     // Qwen3 family's rms_norm_eps is 1e-6 (the generic reading's default is 1e-5, GLM's and gpt-oss's).
     const bool hybrid = c.arch == "qwen3-next" || c.arch == "qwen3.5-moe";
+    // (GptOssConfig: 8 key/value heads of 64; Glm4MoeConfig 8 key/value heads; Qwen3MoeConfig 4.)
+    const int kvDefault = hybrid ? 2 : oss || c.arch == "glm4-moe" ? 8 : c.arch == "qwen3-moe" ? 4 : c.heads;
     if (c.arch.rfind("qwen3", 0) == 0 && !cfg.contains("rms_norm_eps"))
         c.eps = 1e-6f;
-    g.kvHeads = int(number(cfg, {"num_key_value_heads"}, hybrid ? 2 : c.heads, 1, Limits::kMaxHeads, where));
-    g.headDim = int(number(cfg, {"head_dim"}, hybrid ? 256 : c.heads > 0 ? c.hidden / c.heads : 0, 2, Limits::kMaxHeadDim, where));
+    g.kvHeads = int(number(cfg, {"num_key_value_heads"}, kvDefault, 1, Limits::kMaxHeads, where));
+    g.headDim = int(number(cfg, {"head_dim"}, hybrid ? 256 : oss ? 64 : c.heads > 0 ? c.hidden / c.heads : 0, 2,
+                           Limits::kMaxHeadDim, where));
     if (c.heads % g.kvHeads != 0)
         refuse(where, "num_attention_heads must be a multiple of num_key_value_heads");
     if (g.headDim % 2 != 0)
         refuse(where, "head_dim must be even (the rotary embedding turns pairs)");
-    g.ropeTheta = number(cfg, {"rope_theta"}, 10000.0, 1.0, 1e12, where);
+    // (transformers 5 saves rope_theta inside rope_parameters; gpt-oss's class defaults to 150000.)
+    const json &ropeParams = cfg.contains("rope_parameters") && cfg["rope_parameters"].is_object() ? cfg["rope_parameters"] : cfg;
+    g.ropeTheta = number(ropeParams, {"rope_theta"}, number(cfg, {"rope_theta"}, oss ? 150000.0 : 10000.0, 1.0, 1e12, where),
+                         1.0, 1e12, where);
     // (Qwen3.5's wrapper says it at its top level: the generic reading found it there.)
     g.tied = flag(cfg, "tie_word_embeddings", false) || c.tiedEmbeddings;
     c.experts = int(number(cfg, {"num_experts", "num_local_experts"}, 0, 0, Limits::kMaxExperts, where));
@@ -207,7 +215,7 @@ void readGqaConfig(const json &cfg, ModelConfig &c, const std::string &where)
         g.expertBias = true;
         g.swigluLimit = float(number(cfg, {"swiglu_limit"}, 7.0, 0.0, 1e6, where));
         g.swigluAlpha = 1.702f; // fixed in the release's modeling code, not in the config
-        g.window = int(number(cfg, {"sliding_window"}, 0, 0, 1 << 24, where));
+        g.window = int(number(cfg, {"sliding_window"}, 128, 0, 1 << 24, where)); // GptOssConfig's default
         g.sliding.assign(size_t(c.layers), false);
         auto lt = cfg.find("layer_types");
         if (lt != cfg.end() && lt->is_array()) {
@@ -219,16 +227,27 @@ void readGqaConfig(const json &cfg, ModelConfig &c, const std::string &where)
             for (int i = 0; i < c.layers; ++i) // the release's schedule: even layers slide
                 g.sliding[size_t(i)] = i % 2 == 0;
         }
-        auto rs = cfg.find("rope_scaling");
-        if (rs != cfg.end() && rs->is_object()) {
-            const std::string type = rs->value("rope_type", rs->value("type", std::string()));
+        // YaRN: the release's rope_scaling, or the rope_parameters transformers 5 saves it as;
+        // where a config names neither, GptOssConfig's own (factor 32, betas 32 / 1, 4096
+        // original positions, not truncated).
+        static const json kDefaultYarn = {{"rope_type", "yarn"}, {"factor", 32.0}, {"beta_fast", 32.0},
+                                          {"beta_slow", 1.0}, {"original_max_position_embeddings", 4096}, {"truncate", false}};
+        const json *scaling = &kDefaultYarn;
+        if (auto rs = cfg.find("rope_scaling"); rs != cfg.end() && !rs->is_null())
+            scaling = &*rs;
+        else if (&ropeParams != &cfg)
+            scaling = ropeParams.value("rope_type", std::string("default")) == "default" ? nullptr : &ropeParams;
+        if (scaling) {
+            if (!scaling->is_object())
+                refuse(where, "rope_scaling is not an object");
+            const std::string type = scaling->value("rope_type", scaling->value("type", std::string()));
             if (type != "yarn")
                 throw Error(ErrorCode::Unsupported, where + ": rope_scaling type '" + type + "' is not supported (gpt-oss uses yarn)");
-            g.yarnFactor = number(*rs, {"factor"}, 1.0, 1.0, 1e6, where);
-            g.yarnBetaFast = number(*rs, {"beta_fast"}, 32.0, 0.0, 1e6, where);
-            g.yarnBetaSlow = number(*rs, {"beta_slow"}, 1.0, 0.0, 1e6, where);
-            g.yarnOrigCtx = number(*rs, {"original_max_position_embeddings"}, 4096, 1, 1 << 30, where);
-            g.yarnTruncate = flag(*rs, "truncate", true);
+            g.yarnFactor = number(*scaling, {"factor"}, 1.0, 1.0, 1e6, where);
+            g.yarnBetaFast = number(*scaling, {"beta_fast"}, 32.0, 0.0, 1e6, where);
+            g.yarnBetaSlow = number(*scaling, {"beta_slow"}, 1.0, 0.0, 1e6, where);
+            g.yarnOrigCtx = number(*scaling, {"original_max_position_embeddings"}, 4096, 1, 1 << 30, where);
+            g.yarnTruncate = flag(*scaling, "truncate", true);
         }
     } else if (c.arch == "glm4-moe") {
         readGlm4MoeKeys(cfg, c, where);
@@ -240,7 +259,7 @@ void readGqaConfig(const json &cfg, ModelConfig &c, const std::string &where)
         g.qkNorm = true;
         g.attnBias = flag(cfg, "attention_bias", false);
         g.outBias = g.attnBias;
-        c.renormalize = flag(cfg, "norm_topk_prob", false);
+        c.renormalize = flag(cfg, "norm_topk_prob", c.arch == "qwen3-next"); // Qwen3NextConfig: true; Qwen3MoeConfig: false
         // As the family's decoder layer decides (transformers' Qwen3MoeDecoderLayer): layer L
         // routes to experts unless it is in mlp_only_layers or (L + 1) is not a multiple of
         // decoder_sparse_step; the others run a dense MLP of intermediate_size.
