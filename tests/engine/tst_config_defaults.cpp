@@ -2,7 +2,7 @@
 // configuration class's defaults (DeepseekV3Config, DeepseekV32Config, GlmMoeDsaConfig,
 // Glm4MoeConfig, Qwen3MoeConfig, Qwen3NextConfig, GptOssConfig), and the spellings
 // transformers 5 saves (rope_theta inside rope_parameters, gpt-oss's YaRN there) and older
-// layer-type names read too. Each case starts from a release's own config.json
+// layer-type names read too; YaRN without its original length takes max_position_embeddings. Each case starts from a release's own config.json
 // (tests/fixtures/release-configs) with the keys erased, so a default that differs from the
 // class's changes the numbers checked here. (DeepSeek V4's and Qwen3.5's are in tst_dsv4 and
 // tst_qwen3_5_moe.)
@@ -64,6 +64,10 @@ TEST(ConfigDefaults, DeepSeekFamilyRoutesAsItsClassesDefault)
     EXPECT_EQ(read(grouped).topkGroups, 4);
     // What a release says still wins.
     EXPECT_EQ(read(release("kimi-k2")).groups, 1);
+    // YaRN without its original length: transformers takes max_position_embeddings.
+    json yarn = release("deepseek-v3.2");
+    yarn["rope_scaling"].erase("original_max_position_embeddings");
+    EXPECT_EQ(read(yarn).rope.originalMax, yarn["max_position_embeddings"].get<double>());
 }
 
 TEST(ConfigDefaults, GqaFamiliesTakeTheirClassesHeadsAndRouting)
@@ -117,4 +121,7 @@ TEST(ConfigDefaults, GptOssKeysLeftOut)
     EXPECT_EQ(y.g.yarnFactor, 32.0);
     EXPECT_EQ(y.g.yarnOrigCtx, 4096);
     EXPECT_FALSE(y.g.yarnTruncate);
+    json noOrig = release("gpt-oss-20b");
+    noOrig["rope_scaling"].erase("original_max_position_embeddings");
+    EXPECT_EQ(read(noOrig).g.yarnOrigCtx, noOrig["max_position_embeddings"].get<double>());
 }

@@ -51,7 +51,8 @@ void readRope(const json &cfg, RopeParams &r, const std::string &where)
     r.betaSlow = number(s, "beta_slow", 1.0, where);
     r.mscale = number(s, "mscale", 1.0, where);
     r.mscaleAllDim = number(s, "mscale_all_dim", 0.0, where);
-    r.originalMax = number(s, "original_max_position_embeddings", 4096.0, where);
+    // (Absent, transformers takes max_position_embeddings as the original length.)
+    r.originalMax = number(s, "original_max_position_embeddings", number(cfg, "max_position_embeddings", 4096.0, where), where);
     for (double v : {r.factor, r.betaFast, r.betaSlow, r.originalMax})
         if (!(v > 0.0) || !std::isfinite(v))
             refuse(where, "rope_scaling factor, beta_fast, beta_slow and original_max_position_embeddings must be positive");

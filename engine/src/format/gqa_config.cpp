@@ -246,7 +246,8 @@ void readGqaConfig(const json &cfg, ModelConfig &c, const std::string &where)
             g.yarnFactor = number(*scaling, {"factor"}, 1.0, 1.0, 1e6, where);
             g.yarnBetaFast = number(*scaling, {"beta_fast"}, 32.0, 0.0, 1e6, where);
             g.yarnBetaSlow = number(*scaling, {"beta_slow"}, 1.0, 0.0, 1e6, where);
-            g.yarnOrigCtx = number(*scaling, {"original_max_position_embeddings"}, 4096, 1, 1 << 30, where);
+            g.yarnOrigCtx = number(*scaling, {"original_max_position_embeddings"},
+                                   number(cfg, {"max_position_embeddings"}, 4096, 1, 1 << 30, where), 1, 1 << 30, where);
             g.yarnTruncate = flag(*scaling, "truncate", true);
         }
     } else if (c.arch == "glm4-moe") {
