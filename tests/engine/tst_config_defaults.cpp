@@ -2,7 +2,8 @@
 // configuration class's defaults (DeepseekV3Config, DeepseekV32Config, GlmMoeDsaConfig,
 // Glm4MoeConfig, Qwen3MoeConfig, Qwen3NextConfig, GptOssConfig), and the spellings
 // transformers 5 saves (rope_theta inside rope_parameters, gpt-oss's YaRN there) and older
-// layer-type names read too; YaRN without its original length takes max_position_embeddings. Each case starts from a release's own config.json
+// layer-type names read too; YaRN without its original length takes max_position_embeddings;
+// HF's num_local_experts alias, and a wrapper named by its own model_type. Each case starts from a release's own config.json
 // (tests/fixtures/release-configs) with the keys erased, so a default that differs from the
 // class's changes the numbers checked here. (DeepSeek V4's and Qwen3.5's are in tst_dsv4 and
 // tst_qwen3_5_moe.)
@@ -105,6 +106,22 @@ TEST(ConfigDefaults, TransformersFiveSpellings)
         types.push_back(kda ? "mamba" : "attention");
     n["layer_types"] = types;
     EXPECT_EQ(read(n).isKda, base.isKda);
+}
+
+TEST(ConfigDefaults, AliasesAndAWrapperNamedByItsType)
+{
+    // num_local_experts, the name transformers maps onto n_routed_experts.
+    for (const char *name : {"glm-4.5", "deepseek-v3"}) {
+        json c = release(name);
+        c["num_local_experts"] = c["n_routed_experts"];
+        c.erase("n_routed_experts");
+        EXPECT_EQ(read(c).experts, read(release(name)).experts) << name;
+    }
+    // A Qwen3.5 wrapper with neither architectures nor its text model's model_type.
+    json q = release("qwen3.5-122b-a10b");
+    q.erase("architectures");
+    q["text_config"].erase("model_type");
+    EXPECT_EQ(read(q).arch, "qwen3.5-moe");
 }
 
 TEST(ConfigDefaults, GptOssKeysLeftOut)

@@ -94,7 +94,8 @@ void readDeepseekConfig(const json &cfg, ModelConfig &c, const std::string &wher
 {
     // The Kimi-Linear spellings win when a config has both (parseConfig read them).
     if (!cfg.contains("num_experts"))
-        c.experts = count(cfg, "n_routed_experts", 0, 0, Limits::kMaxExperts, where);
+        c.experts = count(cfg, "n_routed_experts", count(cfg, "num_local_experts", 0, 0, Limits::kMaxExperts, where), 0,
+                          Limits::kMaxExperts, where); // (num_local_experts: HF's alias)
     if (!cfg.contains("num_experts_per_token"))
         c.topK = count(cfg, "num_experts_per_tok", 0, 0, Limits::kMaxTopK, where);
     if (!cfg.contains("num_shared_experts"))

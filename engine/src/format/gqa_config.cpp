@@ -121,7 +121,7 @@ void readGlm4MoeKeys(const json &cfg, ModelConfig &c, const std::string &where)
     g.outBias = false;
     g.sigmoidRouter = true;
     readPartialRope(cfg, g, 0.5, where, "GLM-4.5");
-    c.experts = int(number(cfg, {"n_routed_experts"}, 0, 0, Limits::kMaxExperts, where));
+    c.experts = int(number(cfg, {"n_routed_experts", "num_local_experts"}, 0, 0, Limits::kMaxExperts, where)); // (HF's alias)
     c.sharedExperts = int(number(cfg, {"n_shared_experts"}, 1, 0, 64, where));
     g.sharedInter = c.sharedExperts * c.moeInter;
     c.firstDense = int(number(cfg, {"first_k_dense_replace"}, 1, 0, Limits::kMaxLayers, where));

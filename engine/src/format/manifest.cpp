@@ -75,8 +75,11 @@ std::string configArch(const json &cfg)
         name = firstString(cfg["_outer"], "architectures");
     if (name.empty())
         name = firstString(cfg, "architectures");
-    // A config without "architectures" is named by its model_type.
-    const std::string type = cfg.is_object() ? cfg.value("model_type", std::string()) : std::string();
+    // A config without "architectures" is named by its model_type (a wrapper's, where its text
+    // model's config names none).
+    std::string type = cfg.is_object() ? cfg.value("model_type", std::string()) : std::string();
+    if (type.empty() && cfg.is_object() && cfg.contains("_outer") && cfg["_outer"].is_object())
+        type = cfg["_outer"].value("model_type", std::string());
     const std::string arch = archNamed(name, type);
     if (!arch.empty())
         return arch;
