@@ -125,6 +125,15 @@ std::pair<double, double> ffnErrors(std::initializer_list<int> layers, std::init
     return {worst, wrongs.size() ? weakest : 0.0};
 }
 
+// The engine's logits after `tokens` (chunks of 64) against the reference's last ones, and
+// against a reading that must land far away.
+std::pair<double, double> logitErrors(Engine &engine, const std::vector<int32_t> &tokens, const gqaref::Vec &want,
+                                      const gqaref::Vec &far)
+{
+    const std::vector<float> got = engine.logits(tokens, 64);
+    return {relErr(got.data(), want), relErr(got.data(), far)};
+}
+
 std::string tinyConfig() { return fixture().weights.source().configText(); }
 waste::format::ModelConfig readConfig(const nlohmann::json &j) { return waste::format::readReleaseConfig(j); }
 
@@ -231,10 +240,8 @@ TEST(Dsv4, WholeForwardPassMatchesFloat64)
 {
     auto &f = fixture();
     const auto tokens = f.tokens(40, 9);
-    const std::vector<float> got = f.engine->logits(tokens, 64);
-    const auto want = f.ref->logits(tokens);
-    const double err = relErr(got.data(), want.back());
-    const double wrong = relErr(got.data(), f.ref->logits(tokens, Wrong::NoSinkhorn).back());
+    const auto [err, wrong] =
+        logitErrors(*f.engine, tokens, f.ref->logits(tokens).back(), f.ref->logits(tokens, Wrong::NoSinkhorn).back());
     report("deepseek-v4", "logits after 40 tokens (hyper-connections)", err, wrong);
     EXPECT_LT(err, kTolerance);
     EXPECT_GT(wrong, 100 * kTolerance);
@@ -249,9 +256,7 @@ TEST(Dsv4, TrainedRoundingRoundsAsModelPy)
     EXPECT_GT(weakest, 100 * kTolerance);
     auto &r = rounded();
     const auto tokens = fixture().tokens(40, 9);
-    const std::vector<float> got = r.engine.logits(tokens, 64);
-    const double err = relErr(got.data(), r.ref.logits(tokens).back());
-    const double plain = relErr(got.data(), fixture().ref->logits(tokens).back());
+    const auto [err, plain] = logitErrors(r.engine, tokens, r.ref.logits(tokens).back(), fixture().ref->logits(tokens).back());
     report("deepseek-v4", "trained rounding: logits after 40 tokens", err, plain);
     EXPECT_LT(err, kTolerance);
     EXPECT_GT(plain, 100 * kTolerance);

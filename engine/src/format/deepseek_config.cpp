@@ -106,7 +106,7 @@ void readDeepseekConfig(const json &cfg, ModelConfig &c, const std::string &wher
     // which 4 kept (GLM-5 one group), 3 dense first layers. (The generic reading's defaults
     // are Kimi-Linear's.)
     const bool glm = c.arch == "glm-moe-dsa";
-    c.renormalize = flag(cfg, "norm_topk_prob", cfg.contains("moe_renormalize") ? c.renormalize : true);
+    c.renormalize = flag(cfg, "norm_topk_prob", true);
     if (!cfg.contains("routed_scaling_factor"))
         c.routedScale = 2.5f;
     if (!cfg.contains("rms_norm_eps"))

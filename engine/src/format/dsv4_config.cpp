@@ -168,7 +168,7 @@ void checkTrainedRounding(const ModelConfig &c)
         if (c.v4.indexed(L) && !powerOfTwo(c.v4.indexDim))
             throw Error(ErrorCode::Unsupported, "the trained rounding rotates the indexer's heads by a Hadamard transform, "
                                                 "which needs index_head_dim a power of two (it is " +
-                                                    std::to_string(c.v4.indexDim) + ")");
+                                                    std::to_string(c.v4.indexDim) + "); open it without the trained rounding");
 }
 
 void readDsv4Config(const json &cfg, ModelConfig &c, const std::string &where)

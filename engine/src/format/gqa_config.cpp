@@ -36,14 +36,27 @@ double number(const json &o, std::initializer_list<const char *> keys, double de
     return def;
 }
 
+// The rope_parameters object where a config has one (transformers 5 nests rope_theta and the
+// scaling there), else the config itself.
+const json &ropeParameters(const json &cfg)
+{
+    return cfg.contains("rope_parameters") && cfg["rope_parameters"].is_object() ? cfg["rope_parameters"] : cfg;
+}
+
+// rope_theta from rope_parameters, else from the top level, else `def`.
+double ropeTheta(const json &cfg, double def, const std::string &where)
+{
+    return number(ropeParameters(cfg), {"rope_theta"}, number(cfg, {"rope_theta"}, def, 1.0, 1e12, where), 1.0, 1e12, where);
+}
+
 // rope_theta and partial_rotary_factor (newer configs nest both in rope_parameters), for the
 // families that turn part of each head (Qwen3-Next, GLM-4.5): rotaryDim = int(head_dim ·
 // factor), as their releases compute it. Plain RoPE only.
 void readPartialRope(const json &cfg, GqaConfig &g, double defaultFactor, const std::string &where,
                      const std::string &family)
 {
-    const json &rp = cfg.contains("rope_parameters") && cfg["rope_parameters"].is_object() ? cfg["rope_parameters"] : cfg;
-    g.ropeTheta = number(rp, {"rope_theta"}, number(cfg, {"rope_theta"}, 10000.0, 1.0, 1e12, where), 1.0, 1e12, where);
+    const json &rp = ropeParameters(cfg);
+    g.ropeTheta = ropeTheta(cfg, 10000.0, where);
     const double factor = number(rp, {"partial_rotary_factor"},
                                  number(cfg, {"partial_rotary_factor"}, defaultFactor, 0.0, 1.0, where), 0.0, 1.0, where);
     g.rotaryDim = int(double(g.headDim) * factor);
@@ -194,10 +207,7 @@ void readGqaConfig(const json &cfg, ModelConfig &c, const std::string &where)
         refuse(where, "num_attention_heads must be a multiple of num_key_value_heads");
     if (g.headDim % 2 != 0)
         refuse(where, "head_dim must be even (the rotary embedding turns pairs)");
-    // (transformers 5 saves rope_theta inside rope_parameters; gpt-oss's class defaults to 150000.)
-    const json &ropeParams = cfg.contains("rope_parameters") && cfg["rope_parameters"].is_object() ? cfg["rope_parameters"] : cfg;
-    g.ropeTheta = number(ropeParams, {"rope_theta"}, number(cfg, {"rope_theta"}, oss ? 150000.0 : 10000.0, 1.0, 1e12, where),
-                         1.0, 1e12, where);
+    g.ropeTheta = ropeTheta(cfg, oss ? 150000.0 : 10000.0, where); // GptOssConfig's default 150000
     // (Qwen3.5's wrapper says it at its top level: the generic reading found it there.)
     g.tied = flag(cfg, "tie_word_embeddings", false) || c.tiedEmbeddings;
     c.experts = int(number(cfg, {"num_experts", "num_local_experts"}, 0, 0, Limits::kMaxExperts, where));
@@ -235,8 +245,8 @@ void readGqaConfig(const json &cfg, ModelConfig &c, const std::string &where)
         const json *scaling = &kDefaultYarn;
         if (auto rs = cfg.find("rope_scaling"); rs != cfg.end() && !rs->is_null())
             scaling = &*rs;
-        else if (&ropeParams != &cfg)
-            scaling = ropeParams.value("rope_type", std::string("default")) == "default" ? nullptr : &ropeParams;
+        else if (const json &rp = ropeParameters(cfg); &rp != &cfg)
+            scaling = rp.value("rope_type", std::string("default")) == "default" ? nullptr : &rp;
         if (scaling) {
             if (!scaling->is_object())
                 refuse(where, "rope_scaling is not an object");
