@@ -1,6 +1,8 @@
 #include "model/flash_attention.hpp"
 
+#include "quant/panel_decode_levels.hpp"
 #include "quant/panel_gemm.hpp"
+#include "quant/simd.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -35,8 +37,56 @@ inline float expScore(float x)
     return p * scale;
 }
 
+// The block's positions [s0, s0 + inBlock) as a panel k-major (panel[k * 64 + j] = row j's
+// k-th value, 0 past inBlock), eight positions by eight values at a time: each row is read
+// along its values and each panel row written eight floats at once, where a copy position by
+// position wrote one float every 256 bytes.
+inline void keysPanel(const CachedRow &key, int64_t s0, int64_t inBlock, int64_t dk, float *panel)
+{
+    constexpr int64_t B = quant::kPanelRows;
+    static const float zeros[8] = {};
+    const float *rows[B];
+    for (int64_t j = 0; j < B; ++j)
+        rows[j] = j < inBlock ? key(s0 + j) : nullptr;
+    // A whole block whose rows lie at one stride (a cache's rows, as every caller's are): the
+    // panel decoders' 16-row transpose where the level has one.
+    const quant::PanelTranspose16 fast =
+        quant::activeSimd() == quant::SimdLevel::Avx512 ? quant::avx512PanelTranspose16() : nullptr;
+    const int64_t stride = inBlock == B ? rows[1] - rows[0] : 0, k8 = dk / 8 * 8;
+    bool strided = fast && stride >= dk;
+    for (int64_t j = 2; j < B && strided; ++j)
+        strided = rows[j] - rows[j - 1] == stride;
+    if (strided) {
+        for (int64_t j0 = 0; j0 < B; j0 += 16)
+            fast(rows[j0], stride, k8, panel + j0);
+        for (int64_t k = k8; k < dk; ++k)
+            for (int64_t j = 0; j < B; ++j)
+                panel[k * B + j] = rows[j][k];
+        return;
+    }
+    for (int64_t j0 = 0; j0 < B; j0 += 8)
+        for (int64_t k0 = 0; k0 < dk; k0 += 8) {
+            const int64_t kw = std::min<int64_t>(8, dk - k0);
+            float t[8][8];
+            for (int64_t r = 0; r < 8; ++r) {
+                const float *src = rows[j0 + r] ? rows[j0 + r] + k0 : zeros;
+                for (int64_t i = 0; i < kw; ++i)
+                    t[i][r] = src[i];
+            }
+            for (int64_t i = 0; i < kw; ++i)
+                for (int64_t r = 0; r < 8; ++r)
+                    panel[(k0 + i) * B + j0 + r] = t[i][r];
+        }
+}
+
 } // namespace
 
+// Cloned for the wider vector units: the softmax's loops and the panels' copies are plain
+// float operations element by element (contraction off), so every clone rounds as the
+// baseline does and the choice among them changes no bit.
+#if defined(__x86_64__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
 void flashAttention(const AttentionQueries &queries, int64_t dk, const CachedRow &key, const CachedRow &value,
                     int64_t dv, float scale, const float *sink, float *out, int64_t outStride)
 {
@@ -60,18 +110,33 @@ void flashAttention(const AttentionQueries &queries, int64_t dk, const CachedRow
         }
     for (int t = 0; t < m; ++t)
         std::fill(out + t * outStride, out + t * outStride + dv, 0.0f);
+    // Queries in order of position and of first position (a pass's run of tokens, a token's
+    // heads): a block's visible queries are then one range [tLo, tHi), and the products and
+    // loops run over it alone. A prompt's pass is one call per run, so without this the
+    // products of every block took every query, half of them wholly masked. A masked query
+    // gains nothing from a block (its weights are 0), so its values are the same bits.
+    bool ordered = true;
+    for (int t = 1; t < m && ordered; ++t)
+        ordered = queries.pos[t] >= queries.pos[t - 1] && (!queries.first || queries.first[t] >= queries.first[t - 1]);
+    int tLo = 0, tHi = m;
     for (int64_t s0 = lo / B * B; s0 <= hi; s0 += B) {
+        if (ordered) {
+            while (tLo < m && queries.pos[tLo] < s0)
+                ++tLo; // it sees nothing here or later
+            tHi = m;
+            if (queries.first)
+                tHi = int(std::lower_bound(queries.first, queries.first + m, s0 + B) - queries.first);
+            if (tLo >= tHi)
+                continue;
+        }
+        const int mv = tHi - tLo; // the queries that may see this block
         const int64_t inBlock = std::min<int64_t>(B, hi + 1 - s0); // positions written so far
         // The block's keys as a panel (k-major), positions past the last query's as 0.
-        for (int64_t j = 0; j < B; ++j) {
-            const float *kr = j < inBlock ? key(s0 + j) : nullptr;
-            for (int64_t k = 0; k < dk; ++k)
-                keys[size_t(k * B + j)] = kr ? kr[k] : 0.0f;
-        }
-        gemm(keys.data(), dk, queries.q, queries.stride, m, z.data(), B, B);
+        keysPanel(key, s0, inBlock, dk, keys.data());
+        gemm(keys.data(), dk, queries.q + tLo * queries.stride, queries.stride, mv, z.data() + size_t(tLo) * B, B, B);
         // Each query's visible scores, its running maximum and sum, its weights p.
         bool any = false;
-        for (int t = 0; t < m; ++t) {
+        for (int t = tLo; t < tHi; ++t) {
             const int64_t first = queries.first ? queries.first[t] : 0, last = queries.pos[t];
             float *zt = z.data() + size_t(t) * B, *pt = p.data() + size_t(t) * B;
             // Visible: block offsets [jLo, jHi). Three plain loops and an eight-lane maximum
@@ -117,12 +182,14 @@ void flashAttention(const AttentionQueries &queries, int64_t dk, const CachedRow
         for (int64_t c0 = 0; c0 < dv; c0 += B) {
             const int64_t width = std::min<int64_t>(B, dv - c0);
             for (int64_t j = 0; j < B; ++j) {
-                const float *vr = j < inBlock ? value(s0 + j) : nullptr;
-                for (int64_t c = 0; c < B; ++c)
-                    values[size_t(j * B + c)] = vr && c < width ? vr[c0 + c] : 0.0f;
+                float *dst = values.data() + j * B;
+                const int64_t filled = j < inBlock ? width : 0;
+                if (filled > 0)
+                    std::copy_n(value(s0 + j) + c0, filled, dst);
+                std::fill(dst + filled, dst + B, 0.0f);
             }
-            gemm(values.data(), B, p.data(), B, m, part.data(), B, width);
-            for (int t = 0; t < m; ++t) {
+            gemm(values.data(), B, p.data() + size_t(tLo) * B, B, mv, part.data() + size_t(tLo) * B, B, width);
+            for (int t = tLo; t < tHi; ++t) {
                 float *ot = out + t * outStride + c0;
                 const float *pt = part.data() + size_t(t) * B;
                 for (int64_t c = 0; c < width; ++c)
