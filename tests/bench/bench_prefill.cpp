@@ -244,6 +244,7 @@ PrefillRun prefill(const std::string &container, int64_t budget, int threads, co
     o.threads = threads;
     o.ctxTokens = int(ids.size()) + 64;
     o.warmFromUsage = false;
+    o.loadEveryExpert = false; // the pass's own reads are what is measured, at every budget
     auto model = waste::Model::open(container, o);
     const waste::Stats before = model->stats();
     const double t0 = now(), c0 = cpuNow();

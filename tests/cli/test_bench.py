@@ -1,6 +1,7 @@
 """`waste bench` end to end on the reference container: the JSON fields, figures that
-cover the decode alone (accesses scale with --tokens), a small budget that must miss, the
-lookahead switch, and usage errors."""
+cover the decode alone (accesses scale with --tokens), a small budget that must miss, a budget
+holding every expert (read at open, so nothing misses; WASTE_LOAD_EVERY_EXPERT=0 leaves them
+to the tokens), the lookahead switch, and usage errors."""
 import json
 import os
 import subprocess
@@ -31,7 +32,8 @@ def bench(*extra, env=None):
 FIELDS = ["tokens", "tok_per_s", "ms_per_token", "prompt_tokens", "prefill_seconds", "decode_seconds",
           "experts_hit", "experts_missed", "hit_rate", "bytes_read", "gb_per_token", "io_wait_seconds",
           "io_wait_share", "lookahead_predicted", "lookahead_correct", "lookahead_accuracy",
-          "speculative_fills", "budget_bytes", "expert_cache_bytes", "direct_io"]
+          "speculative_fills", "budget_bytes", "expert_cache_bytes", "experts_loaded_at_open",
+          "experts_load_seconds", "direct_io"]
 
 a = bench("--tokens", "8")
 check(list(a) == FIELDS, f"fields {list(a)}")
@@ -50,6 +52,18 @@ small = bench("--tokens", "8", "--budget", str(plan["floor_bytes"]), env={"WASTE
 check(small.get("experts_missed", 0) > 0 and small.get("bytes_read", 0) > 0 and small.get("hit_rate", 1) < 1,
       f"floor budget should miss: {small}")
 check(small.get("gb_per_token", 0) > 0, str(small))
+
+every = str(plan["every_expert_budget_bytes"])
+loaded = bench("--tokens", "8", "--budget", every)
+check(loaded.get("experts_loaded_at_open", 0) > 0 and loaded.get("experts_load_seconds", -1) >= 0
+      and loaded.get("experts_missed") == 0 and loaded.get("bytes_read") == 0 and loaded.get("hit_rate") == 1,
+      f"every expert read at open, none by the decode: {loaded}")
+left = bench("--tokens", "8", "--budget", every, env={"WASTE_LOAD_EVERY_EXPERT": "0", "WASTE_LOOKAHEAD": "0"})
+# (r3's 65-token prompt reads every expert itself, so its decode misses nothing either way)
+check(left.get("experts_loaded_at_open") == 0 and left.get("tokens") == 8,
+      f"WASTE_LOAD_EVERY_EXPERT=0 leaves the experts to the tokens: {left}")
+rc, out, err = run("bench", R3, "--tokens", "4", "--budget", every)
+check(rc == 0 and "every expert loaded at open" in out, f"human output at every expert: {rc} {out!r}")
 
 off = bench("--tokens", "4", env={"WASTE_LOOKAHEAD": "0"})
 check(off.get("lookahead_predicted") == 0 and off.get("lookahead_accuracy", 0) is None, f"lookahead off: {off}")

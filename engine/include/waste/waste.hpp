@@ -206,6 +206,9 @@ struct OpenOptions {
     bool vision = true;         // allow loading the vision tower when an image is given
     std::string usagePath;      // --learn record; empty: <container>/usage.waste
     bool warmFromUsage = true;  // preload the cache from the usage record if present
+    // Where the budget's cache holds every routed expert, read them all at open (bank by
+    // bank, many reads in flight), so the first answer runs at the speed of the rest.
+    bool loadEveryExpert = true;
     // DeepSeek V4: round the key/value rows to FP8 and the indexer's queries and keys to FP4
     // (after a Hadamard transform), as the release was trained and as DeepSeek's model.py and
     // ds4 compute; off (the default), plain float, as HF's DeepseekV4 computes.
@@ -218,7 +221,7 @@ struct OpenOptions {
 // tune the engine (the CLI and the app; the library itself never reads the environment):
 // WASTE_THREADS=N (when threads is 0), WASTE_DIRECT=0, WASTE_IO_THREADS=N, WASTE_IO_RING=0
 // (reader threads instead of io_uring), WASTE_LOOKAHEAD=N (experts predicted per layer; 0: off),
-// WASTE_CACHE_POLICY=NAME and WASTE_TRAINED_ROUNDING=1.
+// WASTE_CACHE_POLICY=NAME, WASTE_TRAINED_ROUNDING=1 and WASTE_LOAD_EVERY_EXPERT=0.
 OpenOptions withEnvironment(OpenOptions options);
 
 struct ModelInfo {
@@ -235,6 +238,8 @@ struct ModelInfo {
     std::string expertFormat; // "VQ3R", "VQ4P", or a release's own: "MXFP4", "FP8B128", "INT4G32", "BF16"; empty: no experts
     int64_t recordBytes = 0;  // one routed expert's record (the first bank's), one read from disk
     int64_t expertCacheBytes = 0;
+    int64_t expertsLoadedAtOpen = 0;   // records OpenOptions::loadEveryExpert read at open (0: none)
+    double expertsLoadSeconds = 0;     // and the time it took
     int64_t checkpointBytes = 0; // the state checkpoint's share of the budget, taken from the expert cache; 0: none kept
     int64_t budgetBytes = 0;
     bool hasVision = false;

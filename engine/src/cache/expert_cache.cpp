@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <thread>
 
 namespace waste::cache {
 
@@ -90,6 +91,36 @@ void ExpertCache::dropPages(int slot, int count)
     // next to each other in one call: a block that spans whole huge pages frees them whole.
     if (count > 0 && slotData(slot))
         ::madvise(slotData(slot), size_t(m_slotBytes * count), MADV_DONTNEED);
+}
+
+void ExpertCache::commitPages(int count, int threads)
+{
+    count = std::clamp(count, 0, m_roomFirst); // the main block's slots
+    if (count == 0 || !m_memory.data())
+        return;
+    uint8_t *base = m_memory.data();
+    const int64_t bytes = m_slotBytes * count;
+    // Pieces of whole 2 MiB pages, one per thread.
+    constexpr int64_t kHuge = int64_t(2) << 20;
+    const int n = int(std::clamp<int64_t>(threads, 1, std::max<int64_t>(1, bytes / kHuge)));
+    const int64_t piece = (bytes / n + kHuge - 1) / kHuge * kHuge;
+    auto commit = [base, bytes](int64_t from, int64_t to) {
+        to = std::min(to, bytes);
+        if (from >= to)
+            return;
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+        if (::madvise(base + from, size_t(to - from), MADV_POPULATE_WRITE) == 0)
+            return;
+#endif
+        for (int64_t at = from; at < to; at += 4096) // kernels before 5.14: touch each page
+            base[at] = 0;
+    };
+    std::vector<std::thread> others;
+    for (int i = 1; i < n; ++i)
+        others.emplace_back(commit, i * piece, (i + 1) * piece);
+    commit(0, piece);
+    for (std::thread &t : others)
+        t.join();
 }
 
 int ExpertCache::lend(int count)

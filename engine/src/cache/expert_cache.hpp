@@ -78,6 +78,11 @@ public:
     const CacheConfig &config() const { return m_config; }
     int slots() const { return m_config.slots; }
     int64_t slotBytes() const { return m_slotBytes; }
+    // Commits the pages of the first `count` slots now, split over `threads` threads: a
+    // kernel clears each fresh page as it is first touched, and where every slot is about
+    // to be filled (StreamedExpertSource::loadEveryExpert) clearing them on every core at
+    // once beats clearing them one read at a time on the thread that submits the reads.
+    void commitPages(int count, int threads);
 
     // A forward pass (a decode token, a prefill chunk) starts: ages frequencies.
     void beginToken();

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <numeric>
 #include <optional>
+#include <thread>
 
 namespace waste::cache {
 
@@ -626,6 +627,56 @@ int StreamedExpertSource::warmFrom(const std::string &usagePath)
     const int loaded = warmStart(*m_cache, std::move(entries), room, [this](const UsageEntry &u, const ExpertCache::Ref &ref) {
         readNow(m_banks[size_t(u.layer)], u.expert, ref);
     });
+    m_ioWait = 0;
+    return loaded;
+}
+
+bool StreamedExpertSource::holdsEveryExpert() const
+{
+    int64_t records = 0;
+    for (const Bank &b : m_banks)
+        records += b.bank->experts();
+    return m_options.cacheEnabled && m_pool && records > 0 && records <= m_cache->working();
+}
+
+int StreamedExpertSource::loadEveryExpert(const std::function<bool(double)> &progress)
+{
+    if (!holdsEveryExpert())
+        return 0;
+    int64_t records = 0;
+    for (const Bank &b : m_banks)
+        records += b.bank->experts();
+    m_cache->commitPages(int(records), int(std::max(1u, std::thread::hardware_concurrency())));
+    int loaded = 0;
+    for (size_t L = 0; L < m_banks.size(); ++L) {
+        const Bank &b = m_banks[L];
+        std::vector<io::ReadJob> jobs;
+        std::vector<std::pair<int, int>> slots; // (slot, expert)
+        for (int e = 0; e < b.bank->experts(); ++e) {
+            const ExpertCache::Ref ref = m_cache->prefetch(int(L), e, false);
+            if (ref.slot < 0)
+                continue; // resident already (a warm start)
+            io::ReadJob job = makeJob(b, e, ref, 0);
+            job.report = false; // waited for through the cache, as a guess is
+            jobs.push_back(std::move(job));
+            slots.emplace_back(ref.slot, e);
+        }
+        m_pool->submit(std::move(jobs));
+        std::string failure;
+        for (auto [slot, e] : slots)
+            if (!m_cache->waitReady(slot) && failure.empty())
+                failure = b.file.path() + ": read of expert " + std::to_string(e) +
+                          " failed while loading every expert; the container may be damaged (re-convert it)";
+        m_cache->releaseSpeculative();
+        if (!failure.empty())
+            throw Error(ErrorCode::Io, failure);
+        loaded += int(slots.size());
+        if (progress && !progress(double(L + 1) / double(m_banks.size()))) {
+            m_cache->resetStats();
+            throw Error(ErrorCode::Cancelled, "loading every expert cancelled");
+        }
+    }
+    m_cache->resetStats();
     m_ioWait = 0;
     return loaded;
 }

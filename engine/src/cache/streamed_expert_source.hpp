@@ -81,6 +81,15 @@ public:
     // Seeds the policy with recorded use and preloads the most used records until the
     // cache is full; returns how many were loaded. A missing file is not an error.
     int warmFrom(const std::string &usagePath);
+    // Whether the cache's working slots hold every record of every bank.
+    bool holdsEveryExpert() const;
+    // Where it does: reads every record into the cache, bank by bank in record order, a
+    // bank's reads in flight together, so the first tokens run as fast as the rest instead
+    // of filling the cache one miss at a time (and on a virtual machine, paying the
+    // guest's first touch of each fresh page while they wait). `progress` gets 0..1 after
+    // each bank; false from it stops (Error Cancelled). No statistic counts any of it.
+    // Returns how many records were read (0 where the cache cannot hold them all).
+    int loadEveryExpert(const std::function<bool(double)> &progress = {});
 
 private:
     struct Bank {

@@ -24,6 +24,7 @@
 #include "text/sampler.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <malloc.h>
 #include <optional>
 #include <set>
@@ -124,8 +125,19 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options, int se
         banks = format::openExpertBanks(m_dir, m_manifest, m_books, manifestPath);
     }
     step(0.2);
+    // Where every expert will be read at open too, the bar's share of the trunk and of the
+    // experts goes by their bytes (the experts are then often most of the wait).
+    int64_t records = 0;
+    for (const auto &[layer, bank] : banks)
+        records += bank->experts();
+    // (The stream decides exactly, once its cache is made; this only weighs the bar.)
+    const bool loadAll = m_opts.loadEveryExpert && m_opts.expertCache && records > 0 && records <= choice.cache_slots;
+    const double trunkShare =
+        loadAll ? double(m_plan.trunk_bytes) / double(std::max<int64_t>(1, m_plan.trunk_bytes + m_plan.expert_bytes_total))
+                : 1.0;
+    const double weightsDone = 0.2 + 0.7 * trunkShare;
     m_weights = model::loadWeights(m_manifest, *m_trunk);
-    step(0.9);
+    step(weightsDone);
     if (banks.empty()) {
         m_experts = std::make_unique<model::PreadExpertSource>(std::move(banks), m_opts.verifyRecords);
     } else {
@@ -160,6 +172,13 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options, int se
         const std::string usage = usageRecordPath(m_dir, m_opts.usagePath);
         if (m_opts.warmFromUsage && m_opts.expertCache && format::fileExists(usage))
             m_stream->warmFrom(usage);
+        if (m_opts.loadEveryExpert && m_stream->holdsEveryExpert()) {
+            const auto t0 = std::chrono::steady_clock::now();
+            m_info.expertsLoadedAtOpen = m_stream->loadEveryExpert([&](double f) {
+                return !m_opts.progress || m_opts.progress(weightsDone + (0.9 - weightsDone) * f);
+            });
+            m_info.expertsLoadSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        }
     }
     for (const std::string &w : choice.warnings)
         m_warnings.push_back(w);

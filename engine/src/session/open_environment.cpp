@@ -35,6 +35,8 @@ OpenOptions withEnvironment(OpenOptions options)
         options.cachePolicy = v;
     if (const char *v = setting("WASTE_TRAINED_ROUNDING"))
         options.trainedRounding = std::string(v) != "0";
+    if (const char *v = setting("WASTE_LOAD_EVERY_EXPERT"))
+        options.loadEveryExpert = std::string(v) != "0";
     return options;
 }
 
