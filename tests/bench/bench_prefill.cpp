@@ -10,6 +10,8 @@
 //   timed after the first quarter);
 //   prefill tok/s for each prompt at each budget, the expert bytes it read against the
 //   container's banks (1.0 = each record read once per pass), and the pass size the budget allows;
+//   where a budget holds every expert, also the same prompt after an open that read them all
+//   (as a person's open does, OpenOptions::loadEveryExpert), and the two together;
 //   the disk limit: the banks' bytes at the disk's measured direct-read speed (the records in
 //   bank order, 16 reads in flight, the reads a pass makes), i.e. the time to read each expert once;
 //   the compute limit: the prompt's matrix FLOPs (2 per active weight per token, the embedding
@@ -235,16 +237,21 @@ struct PrefillRun {
     int64_t bytesRead = 0;
     double ioWait = 0;     // seconds the pass waited for expert reads
     double cpuSeconds = 0; // the process's CPU time over the pass (all threads)
+    int64_t loadedAtOpen = 0; // records read at open (OpenOptions::loadEveryExpert)
+    double loadSeconds = 0;
 };
 
-PrefillRun prefill(const std::string &container, int64_t budget, int threads, const std::vector<int32_t> &ids)
+// loadAll false: the pass's own reads are what is measured, at every budget; true: as a
+// person's open does, every expert read at open where the budget holds them all.
+PrefillRun prefill(const std::string &container, int64_t budget, int threads, const std::vector<int32_t> &ids,
+                   bool loadAll = false)
 {
     waste::OpenOptions o;
     o.ramBudget = budget;
     o.threads = threads;
     o.ctxTokens = int(ids.size()) + 64;
     o.warmFromUsage = false;
-    o.loadEveryExpert = false; // the pass's own reads are what is measured, at every budget
+    o.loadEveryExpert = loadAll;
     auto model = waste::Model::open(container, o);
     const waste::Stats before = model->stats();
     const double t0 = now(), c0 = cpuNow();
@@ -255,6 +262,8 @@ PrefillRun prefill(const std::string &container, int64_t budget, int threads, co
     r.tokPerS = double(ids.size()) / r.seconds;
     r.bytesRead = model->stats().bytesRead - before.bytesRead;
     r.ioWait = model->stats().secondsIoWait - before.secondsIoWait;
+    r.loadedAtOpen = model->info().expertsLoadedAtOpen;
+    r.loadSeconds = model->info().expertsLoadSeconds;
     return r;
 }
 
@@ -404,6 +413,11 @@ int main(int argc, char **argv)
                                 predicted.attentionSeconds, predicted.vectorSeconds, predicted.tokPerS > 0 ? r.tokPerS / predicted.tokPerS : 0.0,
                                 100.0 * r.cpuSeconds / (r.seconds * nThreads), r.ioWait);
                     std::fflush(stdout);
+                    if (const PrefillRun l = prefill(c, budget, threads, ids, true); l.loadedAtOpen > 0)
+                        std::printf("    %6d tokens after the open read every expert (%.1f s): %6.1f s, %7.1f tok/s; "
+                                    "read %s; open and prompt %.1f s\n",
+                                    n, l.loadSeconds, l.seconds, l.tokPerS, gb(double(l.bytesRead)).c_str(),
+                                    l.loadSeconds + l.seconds);
                     lastRatio = dec > 0 ? r.tokPerS / dec : 0;
                 }
                 char item[160];
