@@ -25,19 +25,13 @@
 #include <random>
 #include <stdexcept>
 #include <span>
-#include <vector>
 
 namespace waste {
 
 namespace {
 
 constexpr int kWarmTokens = 16;   // decoded before timing: caches, pool threads, first allocations
-// Timed in rounds, the median kept: one 96-token timing slowed by a neighbour on a virtual
-// machine had set the scale for every forecast until the next calibration (decode scales of
-// 1.00 to 1.88 over nine calibrations of one VM, 2026-12-07). The median still carries the
-// load a decode usually meets, as the kernels' means do (quant/kernel_calibration.cpp).
-constexpr int kRounds = 5;
-constexpr int kRoundTokens = 24;  // about 0.08 s on a 2-core laptop
+constexpr int kTimedTokens = 96;  // about 0.3 s on a 2-core laptop
 constexpr int64_t kScaleModelBytes = int64_t(16) << 20; // source bytes asked of the benchmarks' shape
 
 // Seconds per decoded token of the tiny model in `dir`, every expert in the cache.
@@ -58,15 +52,10 @@ double tinyDecodeSeconds(const std::string &dir, int threads)
     };
     for (int i = 0; i < kWarmTokens; ++i)
         step();
-    std::vector<double> rounds;
-    for (int r = 0; r < kRounds; ++r) {
-        const auto t0 = std::chrono::steady_clock::now();
-        for (int i = 0; i < kRoundTokens; ++i)
-            step();
-        rounds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / kRoundTokens);
-    }
-    std::nth_element(rounds.begin(), rounds.begin() + kRounds / 2, rounds.end());
-    return rounds[size_t(kRounds / 2)];
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < kTimedTokens; ++i)
+        step();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / kTimedTokens;
 }
 
 // A generated model of `shape` decoded: its kernels' sum (unscaled) and its measured token.

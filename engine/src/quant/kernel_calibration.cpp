@@ -162,11 +162,10 @@ std::string calibrationMachineKey(int threads)
     // The trailing version makes files from an older calibration (without the cold expert
     // timings, the decode scale, the panel product, the panel decoders, with the demo's
     // decode scale, timing linear attention before its convolutions ran a run at a time
-    // and its delta rule eight column blocks at once, without cold trunk rows, or with the
-    // decode scale from one timing rather than the median of rounds) measure again.
+    // and its delta rule eight column blocks at once, or without cold trunk rows) measure again.
     return cpuName() + ", " + std::to_string(hw) + " hardware threads, " +
            quant::simdName(quant::activeSimd()) + ", " + std::to_string(threads > 0 ? threads : hw) +
-           " compute threads, calibration 9";
+           " compute threads, calibration 8";
 }
 
 ComputeCalibration calibrateKernels(int threads)
