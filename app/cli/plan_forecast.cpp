@@ -46,7 +46,8 @@ nlohmann::ordered_json forecastJson(const waste::Forecast &fc, double computeSec
                         {"unhidden_io_s_per_token", b.unhidden_io_seconds_per_token},
                         {"read_cpu_s_per_token", b.read_cpu_seconds_per_token},
                         {"tok_per_s", b.tok_per_s > 0 ? J(b.tok_per_s) : J()},
-                        {"past_cliff", b.past_cliff}});
+                        {"past_cliff", b.past_cliff},
+                        {"open_load_s", b.open_load_seconds}});
     f["budgets"] = rows;
     return f;
 }
@@ -70,6 +71,8 @@ void printForecast(const waste::Forecast &fc, double computeSeconds)
                     b.io_seconds_per_token * 1000, b.read_cpu_seconds_per_token * 1000,
                     b.compute_seconds_per_token * 1000, speed,
                     b.past_cliff ? "  (past the cliff)" : "");
+        if (b.open_load_seconds > 0) // OpenOptions::loadEveryExpert
+            std::printf("    %9s  every expert read at open: about %.1f s\n", "", b.open_load_seconds);
     }
 }
 

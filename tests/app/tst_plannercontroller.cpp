@@ -118,6 +118,17 @@ public:
     }
 };
 
+// The K3-sized machine with a model whose experts take a quarter of a working set in all.
+class ExpertsOfAQuarterWorkingSet : public FakeMachine {
+public:
+    PlanFacts plan(const QString &container, int ctx) override
+    {
+        PlanFacts f = FakeMachine::plan(container, ctx);
+        f.expertBytes = f.workingSet / 4;
+        return f;
+    }
+};
+
 // The app's settings, a planner on `source`, and a spy on its plans: what every case here
 // starts from. open() shows a container and waits for its first plan.
 template <typename Source = FakeMachine> struct Planner {
@@ -344,6 +355,32 @@ private Q_SLOTS:
         planner.setContextTokens(8192); // plans again
         QVERIFY(planned.wait(10000));
         QVERIFY2(planner.cliffText().contains(QStringLiteral("tokens/s fall about 8×")), qPrintable(planner.cliffText()));
+    }
+
+    // A budget whose cache holds every expert has them all read when the model opens
+    // (waste::OpenOptions::loadEveryExpert): once the disk's speed is known the sentence says
+    // how long that takes; below it, nothing is said.
+    void sentenceSaysTheOpenReadsEveryExpert()
+    {
+        Planner<ExpertsOfAQuarterWorkingSet> t;
+        auto &[settings, machine, planner, planned] = t;
+        QVERIFY(t.open(QStringLiteral("/models/kimi-k3.waste")));
+        const qsizetype plansBefore = planned.size();
+        planner.measureDisk();
+        QTRY_VERIFY_WITH_TIMEOUT(!planner.measuringDisk(), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(planned.size() > plansBefore, 10000);
+        const PlanFacts f = planner.facts();
+        // Twice the experts above the floor: the app's cache (its streams' states take a share)
+        // holds them all, well below the cliff.
+        const qint64 every = f.floor + 2 * f.expertBytes;
+        QVERIFY(every < f.cliff && every < f.cap);
+        planner.setBudget(every);
+        const double load = double(f.expertBytes) / 1e9 / 5.1; // the fake disk's 5.1 GB/s
+        const QString seconds = load < 1 ? QStringLiteral("a second") : Units::duration(qint64(std::lround(load)));
+        QVERIFY2(planner.budgetSentence().contains(QStringLiteral("Opening the model reads every expert first: about ") + seconds),
+                 qPrintable(planner.budgetSentence()));
+        planner.setBudget(f.floor);
+        QVERIFY2(!planner.budgetSentence().contains(QStringLiteral("every expert first")), qPrintable(planner.budgetSentence()));
     }
 
     void recalibrationReplans()

@@ -408,6 +408,24 @@ TEST(Planner, EachMissCostsItsReadsCpuTime)
     EXPECT_DOUBLE_EQ(with.budgets[1].tok_per_s, without.budgets[1].tok_per_s);
 }
 
+// A budget whose cache holds every expert has them all read at open (OpenOptions::
+// loadEveryExpert): the forecast says how long, the banks at the disk's speed; below it, and
+// without a disk speed, nothing.
+TEST(Planner, SaysHowLongTheOpenReadsEveryExpert)
+{
+    const waste::MemoryPlan p = fourLayersOfTopTwo();
+    waste::ForecastInputs in;
+    in.diskGBps = 2;
+    in.readLatencySeconds = 0.10e-3;
+    in.computeSeconds = in.computeOverlapSeconds = 1.2e-3;
+    const int64_t every = waste::everyExpertBudget(p);
+    const waste::Forecast f = waste::forecastBudgets(p, {p.floor_bytes, every}, in);
+    EXPECT_EQ(f.budgets[0].open_load_seconds, 0);
+    EXPECT_DOUBLE_EQ(f.budgets[1].open_load_seconds, double(p.expert_bytes_total) / 1e9 / 2);
+    in.diskGBps = 0;
+    EXPECT_EQ(waste::forecastBudgets(p, {every}, in).budgets[0].open_load_seconds, 0);
+}
+
 // A token that touches more than the CPU's caches hold meets each trunk matrix again only
 // after the rest of its work has evicted it: its trunk is priced with the calibration's cold
 // rows then, and with the warm ones while everything fits. A calibration without cold rows

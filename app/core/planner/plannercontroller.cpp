@@ -375,9 +375,17 @@ QString PlannerController::describe(qint64 budget) const
                                                                   .arg(prefill < 1 ? tr("a second") : Units::duration(qint64(std::lround(prefill))))
                                                                   .arg(Units::tokensPerSecond(kPlannerPromptTokens / prefill))
                                       : QString();
+    // Every expert in the cache: the open reads them all first (waste::OpenOptions::loadEveryExpert).
+    const double gbps = diskGBps();
+    const double load = f.expertBytes > 0 && f.maxRecord > 0 && cache / f.maxRecord >= f.expertBytes / f.maxRecord && gbps > 0
+                            ? double(f.expertBytes) / 1e9 / gbps
+                            : 0;
+    const QString opening = load > 0 ? QStringLiteral(" ") + tr("Opening the model reads every expert first: about %1.")
+                                                             .arg(load < 1 ? tr("a second") : Units::duration(qint64(std::lround(load))))
+                                     : QString();
     if (std::llabs(budget - f.defaultBudget) <= std::max<qint64>(f.floor / 200, 1 << 20))
-        return tr("The engine's default. %1").arg(what) + first;
-    return what + first;
+        return tr("The engine's default. %1").arg(what) + first + opening;
+    return what + first + opening;
 }
 
 qint64 PlannerController::savedBudgetBytes() const

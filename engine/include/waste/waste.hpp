@@ -123,6 +123,9 @@ struct BudgetForecast {
     double read_cpu_seconds_per_token = 0;    // the misses' own CPU time, taken from the compute's cores
     double tok_per_s = 0;             // 1 / (compute + unhidden reads + their CPU); / 8 past the cliff; 0: unknown
     bool past_cliff = false;
+    // Where the cache holds every routed expert, the open reads them all (OpenOptions::
+    // loadEveryExpert): the banks at the disk's speed. 0 where it does not, or no disk speed.
+    double open_load_seconds = 0;
 };
 struct Forecast {
     std::string hit_model;   // "replay:<file>" or the stated model

@@ -156,6 +156,8 @@ Forecast forecastBudgets(const MemoryPlan &plan, const std::vector<int64_t> &bud
             f.room_slots = plan::promptRoomSlots(plan.pass_floor_bytes, io::alignUp(rec), f.cache_slots,
                                                  plan.expert_bytes_total / rec);
         const int64_t slots = f.cache_slots + f.room_slots; // a decode step's
+        if (rec > 0 && diskGBps > 0 && plan.expert_bytes_total > 0 && f.cache_slots >= plan.expert_bytes_total / rec)
+            f.open_load_seconds = double(plan.expert_bytes_total) / 1e9 / diskGBps;
         if (trace && slots > 0)
             f.hit_rate = cache::cacheSim(*trace, int(std::min<int64_t>(slots, 1 << 30)), cache::kDefaultPolicy, false).hitRate;
         else if (plan.expert_bytes_total > 0)
