@@ -228,6 +228,16 @@ private Q_SLOTS:
         QCOMPARE(a.reply().content, QStringLiteral("Checking."));
         QCOMPARE(a.reply().toolCalls.size(), 3);
         QVERIFY(a.reply().toolCalls[0].id != a.reply().toolCalls[1].id);
+
+        // Text and a call that arrive in one delta (tokens handed over together on a busy
+        // machine): the text's chunk first, the call's after it, never one chunk with both.
+        ChatReplyAssembler b;
+        out = b.push(delta("so weather.", "", {{"call_1", "get_weather", "{}"}}));
+        QCOMPARE(out.size(), 2);
+        QCOMPARE(out[0].value("reasoning_content").toString(), QStringLiteral("so weather."));
+        QVERIFY(!out[0].contains("tool_calls"));
+        QCOMPARE(out[1].value("tool_calls").toArray().size(), 1);
+        QVERIFY(!out[1].contains("reasoning_content") && !out[1].contains("content"));
     }
 
     void responseShapes()

@@ -16,12 +16,18 @@ QList<QJsonObject> ChatReplyAssembler::push(const waste::ReplyDelta &delta)
     m_reply.content += content;
     m_reply.toolCalls += calls;
 
+    // Text first, then the calls in a chunk of their own: where tokens arrive together (a busy
+    // machine hands several to one delta) the text before a call must still read as before it,
+    // not beside it in one chunk.
+    QList<QJsonObject> out;
     QJsonObject d;
     if (!reasoning.isEmpty())
         d.insert(QStringLiteral("reasoning_content"), reasoning);
     if (!content.isEmpty())
         d.insert(QStringLiteral("content"), content);
+    if (!d.isEmpty())
+        out << d;
     if (!calls.isEmpty())
-        d.insert(QStringLiteral("tool_calls"), openai::toolCallsJson(calls, true, firstIndex));
-    return d.isEmpty() ? QList<QJsonObject>{} : QList<QJsonObject>{d};
+        out << QJsonObject{{QStringLiteral("tool_calls"), openai::toolCallsJson(calls, true, firstIndex)}};
+    return out;
 }
