@@ -631,22 +631,25 @@ int StreamedExpertSource::warmFrom(const std::string &usagePath)
     return loaded;
 }
 
+int64_t StreamedExpertSource::records() const
+{
+    int64_t n = 0;
+    for (const Bank &b : m_banks)
+        n += b.bank->experts();
+    return n;
+}
+
 bool StreamedExpertSource::holdsEveryExpert() const
 {
-    int64_t records = 0;
-    for (const Bank &b : m_banks)
-        records += b.bank->experts();
-    return m_options.cacheEnabled && m_pool && records > 0 && records <= m_cache->working();
+    const int64_t n = records();
+    return m_options.cacheEnabled && m_pool && n > 0 && n <= m_cache->working();
 }
 
 int StreamedExpertSource::loadEveryExpert(const std::function<bool(double)> &progress)
 {
     if (!holdsEveryExpert())
         return 0;
-    int64_t records = 0;
-    for (const Bank &b : m_banks)
-        records += b.bank->experts();
-    m_cache->commitPages(int(records), int(std::max(1u, std::thread::hardware_concurrency())));
+    m_cache->commitPages(int(records()), int(std::max(1u, std::thread::hardware_concurrency())));
     int loaded = 0;
     for (size_t L = 0; L < m_banks.size(); ++L) {
         const Bank &b = m_banks[L];

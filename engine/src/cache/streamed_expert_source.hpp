@@ -98,6 +98,7 @@ private:
         io::DirectFile file;
     };
     int indexOf(int layer) const;
+    int64_t records() const; // every bank's records
     io::ReadJob makeJob(const Bank &b, int expert, const ExpertCache::Ref &ref, uint64_t tag);
     void readNow(const Bank &b, int expert, const ExpertCache::Ref &ref);
     void settlePredictions(int cacheLayer, std::span<const int> chosen);
