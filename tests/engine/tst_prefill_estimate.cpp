@@ -6,6 +6,8 @@
 // disk is fast; without a panel timing nothing is claimed.
 #include <gtest/gtest.h>
 
+#include "model/mla_form.hpp"
+
 #include "format/manifest.hpp"
 #include "test_files.hpp"
 #include "waste/calibration.hpp"
@@ -239,7 +241,12 @@ TEST(PrefillEstimate, TimedPartsFollowTheArithmetic)
 
     const double linear = double(n) * kda * m.kdaHeads * (double(m.kdaDim) * 1e-9);
     EXPECT_NEAR(e.linearAttentionSeconds, linear, 1e-9 * linear);
-    const double widths = 2.0 * m.kvLora + m.qkRope, pairs = double(n) * (n + 1) / 2;
+    // One pass from the first position: MLA's expanded form where it pays (model/mla_form.hpp),
+    // its keys' and values' widths; the absorbed latent's otherwise.
+    const waste::model::MlaDims d{double(m.qkNope), double(m.qkRope), double(m.vHead), double(m.kvLora)};
+    const bool expanded = waste::model::mlaExpandedPays(d, 0, n);
+    const double widths = expanded ? double(m.qkNope + m.qkRope + m.vHead) : 2.0 * m.kvLora + m.qkRope;
+    const double pairs = double(n) * (n + 1) / 2;
     const double attention = mla * m.heads * pairs * (widths * 1e-12);
     EXPECT_NEAR(e.attentionSeconds, attention, 1e-9 * attention);
     const double vector = double(n) * m.layers * waste::kTokenVectorWork * (double(m.hidden) * 1e-10);
@@ -248,6 +255,49 @@ TEST(PrefillEstimate, TimedPartsFollowTheArithmetic)
     const double attentionFlops = 2.0 * mla * m.heads * widths * pairs;
     const double matrices = bare.computeSeconds - attentionFlops / 1e10 / waste::kPassEfficiency;
     EXPECT_NEAR(e.computeSeconds, matrices + linear + attention + vector, 1e-9 * e.computeSeconds);
+}
+
+// MLA's form pass by pass: a prompt's long passes take the expanded form and a short one the
+// absorbed; each expanded pass also expands every earlier position again (FLOPs at the panel
+// speed).
+TEST(PrefillEstimate, MlaFormPassByPass)
+{
+    const Tiny tiny = tinyContainer("kimi-linear", 4);
+    const waste::format::ModelConfig &m = tiny.manifest.config;
+    const double mla = m.layers - m.kdaLayerCount();
+    const waste::model::MlaDims d{double(m.qkNope), double(m.qkRope), double(m.vHead), double(m.kvLora)};
+    waste::ComputeCalibration c = panelAt(1e10);
+    c.timings.push_back({"ATTN-score", 144, 144e-12});
+    c.timings.push_back({"ATTN-score", 1088, 1088e-12});
+    // Passes of 1,024 tokens expand (the second one its first 1,024 positions again); the
+    // last, shorter one stays absorbed.
+    const int n = 2500, pass = 1024;
+    int expandedPasses = 0, absorbedPasses = 0;
+    double attention = 0, expandFlops = 0;
+    for (int first = 0; first < n; first += pass) {
+        const int len = std::min(pass, n - first);
+        const bool expanded = waste::model::mlaExpandedPays(d, first, len);
+        const double widths = expanded ? double(m.qkNope + m.qkRope + m.vHead) : 2.0 * m.kvLora + m.qkRope;
+        attention += mla * m.heads * waste::model::mlaPairs(first, len) * (widths * 1e-12);
+        if (expanded)
+            expandFlops += 2.0 * m.kvLora * (m.qkNope + m.vHead) * m.heads * mla * first;
+        (expanded ? expandedPasses : absorbedPasses)++;
+    }
+    EXPECT_EQ(expandedPasses, 2);
+    EXPECT_EQ(absorbedPasses, 1);
+    const waste::PrefillEstimate e = waste::estimatePrefill(tiny.dir, c, n, pass, 0);
+    EXPECT_NEAR(e.attentionSeconds, attention, 1e-9 * attention);
+    // One pass of the same prompt expands no earlier position.
+    const waste::PrefillEstimate one = waste::estimatePrefill(tiny.dir, c, n, n, 0);
+    ASSERT_TRUE(waste::model::mlaExpandedPays(d, 0, n));
+    const double oneAttention = mla * m.heads * waste::model::mlaPairs(0, n) * (double(m.qkNope + m.qkRope + m.vHead) * 1e-12);
+    EXPECT_NEAR(one.attentionSeconds, oneAttention, 1e-9 * oneAttention);
+    // Less the re-expansions and the lm_head row each further pass adds, the short passes'
+    // matrices are the one pass's (the panels they decode aside: each pass decodes its own).
+    const double heads = double(e.passes - one.passes) * 2.0 * m.vocab * m.hidden;
+    const double matrices = e.computeSeconds - e.attentionSeconds - e.panelDecodeSeconds -
+                            (expandFlops + heads) / 1e10 / waste::kPassEfficiency;
+    EXPECT_NEAR(matrices, one.computeSeconds - one.attentionSeconds - one.panelDecodeSeconds, 1e-6 * one.computeSeconds);
 }
 
 // DeepSeek V4 with the blocked attention timed: each token's heads over the rows it sees, at

@@ -3,7 +3,8 @@
 // tiny model of every architecture and every expert format: the logits agree within 1e-4 of
 // the largest (the summation order is all that differs), greedy continuations are the same,
 // and a pass's logits are the same bit for bit however the prompt is cut into passes, whatever
-// the thread count and however short the pieces its attention and dense layers run in.
+// the thread count and however short the pieces its attention and dense layers run in (in
+// either of MLA's forms: model/mla_form.hpp).
 #include <gtest/gtest.h>
 
 #include "model/forward.hpp"
@@ -136,27 +137,47 @@ TEST_P(PrefillPass, MatchesTokenByTokenAndDoesNotDependOnTheCut)
     EXPECT_LT(gap, 1e-4) << c.name;
     RecordProperty("relative_gap", std::to_string(gap));
 
-    // Other cuts into passes, and one thread: the same bits.
-    auto cut = waste::Model::open(dir, opts(1));
-    std::vector<float> pieces;
-    size_t at = 0;
-    for (size_t n : {size_t(2), size_t(61), size_t(70), size_t(17)}) {
-        pieces = cut->eval(std::span<const int32_t>(ids.data() + at, n));
-        at += n;
-    }
-    ASSERT_EQ(at, ids.size());
-    EXPECT_TRUE(sameBits(whole, pieces)) << c.name << ": a pass's logits moved with the cut or the thread count";
+    // In each of MLA's two forms (model/mla_form.hpp; one form on the other architectures):
+    // other cuts into passes, one thread, and pieces of 32 tokens (a pass where the room is
+    // short of the prompt takes pieces under 256) give the same bits as the whole prompt.
+    using Form = waste::model::Forward::MlaForm;
+    std::vector<float> byForm[2];
+    for (const Form form : {Form::Absorbed, Form::Expanded}) {
+        const char *named = form == Form::Absorbed ? "absorbed" : "expanded";
+        auto formed = [&](int threads) {
+            auto m = waste::Model::open(dir, opts(threads));
+            static_cast<waste::session::ModelImpl &>(*m).forward().setMlaForm(form);
+            return m;
+        };
+        auto one = formed(2);
+        const std::vector<float> inOne = one->eval(ids);
+        auto cut = formed(1);
+        std::vector<float> pieces;
+        size_t at = 0;
+        for (size_t n : {size_t(2), size_t(61), size_t(70), size_t(17)}) {
+            pieces = cut->eval(std::span<const int32_t>(ids.data() + at, n));
+            at += n;
+        }
+        ASSERT_EQ(at, ids.size());
+        EXPECT_TRUE(sameBits(inOne, pieces)) << c.name << ", " << named << ": a pass's logits moved with the cut or the thread count";
 
-    // Pieces of 32 tokens (a pass where the room is short of the prompt takes pieces under
-    // 256): the same bits.
-    auto shortPieces = waste::Model::open(dir, opts(2));
-    auto &impl = static_cast<waste::session::ModelImpl &>(*shortPieces);
-    impl.limitPassPiece(32);
-    impl.borrowForPass(int(ids.size()));
-    EXPECT_EQ(impl.forward().passPiece(), 32);
-    impl.returnPassRoom();
-    EXPECT_EQ(impl.forward().passPiece(), waste::model::Forward::kPassPiece);
-    EXPECT_TRUE(sameBits(whole, shortPieces->eval(ids))) << c.name << ": a pass's logits moved with its pieces";
+        auto shortPieces = formed(2);
+        auto &impl = static_cast<waste::session::ModelImpl &>(*shortPieces);
+        impl.limitPassPiece(32);
+        impl.borrowForPass(int(ids.size()));
+        EXPECT_EQ(impl.forward().passPiece(), 32);
+        impl.returnPassRoom();
+        EXPECT_EQ(impl.forward().passPiece(), waste::model::Forward::kPassPiece);
+        EXPECT_TRUE(sameBits(inOne, shortPieces->eval(ids))) << c.name << ", " << named << ": a pass's logits moved with its pieces";
+        EXPECT_LT(relativeGap(inOne, last), 1e-4) << c.name << ", " << named;
+        byForm[form == Form::Expanded] = inOne;
+    }
+    // Where the model has MLA layers the two forms differ only in rounding, and the whole
+    // prompt took one of them.
+    const bool mla = static_cast<waste::session::ModelImpl &>(*pass).forward().mlaExpandBytes(1) > 0;
+    EXPECT_EQ(mla, !sameBits(byForm[0], byForm[1])) << c.name;
+    EXPECT_LT(relativeGap(byForm[1], byForm[0]), 1e-5) << c.name;
+    EXPECT_TRUE(sameBits(whole, byForm[0]) || sameBits(whole, byForm[1])) << c.name;
 
     // Greedy continuations after the pass and after token by token are the same.
     waste::GenParams greedy;
@@ -171,6 +192,32 @@ INSTANTIATE_TEST_SUITE_P(EveryArchitectureAndFormat, PrefillPass, ::testing::Val
                              std::replace(n.begin(), n.end(), '-', '_');
                              return n;
                          });
+
+// MLA's expanded form needs the room for every position's keys and values (model/mla_form.hpp):
+// a long prompt takes it where the budget leaves that much beyond its expert cache or of the
+// cache to lend (here a budget past every expert), and stays absorbed at the floor, where
+// nothing is left; the logits agree either way.
+TEST(PrefillPass, MlaExpandsWhereTheRoomHoldsIt)
+{
+    Case c;
+    c.name = "kimi-linear-room";
+    const std::string dir = containerFor(c);
+    const int n = 1500;
+    const waste::MemoryPlan plan = waste::planMemory(dir, n + 16);
+    std::vector<float> logits[2];
+    for (const bool roomy : {true, false}) {
+        waste::OpenOptions o = opts(2);
+        o.ctxTokens = n + 16;
+        o.ramBudget = roomy ? plan.recommended_bytes + plan.expert_bytes_total + (int64_t(64) << 20) : plan.floor_bytes;
+        auto model = waste::Model::open(dir, o);
+        auto &impl = static_cast<waste::session::ModelImpl &>(*model);
+        ASSERT_GT(impl.forward().mlaExpandBytes(1), 0);
+        logits[roomy] = model->eval(promptFor(*model, n, 3));
+        EXPECT_EQ(impl.forward().lastPassExpanded(), roomy) << (roomy ? "every expert's budget" : "the floor");
+    }
+    EXPECT_FALSE(sameBits(logits[0], logits[1]));
+    EXPECT_LT(relativeGap(logits[1], logits[0]), 1e-5);
+}
 
 TEST(PrefillPass, TheReferenceContainerToo)
 {

@@ -1,4 +1,5 @@
 #include "model/forward.hpp"
+#include "model/mla_form.hpp"
 
 #include "model/attn_res.hpp"
 #include "model/ops.hpp"
@@ -47,6 +48,19 @@ void Forward::product(const format::TrunkTensor &w, int64_t n, const float *x, i
         return;
     }
     quant::panelProduct(quant::trunkPanels(w), n, x, xStride, y, yStride, m_pool);
+}
+
+int64_t Forward::mlaExpandBytes(int64_t positions) const
+{
+    if (m_c.kvLora <= 0 || m_c.g.on || m_c.v4.on || m_c.dsa.on || m_c.kdaLayerCount() >= m_c.layers)
+        return 0;
+    return positions * int64_t(m_c.heads) * (m_c.qkNope + m_c.qkRope + m_c.vHead) * int64_t(sizeof(float));
+}
+
+bool Forward::mlaExpands(int64_t first, int64_t n) const
+{
+    const MlaDims d{double(m_c.qkNope), double(m_c.qkRope), double(m_c.vHead), double(m_c.kvLora)};
+    return mlaExpandBytes(1) > 0 && mlaExpandedPays(d, double(first), double(n));
 }
 
 float *Forward::passScratch(PassScratch which, size_t floats, Vec &local)
@@ -305,16 +319,28 @@ void Forward::runParts(std::span<const int32_t> tokens, std::span<const Part> pa
                                              std::to_string(counted) + " tokens in all");
     // Which kernels every product of this pass uses; reset however the pass ends.
     struct PromptPass {
-        bool &flag;
-        Vec (&scratch)[4];
+        Forward &f;
         ~PromptPass()
         {
-            flag = false;
-            for (Vec &v : scratch)
+            f.m_prompt = false;
+            for (Vec &v : f.m_passScratch)
                 Vec().swap(v); // the pass's pages go back: they were lent out of the cache
+            f.m_mlaExpanded = false;
+            f.m_mlaKv.reset();
+            f.m_mlaKvLayer = -1;
         }
-    } promptPass{m_prompt, m_passScratch};
+    } promptPass{*this};
     m_prompt = kind == Tokens::Prompt;
+    // MLA's form for the whole pass, the same at every layer (model/mla_form.hpp).
+    if (m_prompt && parts.size() == 1 && m_mlaForm != MlaForm::Absorbed && mlaExpandBytes(1) > 0) {
+        const int64_t first = parts[0].state->pos, end = first + n;
+        m_mlaExpanded = m_mlaForm == MlaForm::Expanded ||
+                        (mlaExpandBytes(end) <= m_mlaExpandRoom && mlaExpands(first, n));
+        if (m_mlaExpanded)
+            m_mlaKv.reset(new float[size_t(mlaExpandBytes(end) / 4)]); // each row written before it is read
+    }
+    if (m_prompt)
+        m_mlaExpandedLast = m_mlaExpanded;
     m_selection.clear();
     Vec h(static_cast<size_t>(n * Hd), 0.0f);
     for (int t = 0; t < n; ++t)

@@ -63,6 +63,22 @@ public:
     void setPassPiece(int tokens) { m_piece = std::clamp(tokens, 16, kPassPiece); }
     int passPiece() const { return m_piece; }
 
+    // MLA's form in a prompt's pass (model/mla_form.hpp). Auto: the expanded form where it
+    // pays and the room lent for its keys and values (setMlaExpandRoom) holds every position
+    // up to the pass's last; the absorbed form otherwise, and for passes of several sequences
+    // or with DeepSeek Sparse Attention. Tests force either.
+    enum class MlaForm { Auto, Absorbed, Expanded };
+    void setMlaForm(MlaForm form) { m_mlaForm = form; }
+    void setMlaExpandRoom(int64_t bytes) { m_mlaExpandRoom = bytes; }
+    // What the expanded keys and values of `positions` positions take; 0 where no layer of
+    // this model could attend in that form.
+    int64_t mlaExpandBytes(int64_t positions) const;
+    // Whether Auto takes the expanded form for a pass of n tokens from position `first`, given
+    // the room.
+    bool mlaExpands(int64_t first, int64_t n) const;
+    // The form the last prompt pass took (tests).
+    bool lastPassExpanded() const { return m_mlaExpandedLast; }
+
     // Several sequences in one pass (session/batch_*): `tokens` holds each part's tokens in
     // order, part i continuing parts[i].state. Attention runs per part against its own
     // state; the MoE sees the whole chunk, so an expert is read once for every token that
@@ -136,6 +152,18 @@ private:
     // The attention of a prompt's piece (mla.cpp): n tokens' rotated queries (qAll) to their
     // heads' outputs (oAll), every token's latent already in its cache.
     void mlaPass(int layer, int n, const float *qAll, float *oAll, LayerState *const *st, const int *pos);
+    // The same in the expanded form (one sequence): the piece's positions, and at a layer's
+    // first piece every earlier one, go up through kv_b_proj into m_mlaKv, then each head's
+    // queries attend over its rows there.
+    void mlaExpandedPass(int layer, int n, const float *qAll, float *oAll, const LayerState &st, const int *pos);
+    MlaForm m_mlaForm = MlaForm::Auto;
+    int64_t m_mlaExpandRoom = 0;
+    bool m_mlaExpanded = false, m_mlaExpandedLast = false; // this pass's form (runParts), the last one's
+    // The pass's expanded rows, position-major: per position, per head [k_nope | k_rope | v].
+    // Those of layer m_mlaKvLayer are filled for positions below m_mlaKvFilled.
+    std::unique_ptr<float[]> m_mlaKv;
+    int m_mlaKvLayer = -1;
+    int64_t m_mlaKvFilled = 0;
     // n tokens, token t against *st[t] at position pos[t]: projections for all of them,
     // then attention / the recurrence token by token, then the output projection.
     void gqa(int layer, int n, const float *a, float *out, LayerState *const *st, const int *pos); // gqa_attention.cpp

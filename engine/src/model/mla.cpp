@@ -8,6 +8,7 @@
 #include "model/forward.hpp"
 #include "quant/panel_decode.hpp"
 #include "quant/panel_gemm.hpp"
+#include "quant/panel_product.hpp"
 #include "model/ops.hpp"
 #include "quant/trunk_matvec.hpp"
 #include "waste/waste.hpp"
@@ -86,7 +87,9 @@ void Forward::mla(int layer, int n, const float *a, float *out, LayerState *cons
         }
         span += p + 1;
     }
-    if (m_prompt) {
+    if (m_prompt && m_mlaExpanded) {
+        mlaExpandedPass(layer, n, qAll, oAll, *st[0], pos);
+    } else if (m_prompt) {
         mlaPass(layer, n, qAll, oAll, st, pos);
     } else {
         // A decode step: every head's absorbed query (q_nope through the head's kv_b rows,
@@ -260,6 +263,57 @@ void Forward::mlaPass(int layer, int n, const float *qAll, float *oAll, LayerSta
             }
         });
     }
+}
+
+// A prompt's piece in the expanded form (model/mla_form.hpp), every token of one sequence, in
+// order. Each position's keys and values, per head, are kv_b_proj's rows times its cached
+// latent: k_nope from the head's first dn rows, v from its next dv, and the rotated dims as
+// cached. A position is expanded once a pass and layer, by the panel product (each value one
+// ordered sum over the latent, whichever positions go with it), so a query's keys are the
+// same bits whichever piece or pass wrote them; the queries then attend head by head over
+// their rows as plain multi-head attention, straight into the heads' outputs.
+void Forward::mlaExpandedPass(int layer, int n, const float *qAll, float *oAll, const LayerState &st, const int *pos)
+{
+    const MlaWeights &w = m_w.layers[static_cast<size_t>(layer)].m;
+    const int64_t nh = m_c.heads, dn = m_c.qkNope, dr = m_c.qkRope, dv = m_c.vHead, dc = m_c.kvLora;
+    const int64_t dq = dn + dr, lat = dc + dr, row = dq + dv, stride = nh * row;
+    float *kv = m_mlaKv.get();
+    if (m_mlaKvLayer != layer) { // a new layer: its rows from the first position
+        m_mlaKvLayer = layer;
+        m_mlaKvFilled = 0;
+    }
+    const int64_t f0 = m_mlaKvFilled, end = int64_t(pos[n - 1]) + 1;
+    if (end > f0) {
+        const float *latent = st.latent.data();
+        const format::TrunkTensor &kvb = *w.kvb;
+        std::vector<quant::PanelMatrix> views;
+        std::vector<quant::PanelJob> jobs;
+        views.reserve(size_t(2 * nh));
+        for (int64_t h = 0; h < nh; ++h)
+            for (const bool values : {false, true}) {
+                const int64_t r0 = h * (dn + dv) + (values ? dn : 0);
+                views.push_back({values ? dv : dn, dc, [&kvb, r0](int64_t r, float *panel) {
+                                     quant::decodeTrunkPanel(kvb, r0 + r, panel);
+                                 }});
+                jobs.push_back({&views.back(), latent + f0 * lat, lat, kv + f0 * stride + h * row + (values ? dq : 0),
+                                stride});
+            }
+        quant::panelProducts(jobs, end - f0, m_pool);
+        for (int64_t s = f0; s < end; ++s)
+            for (int64_t h = 0; h < nh; ++h)
+                std::copy_n(latent + s * lat + dc, dr, kv + s * stride + h * row + dn);
+        m_mlaKvFilled = end;
+    }
+    const float invScale = m_rope.scoreScale();
+    m_pool.forRange(nh, 1, [&](int64_t h0, int64_t h1) {
+        for (int64_t h = h0; h < h1; ++h) {
+            const float *base = kv + h * row;
+            const CachedRow key = [base, stride](int64_t s) { return base + s * stride; };
+            const CachedRow value = [base, stride, dq](int64_t s) { return base + s * stride + dq; };
+            flashAttention({qAll + h * dq, nh * dq, n, pos, nullptr}, dq, key, value, dv, invScale, nullptr,
+                           oAll + h * dv, nh * dv);
+        }
+    });
 }
 
 } // namespace waste::model

@@ -142,6 +142,8 @@ PlanInputs readPlanInputs(const std::string &containerPath)
     p.heads = c.heads;
     p.kvLora = c.kvLora;
     p.qkRope = c.qkRope;
+    p.qkNope = c.qkNope;
+    p.vHead = c.vHead;
     if (c.dsa.on) {
         for (int L = 0; L < c.layers; ++L)
             p.indexLayers += !c.dsa.sharedLayer(L);

@@ -34,6 +34,8 @@ struct PlanInputs {
     int64_t heads = 0;          // num_attention_heads
     int64_t kvLora = 0;         // kv_lora_rank (dc)
     int64_t qkRope = 0;         // qk_rope_head_dim (dr)
+    int64_t qkNope = 0;         // qk_nope_head_dim (dn)
+    int64_t vHead = 0;          // v_head_dim (dv)
     // DeepSeek Sparse Attention: the layers that run a lightning indexer (their keys are
     // state, index_head_dim f32 a token), its heads, width and top-k (0: none).
     int64_t indexLayers = 0, indexHeads = 0, indexHeadDim = 0, indexTopk = 0;

@@ -3,6 +3,7 @@
 // product's calibrated speed, and each part of a pass that is no product (the experts' panel
 // decoding, linear and blocked attention, the work per token around the products) at its own
 // calibrated speed, against the expert reads the passes make.
+#include "model/mla_form.hpp"
 #include "plan/plan_inputs.hpp"
 
 #include <waste/calibration.hpp>
@@ -76,8 +77,28 @@ PrefillEstimate estimatePrefill(const std::string &containerPath, const ComputeC
     struct Scores {
         double layers, dk, dv, pairs; // per layer and head: score width, value width, (query, key) pairs
     };
+    // MLA's passes attend in the expanded form where it pays (model/mla_form.hpp: every pass
+    // re-expands the positions before it, FLOPs at the matrices' speed; its own positions'
+    // kv_b products take the place of its queries' in the trunk's), the absorbed otherwise
+    // and under DeepSeek Sparse Attention. (A budget too tight to hold the expanded rows keeps
+    // the absorbed form, which this prices low.)
+    double absorbedPairs = attended, expandedPairs = 0;
+    if (mla > 0 && K <= 0 && in.kvLora > 0) {
+        const model::MlaDims d{double(in.qkNope), double(in.qkRope), double(in.vHead), double(in.kvLora)};
+        absorbedPairs = 0;
+        for (int p = 0; p < e.passes; ++p) {
+            const double first = double(p) * e.passTokens, m = std::min<double>(e.passTokens, n - first);
+            if (model::mlaExpandedPays(d, first, m)) {
+                expandedPairs += model::mlaPairs(first, m);
+                flops += 2.0 * d.lora * (d.nope + d.v) * double(in.heads) * double(mla) * first;
+            } else {
+                absorbedPairs += model::mlaPairs(first, m);
+            }
+        }
+    }
     const Scores dense[] = {
-        {double(mla), double(in.kvLora + in.qkRope), double(in.kvLora), attended},
+        {double(mla), double(in.kvLora + in.qkRope), double(in.kvLora), absorbedPairs},
+        {double(mla), double(in.qkNope + in.qkRope), double(in.vHead), expandedPairs},
         {double(gqaFull), double(in.headDim), double(in.headDim), pairs},
         {in.window > 0 ? double(in.gqaSlidingLayers) : 0.0, double(in.headDim), double(in.headDim),
          n * std::min<double>(double(in.window), n)},

@@ -166,6 +166,7 @@ ModelImpl::ModelImpl(const std::string &path, const OpenOptions &options, int se
             so.policy = cache::parsePolicy(m_opts.cachePolicy);
         auto stream = std::make_unique<cache::StreamedExpertSource>(std::move(banks), c.topK, so);
         m_stream = stream.get();
+        m_unusedCacheBytes = std::max<int64_t>(0, cache - m_stream->slots() * m_stream->slotBytes());
         m_experts = std::move(stream);
         for (const std::string &w : m_stream->warnings())
             m_warnings.push_back(w);
@@ -324,9 +325,34 @@ int ModelImpl::unborrowedPassTokens() const
                                    std::max(m_passTokens, plan::kMinPassTokens)));
 }
 
+void ModelImpl::borrowForExpandedAttention(int64_t positions)
+{
+    m_forward->setMlaExpandRoom(0);
+    const int64_t bytes = m_forward->mlaExpandBytes(positions);
+    if (bytes <= 0 || !m_stream)
+        return;
+    // The same floor as borrowForPass's: twice the cache's smallest size stays.
+    const int64_t slot = std::max<int64_t>(1, m_stream->slotBytes());
+    const int64_t keep = 2 * ((m_plan.min_expert_cache + slot - 1) / slot);
+    // First the budget's cache bytes that no slot holds (a cache never has more slots than
+    // records), then slots.
+    if (bytes <= m_unusedCacheBytes) {
+        m_forward->setMlaExpandRoom(m_unusedCacheBytes);
+        return;
+    }
+    const int64_t left = m_stream->slots() - keep - m_stream->cache().lent();
+    const int64_t want = (bytes - m_unusedCacheBytes + slot - 1) / slot;
+    if (want > left)
+        return;
+    const int got = m_stream->lendSlots(int(want));
+    if (got >= want)
+        m_forward->setMlaExpandRoom(m_unusedCacheBytes + int64_t(got) * slot);
+}
+
 void ModelImpl::returnPassRoom()
 {
     m_forward->setPassPiece(model::Forward::kPassPiece);
+    m_forward->setMlaExpandRoom(0);
     if (m_stream)
         m_stream->returnSlots();
 }
@@ -348,6 +374,10 @@ void ModelImpl::feed(std::span<const int32_t> tokens, const PrefillCallback &pro
         roomToPass(); // the floor's prompt room leaves the expert cache for the pass
         chunk = size_t(borrowForPass(int(std::min<size_t>(tokens.size(), size_t(1) << 30))));
         borrowed.m = this;
+        // Where the first pass would attend in MLA's expanded form (model/mla_form.hpp): room
+        // for the rows of every position the prompt's passes reach.
+        if (m_forward->mlaExpands(m_state.pos, int64_t(std::min(chunk, tokens.size()))))
+            borrowForExpandedAttention(int64_t(m_state.pos) + int64_t(tokens.size()));
     } else {
         roomToCache();
     }

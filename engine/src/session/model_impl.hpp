@@ -111,6 +111,10 @@ public:
     // Lends the expert cache's RAM to passes of up to `tokens` prompt tokens (plan/pass_plan.hpp)
     // and returns how many a pass may read (at least 64); returnPassRoom() gives it back.
     int borrowForPass(int tokens);
+    // After borrowForPass: lends more of the cache, where what is left of its lendable room
+    // holds MLA's expanded keys and values for `positions` positions, so that long passes
+    // attend in that form (model/mla_form.hpp); otherwise they stay absorbed.
+    void borrowForExpandedAttention(int64_t positions);
     void returnPassRoom();
     // The most prompt tokens a pass reads without borrowing (in the floor's own room; >= 64).
     int unborrowedPassTokens() const;
@@ -159,6 +163,7 @@ private:
     double m_seconds = 0;
     int m_sequences = 1;      // full-context states the budget holds
     int m_mostSequences = 1;  // sequences a Batch may run at once
+    int64_t m_unusedCacheBytes = 0; // the budget's expert cache bytes beyond its slots (more than every record)
     int64_t m_statePool = 0;  // bytes for the states beyond the session's
     int64_t m_statePromptShare = 0; // of them, what the floor's prompt room lends
     int64_t m_statesHeld = 0; // held by a Batch now (setStatesHeld)
