@@ -22,13 +22,18 @@
 //   calibration kept in the bench cache, the disk speed measured here), its compute and the
 //   parts of that spent decoding expert panels, in linear attention, in dense attention and in the
 //   vector work per token, and measured / predicted.
+// --compare-mla: where a prompt's pass attended in MLA's expanded form (model/mla_form.hpp),
+//   the same prompt again with the absorbed form forced and once more as the engine chooses, the
+//   times side by side, and the logits' largest gap between the forms.
 // Last line: prefill/decode at the largest prompt, per container and budget.
 #include "compute/thread_pool.hpp"
 #include "expert_read_rate.hpp"
 #include "format/manifest.hpp"
 #include "mid_container.hpp"
+#include "model/forward.hpp"
 #include "quant/panel_gemm.hpp"
 #include "quant/simd.hpp"
+#include "session/model_impl.hpp"
 #include "waste/calibration.hpp"
 #include "waste/waste.hpp"
 
@@ -239,12 +244,15 @@ struct PrefillRun {
     double cpuSeconds = 0; // the process's CPU time over the pass (all threads)
     int64_t loadedAtOpen = 0; // records read at open (OpenOptions::loadEveryExpert)
     double loadSeconds = 0;
+    bool mlaExpanded = false; // the last pass attended in MLA's expanded form (model/mla_form.hpp)
+    std::vector<float> logits;
 };
 
 // loadAll false: the pass's own reads are what is measured, at every budget; true: as a
-// person's open does, every expert read at open where the budget holds them all.
+// person's open does, every expert read at open where the budget holds them all. form: MLA's
+// form (the engine's choice, or one forced for a side-by-side measure).
 PrefillRun prefill(const std::string &container, int64_t budget, int threads, const std::vector<int32_t> &ids,
-                   bool loadAll = false)
+                   bool loadAll = false, waste::model::Forward::MlaForm form = waste::model::Forward::MlaForm::Auto)
 {
     waste::OpenOptions o;
     o.ramBudget = budget;
@@ -253,10 +261,13 @@ PrefillRun prefill(const std::string &container, int64_t budget, int threads, co
     o.warmFromUsage = false;
     o.loadEveryExpert = loadAll;
     auto model = waste::Model::open(container, o);
+    auto &forward = static_cast<waste::session::ModelImpl &>(*model).forward();
+    forward.setMlaForm(form);
     const waste::Stats before = model->stats();
     const double t0 = now(), c0 = cpuNow();
-    model->eval(ids);
     PrefillRun r;
+    r.logits = model->eval(ids);
+    r.mlaExpanded = forward.lastPassExpanded();
     r.seconds = now() - t0;
     r.cpuSeconds = cpuNow() - c0;
     r.tokPerS = double(ids.size()) / r.seconds;
@@ -316,6 +327,7 @@ int main(int argc, char **argv)
     std::vector<int> lengths{1024, 4096, 16384};
     int decodeTokens = 128;
     int threads = 0;
+    bool compareMla = false;
     std::string midSize = "2G", cacheDir = WASTE_BENCH_CACHE_DIR;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -340,10 +352,12 @@ int main(int argc, char **argv)
             midSize = value();
         else if (a == "--cache")
             cacheDir = value();
+        else if (a == "--compare-mla")
+            compareMla = true;
         else {
             std::fprintf(stderr,
                          "usage: bench_prefill [--container DIR]... [--budget SIZE]... [--tokens N,N,...] "
-                         "[--decode-tokens N] [--threads N] [--mid-size SIZE] [--cache DIR]\n");
+                         "[--decode-tokens N] [--threads N] [--mid-size SIZE] [--cache DIR] [--compare-mla]\n");
             return 2;
         }
     }
@@ -413,6 +427,23 @@ int main(int argc, char **argv)
                                 predicted.attentionSeconds, predicted.vectorSeconds, predicted.tokPerS > 0 ? r.tokPerS / predicted.tokPerS : 0.0,
                                 100.0 * r.cpuSeconds / (r.seconds * nThreads), r.ioWait);
                     std::fflush(stdout);
+                    if (compareMla && r.mlaExpanded) {
+                        // The same prompt with MLA's absorbed form forced, then the engine's choice
+                        // again: both forms' times in turns, and how far apart their logits are.
+                        using Form = waste::model::Forward::MlaForm;
+                        const PrefillRun a = prefill(c, budget, threads, ids, false, Form::Absorbed);
+                        const PrefillRun e = prefill(c, budget, threads, ids, false, Form::Auto);
+                        double gap = 0, largest = 0;
+                        for (size_t i = 0; i < a.logits.size() && i < r.logits.size(); ++i) {
+                            gap = std::max(gap, std::fabs(double(r.logits[i]) - double(a.logits[i])));
+                            largest = std::max(largest, std::fabs(double(a.logits[i])));
+                        }
+                        std::printf("    %6d tokens, MLA's forms in turns: expanded %.1f s and %.1f s, absorbed %.1f s "
+                                    "(%.2fx); logits within %.1e of the absorbed form's\n",
+                                    n, r.seconds, e.seconds, a.seconds, a.seconds / std::min(r.seconds, e.seconds),
+                                    largest > 0 ? gap / largest : 0.0);
+                        std::fflush(stdout);
+                    }
                     if (const PrefillRun l = prefill(c, budget, threads, ids, true); l.loadedAtOpen > 0)
                         std::printf("    %6d tokens after the open read every expert (%.1f s): %6.1f s, %7.1f tok/s; "
                                     "read %s; open and prompt %.1f s\n",
