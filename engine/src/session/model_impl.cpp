@@ -270,12 +270,10 @@ std::unique_ptr<ReplyParser> ModelImpl::replyParser(std::span<const int32_t> pro
 int ModelImpl::borrowForPass(int tokens)
 {
     const plan::PassCost cost{m_plan.pass_token_bytes, m_plan.pass_fixed_bytes, m_plan.pass_piece_token_bytes};
-    // Never below twice the cache's smallest size (expertCacheAt's lendable room): the pass's
-    // own expert reads need slots too. The budget's plan counted on that room; batch states
-    // in the prompt room, or taken from the cache, may ask for more.
+    // The budget's plan counted on the cache's room above slotsKept(); batch states in the
+    // prompt room, or taken from the cache, may ask for more.
     const int64_t slot = m_stream ? std::max<int64_t>(1, m_stream->slotBytes()) : 1;
-    const int64_t keep = 2 * ((m_plan.min_expert_cache + slot - 1) / slot);
-    const int64_t lendable = m_stream ? std::max<int64_t>(0, m_stream->slots() - keep) * slot : 0;
+    const int64_t lendable = m_stream ? std::max<int64_t>(0, m_stream->slots() - slotsKept()) * slot : 0;
     // The prompt's passes: as few as the room allows, evenly long (plan::passFor).
     plan::PassChoice pass = plan::passFor(cost, promptRoom(), lendable, tokens, m_passTokens);
     pass.piece = std::min(pass.piece, m_mostPiece);
@@ -287,6 +285,12 @@ int ModelImpl::borrowForPass(int tokens)
     // Fewer slots free than asked (pinned by others): a shorter pass.
     const int64_t room = promptRoom() + int64_t(lent) * slot - cost.fixedAt(pass.piece);
     return int(std::clamp<int64_t>(room / std::max<int64_t>(1, m_plan.pass_token_bytes), plan::kMinPassTokens, pass.tokens));
+}
+
+int64_t ModelImpl::slotsKept() const
+{
+    const int64_t slot = m_stream ? std::max<int64_t>(1, m_stream->slotBytes()) : 1;
+    return 2 * ((m_plan.min_expert_cache + slot - 1) / slot);
 }
 
 int64_t ModelImpl::promptRoom() const
@@ -331,16 +335,14 @@ void ModelImpl::borrowForExpandedAttention(int64_t positions)
     const int64_t bytes = m_forward->mlaExpandBytes(positions);
     if (bytes <= 0 || !m_stream)
         return;
-    // The same floor as borrowForPass's: twice the cache's smallest size stays.
-    const int64_t slot = std::max<int64_t>(1, m_stream->slotBytes());
-    const int64_t keep = 2 * ((m_plan.min_expert_cache + slot - 1) / slot);
     // First the budget's cache bytes that no slot holds (a cache never has more slots than
-    // records), then slots.
+    // records), then slots above slotsKept(), as a pass borrows them.
     if (bytes <= m_unusedCacheBytes) {
         m_forward->setMlaExpandRoom(m_unusedCacheBytes);
         return;
     }
-    const int64_t left = m_stream->slots() - keep - m_stream->cache().lent();
+    const int64_t slot = std::max<int64_t>(1, m_stream->slotBytes());
+    const int64_t left = m_stream->slots() - slotsKept() - m_stream->cache().lent();
     const int64_t want = (bytes - m_unusedCacheBytes + slot - 1) / slot;
     if (want > left)
         return;

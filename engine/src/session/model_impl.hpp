@@ -115,6 +115,9 @@ public:
     // holds MLA's expanded keys and values for `positions` positions, so that long passes
     // attend in that form (model/mla_form.hpp); otherwise they stay absorbed.
     void borrowForExpandedAttention(int64_t positions);
+    // The expert cache's slots a prompt never borrows: twice the cache's smallest size
+    // (expertCacheAt's lendable room), for the pass's own expert reads.
+    int64_t slotsKept() const;
     void returnPassRoom();
     // The most prompt tokens a pass reads without borrowing (in the floor's own room; >= 64).
     int unborrowedPassTokens() const;
