@@ -76,12 +76,14 @@ int runPlan(const cli::Args &args)
     const long long promptTokens = args.integer("--prompt-tokens", 4096);
     if (promptTokens < 1 || promptTokens > (1 << 24))
         throw cli::UsageError("--prompt-tokens must be between 1 and 16777216");
-    const int passTokens = budgetText && !below ? choice.pass_tokens : def.pass_tokens;
+    const waste::BudgetChoice &asked = budgetText && !below ? choice : def;
     std::optional<waste::PrefillEstimate> prefill, imagePrefill;
     if (cal) {
-        prefill = waste::estimatePrefill(args.positional(0), *cal, int(promptTokens), passTokens, fc.disk_gbps);
+        prefill = waste::estimatePrefill(args.positional(0), *cal, int(promptTokens), asked.pass_tokens, fc.disk_gbps,
+                                         asked.expand_room_bytes);
         if (p.vision_bytes > 0)
-            imagePrefill = waste::estimatePrefill(args.positional(0), *cal, kImagePositions, passTokens, fc.disk_gbps);
+            imagePrefill = waste::estimatePrefill(args.positional(0), *cal, kImagePositions, asked.pass_tokens,
+                                                  fc.disk_gbps, asked.expand_room_bytes);
     }
     // The real runs against the uncorrected forecast at each run's budget, then the forecast scaled.
     cli::RunCorrection observed;
@@ -107,8 +109,9 @@ int runPlan(const cli::Args &args)
             once([&](int64_t b) {
                 if (!cal || b < p.floor_bytes)
                     return 0.0;
+                const waste::BudgetChoice at = waste::resolveBudget(p, b);
                 const waste::PrefillEstimate e = waste::estimatePrefill(args.positional(0), *cal, int(promptTokens),
-                                                                        waste::resolveBudget(p, b).pass_tokens, fc.disk_gbps);
+                                                                        at.pass_tokens, fc.disk_gbps, at.expand_room_bytes);
                 return e.known ? e.tokPerS : 0.0;
             }));
         cli::applyCorrection(fc, observed);

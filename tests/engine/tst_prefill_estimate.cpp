@@ -287,6 +287,29 @@ TEST(PrefillEstimate, MlaFormPassByPass)
     EXPECT_EQ(absorbedPasses, 1);
     const waste::PrefillEstimate e = waste::estimatePrefill(tiny.dir, c, n, pass, 0);
     EXPECT_NEAR(e.attentionSeconds, attention, 1e-9 * attention);
+
+    // The expanded rows of every position (heads x (dn + dr + dv) floats) must fit the room the
+    // budget leaves beside the pass, as the engine lends it; a byte short, every pass is priced
+    // absorbed.
+    const int64_t rows = int64_t(n) * m.heads * (m.qkNope + m.qkRope + m.vHead) * int64_t(sizeof(float));
+    EXPECT_EQ(e.mlaExpandBytes, rows);
+    EXPECT_EQ(waste::estimatePrefill(tiny.dir, c, n, pass, 0, rows).attentionSeconds, e.attentionSeconds);
+    const waste::PrefillEstimate tight = waste::estimatePrefill(tiny.dir, c, n, pass, 0, rows - 1);
+    double absorbed = 0;
+    for (int first = 0; first < n; first += pass)
+        absorbed += mla * m.heads * waste::model::mlaPairs(first, std::min(pass, n - first)) *
+                    ((2.0 * m.kvLora + m.qkRope) * 1e-12);
+    EXPECT_NEAR(tight.attentionSeconds, absorbed, 1e-9 * absorbed);
+    EXPECT_EQ(tight.mlaExpandBytes, rows);
+    // Passes too short to expand need no room.
+    EXPECT_EQ(waste::estimatePrefill(tiny.dir, c, n, 512, 0, 0).mlaExpandBytes, 0);
+    // The room the budget leaves: none at the floor (its cache is the slots a prompt keeps),
+    // the cache less those and the pass at every expert.
+    const waste::MemoryPlan plan = waste::planMemory(tiny.dir);
+    EXPECT_EQ(waste::expertCacheAt(plan, plan.floor_bytes).expand_room_bytes, 0);
+    const waste::ExpertCacheShare all = waste::expertCacheAt(plan, waste::everyExpertBudget(plan));
+    EXPECT_EQ(all.expand_room_bytes, all.cache_bytes - 2 * plan.min_expert_cache - all.pass_bytes);
+    EXPECT_GT(all.expand_room_bytes, 0);
     // One pass of the same prompt expands no earlier position.
     const waste::PrefillEstimate one = waste::estimatePrefill(tiny.dir, c, n, n, 0);
     ASSERT_TRUE(waste::model::mlaExpandedPays(d, 0, n));

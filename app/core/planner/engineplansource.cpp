@@ -128,19 +128,25 @@ QList<ForecastPoint> EnginePlanSource::forecast(const QString &container, const 
     const waste::Forecast fc = waste::forecastBudgets(p, list, in);
     QList<ForecastPoint> out;
     // The prompt's read time depends on the budget only through the pass size, which takes few
-    // values along the chart: each is estimated once (the estimate reads the manifest).
-    std::map<int, double> prefillByPass;
+    // values along the chart, and whether the room holds MLA's expanded rows: each pair is
+    // estimated once (the estimate reads the manifest).
+    std::map<std::pair<int, bool>, waste::PrefillEstimate> prefillByPass;
+    const auto estimate = [&](int pass, bool roomy) {
+        const auto key = std::make_pair(pass, roomy);
+        if (!prefillByPass.contains(key))
+            prefillByPass[key] = waste::estimatePrefill(p.container, cal, kPlannerPromptTokens, pass, in.diskGBps,
+                                                        roomy ? -1 : 0);
+        return prefillByPass[key];
+    };
     for (const waste::BudgetForecast &b : fc.budgets) {
         ForecastPoint point{b.budget_bytes, b.tok_per_s, b.hit_rate, b.past_cliff, b.compute_seconds_per_token,
                             b.io_seconds_per_token};
         if (b.budget_bytes >= p.floor_bytes) {
-            const int pass = waste::expertCacheAt(p, b.budget_bytes).pass_tokens;
-            if (!prefillByPass.contains(pass)) {
-                const waste::PrefillEstimate e =
-                    waste::estimatePrefill(p.container, cal, kPlannerPromptTokens, pass, in.diskGBps);
-                prefillByPass[pass] = e.known ? e.seconds : 0;
-            }
-            point.prefillSeconds = prefillByPass[pass];
+            const waste::ExpertCacheShare share = waste::expertCacheAt(p, b.budget_bytes);
+            waste::PrefillEstimate e = estimate(share.pass_tokens, true);
+            if (e.mlaExpandBytes > share.expand_room_bytes)
+                e = estimate(share.pass_tokens, false);
+            point.prefillSeconds = e.known ? e.seconds : 0;
         }
         out << point;
     }

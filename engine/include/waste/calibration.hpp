@@ -125,6 +125,10 @@ struct PrefillEstimate {
     double seconds = 0; // the larger of the two
     double tokPerS = 0;
     bool known = false; // false: the calibration has no panel product (run it again)
+    // The room MLA's expanded form takes for every position of this prompt (model/mla_form.hpp);
+    // 0 where no pass of it is long enough to expand. The passes were priced expanded only
+    // where this fits expandRoomBytes.
+    int64_t mlaExpandBytes = 0;
 };
 // Fitted together to bench_prefill (2 cores, AVX-512, 2026-12-06: the demo, the hidden-1024
 // mid-size container and Kimi-Linear-48B's shape, 1,024 to 16,384 tokens, ten runs; every
@@ -135,7 +139,10 @@ struct PrefillEstimate {
 // model that is a third of a pass, on the real shape 5 %).
 inline constexpr double kPassEfficiency = 0.78;
 inline constexpr double kTokenVectorWork = 19;
+// expandRoomBytes: what a budget leaves for MLA's expanded rows while a prompt is read
+// (ExpertCacheShare::expand_room_bytes); below the rows the prompt needs, every pass is priced
+// absorbed, as the engine then reads it. −1: room enough for any prompt.
 PrefillEstimate estimatePrefill(const std::string &containerPath, const ComputeCalibration &c, int tokens,
-                                int passTokens, double diskGBps);
+                                int passTokens, double diskGBps, int64_t expandRoomBytes = -1);
 
 } // namespace waste

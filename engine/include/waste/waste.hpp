@@ -89,6 +89,9 @@ struct ExpertCacheShare {
     bool checkpoint_kept = false;
     int pass_tokens = 64;   // the most prompt tokens one pass reads
     int64_t pass_bytes = 0; // what the longest pass borrows from the cache while it runs
+    // What the cache has left beside that pass and the slots a prompt never borrows: the room
+    // MLA's expanded rows find while a long prompt is read (model/mla_form.hpp).
+    int64_t expand_room_bytes = 0;
 };
 ExpertCacheShare expertCacheAt(const MemoryPlan &plan, int64_t budgetBytes);
 
@@ -99,6 +102,7 @@ struct BudgetChoice {
     int64_t cache_slots = 0;           // expert_cache_bytes / max_record_bytes
     bool checkpoint_kept = false;      // plan.checkpoint_bytes of the budget hold a checkpoint
     int pass_tokens = 64;              // the most prompt tokens one pass reads (ExpertCacheShare)
+    int64_t expand_room_bytes = 0;     // ExpertCacheShare::expand_room_bytes
     bool chosen_by_engine = false;     // no --budget: floor + 3, 2 or 1 working sets
     std::vector<std::string> warnings; // over 7/8 of usable RAM, past the paging cliff
 };

@@ -72,6 +72,8 @@ ExpertCacheShare expertCacheAt(const MemoryPlan &plan, int64_t budget)
                                                    plan.pass_floor_bytes, s.cache_bytes - 2 * plan.min_expert_cache);
     s.pass_tokens = pass.tokens;
     s.pass_bytes = pass.bytes; // borrowed from the cache while a pass runs, given back after
+    // The engine keeps twice the smallest cache's slots from any prompt (ModelImpl::slotsKept).
+    s.expand_room_bytes = std::max<int64_t>(0, s.cache_bytes - 2 * plan.min_expert_cache - pass.bytes);
     return s;
 }
 
@@ -130,6 +132,7 @@ BudgetChoice resolveBudget(const MemoryPlan &plan, int64_t requested)
     c.expert_cache_bytes = share.cache_bytes;
     c.checkpoint_kept = share.checkpoint_kept;
     c.pass_tokens = share.pass_tokens;
+    c.expand_room_bytes = share.expand_room_bytes;
     c.cache_slots = plan.max_record_bytes > 0 ? c.expert_cache_bytes / plan.max_record_bytes : 0;
     return c;
 }

@@ -49,7 +49,7 @@ Dsv4Attention dsv4Attention(const plan::PlanInputs &in, int64_t n)
 } // namespace
 
 PrefillEstimate estimatePrefill(const std::string &containerPath, const ComputeCalibration &c, int tokens,
-                                int passTokens, double diskGBps)
+                                int passTokens, double diskGBps, int64_t expandRoomBytes)
 {
     const plan::PlanInputs in = plan::readPlanInputs(containerPath);
     PrefillEstimate e;
@@ -80,15 +80,19 @@ PrefillEstimate estimatePrefill(const std::string &containerPath, const ComputeC
     // MLA's passes attend in the expanded form where it pays (model/mla_form.hpp: every pass
     // re-expands the positions before it, FLOPs at the matrices' speed; its own positions'
     // kv_b products take the place of its queries' in the trunk's), the absorbed otherwise
-    // and under DeepSeek Sparse Attention. (A budget too tight to hold the expanded rows keeps
-    // the absorbed form, which this prices low.)
+    // and under DeepSeek Sparse Attention. The engine lends the room for every position's rows
+    // once, as the prompt starts (session::ModelImpl::borrowForExpandedAttention): where the
+    // budget's room does not hold them, every pass stays absorbed.
     double absorbedPairs = attended, expandedPairs = 0;
     if (mla > 0 && K <= 0 && in.kvLora > 0) {
         const model::MlaDims d{double(in.qkNope), double(in.qkRope), double(in.vHead), double(in.kvLora)};
+        if (model::mlaExpandedPays(d, 0, std::min<double>(e.passTokens, n)))
+            e.mlaExpandBytes = int64_t(e.tokens) * in.heads * (in.qkNope + in.qkRope + in.vHead) * int64_t(sizeof(float));
+        const bool roomHolds = expandRoomBytes < 0 || e.mlaExpandBytes <= expandRoomBytes;
         absorbedPairs = 0;
         for (int p = 0; p < e.passes; ++p) {
             const double first = double(p) * e.passTokens, m = std::min<double>(e.passTokens, n - first);
-            if (model::mlaExpandedPays(d, first, m)) {
+            if (roomHolds && model::mlaExpandedPays(d, first, m)) {
                 expandedPairs += model::mlaPairs(first, m);
                 flops += 2.0 * d.lora * (d.nope + d.v) * double(in.heads) * double(mla) * first;
             } else {
