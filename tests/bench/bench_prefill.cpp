@@ -413,7 +413,7 @@ int main(int argc, char **argv)
                     const double computeLimit = promptFlops(info, m, n) / 1e9 / kernelAll;
                     const double limit = std::max(diskLimit, computeLimit);
                     const waste::PrefillEstimate predicted =
-                        waste::estimatePrefill(c, cal, n, choice.pass_tokens, banks.gbps);
+                        waste::estimatePrefill(c, cal, n, choice.pass_tokens, banks.gbps, choice.expand_room_bytes);
                     std::printf("    %6d tokens: %6.1f s, %7.1f tok/s = %5.1fx decode; read %s = %.2fx the banks; "
                                 "limits: disk %.1f s, compute %.1f s; %.2fx the larger; predicted %.0f tok/s "
                                 "(compute %.2f s of which panel decoding %.2f s, linear attention %.2f s, attention %.2f s, "

@@ -1,5 +1,6 @@
-// e^x over runs (quant/exp_run.hpp) and the elementwise runs built on it (model/ops.hpp): every
-// result is std::exp's, or the one-value function's, bit for bit. Each vector path is compared
+// e^x and log(1 + x) over runs (quant/exp_run.hpp, quant/log1p_run.hpp) and the elementwise
+// runs built on them (model/ops.hpp): every result is std::exp's or std::log1p's, or the
+// one-value function's, bit for bit. Each vector path is compared
 // with the C library's expf on a seventh of all 2^32 floats (each bit pattern ≡ 0 mod 7: every
 // exponent, sign and NaN, and every last-bit pattern); the whole range was compared once when
 // it was written (0 of 4,294,967,296 differ; see the header).
@@ -8,6 +9,7 @@
 #include "compute/thread_pool.hpp"
 #include "model/ops.hpp"
 #include "quant/exp_run.hpp"
+#include "quant/log1p_run.hpp"
 #include "quant/simd.hpp"
 
 #include <atomic>
@@ -40,8 +42,10 @@ std::vector<float> mixedValues(size_t n, uint32_t seed)
     return v;
 }
 
-// Every seventh bit pattern through `run`, against std::exp: how many differ, and the first.
-std::pair<int64_t, uint32_t> differingFromLibm(quant::ExpRun run)
+// Every seventh bit pattern through `run`, against `libm` (std::exp, std::log1p): how many
+// differ, and the first.
+template <typename Libm = float (*)(float)>
+std::pair<int64_t, uint32_t> differingFromLibm(quant::ExpRun run, Libm libm = [](float x) { return std::exp(x); })
 {
     compute::ThreadPool pool(0);
     constexpr int64_t kBlock = 7 << 16; // bit patterns per block, a multiple of 7
@@ -56,7 +60,7 @@ std::pair<int64_t, uint32_t> differingFromLibm(quant::ExpRun run)
                 x[size_t(n++)] = std::bit_cast<float>(uint32_t(p));
             run(x.data(), y.data(), n);
             for (int64_t i = 0; i < n; ++i)
-                if (std::bit_cast<uint32_t>(y[size_t(i)]) != std::bit_cast<uint32_t>(std::exp(x[size_t(i)])) && differing++ == 0)
+                if (std::bit_cast<uint32_t>(y[size_t(i)]) != std::bit_cast<uint32_t>(libm(x[size_t(i)])) && differing++ == 0)
                     first = std::bit_cast<uint32_t>(x[size_t(i)]);
         }
     });
@@ -97,6 +101,60 @@ TEST(ExpRun, VectorisedWithGlibcOnAvx2)
     quant::setActiveSimd(was);
 }
 #endif
+
+// log1p over runs (quant/log1p_run.hpp) likewise: each vector path against the C library's
+// log1pf on a seventh of all floats (the whole range was compared once when it was written:
+// 0 of 4,294,967,296 differ on either path).
+TEST(Log1pRun, Avx2PathIsTheCLibrarysLog1pfOnASeventhOfAllFloats)
+{
+    if (!quant::avx2Log1pRun() || !quant::simdSupported(quant::SimdLevel::Avx2))
+        GTEST_SKIP() << "no AVX2 here";
+    const auto [differing, first] = differingFromLibm(quant::avx2Log1pRun(), [](float x) { return std::log1p(x); });
+    EXPECT_EQ(differing, 0) << "first at bits 0x" << std::hex << first;
+}
+
+TEST(Log1pRun, Avx512PathIsTheCLibrarysLog1pfOnASeventhOfAllFloats)
+{
+    if (!quant::avx512Log1pRun() || !quant::simdSupported(quant::SimdLevel::Avx512))
+        GTEST_SKIP() << "no AVX-512 here";
+    const auto [differing, first] = differingFromLibm(quant::avx512Log1pRun(), [](float x) { return std::log1p(x); });
+    EXPECT_EQ(differing, 0) << "first at bits 0x" << std::hex << first;
+}
+
+#if defined(__x86_64__) && defined(__GLIBC__) && __GLIBC__ == 2 && __GLIBC_MINOR__ <= 36
+TEST(Log1pRun, VectorisedWithThisGlibc)
+{
+    // Debian 12's glibc (2.36) has fdlibm's log1pf, the one the vector paths follow.
+    const quant::SimdLevel was = quant::activeSimd();
+    for (quant::SimdLevel lvl : {quant::SimdLevel::Avx2, quant::SimdLevel::Avx512}) {
+        if (!quant::simdSupported(lvl))
+            continue;
+        quant::setActiveSimd(lvl);
+        EXPECT_TRUE(quant::log1pRunVectorised()) << quant::simdName(lvl);
+    }
+    quant::setActiveSimd(quant::SimdLevel::Scalar);
+    EXPECT_FALSE(quant::log1pRunVectorised());
+    quant::setActiveSimd(was);
+}
+#endif
+
+TEST(Log1pRun, EveryLengthAndAliasGivesStdLog1p)
+{
+    std::vector<float> x = mixedValues(301, 6);
+    for (size_t i = 0; i < x.size(); i += 3)
+        x[i] = std::exp(x[i] * 0.25f) - 1.0f; // near and past −1 too
+    for (int64_t n : {0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 301}) {
+        std::vector<float> y(size_t(n) + 1, 7.0f), inPlace(x.begin(), x.begin() + n);
+        quant::log1pRun(x.data(), y.data(), n);
+        quant::log1pRun(inPlace.data(), inPlace.data(), n);
+        for (int64_t i = 0; i < n; ++i) {
+            ASSERT_EQ(std::bit_cast<uint32_t>(y[size_t(i)]), std::bit_cast<uint32_t>(std::log1p(x[size_t(i)])))
+                << "n " << n << " x " << x[size_t(i)];
+            ASSERT_EQ(std::bit_cast<uint32_t>(inPlace[size_t(i)]), std::bit_cast<uint32_t>(y[size_t(i)]));
+        }
+        EXPECT_EQ(y[size_t(n)], 7.0f) << "wrote past n = " << n;
+    }
+}
 
 TEST(ExpRun, EveryLengthAndAliasGivesStdExp)
 {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "quant/exp_run.hpp"
+#include "quant/log1p_run.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -51,7 +52,14 @@ inline void swigluRun(const float *g, const float *u, float *y, int64_t n)
 
 inline void softplusRun(const float *x, float *y, int64_t n)
 {
-    detail::withExp<false>(x, n, [&](int64_t i, float e) { y[i] = x[i] > 20.0f ? x[i] : std::log1p(e); });
+    float e[detail::kExpChunk];
+    for (int64_t i0 = 0; i0 < n; i0 += detail::kExpChunk) {
+        const int64_t m = std::min(detail::kExpChunk, n - i0);
+        quant::expRun(x + i0, e, m);
+        quant::log1pRun(e, e, m);
+        for (int64_t j = 0; j < m; ++j)
+            y[i0 + j] = x[i0 + j] > 20.0f ? x[i0 + j] : e[j];
+    }
 }
 
 // y_i = x_i * r * w_i with r = 1/sqrt(Σx²/n + eps). y may alias x.
