@@ -172,12 +172,28 @@ void flashAttention(const AttentionQueries &queries, int64_t dk, const CachedRow
                 const float e = expScore(zt[j] - newMax); // computed for every lane: vectorises
                 pt[j] = zt[j] == -inf ? 0.0f : e;
             }
-            for (int64_t j = 0; j < B; ++j)
-                runSum[size_t(t)] += pt[j];
             runMax[size_t(t)] = newMax;
         }
         if (!any)
             continue;
+        // Each query's running sum gains the block's weights in order of position (a query
+        // that sees none adds zeros: the same sum). Eight queries' sums go side by side, each
+        // its own chain of adds: one query's 64 adds in a row waited on each other, a third of
+        // the time outside the products on a pass's narrow heads.
+        int t = tLo;
+        for (; t + 8 <= tHi; t += 8) {
+            float sums[8];
+            for (int i = 0; i < 8; ++i)
+                sums[i] = runSum[size_t(t + i)];
+            for (int64_t j = 0; j < B; ++j)
+                for (int i = 0; i < 8; ++i)
+                    sums[i] += p[size_t(t + i) * B + size_t(j)];
+            for (int i = 0; i < 8; ++i)
+                runSum[size_t(t + i)] = sums[i];
+        }
+        for (; t < tHi; ++t)
+            for (int64_t j = 0; j < B; ++j)
+                runSum[size_t(t)] += p[size_t(t) * B + size_t(j)];
         // The weighted values, 64 of their dims at a time.
         for (int64_t c0 = 0; c0 < dv; c0 += B) {
             const int64_t width = std::min<int64_t>(B, dv - c0);
