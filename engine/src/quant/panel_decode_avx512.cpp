@@ -1,6 +1,8 @@
 // The VQ panel decoder with AVX-512VL (VQ3R, VQ2R and VQ4P): sixteen rows' 8-weight vectors
 // at a time, each rho_r * ((c_0 + c_1) + c_2 ...) as the scalar decoder computes it
-// elementwise, then a 16 x 8 transpose into the panel's k-major columns
+// elementwise, the sums first and the products by rho_r sixteen rows at once as the 16 x 8
+// transpose stores the panel's k-major columns (written out store by store: as a loop over
+// an array of the columns it ran 15 % slower)
 // (quant/panel_decode.cpp has the reference).
 // Also the trunk's Q4G and Q8G rows and the native records' MXFP4, INT4G32 and BF16 rows, 16
 // weights at a time: the same value, and the same one rounded multiply by its scale, per
@@ -34,11 +36,13 @@ constexpr int P = kPanelRows;
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 WASTE_AVX512 inline __m512 pairRows(__m256 low, __m256 high)
 {
-    return _mm512_castpd_ps(
-        _mm512_mask_broadcast_f64x4(_mm512_broadcast_f64x4(_mm256_castps_pd(low)), 0xf0, _mm256_castps_pd(high)));
+    return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(low)), _mm256_castps_pd(high), 1));
 }
 
-WASTE_AVX512 inline void transpose16x8(const __m512 r[8], float *o)
+// The transpose, each column's sixteen values times `scale` (row i's factor in lane i) as
+// they are stored.
+template <bool Scaled>
+WASTE_AVX512 inline void transpose16x8(const __m512 r[8], float *o, __m512 scale = __m512{})
 {
     const __m512i lo = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27);
     const __m512i hi = _mm512_setr_epi32(4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31);
@@ -50,14 +54,14 @@ WASTE_AVX512 inline void transpose16x8(const __m512 r[8], float *o)
     const __m512 s2 = _mm512_shuffle_ps(t1, t3, 0x44), s3 = _mm512_shuffle_ps(t1, t3, 0xEE);
     const __m512 s4 = _mm512_shuffle_ps(t4, t6, 0x44), s5 = _mm512_shuffle_ps(t4, t6, 0xEE);
     const __m512 s6 = _mm512_shuffle_ps(t5, t7, 0x44), s7 = _mm512_shuffle_ps(t5, t7, 0xEE);
-    _mm512_storeu_ps(o + 0 * P, _mm512_permutex2var_ps(s0, lo, s4));
-    _mm512_storeu_ps(o + 1 * P, _mm512_permutex2var_ps(s1, lo, s5));
-    _mm512_storeu_ps(o + 2 * P, _mm512_permutex2var_ps(s2, lo, s6));
-    _mm512_storeu_ps(o + 3 * P, _mm512_permutex2var_ps(s3, lo, s7));
-    _mm512_storeu_ps(o + 4 * P, _mm512_permutex2var_ps(s0, hi, s4));
-    _mm512_storeu_ps(o + 5 * P, _mm512_permutex2var_ps(s1, hi, s5));
-    _mm512_storeu_ps(o + 6 * P, _mm512_permutex2var_ps(s2, hi, s6));
-    _mm512_storeu_ps(o + 7 * P, _mm512_permutex2var_ps(s3, hi, s7));
+    _mm512_storeu_ps(o + 0 * P, Scaled ? _mm512_mul_ps(scale, _mm512_permutex2var_ps(s0, lo, s4)) : _mm512_permutex2var_ps(s0, lo, s4));
+    _mm512_storeu_ps(o + 1 * P, Scaled ? _mm512_mul_ps(scale, _mm512_permutex2var_ps(s1, lo, s5)) : _mm512_permutex2var_ps(s1, lo, s5));
+    _mm512_storeu_ps(o + 2 * P, Scaled ? _mm512_mul_ps(scale, _mm512_permutex2var_ps(s2, lo, s6)) : _mm512_permutex2var_ps(s2, lo, s6));
+    _mm512_storeu_ps(o + 3 * P, Scaled ? _mm512_mul_ps(scale, _mm512_permutex2var_ps(s3, lo, s7)) : _mm512_permutex2var_ps(s3, lo, s7));
+    _mm512_storeu_ps(o + 4 * P, Scaled ? _mm512_mul_ps(scale, _mm512_permutex2var_ps(s0, hi, s4)) : _mm512_permutex2var_ps(s0, hi, s4));
+    _mm512_storeu_ps(o + 5 * P, Scaled ? _mm512_mul_ps(scale, _mm512_permutex2var_ps(s1, hi, s5)) : _mm512_permutex2var_ps(s1, hi, s5));
+    _mm512_storeu_ps(o + 6 * P, Scaled ? _mm512_mul_ps(scale, _mm512_permutex2var_ps(s2, hi, s6)) : _mm512_permutex2var_ps(s2, hi, s6));
+    _mm512_storeu_ps(o + 7 * P, Scaled ? _mm512_mul_ps(scale, _mm512_permutex2var_ps(s3, hi, s7)) : _mm512_permutex2var_ps(s3, hi, s7));
 }
 #pragma GCC diagnostic pop
 
@@ -89,12 +93,13 @@ template <int S, bool Packed> WASTE_AVX512 void decodeStages(const VqMatrix &m, 
                 __m256 w = _mm256_loadu_ps(b[0] + 8 * idx[0]);
                 for (int s = 1; s < S; ++s)
                     w = _mm256_add_ps(w, _mm256_loadu_ps(b[s] + 8 * idx[s]));
-                row[i] = _mm256_mul_ps(_mm256_set1_ps(scale[r16 + i]), w);
+                row[i] = w;
             }
             __m512 r[8];
             for (int i = 0; i < 8; ++i)
                 r[i] = pairRows(row[i], row[i + 8]);
-            transpose16x8(r, out + r16);
+            // rho_r times the sum, once per sixteen values (lane i: row i's rho).
+            transpose16x8<true>(r, out + r16, _mm512_loadu_ps(scale + r16));
         }
     }
 }
@@ -116,7 +121,7 @@ WASTE_AVX512 void transpose16Into(const float *rows16, int64_t cols, int64_t k8,
         __m512 r[8];
         for (int i = 0; i < 8; ++i)
             r[i] = pairRows(_mm256_loadu_ps(rows16 + i * cols + k0), _mm256_loadu_ps(rows16 + (i + 8) * cols + k0));
-        transpose16x8(r, dst + k0 * P);
+        transpose16x8<false>(r, dst + k0 * P);
     }
 }
 
