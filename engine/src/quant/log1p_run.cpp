@@ -2,9 +2,8 @@
 // (quant/log1p_run.hpp).
 #include "quant/log1p_run.hpp"
 
-#include "quant/simd.hpp"
+#include "quant/libm_checked_path.hpp"
 
-#include <bit>
 #include <cmath>
 
 namespace waste::quant {
@@ -19,48 +18,12 @@ constexpr uint32_t kTellingInputs[] = {
     0x440003a8, 0x4500374a, 0x46002286, 0x4700427a, 0x480014ca, 0x49002c58, 0x4a0055b9, 0x4b001471,
     0xb45db3d6, 0xb50f1bbb, 0xb619776c, 0xb702f71e, 0xb8023aae, 0xb9000ea9};
 
-// The telling inputs and every 65,537th bit pattern (65,536 of them: every sign, exponent and NaN).
-bool vectorMatchesLibm(Log1pRun run)
-{
-    float x[64], y[64];
-    int n = 0;
-    auto flush = [&]() {
-        run(x, y, n);
-        for (int i = 0; i < n; ++i) {
-            const float want = std::log1p(x[i]);
-            if (std::bit_cast<uint32_t>(y[i]) != std::bit_cast<uint32_t>(want) && !(std::isnan(want) && std::isnan(y[i])))
-                return false;
-        }
-        n = 0;
-        return true;
-    };
-    for (uint32_t b : kTellingInputs)
-        x[n++] = std::bit_cast<float>(b);
-    if (!flush())
-        return false;
-    for (uint64_t b = 0; b < (uint64_t(1) << 32); b += 65537) {
-        x[n++] = std::bit_cast<float>(uint32_t(b));
-        if (n == 64 && !flush())
-            return false;
-    }
-    return flush();
-}
-
 Log1pRun checkedVectorPath()
 {
-    static const Log1pRun avx2 = [] {
-        const Log1pRun run = avx2Log1pRun();
-        return run && simdSupported(SimdLevel::Avx2) && vectorMatchesLibm(run) ? run : Log1pRun(nullptr);
-    }();
-    static const Log1pRun avx512 = [] {
-        const Log1pRun run = avx512Log1pRun();
-        return run && simdSupported(SimdLevel::Avx512) && vectorMatchesLibm(run) ? run : Log1pRun(nullptr);
-    }();
-    switch (activeSimd()) {
-    case SimdLevel::Avx512: return avx512 ? avx512 : avx2;
-    case SimdLevel::Avx2: return avx2;
-    default: return nullptr;
-    }
+    const auto libm = [](float x) { return std::log1p(x); };
+    static const Log1pRun avx2 = checkedRun(avx2Log1pRun(), SimdLevel::Avx2, kTellingInputs, libm);
+    static const Log1pRun avx512 = checkedRun(avx512Log1pRun(), SimdLevel::Avx512, kTellingInputs, libm);
+    return activeRun(avx2, avx512);
 }
 
 } // namespace
