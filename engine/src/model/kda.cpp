@@ -56,8 +56,9 @@ void Forward::kda(int layer, int n, const float *a, float *out, LayerState *cons
     const std::vector<int> runStart = stateRuns(st, n);
     const int64_t runs = static_cast<int64_t>(runStart.size()) - 1;
     const quant::DeltaRuleStep deltaRuleStep = quant::deltaRule();
+    constexpr int kConvPiece = 64;
     m_pool.forRange(runs * H, m_pool.grainFor(runs * H, D * D / 2 * n / runs), [&](int64_t i0, int64_t i1) {
-        Vec u(D), decay(D);
+        Vec scratch(size_t(kdaHeadTokensScratch(D, kConvPiece)));
         for (int64_t i = i0; i < i1; ++i) {
             const int64_t r = i / H, h = i % H;
             LayerState &s = *st[runStart[size_t(r)]];
@@ -80,25 +81,15 @@ void Forward::kda(int layer, int n, const float *a, float *out, LayerState *cons
             head.eps = m_c.eps;
             head.step = deltaRuleStep;
             // The run in pieces of kConvPiece tokens: the piece's convolutions first (the
-            // rings in registers across its tokens), then each token's gates and step while
-            // its rows are still in cache.
-            constexpr int kConvPiece = 64;
+            // rings in registers across its tokens), then its gates, norms and steps while its
+            // rows are still in cache.
             const int end = runStart[size_t(r) + 1];
             for (int t0 = runStart[size_t(r)]; t0 < end; t0 += kConvPiece) {
                 const int t1 = std::min(end, t0 + kConvPiece);
                 const int64_t at0 = t0 * C + h * D;
                 kdaHeadConvolve(head, q + at0, k + at0, v + at0, C, t1 - t0);
-                for (int t = t0; t < t1; ++t) {
-                    const int64_t at = t * C + h * D;
-                    // A head's next tokens sit a row (C floats) apart, each on its own page in a
-                    // long pass, where the hardware's prefetch stops: ask for two tokens ahead.
-                    if (t + 2 < t1)
-                        for (int64_t l = 0; l < D; l += 16)
-                            for (const float *row : {f, gam})
-                                __builtin_prefetch(row + at + 2 * C + l);
-                    kdaHeadConvolved(head, q + at, k + at, v + at, f + at, beta[size_t(t * H + h)], gam + at,
-                                     decay.data(), u.data(), o + at);
-                }
+                kdaHeadTokens(head, q + at0, k + at0, v + at0, f + at0, beta + size_t(t0 * H + h), H, gam + at0,
+                              o + at0, C, C, C, t1 - t0, scratch.data());
             }
         }
     });

@@ -1,8 +1,8 @@
 // One KDA head's tokens (Kimi Delta Attention, docs/architectures/ and shared/reference/): the
-// three short convolutions over a run of its tokens (kdaHeadConvolve), then per token the
-// per-channel decay gate, beta, the L2 norms, the delta-rule step on the head's D × D state and
-// the gated output norm (kdaHeadConvolved). Forward::kda runs them for every (sequence, head)
-// of a layer, tokens in order, a decode step as a run of one; the compute calibration runs the
+// three short convolutions over a run of its tokens (kdaHeadConvolve), then the per-channel
+// decay gate, beta, the L2 norms, the delta-rule step on the head's D × D state and the gated
+// output norm (kdaHeadTokens). Forward::kda runs them for every (sequence, head) of a layer,
+// tokens in order, a decode step as a run of one; the compute calibration runs the
 // same code to time a token's share of a prompt pass ("KDA-token", plan/pass_calibration), so
 // what the forecast times is what a pass runs.
 #pragma once
@@ -40,38 +40,89 @@ inline void kdaHeadConvolve(const KdaHead &h, float *q, float *k, float *v, int6
     shortConvRows(v, stride, tokens, h.vTaps, h.vRing, h.D, h.K);
 }
 
-// The rest of a token once its q, k, v (D each) are convolved: f: the decay gate's
-// projection, replaced by the log decay; betaLogit: beta before its sigmoid; gate: the
-// output gate's projection; decay, u: D floats of scratch; o: the head's output (D).
-inline void kdaHeadConvolved(const KdaHead &h, float *q, float *k, const float *v, float *f, float betaLogit,
-                             const float *gate, float *decay, float *u, float *o)
+// Each row's sum of squares in index order (a one-row loop's sum, bit for bit), eight rows side
+// by side: one row's adds each wait on the one before, eight rows' do not.
+inline void rowSquareSums(const float *x, int64_t stride, int rows, int64_t n, float *out)
+{
+    int r = 0;
+    for (; r + 8 <= rows; r += 8) {
+        float acc[8] = {};
+        for (int64_t i = 0; i < n; ++i)
+            for (int j = 0; j < 8; ++j) {
+                const float v = x[(r + j) * stride + i];
+                acc[j] += v * v;
+            }
+        for (int j = 0; j < 8; ++j)
+            out[r + j] = acc[j];
+    }
+    for (; r < rows; ++r) {
+        float ss = 0.0f;
+        for (int64_t i = 0; i < n; ++i)
+            ss += x[r * stride + i] * x[r * stride + i];
+        out[r] = ss;
+    }
+}
+
+// Floats of scratch kdaHeadTokens takes for `tokens` tokens.
+inline int64_t kdaHeadTokensScratch(int64_t D, int tokens) { return 2 * D + 2 * int64_t(tokens); }
+
+// The rest of a run of the head's tokens once convolved (kdaHeadConvolve): row t of q, k, v and
+// the output o at + t * stride, of f (the decay gate's projection, replaced by the decay) at
+// f + t * fStride, of the output gate's projection at gate + t * gStride, beta's logit at
+// betaLogit[t * bStride]. Per token: the per-channel decay gate, beta, the L2 norms, the
+// delta-rule step on the head's D × D state and the gated output norm, each value as the token
+// alone computes it; the parts without state (gates and norms) go over all the tokens first,
+// their sums several tokens side by side (rowSquareSums), the steps in order.
+inline void kdaHeadTokens(const KdaHead &h, float *q, float *k, const float *v, float *f, const float *betaLogit,
+                          int64_t bStride, const float *gate, float *o, int64_t stride, int64_t fStride,
+                          int64_t gStride, int tokens, float *scratch)
 {
     const int64_t D = h.D;
-    // Decay gate in log space, per channel: lower · σ(A (f + dt)) with a lower bound,
-    // −A · softplus(f + dt) without; then beta.
-    if (h.gateLowerBound < 0.0f) {
-        for (int64_t j = 0; j < D; ++j)
-            f[j] = h.A * (f[j] + h.dtBias[j]);
-        sigmoidRun(f, f, D);
-        for (int64_t j = 0; j < D; ++j)
-            f[j] = h.gateLowerBound * f[j];
-    } else {
-        for (int64_t j = 0; j < D; ++j)
-            f[j] = f[j] + h.dtBias[j];
-        softplusRun(f, f, D);
-        for (int64_t j = 0; j < D; ++j)
-            f[j] = -h.A * f[j];
+    float *u = scratch, *g = u + D, *ssA = g + D, *ssB = ssA + tokens;
+    for (int t = 0; t < tokens; ++t) {
+        // Decay gate in log space, per channel: lower · σ(A (f + dt)) with a lower bound,
+        // −A · softplus(f + dt) without; then the decay itself.
+        float *ft = f + t * fStride;
+        if (h.gateLowerBound < 0.0f) {
+            for (int64_t j = 0; j < D; ++j)
+                ft[j] = h.A * (ft[j] + h.dtBias[j]);
+            sigmoidRun(ft, ft, D);
+            for (int64_t j = 0; j < D; ++j)
+                ft[j] = h.gateLowerBound * ft[j];
+        } else {
+            for (int64_t j = 0; j < D; ++j)
+                ft[j] = ft[j] + h.dtBias[j];
+            softplusRun(ft, ft, D);
+            for (int64_t j = 0; j < D; ++j)
+                ft[j] = -h.A * ft[j];
+        }
+        quant::expRun(ft, ft, D);
     }
-    const float bt = sigmoid(betaLogit);
-    l2NormalizeHead(q, D, 1e-12f, h.qScale);
-    l2NormalizeHead(k, D, 1e-12f, 1.0f);
-    quant::expRun(f, decay, D);
-    h.step(h.S, q, k, v, decay, bt, u, o, D, D);
-    // Gated RMSNorm of the head (shared o_norm weight); the decay's room holds the gate.
-    rmsNorm(o, h.oNorm, o, D, h.eps);
-    sigmoidRun(gate, decay, D);
-    for (int64_t j = 0; j < D; ++j)
-        o[j] *= decay[j];
+    // The L2 norms of q (scaled by 1/sqrt(D)) and k (l2NormalizeHead's arithmetic).
+    rowSquareSums(q, stride, tokens, D, ssA);
+    rowSquareSums(k, stride, tokens, D, ssB);
+    for (int t = 0; t < tokens; ++t) {
+        float *qt = q + t * stride, *kt = k + t * stride;
+        const float rq = 1.0f / std::sqrt(ssA[t] + 1e-12f), rk = 1.0f / std::sqrt(ssB[t] + 1e-12f);
+        for (int64_t j = 0; j < D; ++j)
+            qt[j] = qt[j] * rq * h.qScale;
+        for (int64_t j = 0; j < D; ++j)
+            kt[j] = kt[j] * rk;
+    }
+    for (int t = 0; t < tokens; ++t)
+        h.step(h.S, q + t * stride, k + t * stride, v + t * stride, f + t * fStride, sigmoid(betaLogit[t * bStride]), u,
+               o + t * stride, D, D);
+    // Gated RMSNorm of each token's output (shared o_norm weight; rmsNorm's arithmetic).
+    rowSquareSums(o, stride, tokens, D, ssA);
+    for (int t = 0; t < tokens; ++t) {
+        float *ot = o + t * stride;
+        const float r = 1.0f / std::sqrt(ssA[t] / static_cast<float>(D) + h.eps);
+        for (int64_t j = 0; j < D; ++j)
+            ot[j] = ot[j] * r * h.oNorm[j];
+        sigmoidRun(gate + t * gStride, g, D);
+        for (int64_t j = 0; j < D; ++j)
+            ot[j] *= g[j];
+    }
 }
 
 } // namespace waste::model

@@ -76,10 +76,9 @@ void timePassParts(ComputeCalibration &c, int threads)
     }
 
     // A linear-attention layer reads a prompt token by token, whatever the pass: per run and head
-    // the short convolutions (model::kdaHeadConvolve), then per token model::kdaHeadConvolved
-    // (gates with a softplus and an exp per channel, normalisations, the delta-rule step on the
-    // head's D x D state and the gated output norm), as Forward::kda runs them, heads split over
-    // the pool. Units: head dim D; seconds per token and head ("KDA-token"), at the two head
+    // the short convolutions (model::kdaHeadConvolve), then model::kdaHeadTokens (gates with a
+    // softplus and an exp per channel, normalisations, the delta-rule step on the head's D x D
+    // state and the gated output norm), as Forward::kda runs them, heads split over the pool. Units: head dim D; seconds per token and head ("KDA-token"), at the two head
     // widths the releases use.
     for (const int64_t D : {int64_t(64), int64_t(128)}) {
         const int64_t H = 16, T = 32, K = 4;
@@ -91,7 +90,8 @@ void timePassParts(ComputeCalibration &c, int threads)
         const double s = meanSeconds([&] {
             pool.forRange(H, 1, [&](int64_t h0, int64_t h1) {
                 const size_t d = static_cast<size_t>(D);
-                std::vector<float> rows(in.size()), f(d), decay(d), u(d), o(d);
+                std::vector<float> rows(in.size()), f(size_t(T) * d), o(in.size()),
+                    scratch(size_t(model::kdaHeadTokensScratch(D, int(T))));
                 for (int64_t h = h0; h < h1; ++h) {
                     float *ring = rings.data() + h * 3 * D * (K - 1);
                     model::KdaHead head;
@@ -111,13 +111,13 @@ void timePassParts(ComputeCalibration &c, int threads)
                     // As a pass runs a head: the run's convolutions, then each token's rest.
                     std::copy(in.begin(), in.end(), rows.begin());
                     model::kdaHeadConvolve(head, rows.data(), rows.data() + D, rows.data() + 2 * D, 4 * D, T);
-                    for (int64_t t = 0; t < T; ++t) {
-                        float *row = rows.data() + t * 4 * D;
-                        const float *raw = in.data() + t * 4 * D;
-                        std::copy(raw + 3 * D, raw + 4 * D, f.begin());
-                        model::kdaHeadConvolved(head, row, row + D, row + 2 * D, f.data(), raw[3 * D], raw, decay.data(),
-                                                u.data(), o.data());
-                    }
+                    // Row t: q, k, v, then the decay gate's projection (its first value beta's
+                    // logit); the output gate's projection is the raw row's first D values.
+                    for (int64_t t = 0; t < T; ++t)
+                        std::copy_n(in.data() + t * 4 * D + 3 * D, D, f.data() + t * D);
+                    model::kdaHeadTokens(head, rows.data(), rows.data() + D, rows.data() + 2 * D, f.data(),
+                                         in.data() + 3 * D, 4 * D, in.data(), o.data(), 4 * D, D, 4 * D, int(T),
+                                         scratch.data());
                 }
             });
         });
