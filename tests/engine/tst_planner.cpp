@@ -8,6 +8,7 @@
 #include "plan/system_memory.hpp"
 
 #include <waste/calibration.hpp>
+#include <waste/convert.hpp>
 #include <waste/waste.hpp>
 
 #include <gtest/gtest.h>
@@ -229,6 +230,42 @@ TEST(Planner, ParseSize)
     EXPECT_EQ(waste::parseSize("1g"), int64_t(1) << 30);
     for (const char *junk : {"", "G", "12Q", "1..2G", "-5G", "1.5"})
         EXPECT_THROW(waste::parseSize(junk), waste::Error) << junk;
+}
+
+// A container of generated weights (waste mktiny) says so in its config; its router is
+// random, so the forecast prices uniform routing: each budget hits its share of the records,
+// not the trained reference curve. And however reads overlap compute, every record the cache
+// lacks is read once a token through one disk: a token never takes less than their bytes.
+TEST(Planner, GeneratedWeightsRouteUniformlyAndReadsAreBoundByTheDisk)
+{
+    const fs::path dir = fs::path(WASTE_TEST_OUTPUT_DIR) / "planner-generated" / "model.waste";
+    fs::remove_all(dir.parent_path());
+    waste::TinyModelOptions o;
+    o.seed = 5;
+    waste::makeTinyContainer(dir.string(), o);
+    std::ifstream mf(dir / "manifest.json");
+    const nlohmann::json manifest = nlohmann::json::parse(mf);
+    EXPECT_EQ(manifest["config"].value("waste_generated_weights", false), true);
+    EXPECT_TRUE(waste::plan::readPlanInputs(dir.string()).generatedWeights);
+
+    waste::MemoryPlan p = waste::planMemory(dir.string());
+    // Without the prompt room the floor's cache holds two layers' records, not every record
+    // as this tiny model's room would.
+    p.pass_floor_bytes = 0;
+    const int64_t records = p.expert_bytes_total / p.max_record_bytes;
+    waste::ForecastInputs in;
+    in.diskGBps = 2.0;
+    in.readLatencySeconds = 1e-4;
+    in.computeSeconds = in.computeOverlapSeconds = 1e-6; // reads far longer than compute
+    const waste::Forecast f = waste::forecastBudgets(p, {p.floor_bytes, waste::everyExpertBudget(p)}, in);
+    EXPECT_NE(f.hit_model.find("uniform"), std::string::npos) << f.hit_model;
+    for (const waste::BudgetForecast &b : f.budgets) {
+        EXPECT_DOUBLE_EQ(b.hit_rate, std::min(1.0, double(b.cache_slots + b.room_slots) / double(records))) << b.budget_bytes;
+        const double bytes = double(p.moe_layers) * double(p.top_k) * (1.0 - b.hit_rate) * double(p.max_record_bytes);
+        EXPECT_LE(b.tok_per_s, 1.0 / (bytes / 2e9) * (1 + 1e-9)) << b.budget_bytes;
+    }
+    EXPECT_LT(f.budgets[0].hit_rate, 1.0);
+    EXPECT_EQ(f.budgets[1].hit_rate, 1.0);
 }
 
 TEST(Planner, ForecastUsesTheModelOrARecordedReplay)

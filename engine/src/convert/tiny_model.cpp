@@ -263,10 +263,21 @@ TinySource::TinySource(const TinyModelOptions &options) : m_options(options), m_
                    : m_dims.dsv4                 ? dsv4Config(vocabSize, bos, family->eosId)
                                                  : qwen3Config(vocabSize, bos, family->eosId);
         m_files.insert(family->files.begin(), family->files.end());
+        markGenerated();
         return;
     }
     m_config = m_dims.k3 ? k3Config(vocabSize, nTokens) : kimiLinearConfig(vocabSize, nTokens);
     putTokenizerFiles(vocab);
+    markGenerated();
+}
+
+// The config says its weights are generated, not trained: a container made from it (directly
+// or through the HF layout) carries the key in its manifest's config, and the forecast then
+// prices the near-uniform routing of a random router (plan/forecast.cpp).
+void TinySource::markGenerated() {
+    ojson c = ojson::parse(m_config);
+    c["waste_generated_weights"] = true;
+    m_config = c.dump(2) + "\n";
 }
 
 void TinySource::putTokenizerFiles(const TinyVocabulary &vocab) {

@@ -172,6 +172,7 @@ private:
     // The Kimi tiny tokenizer's files (tokenizer_config.json and tiktoken.model), for the
     // families without their own tiny tokenizer (convert/tiny_family_tokenizers).
     void putTokenizerFiles(const TinyVocabulary &vocab);
+    void markGenerated();
     std::string kimiLinearConfig(int vocabSize, int nTokens) const;
     std::string k3Config(int vocabSize, int nTokens) const; // tiny_k3_model.cpp
     void addVisionConfig(nlohmann::ordered_json &c, int nTokens) const;

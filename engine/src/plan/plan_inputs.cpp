@@ -137,6 +137,9 @@ PlanInputs readPlanInputs(const std::string &containerPath)
     const format::ModelConfig &c = m.config;
 
     PlanInputs p;
+    if (const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+        j.is_object() && j.contains("config") && j["config"].is_object())
+        p.generatedWeights = j["config"].value("waste_generated_weights", false);
     p.layers = c.layers;
     p.hidden = c.hidden;
     p.heads = c.heads;

@@ -74,6 +74,7 @@ struct PlanInputs {
     int64_t maxRecordBytes = 0;    // largest record of any bank (the cache slot size)
     int64_t moeLayers = 0;         // banks in the manifest
     int64_t expertBytesTotal = 0;  // all banks
+    bool generatedWeights = false; // config's waste_generated_weights (waste mktiny): a random router
     std::string firstBankPath;     // for the disk probe
     std::vector<TokenCall> perToken; // what one decoded token computes
     // The calibration's decoder of the routed experts' records into panels, which a prompt's
