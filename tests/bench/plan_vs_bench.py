@@ -55,7 +55,7 @@ def main():
     waste, models = argv[0], argv[1:]
     plan_args = ["--json", "--no-observed"] + (["--calibrate"] if recalibrate else [])
     print("| model | budget | predicted tok/s, median (compute + unhidden reads, hit rate) [range] "
-          "| measured tok/s, median (hit rate) [range] | error of medians [paired errors] | decode scale |")
+          "| measured tok/s, median (hit rate, read a token) [range] | error of medians [paired errors] | decode scale |")
     print("| --- | --- | --- | --- | --- | --- |")
     for model in models:
         first = run(waste, "plan", model, "--json", "--no-observed")
@@ -75,11 +75,14 @@ def main():
             p = min(predicted, key=lambda r: abs(r["tok_per_s"] - mid))  # the run at the median
             tps = statistics.median(mtps)
             hit = statistics.median(m["hit_rate"] for m in measured)
+            # The bench counts the lookahead's early reads as hits (the forecast's hit rate is the
+            # cache's alone): the bytes it read a token say what the disk carried.
+            read = statistics.median(m.get("gb_per_token", 0) for m in measured)
             err = (mid - tps) / tps * 100
             print(f"| {model.rstrip('/').split('/')[-1]} | {name} {budget / 2**20:.1f} MiB | "
                   f"{mid:.0f} ({p['compute_s_per_token'] * 1e3:.2f} + "
                   f"{p['unhidden_io_s_per_token'] * 1e3:.2f} ms, hit {p['hit_rate'] * 100:.0f} %) "
-                  f"[{spread(ptps, '{:.0f}')}] | {tps:.0f} (hit {hit * 100:.0f} %) [{spread(mtps, '{:.0f}')}] | "
+                  f"[{spread(ptps, '{:.0f}')}] | {tps:.0f} (hit {hit * 100:.0f} %, {read * 1e3:.1f} MB) [{spread(mtps, '{:.0f}')}] | "
                   f"{err:+.0f} % [{spread(paired, '{:+.0f}')} %] | {spread(scales, '{:.2f}')} |", flush=True)
 
 
