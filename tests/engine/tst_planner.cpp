@@ -249,6 +249,7 @@ TEST(Planner, GeneratedWeightsRouteUniformlyAndReadsAreBoundByTheDisk)
     EXPECT_TRUE(waste::plan::readPlanInputs(dir.string()).generatedWeights);
 
     waste::MemoryPlan p = waste::planMemory(dir.string());
+    EXPECT_TRUE(p.generated_weights);
     // Without the prompt room the floor's cache holds two layers' records, not every record
     // as this tiny model's room would.
     p.pass_floor_bytes = 0;

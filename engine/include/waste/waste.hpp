@@ -65,6 +65,7 @@ struct MemoryPlan {
     int64_t moe_layers = 0;
     int64_t top_k = 0;
     int64_t expert_bytes_total = 0;    // every expert record of the container
+    bool generated_weights = false;    // its config's waste_generated_weights (waste mktiny): a random router
     // One state checkpoint (waste/prefix.hpp): recurrent state and a row of logits. An open
     // model keeps it inside its budget, in the expert cache (resolveBudget says when).
     int64_t checkpoint_bytes = 0;

@@ -54,7 +54,7 @@ int64_t Forward::mlaExpandBytes(int64_t positions) const
 {
     if (m_c.kvLora <= 0 || m_c.g.on || m_c.v4.on || m_c.dsa.on || m_c.kdaLayerCount() >= m_c.layers)
         return 0;
-    return positions * int64_t(m_c.heads) * (m_c.qkNope + m_c.qkRope + m_c.vHead) * int64_t(sizeof(float));
+    return mlaExpandedRowBytes(positions, m_c.heads, m_c.qkNope, m_c.qkRope, m_c.vHead);
 }
 
 bool Forward::mlaExpands(int64_t first, int64_t n) const

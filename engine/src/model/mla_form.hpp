@@ -34,6 +34,13 @@ inline double mlaExpandedFlops(const MlaDims &d, double first, double n)
 {
     return 2 * d.lora * (d.nope + d.v) * (first + n) + mlaPairs(first, n) * (2 * (d.nope + d.rope) + 2 * d.v);
 }
+// The expanded form's rows: every position's keys (dn + dr) and values (dv) for every head, in
+// f32, held for a pass (the engine lends the room; the forecast asks whether the budget has it).
+inline int64_t mlaExpandedRowBytes(int64_t positions, int64_t heads, int64_t nope, int64_t rope, int64_t v)
+{
+    return positions * heads * (nope + rope + v) * int64_t(sizeof(float));
+}
+
 // Passes shorter than this stay absorbed, however the FLOPs fall: a chat's turns, a batch's
 // sequences and a prompt read after a cached prefix then take the form the same prompt read
 // whole would (their logits the same bits); it is long prompts that attention slows down.

@@ -132,7 +132,7 @@ Forecast forecastBudgets(const MemoryPlan &plan, const std::vector<int64_t> &bud
     // random router: its tokens' experts are near-uniform and independent of the past, so no
     // cache policy keeps more than its share of the records (tests/bench/uniform_bound.py),
     // where the reference curve, measured on a trained router, expects several times that.
-    const bool uniform = !trace && !plan.container.empty() && plan::readPlanInputs(plan.container).generatedWeights;
+    const bool uniform = !trace && plan.generated_weights;
     out.hit_model = trace     ? "replay of " + routing.string() + " through the " + cache::policyName(cache::kDefaultPolicy) + " cache policy"
                     : uniform ? "uniform routing of generated weights (hit rate = the cache's share of the records)"
                               : "reference measured curve (Kimi-Linear Gate 5: hit rate vs cache share of all expert bytes)";

@@ -23,6 +23,7 @@ MemoryPlan planFromInputs(const PlanInputs &in, int ctxTokens)
     const plan::FloorTerms f = plan::computeFloor(in, ctxTokens);
     MemoryPlan p;
     p.ctx = ctxTokens;
+    p.generated_weights = in.generatedWeights;
     p.trunk_bytes = f.trunk;
     p.state_bytes = f.state;
     p.scratch_bytes = f.scratch;

@@ -87,7 +87,7 @@ PrefillEstimate estimatePrefill(const std::string &containerPath, const ComputeC
     if (mla > 0 && K <= 0 && in.kvLora > 0) {
         const model::MlaDims d{double(in.qkNope), double(in.qkRope), double(in.vHead), double(in.kvLora)};
         if (model::mlaExpandedPays(d, 0, std::min<double>(e.passTokens, n)))
-            e.mlaExpandBytes = int64_t(e.tokens) * in.heads * (in.qkNope + in.qkRope + in.vHead) * int64_t(sizeof(float));
+            e.mlaExpandBytes = model::mlaExpandedRowBytes(e.tokens, in.heads, in.qkNope, in.qkRope, in.vHead);
         const bool roomHolds = expandRoomBytes < 0 || e.mlaExpandBytes <= expandRoomBytes;
         absorbedPairs = 0;
         for (int p = 0; p < e.passes; ++p) {
