@@ -59,6 +59,16 @@ int runPlan(const cli::Args &args)
     std::string calibrationFile;
     std::optional<waste::ComputeCalibration> cal;
     std::vector<std::pair<std::string, double>> byKernel; // a token's compute, kernel by kernel
+    if (fin.diskGBps <= 0) {
+        // The disk before the compute: a calibration writes and deletes two temporary
+        // containers, and their writeback took the disk from a probe right after it (on a VM,
+        // 1.6 and 2.1 GB/s where the same probe alone measured 3.9).
+        const waste::ExpertReadSpeed r = waste::measureExpertReads(p);
+        fin.diskGBps = r.gbps;
+        fin.readLatencySeconds = r.latency_seconds;
+        fin.readCpuSeconds = r.cpu_seconds_per_read;
+        fin.queueDepth = r.queue_depth;
+    }
     if (computeMs >= 0) {
         fin.computeSeconds = fin.computeOverlapSeconds = computeMs / 1000.0; // as given: all of it overlapping
     } else {

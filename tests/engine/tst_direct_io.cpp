@@ -511,3 +511,26 @@ TEST(DiskProbe, MeasuresAPositiveSpeed)
     EXPECT_LT(rnd.cpuSeconds, rnd.seconds * (4 + 2) + 0.05);
     EXPECT_THROW(probeRecords(path, 1000, 1), waste::Error);
 }
+
+// The forecast's probe reads every bank, as the engine does: each file is opened and read
+// from, a file too small for one record is refused by name, and no file at all is an error.
+TEST(DiskProbe, ReadsRecordsAcrossEveryBank)
+{
+    const std::string a = writeBank(outDir(), "bank6.bin", 16), b = writeBank(outDir(), "bank7.bin", 16);
+    const auto both = probeRecords(std::vector<std::string>{a, b}, kRec, 64, 4, 1);
+    EXPECT_EQ(both.bytes, 64 * kRec);
+    EXPECT_EQ(both.reads, 64);
+    EXPECT_GT(both.gbPerSecond, 0);
+    const std::string tiny = (outDir() / "short-bank.bin").string();
+    {
+        std::ofstream f(tiny, std::ios::binary);
+        f << "not a record";
+    }
+    try {
+        probeRecords(std::vector<std::string>{a, tiny}, kRec, 8);
+        ADD_FAILURE() << "a file smaller than a record was probed";
+    } catch (const waste::Error &e) {
+        EXPECT_NE(std::string(e.what()).find("short-bank.bin"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(probeRecords(std::vector<std::string>{}, kRec, 8), waste::Error);
+}

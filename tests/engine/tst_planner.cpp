@@ -520,7 +520,8 @@ TEST(Planner, TrunkIsPricedColdOnceATokenOverflowsTheCaches)
 }
 
 // The decode scale: a generated tiny model decoded and priced by the kernel timings, kept
-// between 1 and kMaxDecodeScale, and carried into every estimate and the calibration file.
+// between kMinDecodeScale and kMaxDecodeScale, and carried into every estimate and the
+// calibration file.
 TEST(Planner, DecodeScaleIsMeasuredClampedAndApplied)
 {
     waste::ComputeCalibration fast; // kernels "timed" far faster than any decode
@@ -532,7 +533,8 @@ TEST(Planner, DecodeScaleIsMeasuredClampedAndApplied)
         }
     // A real decode of the tiny model takes well over the fast pricing and well under the slow.
     EXPECT_EQ(waste::measureDecodeScale(fast), waste::kMaxDecodeScale);
-    EXPECT_EQ(waste::measureDecodeScale(slow), 1.0);
+    EXPECT_EQ(waste::measureDecodeScale(slow), waste::kMinDecodeScale)
+        << "kernels timed slower than a token: the scale corrects them, by half at most";
 
     const std::string r3 = std::string(WASTE_FIXTURES_DIR) + "/reference-container/r3.waste";
     waste::ComputeCalibration twice = slow;
@@ -548,6 +550,11 @@ TEST(Planner, DecodeScaleIsMeasuredClampedAndApplied)
     std::string bad = waste::calibrationToJson(twice);
     bad.replace(bad.find("\"decode_scale\": 2.0"), std::string("\"decode_scale\": 2.0").size(), "\"decode_scale\": 40.0");
     EXPECT_THROW(waste::calibrationFromJson(bad), waste::Error);
+    std::string low = waste::calibrationToJson(twice);
+    low.replace(low.find("\"decode_scale\": 2.0"), std::string("\"decode_scale\": 2.0").size(), "\"decode_scale\": 0.75");
+    EXPECT_EQ(waste::calibrationFromJson(low).decodeScale, 0.75) << "below 1 is a measurement, kept";
+    low.replace(low.find("\"decode_scale\": 0.75"), std::string("\"decode_scale\": 0.75").size(), "\"decode_scale\": 0.25");
+    EXPECT_THROW(waste::calibrationFromJson(low), waste::Error);
 }
 
 // A model smaller than the scale model's is priced on the line through the demo's and the

@@ -32,6 +32,10 @@ struct KernelTiming {
 // The largest decode scale kept: a measurement past it says the machine was busy, not
 // what a token costs.
 inline constexpr double kMaxDecodeScale = 4;
+// The smallest: a token faster than its kernels' sum says the kernels were timed slow (the
+// prediction is the scale model's measured token times the two models' kernel ratio, so the
+// scale corrects that), but not by more than half.
+inline constexpr double kMinDecodeScale = 0.5;
 
 struct ComputeCalibration {
     std::string machine;   // what the figures belong to: CPU, SIMD level, compute threads
@@ -43,7 +47,7 @@ struct ComputeCalibration {
     // attention, norms, routing and sampling, with the pool's threads waking for every call,
     // and on a 2-core AMD EPYC VM took 1.1-1.4 times the sum. Estimates are
     // multiplied by it.
-    double decodeScale = 1;  // 1..kMaxDecodeScale
+    double decodeScale = 1;  // kMinDecodeScale..kMaxDecodeScale
     // Small models pay fixed costs around their kernels (the pool's wake-ups, norms,
     // sampling) that weigh less at width 512: the demo's shape (hidden 256, 4 layers) is
     // decoded too, and a model whose kernels sum to less than the scale model's is priced on

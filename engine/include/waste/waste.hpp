@@ -160,7 +160,7 @@ ExpertReadSpeed measureExpertReads(const MemoryPlan &plan);
 
 // The machine's side of a forecast.
 struct ForecastInputs {
-    double diskGBps = 0;           // <= 0: measured on the first expert bank
+    double diskGBps = 0;           // <= 0: measured on the expert banks (measureExpertReads)
     double readLatencySeconds = 0; // <= 0: diskGBps's record time (or measured with it)
     int queueDepth = 0;            // 0: the engine's reader threads for this top-k
     double computeSeconds = 0;     // per token (ComputeEstimate::seconds)

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace waste::io {
 
@@ -22,8 +23,15 @@ struct DiskSpeed {
 // `maxBytes` of `path` (0: the whole file).
 DiskSpeed probeSequential(const std::string &path, int64_t maxBytes = 0, int64_t chunkBytes = 8 << 20,
                           int threads = 4);
-// Random whole-record reads, the engine's pattern: `records` reads of `recordBytes` at
-// record-aligned offsets chosen by a fixed-seed generator.
-DiskSpeed probeRecords(const std::string &path, int64_t recordBytes, int records, int threads = 8);
+// Random whole-record reads, the engine's pattern: `records` reads of `recordBytes`, each
+// from one of `paths` at a record-aligned offset, both chosen by a generator of the given
+// seed (the same seed, the same reads).
+DiskSpeed probeRecords(const std::vector<std::string> &paths, int64_t recordBytes, int records, int threads = 8,
+                       uint64_t seed = 0);
+inline DiskSpeed probeRecords(const std::string &path, int64_t recordBytes, int records, int threads = 8,
+                              uint64_t seed = 0)
+{
+    return probeRecords(std::vector<std::string>{path}, recordBytes, records, threads, seed);
+}
 
 } // namespace waste::io

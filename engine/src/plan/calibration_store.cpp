@@ -70,7 +70,7 @@ ComputeCalibration calibrationFromJson(const std::string &text)
     c.decodeScale = j.value("decode_scale", 1.0);
     if (j.contains("decode_scale_error") && j["decode_scale_error"].is_string())
         c.decodeScaleError = j["decode_scale_error"].get<std::string>();
-    if (!(c.decodeScale >= 1 && c.decodeScale <= kMaxDecodeScale))
+    if (!(c.decodeScale >= kMinDecodeScale && c.decodeScale <= kMaxDecodeScale))
         throw Error(ErrorCode::Format, "compute calibration: decode_scale out of range");
     if (j.contains("small_model")) {
         const Json &m = j["small_model"];

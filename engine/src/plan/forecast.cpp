@@ -11,6 +11,7 @@
 #include <waste/waste.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <optional>
@@ -65,12 +66,21 @@ ExpertReadSpeed measureExpertReads(const MemoryPlan &plan)
     r.queue_depth = engineQueueDepth(in.topK);
     r.record_bytes = in.recordBytes;
     // Enough reads to cover ~256 MiB (and never fewer than 8 per reader), so a fast disk is
-    // timed over more than its first burst; random records, so read-ahead cannot help.
+    // timed over more than its first burst; random records, so read-ahead cannot help. Three
+    // times, other records each time, and the middle speed kept: one probe lasts a tenth of
+    // a second on a fast disk, and on a shared VM's disk single probes a minute apart ranged
+    // from 1.6 to 3 GB/s, which moved the forecast of a budget whose token waits for its
+    // reads by as much.
     const int64_t records = std::clamp<int64_t>((int64_t(256) << 20) / std::max<int64_t>(in.recordBytes, 1),
                                                 8 * r.queue_depth, 4096);
-    const io::DiskSpeed bw = io::probeRecords(in.firstBankPath, in.recordBytes, int(records), r.queue_depth);
+    std::array<io::DiskSpeed, 3> probes;
+    for (size_t i = 0; i < probes.size(); ++i)
+        probes[i] = io::probeRecords(in.probeBankPaths, in.recordBytes, int(records), r.queue_depth, i);
+    std::sort(probes.begin(), probes.end(),
+              [](const io::DiskSpeed &a, const io::DiskSpeed &b) { return a.gbPerSecond < b.gbPerSecond; });
+    const io::DiskSpeed &bw = probes[1];
     const int lone = int(std::clamp<int64_t>(records / 8, 16, 256));
-    const io::DiskSpeed one = io::probeRecords(in.firstBankPath, in.recordBytes, lone, 1);
+    const io::DiskSpeed one = io::probeRecords(in.probeBankPaths, in.recordBytes, lone, 1);
     r.gbps = bw.gbPerSecond;
     r.latency_seconds = one.bytes > 0 ? one.seconds / (double(one.bytes) / double(in.recordBytes)) : 0;
     r.direct_io = bw.directIo && one.directIo;

@@ -42,7 +42,7 @@ void timePassParts(ComputeCalibration &c, int threads)
         std::vector<int> at(size_t(queries), int(keys - 1)); // each query sees every row
         const float *rows = cache.data();
         const model::CachedRow row = [rows, dk](int64_t p) { return rows + p * dk; };
-        const double s = meanSeconds([&] {
+        const double s = typicalSeconds([&] {
             pool.forRange(calls, 1, [&](int64_t c0, int64_t c1) {
                 for (int64_t k = c0; k < c1; ++k)
                     model::flashAttention({qs.data() + k * queries * dk, dk, int(queries), at.data(), nullptr}, dk, row,
@@ -62,7 +62,7 @@ void timePassParts(ComputeCalibration &c, int threads)
         std::vector<float> a(size_t(T * H)), b(size_t(T * H)), w(size_t(H), 1.0f);
         for (size_t i = 0; i < a.size(); ++i)
             a[i] = x[i % x.size()];
-        const double s = meanSeconds([&] {
+        const double s = typicalSeconds([&] {
             pool.forRange(T, pool.grainFor(T, 2 * H), [&](int64_t t0, int64_t t1) {
                 for (int64_t t = t0; t < t1; ++t) {
                     float *at = a.data() + t * H, *bt = b.data() + t * H;
@@ -87,7 +87,7 @@ void timePassParts(ComputeCalibration &c, int threads)
         std::vector<float> in(size_t(T * 4 * D)), norm(size_t(D), 1.0f), dtBias(size_t(D), 0.0f);
         for (size_t i = 0; i < in.size(); ++i)
             in[i] = x[i % x.size()];
-        const double s = meanSeconds([&] {
+        const double s = typicalSeconds([&] {
             pool.forRange(H, 1, [&](int64_t h0, int64_t h1) {
                 const size_t d = static_cast<size_t>(D);
                 std::vector<float> rows(in.size()), f(size_t(T) * d), o(in.size()),

@@ -213,6 +213,8 @@ PlanInputs readPlanInputs(const std::string &containerPath)
             p.recordBytes = bank.recordBytes;
             p.firstBankPath = (dir / bank.file).string();
         }
+        if (bank.recordBytes == p.recordBytes)
+            p.probeBankPaths.push_back((dir / bank.file).string());
         p.maxRecordBytes = std::max(p.maxRecordBytes, bank.recordBytes);
         p.expertBytesTotal += bank.bytes;
         ++p.moeLayers;

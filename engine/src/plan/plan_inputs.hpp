@@ -75,7 +75,11 @@ struct PlanInputs {
     int64_t moeLayers = 0;         // banks in the manifest
     int64_t expertBytesTotal = 0;  // all banks
     bool generatedWeights = false; // config's waste_generated_weights (waste mktiny): a random router
-    std::string firstBankPath;     // for the disk probe
+    std::string firstBankPath;     // the first bank's file
+    // The banks whose records are the first bank's size, for the disk probe: it reads them
+    // all, as the engine does, so that no one file's cached copy (a VM host's, a drive's)
+    // makes the disk look faster than the engine will find it.
+    std::vector<std::string> probeBankPaths;
     std::vector<TokenCall> perToken; // what one decoded token computes
     // The calibration's decoder of the routed experts' records into panels, which a prompt's
     // pass runs once per expert it uses: "VQ-panels" (VQ3R), "VQ2R-panels", "VQ4P-panels",

@@ -11,8 +11,9 @@ namespace waste {
 
 ComputeCalibration calibrateKernels(int threads);
 
-// Mean seconds of `fn` over enough calls to fill ~`target` seconds (at least 3, at most
-// 2000), after one call that warms the caches and wakes the pool's threads.
-double meanSeconds(const std::function<void()> &fn, double target = 0.04);
+// Seconds of one call of `fn`: the median of five windows' means, the windows together
+// filling ~`target` seconds (each at least one call, at most 400), after one call that warms
+// the caches and wakes the pool's threads.
+double typicalSeconds(const std::function<void()> &fn, double target = 0.04);
 
 } // namespace waste
