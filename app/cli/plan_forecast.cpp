@@ -30,6 +30,7 @@ nlohmann::ordered_json forecastJson(const waste::Forecast &fc, double computeSec
     J f;
     f["hit_model"] = fc.hit_model;
     f["disk_gbps"] = fc.disk_gbps;
+    f["decode_disk_gbps"] = fc.decode_disk_gbps;
     f["read_latency_ms"] = fc.read_latency_seconds * 1000;
     f["queue_depth"] = fc.queue_depth;
     f["read_cpu_ms"] = fc.read_cpu_seconds * 1000;
@@ -55,10 +56,10 @@ nlohmann::ordered_json forecastJson(const waste::Forecast &fc, double computeSec
 void printForecast(const waste::Forecast &fc, double computeSeconds)
 {
     std::printf("  forecast (%s)\n", fc.hit_model.c_str());
-    std::printf("  disk %.2f GB/s with %d reads in flight, one read alone %.3f ms and %.3f ms of CPU; compute %.3f "
-                "ms per token\n",
-                fc.disk_gbps, fc.queue_depth, fc.read_latency_seconds * 1000, fc.read_cpu_seconds * 1000,
-                computeSeconds * 1000);
+    std::printf("  disk %.2f GB/s with %d reads in flight (%.2f GB/s beside a decode), one read alone %.3f ms, "
+                "%.3f ms of compute a read costs; compute %.3f ms per token\n",
+                fc.disk_gbps, fc.queue_depth, fc.decode_disk_gbps, fc.read_latency_seconds * 1000,
+                fc.read_cpu_seconds * 1000, computeSeconds * 1000);
     for (const auto &b : fc.budgets) {
         char speed[64];
         if (b.tok_per_s > 0)

@@ -28,13 +28,13 @@ struct LayoutReport {
     waste::Forecast forecast;
 };
 
-LayoutReport report(const waste::ReleaseLayout &l, double diskGBps, double readCpuSeconds)
+LayoutReport report(const waste::ReleaseLayout &l, const FolderDisk &disk)
 {
     LayoutReport r;
     r.layout = &l;
     r.defaultBudget = waste::resolveBudget(l.plan, 0).budget_bytes;
     // diskGBps 0: no disk figure, so no tokens/s (a release has no file to measure)
-    const waste::ForecastInputs in = forecastInputsOf(l, diskGBps, readCpuSeconds);
+    const waste::ForecastInputs in = forecastInputsOf(l, disk);
     r.forecast = waste::forecastBudgets(l.plan, budgetLadder(l.plan, r.defaultBudget, 0), in);
     return r;
 }
@@ -109,17 +109,15 @@ int runPlanRelease(const Args &args, int ctx)
             l->compute_seconds = l->compute_overlap_seconds = computeMs / 1000.0;
     // Without a speed given, the disk the desktop app keeps its models on, read with the
     // Planner's probe (a release has no file of its own to measure yet).
-    double disk = diskGBpsOption(args);
-    FolderDisk measured; // --disk-gbps given: no reads timed, so none of their CPU time is charged
-    if (disk <= 0) {
-        measured = measureModelsFolderDisk(studioModelsFolder(), studioDataFolder());
-        disk = measured.gbPerSecond;
-    }
+    FolderDisk disk; // --disk-gbps given: no reads timed, so none of their cost is charged
+    disk.gbPerSecond = diskGBpsOption(args);
+    if (disk.gbPerSecond <= 0)
+        disk = measureModelsFolderDisk(studioModelsFolder(), studioDataFolder());
     // The container `waste convert` makes by default first, then the other choice.
     const waste::ReleaseLayout &made = rp.convertDefault();
-    std::vector<LayoutReport> reports = {report(made, disk, measured.cpuSecondsPerRead)};
+    std::vector<LayoutReport> reports = {report(made, disk)};
     if (rp.has_native)
-        reports.push_back(report(&made == &rp.vq ? rp.native : rp.vq, disk, measured.cpuSecondsPerRead));
+        reports.push_back(report(&made == &rp.vq ? rp.native : rp.vq, disk));
 
     const waste::MemoryPlan &m = made.plan;
     if (args.flag("--json")) {
@@ -135,11 +133,11 @@ int runPlanRelease(const Args &args, int ctx)
         j["other_process_bytes"] = m.other_process_bytes;
         j["other_process_assumed"] = o.ramBytes > 0;
         j["cliff_bytes"] = m.cliff_bytes;
-        j["disk_gbps"] = disk;
-        if (!measured.container.isEmpty())
-            j["disk_measured_on"] = measured.container.toStdString();
-        else if (!measured.why.isEmpty())
-            j["disk_not_measured"] = measured.why.toStdString();
+        j["disk_gbps"] = disk.gbPerSecond;
+        if (!disk.container.isEmpty())
+            j["disk_measured_on"] = disk.container.toStdString();
+        else if (!disk.why.isEmpty())
+            j["disk_not_measured"] = disk.why.toStdString();
         // The layout `waste convert` makes by default at the top level, as `plan MODEL` reports
         // a container; each layout also under its own name ("vq3r", "native").
         const nlohmann::ordered_json first = layoutJson(reports[0]);
@@ -163,10 +161,11 @@ int runPlanRelease(const Args &args, int ctx)
     std::printf("  RAM: %s %.2f GB, 7/8 line %.2f GB, other programs %s %.2f GB, paging likely above %.2f GB\n",
                 o.ramBytes > 0 ? "a machine with" : "this machine's", gb(m.physical_ram_bytes), gb(m.cap_bytes),
                 o.ramBytes > 0 ? "assumed to hold" : "hold", gb(m.other_process_bytes), gb(m.cliff_bytes));
-    if (!measured.container.isEmpty())
-        std::printf("  disk: %.2f GB/s, measured on %s\n", disk, qPrintable(measured.container));
-    else if (disk <= 0)
-        std::printf("  disk: not measured (%s), so no speed is predicted; give --disk-mbps N\n", qPrintable(measured.why));
+    if (!disk.container.isEmpty())
+        std::printf("  disk: %.2f GB/s (%.2f beside a decode), measured on %s\n", disk.gbPerSecond,
+                    disk.decodeGbPerSecond > 0 ? disk.decodeGbPerSecond : disk.gbPerSecond, qPrintable(disk.container));
+    else if (disk.gbPerSecond <= 0)
+        std::printf("  disk: not measured (%s), so no speed is predicted; give --disk-mbps N\n", qPrintable(disk.why));
     for (size_t i = 0; i < reports.size(); ++i) {
         if (i == 0)
             std::printf("  as `waste convert` makes it by default:\n");

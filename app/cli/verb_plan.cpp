@@ -63,11 +63,7 @@ int runPlan(const cli::Args &args)
         // The disk before the compute: a calibration writes and deletes two temporary
         // containers, and their writeback took the disk from a probe right after it (on a VM,
         // 1.6 and 2.1 GB/s where the same probe alone measured 3.9).
-        const waste::ExpertReadSpeed r = waste::measureExpertReads(p);
-        fin.diskGBps = r.gbps;
-        fin.readLatencySeconds = r.latency_seconds;
-        fin.readCpuSeconds = r.cpu_seconds_per_read;
-        fin.queueDepth = r.queue_depth;
+        fin.setReads(waste::measureExpertReads(p));
     }
     if (computeMs >= 0) {
         fin.computeSeconds = fin.computeOverlapSeconds = computeMs / 1000.0; // as given: all of it overlapping
@@ -99,6 +95,7 @@ int runPlan(const cli::Args &args)
     cli::RunCorrection observed;
     if (!args.flag("--no-observed")) {
         fin.diskGBps = fc.disk_gbps; // as measured once above, so each run's budget is priced alike
+        fin.decodeDiskGBps = fc.decode_disk_gbps;
         fin.readLatencySeconds = fc.read_latency_seconds;
         fin.readCpuSeconds = fc.read_cpu_seconds;
         fin.queueDepth = fc.queue_depth;

@@ -7,6 +7,7 @@
 
 #include "chat/chatcontroller.h"
 #include "engine/enginecontroller.h"
+#include "planner/plannercontroller.h"
 #include "windowtest.h"
 
 #include <QAccessible>
@@ -96,6 +97,10 @@ private Q_SLOTS:
         QSignalSpy saved(chat, &ChatController::answerSaved);
         QVERIFY(chat->send(QStringLiteral("Hello")));
         QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 1, 30000);
+        // The Planner's plan (the disk measured beside a decode kernel, the compute calibrated)
+        // arrives off the GUI thread, and its page gains controls when it does: walked before,
+        // a button appeared behind the walk.
+        QTRY_VERIFY_WITH_TIMEOUT(services->planner->ready() && !services->planner->busy(), 60000);
 
         const QStringList pages = window->property("pageNames").toStringList();
         auto *stack = window->findChild<QQuickItem *>(QStringLiteral("pages"));

@@ -6,6 +6,7 @@
 #include "io/direct_file.hpp"
 #include "io/disk_probe.hpp"
 #include "io/reader_pool.hpp"
+#include "plan/read_interference.hpp"
 
 #include <waste/waste.hpp>
 
@@ -533,4 +534,19 @@ TEST(DiskProbe, ReadsRecordsAcrossEveryBank)
         EXPECT_NE(std::string(e.what()).find("short-bank.bin"), std::string::npos) << e.what();
     }
     EXPECT_THROW(probeRecords(std::vector<std::string>{}, kRec, 8), waste::Error);
+}
+
+// What a read costs a decode: the decode kernel alone and beside reads of every bank, in
+// turns. Reads happen and are timed (the speed is real, the cost never negative); nothing
+// to read is no measurement, not an error.
+TEST(DiskProbe, MeasuresWhatReadsCostTheDecodeBesideThem)
+{
+    const std::string a = writeBank(outDir(), "bank8.bin", 16), b = writeBank(outDir(), "bank9.bin", 16);
+    const waste::plan::ReadInterference r = waste::plan::measureReadInterference({a, b}, kRec, 4, 2);
+    EXPECT_GT(r.rounds, 0);
+    EXPECT_GT(r.gbps, 0);
+    EXPECT_GE(r.secondsPerRead, 0);
+    EXPECT_LT(r.secondsPerRead, 0.1); // a tenth of a second of compute lost per read: no plausible cost
+    EXPECT_EQ(waste::plan::measureReadInterference({}, kRec, 4).rounds, 0);
+    EXPECT_EQ(waste::plan::measureReadInterference({a}, kRec + 1, 4).rounds, 0);
 }

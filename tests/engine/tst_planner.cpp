@@ -446,6 +446,52 @@ TEST(Planner, EachMissCostsItsReadsCpuTime)
     EXPECT_DOUBLE_EQ(with.budgets[1].tok_per_s, without.budgets[1].tok_per_s);
 }
 
+// A token's reads stream at the speed measured beside a decode (ForecastInputs::
+// decodeDiskGBps), slower than the disk alone: the floor's reads take longer, the open's
+// load of every expert (no decode running) keeps the disk's own speed, and setReads takes a
+// measurement's figures, the compute a read costs before its bare CPU time.
+TEST(Planner, TokensReadAtTheSpeedBesideADecode)
+{
+    const waste::MemoryPlan p = fourLayersOfTopTwo();
+    waste::ForecastInputs in;
+    waste::ExpertReadSpeed r;
+    r.gbps = 1;
+    r.decode_gbps = 0.5;
+    r.latency_seconds = 0.10e-3;
+    r.queue_depth = 4;
+    r.cpu_seconds_per_read = 0.01e-3;
+    r.compute_seconds_per_read = 0.03e-3;
+    in.setReads(r);
+    EXPECT_DOUBLE_EQ(in.diskGBps, 1);
+    EXPECT_DOUBLE_EQ(in.decodeDiskGBps, 0.5);
+    EXPECT_DOUBLE_EQ(in.readCpuSeconds, 0.03e-3);
+    EXPECT_EQ(in.queueDepth, 4);
+    r.compute_seconds_per_read = 0; // not measured beside a decode: the bare CPU time
+    waste::ForecastInputs bare;
+    bare.setReads(r);
+    EXPECT_DOUBLE_EQ(bare.readCpuSeconds, 0.01e-3);
+
+    in.computeSeconds = in.computeOverlapSeconds = 0.2e-3;
+    const int64_t every = p.floor_bytes + 64 * 80000;
+    const waste::Forecast slow = waste::forecastBudgets(p, {p.floor_bytes, every}, in);
+    in.decodeDiskGBps = 0; // the disk's own speed for the token's reads too
+    const waste::Forecast alone = waste::forecastBudgets(p, {p.floor_bytes, every}, in);
+    EXPECT_DOUBLE_EQ(slow.decode_disk_gbps, 0.5);
+    EXPECT_DOUBLE_EQ(alone.decode_disk_gbps, 1);
+    const waste::BudgetForecast &a = alone.budgets[0], &s = slow.budgets[0];
+    ASSERT_LT(s.hit_rate, 1);
+    EXPECT_GT(s.io_seconds_per_token, a.io_seconds_per_token);
+    EXPECT_LT(s.tok_per_s, a.tok_per_s);
+    // At this compute the reads bound the token: every miss's bytes at the decode's speed.
+    const double misses = 8 * (1 - s.hit_rate);
+    EXPECT_LE(s.tok_per_s, 1 / (misses * double(p.max_record_bytes) / 0.5e9) * (1 + 1e-12));
+    // A faster decode speed than the disk's own is not believed.
+    in.decodeDiskGBps = 2;
+    EXPECT_DOUBLE_EQ(waste::forecastBudgets(p, {p.floor_bytes}, in).decode_disk_gbps, 1);
+    ASSERT_GT(slow.budgets[1].open_load_seconds, 0);
+    EXPECT_DOUBLE_EQ(slow.budgets[1].open_load_seconds, alone.budgets[1].open_load_seconds);
+}
+
 // A budget whose cache holds every expert has them all read at open (OpenOptions::
 // loadEveryExpert): the forecast says how long, the banks at the disk's speed; below it, and
 // without a disk speed, nothing.

@@ -102,6 +102,7 @@ QList<ForecastPoint> EnginePlanSource::forecast(const QString &container, const 
     const waste::MemoryPlan p = enginePlan(container, int(facts.ctx), m_machine);
     waste::ForecastInputs in;
     in.diskGBps = disk.gbPerSecond;
+    in.decodeDiskGBps = disk.decodeGbPerSecond;
     in.readLatencySeconds = disk.latencySeconds;
     in.readCpuSeconds = disk.cpuSecondsPerRead;
     if (in.diskGBps <= 0 && m_machine && m_machine->diskGBps > 0)
@@ -116,6 +117,7 @@ QList<ForecastPoint> EnginePlanSource::forecast(const QString &container, const 
         }
         const DiskMeasurement d = known ? *known : measureDisk(container);
         in.diskGBps = d.gbPerSecond;
+        in.decodeDiskGBps = d.decodeGbPerSecond;
         in.readLatencySeconds = d.latencySeconds;
         in.readCpuSeconds = d.cpuSecondsPerRead;
     }
@@ -162,8 +164,9 @@ DiskMeasurement EnginePlanSource::measureDisk(const QString &container)
     const waste::ExpertReadSpeed r = waste::measureExpertReads(p);
     DiskMeasurement d;
     d.gbPerSecond = r.gbps;
+    d.decodeGbPerSecond = r.decode_gbps;
     d.latencySeconds = r.latency_seconds;
-    d.cpuSecondsPerRead = r.cpu_seconds_per_read;
+    d.cpuSecondsPerRead = r.compute_seconds_per_read;
     if (!r.direct_io)
         d.warning = QObject::tr("the page cache answered (no direct I/O here), so this is RAM speed, not the disk's");
     const QStorageInfo storage(path);

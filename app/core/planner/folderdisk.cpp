@@ -31,7 +31,8 @@ FolderDisk measureModelsFolderDisk(const QString &modelsFolder, const QString &d
             const waste::ExpertReadSpeed r =
                 waste::measureExpertReads(waste::planMemory(QDir(d.container).absolutePath().toStdString()));
             d.gbPerSecond = r.gbps;
-            d.cpuSecondsPerRead = r.cpu_seconds_per_read;
+            d.decodeGbPerSecond = r.decode_gbps;
+            d.cpuSecondsPerRead = r.compute_seconds_per_read;
         } catch (const std::exception &e) {
             d.why = QObject::tr("%1 could not be read: %2").arg(QDir::toNativeSeparators(d.container), QString::fromUtf8(e.what()));
         }

@@ -9,9 +9,11 @@
 
 struct FolderDisk {
     double gbPerSecond = 0; // 0: not measured
-    // The CPU time one record read cost the process there (0: not measured). Nearly flat in
-    // the record's size into huge pages (35-79 us from 2.4 to 9.6 MB on the development VM),
-    // so a release's forecast charges it per read though its records differ in size.
+    double decodeGbPerSecond = 0; // the same reads beside a decode (0: not measured: gbPerSecond)
+    // The compute time one record read cost a decode there (ExpertReadSpeed::
+    // compute_seconds_per_read; 0: not measured). Its CPU part is nearly flat in the record's
+    // size into huge pages (35-79 us from 2.4 to 9.6 MB on the development VM), so a
+    // release's forecast charges it per read though its records differ in size.
     double cpuSecondsPerRead = 0;
     QString container;      // what was read
     QString why;            // when not measured: the reason, in a sentence

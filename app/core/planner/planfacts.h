@@ -50,8 +50,9 @@ inline constexpr int kPlannerPromptTokens = 4096;
 
 struct DiskMeasurement {
     double gbPerSecond = 0;    // records read with the engine's queue depth
+    double decodeGbPerSecond = 0; // the same beside a decode (0: not measured: gbPerSecond)
     double latencySeconds = 0; // one record read alone
-    double cpuSecondsPerRead = 0; // the CPU time a record read costs (0: not measured)
+    double cpuSecondsPerRead = 0; // the compute time a record read costs (0: not measured)
     QString disk;    // the device the model lives on
     QString warning; // why there is no figure
 };

@@ -27,7 +27,7 @@ double tokensPerSecond(const waste::ReleaseLayout &l, int64_t budget, const Fold
     if (disk.gbPerSecond <= 0)
         return 0;
     const waste::Forecast fc =
-        waste::forecastBudgets(l.plan, {budget}, forecastInputsOf(l, disk.gbPerSecond, disk.cpuSecondsPerRead));
+        waste::forecastBudgets(l.plan, {budget}, forecastInputsOf(l, disk));
     return fc.budgets.empty() ? 0 : fc.budgets.front().tok_per_s;
 }
 

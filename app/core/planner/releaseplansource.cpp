@@ -18,11 +18,12 @@ waste::ComputeCalibration calibration()
 
 } // namespace
 
-waste::ForecastInputs forecastInputsOf(const waste::ReleaseLayout &layout, double diskGBps, double readCpuSeconds)
+waste::ForecastInputs forecastInputsOf(const waste::ReleaseLayout &layout, const FolderDisk &disk)
 {
     waste::ForecastInputs in;
-    in.diskGBps = diskGBps;
-    in.readCpuSeconds = readCpuSeconds;
+    in.diskGBps = disk.gbPerSecond;
+    in.decodeDiskGBps = disk.decodeGbPerSecond;
+    in.readCpuSeconds = disk.cpuSecondsPerRead;
     in.computeSeconds = layout.compute_seconds;
     in.computeOverlapSeconds = layout.compute_overlap_seconds;
     in.routedExpertSeconds = layout.compute_routed_seconds;
@@ -73,10 +74,11 @@ QList<ForecastPoint> ReleasePlanSource::forecast(const QString &, const PlanFact
     // The page's own measurement of the models folder's disk, else the folder's (once per process).
     FolderDisk read;
     read.gbPerSecond = disk.gbPerSecond;
+    read.decodeGbPerSecond = disk.decodeGbPerSecond;
     read.cpuSecondsPerRead = disk.cpuSecondsPerRead;
     if (read.gbPerSecond <= 0)
         read = measureModelsFolderDisk(models, data);
-    waste::ForecastInputs in = forecastInputsOf(made, read.gbPerSecond, read.cpuSecondsPerRead);
+    waste::ForecastInputs in = forecastInputsOf(made, read);
     in.readLatencySeconds = disk.latencySeconds;
     const waste::Forecast fc = waste::forecastBudgets(made.plan, std::vector<int64_t>(budgets.begin(), budgets.end()), in);
     QList<ForecastPoint> out;
@@ -97,6 +99,7 @@ DiskMeasurement ReleasePlanSource::measureDisk(const QString &)
     const FolderDisk f = measureModelsFolderDisk(models, data);
     DiskMeasurement d;
     d.gbPerSecond = f.gbPerSecond;
+    d.decodeGbPerSecond = f.decodeGbPerSecond;
     d.cpuSecondsPerRead = f.cpuSecondsPerRead;
     d.warning = f.why;
     d.disk = f.container;

@@ -5,6 +5,7 @@
 // folder's (planner/folderdisk); compute is this machine's calibration.
 #pragma once
 
+#include "planner/folderdisk.h"
 #include "planner/planfacts.h"
 
 #include <waste/release_plan.hpp>
@@ -16,8 +17,9 @@
 #include <mutex>
 
 // What a forecast of a release's layout reads from this machine: its compute per token, the
-// disk's speed and the CPU time a read costs (0: not measured, not charged).
-waste::ForecastInputs forecastInputsOf(const waste::ReleaseLayout &layout, double diskGBps, double readCpuSeconds);
+// disk's speed (alone and beside a decode) and the compute time a read costs (0: not
+// measured, not charged).
+waste::ForecastInputs forecastInputsOf(const waste::ReleaseLayout &layout, const FolderDisk &disk);
 
 class ReleasePlanSource : public PlanSource {
 public:

@@ -125,7 +125,7 @@ struct BudgetForecast {
                                       // a miss, then the rest at the queue's bandwidth
     double compute_seconds_per_token = 0; // 0 when not measured
     double unhidden_io_seconds_per_token = 0; // the reads that outlast the compute beside them
-    double read_cpu_seconds_per_token = 0;    // the misses' own CPU time, taken from the compute's cores
+    double read_cpu_seconds_per_token = 0;    // what the misses' reads cost the compute beside them
     double tok_per_s = 0;             // 1 / (compute + unhidden reads + their CPU); / 8 past the cliff; 0: unknown
     bool past_cliff = false;
     // Where the cache holds every routed expert, the open reads them all (OpenOptions::
@@ -135,9 +135,10 @@ struct BudgetForecast {
 struct Forecast {
     std::string hit_model;   // "replay:<file>" or the stated model
     double disk_gbps = 0;
+    double decode_disk_gbps = 0;     // the same reads while a decode computes: a token's reads
     double read_latency_seconds = 0; // one record read alone
     int queue_depth = 0;             // reads in flight, as the engine's reader threads
-    double read_cpu_seconds = 0;     // the CPU time one record read costs (0: not counted)
+    double read_cpu_seconds = 0;     // the compute time one record read costs (0: not counted)
     std::vector<BudgetForecast> budgets;
 };
 
@@ -151,9 +152,15 @@ struct ExpertReadSpeed {
     int64_t record_bytes = 0;
     bool direct_io = false;  // false: the page cache answered (the figure is RAM, not disk)
     // The process's CPU time per read while the bandwidth was measured: the system calls, the
-    // pinning of the buffer's pages and, in a virtual machine, the exits to the host (17-30 us
+    // pinning of the buffer's pages and, in a virtual machine, the exits to the host (11-17 us
     // for a 600 KB record on the development VM, read into huge pages as the cache reads it).
     double cpu_seconds_per_read = 0;
+    // What the same reads cost a decode running beside them (plan/read_interference.hpp): the
+    // compute time lost per read, at least cpu_seconds_per_read (19-46 us on that VM), and the
+    // reads' speed while the decode kernel holds every core (2.3-2.6 GB/s there, against
+    // 3.6-4.0 alone). 0: not measured.
+    double compute_seconds_per_read = 0;
+    double decode_gbps = 0;
     std::string warning;
 };
 ExpertReadSpeed measureExpertReads(const MemoryPlan &plan);
@@ -173,10 +180,18 @@ struct ForecastInputs {
     // budget leaves it slots: 0.5 is what the mid-size tiny container measured (50.4 %
     // of guesses right); the reference measured 81 % on K3, so the forecast errs slow.
     double lookaheadRecall = 0.5;
-    // The CPU time one expert read costs (ExpertReadSpeed::cpu_seconds_per_read), charged per
-    // predicted miss on top of the compute: on two busy cores it is time the compute loses.
-    // <= 0: measured with the disk where diskGBps is measured here, else not counted.
+    // The compute time one expert read costs (ExpertReadSpeed::compute_seconds_per_read),
+    // charged per predicted miss on top of the compute: on two busy cores it is time the
+    // compute loses. <= 0: measured with the disk where diskGBps is measured here, else not
+    // counted.
     double readCpuSeconds = 0;
+    // The reads' speed while a decode computes (ExpertReadSpeed::decode_gbps): what a token's
+    // reads stream at. <= 0: diskGBps (where diskGBps is measured here, measured with it).
+    double decodeDiskGBps = 0;
+
+    // The disk's side from a measurement: speed (alone and beside a decode), latency, queue
+    // depth and what a read costs the compute.
+    void setReads(const ExpertReadSpeed &r);
 };
 // Hit rates replay the routing a --learn run recorded (<container>/usage.routing.jsonl)
 // through the real cache policy when present; otherwise they follow the stated model

@@ -18,6 +18,7 @@
 #include "quant/simd.hpp"
 #include "quant/trunk_matvec.hpp"
 #include "quant/kernel_calibration.hpp"
+#include "quant/vq_expert_workload.hpp"
 
 #include <waste/calibration.hpp>
 #include <waste/waste.hpp>
@@ -83,43 +84,6 @@ format::TrunkTensor stackedCopies(format::TrunkTensor w, int64_t copies)
 int64_t storedBytes(const format::TrunkTensor &w)
 {
     return w.f32.empty() ? int64_t(w.payload.size()) + w.rows * w.groups * 2 : int64_t(w.f32.size()) * 4;
-}
-
-// Codebooks of random values, through a temporary codebooks.bin: the loader is the only
-// way the engine makes them, and the tables must come from the same layout it uses.
-format::Codebooks randomCodebooks(int books, std::mt19937 &rng)
-{
-    namespace fs = std::filesystem;
-    format::ExpertQuant q; // VQ3R defaults: 256 entries of 8
-    const int64_t rec = format::codebookRecordBytes(q.entries, q.vecDim);
-    std::vector<uint8_t> raw(size_t(books * rec), 0);
-    for (int b = 0; b < books; ++b) {
-        format::storeCodebookHeader(raw.data() + b * rec, b, 0, q.vecDim, q.entries);
-        for (int64_t i = 0; i < int64_t(q.entries) * q.vecDim; ++i) {
-            const uint16_t h = format::floatToF16(float(int(rng() % 200) - 100) * 0.01f);
-            raw[size_t(b * rec + format::kCodebookHeaderBytes + 2 * i)] = uint8_t(h & 0xff);
-            raw[size_t(b * rec + format::kCodebookHeaderBytes + 2 * i + 1)] = uint8_t(h >> 8);
-        }
-    }
-    const fs::path path = fs::temp_directory_path() /
-                          ("waste-calibration-" + std::to_string(std::random_device{}()) + ".bin");
-    {
-        std::ofstream f(path, std::ios::binary);
-        f.write(reinterpret_cast<const char *>(raw.data()), std::streamsize(raw.size()));
-        if (!f)
-            throw Error(ErrorCode::Io, path.string() + ": cannot write the calibration's codebooks");
-    }
-    format::Codebooks cb(path.string(), q);
-    std::error_code ec;
-    fs::remove(path, ec);
-    return cb;
-}
-
-// How many copies of a `bytes` operand a timing cycles through so that together they
-// overflow the last-level cache (64 MiB: more than a laptop's L3), at most 512.
-int rotationCopies(int64_t bytes)
-{
-    return int(std::clamp<int64_t>((int64_t(64) << 20) / std::max<int64_t>(bytes, 1) + 1, 1, 512));
 }
 
 std::string cpuName()
@@ -205,7 +169,7 @@ ComputeCalibration calibrateKernels(int threads)
                                                       : cols * 4;
         const int64_t stackTarget = int64_t(4) << 20; // the largest size timed cold in windows
         const format::TrunkTensor stack =
-            stackedCopies(trunkMatrix(f, stackTarget / rowBytes, cols, rng), rotationCopies(stackTarget));
+            stackedCopies(trunkMatrix(f, stackTarget / rowBytes, cols, rng), quant::rotationCopies(stackTarget));
         for (int64_t target : {int64_t(16) << 10, int64_t(256) << 10, stackTarget, int64_t(48) << 20}) {
             if (f == TrunkFormat::Q3G && target > stackTarget)
                 break; // no SIMD kernel: slow enough that 4 MiB already shows its bandwidth
@@ -230,7 +194,7 @@ ComputeCalibration calibrateKernels(int threads)
     // VQ3R: one table build (per input width), and a whole routed expert as decoding runs
     // it (gate and up applies split over the pool, the activation, the down table, the
     // down apply), by index bytes.
-    const format::Codebooks books = randomCodebooks(9, rng);
+    const format::Codebooks books = quant::randomCodebooks(9, rng);
     const int stages = 3;
     for (int64_t width : {int64_t(256), int64_t(1024), int64_t(4096)}) {
         quant::Lut lut;
@@ -238,36 +202,10 @@ ComputeCalibration calibrateKernels(int threads)
         c.timings.push_back({"LUT", width, s});
     }
     for (auto [inter, width] : {std::pair<int64_t, int64_t>{128, 256}, {512, 1024}, {2048, 4096}}) {
-        const int64_t gateBytes = format::indexBytes(inter, width, stages, 8);
-        const int64_t downBytes = format::indexBytes(width, inter, stages, 8);
-        // Copies enough to overflow the caches: a decoded token reads each routed expert's
-        // indexes once, from memory, so the calibration must not find them cached.
-        const int64_t recBytes = 2 * gateBytes + downBytes;
-        const int copies = rotationCopies(recBytes);
-        std::vector<uint8_t> idx(size_t(recBytes * copies));
-        for (int64_t i = 0; i < recBytes; ++i)
-            idx[size_t(i)] = uint8_t(rng());
-        for (int k = 1; k < copies; ++k)
-            std::copy(idx.begin(), idx.begin() + recBytes, idx.begin() + k * recBytes);
-        int turn = 0;
-        std::vector<uint8_t> scales(size_t(format::rowScaleBytes(inter, width)), 0);
-        for (size_t i = 1; i < scales.size(); i += 2)
-            scales[i] = 0x3c; // f16 1.0
-        quant::Lut gate, up, down;
-        quant::buildLut(gate, x.data(), width, books, 0, stages, false, &pool);
-        quant::buildLut(up, x.data(), width, books, 3, stages, false, &pool);
-        std::vector<float> g(static_cast<size_t>(inter)), u(static_cast<size_t>(inter)), out(static_cast<size_t>(width));
-        auto expert = [&](const uint8_t *rec) {
-            quant::applyLut8(gate, rec, scales.data(), inter, g.data(), &pool);
-            quant::applyLut8(up, rec + gateBytes, scales.data() + 2 * inter, inter, u.data(), &pool);
-            for (int64_t i = 0; i < inter; ++i)
-                g[size_t(i)] = g[size_t(i)] / (1.0f + std::exp(-g[size_t(i)])) * u[size_t(i)];
-            quant::buildLut(down, g.data(), inter, books, 6, stages, false, &pool);
-            quant::applyLut8(down, rec + 2 * gateBytes, scales.data() + 4 * inter, width, out.data(), &pool);
-        };
-        c.timings.push_back({"VQ-expert", recBytes, typicalSeconds([&] { expert(idx.data()); })});
-        c.timings.push_back({std::string("VQ-expert") + kColdSuffix, recBytes,
-                             typicalSeconds([&] { expert(idx.data() + (turn++ % copies) * recBytes); })});
+        quant::VqExpertWorkload expert(inter, width, books, x.data(), pool, rng);
+        c.timings.push_back({"VQ-expert", expert.recordBytes(), typicalSeconds([&] { expert.runWarm(); })});
+        c.timings.push_back(
+            {std::string("VQ-expert") + kColdSuffix, expert.recordBytes(), typicalSeconds([&] { expert.runCold(); })});
     }
 
     // A prompt's pass: the panel product (quant/panel_gemm.hpp) of 16 panels of 1024 columns
@@ -339,7 +277,7 @@ ComputeCalibration calibrateKernels(int threads)
             const char *name;
             int stages, bits;
         };
-        const format::Codebooks books12 = randomCodebooks(12, rng);
+        const format::Codebooks books12 = quant::randomCodebooks(12, rng);
         for (const VqForm &form : {VqForm{"VQ-panels", 3, 8}, VqForm{"VQ2R-panels", 2, 8}, VqForm{"VQ4P-panels", 4, 6}}) {
             for (const auto &[inter, width] : kShapes) {
                 const int64_t gateBytes = format::indexBytes(inter, width, form.stages, form.bits);
@@ -385,7 +323,7 @@ ComputeCalibration calibrateKernels(int threads)
     for (uint8_t fmt : {format::kFmtMXFP4, format::kFmtFP8B128, format::kFmtINT4G32, format::kFmtBF16}) {
         for (auto [inter, width] : {std::pair<int64_t, int64_t>{128, 256}, {512, 1024}}) {
             const format::NativeLayout l = format::nativeRecordLayout(fmt, inter, width);
-            const int copies = rotationCopies(l.recordBytes);
+            const int copies = quant::rotationCopies(l.recordBytes);
             std::vector<uint8_t> recs(size_t(l.recordBytes * copies));
             for (int64_t i = 0; i < l.recordBytes; ++i)
                 recs[size_t(i)] = uint8_t(rng() & 0x77); // small exponents: no inf/nan on the way
