@@ -19,7 +19,7 @@
 //   kernel's measured throughput on all threads;
 //   the kernel's GFLOP/s next to this machine's peak (an FMA loop with no memory traffic);
 //   what `waste plan` predicts for the same prompt (waste::estimatePrefill, this machine's
-//   calibration kept in the bench cache, the disk speed measured here), its compute and the
+//   calibration measured again in this run, the disk speed measured here), its compute and the
 //   parts of that spent decoding expert panels, in linear attention, in dense attention and in the
 //   vector work per token, and measured / predicted.
 // --compare-mla: where a prompt's pass attended in MLA's expanded form (model/mla_form.hpp),
@@ -376,8 +376,11 @@ int main(int argc, char **argv)
                     peak, peak * nThreads, nThreads, waste::quant::simdName(waste::quant::activeSimd()), kernel1,
                     peak > 0 ? 100 * kernel1 / peak : 0, kernelAll, nThreads);
 
+        // Measured in this run, as the measurements it is set against: a calibration kept from an
+        // earlier run had been taken in a slow minute and priced the mid-size prompt 1.84x slow
+        // where a fresh one gave 0.99x (2026-12-07).
         const waste::ComputeCalibration cal =
-            waste::cachedCalibration(cacheDir + "/compute-calibration.json", false, threads);
+            waste::cachedCalibration(cacheDir + "/compute-calibration.json", true, threads);
         std::string summary;
         for (const std::string &c : containers) {
             const waste::format::Manifest m = readManifest(c);
