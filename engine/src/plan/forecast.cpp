@@ -133,7 +133,7 @@ Forecast forecastBudgets(const MemoryPlan &plan, const std::vector<int64_t> &bud
     }
     const double diskGBps = in.diskGBps;
     // A token's reads stream at the speed measured beside a decode where there is one: on
-    // the 2-core development VM 2.3-2.6 GB/s where the same reads alone took 3.6-4.0 (the
+    // the 2-core development VM 2.1-2.6 GB/s where the same reads alone took 3.4-4.0 (the
     // reader's completions wait for a core), which the decode's bench matched (2.4-2.9).
     const double decodeGBps = in.decodeDiskGBps > 0 ? std::min(in.decodeDiskGBps, diskGBps) : diskGBps;
     double latency = in.readLatencySeconds;
