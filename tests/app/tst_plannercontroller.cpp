@@ -69,6 +69,7 @@ public:
     {
         DiskMeasurement d;
         d.gbPerSecond = 5.1;
+        d.decodeGbPerSecond = 3.4;
         d.disk = QStringLiteral("nvme0n1");
         return d;
     }
@@ -440,6 +441,7 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(!planner.measuringDisk(), 10000);
         QCOMPARE(planner.diskGBps(), 5.1);
         QVERIFY(planner.diskText().contains(QStringLiteral("nvme0n1 reads 5.10 GB/s with the engine's own expert reads")));
+        QVERIFY2(planner.diskText().contains(QStringLiteral("3.40 GB/s while a token computes")), qPrintable(planner.diskText()));
         QTRY_VERIFY_WITH_TIMEOUT(planned.size() > plansBefore, 10000); // the forecast follows the measured speed
     }
 };

@@ -55,18 +55,20 @@ def main():
     waste, models = argv[0], argv[1:]
     plan_args = ["--json", "--no-observed"] + (["--calibrate"] if recalibrate else [])
     print("| model | budget | predicted tok/s, median (compute + unhidden reads, hit rate) [range] "
-          "| measured tok/s, median (hit rate, read a token) [range] | error of medians [paired errors] | decode scale |")
-    print("| --- | --- | --- | --- | --- | --- |")
+          "| measured tok/s, median (hit rate, read a token) [range] | error of medians [paired errors] | decode scale "
+          "| disk beside a decode, GB/s |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     for model in models:
         first = run(waste, "plan", model, "--json", "--no-observed")
         for name, budget in (("floor", first["floor_bytes"]), ("default", first["default_budget_bytes"]),
                              ("every expert", first["every_expert_budget_bytes"])):
-            predicted, measured, scales = [], [], []
+            predicted, measured, scales, speeds = [], [], [], []
             for _ in range(runs):
                 plan = run(waste, "plan", model, *plan_args)
                 rows = {r["budget_bytes"]: r for r in plan["forecast"]["budgets"]}
                 predicted.append(rows[budget])
                 scales.append(plan["forecast"].get("decode_scale", 0))
+                speeds.append(plan["forecast"].get("decode_disk_gbps", 0))
                 measured.append(run(waste, "bench", model, "--tokens", tokens, "--budget", str(budget), "--no-record", "--json"))
             ptps = [p["tok_per_s"] for p in predicted]
             mtps = [m["tok_per_s"] for m in measured]
@@ -83,7 +85,8 @@ def main():
                   f"{mid:.0f} ({p['compute_s_per_token'] * 1e3:.2f} + "
                   f"{p['unhidden_io_s_per_token'] * 1e3:.2f} ms, hit {p['hit_rate'] * 100:.0f} %) "
                   f"[{spread(ptps, '{:.0f}')}] | {tps:.0f} (hit {hit * 100:.0f} %, {read * 1e3:.1f} MB) [{spread(mtps, '{:.0f}')}] | "
-                  f"{err:+.0f} % [{spread(paired, '{:+.0f}')} %] | {spread(scales, '{:.2f}')} |", flush=True)
+                  f"{err:+.0f} % [{spread(paired, '{:+.0f}')} %] | {spread(scales, '{:.2f}')} "
+                  f"| {spread(speeds, '{:.2f}')} |", flush=True)
 
 
 if __name__ == "__main__":

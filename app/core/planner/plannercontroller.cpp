@@ -566,7 +566,15 @@ QString PlannerController::diskText() const
         return m_disk.warning.isEmpty() ? tr("The prediction measured the model's expert file once with the engine's "
                                              "direct reads; Measure disk reads it again.")
                                         : tr("The disk could not be measured: %1").arg(m_disk.warning);
+    const QString disk = m_disk.disk.isEmpty() ? tr("The model's disk") : m_disk.disk;
+    // A token's reads share the cores with its compute, and on a small machine get less.
+    if (m_disk.decodeGbPerSecond > 0 && m_disk.decodeGbPerSecond < m_disk.gbPerSecond)
+        return tr("%1 reads %2 GB/s with the engine's own expert reads (direct I/O), %3 GB/s while a token "
+                  "computes beside them; the prediction uses both.")
+            .arg(disk)
+            .arg(m_disk.gbPerSecond, 0, 'f', 2)
+            .arg(m_disk.decodeGbPerSecond, 0, 'f', 2);
     return tr("%1 reads %2 GB/s with the engine's own expert reads (direct I/O); the prediction uses it.")
-        .arg(m_disk.disk.isEmpty() ? tr("The model's disk") : m_disk.disk)
+        .arg(disk)
         .arg(m_disk.gbPerSecond, 0, 'f', 2);
 }
