@@ -88,8 +88,10 @@ void Forward::kda(int layer, int n, const float *a, float *out, LayerState *cons
                 const int t1 = std::min(end, t0 + kConvPiece);
                 const int64_t at0 = t0 * C + h * D;
                 kdaHeadConvolve(head, q + at0, k + at0, v + at0, C, t1 - t0);
-                kdaHeadTokens(head, q + at0, k + at0, v + at0, f + at0, beta + size_t(t0 * H + h), H, gam + at0,
-                              o + at0, C, C, C, t1 - t0, scratch.data());
+                const KdaTokenRows rows{.q = q + at0, .k = k + at0, .v = v + at0, .o = o + at0, .stride = C,
+                                        .f = f + at0, .fStride = C, .gate = gam + at0, .gStride = C,
+                                        .betaLogit = beta + size_t(t0 * H + h), .bStride = H};
+                kdaHeadTokens(head, rows, t1 - t0, scratch.data());
             }
         }
     });

@@ -66,17 +66,32 @@ inline void rowSquareSums(const float *x, int64_t stride, int rows, int64_t n, f
 // Floats of scratch kdaHeadTokens takes for `tokens` tokens.
 inline int64_t kdaHeadTokensScratch(int64_t D, int tokens) { return 2 * D + 2 * int64_t(tokens); }
 
-// The rest of a run of the head's tokens once convolved (kdaHeadConvolve): row t of q, k, v and
-// the output o at + t * stride, of f (the decay gate's projection, replaced by the decay) at
-// f + t * fStride, of the output gate's projection at gate + t * gStride, beta's logit at
-// betaLogit[t * bStride]. Per token: the per-channel decay gate, beta, the L2 norms, the
-// delta-rule step on the head's D × D state and the gated output norm, each value as the token
-// alone computes it; the parts without state (gates and norms) go over all the tokens first,
-// their sums several tokens side by side (rowSquareSums), the steps in order.
-inline void kdaHeadTokens(const KdaHead &h, float *q, float *k, const float *v, float *f, const float *betaLogit,
-                          int64_t bStride, const float *gate, float *o, int64_t stride, int64_t fStride,
-                          int64_t gStride, int tokens, float *scratch)
+// Where a run of a head's tokens lies: row t of q, k, v and the output o at + t * stride, of f
+// (the decay gate's projection, replaced by the decay) at f + t * fStride, of the output gate's
+// projection at gate + t * gStride, beta's logit at betaLogit[t * bStride].
+struct KdaTokenRows {
+    float *q = nullptr, *k = nullptr;
+    const float *v = nullptr;
+    float *o = nullptr;
+    int64_t stride = 0;
+    float *f = nullptr;
+    int64_t fStride = 0;
+    const float *gate = nullptr;
+    int64_t gStride = 0;
+    const float *betaLogit = nullptr;
+    int64_t bStride = 0;
+};
+
+// The rest of a run of the head's tokens once convolved (kdaHeadConvolve). Per token: the
+// per-channel decay gate, beta, the L2 norms, the delta-rule step on the head's D × D state
+// and the gated output norm, each value as the token alone computes it; the parts without
+// state (gates and norms) go over all the tokens first, their sums several tokens side by side
+// (rowSquareSums), the steps in order.
+inline void kdaHeadTokens(const KdaHead &h, const KdaTokenRows &rows, int tokens, float *scratch)
 {
+    float *q = rows.q, *k = rows.k, *f = rows.f, *o = rows.o;
+    const float *v = rows.v, *gate = rows.gate, *betaLogit = rows.betaLogit;
+    const int64_t stride = rows.stride, fStride = rows.fStride, gStride = rows.gStride, bStride = rows.bStride;
     const int64_t D = h.D;
     float *u = scratch, *g = u + D, *ssA = g + D, *ssB = ssA + tokens;
     for (int t = 0; t < tokens; ++t) {

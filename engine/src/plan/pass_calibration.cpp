@@ -115,9 +115,11 @@ void timePassParts(ComputeCalibration &c, int threads)
                     // logit); the output gate's projection is the raw row's first D values.
                     for (int64_t t = 0; t < T; ++t)
                         std::copy_n(in.data() + t * 4 * D + 3 * D, D, f.data() + t * D);
-                    model::kdaHeadTokens(head, rows.data(), rows.data() + D, rows.data() + 2 * D, f.data(),
-                                         in.data() + 3 * D, 4 * D, in.data(), o.data(), 4 * D, D, 4 * D, int(T),
-                                         scratch.data());
+                    const model::KdaTokenRows at{.q = rows.data(), .k = rows.data() + D, .v = rows.data() + 2 * D,
+                                                 .o = o.data(), .stride = 4 * D, .f = f.data(), .fStride = D,
+                                                 .gate = in.data(), .gStride = 4 * D, .betaLogit = in.data() + 3 * D,
+                                                 .bStride = 4 * D};
+                    model::kdaHeadTokens(head, at, int(T), scratch.data());
                 }
             });
         });
