@@ -159,8 +159,9 @@ DiskMeasurement EnginePlanSource::measureDisk(const QString &container)
 {
     const QString path = QFileInfo(container).absoluteFilePath();
     const waste::MemoryPlan p = enginePlan(path, 4096, std::nullopt);
-    // Random whole-record reads of the model's first expert bank with direct I/O, as many in
-    // flight as the engine's reader threads, and one alone for the latency.
+    // Random whole-record reads across the model's expert banks with direct I/O, as many in
+    // flight as the engine's reader threads, one alone for the latency, and the same beside
+    // a decode kernel (waste::measureExpertReads).
     const waste::ExpertReadSpeed r = waste::measureExpertReads(p);
     DiskMeasurement d;
     d.gbPerSecond = r.gbps;

@@ -142,9 +142,10 @@ struct Forecast {
     std::vector<BudgetForecast> budgets;
 };
 
-// Expert reads as the engine does them, measured on a container's first bank with direct
-// I/O: whole records at record-aligned offsets, `queue_depth` in flight (the engine's
-// reader threads: max(2, top-k), at most 16) for the bandwidth, one at a time for latency.
+// Expert reads as the engine does them, measured with direct I/O on every bank of a
+// container's record size: random whole records, `queue_depth` in flight (the engine's
+// reader threads: max(2, top-k), at most 16) for the bandwidth (the middle of three probes),
+// one at a time for latency, and the same reads beside the decode's largest kernel.
 struct ExpertReadSpeed {
     double gbps = 0;
     double latency_seconds = 0;

@@ -32,12 +32,12 @@ namespace waste {
 namespace {
 
 constexpr int kWarmTokens = 16;   // decoded before timing: caches, pool threads, first allocations
-constexpr int kSegments = 6;      // timed runs of tokens, their median kept
+constexpr int kSegments = 6;      // timed runs of tokens, the fastest kept
 constexpr int kSegmentTokens = 16; // 96 tokens in all: about 0.2 s on a 2-core VM
 constexpr int64_t kScaleModelBytes = int64_t(16) << 20; // source bytes asked of the benchmarks' shape
 
 // Seconds per decoded token of the tiny model in `dir`, every expert in the cache: the
-// median of six runs of 16 tokens. One mean over all 96 let a stall of a few tens of
+// fastest of six runs of 16 tokens (the kernels' timings keep their fastest windows too). One mean over all 96 let a stall of a few tens of
 // milliseconds into the scale, and every forecast after it: on a 2-core AMD EPYC VM the
 // hidden-512 model's token measured 2.03 to 2.52 ms in six calibrations a minute apart.
 double tinyDecodeSeconds(const std::string &dir, int threads)

@@ -18,7 +18,7 @@ namespace waste::plan {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int kRounds = 6;
+constexpr int kRounds = 6; // windows beside the reads: thirteen windows in all, about 0.8 s
 constexpr double kWindowSeconds = 0.06;
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
@@ -136,7 +136,7 @@ ReadInterference measureReadInterference(const std::vector<std::string> &banks, 
     double before = aloneSeconds / double(aloneCalls);
     std::vector<double> perRead, gbps;
     for (int round = 0; round < kRounds; ++round) {
-        int64_t r0 = 0, b0 = 0, n = 0, bytes = 0;
+        int64_t n = 0, bytes = 0;
         std::pair<double, int64_t> loaded;
         {
             BackgroundReads reads(files, records, recordBytes, queueDepth, uint64_t(round) * 0x9E3779B97F4A7C15ull + 1);
@@ -145,7 +145,7 @@ ReadInterference measureReadInterference(const std::vector<std::string> &banks, 
                 std::this_thread::yield(); // the first records landing: the reads are under way
             if (reads.reads() == 0 || reads.failed())
                 return out;
-            r0 = reads.reads(), b0 = reads.bytes();
+            const int64_t r0 = reads.reads(), b0 = reads.bytes();
             loaded = window();
             n = reads.reads() - r0, bytes = reads.bytes() - b0;
         } // the reads in flight land before the next alone window

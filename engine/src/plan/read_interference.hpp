@@ -22,7 +22,7 @@ struct ReadInterference {
 };
 
 // Random whole records of `recordBytes` from `banks`, `queueDepth` in flight, beside the
-// decode kernel on a pool of `threads` (0: one per hardware thread). About 0.7 s.
+// decode kernel on a pool of `threads` (0: one per hardware thread). About 0.8 s.
 ReadInterference measureReadInterference(const std::vector<std::string> &banks, int64_t recordBytes, int queueDepth,
                                          int threads = 0);
 

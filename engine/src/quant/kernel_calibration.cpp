@@ -104,7 +104,7 @@ std::string cpuName()
 
 } // namespace
 
-// Seconds of one call of `fn`: the median of five windows' means. One mean over the whole
+// Seconds of one call of `fn`: the fastest of five windows' means. One mean over the whole
 // time took whatever stall landed in it (another program's burst on a shared VM) into the
 // kernel's price, and so into every forecast made from this calibration until the next:
 // on a 2-core AMD EPYC VM six calibrations a minute apart priced the mid-size container's

@@ -11,7 +11,7 @@ namespace waste {
 
 ComputeCalibration calibrateKernels(int threads);
 
-// Seconds of one call of `fn`: the median of five windows' means, the windows together
+// Seconds of one call of `fn`: the fastest of five windows' means, the windows together
 // filling ~`target` seconds (each at least one call, at most 400), after one call that warms
 // the caches and wakes the pool's threads.
 double typicalSeconds(const std::function<void()> &fn, double target = 0.04);
