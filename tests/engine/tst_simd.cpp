@@ -249,3 +249,22 @@ TEST(Simd, ShortConvolutionEqualsThePerChannelOrderBitForBit)
         }
     }
 }
+
+// WASTE_BACKEND: "cpu" is the scalar set anywhere; "avx2" steps an AVX-512 CPU down to its
+// AVX2 set and asks nothing of a CPU without AVX-512; anything else keeps the best level.
+TEST(Simd, BackendVariableChoosesALevelTheCpuRuns)
+{
+    using waste::quant::backendLevel;
+    for (SimdLevel best : {SimdLevel::Scalar, SimdLevel::Avx2, SimdLevel::Avx512, SimdLevel::Neon}) {
+        EXPECT_EQ(backendLevel(nullptr, best), best);
+        EXPECT_EQ(backendLevel("cpu", best), SimdLevel::Scalar);
+        EXPECT_EQ(backendLevel("avx512", best), best);
+        EXPECT_EQ(backendLevel("fast", best), best);
+        EXPECT_EQ(backendLevel("", best), best);
+    }
+    EXPECT_EQ(backendLevel("avx2", SimdLevel::Avx2), SimdLevel::Avx2);
+    EXPECT_EQ(backendLevel("avx2", SimdLevel::Neon), SimdLevel::Neon);
+    EXPECT_EQ(backendLevel("avx2", SimdLevel::Scalar), SimdLevel::Scalar);
+    if (waste::quant::avx2Kernels())
+        EXPECT_EQ(backendLevel("avx2", SimdLevel::Avx512), SimdLevel::Avx2);
+}

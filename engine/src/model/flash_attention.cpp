@@ -2,7 +2,6 @@
 
 #include "quant/panel_decode_levels.hpp"
 #include "quant/panel_gemm.hpp"
-#include "quant/simd.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -50,8 +49,7 @@ inline void keysPanel(const CachedRow &key, int64_t s0, int64_t inBlock, int64_t
         rows[j] = j < inBlock ? key(s0 + j) : nullptr;
     // A whole block whose rows lie at one stride (a cache's rows, as every caller's are): the
     // panel decoders' 16-row transpose where the level has one.
-    const quant::PanelTranspose16 fast =
-        quant::activeSimd() == quant::SimdLevel::Avx512 ? quant::avx512PanelTranspose16() : nullptr;
+    const quant::PanelTranspose16 fast = quant::panelTranspose16();
     const int64_t stride = inBlock == B ? rows[1] - rows[0] : 0, k8 = dk / 8 * 8;
     bool strided = fast && stride >= dk;
     for (int64_t j = 2; j < B && strided; ++j)

@@ -26,14 +26,25 @@ namespace {
 
 constexpr int P = kPanelRows;
 
+// The active level's pieces, or nullptr where it has none: an AVX-512 machine runs the AVX2
+// piece where its own level has none.
+template <typename Piece> Piece forLevel(Piece (*avx512)(), Piece (*avx2)())
+{
+    const SimdLevel lvl = activeSimd();
+    Piece piece = lvl == SimdLevel::Avx512 && avx512 ? avx512() : nullptr;
+    if (!piece && (lvl == SimdLevel::Avx512 || lvl == SimdLevel::Avx2) && avx2)
+        piece = avx2();
+    return piece;
+}
+
 // Rows [r0, r0 + 64) of the matrix as f32 rows, written transposed into the panel, sixteen
-// rows at a time (a 16 x 8 transpose per block of columns with AVX-512, else element by
-// element); rows past the matrix are 0.
+// rows at a time (a 16 x 8 transpose per block of columns with AVX-512, two 8 x 8 with AVX2,
+// else element by element); rows past the matrix are 0.
 template <typename RowFn> void transposeRows(int64_t rows, int64_t cols, int64_t r0, float *panel, RowFn &&row)
 {
     thread_local std::vector<float> buf;
     const int64_t nr = std::min<int64_t>(P, rows - r0);
-    const PanelTranspose16 fast = activeSimd() == SimdLevel::Avx512 ? avx512PanelTranspose16() : nullptr;
+    const PanelTranspose16 fast = panelTranspose16();
     constexpr int64_t step = 16;
     buf.resize(size_t(step * cols));
     for (int64_t j0 = 0; j0 < P; j0 += step) {
@@ -94,15 +105,15 @@ GroupedRowDecoder groupedRowDecoder(const format::TrunkTensor &w)
     const bool four = w.format == format::TrunkFormat::Q4G;
     if (w.onDisk || !(four || w.format == format::TrunkFormat::Q8G) || w.group % 16 != 0)
         return nullptr;
-    GroupedRowDecoder simd = nullptr;
-    if (activeSimd() == SimdLevel::Avx512)
-        simd = four ? avx512Q4gRow() : avx512Q8gRow();
-    if (!simd && (activeSimd() == SimdLevel::Avx512 || activeSimd() == SimdLevel::Avx2))
-        simd = four ? avx2Q4gRow() : avx2Q8gRow();
-    return simd;
+    return four ? forLevel(avx512Q4gRow, avx2Q4gRow) : forLevel(avx512Q8gRow, avx2Q8gRow);
 }
 
 } // namespace
+
+PanelTranspose16 panelTranspose16()
+{
+    return forLevel(avx512PanelTranspose16, avx2PanelTranspose16);
+}
 
 void decodeTrunkRow(const format::TrunkTensor &w, int64_t r, float *out)
 {
@@ -121,7 +132,7 @@ void decodeVqPanel(const VqMatrix &m, int64_t r0, float *panel)
     const int64_t nr = std::min<int64_t>(P, m.rows - r0);
     for (int64_t r = 0; r < P; ++r)
         scale[r] = r < nr ? format::f16ToFloat(format::loadU16(m.rowScalesF16 + 2 * (r0 + r))) : 0.0f;
-    const VqPanelDecoder simd = activeSimd() == SimdLevel::Avx512 ? avx512VqPanelDecoder() : nullptr;
+    const VqPanelDecoder simd = forLevel(avx512VqPanelDecoder, avx2VqPanelDecoder);
     // VQ2R, VQ3R and VQ4P (four packed 6-bit stages): the vector level's forms.
     const bool vectorForm = m.packed6 ? m.stages == 4 : m.stages == 2 || m.stages == 3;
     if (simd && vectorForm && nr == P)
@@ -133,16 +144,17 @@ void decodeVqPanel(const VqMatrix &m, int64_t r0, float *panel)
 void decodeNativePanel(const NativeMatrix &m, int64_t r0, float *panel)
 {
     const int64_t n = m.cols;
-    // The vector level's rows hold the same values (format/native_values.hpp), 16 at a time.
-    if (activeSimd() == SimdLevel::Avx512 && n % 32 == 0) {
+    // The vector levels' rows hold the same values (format/native_values.hpp), 8 or 16 at a time.
+    if (n % 32 == 0) {
         NativeRowDecoder simd = nullptr;
         int64_t rowBytes = 0, scaleBytes = 0;
         if (m.fmt == format::kFmtMXFP4)
-            simd = avx512Mxfp4Row(), rowBytes = n / 2, scaleBytes = n / format::kMxfp4Group;
+            simd = forLevel(avx512Mxfp4Row, avx2Mxfp4Row), rowBytes = n / 2, scaleBytes = n / format::kMxfp4Group;
         else if (m.fmt == format::kFmtINT4G32)
-            simd = avx512Int4g32Row(), rowBytes = n / 2, scaleBytes = n / format::kInt4Group * 2;
+            simd = forLevel(avx512Int4g32Row, avx2Int4g32Row), rowBytes = n / 2,
+            scaleBytes = n / format::kInt4Group * 2;
         else if (m.fmt == format::kFmtBF16)
-            simd = avx512Bf16Row(), rowBytes = n * 2;
+            simd = forLevel(avx512Bf16Row, avx2Bf16Row), rowBytes = n * 2;
         if (simd) {
             transposeRows(m.rows, n, r0, panel, [&](int64_t r, float *out) {
                 simd(m.payload + r * rowBytes, m.scales ? m.scales + r * scaleBytes : nullptr, n, out);

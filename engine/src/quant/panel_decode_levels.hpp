@@ -1,5 +1,6 @@
 // The vector levels' pieces of the panel decoders (quant/panel_decode.cpp chooses among them;
-// panel_decode_avx2.cpp and panel_decode_avx512.cpp define them, nullptr where not compiled).
+// panel_decode_avx2.cpp and panel_decode_avx512.cpp define them, nullptr where not compiled;
+// an AVX-512 machine also runs the AVX2 ones where its own level has none).
 // Each writes the scalar decoder's values bit for bit.
 #pragma once
 
@@ -12,11 +13,14 @@ namespace waste::quant {
 // VQ3R rows [r0, r0 + 64) of a matrix into its panel, `scale` the rows' f32 scales.
 using VqPanelDecoder = void (*)(const VqMatrix &m, int64_t r0, const float *scale, float *panel);
 VqPanelDecoder avx512VqPanelDecoder();
+VqPanelDecoder avx2VqPanelDecoder();
 
 // Sixteen decoded rows (row-major, `cols` each), columns [0, k8), into the panel's sixteen
 // columns at `dst`.
 using PanelTranspose16 = void (*)(const float *rows16, int64_t cols, int64_t k8, float *dst);
 PanelTranspose16 avx512PanelTranspose16();
+PanelTranspose16 avx2PanelTranspose16();
+PanelTranspose16 panelTranspose16(); // the active level's, nullptr where it has none
 
 // A Q4G or Q8G row as q * scale, for groups of a multiple of 16 weights.
 using GroupedRowDecoder = void (*)(const uint8_t *q, const float *scales, int64_t n, int64_t group, float *out);
@@ -30,5 +34,8 @@ using NativeRowDecoder = void (*)(const uint8_t *payload, const uint8_t *scales,
 NativeRowDecoder avx512Mxfp4Row();
 NativeRowDecoder avx512Int4g32Row();
 NativeRowDecoder avx512Bf16Row();
+NativeRowDecoder avx2Mxfp4Row();
+NativeRowDecoder avx2Int4g32Row();
+NativeRowDecoder avx2Bf16Row();
 
 } // namespace waste::quant

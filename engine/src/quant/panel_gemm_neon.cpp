@@ -31,6 +31,9 @@ inline void tile(const float *panel, int64_t cols, const float *X, int64_t xStri
             acc[t][3] = vfmaq_f32(acc[t][3], x, w3);
         }
     }
+    // Unrolled, so every accumulator is named by a constant: indexed by a variable, GCC kept
+    // the array on the stack and stored all sixteen on every step of k.
+#pragma GCC unroll 8
     for (int t = 0; t < TT; ++t) {
         float out[16];
         for (int i = 0; i < 4; ++i)

@@ -45,12 +45,21 @@ SimdLevel activeSimd()
 {
     int v = g_active.load(std::memory_order_relaxed);
     if (v < 0) {
-        const char *env = std::getenv("WASTE_BACKEND");
-        const SimdLevel lvl = (env && std::strcmp(env, "cpu") == 0) ? SimdLevel::Scalar : detectSimd();
-        v = static_cast<int>(lvl);
+        v = static_cast<int>(backendLevel(std::getenv("WASTE_BACKEND"), detectSimd()));
         g_active.store(v, std::memory_order_relaxed);
     }
     return static_cast<SimdLevel>(v);
+}
+
+SimdLevel backendLevel(const char *value, SimdLevel best)
+{
+    if (!value)
+        return best;
+    if (std::strcmp(value, "cpu") == 0)
+        return SimdLevel::Scalar;
+    if (std::strcmp(value, "avx2") == 0 && best == SimdLevel::Avx512 && avx2Kernels())
+        return SimdLevel::Avx2;
+    return best;
 }
 
 void setActiveSimd(SimdLevel lvl)

@@ -29,7 +29,12 @@ struct Kernels {
 
 SimdLevel detectSimd();            // best level this CPU (and OS) supports
 bool simdSupported(SimdLevel lvl); // whether this CPU runs that level (scalar: always)
-SimdLevel activeSimd();            // level in use (detected, or WASTE_BACKEND=cpu -> scalar)
+SimdLevel activeSimd();            // level in use: the detected one, or what WASTE_BACKEND asks
+// WASTE_BACKEND's value as a level on a CPU whose best is `best`: "cpu" the scalar kernels
+// (bisecting numerics), "avx2" the AVX2 set on an AVX-512 CPU (its kernels and its
+// calibration, as a machine without AVX-512 would run), "avx512" or unset the best. A level
+// the CPU lacks, or a name it does not know, gives `best`.
+SimdLevel backendLevel(const char *value, SimdLevel best);
 // Tests and benchmarks. A level this CPU lacks falls back: AVX-512 to AVX2 where that runs,
 // anything else to scalar.
 void setActiveSimd(SimdLevel lvl);
