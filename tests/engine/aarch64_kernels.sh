@@ -6,7 +6,8 @@
 #   tst_native_rows  every native code exact in every NEON lane, random rows vs float64;
 #   tst_lut          the VQ table kernels against reconstructed weights;
 #   tst_crc32        the ARMv8 CRC32 instructions against the tables, bit for bit;
-#   tst_panel_gemm   the prompt pass's panel product (NEON) against scalar, bit for bit.
+#   tst_panel_gemm   the prompt pass's panel product and panel decoders (NEON) against scalar,
+#                    bit for bit.
 # The cross build lives in its own dir (argument 2) and holds only the kernel sources (quant,
 # format, compute) and these tests (WASTE_KERNELS_ONLY): cross-building the whole engine
 # for a whole eval under qemu cost minutes of every CI run, and the NEON code an eval reaches

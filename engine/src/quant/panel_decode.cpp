@@ -28,18 +28,20 @@ constexpr int P = kPanelRows;
 
 // The active level's pieces, or nullptr where it has none: an AVX-512 machine runs the AVX2
 // piece where its own level has none.
-template <typename Piece> Piece forLevel(Piece (*avx512)(), Piece (*avx2)())
+template <typename Piece> Piece forLevel(Piece (*avx512)(), Piece (*avx2)(), Piece (*neon)())
 {
     const SimdLevel lvl = activeSimd();
-    Piece piece = lvl == SimdLevel::Avx512 && avx512 ? avx512() : nullptr;
-    if (!piece && (lvl == SimdLevel::Avx512 || lvl == SimdLevel::Avx2) && avx2)
+    if (lvl == SimdLevel::Neon)
+        return neon();
+    Piece piece = lvl == SimdLevel::Avx512 ? avx512() : nullptr;
+    if (!piece && (lvl == SimdLevel::Avx512 || lvl == SimdLevel::Avx2))
         piece = avx2();
     return piece;
 }
 
 // Rows [r0, r0 + 64) of the matrix as f32 rows, written transposed into the panel, sixteen
-// rows at a time (a 16 x 8 transpose per block of columns with AVX-512, two 8 x 8 with AVX2,
-// else element by element); rows past the matrix are 0.
+// rows at a time (per block of columns a 16 x 8 transpose with AVX-512, two 8 x 8 with AVX2,
+// 4 x 4 ones with NEON, else element by element); rows past the matrix are 0.
 template <typename RowFn> void transposeRows(int64_t rows, int64_t cols, int64_t r0, float *panel, RowFn &&row)
 {
     thread_local std::vector<float> buf;
@@ -105,14 +107,14 @@ GroupedRowDecoder groupedRowDecoder(const format::TrunkTensor &w)
     const bool four = w.format == format::TrunkFormat::Q4G;
     if (w.onDisk || !(four || w.format == format::TrunkFormat::Q8G) || w.group % 16 != 0)
         return nullptr;
-    return four ? forLevel(avx512Q4gRow, avx2Q4gRow) : forLevel(avx512Q8gRow, avx2Q8gRow);
+    return four ? forLevel(avx512Q4gRow, avx2Q4gRow, neonQ4gRow) : forLevel(avx512Q8gRow, avx2Q8gRow, neonQ8gRow);
 }
 
 } // namespace
 
 PanelTranspose16 panelTranspose16()
 {
-    return forLevel(avx512PanelTranspose16, avx2PanelTranspose16);
+    return forLevel(avx512PanelTranspose16, avx2PanelTranspose16, neonPanelTranspose16);
 }
 
 void decodeTrunkRow(const format::TrunkTensor &w, int64_t r, float *out)
@@ -132,7 +134,7 @@ void decodeVqPanel(const VqMatrix &m, int64_t r0, float *panel)
     const int64_t nr = std::min<int64_t>(P, m.rows - r0);
     for (int64_t r = 0; r < P; ++r)
         scale[r] = r < nr ? format::f16ToFloat(format::loadU16(m.rowScalesF16 + 2 * (r0 + r))) : 0.0f;
-    const VqPanelDecoder simd = forLevel(avx512VqPanelDecoder, avx2VqPanelDecoder);
+    const VqPanelDecoder simd = forLevel(avx512VqPanelDecoder, avx2VqPanelDecoder, neonVqPanelDecoder);
     // VQ2R, VQ3R and VQ4P (four packed 6-bit stages): the vector level's forms.
     const bool vectorForm = m.packed6 ? m.stages == 4 : m.stages == 2 || m.stages == 3;
     if (simd && vectorForm && nr == P)
@@ -149,12 +151,12 @@ void decodeNativePanel(const NativeMatrix &m, int64_t r0, float *panel)
         NativeRowDecoder simd = nullptr;
         int64_t rowBytes = 0, scaleBytes = 0;
         if (m.fmt == format::kFmtMXFP4)
-            simd = forLevel(avx512Mxfp4Row, avx2Mxfp4Row), rowBytes = n / 2, scaleBytes = n / format::kMxfp4Group;
+            simd = forLevel(avx512Mxfp4Row, avx2Mxfp4Row, neonMxfp4Row), rowBytes = n / 2, scaleBytes = n / format::kMxfp4Group;
         else if (m.fmt == format::kFmtINT4G32)
-            simd = forLevel(avx512Int4g32Row, avx2Int4g32Row), rowBytes = n / 2,
+            simd = forLevel(avx512Int4g32Row, avx2Int4g32Row, neonInt4g32Row), rowBytes = n / 2,
             scaleBytes = n / format::kInt4Group * 2;
         else if (m.fmt == format::kFmtBF16)
-            simd = forLevel(avx512Bf16Row, avx2Bf16Row), rowBytes = n * 2;
+            simd = forLevel(avx512Bf16Row, avx2Bf16Row, neonBf16Row), rowBytes = n * 2;
         if (simd) {
             transposeRows(m.rows, n, r0, panel, [&](int64_t r, float *out) {
                 simd(m.payload + r * rowBytes, m.scales ? m.scales + r * scaleBytes : nullptr, n, out);
