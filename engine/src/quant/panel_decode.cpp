@@ -32,9 +32,9 @@ template <typename Piece> Piece forLevel(Piece (*avx512)(), Piece (*avx2)(), Pie
 {
     const SimdLevel lvl = activeSimd();
     if (lvl == SimdLevel::Neon)
-        return neon();
-    Piece piece = lvl == SimdLevel::Avx512 ? avx512() : nullptr;
-    if (!piece && (lvl == SimdLevel::Avx512 || lvl == SimdLevel::Avx2))
+        return neon ? neon() : nullptr;
+    Piece piece = lvl == SimdLevel::Avx512 && avx512 ? avx512() : nullptr;
+    if (!piece && (lvl == SimdLevel::Avx512 || lvl == SimdLevel::Avx2) && avx2)
         piece = avx2();
     return piece;
 }
@@ -157,9 +157,16 @@ void decodeNativePanel(const NativeMatrix &m, int64_t r0, float *panel)
             scaleBytes = n / format::kInt4Group * 2;
         else if (m.fmt == format::kFmtBF16)
             simd = forLevel(avx512Bf16Row, avx2Bf16Row, neonBf16Row), rowBytes = n * 2;
+        else if (m.fmt == format::kFmtFP8B128)
+            simd = forLevel<NativeRowDecoder>(nullptr, avx2Fp8b128Row, neonFp8b128Row), rowBytes = n;
         if (simd) {
+            // FP8B128's scales are per 128 x 128 block: a row's are its row block's.
+            const int64_t fp8ScaleRow = (n + format::kFp8Block - 1) / format::kFp8Block * 4;
             transposeRows(m.rows, n, r0, panel, [&](int64_t r, float *out) {
-                simd(m.payload + r * rowBytes, m.scales ? m.scales + r * scaleBytes : nullptr, n, out);
+                const uint8_t *sc = !m.scales                        ? nullptr
+                                    : m.fmt == format::kFmtFP8B128 ? m.scales + (r / format::kFp8Block) * fp8ScaleRow
+                                                                     : m.scales + r * scaleBytes;
+                simd(m.payload + r * rowBytes, sc, n, out);
             });
             return;
         }

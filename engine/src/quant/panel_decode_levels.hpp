@@ -34,7 +34,7 @@ GroupedRowDecoder avx512Q8gRow();
 GroupedRowDecoder neonQ4gRow();
 GroupedRowDecoder neonQ8gRow();
 
-// A native record's row of MXFP4, INT4G32 or BF16 weights, its columns a multiple of 32.
+// A native record's row of MXFP4, INT4G32, BF16 or FP8B128 weights, its columns a multiple of 32.
 using NativeRowDecoder = void (*)(const uint8_t *payload, const uint8_t *scales, int64_t n, float *out);
 NativeRowDecoder avx512Mxfp4Row();
 NativeRowDecoder avx512Int4g32Row();
@@ -42,6 +42,9 @@ NativeRowDecoder avx512Bf16Row();
 NativeRowDecoder avx2Mxfp4Row();
 NativeRowDecoder avx2Int4g32Row();
 NativeRowDecoder avx2Bf16Row();
+// FP8B128 (e4m3 codes), `scales` the row's 128-column blocks' f32 scales; AVX-512 runs AVX2's.
+NativeRowDecoder avx2Fp8b128Row();
+NativeRowDecoder neonFp8b128Row();
 NativeRowDecoder neonMxfp4Row();
 NativeRowDecoder neonInt4g32Row();
 NativeRowDecoder neonBf16Row();

@@ -3,12 +3,14 @@
 // - VQ3R, VQ2R and VQ4P: four rows' 8-weight vectors at a time, each ((c_0 + c_1) + c_2 ...)
 //   elementwise, then two 4 x 4 transposes, multiplying each column's four rows by their
 //   rho_r as it is stored.
-// - The trunk's Q4G and Q8G rows and the native records' MXFP4, INT4G32 and BF16 rows, 8
-//   weights at a time.
+// - The trunk's Q4G and Q8G rows and the native records' MXFP4, INT4G32, BF16 and FP8B128
+//   rows, 8 weights at a time.
 // - Sixteen decoded rows into the panel's k-major columns, 4 x 4 at a time.
 #include "quant/panel_decode_levels.hpp"
 
+#include "format/bytes.hpp"
 #include "format/expert_record.hpp"
+#include "format/native_record.hpp"
 #include "format/native_values.hpp"
 
 #include "quant/panel_gemm.hpp"
@@ -167,6 +169,34 @@ void bf16Row(const uint8_t *w, const uint8_t *, int64_t n, float *out)
     }
 }
 
+// FP8B128: e4m3Value(code) * the block's f32 scale. As the AVX2 row (panel_decode_avx2.cpp):
+// the code's seven low bits shifted into a half float are the value times 2^-8, subnormals
+// included; 256 scales back exactly, the sign is set on the float, S.1111.111 is the table's NaN.
+void fp8b128Row(const uint8_t *q, const uint8_t *sc, int64_t n, float *out)
+{
+    const uint16x8_t low7 = vdupq_n_u16(0x7f);
+    const float32x4_t two8 = vdupq_n_f32(256.0f);
+    const float32x4_t nan = vreinterpretq_f32_u32(vdupq_n_u32(0x7fc00000u));
+    for (int64_t i = 0; i < n; i += 8) {
+        const uint16x8_t code = vmovl_u8(vld1_u8(q + i));
+        const uint16x8_t magnitude = vandq_u16(code, low7);
+        const uint16x8_t half = vshlq_n_u16(magnitude, 7);
+        const uint16x8_t isNan = vceqq_u16(magnitude, low7);
+        const float32x4_t s = vdupq_n_f32(format::loadF32(sc + 4 * (i / format::kFp8Block)));
+        for (int k = 0; k < 2; ++k) {
+            const uint16x4_t h = k == 0 ? vget_low_u16(half) : vget_high_u16(half);
+            float32x4_t v = vmulq_f32(vcvt_f32_f16(vreinterpret_f16_u16(h)), two8);
+            // The 16-bit all-ones lanes sign-extended to 32 bits.
+            const uint32x4_t nanLanes =
+                vreinterpretq_u32_s32(vmovl_s16(vreinterpret_s16_u16(k == 0 ? vget_low_u16(isNan) : vget_high_u16(isNan))));
+            v = vbslq_f32(nanLanes, nan, v);
+            const uint32x4_t sign = vshlq_n_u32(vshrq_n_u32(vmovl_u16(k == 0 ? vget_low_u16(code) : vget_high_u16(code)), 7), 31);
+            v = vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(v), sign));
+            vst1q_f32(out + i + 4 * k, vmulq_f32(v, s));
+        }
+    }
+}
+
 // A grouped row (Q4G: two 4-bit values a byte, low nibble first, stored + 8; Q8G: int8),
 // each group of `group` weights (a multiple of 16) times its scale.
 template <bool Four> void groupedRow(const uint8_t *q, const float *sc, int64_t n, int64_t group, float *out)
@@ -204,6 +234,7 @@ PanelTranspose16 neonPanelTranspose16() { return transpose16Into; }
 NativeRowDecoder neonMxfp4Row() { return mxfp4Row; }
 NativeRowDecoder neonInt4g32Row() { return int4g32Row; }
 NativeRowDecoder neonBf16Row() { return bf16Row; }
+NativeRowDecoder neonFp8b128Row() { return fp8b128Row; }
 GroupedRowDecoder neonQ4gRow() { return groupedRow<true>; }
 GroupedRowDecoder neonQ8gRow() { return groupedRow<false>; }
 
@@ -216,6 +247,7 @@ PanelTranspose16 neonPanelTranspose16() { return nullptr; }
 NativeRowDecoder neonMxfp4Row() { return nullptr; }
 NativeRowDecoder neonInt4g32Row() { return nullptr; }
 NativeRowDecoder neonBf16Row() { return nullptr; }
+NativeRowDecoder neonFp8b128Row() { return nullptr; }
 GroupedRowDecoder neonQ4gRow() { return nullptr; }
 GroupedRowDecoder neonQ8gRow() { return nullptr; }
 } // namespace waste::quant
