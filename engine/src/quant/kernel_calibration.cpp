@@ -135,11 +135,12 @@ std::string calibrationMachineKey(int threads)
     // timings, the decode scale, the panel product, the panel decoders, with the demo's
     // decode scale, timing linear attention before its convolutions ran a run at a time
     // and its delta rule eight column blocks at once, or without cold trunk rows, or with
-    // each timing one mean that a stall could move and the decode scale kept at 1 or more)
-    // measure again.
+    // each timing one mean that a stall could move and the decode scale kept at 1 or more,
+    // or with the AVX2 and NEON panel product and decoders before they were vectorised, and
+    // FP8 panels from the table) measure again.
     return cpuName() + ", " + std::to_string(hw) + " hardware threads, " +
            quant::simdName(quant::activeSimd()) + ", " + std::to_string(threads > 0 ? threads : hw) +
-           " compute threads, calibration 10";
+           " compute threads, calibration 11";
 }
 
 ComputeCalibration calibrateKernels(int threads)
