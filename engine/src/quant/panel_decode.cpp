@@ -151,7 +151,8 @@ void decodeNativePanel(const NativeMatrix &m, int64_t r0, float *panel)
         NativeRowDecoder simd = nullptr;
         int64_t rowBytes = 0, scaleBytes = 0;
         if (m.fmt == format::kFmtMXFP4)
-            simd = forLevel(avx512Mxfp4Row, avx2Mxfp4Row, neonMxfp4Row), rowBytes = n / 2, scaleBytes = n / format::kMxfp4Group;
+            simd = forLevel(avx512Mxfp4Row, avx2Mxfp4Row, neonMxfp4Row), rowBytes = n / 2,
+            scaleBytes = n / format::kMxfp4Group;
         else if (m.fmt == format::kFmtINT4G32)
             simd = forLevel(avx512Int4g32Row, avx2Int4g32Row, neonInt4g32Row), rowBytes = n / 2,
             scaleBytes = n / format::kInt4Group * 2;

@@ -184,13 +184,12 @@ void fp8b128Row(const uint8_t *q, const uint8_t *sc, int64_t n, float *out)
         const uint16x8_t isNan = vceqq_u16(magnitude, low7);
         const float32x4_t s = vdupq_n_f32(format::loadF32(sc + 4 * (i / format::kFp8Block)));
         for (int k = 0; k < 2; ++k) {
-            const uint16x4_t h = k == 0 ? vget_low_u16(half) : vget_high_u16(half);
-            float32x4_t v = vmulq_f32(vcvt_f32_f16(vreinterpret_f16_u16(h)), two8);
+            const auto part = [k](uint16x8_t x) { return k == 0 ? vget_low_u16(x) : vget_high_u16(x); };
+            float32x4_t v = vmulq_f32(vcvt_f32_f16(vreinterpret_f16_u16(part(half))), two8);
             // The 16-bit all-ones lanes sign-extended to 32 bits.
-            const uint32x4_t nanLanes =
-                vreinterpretq_u32_s32(vmovl_s16(vreinterpret_s16_u16(k == 0 ? vget_low_u16(isNan) : vget_high_u16(isNan))));
+            const uint32x4_t nanLanes = vreinterpretq_u32_s32(vmovl_s16(vreinterpret_s16_u16(part(isNan))));
             v = vbslq_f32(nanLanes, nan, v);
-            const uint32x4_t sign = vshlq_n_u32(vshrq_n_u32(vmovl_u16(k == 0 ? vget_low_u16(code) : vget_high_u16(code)), 7), 31);
+            const uint32x4_t sign = vshlq_n_u32(vshrq_n_u32(vmovl_u16(part(code)), 7), 31);
             v = vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(v), sign));
             vst1q_f32(out + i + 4 * k, vmulq_f32(v, s));
         }
