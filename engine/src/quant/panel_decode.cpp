@@ -159,7 +159,7 @@ void decodeNativePanel(const NativeMatrix &m, int64_t r0, float *panel)
         else if (m.fmt == format::kFmtBF16)
             simd = forLevel(avx512Bf16Row, avx2Bf16Row, neonBf16Row), rowBytes = n * 2;
         else if (m.fmt == format::kFmtFP8B128)
-            simd = forLevel<NativeRowDecoder>(nullptr, avx2Fp8b128Row, neonFp8b128Row), rowBytes = n;
+            simd = forLevel(avx512Fp8b128Row, avx2Fp8b128Row, neonFp8b128Row), rowBytes = n;
         if (simd) {
             // FP8B128's scales are per 128 x 128 block: a row's are its row block's.
             const int64_t fp8ScaleRow = (n + format::kFp8Block - 1) / format::kFp8Block * 4;

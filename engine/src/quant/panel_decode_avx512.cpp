@@ -9,7 +9,9 @@
 // weight as the scalar decoder.
 #include "quant/panel_decode_levels.hpp"
 
+#include "format/bytes.hpp"
 #include "format/expert_record.hpp"
+#include "format/native_record.hpp"
 #include "format/native_values.hpp"
 
 #include "quant/panel_gemm.hpp"
@@ -200,12 +202,34 @@ WASTE_AVX512 void bf16Row(const uint8_t *w, const uint8_t *, int64_t n, float *o
     }
 }
 
+// FP8B128: e4m3Value(code) * the block's f32 scale, sixteen codes at a time, as the AVX2 row
+// (panel_decode_avx2.cpp): the seven low bits as a half float are the value times 2^-8, 256
+// scales back exactly, the sign goes on the float, S.1111.111 is the table's NaN.
+WASTE_AVX512 void fp8b128Row(const uint8_t *q, const uint8_t *sc, int64_t n, float *out)
+{
+    const __m256i low7 = _mm256_set1_epi16(0x7f);
+    const __m512 two8 = _mm512_set1_ps(256.0f), nan = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fc00000));
+    const __m512i signBit = _mm512_set1_epi32(int32_t(0x80000000u)), nanCode = _mm512_set1_epi32(0x7f);
+    for (int64_t i = 0; i < n; i += 16) {
+        const __m256i code = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(q + i)));
+        const __m256i magnitude = _mm256_and_si256(code, low7);
+        __m512 v = _mm512_mul_ps(_mm512_maskz_cvtph_ps(kAll, _mm256_slli_epi16(magnitude, 7)), two8);
+        v = _mm512_mask_mov_ps(v, _mm512_cmpeq_epi32_mask(_mm512_maskz_cvtepu16_epi32(kAll, magnitude), nanCode), nan);
+        const __m512i sign = _mm512_maskz_and_epi32(
+            kAll, _mm512_maskz_slli_epi32(kAll, _mm512_maskz_cvtepu16_epi32(kAll, code), 24), signBit);
+        v = _mm512_castsi512_ps(_mm512_maskz_or_epi32(kAll, _mm512_castps_si512(v), sign));
+        const __m512 s = _mm512_set1_ps(format::loadF32(sc + 4 * (i / format::kFp8Block)));
+        _mm512_storeu_ps(out + i, _mm512_mul_ps(v, s));
+    }
+}
+
 } // namespace
 
 VqPanelDecoder avx512VqPanelDecoder() { return decode; }
 NativeRowDecoder avx512Mxfp4Row() { return mxfp4Row; }
 NativeRowDecoder avx512Int4g32Row() { return int4g32Row; }
 NativeRowDecoder avx512Bf16Row() { return bf16Row; }
+NativeRowDecoder avx512Fp8b128Row() { return fp8b128Row; }
 GroupedRowDecoder avx512Q4gRow() { return groupedRow<true>; }
 GroupedRowDecoder avx512Q8gRow() { return groupedRow<false>; }
 PanelTranspose16 avx512PanelTranspose16() { return transpose16Into; }
@@ -221,5 +245,6 @@ GroupedRowDecoder avx512Q8gRow() { return nullptr; }
 NativeRowDecoder avx512Mxfp4Row() { return nullptr; }
 NativeRowDecoder avx512Int4g32Row() { return nullptr; }
 NativeRowDecoder avx512Bf16Row() { return nullptr; }
+NativeRowDecoder avx512Fp8b128Row() { return nullptr; }
 } // namespace waste::quant
 #endif

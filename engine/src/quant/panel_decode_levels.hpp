@@ -42,7 +42,8 @@ NativeRowDecoder avx512Bf16Row();
 NativeRowDecoder avx2Mxfp4Row();
 NativeRowDecoder avx2Int4g32Row();
 NativeRowDecoder avx2Bf16Row();
-// FP8B128 (e4m3 codes), `scales` the row's 128-column blocks' f32 scales; AVX-512 runs AVX2's.
+// FP8B128 (e4m3 codes), `scales` the row's 128-column blocks' f32 scales.
+NativeRowDecoder avx512Fp8b128Row();
 NativeRowDecoder avx2Fp8b128Row();
 NativeRowDecoder neonFp8b128Row();
 NativeRowDecoder neonMxfp4Row();
