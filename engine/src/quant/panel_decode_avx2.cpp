@@ -5,7 +5,7 @@
 //   rho_r as it is stored.
 // - The trunk's Q4G and Q8G rows, 8 weights at a time: q * s.
 // - The native records' MXFP4, INT4G32, BF16 and FP8B128 rows, 8 weights at a time (FP8's
-//   through F16C; the AVX-512 level runs that one too).
+//   through F16C).
 // - Sixteen decoded rows into the panel's k-major columns, as two 8 x 8 transposes.
 // Without them an AVX2 machine decoded every panel element by element: a fifth of a
 // 3,445-token pass of the mid-size container (docs/benchmarks.md).
