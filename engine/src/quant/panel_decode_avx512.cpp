@@ -4,9 +4,9 @@
 // transpose stores the panel's k-major columns (written out store by store: as a loop over
 // an array of the columns it ran 15 % slower)
 // (quant/panel_decode.cpp has the reference).
-// Also the trunk's Q4G and Q8G rows and the native records' MXFP4, INT4G32 and BF16 rows, 16
-// weights at a time: the same value, and the same one rounded multiply by its scale, per
-// weight as the scalar decoder.
+// Also the trunk's Q4G and Q8G rows and the native records' MXFP4, INT4G32, BF16 and FP8B128
+// rows, 16 weights at a time: the same value, and the same one rounded multiply by its scale,
+// per weight as the scalar decoder.
 #include "quant/panel_decode_levels.hpp"
 
 #include "format/bytes.hpp"
