@@ -17,6 +17,12 @@ inline float e2m1Value(uint8_t code)
     return (code & 8) ? -m : m;
 }
 
+// The sixteen E2M1 values as IEEE halves, whose low bytes are all 0: their high bytes, by
+// code (-0 at 8). A byte shuffle by code and the half -> float conversion give e2m1Value
+// exactly (the AVX2 matvec rows and panel rows).
+inline constexpr uint8_t kE2m1HalfHighBytes[16] = {0x00, 0x38, 0x3C, 0x3E, 0x40, 0x42, 0x44, 0x46,
+                                                   0x80, 0xB8, 0xBC, 0xBE, 0xC0, 0xC2, 0xC4, 0xC6};
+
 // E8M0 shared scale: 2^(e-127), built from its bits so the SIMD kernels can call it once per
 // 32 weights without an ldexp call. e = 0 is the f32 subnormal 2^-127; e = 255 is NaN in the
 // OCP MX spec (never in valid data).

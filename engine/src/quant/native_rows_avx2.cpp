@@ -88,12 +88,8 @@ WASTE_AVX2 float mxfp4(const uint8_t *packed, const uint8_t *scales, const float
     // high byte, unpacking it beside a zero byte makes the half, and the half -> float
     // conversion (F16C) is exact: 16 operations per 32 codes where widening doubled int8
     // values and halving them took 23. The same values in the same lanes.
-    const __m256i highBytes = _mm256_setr_epi8(0x00, 0x38, 0x3C, 0x3E, 0x40, 0x42, 0x44, 0x46, //
-                                               char(0x80), char(0xB8), char(0xBC), char(0xBE), //
-                                               char(0xC0), char(0xC2), char(0xC4), char(0xC6), //
-                                               0x00, 0x38, 0x3C, 0x3E, 0x40, 0x42, 0x44, 0x46, //
-                                               char(0x80), char(0xB8), char(0xBC), char(0xBE), //
-                                               char(0xC0), char(0xC2), char(0xC4), char(0xC6));
+    const __m256i highBytes = _mm256_broadcastsi128_si256(
+        _mm_loadu_si128(reinterpret_cast<const __m128i *>(format::kE2m1HalfHighBytes))); // in both lanes
     const __m256i zeroBytes = _mm256_setzero_si256();
     Lanes acc = zero();
     for (int64_t b = 0; b * format::kMxfp4Group < n; ++b) {

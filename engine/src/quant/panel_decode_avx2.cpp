@@ -125,8 +125,7 @@ WASTE_AVX2 inline __m256i nibbles8(const uint8_t *q)
 // matvec does); 16 codes a shuffle.
 WASTE_AVX2 __attribute__((target("f16c"))) void mxfp4Row(const uint8_t *q, const uint8_t *sc, int64_t n, float *out)
 {
-    const __m128i highBytes = _mm_setr_epi8(0x00, 0x38, 0x3C, 0x3E, 0x40, 0x42, 0x44, 0x46, char(0x80), char(0xB8),
-                                            char(0xBC), char(0xBE), char(0xC0), char(0xC2), char(0xC4), char(0xC6));
+    const __m128i highBytes = _mm_loadu_si128(reinterpret_cast<const __m128i *>(format::kE2m1HalfHighBytes));
     const __m128i low = _mm_set1_epi8(0x0f), zero = _mm_setzero_si128();
     for (int64_t i = 0; i < n; i += 32) {
         const __m256 s = _mm256_set1_ps(format::e8m0Scale(sc[i / 32]));
